@@ -1,0 +1,222 @@
+#include "backup/save.h"
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <vector>
+
+#include "backup/member_select.h"
+#include "common/async_sink.h"
+#include "common/error.h"
+#include "store/snapshot_digest.h"
+
+namespace etcdadm {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Writes one backup directory. Feed the raw snapshot into input(); then finish_data() verifies and
+// commits the data file, and publish() writes the metadata files. Destroyed before publish()
+// returns, it removes whatever it had written: an interrupted backup never shows up.
+class BackupDirWriter {
+ public:
+  BackupDirWriter(BlobStore& store, const StoreSettings& settings, int level, SystemTime started)
+      : store_(store), compression_(settings.compression) {
+    data_file_ = data_file_name(compression_);
+    // Names carry microseconds; a clash means two saves in the same microsecond: take the next one.
+    for (int attempt = 0;; ++attempt) {
+      name_ = make_backup_name(started + std::chrono::microseconds(attempt));
+      if (!store_.list(name_ + "/").empty()) continue;
+      try {
+        writer_ = store_.create(name_ + "/" + data_file_, /*overwrite=*/false);
+        break;
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::kAlreadyExists || attempt > 100) throw;
+      }
+    }
+    stored_ = std::make_unique<HashingSink>(writer_.get());
+    encoder_ = make_encoder(compression_, level, *stored_);
+    async_ = std::make_unique<AsyncSink>(*encoder_);
+    digest_ = std::make_unique<SnapshotDigestSink>(async_.get());
+  }
+
+  ~BackupDirWriter() {
+    if (published_) return;
+    digest_.reset();
+    async_.reset();  // stops the worker before the sinks it writes to go away
+    try {
+      writer_->abort();
+      for (const auto& key : committed_) store_.remove(key);
+    } catch (const std::exception& e) {
+      spdlog::warn("cleanup of unfinished backup {} failed: {}", name_, e.what());
+    }
+  }
+
+  const std::string& name() const { return name_; }
+  ByteSink& input() { return *digest_; }
+
+  SnapshotDigest finish_data(const std::string& what, bool allow_missing_trailer) {
+    async_->close();
+    encoder_->finish();
+    SnapshotDigest d = digest_->finish();
+    require_intact_snapshot(d, what, allow_missing_trailer);
+    stored_size_ = stored_->bytes();
+    stored_sha256_ = to_hex(stored_->finish());
+    writer_->commit();
+    committed_.push_back(name_ + "/" + data_file_);
+    return d;
+  }
+
+  void publish(BackupMeta& meta, int64_t unix_seconds) {
+    meta.name = name_;
+    meta.data_file = data_file_;
+    meta.compression = compression_;
+    meta.stored_size = stored_size_;
+    meta.stored_sha256 = stored_sha256_;
+    std::string meta_key = name_ + "/" + kBackupMetaFile;
+    store_.write_small(meta_key, backup_meta_to_json(meta));
+    committed_.push_back(meta_key);
+    // etcd-manager's file goes last: its presence is what makes the backup exist.
+    store_.write_small(name_ + "/" + kEtcdManagerMetaFile,
+                       etcd_manager_meta_json(meta.etcd_version, unix_seconds, meta.member_count));
+    published_ = true;
+  }
+
+ private:
+  BlobStore& store_;
+  Compression compression_;
+  std::string name_;
+  std::string data_file_;
+  std::unique_ptr<BlobWriter> writer_;
+  std::unique_ptr<HashingSink> stored_;
+  std::unique_ptr<StreamCodec> encoder_;
+  std::unique_ptr<AsyncSink> async_;
+  std::unique_ptr<SnapshotDigestSink> digest_;
+  std::vector<std::string> committed_;
+  uint64_t stored_size_ = 0;
+  std::string stored_sha256_;
+  bool published_ = false;
+};
+
+void fill_digest(BackupMeta& meta, const SnapshotDigest& d) {
+  meta.db_size = d.db_bytes;
+  meta.snapshot_size = d.total_bytes;
+  meta.db_sha256 = d.db_sha256;
+  meta.hash_trailer = d.has_trailer;
+}
+
+int64_t unix_seconds(SystemTime t) { return to_unix_micros(t) / 1000000; }
+
+void record_in_catalog(Catalog* catalog, BlobStore& store, const BackupMeta& meta) {
+  if (catalog == nullptr) return;
+  try {
+    catalog->record(store.url(), record_from_meta(meta));
+  } catch (const Error& e) {
+    // The backup is safely in the store; the index catches up on the next sync.
+    spdlog::warn("backup {} saved, but the catalog could not be updated: {}", meta.name, e.what());
+  }
+}
+
+}  // namespace
+
+SaveResult save_backup(EtcdClient& client, BlobStore& store, Catalog* catalog, const SaveOptions& options) {
+  auto t0 = Clock::now();
+  MemberChoice member = choose_member(client, options.preferred_endpoint);
+  const auto& before = member.status;
+  spdlog::info("taking snapshot from {} (member {}, {}, revision {}, db {} bytes)", member.endpoint,
+               format_id(before.header().member_id()), member.is_leader() ? "leader" : "follower",
+               before.header().revision(), before.dbsize());
+
+  BackupMeta meta;
+  meta.source = "snapshot";
+  meta.endpoint = member.endpoint;
+  meta.etcd_version = before.version();
+  meta.cluster_id = format_id(before.header().cluster_id());
+  meta.member_id = format_id(before.header().member_id());
+  meta.from_leader = member.is_leader();
+  meta.tool_version = std::string("etcdadm ") + ETCDADM_VERSION;
+  try {
+    auto members = client.member_list();
+    meta.member_count = members.members_size();
+    for (const auto& m : members.members()) {
+      if (m.id() == before.header().member_id()) meta.member_name = m.name();
+    }
+  } catch (const Error& e) {
+    spdlog::warn("cannot list members ({}); the metadata will lack the member count", e.what());
+  }
+
+  StoreSettings settings = ensure_store_settings(store, options.compression);
+  SystemTime started = std::chrono::system_clock::now();
+  BackupDirWriter dir(store, settings, options.compression_level, started);
+  meta.created_at = format_rfc3339_micros(started);
+
+  // The snapshot's revision lies between the revision before the call and the revision once the
+  // server has opened its read transaction (first chunk); equal values pin it exactly.
+  std::optional<etcdserverpb::StatusResponse> after;
+  auto stream = client.snapshot(
+      member.endpoint, [&](std::string_view blob, uint64_t) {
+        dir.input().write(reinterpret_cast<const uint8_t*>(blob.data()), blob.size());
+      },
+      options.stall_timeout,
+      [&] {
+        try {
+          after = client.status(member.endpoint);
+        } catch (const Error& e) {
+          spdlog::debug("status after snapshot start failed: {}", e.what());
+        }
+      });
+  if (!stream.server_version.empty()) meta.etcd_version = stream.server_version;
+  SnapshotDigest digest = dir.finish_data("snapshot from " + member.endpoint, /*allow_missing_trailer=*/false);
+  fill_digest(meta, digest);
+
+  meta.revision = before.header().revision();
+  meta.revision_exact = after && after->header().revision() == before.header().revision();
+  meta.raft_index = (after ? *after : before).raftindex();
+  meta.raft_term = (after ? *after : before).raftterm();
+  meta.duration_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  dir.publish(meta, unix_seconds(started));
+  record_in_catalog(catalog, store, meta);
+  spdlog::info("backup {} saved: revision {}, db {} bytes, stored {} bytes ({}), {:.2f}s", meta.name, *meta.revision,
+               meta.db_size, meta.stored_size, compression_name(meta.compression), meta.duration_seconds);
+  return SaveResult{meta, store.url()};
+}
+
+SaveResult import_snapshot(const std::string& file, BlobStore& store, Catalog* catalog, const ImportOptions& options) {
+  auto t0 = Clock::now();
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw_errno("cannot open snapshot file", file, errno);
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+
+  StoreSettings settings = ensure_store_settings(store, options.compression);
+  SystemTime started = std::chrono::system_clock::now();
+  BackupDirWriter dir(store, settings, options.compression_level, started);
+  std::vector<uint8_t> buf(1 << 20);
+  for (;;) {
+    ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw_errno("cannot read", file, errno);
+    if (n == 0) break;
+    dir.input().write(buf.data(), static_cast<size_t>(n));
+  }
+  BackupMeta meta;
+  meta.source = "import";
+  meta.created_at = format_rfc3339_micros(started);
+  meta.etcd_version = options.etcd_version;
+  meta.tool_version = std::string("etcdadm ") + ETCDADM_VERSION;
+  SnapshotDigest digest = dir.finish_data("snapshot file " + file, options.skip_hash_check);
+  fill_digest(meta, digest);
+  meta.duration_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  dir.publish(meta, unix_seconds(started));
+  record_in_catalog(catalog, store, meta);
+  spdlog::info("imported {} as backup {} ({} bytes stored)", file, meta.name, meta.stored_size);
+  return SaveResult{meta, store.url()};
+}
+
+}  // namespace etcdadm

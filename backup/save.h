@@ -1,0 +1,42 @@
+// `backup save`: one snapshot streamed from a healthy member into the store, in a single pass:
+// receive -> SHA-256 check of the db -> compress -> hash the stored bytes -> write. No temp copy of
+// the db, bounded memory whatever the db size. The backup becomes visible only once all its files
+// are written (etcd-manager meta last); a snapshot whose digest does not match is never committed.
+// `backup import` does the same for a snapshot file made elsewhere (e.g. `etcdctl snapshot save`).
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "etcdadm/client.h"
+#include "store/blob_store.h"
+#include "store/catalog.h"
+#include "store/layout.h"
+
+namespace etcdadm {
+
+struct SaveOptions {
+  std::string preferred_endpoint;                  // take the snapshot from this member when healthy
+  std::optional<Compression> compression;          // default: the store's setting (gzip for new stores)
+  int compression_level = 0;                       // 0: codec default
+  std::chrono::milliseconds stall_timeout{30000};  // give up when the member sends nothing this long
+};
+
+struct SaveResult {
+  BackupMeta meta;
+  std::string store_url;
+};
+
+SaveResult save_backup(EtcdClient& client, BlobStore& store, Catalog* catalog, const SaveOptions& options);
+
+struct ImportOptions {
+  std::optional<Compression> compression;
+  int compression_level = 0;
+  bool skip_hash_check = false;   // accept a db without SHA-256 trailer (copied from a data dir)
+  std::string etcd_version;       // recorded in the metadata (unknown otherwise)
+};
+
+SaveResult import_snapshot(const std::string& file, BlobStore& store, Catalog* catalog, const ImportOptions& options);
+
+}  // namespace etcdadm

@@ -1,0 +1,229 @@
+#include "cmd/backup_commands.h"
+
+#include <iostream>
+#include <memory>
+
+#include "backup/save.h"
+#include "cmd/connection_flags.h"
+#include "cmd/output.h"
+#include "common/error.h"
+#include "common/timefmt.h"
+#include "restore/data_dir.h"
+#include "restore/fetch.h"
+#include "restore/resolve.h"
+#include "store/catalog.h"
+#include "store/store_url.h"
+
+namespace etcdadm::cli {
+
+namespace {
+
+// Flags every store-reading command shares.
+struct StoreFlags {
+  std::string store;
+  std::string catalog;
+  std::string output = "table";
+  void add_to(CLI::App* c, bool with_output = true) {
+    c->add_option("--store", store, "backup store: path, file:///path, s3://bucket/prefix, gs://bucket/prefix")
+        ->envname("ETCDADM_STORE");
+    c->add_option("--catalog", catalog, "SQLite catalog file (default: " + Catalog::default_path() + ")");
+    if (with_output) c->add_option("-o,--output-format", output, "table|json");
+  }
+  std::unique_ptr<BlobStore> open() const { return open_store(store); }
+  Catalog open_catalog() const { return Catalog::open_or_memory(catalog.empty() ? Catalog::default_path() : catalog); }
+};
+
+std::optional<Compression> compression_flag(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  auto c = parse_compression(s);
+  if (!c) throw Error(ErrorKind::kInvalidArgument, "unknown compression '" + s + "'", "use gzip, zstd or none");
+  return c;
+}
+
+void print_saved(const SaveResult& r, OutputFormat fmt) {
+  if (fmt == OutputFormat::kJson) {
+    auto j = record_json(record_from_meta(r.meta));
+    j["store"] = r.store_url;
+    j["durationSeconds"] = r.meta.duration_seconds;
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::cout << "Saved backup " << r.meta.name << " to " << r.store_url << "\n"
+            << "  revision " << (r.meta.revision ? std::to_string(*r.meta.revision) : "unknown")
+            << ", db " << human_bytes(r.meta.db_size) << ", stored " << human_bytes(r.meta.stored_size) << " ("
+            << compression_name(r.meta.compression) << "), sha256 " << r.meta.db_sha256 << "\n";
+}
+
+// Resolves a backup query against the store, through a freshly synced catalog.
+BackupRecord find_backup(BlobStore& store, Catalog& catalog, const std::string& query) {
+  catalog.sync(store);
+  auto backups = catalog.backups(store.url());
+  return resolve_backup(backups, query, store.url());
+}
+
+void add_save(CLI::App& backup) {
+  struct Flags {
+    StoreFlags store;
+    ConnectionFlags conn;
+    std::string prefer, compression, stall = "30s";
+    int level = 0;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* c = backup.add_subcommand("save", "stream a snapshot from a healthy member into the store");
+  f->store.add_to(c);
+  f->conn.add_to(c);
+  c->add_option("--prefer-endpoint", f->prefer, "take the snapshot from this member when it is healthy");
+  c->add_option("--compression", f->compression, "gzip|zstd|none (only when creating a store; default gzip)");
+  c->add_option("--compression-level", f->level, "codec level (gzip 0-3 via ISA-L, zstd 1-19); 0 = default");
+  c->add_option("--stall-timeout", f->stall, "abort when the member sends no data for this long");
+  c->callback([f] {
+    SaveOptions o;
+    o.preferred_endpoint = f->prefer;
+    o.compression = compression_flag(f->compression);
+    o.compression_level = f->level;
+    auto stall = parse_duration(f->stall);
+    if (!stall || stall->count() <= 0) throw Error(ErrorKind::kInvalidArgument, "invalid --stall-timeout " + f->stall);
+    o.stall_timeout = *stall;
+    auto fmt = parse_output_format(f->store.output);
+    auto store = f->store.open();
+    EtcdClient client(f->conn.resolve());
+    Catalog catalog = f->store.open_catalog();
+    print_saved(save_backup(client, *store, &catalog, o), fmt);
+  });
+}
+
+void add_import(CLI::App& backup) {
+  struct Flags {
+    StoreFlags store;
+    std::string file, compression, etcd_version;
+    bool skip_hash_check = false;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* c = backup.add_subcommand("import", "store a snapshot file (e.g. from `etcdctl snapshot save`) as a backup");
+  c->add_option("file", f->file, "snapshot file")->required();
+  f->store.add_to(c);
+  c->add_option("--compression", f->compression, "gzip|zstd|none (only when creating a store)");
+  c->add_option("--etcd-version", f->etcd_version, "etcd version that wrote the snapshot (recorded in the metadata)");
+  c->add_flag("--skip-hash-check", f->skip_hash_check, "accept a db without SHA-256 trailer (copied from a data dir)");
+  c->callback([f] {
+    ImportOptions o;
+    o.compression = compression_flag(f->compression);
+    o.skip_hash_check = f->skip_hash_check;
+    o.etcd_version = f->etcd_version;
+    auto fmt = parse_output_format(f->store.output);
+    auto store = f->store.open();
+    Catalog catalog = f->store.open_catalog();
+    print_saved(import_snapshot(f->file, *store, &catalog, o), fmt);
+  });
+}
+
+void add_list(CLI::App& backup) {
+  struct Flags {
+    StoreFlags store;
+    bool rebuild = false;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* c = backup.add_subcommand("list", "list the backups in a store, newest first");
+  f->store.add_to(c);
+  c->add_flag("--rebuild-catalog", f->rebuild, "drop this store's catalog entries and re-read every backup's metadata");
+  c->callback([f] {
+    auto fmt = parse_output_format(f->store.output);
+    auto store = f->store.open();
+    Catalog catalog = f->store.open_catalog();
+    if (f->rebuild) catalog.rebuild(*store);
+    else catalog.sync(*store);
+    print_backups(catalog.backups(store->url()), fmt);
+  });
+}
+
+void add_verify(CLI::App& backup) {
+  struct Flags {
+    StoreFlags store;
+    std::string query;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* c = backup.add_subcommand("verify", "read a backup back and check every hash, without restoring it");
+  c->add_option("backup", f->query, "backup name, unique prefix, or 'latest'")->required();
+  f->store.add_to(c);
+  c->callback([f] {
+    auto fmt = parse_output_format(f->store.output);
+    auto store = f->store.open();
+    Catalog catalog = f->store.open_catalog();
+    BackupRecord b = find_backup(*store, catalog, f->query);
+    FetchResult r = verify_backup(*store, b);
+    if (fmt == OutputFormat::kJson) {
+      std::cout << nlohmann::json{{"name", b.name}, {"ok", true}, {"dbSize", r.digest.db_bytes},
+                                  {"dbSha256", r.digest.db_sha256}, {"storedSha256", r.stored_sha256},
+                                  {"hashTrailer", r.digest.has_trailer}}.dump(2)
+                << "\n";
+    } else {
+      std::cout << "Backup " << b.name << " is intact: db " << human_bytes(r.digest.db_bytes) << ", sha256 "
+                << r.digest.db_sha256 << (r.digest.has_trailer ? " (matches its trailer)" : " (no trailer)") << "\n";
+    }
+  });
+}
+
+void add_restore(CLI::App& backup) {
+  struct Flags {
+    StoreFlags store;
+    std::string query, output_file;
+    RestoreOptions restore;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* c = backup.add_subcommand("restore", "restore a backup into a new etcd data dir (or fetch it with --output)");
+  c->add_option("backup", f->query, "backup name, unique prefix, or 'latest'")->required();
+  f->store.add_to(c);
+  c->add_option("--data-dir", f->restore.data_dir, "data dir to create (must be absent or empty unless --force)");
+  c->add_option("--output", f->output_file, "only fetch the verified snapshot into this file");
+  c->add_option("--name", f->restore.name, "member name")->capture_default_str();
+  c->add_option("--initial-cluster", f->restore.initial_cluster, "name=peerURL,... (default: <name>=<advertise peer URL>)");
+  c->add_option("--initial-advertise-peer-urls", f->restore.initial_advertise_peer_urls, "this member's peer URLs")
+      ->capture_default_str();
+  c->add_option("--initial-cluster-token", f->restore.initial_cluster_token, "token of the new cluster")->capture_default_str();
+  c->add_flag("--force", f->restore.force, "replace a non-empty data dir / an existing output file");
+  c->add_option("--restore-tool", f->restore.restore_tool, "path to etcdutl (3.5+) or etcdctl (3.4)");
+  c->callback([f] {
+    auto fmt = parse_output_format(f->store.output);
+    if (f->restore.data_dir.empty() == f->output_file.empty()) {
+      throw Error(ErrorKind::kInvalidArgument, "give exactly one of --data-dir and --output");
+    }
+    auto store = f->store.open();
+    Catalog catalog = f->store.open_catalog();
+    BackupRecord b = find_backup(*store, catalog, f->query);
+    nlohmann::json j = {{"name", b.name}};
+    if (!f->output_file.empty()) {
+      FetchResult r = fetch_verified(*store, b, f->output_file, f->restore.force);
+      j.update({{"output", f->output_file}, {"dbSize", r.digest.db_bytes}, {"dbSha256", r.digest.db_sha256}});
+      if (fmt == OutputFormat::kTable) {
+        std::cout << "Fetched backup " << b.name << " to " << f->output_file << " (" << human_bytes(r.digest.total_bytes)
+                  << ", verified)\n";
+      }
+    } else {
+      RestoreResult r = restore_to_data_dir(*store, b, f->restore);
+      j.update({{"dataDir", r.data_dir}, {"dbSize", r.db_size}, {"tool", r.tool.path}, {"toolVersion", r.tool.version},
+                {"fetchSeconds", r.fetch_seconds}, {"restoreSeconds", r.restore_seconds}});
+      if (fmt == OutputFormat::kTable) {
+        std::cout << "Restored backup " << b.name << " into " << r.data_dir << " (" << human_bytes(r.db_size) << " db, "
+                  << r.tool.path << " " << r.tool.version << ")\n"
+                  << "Start etcd with --data-dir " << r.data_dir << " --name " << f->restore.name
+                  << " and the same --initial-cluster / --initial-advertise-peer-urls; every other member must be\n"
+                  << "restored from the same backup (or join this one as a new member).\n";
+      }
+    }
+    if (fmt == OutputFormat::kJson) std::cout << j.dump(2) << "\n";
+  });
+}
+
+}  // namespace
+
+void add_backup_commands(CLI::App& app) {
+  auto* backup = app.add_subcommand("backup", "save, list, verify and restore backups");
+  backup->require_subcommand(1);
+  add_save(*backup);
+  add_import(*backup);
+  add_list(*backup);
+  add_verify(*backup);
+  add_restore(*backup);
+}
+
+}  // namespace etcdadm::cli

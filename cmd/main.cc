@@ -1,0 +1,36 @@
+// etcdadm entry point: global flags, subcommand registration, error-to-exit-status mapping.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "cmd/backup_commands.h"
+#include "common/error.h"
+#include "common/log.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"etcdadm: etcd backups, restores and member lifecycle"};
+  app.require_subcommand(1);
+  std::string log_level = "info";
+  app.add_option("--log-level", log_level, "trace|debug|info|warn|error|off")->envname("ETCDADM_LOG_LEVEL");
+  app.parse_complete_callback([&] { etcdadm::init_logging(log_level); });
+
+  app.add_subcommand("version", "print the version")->callback([] { std::cout << "etcdadm " << ETCDADM_VERSION << "\n"; });
+  etcdadm::cli::add_backup_commands(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  } catch (const etcdadm::Error& e) {
+    std::cerr << "Error: " << e.what() << "\n";
+    if (!e.hint().empty()) std::cerr << "  hint: " << e.hint() << "\n";
+    return etcdadm::exit_code_for(e.kind());
+  } catch (const std::exception& e) {
+    std::cerr << "Error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,78 @@
+#include "cmd/output.h"
+
+#include <cstdio>
+#include <iostream>
+
+#include "common/error.h"
+#include "common/timefmt.h"
+
+namespace etcdadm::cli {
+
+OutputFormat parse_output_format(const std::string& s) {
+  if (s == "table" || s == "simple" || s.empty()) return OutputFormat::kTable;
+  if (s == "json") return OutputFormat::kJson;
+  throw Error(ErrorKind::kInvalidArgument, "unknown output format '" + s + "'", "use -o table or -o json");
+}
+
+std::string human_bytes(uint64_t b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(b);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  if (u == 0) std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(b));
+  else std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+  return buf;
+}
+
+nlohmann::json record_json(const BackupRecord& r) {
+  nlohmann::json j = {
+      {"name", r.name},
+      {"takenAt", r.taken_at_micros ? nlohmann::json(format_rfc3339_micros(from_unix_micros(r.taken_at_micros))) : nlohmann::json(nullptr)},
+      {"format", r.format},
+      {"source", r.source},
+      {"dataFile", r.data_file},
+      {"compression", compression_name(r.compression)},
+      {"storedSize", r.stored_size},
+      {"dbSize", r.db_size ? nlohmann::json(*r.db_size) : nlohmann::json(nullptr)},
+      {"revision", r.revision ? nlohmann::json(*r.revision) : nlohmann::json(nullptr)},
+      {"revisionExact", r.revision_exact},
+      {"dbSha256", r.db_sha256},
+      {"storedSha256", r.stored_sha256},
+      {"etcdVersion", r.etcd_version},
+      {"clusterId", r.cluster_id},
+      {"memberId", r.member_id},
+  };
+  return j;
+}
+
+void print_backups(const std::vector<BackupRecord>& backups, OutputFormat format) {
+  if (format == OutputFormat::kJson) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& r : backups) arr.push_back(record_json(r));
+    std::cout << arr.dump(2) << "\n";
+    return;
+  }
+  if (backups.empty()) {
+    std::cout << "no backups\n";
+    return;
+  }
+  auto now = std::chrono::system_clock::now();
+  std::printf("%-27s  %-8s  %-10s  %-10s  %-10s  %-5s  %-8s  %s\n", "NAME", "AGE", "REVISION", "DB SIZE", "STORED", "COMP",
+              "ETCD", "SOURCE");
+  for (const auto& r : backups) {
+    std::string age = r.taken_at_micros
+                          ? format_duration_short(std::chrono::duration_cast<std::chrono::seconds>(now - from_unix_micros(r.taken_at_micros)))
+                          : "?";
+    std::string rev = r.revision ? std::to_string(*r.revision) + (r.revision_exact ? "" : "+") : "-";
+    std::printf("%-27s  %-8s  %-10s  %-10s  %-10s  %-5s  %-8s  %s\n", r.name.c_str(), age.c_str(), rev.c_str(),
+                r.db_size ? human_bytes(*r.db_size).c_str() : "-", human_bytes(r.stored_size).c_str(),
+                compression_name(r.compression), r.etcd_version.empty() ? "-" : r.etcd_version.c_str(), r.source.c_str());
+  }
+  std::cout.flush();
+}
+
+}  // namespace etcdadm::cli

@@ -1,0 +1,21 @@
+// Printing results: human tables by default, JSON (-o json) for scripts. stdout carries only the
+// result; logs and errors go to stderr.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "store/layout.h"
+
+namespace etcdadm::cli {
+
+enum class OutputFormat { kTable, kJson };
+OutputFormat parse_output_format(const std::string& s);
+
+std::string human_bytes(uint64_t bytes);
+nlohmann::json record_json(const BackupRecord& r);
+void print_backups(const std::vector<BackupRecord>& newest_first, OutputFormat format);
+
+}  // namespace etcdadm::cli

@@ -1,0 +1,50 @@
+#include "common/error.h"
+
+#include <cstring>
+
+namespace etcdadm {
+
+const char* error_kind_name(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kInvalidArgument: return "invalid argument";
+    case ErrorKind::kNotFound: return "not found";
+    case ErrorKind::kAlreadyExists: return "already exists";
+    case ErrorKind::kCorrupt: return "corrupt data";
+    case ErrorKind::kUnavailable: return "unavailable";
+    case ErrorKind::kTimeout: return "timeout";
+    case ErrorKind::kTls: return "TLS error";
+    case ErrorKind::kAuth: return "authentication/permission error";
+    case ErrorKind::kIo: return "I/O error";
+    case ErrorKind::kExternalTool: return "external tool failed";
+    case ErrorKind::kInternal: return "internal error";
+  }
+  return "error";
+}
+
+int exit_code_for(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kInvalidArgument: return 2;
+    case ErrorKind::kNotFound: return 3;
+    case ErrorKind::kAlreadyExists: return 4;
+    case ErrorKind::kCorrupt: return 5;
+    case ErrorKind::kUnavailable:
+    case ErrorKind::kTimeout:
+    case ErrorKind::kTls: return 6;
+    case ErrorKind::kAuth: return 7;
+    case ErrorKind::kIo: return 8;
+    case ErrorKind::kExternalTool: return 9;
+    case ErrorKind::kInternal: return 1;
+  }
+  return 1;
+}
+
+void throw_errno(const std::string& what, const std::string& path, int err) {
+  ErrorKind kind = ErrorKind::kIo;
+  std::string hint;
+  if (err == ENOENT) kind = ErrorKind::kNotFound;
+  if (err == EACCES || err == EPERM) hint = "check the permissions of " + path + " (running as the right user?)";
+  if (err == ENOSPC || err == EDQUOT) hint = "free space on the filesystem holding " + path;
+  throw Error(kind, what + " " + path + ": " + std::strerror(err), hint);
+}
+
+}  // namespace etcdadm

@@ -1,0 +1,188 @@
+#include "common/fs.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <random>
+
+#include "common/error.h"
+
+namespace etcdadm {
+
+namespace stdfs = std::filesystem;
+
+std::string random_suffix() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  static const char* hex = "0123456789abcdef";
+  std::string s(12, '0');
+  uint64_t v = rng();
+  for (auto& c : s) {
+    c = hex[v & 0xf];
+    v >>= 4;
+  }
+  return s;
+}
+
+std::string parent_dir(const std::string& path) {
+  stdfs::path p = stdfs::path(path).lexically_normal();
+  if (p.has_filename() == false) p = p.parent_path();  // "dir/" -> "dir"
+  auto parent = p.parent_path();
+  return parent.empty() ? "." : parent.string();
+}
+
+std::string absolute_path(const std::string& path) {
+  std::error_code ec;
+  auto abs = stdfs::absolute(path, ec);
+  if (ec) return path;
+  auto s = abs.lexically_normal().string();
+  if (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+void write_all(int fd, const void* data, size_t size, const std::string& path_for_errors) {
+  auto* p = static_cast<const char*>(data);
+  while (size > 0) {
+    ssize_t n = ::write(fd, p, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw_errno("cannot write", path_for_errors, errno);
+    }
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+}
+
+void fsync_dir(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) throw_errno("cannot open directory", dir, errno);
+  int rc = ::fsync(fd);
+  int err = errno;
+  ::close(fd);
+  // Some filesystems (e.g. certain FUSE mounts) do not support directory fsync; that is not data loss.
+  if (rc != 0 && err != EINVAL && err != ENOTSUP) throw_errno("cannot fsync directory", dir, err);
+}
+
+AtomicFile::AtomicFile(std::string path, mode_t mode, bool overwrite)
+    : path_(std::move(path)), overwrite_(overwrite) {
+  if (!overwrite_ && path_exists(path_)) {
+    throw Error(ErrorKind::kAlreadyExists, "refusing to overwrite existing file " + path_,
+                "choose another path or remove the file first");
+  }
+  stdfs::path p(path_);
+  temp_path_ = (p.parent_path() / ("." + p.filename().string() + ".tmp-" + random_suffix())).string();
+  fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (fd_ < 0) throw_errno("cannot create", temp_path_, errno);
+  // open() applies the umask; files such as keys must end up with exactly the requested mode.
+  ::fchmod(fd_, mode);
+}
+
+AtomicFile::~AtomicFile() { abort(); }
+
+void AtomicFile::write(const void* data, size_t size) {
+  if (fd_ < 0) throw Error(ErrorKind::kInternal, "write to a closed file " + temp_path_);
+  write_all(fd_, data, size, temp_path_);
+  bytes_written_ += size;
+}
+
+void AtomicFile::commit() {
+  if (fd_ < 0) throw Error(ErrorKind::kInternal, "commit of a closed file " + temp_path_);
+  if (::fsync(fd_) != 0) throw_errno("cannot fsync", temp_path_, errno);
+  if (::close(fd_) != 0) {
+    fd_ = -1;
+    throw_errno("cannot close", temp_path_, errno);
+  }
+  fd_ = -1;
+  if (!overwrite_) {
+    // link() fails with EEXIST instead of silently replacing a file another writer committed.
+    if (::link(temp_path_.c_str(), path_.c_str()) != 0) {
+      int err = errno;
+      ::unlink(temp_path_.c_str());
+      if (err == EEXIST) throw Error(ErrorKind::kAlreadyExists, "file appeared while writing: " + path_);
+      throw_errno("cannot create", path_, err);
+    }
+    ::unlink(temp_path_.c_str());
+  } else if (::rename(temp_path_.c_str(), path_.c_str()) != 0) {
+    int err = errno;
+    ::unlink(temp_path_.c_str());
+    throw_errno("cannot rename into place", path_, err);
+  }
+  temp_path_.clear();
+  fsync_dir(parent_dir(path_));
+}
+
+void AtomicFile::abort() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+  if (!temp_path_.empty()) {
+    ::unlink(temp_path_.c_str());
+    temp_path_.clear();
+  }
+}
+
+void write_file_atomic(const std::string& path, const std::string& contents, mode_t mode,
+                       bool overwrite) {
+  AtomicFile f(path, mode, overwrite);
+  f.write(contents.data(), contents.size());
+  f.commit();
+}
+
+std::string read_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw_errno("cannot open", path, errno);
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      throw_errno("cannot read", path, err);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+void make_dirs(const std::string& path, mode_t mode) {
+  std::string cur;
+  stdfs::path p = stdfs::path(path).lexically_normal();
+  for (const auto& part : p) {
+    cur = cur.empty() ? part.string() : (stdfs::path(cur) / part).string();
+    if (cur == "/" || part.empty()) continue;
+    if (::mkdir(cur.c_str(), mode) != 0 && errno != EEXIST) throw_errno("cannot create directory", cur, errno);
+  }
+  if (!is_directory(path)) throw Error(ErrorKind::kIo, "not a directory: " + path);
+}
+
+bool path_exists(const std::string& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+bool is_directory(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool is_missing_or_empty_dir(const std::string& dir) {
+  std::error_code ec;
+  if (!stdfs::exists(dir, ec)) return true;
+  if (!stdfs::is_directory(dir, ec)) return false;
+  return stdfs::directory_iterator(dir, ec) == stdfs::directory_iterator();
+}
+
+void remove_all(const std::string& path) {
+  std::error_code ec;
+  stdfs::remove_all(path, ec);
+  if (ec) throw Error(ErrorKind::kIo, "cannot remove " + path + ": " + ec.message());
+}
+
+}  // namespace etcdadm

@@ -1,0 +1,71 @@
+// File-system helpers with the durability rules etcdadm relies on: data reaches the disk (fsync)
+// before it becomes visible under its final name (rename), and the directory entry itself is made
+// durable (directory fsync). Nothing half-written is ever visible under a final name.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <sys/types.h>
+
+namespace etcdadm {
+
+// A file being written under a temporary name next to its final path. commit() fsyncs, renames to
+// the final path and fsyncs the directory; destroying an uncommitted AtomicFile removes the temp file.
+class AtomicFile {
+ public:
+  // Refuses (kAlreadyExists) when `path` exists and overwrite is false.
+  AtomicFile(std::string path, mode_t mode = 0644, bool overwrite = false);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  void write(const void* data, size_t size);
+  void commit();
+  void abort();
+  const std::string& path() const { return path_; }
+  const std::string& temp_path() const { return temp_path_; }
+  uint64_t bytes_written() const { return bytes_written_; }
+
+ private:
+  std::string path_;
+  std::string temp_path_;
+  int fd_ = -1;
+  bool overwrite_;
+  uint64_t bytes_written_ = 0;
+};
+
+// Writes a whole small file atomically (temp + fsync + rename + dir fsync).
+void write_file_atomic(const std::string& path, const std::string& contents, mode_t mode = 0644,
+                       bool overwrite = true);
+
+// Reads a whole small file. Throws kNotFound when it does not exist.
+std::string read_file(const std::string& path);
+
+// Writes all bytes to fd, retrying on EINTR and short writes.
+void write_all(int fd, const void* data, size_t size, const std::string& path_for_errors);
+
+// fsync() of a directory, so that renames/creations inside it survive a crash.
+void fsync_dir(const std::string& dir);
+
+// mkdir -p with the given mode for the directories it creates.
+void make_dirs(const std::string& path, mode_t mode = 0755);
+
+bool path_exists(const std::string& path);
+bool is_directory(const std::string& path);
+// True when `dir` does not exist or exists and holds no entries.
+bool is_missing_or_empty_dir(const std::string& dir);
+
+// Removes a file or a directory tree; missing paths are fine.
+void remove_all(const std::string& path);
+
+// Parent directory of a path ("." for a bare name); the path is normalised first.
+std::string parent_dir(const std::string& path);
+
+// A short random hex string for temp names (not for security).
+std::string random_suffix();
+
+// Absolute form of a path (no symlink resolution), for messages and stable catalog keys.
+std::string absolute_path(const std::string& path);
+
+}  // namespace etcdadm

@@ -1,0 +1,33 @@
+// Streaming SHA-256 (OpenSSL EVP, which uses the CPU's SHA extensions when present).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+struct evp_md_ctx_st;
+
+namespace etcdadm {
+
+using Sha256Digest = std::array<uint8_t, 32>;
+
+class Sha256 {
+ public:
+  Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+
+  void update(const void* data, size_t size);
+  Sha256Digest finish();  // may be called once
+
+ private:
+  evp_md_ctx_st* ctx_;
+};
+
+std::string to_hex(const uint8_t* data, size_t size);
+inline std::string to_hex(const Sha256Digest& d) { return to_hex(d.data(), d.size()); }
+Sha256Digest sha256_of(const void* data, size_t size);
+
+}  // namespace etcdadm

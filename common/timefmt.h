@@ -1,0 +1,31 @@
+// Time formatting and parsing used by backup names, metadata and durations on the command line.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace etcdadm {
+
+using SystemTime = std::chrono::system_clock::time_point;
+
+// Microseconds since the Unix epoch.
+int64_t to_unix_micros(SystemTime t);
+SystemTime from_unix_micros(int64_t micros);
+
+// "2026-11-21T10:04:05Z" (UTC, seconds precision).
+std::string format_rfc3339_seconds(SystemTime t);
+// "2026-11-21T10:04:05.123456Z" (UTC, microsecond precision).
+std::string format_rfc3339_micros(SystemTime t);
+// Parses "YYYY-MM-DDTHH:MM:SS[.frac](Z|+hh:mm|-hh:mm)". Returns nullopt when malformed.
+std::optional<SystemTime> parse_rfc3339(const std::string& s);
+
+// Parses Go-style durations ("1h30m", "500ms", "2s") plus "d" (24h) and "y" (365d).
+// Returns nullopt when malformed.
+std::optional<std::chrono::milliseconds> parse_duration(const std::string& s);
+
+// "3m12s", "2h05m", "4d03h": a short human age/duration.
+std::string format_duration_short(std::chrono::seconds d);
+
+}  // namespace etcdadm

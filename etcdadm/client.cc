@@ -1,0 +1,289 @@
+#include "etcdadm/client.h"
+
+#include <grpcpp/grpcpp.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <thread>
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "etcdadm/grpc_errors.h"
+
+namespace etcdadm {
+
+using Clock = std::chrono::steady_clock;
+
+struct EtcdClient::Conn {
+  Endpoint endpoint;
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<etcdserverpb::KV::Stub> kv;
+  std::unique_ptr<etcdserverpb::Maintenance::Stub> maintenance;
+  std::unique_ptr<etcdserverpb::Cluster::Stub> cluster;
+  std::unique_ptr<etcdserverpb::Auth::Stub> auth;
+  std::string token;
+  bool connected_once = false;
+};
+
+EtcdClient::EtcdClient(ConnectionConfig config) : config_(std::move(config)) {
+  config_.normalise_user();
+  config_.validate();
+}
+
+EtcdClient::~EtcdClient() = default;
+
+EtcdClient::Conn& EtcdClient::conn(const std::string& url) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = conns_.find(url);
+  if (it != conns_.end()) return *it->second;
+
+  auto c = std::make_unique<Conn>();
+  c->endpoint = parse_endpoint(url, config_.tls_configured());
+  std::shared_ptr<grpc::ChannelCredentials> creds;
+  if (c->endpoint.tls) {
+    grpc::SslCredentialsOptions opts;
+    if (!config_.cacert.empty()) opts.pem_root_certs = read_file(config_.cacert);
+    if (!config_.cert.empty()) {
+      opts.pem_cert_chain = read_file(config_.cert);
+      opts.pem_private_key = read_file(config_.key);
+    }
+    creds = grpc::SslCredentials(opts);
+  } else {
+    creds = grpc::InsecureChannelCredentials();
+  }
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);  // large Range replies; gRPC's default is 4 MiB
+  args.SetMaxSendMessageSize(-1);
+  // Fail fast on a dead member instead of waiting on a silent TCP connection.
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
+  // Each EtcdClient gets its own connections (no sharing of a subchannel across clients).
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  c->channel = grpc::CreateCustomChannel(c->endpoint.target, creds, args);
+  c->kv = etcdserverpb::KV::NewStub(c->channel);
+  c->maintenance = etcdserverpb::Maintenance::NewStub(c->channel);
+  c->cluster = etcdserverpb::Cluster::NewStub(c->channel);
+  c->auth = etcdserverpb::Auth::NewStub(c->channel);
+  auto& ref = *c;
+  conns_.emplace(url, std::move(c));
+  return ref;
+}
+
+// Waits for the channel to connect within the dial timeout. Failing that, the caller's RPC (sent
+// without wait-for-ready) fails at once with gRPC's reason for the failed connection attempt.
+static bool dial(grpc::Channel& channel, std::chrono::milliseconds dial_timeout) {
+  return channel.WaitForConnected(std::chrono::system_clock::now() + dial_timeout);
+}
+
+void EtcdClient::authenticate(Conn& c) {
+  etcdserverpb::AuthenticateRequest req;
+  req.set_name(config_.user);
+  req.set_password(config_.password);
+  etcdserverpb::AuthenticateResponse resp;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + config_.command_timeout);
+  grpc::Status st = c.auth->Authenticate(&ctx, req, &resp);
+  if (!st.ok()) {
+    Error e = error_from_grpc(st, "Authenticate as " + config_.user, c.endpoint.url, c.endpoint.tls, c.connected_once);
+    if (e.kind() == ErrorKind::kAuth || e.kind() == ErrorKind::kInvalidArgument) {
+      throw Error(ErrorKind::kAuth, "authentication as user " + config_.user + " on " + c.endpoint.url + " failed: " + st.error_message(),
+                  "check --user/--password (or ETCDCTL_USER/ETCDCTL_PASSWORD)");
+    }
+    throw e;
+  }
+  c.token = resp.token();
+}
+
+void EtcdClient::prepare(Conn& c, grpc::ClientContext& ctx, std::chrono::milliseconds timeout) {
+  if (!c.connected_once) c.connected_once = dial(*c.channel, config_.dial_timeout);
+  if (timeout.count() > 0) ctx.set_deadline(std::chrono::system_clock::now() + timeout);
+  if (!config_.user.empty()) {
+    if (c.token.empty()) authenticate(c);
+    ctx.AddMetadata("token", c.token);
+  }
+}
+
+static bool is_invalid_token(const grpc::Status& st) {
+  return st.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
+         (st.error_message().find("invalid auth token") != std::string::npos);
+}
+
+template <typename Fn>
+void EtcdClient::call_member(const std::string& endpoint, const char* operation, Fn&& call) {
+  Conn& c = conn(endpoint);
+  for (int attempt = 0;; ++attempt) {
+    grpc::ClientContext ctx;
+    prepare(c, ctx, config_.command_timeout);
+    grpc::Status st = call(c, ctx);
+    if (st.ok()) {
+      c.connected_once = true;
+      return;
+    }
+    // Tokens expire (default TTL 300 s): renew once, then give up.
+    if (attempt == 0 && !config_.user.empty() && is_invalid_token(st)) {
+      spdlog::debug("auth token for {} expired; re-authenticating", endpoint);
+      c.token.clear();
+      continue;
+    }
+    throw error_from_grpc(st, operation, endpoint, c.endpoint.tls, c.connected_once);
+  }
+}
+
+template <typename Fn>
+void EtcdClient::call_cluster(const char* operation, Fn&& call) {
+  std::string failures;
+  for (size_t i = 0; i < config_.endpoints.size(); ++i) {
+    const auto& ep = config_.endpoints[i];
+    try {
+      call_member(ep, operation, call);
+      return;
+    } catch (const Error& e) {
+      bool last = i + 1 == config_.endpoints.size();
+      bool reachability = e.kind() == ErrorKind::kUnavailable || e.kind() == ErrorKind::kTimeout || e.kind() == ErrorKind::kTls;
+      if (!reachability || (last && failures.empty())) throw;
+      failures += std::string(failures.empty() ? "" : "; ") + e.what();
+      if (last) {
+        throw Error(e.kind(), std::string(operation) + " failed on every endpoint: " + failures, e.hint());
+      }
+      spdlog::debug("{}: {}; trying the next endpoint", operation, e.what());
+    }
+  }
+}
+
+etcdserverpb::StatusResponse EtcdClient::status(const std::string& endpoint) {
+  etcdserverpb::StatusResponse resp;
+  call_member(endpoint, "Status", [&](Conn& c, grpc::ClientContext& ctx) {
+    return c.maintenance->Status(&ctx, etcdserverpb::StatusRequest{}, &resp);
+  });
+  return resp;
+}
+
+etcdserverpb::HashKVResponse EtcdClient::hash_kv(const std::string& endpoint, int64_t revision) {
+  etcdserverpb::HashKVRequest req;
+  req.set_revision(revision);
+  etcdserverpb::HashKVResponse resp;
+  call_member(endpoint, "HashKV", [&](Conn& c, grpc::ClientContext& ctx) { return c.maintenance->HashKV(&ctx, req, &resp); });
+  return resp;
+}
+
+etcdserverpb::MemberListResponse EtcdClient::member_list() {
+  etcdserverpb::MemberListResponse resp;
+  call_cluster("MemberList", [&](Conn& c, grpc::ClientContext& ctx) {
+    return c.cluster->MemberList(&ctx, etcdserverpb::MemberListRequest{}, &resp);
+  });
+  return resp;
+}
+
+etcdserverpb::RangeResponse EtcdClient::range(const etcdserverpb::RangeRequest& request) {
+  etcdserverpb::RangeResponse resp;
+  call_cluster("Range", [&](Conn& c, grpc::ClientContext& ctx) { return c.kv->Range(&ctx, request, &resp); });
+  return resp;
+}
+
+etcdserverpb::PutResponse EtcdClient::put(const std::string& key, const std::string& value) {
+  etcdserverpb::PutRequest req;
+  req.set_key(key);
+  req.set_value(value);
+  etcdserverpb::PutResponse resp;
+  call_cluster("Put", [&](Conn& c, grpc::ClientContext& ctx) { return c.kv->Put(&ctx, req, &resp); });
+  return resp;
+}
+
+etcdserverpb::DeleteRangeResponse EtcdClient::delete_range(const etcdserverpb::DeleteRangeRequest& request) {
+  etcdserverpb::DeleteRangeResponse resp;
+  call_cluster("DeleteRange", [&](Conn& c, grpc::ClientContext& ctx) { return c.kv->DeleteRange(&ctx, request, &resp); });
+  return resp;
+}
+
+etcdserverpb::TxnResponse EtcdClient::txn(const etcdserverpb::TxnRequest& request) {
+  etcdserverpb::TxnResponse resp;
+  call_cluster("Txn", [&](Conn& c, grpc::ClientContext& ctx) { return c.kv->Txn(&ctx, request, &resp); });
+  return resp;
+}
+
+SnapshotStreamResult EtcdClient::snapshot(const std::string& endpoint, const SnapshotChunkFn& on_chunk,
+                                          std::chrono::milliseconds stall_timeout,
+                                          const std::function<void()>& on_first_chunk) {
+  Conn& c = conn(endpoint);
+  grpc::ClientContext ctx;
+  // No overall deadline: a large database legitimately streams for minutes. A watchdog cancels the
+  // stream when the member stops sending (killed, stopped, network gone) for stall_timeout.
+  prepare(c, ctx, std::chrono::milliseconds(0));
+
+  std::atomic<int64_t> last_progress{Clock::now().time_since_epoch().count()};
+  std::atomic<bool> stalled{false};
+  std::mutex wd_mu;
+  std::condition_variable wd_cv;
+  bool done = false;
+  std::thread watchdog([&] {
+    std::unique_lock<std::mutex> lock(wd_mu);
+    while (!done) {
+      wd_cv.wait_for(lock, std::chrono::milliseconds(200));
+      auto idle = Clock::now().time_since_epoch() - Clock::duration(last_progress.load());
+      if (!done && idle > stall_timeout) {
+        stalled = true;
+        ctx.TryCancel();
+        return;
+      }
+    }
+  });
+  auto stop_watchdog = [&] {
+    {
+      std::lock_guard<std::mutex> lock(wd_mu);
+      done = true;
+    }
+    wd_cv.notify_all();
+    if (watchdog.joinable()) watchdog.join();
+  };
+
+  SnapshotStreamResult result;
+  std::exception_ptr callback_error;
+  grpc::Status st;
+  {
+    auto reader = c.maintenance->Snapshot(&ctx, etcdserverpb::SnapshotRequest{});
+    etcdserverpb::SnapshotResponse msg;
+    bool first = true;
+    while (reader->Read(&msg)) {
+      last_progress = Clock::now().time_since_epoch().count();
+      try {
+        if (first) {
+          first = false;
+          if (on_first_chunk) on_first_chunk();
+        }
+        if (!msg.version().empty()) result.server_version = msg.version();
+        on_chunk(msg.blob(), msg.remaining_bytes());
+      } catch (...) {
+        callback_error = std::current_exception();
+        ctx.TryCancel();
+        break;
+      }
+      result.bytes += msg.blob().size();
+    }
+    if (callback_error) {
+      while (reader->Read(&msg)) {
+      }
+    }
+    st = reader->Finish();
+  }
+  stop_watchdog();
+  if (callback_error) std::rethrow_exception(callback_error);
+  if (stalled) {
+    throw Error(ErrorKind::kTimeout,
+                "snapshot from " + endpoint + " stalled: no data for " + std::to_string(stall_timeout.count() / 1000) +
+                    "s after " + std::to_string(result.bytes) + " bytes",
+                "the member stopped responding mid-snapshot; check its health or raise --stall-timeout");
+  }
+  if (!st.ok()) {
+    if (st.error_code() == grpc::StatusCode::UNAUTHENTICATED && !config_.user.empty()) c.token.clear();
+    Error e = error_from_grpc(st, "Snapshot", endpoint, c.endpoint.tls, c.connected_once || result.bytes > 0);
+    if (result.bytes > 0) throw e.wrap("snapshot stream broke after " + std::to_string(result.bytes) + " bytes");
+    throw e;
+  }
+  c.connected_once = true;
+  return result;
+}
+
+}  // namespace etcdadm

@@ -1,0 +1,75 @@
+// gRPC client for etcd v3: per-member calls (Status, HashKV, Snapshot act on ONE member, so they take
+// the endpoint explicitly) and cluster calls (KV, MemberList) that fail over across endpoints.
+// Handles TLS, client certificates, user/password auth (token in the `token` metadata, renewed when
+// it expires), dial and command timeouts. Every failure is an etcdadm::Error with a clear message.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "etcdadm/connection.h"
+#include "etcdadm/proto/etcd.grpc.pb.h"
+
+namespace grpc {
+class Channel;
+class ClientContext;
+}  // namespace grpc
+
+namespace etcdadm {
+
+// Receives the snapshot stream piece by piece. `remaining` is the server's remaining_bytes.
+using SnapshotChunkFn = std::function<void(std::string_view blob, uint64_t remaining)>;
+
+struct SnapshotStreamResult {
+  uint64_t bytes = 0;          // all bytes received, digest trailer included
+  std::string server_version;  // SnapshotResponse.version (3.6+ servers only)
+};
+
+class EtcdClient {
+ public:
+  explicit EtcdClient(ConnectionConfig config);
+  ~EtcdClient();
+
+  const ConnectionConfig& config() const { return config_; }
+
+  // ---- one member ----
+  etcdserverpb::StatusResponse status(const std::string& endpoint);
+  etcdserverpb::HashKVResponse hash_kv(const std::string& endpoint, int64_t revision);
+  // Streams Maintenance.Snapshot from `endpoint`. `on_first_chunk` (optional) runs once the server
+  // has started streaming (its read transaction is open). Fails with kTimeout when the member sends
+  // nothing for `stall_timeout`. If `on_chunk` throws, the stream is cancelled and the error rethrown.
+  SnapshotStreamResult snapshot(const std::string& endpoint, const SnapshotChunkFn& on_chunk,
+                                std::chrono::milliseconds stall_timeout,
+                                const std::function<void()>& on_first_chunk = {});
+
+  // ---- the cluster (first endpoint that answers) ----
+  etcdserverpb::MemberListResponse member_list();
+  etcdserverpb::RangeResponse range(const etcdserverpb::RangeRequest& request);
+  etcdserverpb::PutResponse put(const std::string& key, const std::string& value);
+  etcdserverpb::DeleteRangeResponse delete_range(const etcdserverpb::DeleteRangeRequest& request);
+  etcdserverpb::TxnResponse txn(const etcdserverpb::TxnRequest& request);
+
+ private:
+  struct Conn;
+  Conn& conn(const std::string& endpoint);
+  // Prepares a context: deadline, auth token (authenticating first when needed).
+  void prepare(Conn& c, grpc::ClientContext& ctx, std::chrono::milliseconds timeout);
+  void authenticate(Conn& c);
+  // Runs `call` against one endpoint, re-authenticating once on an expired token.
+  template <typename Fn>
+  void call_member(const std::string& endpoint, const char* operation, Fn&& call);
+  // Runs `call` on each endpoint in turn until one is reachable.
+  template <typename Fn>
+  void call_cluster(const char* operation, Fn&& call);
+
+  ConnectionConfig config_;
+  std::mutex mu_;
+  std::map<std::string, std::unique_ptr<Conn>> conns_;
+};
+
+}  // namespace etcdadm

@@ -1,0 +1,100 @@
+#include "etcdadm/connection.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "common/error.h"
+#include "common/timefmt.h"
+
+namespace etcdadm {
+
+void ConnectionConfig::normalise_user() {
+  auto colon = user.find(':');
+  if (password.empty() && colon != std::string::npos) {
+    password = user.substr(colon + 1);
+    user = user.substr(0, colon);
+  }
+}
+
+void ConnectionConfig::validate() const {
+  if (endpoints.empty()) throw Error(ErrorKind::kInvalidArgument, "no etcd endpoints given", "pass --endpoints");
+  if (cert.empty() != key.empty()) {
+    throw Error(ErrorKind::kInvalidArgument, "--cert and --key must be given together");
+  }
+  for (const auto* f : {&cacert, &cert, &key}) {
+    if (!f->empty() && ::access(f->c_str(), R_OK) != 0) {
+      throw Error(ErrorKind::kInvalidArgument, "cannot read TLS file " + *f, "check the path and its permissions");
+    }
+  }
+  if (!user.empty() && password.empty()) {
+    throw Error(ErrorKind::kInvalidArgument, "user " + user + " given without a password",
+                "pass --password, ETCDCTL_PASSWORD, or --user name:password");
+  }
+}
+
+std::vector<std::string> split_endpoints(const std::string& csv) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= csv.size()) {
+    size_t end = csv.find(',', start);
+    if (end == std::string::npos) end = csv.size();
+    std::string item = csv.substr(start, end - start);
+    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
+    while (!item.empty() && item.back() == ' ') item.pop_back();
+    if (!item.empty()) out.push_back(item);
+    start = end + 1;
+  }
+  return out;
+}
+
+static void env_duration(const char* name, std::chrono::milliseconds& out) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == 0) return;
+  auto d = parse_duration(v);
+  if (!d) throw Error(ErrorKind::kInvalidArgument, std::string("cannot parse ") + name + "=" + v, "use a duration such as 5s");
+  out = *d;
+}
+
+void apply_etcdctl_env(ConnectionConfig& config) {
+  auto str = [](const char* name, std::string& out) {
+    const char* v = std::getenv(name);
+    if (v != nullptr && *v != 0) out = v;
+  };
+  if (const char* v = std::getenv("ETCDCTL_ENDPOINTS"); v != nullptr && *v != 0) config.endpoints = split_endpoints(v);
+  str("ETCDCTL_CACERT", config.cacert);
+  str("ETCDCTL_CERT", config.cert);
+  str("ETCDCTL_KEY", config.key);
+  str("ETCDCTL_USER", config.user);
+  str("ETCDCTL_PASSWORD", config.password);
+  env_duration("ETCDCTL_DIAL_TIMEOUT", config.dial_timeout);
+  env_duration("ETCDCTL_COMMAND_TIMEOUT", config.command_timeout);
+}
+
+Endpoint parse_endpoint(const std::string& url, bool tls_configured) {
+  Endpoint ep;
+  ep.url = url;
+  std::string rest = url;
+  if (rest.rfind("https://", 0) == 0) {
+    ep.tls = true;
+    rest = rest.substr(8);
+  } else if (rest.rfind("http://", 0) == 0) {
+    ep.tls = false;
+    rest = rest.substr(7);
+  } else if (rest.find("://") != std::string::npos) {
+    throw Error(ErrorKind::kInvalidArgument, "unsupported endpoint scheme in " + url, "use http://host:port or https://host:port");
+  } else {
+    ep.tls = tls_configured;
+  }
+  while (!rest.empty() && rest.back() == '/') rest.pop_back();
+  if (rest.empty() || rest.find('/') != std::string::npos) {
+    throw Error(ErrorKind::kInvalidArgument, "malformed endpoint " + url, "expected host:port, e.g. https://10.0.0.1:2379");
+  }
+  // A bare host gets etcd's default client port.
+  bool has_port = rest.back() != ']' && rest.find(':') != std::string::npos &&
+                  (rest.front() != '[' || rest.find("]:") != std::string::npos);
+  ep.target = has_port ? rest : rest + ":2379";
+  return ep;
+}
+
+}  // namespace etcdadm

@@ -1,0 +1,89 @@
+#include "etcdadm/grpc_errors.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace etcdadm {
+
+static bool contains(const std::string& haystack, const char* needle) {
+  std::string h = haystack, n = needle;
+  std::transform(h.begin(), h.end(), h.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::tolower(c); });
+  return h.find(n) != std::string::npos;
+}
+
+Error error_from_grpc(const grpc::Status& status, const std::string& operation, const std::string& endpoint,
+                      bool tls, bool channel_connected) {
+  const std::string msg = status.error_message();
+  const std::string where = operation + " on " + endpoint;
+  switch (status.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE: {
+      if (contains(msg, "ssl") || contains(msg, "handshake") || contains(msg, "certificate") || contains(msg, "tls")) {
+        std::string hint = "check --cacert (must be the CA that signed the server certificate)";
+        if (contains(msg, "wrong version number") || contains(msg, "record layer")) {
+          hint = "the server does not speak TLS: use an http:// endpoint or drop --cacert/--cert";
+        } else if (contains(msg, "certificate verify failed") || contains(msg, "certificate_verify_failed")) {
+          hint = "the server certificate is not signed by --cacert: pass the cluster's CA";
+        } else if (contains(msg, "certificate required") || contains(msg, "alert")) {
+          hint = "the server requires a client certificate signed by its CA: pass --cert and --key";
+        }
+        return Error(ErrorKind::kTls, "TLS handshake with " + endpoint + " failed (" + operation + "): " + msg, hint);
+      }
+      if (contains(msg, "connection refused")) {
+        return Error(ErrorKind::kUnavailable, "connection refused by " + endpoint + " (" + operation + ")",
+                     "is etcd running and listening on that address? check --endpoints");
+      }
+      if (contains(msg, "name resolution") || contains(msg, "dns") || contains(msg, "resolve")) {
+        return Error(ErrorKind::kUnavailable, "cannot resolve " + endpoint + " (" + operation + "): " + msg,
+                     "check the host name in --endpoints");
+      }
+      if (contains(msg, "socket closed") || contains(msg, "connection reset") || contains(msg, "end of tcp stream") ||
+          contains(msg, "broken pipe")) {
+        std::string hint = tls ? "the server closed the connection: it may require a client certificate (--cert/--key)"
+                               : "the server closed the connection: if it serves TLS, use https:// and --cacert";
+        return Error(ErrorKind::kUnavailable, "connection to " + endpoint + " closed during " + operation + ": " + msg, hint);
+      }
+      if (contains(msg, "no leader") || contains(msg, "leader changed")) {
+        return Error(ErrorKind::kUnavailable, where + ": etcd has no leader (" + msg + ")",
+                     "the cluster may have lost quorum; check the other members");
+      }
+      return Error(ErrorKind::kUnavailable, where + " failed: " + msg, "check that the endpoint is reachable");
+    }
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      if (!channel_connected) {
+        return Error(ErrorKind::kTimeout, "could not connect to " + endpoint + " within the dial timeout (" + operation + ")",
+                     "check the address and firewalls, or raise --dial-timeout");
+      }
+      return Error(ErrorKind::kTimeout, where + " timed out", "the member is slow or overloaded; raise --command-timeout");
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return Error(ErrorKind::kAuth, where + ": authentication failed: " + msg, "check --user/--password");
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return Error(ErrorKind::kAuth, where + ": permission denied: " + msg,
+                   "snapshots and HashKV need the root role when auth is enabled");
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      if (contains(msg, "authentication failed") || contains(msg, "user name") || contains(msg, "password")) {
+        return Error(ErrorKind::kAuth, where + ": " + msg, "check --user/--password");
+      }
+      if (contains(msg, "user name is empty") || contains(msg, "auth")) {
+        return Error(ErrorKind::kAuth, where + ": " + msg, "this cluster has auth enabled: pass --user and --password");
+      }
+      return Error(ErrorKind::kInvalidArgument, where + ": " + msg);
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      if (contains(msg, "user name is empty") || contains(msg, "token")) {
+        return Error(ErrorKind::kAuth, where + ": " + msg, "this cluster has auth enabled: pass --user and --password");
+      }
+      return Error(ErrorKind::kUnavailable, where + ": " + msg);
+    case grpc::StatusCode::OUT_OF_RANGE:
+      return Error(ErrorKind::kInvalidArgument, where + ": revision out of range (" + msg + ")",
+                   "the revision was compacted or is in the future");
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return Error(ErrorKind::kUnavailable, where + ": " + msg,
+                   "etcd is out of space (NOSPACE alarm?) or the message is too large");
+    case grpc::StatusCode::CANCELLED:
+      return Error(ErrorKind::kUnavailable, where + " was cancelled: " + msg);
+    default:
+      return Error(ErrorKind::kUnavailable, where + " failed (" + std::to_string(status.error_code()) + "): " + msg);
+  }
+}
+
+}  // namespace etcdadm

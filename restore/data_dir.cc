@@ -1,0 +1,166 @@
+#include "restore/data_dir.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/subprocess.h"
+#include "restore/fetch.h"
+
+extern char** environ;
+
+namespace etcdadm {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Removes the staging directory however the restore ends.
+struct StagingDir {
+  std::string path;
+  ~StagingDir() {
+    try {
+      if (!path.empty()) remove_all(path);
+    } catch (const std::exception& e) {
+      spdlog::warn("could not remove staging directory {}: {}", path, e.what());
+    }
+  }
+};
+
+void check_options(const RestoreOptions& o) {
+  if (o.data_dir.empty()) throw Error(ErrorKind::kInvalidArgument, "no --data-dir given");
+  if (o.name.empty()) throw Error(ErrorKind::kInvalidArgument, "no --name given");
+  // etcd itself checks the rest; these are the mistakes worth catching before any work.
+  std::string needle = o.name + "=";
+  if (o.initial_cluster.find(needle) == std::string::npos) {
+    throw Error(ErrorKind::kInvalidArgument, "--initial-cluster '" + o.initial_cluster + "' has no entry for --name " + o.name,
+                "add " + o.name + "=<peer URL> to --initial-cluster");
+  }
+}
+
+}  // namespace
+
+RestoreTool find_restore_tool(const std::string& explicit_path) {
+  RestoreTool tool;
+  std::optional<std::string> path;
+  if (!explicit_path.empty()) {
+    path = find_executable(explicit_path);
+    if (!path) throw Error(ErrorKind::kNotFound, "restore tool " + explicit_path + " not found or not executable");
+  } else {
+    path = find_executable("etcdutl");
+    if (!path) path = find_executable("etcdctl");
+    if (!path) {
+      throw Error(ErrorKind::kNotFound, "neither etcdutl nor etcdctl is on PATH",
+                  "install etcd's tools (Debian: apt-get install etcd-client) or pass --restore-tool");
+    }
+  }
+  tool.path = *path;
+  tool.is_etcdutl = std::filesystem::path(tool.path).filename().string().find("etcdutl") != std::string::npos;
+  RunOptions ro;
+  ro.env["ETCDCTL_API"] = "3";
+  ro.timeout = std::chrono::seconds(10);
+  auto r = run_process({tool.path, "version"}, ro);
+  if (r.exit_code != 0) {
+    throw Error(ErrorKind::kExternalTool, tool.path + " version failed: " + r.output, "check the etcd tools installation");
+  }
+  // "etcdctl version: 3.4.23" / "etcdutl version: 3.5.9"
+  auto pos = r.output.find("version: ");
+  if (pos != std::string::npos) {
+    tool.version = r.output.substr(pos + 9, r.output.find('\n', pos) - pos - 9);
+  }
+  return tool;
+}
+
+RestoreResult restore_to_data_dir(BlobStore& store, const BackupRecord& backup, const RestoreOptions& in) {
+  RestoreOptions o = in;
+  if (o.initial_cluster.empty()) {
+    std::string first_url = o.initial_advertise_peer_urls.substr(0, o.initial_advertise_peer_urls.find(','));
+    o.initial_cluster = o.name + "=" + first_url;
+  }
+  check_options(o);
+  const std::string data_dir = absolute_path(o.data_dir);
+  if (!is_missing_or_empty_dir(data_dir) && !o.force) {
+    throw Error(ErrorKind::kAlreadyExists, "data dir " + data_dir + " is not empty",
+                "restore into a new directory, or pass --force to replace it (its contents are deleted)");
+  }
+  if (path_exists(data_dir) && !is_directory(data_dir)) {
+    throw Error(ErrorKind::kAlreadyExists, data_dir + " exists and is not a directory");
+  }
+  RestoreTool tool = find_restore_tool(o.restore_tool);
+
+  // Staging beside the target: same filesystem, so the final step is one rename.
+  std::string parent = parent_dir(data_dir);
+  make_dirs(parent);
+  StagingDir staging{parent + "/.etcdadm-restore-" + random_suffix()};
+  make_dirs(staging.path, 0700);
+
+  RestoreResult result;
+  result.backup_name = backup.name;
+  result.data_dir = data_dir;
+  result.tool = tool;
+
+  auto t0 = Clock::now();
+  std::string snapshot = staging.path + "/snapshot.db";
+  FetchResult fetched = fetch_verified(store, backup, snapshot, /*overwrite=*/false);
+  result.db_size = fetched.digest.db_bytes;
+  result.fetch_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  spdlog::info("backup {} verified ({} bytes db, SHA-256 {}) in {:.2f}s", backup.name, fetched.digest.db_bytes,
+               fetched.digest.db_sha256, result.fetch_seconds);
+
+  auto t1 = Clock::now();
+  std::string restored = staging.path + "/data";
+  std::vector<std::string> argv = {tool.path,
+                                    "snapshot",
+                                    "restore",
+                                    snapshot,
+                                    "--data-dir=" + restored,
+                                    "--name=" + o.name,
+                                    "--initial-cluster=" + o.initial_cluster,
+                                    "--initial-cluster-token=" + o.initial_cluster_token,
+                                    "--initial-advertise-peer-urls=" + o.initial_advertise_peer_urls};
+  if (!fetched.digest.has_trailer) argv.push_back("--skip-hash-check");
+  RunOptions ro;
+  ro.env["ETCDCTL_API"] = "3";
+  // etcdctl refuses a flag that is also set through its ETCDCTL_* variable: clear them all.
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string kv(*e);
+    if (kv.rfind("ETCDCTL_", 0) == 0 && kv.rfind("ETCDCTL_API=", 0) != 0) ro.unset_env.push_back(kv.substr(0, kv.find('=')));
+  }
+  spdlog::info("restoring with {} {}", tool.path, tool.version);
+  ProcessResult pr = run_process(argv, ro);
+  if (pr.exit_code != 0) {
+    throw Error(ErrorKind::kExternalTool,
+                tool.path + " snapshot restore failed (exit " + std::to_string(pr.exit_code) + "): " + pr.output,
+                "the data dir was left untouched; check the member flags (--name, --initial-cluster, "
+                "--initial-advertise-peer-urls)");
+  }
+  if (!is_directory(restored + "/member")) {
+    throw Error(ErrorKind::kExternalTool, tool.path + " reported success but wrote no member directory");
+  }
+  ::chmod(restored.c_str(), 0700);  // etcd warns about (3.4) or refuses (3.5+) wider data dirs
+
+  // Swap into place. An existing directory (empty, or non-empty with --force) moves aside first.
+  std::string old = staging.path + "/old";
+  bool moved_aside = false;
+  if (path_exists(data_dir)) {
+    if (::rename(data_dir.c_str(), old.c_str()) != 0) throw_errno("cannot move aside", data_dir, errno);
+    moved_aside = true;
+  }
+  if (::rename(restored.c_str(), data_dir.c_str()) != 0) {
+    int err = errno;
+    if (moved_aside) ::rename(old.c_str(), data_dir.c_str());  // put the old data dir back
+    throw_errno("cannot move restored data into", data_dir, err);
+  }
+  fsync_dir(parent);
+  result.restore_seconds = std::chrono::duration<double>(Clock::now() - t1).count();
+  return result;
+}
+
+}  // namespace etcdadm

@@ -1,0 +1,44 @@
+// Restoring a verified snapshot into an etcd data directory with etcd's own tool
+// (`etcdutl snapshot restore` for 3.5+, `ETCDCTL_API=3 etcdctl snapshot restore` for 3.4).
+// All work happens in a staging directory beside the target; the target is replaced by a rename
+// only after the tool succeeded, so a failed restore never leaves a half-restored data dir.
+#pragma once
+
+#include <string>
+
+#include "store/blob_store.h"
+#include "store/layout.h"
+
+namespace etcdadm {
+
+struct RestoreOptions {
+  std::string data_dir;
+  std::string name = "default";
+  std::string initial_cluster;              // default: <name>=<first advertise peer URL>
+  std::string initial_advertise_peer_urls = "http://localhost:2380";
+  std::string initial_cluster_token = "etcd-cluster";
+  bool force = false;                       // replace a non-empty data dir
+  std::string restore_tool;                 // path to etcdutl/etcdctl; default: etcdutl, else etcdctl on PATH
+};
+
+struct RestoreTool {
+  std::string path;
+  bool is_etcdutl = false;
+  std::string version;  // as the tool reports it
+};
+
+// Finds the tool to restore with (explicit path first). Throws kNotFound with an install hint.
+RestoreTool find_restore_tool(const std::string& explicit_path);
+
+struct RestoreResult {
+  std::string backup_name;
+  std::string data_dir;
+  uint64_t db_size = 0;
+  RestoreTool tool;
+  double fetch_seconds = 0;
+  double restore_seconds = 0;
+};
+
+RestoreResult restore_to_data_dir(BlobStore& store, const BackupRecord& backup, const RestoreOptions& options);
+
+}  // namespace etcdadm

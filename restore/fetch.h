@@ -1,0 +1,28 @@
+// Reading a backup back out of a store, verified: the stored bytes against their recorded SHA-256,
+// the decompression (gzip CRC / zstd checksum), the snapshot's own SHA-256 trailer and the recorded
+// db SHA-256. Output is written under a temporary name and becomes visible only when every check
+// has passed: a corrupt, truncated or tampered backup never reaches the output path.
+#pragma once
+
+#include <string>
+
+#include "store/blob_store.h"
+#include "store/layout.h"
+#include "store/snapshot_digest.h"
+
+namespace etcdadm {
+
+struct FetchResult {
+  SnapshotDigest digest;
+  uint64_t stored_bytes = 0;
+  std::string stored_sha256;
+};
+
+// Verifies and writes the raw snapshot (trailer included, as `etcdctl snapshot save` writes it)
+// to `output_path`. `skip_hash_check` tolerates a trailer-less db (imports made with it).
+FetchResult fetch_verified(BlobStore& store, const BackupRecord& backup, const std::string& output_path, bool overwrite);
+
+// The same checks without writing anything (`backup verify`).
+FetchResult verify_backup(BlobStore& store, const BackupRecord& backup);
+
+}  // namespace etcdadm

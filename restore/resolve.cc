@@ -1,0 +1,63 @@
+#include "restore/resolve.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "common/error.h"
+
+namespace etcdadm {
+
+static std::string list_names(const std::vector<const BackupRecord*>& items) {
+  std::string s;
+  for (const auto* r : items) s += "\n  " + r->name;
+  return s;
+}
+
+const BackupRecord& resolve_backup(const std::vector<BackupRecord>& backups, const std::string& query,
+                                   const std::string& store_url) {
+  if (backups.empty()) {
+    throw Error(ErrorKind::kNotFound, "store " + store_url + " holds no backups",
+                "check --store, or take one with `etcdadm backup save`");
+  }
+  if (query.empty()) throw Error(ErrorKind::kInvalidArgument, "no backup named", "give a backup name, a prefix of one, or 'latest'");
+  if (query == "latest") return backups.front();
+
+  std::vector<const BackupRecord*> prefixed;
+  for (const auto& r : backups) {
+    if (r.name == query) return r;
+    if (r.name.compare(0, query.size(), query) == 0) prefixed.push_back(&r);
+  }
+  if (prefixed.size() == 1) return *prefixed.front();
+  if (prefixed.size() > 1) {
+    std::vector<const BackupRecord*> shown(prefixed.begin(), prefixed.begin() + std::min<size_t>(prefixed.size(), 10));
+    throw Error(ErrorKind::kInvalidArgument,
+                "'" + query + "' matches " + std::to_string(prefixed.size()) + " backups in " + store_url + ":" +
+                    list_names(shown) + (prefixed.size() > shown.size() ? "\n  ..." : ""),
+                "give more of the name");
+  }
+
+  // No match: name the backups closest in time (when the query parses as a time), else the newest.
+  std::vector<const BackupRecord*> nearest;
+  for (const auto& r : backups) nearest.push_back(&r);
+  std::optional<SystemTime> t = parse_rfc3339(query);
+  if (!t) {
+    if (auto p = parse_backup_name(query)) t = p->time;
+  }
+  if (!t && query.size() >= 10) {
+    // Accept partial times such as "2026-11-21T10:00" or "2026-11-21" for distance purposes.
+    std::string padded = query + std::string("0000-01-01T00:00:00Z").substr(std::min<size_t>(query.size(), 20));
+    t = parse_rfc3339(padded);
+  }
+  if (t) {
+    int64_t target = to_unix_micros(*t);
+    std::stable_sort(nearest.begin(), nearest.end(), [&](const BackupRecord* a, const BackupRecord* b) {
+      return std::llabs(a->taken_at_micros - target) < std::llabs(b->taken_at_micros - target);
+    });
+  }
+  nearest.resize(std::min<size_t>(nearest.size(), 5));
+  throw Error(ErrorKind::kNotFound,
+              "no backup '" + query + "' in " + store_url + "; " + (t ? "nearest in time:" : "newest:") + list_names(nearest),
+              "run `etcdadm backup list --store " + store_url + "` and pass one of the names (or 'latest')");
+}
+
+}  // namespace etcdadm

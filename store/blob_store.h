@@ -1,0 +1,61 @@
+// The one small storage interface every backup store backend implements (local directory today;
+// S3 and GCS behind the same interface). Keys are '/'-separated paths relative to the store root.
+//
+// Contract:
+//  - A blob written through create() is invisible under its key until commit() returns; an
+//    aborted or destroyed-uncommitted writer leaves nothing visible under the key.
+//  - create() never replaces an existing blob unless `overwrite` is true.
+//  - list() returns every committed blob whose key starts with `prefix`, in key order.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/codec.h"
+
+namespace etcdadm {
+
+struct BlobInfo {
+  std::string key;
+  uint64_t size = 0;
+  int64_t modified_unix_micros = 0;
+};
+
+class BlobWriter : public ByteSink {
+ public:
+  virtual void commit() = 0;
+  virtual void abort() = 0;  // idempotent
+  virtual uint64_t bytes_written() const = 0;
+};
+
+class BlobReader {
+ public:
+  virtual ~BlobReader() = default;
+  // Reads up to `size` bytes; returns 0 at the end.
+  virtual size_t read(uint8_t* buffer, size_t size) = 0;
+  virtual uint64_t size() const = 0;
+};
+
+class BlobStore {
+ public:
+  virtual ~BlobStore() = default;
+  // Canonical URL of the store (used as the catalog key and in messages).
+  virtual std::string url() const = 0;
+  virtual std::unique_ptr<BlobWriter> create(const std::string& key, bool overwrite = false) = 0;
+  // Throws kNotFound when the blob does not exist.
+  virtual std::unique_ptr<BlobReader> open(const std::string& key) = 0;
+  virtual std::optional<BlobInfo> stat(const std::string& key) = 0;
+  virtual std::vector<BlobInfo> list(const std::string& prefix) = 0;
+  // Removing a missing blob is not an error.
+  virtual void remove(const std::string& key) = 0;
+
+  // Convenience for small files (metadata, markers).
+  std::string read_small(const std::string& key, size_t limit = 16 * 1024 * 1024);
+  void write_small(const std::string& key, const std::string& contents, bool overwrite = false);
+};
+
+}  // namespace etcdadm

@@ -1,0 +1,250 @@
+#include "store/catalog.h"
+
+#include <sqlite3.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <map>
+
+#include "common/error.h"
+#include "common/fs.h"
+
+namespace etcdadm {
+
+namespace {
+
+constexpr int kSchemaVersion = 1;
+
+// RAII prepared statement with typed binders.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) : db_(db) {
+    if (sqlite3_prepare_v2(db, sql, -1, &st_, nullptr) != SQLITE_OK) {
+      throw Error(ErrorKind::kIo, std::string("catalog: cannot prepare statement: ") + sqlite3_errmsg(db));
+    }
+  }
+  ~Stmt() { sqlite3_finalize(st_); }
+  Stmt& bind(int i, const std::string& v) {
+    sqlite3_bind_text(st_, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Stmt& bind(int i, int64_t v) {
+    sqlite3_bind_int64(st_, i, v);
+    return *this;
+  }
+  Stmt& bind_null(int i) {
+    sqlite3_bind_null(st_, i);
+    return *this;
+  }
+  bool step() {
+    int rc = sqlite3_step(st_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    throw Error(ErrorKind::kIo, std::string("catalog: ") + sqlite3_errmsg(db_));
+  }
+  int64_t i64(int col) { return sqlite3_column_int64(st_, col); }
+  bool is_null(int col) { return sqlite3_column_type(st_, col) == SQLITE_NULL; }
+  std::string text(int col) {
+    auto* p = sqlite3_column_text(st_, col);
+    return p ? reinterpret_cast<const char*>(p) : "";
+  }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* st_ = nullptr;
+};
+
+}  // namespace
+
+std::string Catalog::default_path() {
+  if (const char* p = std::getenv("ETCDADM_CATALOG"); p != nullptr && *p != 0) return p;
+  if (::geteuid() == 0) return "/var/cache/etcdadm/catalog.db";
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != 0) return std::string(x) + "/etcdadm/catalog.db";
+  if (const char* h = std::getenv("HOME"); h != nullptr && *h != 0) return std::string(h) + "/.cache/etcdadm/catalog.db";
+  return "/tmp/etcdadm-catalog-" + std::to_string(::geteuid()) + ".db";
+}
+
+Catalog::Catalog(const std::string& path) : path_(path) {
+  if (path != ":memory:") make_dirs(parent_dir(path), 0700);
+  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr) != SQLITE_OK) {
+    std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw Error(ErrorKind::kIo, "cannot open catalog " + path + ": " + msg, "pass --catalog with a writable path");
+  }
+  // Several etcdadm processes (sidecar, cron, an operator) may use one catalog at once.
+  sqlite3_busy_timeout(db_, 10000);
+  exec("PRAGMA journal_mode=WAL");
+  exec("PRAGMA synchronous=NORMAL");
+  Stmt v(db_, "PRAGMA user_version");
+  v.step();
+  int64_t version = v.i64(0);
+  if (version != kSchemaVersion) {
+    // The catalog is only an index: on any other schema, start over (sync() refills it).
+    exec("DROP TABLE IF EXISTS backups");
+    exec("DROP TABLE IF EXISTS stores");
+    exec("CREATE TABLE stores (id INTEGER PRIMARY KEY, url TEXT NOT NULL UNIQUE, last_sync_micros INTEGER)");
+    exec(
+        "CREATE TABLE backups ("
+        " store_id INTEGER NOT NULL REFERENCES stores(id),"
+        " name TEXT NOT NULL,"
+        " taken_at_micros INTEGER NOT NULL,"
+        " format TEXT NOT NULL,"
+        " source TEXT NOT NULL,"
+        " data_file TEXT NOT NULL,"
+        " compression TEXT NOT NULL,"
+        " stored_size INTEGER NOT NULL,"
+        " db_size INTEGER,"
+        " revision INTEGER,"
+        " revision_exact INTEGER NOT NULL,"
+        " db_sha256 TEXT NOT NULL,"
+        " stored_sha256 TEXT NOT NULL,"
+        " hash_trailer INTEGER NOT NULL,"
+        " etcd_version TEXT NOT NULL,"
+        " cluster_id TEXT NOT NULL,"
+        " member_id TEXT NOT NULL,"
+        " PRIMARY KEY (store_id, name))");
+    exec("CREATE INDEX backups_by_time ON backups(store_id, taken_at_micros)");
+    exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
+  }
+}
+
+Catalog Catalog::open_or_memory(const std::string& path) {
+  try {
+    return Catalog(path);
+  } catch (const Error& e) {
+    spdlog::warn("{}; using a temporary in-memory catalog (listing reads every backup's metadata)", e.what());
+    return Catalog(":memory:");
+  }
+}
+
+Catalog::Catalog(Catalog&& other) noexcept : path_(std::move(other.path_)), db_(other.db_) { other.db_ = nullptr; }
+
+Catalog::~Catalog() {
+  if (db_ != nullptr) sqlite3_close(db_);
+}
+
+void Catalog::exec(const std::string& sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "?";
+    sqlite3_free(err);
+    throw Error(ErrorKind::kIo, "catalog " + path_ + ": " + msg);
+  }
+}
+
+int64_t Catalog::store_id(const std::string& url) {
+  Stmt ins(db_, "INSERT OR IGNORE INTO stores(url) VALUES (?)");
+  ins.bind(1, url).step();
+  Stmt sel(db_, "SELECT id FROM stores WHERE url = ?");
+  sel.bind(1, url);
+  if (!sel.step()) throw Error(ErrorKind::kInternal, "catalog: store row vanished");
+  return sel.i64(0);
+}
+
+void Catalog::insert(int64_t sid, const BackupRecord& r) {
+  Stmt st(db_,
+          "INSERT OR REPLACE INTO backups (store_id, name, taken_at_micros, format, source, data_file, compression,"
+          " stored_size, db_size, revision, revision_exact, db_sha256, stored_sha256, hash_trailer, etcd_version,"
+          " cluster_id, member_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  st.bind(1, sid).bind(2, r.name).bind(3, r.taken_at_micros).bind(4, r.format).bind(5, r.source);
+  st.bind(6, r.data_file).bind(7, std::string(compression_name(r.compression))).bind(8, static_cast<int64_t>(r.stored_size));
+  if (r.db_size) st.bind(9, static_cast<int64_t>(*r.db_size));
+  else st.bind_null(9);
+  if (r.revision) st.bind(10, *r.revision);
+  else st.bind_null(10);
+  st.bind(11, int64_t{r.revision_exact}).bind(12, r.db_sha256).bind(13, r.stored_sha256);
+  st.bind(14, int64_t{r.hash_trailer}).bind(15, r.etcd_version).bind(16, r.cluster_id).bind(17, r.member_id);
+  st.step();
+}
+
+void Catalog::record(const std::string& store_url, const BackupRecord& r) {
+  insert(store_id(store_url), r);
+}
+
+SyncStats Catalog::sync(BlobStore& store) {
+  SyncStats stats;
+  std::vector<BackupListing> listed = scan_backups(store);
+  int64_t sid = store_id(store.url());
+
+  std::map<std::string, int64_t> known;  // name -> stored size
+  {
+    Stmt sel(db_, "SELECT name, stored_size FROM backups WHERE store_id = ?");
+    sel.bind(1, sid);
+    while (sel.step()) known[sel.text(0)] = sel.i64(1);
+  }
+  exec("BEGIN IMMEDIATE");
+  try {
+    for (const auto& l : listed) {
+      auto it = known.find(l.name);
+      // A known backup whose data file changed size was replaced behind our back: re-read it.
+      if (it != known.end() && (l.data_key.empty() || static_cast<uint64_t>(it->second) == l.data_size)) {
+        ++stats.unchanged;
+        known.erase(it);
+        continue;
+      }
+      if (it != known.end()) known.erase(it);
+      try {
+        insert(sid, load_backup_record(store, l));
+        ++stats.added;
+      } catch (const Error& e) {
+        ++stats.unreadable;
+        spdlog::warn("skipping backup {} in {}: {}", l.name, store.url(), e.what());
+      }
+    }
+    // Whatever is left in `known` is no longer in the store.
+    for (const auto& [name, size] : known) {
+      Stmt del(db_, "DELETE FROM backups WHERE store_id = ? AND name = ?");
+      del.bind(1, sid).bind(2, name).step();
+      ++stats.removed;
+    }
+    Stmt upd(db_, "UPDATE stores SET last_sync_micros = ? WHERE id = ?");
+    upd.bind(1, to_unix_micros(std::chrono::system_clock::now())).bind(2, sid).step();
+    exec("COMMIT");
+  } catch (...) {
+    exec("ROLLBACK");
+    throw;
+  }
+  return stats;
+}
+
+SyncStats Catalog::rebuild(BlobStore& store) {
+  int64_t sid = store_id(store.url());
+  Stmt del(db_, "DELETE FROM backups WHERE store_id = ?");
+  del.bind(1, sid).step();
+  return sync(store);
+}
+
+std::vector<BackupRecord> Catalog::backups(const std::string& store_url) {
+  std::vector<BackupRecord> out;
+  Stmt sel(db_,
+           "SELECT b.name, b.taken_at_micros, b.format, b.source, b.data_file, b.compression, b.stored_size, b.db_size,"
+           " b.revision, b.revision_exact, b.db_sha256, b.stored_sha256, b.hash_trailer, b.etcd_version, b.cluster_id,"
+           " b.member_id FROM backups b JOIN stores s ON s.id = b.store_id WHERE s.url = ?"
+           " ORDER BY b.taken_at_micros DESC, b.name DESC");
+  sel.bind(1, store_url);
+  while (sel.step()) {
+    BackupRecord r;
+    r.name = sel.text(0);
+    r.taken_at_micros = sel.i64(1);
+    r.format = sel.text(2);
+    r.source = sel.text(3);
+    r.data_file = sel.text(4);
+    r.compression = parse_compression(sel.text(5)).value_or(Compression::kGzip);
+    r.stored_size = static_cast<uint64_t>(sel.i64(6));
+    if (!sel.is_null(7)) r.db_size = static_cast<uint64_t>(sel.i64(7));
+    if (!sel.is_null(8)) r.revision = sel.i64(8);
+    r.revision_exact = sel.i64(9) != 0;
+    r.db_sha256 = sel.text(10);
+    r.stored_sha256 = sel.text(11);
+    r.hash_trailer = sel.i64(12) != 0;
+    r.etcd_version = sel.text(13);
+    r.cluster_id = sel.text(14);
+    r.member_id = sel.text(15);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace etcdadm

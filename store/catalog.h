@@ -1,0 +1,56 @@
+// The SQLite catalog: a local index of what each backup store holds, so that `backup list` and
+// name resolution are fast on stores with thousands of backups. It is never the truth: sync()
+// reconciles it with the store (reading metadata only of backups it has not seen), and rebuild()
+// recreates it from scratch. Losing the file loses nothing.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "store/blob_store.h"
+#include "store/layout.h"
+
+struct sqlite3;
+
+namespace etcdadm {
+
+struct SyncStats {
+  int added = 0;
+  int removed = 0;
+  int unchanged = 0;
+  int unreadable = 0;  // listed backups whose metadata could not be read (skipped, warned)
+};
+
+class Catalog {
+ public:
+  // root: /var/cache/etcdadm/catalog.db; others: $XDG_CACHE_HOME/etcdadm/catalog.db or
+  // ~/.cache/etcdadm/catalog.db. ETCDADM_CATALOG overrides both.
+  static std::string default_path();
+
+  // Opens (creating) the catalog at `path`; ":memory:" is a throw-away catalog.
+  explicit Catalog(const std::string& path);
+  // Opens `path`, or falls back to an in-memory catalog with a warning when it cannot be opened
+  // (read-only home, full disk): listing a store must never fail because of the index.
+  static Catalog open_or_memory(const std::string& path);
+  ~Catalog();
+  Catalog(Catalog&& other) noexcept;
+  Catalog(const Catalog&) = delete;
+  Catalog& operator=(const Catalog&) = delete;
+
+  SyncStats sync(BlobStore& store);
+  SyncStats rebuild(BlobStore& store);
+  // Records a backup just written (so the next list needs no metadata read).
+  void record(const std::string& store_url, const BackupRecord& r);
+  // Newest first (by time taken, then name).
+  std::vector<BackupRecord> backups(const std::string& store_url);
+  const std::string& path() const { return path_; }
+
+ private:
+  void exec(const std::string& sql);
+  int64_t store_id(const std::string& store_url);
+  void insert(int64_t store_id, const BackupRecord& r);
+  std::string path_;
+  sqlite3* db_ = nullptr;
+};
+
+}  // namespace etcdadm

@@ -1,0 +1,288 @@
+#include "store/layout.h"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+
+#include "common/error.h"
+
+namespace etcdadm {
+
+using json = nlohmann::json;
+
+std::string make_backup_name(SystemTime t) {
+  int64_t us = to_unix_micros(t);
+  char suffix[16];
+  std::snprintf(suffix, sizeof suffix, "-%06lld", static_cast<long long>(us % 1000000));
+  return format_rfc3339_seconds(t) + suffix;
+}
+
+std::optional<ParsedName> parse_backup_name(const std::string& name) {
+  // 2019-05-07T18:28:01Z-000977 : 20 characters of time, '-', 6 digits.
+  if (name.size() != 27 || name[20] != '-') return std::nullopt;
+  auto t = parse_rfc3339(name.substr(0, 20));
+  if (!t) return std::nullopt;
+  int64_t suffix = 0;
+  for (size_t i = 21; i < 27; ++i) {
+    if (name[i] < '0' || name[i] > '9') return std::nullopt;
+    suffix = suffix * 10 + (name[i] - '0');
+  }
+  return ParsedName{*t + std::chrono::microseconds(suffix), suffix};
+}
+
+std::string data_file_name(Compression c) { return std::string(kDataFileStem) + compression_extension(c); }
+
+// ---- store marker ----
+
+std::optional<StoreSettings> read_store_settings(BlobStore& store) {
+  if (!store.stat(kStoreMarkerFile)) return std::nullopt;
+  std::string text = store.read_small(kStoreMarkerFile);
+  StoreSettings s;
+  try {
+    json j = json::parse(text);
+    s.layout_version = j.value("layoutVersion", 0);
+    auto c = parse_compression(j.value("compression", "gzip"));
+    if (!c) throw Error(ErrorKind::kCorrupt, "unknown compression '" + j.value("compression", "") + "'");
+    s.compression = *c;
+    s.created_at = j.value("createdAt", "");
+    s.created_by = j.value("createdBy", "");
+  } catch (const json::exception& e) {
+    throw Error(ErrorKind::kCorrupt, "store marker " + store.url() + "/" + kStoreMarkerFile + " is not valid JSON: " + e.what());
+  }
+  if (s.layout_version > kLayoutVersion) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "store " + store.url() + " uses layout version " + std::to_string(s.layout_version) +
+                    ", newer than this etcdadm understands (" + std::to_string(kLayoutVersion) + ")",
+                "upgrade etcdadm");
+  }
+  return s;
+}
+
+StoreSettings ensure_store_settings(BlobStore& store, std::optional<Compression> requested) {
+  if (auto existing = read_store_settings(store)) {
+    if (requested && *requested != existing->compression) {
+      throw Error(ErrorKind::kInvalidArgument,
+                  std::string("store ") + store.url() + " was created with compression " + compression_name(existing->compression) +
+                      ", not " + compression_name(*requested),
+                  "drop --compression, or use a new store for a different compression");
+    }
+    return *existing;
+  }
+  StoreSettings s;
+  s.compression = requested.value_or(Compression::kGzip);
+  s.created_at = format_rfc3339_seconds(std::chrono::system_clock::now());
+  s.created_by = std::string("etcdadm ") + ETCDADM_VERSION;
+  json j = {{"layoutVersion", s.layout_version},
+            {"compression", compression_name(s.compression)},
+            {"createdAt", s.created_at},
+            {"createdBy", s.created_by}};
+  try {
+    store.write_small(kStoreMarkerFile, j.dump(2) + "\n", /*overwrite=*/false);
+  } catch (const Error& e) {
+    // Another writer created it first: theirs counts.
+    if (e.kind() != ErrorKind::kAlreadyExists) throw;
+    return ensure_store_settings(store, requested);
+  }
+  return s;
+}
+
+// ---- metadata ----
+
+std::string backup_meta_to_json(const BackupMeta& m) {
+  json j = {
+      {"layoutVersion", m.layout_version},
+      {"name", m.name},
+      {"createdAt", m.created_at},
+      {"source", m.source},
+      {"dataFile", m.data_file},
+      {"compression", compression_name(m.compression)},
+      {"encryption", m.encryption},
+      {"dbSize", m.db_size},
+      {"snapshotSize", m.snapshot_size},
+      {"storedSize", m.stored_size},
+      {"dbSha256", m.db_sha256},
+      {"storedSha256", m.stored_sha256},
+      {"hashTrailer", m.hash_trailer},
+      {"revision", m.revision ? json(*m.revision) : json(nullptr)},
+      {"revisionExact", m.revision_exact},
+      {"raftIndex", m.raft_index},
+      {"raftTerm", m.raft_term},
+      {"etcdVersion", m.etcd_version},
+      {"clusterId", m.cluster_id},
+      {"memberId", m.member_id},
+      {"memberName", m.member_name},
+      {"endpoint", m.endpoint},
+      {"fromLeader", m.from_leader},
+      {"memberCount", m.member_count},
+      {"toolVersion", m.tool_version},
+      {"durationSeconds", m.duration_seconds},
+  };
+  return j.dump(2) + "\n";
+}
+
+BackupMeta backup_meta_from_json(const std::string& text, const std::string& where) {
+  BackupMeta m;
+  try {
+    json j = json::parse(text);
+    m.layout_version = j.at("layoutVersion").get<int>();
+    m.name = j.value("name", "");
+    m.created_at = j.value("createdAt", "");
+    m.source = j.value("source", "snapshot");
+    m.data_file = j.at("dataFile").get<std::string>();
+    auto c = parse_compression(j.value("compression", "gzip"));
+    if (!c) throw Error(ErrorKind::kCorrupt, where + ": unknown compression " + j.value("compression", ""));
+    m.compression = *c;
+    m.encryption = j.value("encryption", "none");
+    m.db_size = j.value("dbSize", uint64_t{0});
+    m.snapshot_size = j.value("snapshotSize", uint64_t{0});
+    m.stored_size = j.at("storedSize").get<uint64_t>();
+    m.db_sha256 = j.value("dbSha256", "");
+    m.stored_sha256 = j.value("storedSha256", "");
+    m.hash_trailer = j.value("hashTrailer", true);
+    if (j.contains("revision") && !j["revision"].is_null()) m.revision = j["revision"].get<int64_t>();
+    m.revision_exact = j.value("revisionExact", false);
+    m.raft_index = j.value("raftIndex", uint64_t{0});
+    m.raft_term = j.value("raftTerm", uint64_t{0});
+    m.etcd_version = j.value("etcdVersion", "");
+    m.cluster_id = j.value("clusterId", "");
+    m.member_id = j.value("memberId", "");
+    m.member_name = j.value("memberName", "");
+    m.endpoint = j.value("endpoint", "");
+    m.from_leader = j.value("fromLeader", false);
+    m.member_count = j.value("memberCount", 0);
+    m.tool_version = j.value("toolVersion", "");
+    m.duration_seconds = j.value("durationSeconds", 0.0);
+  } catch (const json::exception& e) {
+    throw Error(ErrorKind::kCorrupt, where + " is not valid backup metadata: " + e.what());
+  }
+  if (m.encryption != "none") {
+    throw Error(ErrorKind::kInvalidArgument, where + " is encrypted (" + m.encryption + "), which this etcdadm cannot read",
+                "upgrade etcdadm");
+  }
+  return m;
+}
+
+std::string etcd_manager_meta_json(const std::string& etcd_version, int64_t unix_seconds, int member_count) {
+  // Field order and formatting as Go's jsonpb writes them (2-space indent, int64 as string).
+  std::string out = "{\n";
+  if (!etcd_version.empty()) out += "  \"etcdVersion\": " + json(etcd_version).dump() + ",\n";
+  out += "  \"timestamp\": \"" + std::to_string(unix_seconds) + "\",\n";
+  out += "  \"clusterSpec\": {";
+  bool first = true;
+  if (member_count > 0) {
+    out += "\n    \"memberCount\": " + std::to_string(member_count);
+    first = false;
+  }
+  if (!etcd_version.empty()) {
+    out += std::string(first ? "" : ",") + "\n    \"etcdVersion\": " + json(etcd_version).dump();
+    first = false;
+  }
+  out += first ? "}\n" : "\n  }\n";
+  out += "}";
+  return out;
+}
+
+EtcdManagerMeta parse_etcd_manager_meta(const std::string& text, const std::string& where) {
+  EtcdManagerMeta m;
+  try {
+    json j = json::parse(text);
+    if (!j.is_object()) throw Error(ErrorKind::kCorrupt, where + " is not a JSON object");
+    m.etcd_version = j.value("etcdVersion", "");
+    if (j.contains("timestamp")) {
+      const auto& ts = j["timestamp"];
+      if (ts.is_number_integer()) m.timestamp = ts.get<int64_t>();
+      else if (ts.is_string()) m.timestamp = std::stoll(ts.get<std::string>());
+    }
+    if (j.contains("clusterSpec") && j["clusterSpec"].is_object()) {
+      const auto& spec = j["clusterSpec"];
+      if (spec.contains("memberCount")) {
+        const auto& mc = spec["memberCount"];
+        m.member_count = mc.is_string() ? std::stoi(mc.get<std::string>()) : mc.get<int>();
+      }
+      if (m.etcd_version.empty()) m.etcd_version = spec.value("etcdVersion", "");
+    }
+  } catch (const json::exception& e) {
+    throw Error(ErrorKind::kCorrupt, where + " is not valid JSON: " + e.what());
+  } catch (const std::logic_error& e) {
+    throw Error(ErrorKind::kCorrupt, where + " has a malformed timestamp or member count");
+  }
+  return m;
+}
+
+// ---- listing ----
+
+std::vector<BackupListing> scan_backups(BlobStore& store) {
+  std::map<std::string, BackupListing> dirs;
+  std::map<std::string, bool> complete;
+  for (const auto& blob : store.list("")) {
+    auto slash = blob.key.find('/');
+    if (slash == std::string::npos) continue;  // store-level files (marker)
+    std::string dir = blob.key.substr(0, slash);
+    std::string file = blob.key.substr(slash + 1);
+    if (file.find('/') != std::string::npos) continue;  // deeper trees are not backups (e.g. control/)
+    auto& l = dirs[dir];
+    l.name = dir;
+    if (file == kEtcdManagerMetaFile) complete[dir] = true;
+    else if (file == kBackupMetaFile) l.has_backup_meta = true;
+    else if (file.rfind(kDataFileStem, 0) == 0) {
+      // Prefer the name the layout writes; a stray second data file is ignored.
+      if (l.data_key.empty() || file == "etcd.backup.gz") {
+        l.data_key = blob.key;
+        l.data_size = blob.size;
+      }
+    }
+  }
+  std::vector<BackupListing> out;
+  for (auto& [dir, l] : dirs) {
+    if (complete.count(dir)) out.push_back(std::move(l));
+  }
+  return out;
+}
+
+BackupRecord record_from_meta(const BackupMeta& m) {
+  BackupRecord r;
+  r.name = m.name;
+  r.format = "etcdadm";
+  r.data_file = m.data_file;
+  r.compression = m.compression;
+  r.stored_size = m.stored_size;
+  r.db_size = m.db_size;
+  r.revision = m.revision;
+  r.revision_exact = m.revision_exact;
+  r.db_sha256 = m.db_sha256;
+  r.stored_sha256 = m.stored_sha256;
+  r.hash_trailer = m.hash_trailer;
+  r.etcd_version = m.etcd_version;
+  r.cluster_id = m.cluster_id;
+  r.member_id = m.member_id;
+  r.source = m.source;
+  if (auto t = parse_rfc3339(m.created_at)) r.taken_at_micros = to_unix_micros(*t);
+  return r;
+}
+
+BackupRecord load_backup_record(BlobStore& store, const BackupListing& l) {
+  BackupRecord r;
+  if (l.has_backup_meta) {
+    std::string key = l.name + "/" + kBackupMetaFile;
+    r = record_from_meta(backup_meta_from_json(store.read_small(key), store.url() + "/" + key));
+    r.name = l.name;
+  } else {
+    std::string key = l.name + "/" + kEtcdManagerMetaFile;
+    EtcdManagerMeta em = parse_etcd_manager_meta(store.read_small(key), store.url() + "/" + key);
+    r.name = l.name;
+    r.format = "etcd-manager";
+    r.source = "etcd-manager";
+    r.etcd_version = em.etcd_version;
+    if (em.timestamp) r.taken_at_micros = *em.timestamp * 1000000;
+    r.data_file = l.data_key.empty() ? "" : l.data_key.substr(l.data_key.find('/') + 1);
+    r.stored_size = l.data_size;
+    std::string ext = r.data_file.substr(std::string(kDataFileStem).size());
+    r.compression = ext == ".zst" ? Compression::kZstd : ext.empty() ? Compression::kNone : Compression::kGzip;
+  }
+  if (r.taken_at_micros == 0) {
+    if (auto p = parse_backup_name(l.name)) r.taken_at_micros = to_unix_micros(p->time);
+  }
+  return r;
+}
+
+}  // namespace etcdadm

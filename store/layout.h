@@ -1,0 +1,127 @@
+// Store layout v1 (docs/store-format.md is the normative prose). A backup is the directory
+// <name>/ holding, in write order:
+//   1. etcd.backup.gz | etcd.backup.zst | etcd.backup   the snapshot db + SHA-256 trailer
+//   2. etcdadm-backup.json                               our metadata (BackupMeta)
+//   3. _etcd_backup.meta                                 etcd-manager's metadata, exactly its fields
+// A backup exists once (3) exists. The store root holds etcdadm-store.json (StoreSettings).
+// Stores written by etcd-manager (no marker, no etcdadm-backup.json) are read as well.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/timefmt.h"
+#include "store/blob_store.h"
+#include "store/codec.h"
+
+namespace etcdadm {
+
+inline constexpr int kLayoutVersion = 1;
+inline constexpr const char* kEtcdManagerMetaFile = "_etcd_backup.meta";
+inline constexpr const char* kBackupMetaFile = "etcdadm-backup.json";
+inline constexpr const char* kStoreMarkerFile = "etcdadm-store.json";
+inline constexpr const char* kDataFileStem = "etcd.backup";
+
+// ---- names ----
+// "<UTC RFC3339 seconds>-<6 digits>"; we put the microseconds of that second in the digits.
+std::string make_backup_name(SystemTime t);
+struct ParsedName {
+  SystemTime time;    // seconds precision (+ the 6 digits as microseconds, etcd-manager-compatible order)
+  int64_t suffix = 0;
+};
+std::optional<ParsedName> parse_backup_name(const std::string& name);
+std::string data_file_name(Compression c);
+
+// ---- store marker ----
+struct StoreSettings {
+  int layout_version = kLayoutVersion;
+  Compression compression = Compression::kGzip;
+  std::string created_at;
+  std::string created_by;
+};
+std::optional<StoreSettings> read_store_settings(BlobStore& store);
+// Returns the store's settings, writing the marker when the store has none. A `requested`
+// compression that contradicts an existing marker is refused (kInvalidArgument): one store, one
+// format, so that every reader knows what to expect.
+StoreSettings ensure_store_settings(BlobStore& store, std::optional<Compression> requested);
+
+// ---- per-backup metadata ----
+struct BackupMeta {
+  int layout_version = kLayoutVersion;
+  std::string name;
+  std::string created_at;          // RFC3339 with microseconds, UTC: when the snapshot was requested
+  std::string source = "snapshot";  // "snapshot" (streamed from a member) | "import" (a file)
+  std::string data_file;            // file name inside the backup directory
+  Compression compression = Compression::kGzip;
+  std::string encryption = "none";
+  uint64_t db_size = 0;             // bytes of the bbolt db (trailer excluded)
+  uint64_t snapshot_size = 0;       // bytes before compression (db + trailer when present)
+  uint64_t stored_size = 0;         // bytes of the data file
+  std::string db_sha256;            // hex SHA-256 of the db bytes (== the trailer when present)
+  std::string stored_sha256;        // hex SHA-256 of the data file
+  bool hash_trailer = true;         // the snapshot ends with its SHA-256 trailer
+  std::optional<int64_t> revision;  // store revision of the snapshot (see revision_exact)
+  bool revision_exact = false;      // false: `revision` is a lower bound (writes raced the snapshot)
+  uint64_t raft_index = 0;
+  uint64_t raft_term = 0;
+  std::string etcd_version;
+  std::string cluster_id;           // hex, as etcdctl prints it
+  std::string member_id;            // hex: the member the snapshot came from
+  std::string member_name;
+  std::string endpoint;
+  bool from_leader = false;
+  int member_count = 0;
+  std::string tool_version;
+  double duration_seconds = 0;
+};
+std::string backup_meta_to_json(const BackupMeta& m);
+// Throws kCorrupt when the JSON is unreadable or misses required fields.
+BackupMeta backup_meta_from_json(const std::string& json, const std::string& where);
+
+// etcd-manager's _etcd_backup.meta: {"etcdVersion","timestamp" (unix seconds, string),
+// "clusterSpec":{"memberCount","etcdVersion"}}, 2-space indent, nothing else.
+std::string etcd_manager_meta_json(const std::string& etcd_version, int64_t unix_seconds, int member_count);
+struct EtcdManagerMeta {
+  std::string etcd_version;
+  std::optional<int64_t> timestamp;  // unix seconds; accepted as string or number
+  int member_count = 0;
+};
+EtcdManagerMeta parse_etcd_manager_meta(const std::string& json, const std::string& where);
+
+// ---- what a store holds ----
+// One complete backup as seen in a listing (no metadata read yet).
+struct BackupListing {
+  std::string name;
+  std::string data_key;        // key of the data file ("" when the directory has none)
+  uint64_t data_size = 0;
+  bool has_backup_meta = false;  // etcdadm-backup.json present
+};
+// Lists complete backups (directories holding _etcd_backup.meta), sorted by name.
+std::vector<BackupListing> scan_backups(BlobStore& store);
+
+// What the catalog keeps per backup (merged from whichever metadata exists).
+struct BackupRecord {
+  std::string name;
+  int64_t taken_at_micros = 0;   // 0 when unknown
+  std::string format;            // "etcdadm" | "etcd-manager"
+  std::string data_file;
+  Compression compression = Compression::kGzip;
+  uint64_t stored_size = 0;
+  std::optional<uint64_t> db_size;
+  std::optional<int64_t> revision;
+  bool revision_exact = false;
+  std::string db_sha256;         // empty when unknown
+  std::string stored_sha256;     // empty when unknown
+  bool hash_trailer = true;
+  std::string etcd_version;
+  std::string cluster_id;
+  std::string member_id;
+  std::string source;
+};
+// Reads the metadata of one listed backup.
+BackupRecord load_backup_record(BlobStore& store, const BackupListing& listing);
+BackupRecord record_from_meta(const BackupMeta& meta);
+
+}  // namespace etcdadm

@@ -1,0 +1,150 @@
+#include "store/local_store.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+
+#include "common/error.h"
+#include "common/fs.h"
+
+namespace etcdadm {
+
+namespace stdfs = std::filesystem;
+
+namespace {
+
+class LocalWriter : public BlobWriter {
+ public:
+  LocalWriter(const std::string& path, bool overwrite) : file_(path, 0644, overwrite) {}
+  void write(const uint8_t* d, size_t n) override { file_.write(d, n); }
+  void commit() override { file_.commit(); }
+  void abort() override { file_.abort(); }
+  uint64_t bytes_written() const override { return file_.bytes_written(); }
+
+ private:
+  AtomicFile file_;
+};
+
+class LocalReader : public BlobReader {
+ public:
+  explicit LocalReader(const std::string& path) : path_(path) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) throw_errno("cannot open", path, errno);
+    struct stat st;
+    if (::fstat(fd_, &st) != 0) throw_errno("cannot stat", path, errno);
+    size_ = static_cast<uint64_t>(st.st_size);
+    ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
+  }
+  ~LocalReader() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  size_t read(uint8_t* buf, size_t n) override {
+    for (;;) {
+      ssize_t r = ::read(fd_, buf, n);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) throw_errno("cannot read", path_, errno);
+      return static_cast<size_t>(r);
+    }
+  }
+  uint64_t size() const override { return size_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+};
+
+bool is_temp_name(const std::string& filename) {
+  return !filename.empty() && filename[0] == '.' && filename.find(".tmp-") != std::string::npos;
+}
+
+}  // namespace
+
+LocalStore::LocalStore(std::string root) : root_(absolute_path(root)) {}
+
+std::string LocalStore::url() const { return "file://" + root_; }
+
+std::string LocalStore::path_of(const std::string& key) const {
+  if (key.empty() || key.front() == '/' || key.find("..") != std::string::npos) {
+    throw Error(ErrorKind::kInvalidArgument, "invalid blob key '" + key + "'");
+  }
+  return root_ + "/" + key;
+}
+
+std::unique_ptr<BlobWriter> LocalStore::create(const std::string& key, bool overwrite) {
+  std::string path = path_of(key);
+  std::string dir = parent_dir(path);
+  bool existed = is_directory(dir);
+  make_dirs(dir);
+  // A new directory entry must itself be durable before files inside it matter.
+  if (!existed) fsync_dir(parent_dir(dir));
+  return std::make_unique<LocalWriter>(path, overwrite);
+}
+
+std::unique_ptr<BlobReader> LocalStore::open(const std::string& key) {
+  std::string path = path_of(key);
+  if (!is_directory(root_)) {
+    throw Error(ErrorKind::kNotFound, "store directory " + root_ + " does not exist", "check --store");
+  }
+  try {
+    return std::make_unique<LocalReader>(path);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kNotFound) throw Error(ErrorKind::kNotFound, key + " not found in " + url());
+    throw;
+  }
+}
+
+std::optional<BlobInfo> LocalStore::stat(const std::string& key) {
+  struct stat st;
+  std::string path = path_of(key);
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
+    throw_errno("cannot stat", path, errno);
+  }
+  if (!S_ISREG(st.st_mode)) return std::nullopt;
+  return BlobInfo{key, static_cast<uint64_t>(st.st_size),
+                  static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000 + st.st_mtim.tv_nsec / 1000};
+}
+
+std::vector<BlobInfo> LocalStore::list(const std::string& prefix) {
+  std::vector<BlobInfo> out;
+  std::error_code ec;
+  if (!stdfs::is_directory(root_, ec)) {
+    throw Error(ErrorKind::kNotFound, "store directory " + root_ + " does not exist",
+                "check --store (a new store is created by the first `backup save`)");
+  }
+  // Start the walk at the deepest directory the prefix names, so listing one backup is cheap.
+  std::string start_rel = prefix.substr(0, prefix.rfind('/') == std::string::npos ? 0 : prefix.rfind('/'));
+  stdfs::path start = start_rel.empty() ? stdfs::path(root_) : stdfs::path(root_) / start_rel;
+  if (!stdfs::is_directory(start, ec)) return out;
+  stdfs::recursive_directory_iterator it(start, stdfs::directory_options::skip_permission_denied, ec), end;
+  if (ec) throw Error(ErrorKind::kIo, "cannot list " + start.string() + ": " + ec.message());
+  for (; it != end; it.increment(ec)) {
+    if (ec) throw Error(ErrorKind::kIo, "cannot list " + root_ + ": " + ec.message());
+    if (!it->is_regular_file(ec)) continue;
+    std::string name = it->path().filename().string();
+    if (is_temp_name(name)) continue;  // uncommitted writes are not blobs
+    std::string key = it->path().lexically_relative(root_).string();
+    if (key.compare(0, prefix.size(), prefix) != 0) continue;
+    struct stat st;
+    if (::stat(it->path().c_str(), &st) != 0) continue;  // removed while listing
+    out.push_back(BlobInfo{key, static_cast<uint64_t>(st.st_size),
+                           static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000 + st.st_mtim.tv_nsec / 1000});
+  }
+  std::sort(out.begin(), out.end(), [](const BlobInfo& a, const BlobInfo& b) { return a.key < b.key; });
+  return out;
+}
+
+void LocalStore::remove(const std::string& key) {
+  std::string path = path_of(key);
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) throw_errno("cannot remove", path, errno);
+  // Drop the directory once its last blob is gone (backup directories are removed this way).
+  std::string dir = parent_dir(path);
+  if (dir != root_ && ::rmdir(dir.c_str()) == 0) fsync_dir(parent_dir(dir));
+}
+
+}  // namespace etcdadm
