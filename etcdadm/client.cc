@@ -1,5 +1,6 @@
 #include "etcdadm/client.h"
 
+#include <grpc/support/log.h>
 #include <grpcpp/grpcpp.h>
 #include <spdlog/spdlog.h>
 
@@ -14,6 +15,18 @@
 namespace etcdadm {
 
 using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// gRPC logs handshake failures itself, on stderr; our errors already say what happened, so its
+// lines go to the debug log instead.
+void grpc_log_to_spdlog(gpr_log_func_args* args) { spdlog::debug("grpc: {}", args->message); }
+
+struct GrpcLogRedirect {
+  GrpcLogRedirect() { gpr_set_log_function(grpc_log_to_spdlog); }
+} grpc_log_redirect;
+
+}  // namespace
 
 struct EtcdClient::Conn {
   Endpoint endpoint;
@@ -72,6 +85,10 @@ EtcdClient::Conn& EtcdClient::conn(const std::string& url) {
   return ref;
 }
 
+CallSite EtcdClient::site(const Conn& c, const std::string& operation) const {
+  return CallSite{operation, c.endpoint.url, c.endpoint.tls, !config_.cert.empty(), c.connected_once};
+}
+
 // Waits for the channel to connect within the dial timeout. Failing that, the caller's RPC (sent
 // without wait-for-ready) fails at once with gRPC's reason for the failed connection attempt.
 static bool dial(grpc::Channel& channel, std::chrono::milliseconds dial_timeout) {
@@ -87,7 +104,7 @@ void EtcdClient::authenticate(Conn& c) {
   ctx.set_deadline(std::chrono::system_clock::now() + config_.command_timeout);
   grpc::Status st = c.auth->Authenticate(&ctx, req, &resp);
   if (!st.ok()) {
-    Error e = error_from_grpc(st, "Authenticate as " + config_.user, c.endpoint.url, c.endpoint.tls, c.connected_once);
+    Error e = error_from_grpc(st, site(c, "Authenticate as " + config_.user));
     if (e.kind() == ErrorKind::kAuth || e.kind() == ErrorKind::kInvalidArgument) {
       throw Error(ErrorKind::kAuth, "authentication as user " + config_.user + " on " + c.endpoint.url + " failed: " + st.error_message(),
                   "check --user/--password (or ETCDCTL_USER/ETCDCTL_PASSWORD)");
@@ -128,7 +145,7 @@ void EtcdClient::call_member(const std::string& endpoint, const char* operation,
       c.token.clear();
       continue;
     }
-    throw error_from_grpc(st, operation, endpoint, c.endpoint.tls, c.connected_once);
+    throw error_from_grpc(st, site(c, operation));
   }
 }
 
@@ -278,7 +295,9 @@ SnapshotStreamResult EtcdClient::snapshot(const std::string& endpoint, const Sna
   }
   if (!st.ok()) {
     if (st.error_code() == grpc::StatusCode::UNAUTHENTICATED && !config_.user.empty()) c.token.clear();
-    Error e = error_from_grpc(st, "Snapshot", endpoint, c.endpoint.tls, c.connected_once || result.bytes > 0);
+    CallSite where = site(c, "Snapshot");
+    where.channel_connected = where.channel_connected || result.bytes > 0;
+    Error e = error_from_grpc(st, where);
     if (result.bytes > 0) throw e.wrap("snapshot stream broke after " + std::to_string(result.bytes) + " bytes");
     throw e;
   }

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "etcdadm/connection.h"
+#include "etcdadm/grpc_errors.h"
 #include "etcdadm/proto/etcd.grpc.pb.h"
 
 namespace grpc {
@@ -57,6 +58,7 @@ class EtcdClient {
  private:
   struct Conn;
   Conn& conn(const std::string& endpoint);
+  CallSite site(const Conn& c, const std::string& operation) const;
   // Prepares a context: deadline, auth token (authenticating first when needed).
   void prepare(Conn& c, grpc::ClientContext& ctx, std::chrono::milliseconds timeout);
   void authenticate(Conn& c);

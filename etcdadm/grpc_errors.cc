@@ -12,10 +12,16 @@ static bool contains(const std::string& haystack, const char* needle) {
   return h.find(n) != std::string::npos;
 }
 
-Error error_from_grpc(const grpc::Status& status, const std::string& operation, const std::string& endpoint,
-                      bool tls, bool channel_connected) {
+Error error_from_grpc(const grpc::Status& status, const CallSite& site) {
+  const std::string& operation = site.operation;
+  const std::string& endpoint = site.endpoint;
   const std::string msg = status.error_message();
   const std::string where = operation + " on " + endpoint;
+  // etcd reports some auth failures with code UNKNOWN; the text is what is reliable.
+  if (contains(msg, "permission denied")) {
+    return Error(ErrorKind::kAuth, where + ": permission denied: " + msg,
+                 "snapshots, HashKV and membership changes need the root role when auth is enabled");
+  }
   switch (status.error_code()) {
     case grpc::StatusCode::UNAVAILABLE: {
       if (contains(msg, "ssl") || contains(msg, "handshake") || contains(msg, "certificate") || contains(msg, "tls")) {
@@ -38,10 +44,18 @@ Error error_from_grpc(const grpc::Status& status, const std::string& operation, 
                      "check the host name in --endpoints");
       }
       if (contains(msg, "socket closed") || contains(msg, "connection reset") || contains(msg, "end of tcp stream") ||
-          contains(msg, "broken pipe")) {
-        std::string hint = tls ? "the server closed the connection: it may require a client certificate (--cert/--key)"
-                               : "the server closed the connection: if it serves TLS, use https:// and --cacert";
-        return Error(ErrorKind::kUnavailable, "connection to " + endpoint + " closed during " + operation + ": " + msg, hint);
+          contains(msg, "broken pipe") || contains(msg, "endpoint read failed")) {
+        if (site.tls) {
+          // The peer hung up during our TLS handshake: it rejected (or wanted) a client certificate,
+          // or it does not speak TLS at all.
+          std::string hint = site.client_cert
+                                 ? "the server rejected the client certificate: check that --cert/--key are signed by the cluster's CA"
+                                 : "the server requires a client certificate signed by its CA: pass --cert and --key "
+                                   "(or, if it serves plain HTTP, use an http:// endpoint without TLS flags)";
+          return Error(ErrorKind::kTls, "TLS handshake with " + endpoint + " failed (" + operation + "): the server closed the connection (" + msg + ")", hint);
+        }
+        return Error(ErrorKind::kUnavailable, "connection to " + endpoint + " closed during " + operation + ": " + msg,
+                     "if the server serves TLS, use an https:// endpoint and --cacert");
       }
       if (contains(msg, "no leader") || contains(msg, "leader changed")) {
         return Error(ErrorKind::kUnavailable, where + ": etcd has no leader (" + msg + ")",
@@ -50,7 +64,7 @@ Error error_from_grpc(const grpc::Status& status, const std::string& operation, 
       return Error(ErrorKind::kUnavailable, where + " failed: " + msg, "check that the endpoint is reachable");
     }
     case grpc::StatusCode::DEADLINE_EXCEEDED:
-      if (!channel_connected) {
+      if (!site.channel_connected) {
         return Error(ErrorKind::kTimeout, "could not connect to " + endpoint + " within the dial timeout (" + operation + ")",
                      "check the address and firewalls, or raise --dial-timeout");
       }

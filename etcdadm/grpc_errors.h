@@ -10,9 +10,14 @@
 
 namespace etcdadm {
 
-// `operation` is e.g. "Status", `endpoint` as the user wrote it; `channel_connected` tells whether the
-// channel ever reached READY (a deadline with no connection is a dial failure, not a slow server).
-Error error_from_grpc(const grpc::Status& status, const std::string& operation, const std::string& endpoint,
-                      bool tls, bool channel_connected);
+struct CallSite {
+  std::string operation;       // e.g. "Status"
+  std::string endpoint;        // as the user wrote it
+  bool tls = false;            // the channel uses TLS
+  bool client_cert = false;    // a client certificate was offered
+  bool channel_connected = false;  // the channel reached READY before (a deadline then is not a dial failure)
+};
+
+Error error_from_grpc(const grpc::Status& status, const CallSite& site);
 
 }  // namespace etcdadm

@@ -32,6 +32,13 @@ FetchResult fetch_into(BlobStore& store, const BackupRecord& b, ByteSink* out) {
   auto decoder = make_decoder(b.compression, async);
   HashingSink stored(decoder.get());
 
+  FetchResult r;
+  auto stored_mismatch = [&] {
+    return Error(ErrorKind::kCorrupt,
+                 what + ": stored data does not match its recorded SHA-256 (recorded " + b.stored_sha256 + ", read " +
+                     r.stored_sha256 + ", " + std::to_string(r.stored_bytes) + " of " + std::to_string(b.stored_size) + " bytes)",
+                 "the backup was modified or damaged in the store; use another backup");
+  };
   std::vector<uint8_t> buf(1 << 20);
   try {
     for (;;) {
@@ -42,19 +49,27 @@ FetchResult fetch_into(BlobStore& store, const BackupRecord& b, ByteSink* out) {
     decoder->finish();
     async.close();
   } catch (const Error& e) {
-    if (e.kind() == ErrorKind::kCorrupt) throw e.wrap(what + " is damaged");
-    throw;
+    if (e.kind() != ErrorKind::kCorrupt) throw;
+    // The decoder noticed first. With a recorded hash, hash the whole blob to name the real cause:
+    // the stored bytes changed (bit rot, tampering, truncation) since the backup was written.
+    if (!b.stored_sha256.empty()) {
+      auto again = store.open(key);
+      HashingSink full(nullptr);
+      for (;;) {
+        size_t n = again->read(buf.data(), buf.size());
+        if (n == 0) break;
+        full.write(buf.data(), n);
+      }
+      r.stored_bytes = full.bytes();
+      r.stored_sha256 = to_hex(full.finish());
+      if (r.stored_sha256 != b.stored_sha256) throw stored_mismatch();
+    }
+    throw e.wrap(what + " is damaged");
   }
 
-  FetchResult r;
   r.stored_bytes = stored.bytes();
   r.stored_sha256 = to_hex(stored.finish());
-  if (!b.stored_sha256.empty() && r.stored_sha256 != b.stored_sha256) {
-    throw Error(ErrorKind::kCorrupt,
-                what + ": stored data does not match its recorded SHA-256 (recorded " + b.stored_sha256 + ", read " +
-                    r.stored_sha256 + ", " + std::to_string(r.stored_bytes) + " of " + std::to_string(b.stored_size) + " bytes)",
-                "the backup was modified or damaged in the store; use another backup");
-  }
+  if (!b.stored_sha256.empty() && r.stored_sha256 != b.stored_sha256) throw stored_mismatch();
   r.digest = digest.finish();
   require_intact_snapshot(r.digest, what, !b.hash_trailer);
   if (!b.db_sha256.empty() && r.digest.db_sha256 != b.db_sha256) {

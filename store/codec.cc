@@ -166,16 +166,17 @@ class ZstdDecoder : public StreamCodec {
     }
   }
   void finish() override {
-    // Flush output still buffered in the decoder.
-    for (;;) {
+    // Flush output still buffered in the decoder; last_ == 0 means a frame ended and was flushed.
+    while (last_ != 0) {
       ZSTD_inBuffer in{nullptr, 0, 0};
       ZSTD_outBuffer o{buf_.data(), buf_.size(), 0};
-      last_ = ZSTD_decompressStream(ds_, &o, &in);
-      if (ZSTD_isError(last_)) throw Error(ErrorKind::kCorrupt, std::string("zstd data is damaged: ") + ZSTD_getErrorName(last_));
+      size_t rc = ZSTD_decompressStream(ds_, &o, &in);
+      if (ZSTD_isError(rc)) throw Error(ErrorKind::kCorrupt, std::string("zstd data is damaged: ") + ZSTD_getErrorName(rc));
       if (o.pos > 0) out_.write(buf_.data(), o.pos);
+      last_ = rc;
       if (o.pos < o.size) break;
     }
-    if (last_ != 0) throw Error(ErrorKind::kCorrupt, "zstd stream is truncated (ended in the middle of a frame)");
+    if (last_ != 0) throw Error(ErrorKind::kCorrupt, "zstd stream is truncated (it ends in the middle of a frame)");
   }
 
  private:

@@ -19,14 +19,27 @@ namespace {
 
 class LocalWriter : public BlobWriter {
  public:
-  LocalWriter(const std::string& path, bool overwrite) : file_(path, 0644, overwrite) {}
+  LocalWriter(const std::string& path, bool overwrite, std::string root)
+      : file_(path, 0644, overwrite), root_(std::move(root)) {}
+  ~LocalWriter() override { abort(); }
   void write(const uint8_t* d, size_t n) override { file_.write(d, n); }
-  void commit() override { file_.commit(); }
-  void abort() override { file_.abort(); }
+  void commit() override {
+    file_.commit();
+    committed_ = true;
+  }
+  void abort() override {
+    if (committed_) return;
+    file_.abort();
+    // Leave no empty backup directory behind (rmdir fails harmlessly when it holds anything).
+    std::string dir = parent_dir(file_.path());
+    if (dir != root_) ::rmdir(dir.c_str());
+  }
   uint64_t bytes_written() const override { return file_.bytes_written(); }
 
  private:
   AtomicFile file_;
+  std::string root_;
+  bool committed_ = false;
 };
 
 class LocalReader : public BlobReader {
@@ -82,7 +95,7 @@ std::unique_ptr<BlobWriter> LocalStore::create(const std::string& key, bool over
   make_dirs(dir);
   // A new directory entry must itself be durable before files inside it matter.
   if (!existed) fsync_dir(parent_dir(dir));
-  return std::make_unique<LocalWriter>(path, overwrite);
+  return std::make_unique<LocalWriter>(path, overwrite, root_);
 }
 
 std::unique_ptr<BlobReader> LocalStore::open(const std::string& key) {

@@ -1,0 +1,268 @@
+#!/usr/bin/env bash
+# Compares `etcdadm backup save` / `backup restore` with etcd's own tools in one run.
+#
+# Starts a throw-away single-member etcd on free 127.0.0.1 ports in a temp dir, loads
+# Kubernetes-like objects into it (bench/load_k8s_like.py), then measures wall time and
+# peak RSS (GNU time -v) of:
+#   - etcdctl snapshot save            (alone)
+#   - gzip -1 of that snapshot         (separately)
+#   - etcdadm backup save              (to a local store dir)
+#   - etcdctl snapshot restore         (from the local uncompressed snapshot file)
+#   - etcdadm backup restore latest    (fetch + verify + restore via etcdctl)
+#   - etcdadm backup restore --output  (fetch + verify only; isolates etcdadm's own RSS)
+# Saves alternate etcdctl / etcdadm BENCH_RUNS times, then restores alternate the same
+# way; medians are reported. The same save pair is also run BENCH_RUNS times after a
+# quarter of the data is loaded, to show whether etcdadm's RSS grows with db size.
+#
+# Environment:
+#   BENCH_DB_MB    target etcd db size in MiB (default 400; use e.g. 20 for a smoke test)
+#   BENCH_RUNS     runs per measurement, odd is best (default 3)
+#   BENCH_THREADS  loader connections (default 6)
+#   BENCH_TMPDIR   parent of the temp dir (default ${TMPDIR:-/tmp})
+#   BENCH_RESULTS  also write the markdown report to this file
+#   ETCDADM, ETCD, ETCDCTL   binaries (default: build/cmd/etcdadm, etcd and etcdctl on PATH)
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/.." && pwd)"
+
+DB_MB="${BENCH_DB_MB:-400}"
+RUNS="${BENCH_RUNS:-3}"
+THREADS="${BENCH_THREADS:-6}"
+ETCDADM="${ETCDADM:-$repo/build/cmd/etcdadm}"
+ETCD="${ETCD:-$(command -v etcd || true)}"
+ETCDCTL="${ETCDCTL:-$(command -v etcdctl || true)}"
+TIME=/usr/bin/time
+export ETCDCTL_API=3
+
+die() { echo "bench: $*" >&2; exit 1; }
+[[ -x "$ETCDADM" ]] || die "etcdadm not found at $ETCDADM (build: cmake --build $repo/build -j2)"
+[[ -x "$ETCD" ]] || die "etcd not found"
+[[ -x "$ETCDCTL" ]] || die "etcdctl not found"
+[[ -x "$TIME" ]] || die "$TIME missing (apt-get install time)"
+command -v python3 >/dev/null || die "python3 missing"
+command -v gzip >/dev/null || die "gzip missing"
+[[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS must be a positive integer"
+
+WORK="$(mktemp -d "${BENCH_TMPDIR:-${TMPDIR:-/tmp}}/etcdadm-bench.XXXXXX")"
+ETCD_PID=""
+cleanup() {
+  local rc=$?
+  if [[ -n "$ETCD_PID" ]] && kill -0 "$ETCD_PID" 2>/dev/null; then
+    kill "$ETCD_PID" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$ETCD_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$ETCD_PID" 2>/dev/null || true
+    wait "$ETCD_PID" 2>/dev/null || true
+  fi
+  rm -rf "$WORK"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Everything etcdadm persists outside the store goes into the temp dir.
+export ETCDADM_CATALOG="$WORK/catalog.db"
+unset ETCDADM_STORE ETCDCTL_ENDPOINTS ETCDCTL_CACERT ETCDCTL_CERT ETCDCTL_KEY ETCDCTL_USER ETCDCTL_PASSWORD || true
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+CLIENT_PORT="$(free_port)"
+PEER_PORT="$(free_port)"
+while [[ "$PEER_PORT" == "$CLIENT_PORT" ]]; do PEER_PORT="$(free_port)"; done
+RESTORE_PEER="http://127.0.0.1:$(free_port)" # only written into restored member metadata
+EP="127.0.0.1:$CLIENT_PORT"
+
+log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
+
+LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
+
+# ---- etcd -------------------------------------------------------------------------
+log "starting etcd on $EP (work dir $WORK)"
+"$ETCD" --name bench --data-dir "$WORK/etcd" \
+  --listen-client-urls "http://$EP" --advertise-client-urls "http://$EP" \
+  --listen-peer-urls "http://127.0.0.1:$PEER_PORT" \
+  --initial-advertise-peer-urls "http://127.0.0.1:$PEER_PORT" \
+  --initial-cluster "bench=http://127.0.0.1:$PEER_PORT" \
+  --quota-backend-bytes 8589934592 \
+  --logger zap --log-outputs "$WORK/etcd.log" >"$WORK/etcd.stdout" 2>&1 &
+ETCD_PID=$!
+for i in $(seq 1 100); do
+  if "$ETCDCTL" --endpoints "$EP" endpoint health >/dev/null 2>&1; then break; fi
+  kill -0 "$ETCD_PID" 2>/dev/null || { tail -20 "$WORK/etcd.log" >&2 || true; die "etcd exited"; }
+  [[ $i == 100 ]] && die "etcd did not become healthy"
+  sleep 0.2
+done
+
+db_bytes() {
+  "$ETCDCTL" --endpoints "$EP" endpoint status -w json |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["Status"]["dbSize"])'
+}
+mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
+
+# ---- measurement helpers ------------------------------------------------------------
+# measure ID CMD...: runs CMD under GNU time; appends wall seconds and peak RSS (KiB) to
+# $WORK/m.ID.wall / $WORK/m.ID.rss. Aborts the benchmark (with the tool's stderr) on failure.
+measure() {
+  local id="$1"; shift
+  sync
+  local out="$WORK/last.out" err="$WORK/last.err" tv="$WORK/last.time"
+  local t0 t1
+  t0=$(date +%s%N)
+  if ! "$TIME" -v -o "$tv" "$@" >"$out" 2>"$err"; then
+    echo "bench: command failed: $*" >&2
+    sed 's/^/  stderr: /' "$err" >&2
+    sed 's/^/  stdout: /' "$out" >&2
+    exit 1
+  fi
+  t1=$(date +%s%N)
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", (b - a) / 1e9 }' >>"$WORK/m.$id.wall"
+  awk -F': ' '/Maximum resident set size/ { print $2 }' "$tv" >>"$WORK/m.$id.rss"
+  if [[ -s "$err" ]]; then cp "$err" "$WORK/m.$id.stderr.$(wc -l <"$WORK/m.$id.wall")"; fi
+  log "  $id: $(tail -1 "$WORK/m.$id.wall") s, $(tail -1 "$WORK/m.$id.rss") KiB max RSS"
+}
+median() { sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+allruns() { paste -sd/ "$1"; }
+wall() { median "$WORK/m.$1.wall"; }
+rss_mib() { median "$WORK/m.$1.rss" | awk '{ printf "%.1f", $1 / 1024 }'; }
+rss_max_mib() { sort -g "$WORK/m.$1.rss" | tail -1 | awk '{ printf "%.1f", $1 / 1024 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
+json_field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+
+adm() { "$ETCDADM" --log-level warn "$@"; }
+
+etcdctl_save() { rm -f "$1"; measure "$2" "$ETCDCTL" --endpoints "$EP" snapshot save "$1"; }
+etcdadm_save() {
+  measure "$2" "$ETCDADM" --log-level warn backup save --store "$1" --endpoints "$EP" -o json
+  cp "$WORK/last.out" "$WORK/$2.json"
+}
+
+# ---- load: a quarter, measure once, then the rest -----------------------------------
+QUARTER_MB=$(awk -v t="$DB_MB" 'BEGIN { printf "%.1f", t / 4 }')
+log "loading to dbSize >= $QUARTER_MB MiB"
+next=$(python3 "$here/load_k8s_like.py" --endpoint "$EP" --target-mb "$QUARTER_MB" --threads "$THREADS" | sed -n 's/^next_index=//p')
+Q_KEYS=$next
+Q_DB=$(db_bytes)
+log "quarter: $Q_KEYS keys, db $(mib "$Q_DB") MiB; $RUNS x (etcdctl save, etcdadm save)"
+for r in $(seq 1 "$RUNS"); do
+  etcdctl_save "$WORK/q-snap.db" q_ctl_save
+  rm -rf "$WORK/q-store"
+  etcdadm_save "$WORK/q-store" q_adm_save
+done
+Q_STORED=$(json_field "$WORK/q_adm_save.json" storedSize)
+rm -rf "$WORK/q-snap.db" "$WORK/q-store"
+
+log "loading to dbSize >= $DB_MB MiB"
+next=$(python3 "$here/load_k8s_like.py" --endpoint "$EP" --target-mb "$DB_MB" --threads "$THREADS" --start "$next" | sed -n 's/^next_index=//p')
+KEYS=$next
+DB=$(db_bytes)
+log "full: $KEYS keys, db $(mib "$DB") MiB"
+
+# ---- saves: etcdctl, gzip -1, etcdadm, alternating -----------------------------------
+STORE="$WORK/store"
+for r in $(seq 1 "$RUNS"); do
+  log "save run $r/$RUNS"
+  etcdctl_save "$WORK/snap.db" ctl_save
+  rm -f "$WORK/snap.db.gz"
+  measure gzip1 gzip -1 -k -f "$WORK/snap.db"
+  etcdadm_save "$STORE" adm_save
+  stat -c %s "$WORK/snap.db" >>"$WORK/snap.size"
+  stat -c %s "$WORK/snap.db.gz" >>"$WORK/gz.size"
+  json_field "$WORK/adm_save.json" storedSize >>"$WORK/stored.size"
+  json_field "$WORK/adm_save.json" durationSeconds >>"$WORK/adm_save.self"
+done
+SNAP_SIZE=$(median "$WORK/snap.size")
+GZ_SIZE=$(median "$WORK/gz.size")
+STORED_SIZE=$(median "$WORK/stored.size")
+rm -f "$WORK/snap.db.gz"
+
+# ---- restores: etcdctl (local uncompressed file) vs etcdadm (store), alternating -----
+restore_args=(--name bench-restore --initial-advertise-peer-urls "$RESTORE_PEER"
+              --initial-cluster "bench-restore=$RESTORE_PEER")
+for r in $(seq 1 "$RUNS"); do
+  log "restore run $r/$RUNS"
+  rm -rf "$WORK/r-ctl"
+  measure ctl_restore "$ETCDCTL" snapshot restore "$WORK/snap.db" --data-dir "$WORK/r-ctl" "${restore_args[@]}"
+  rm -rf "$WORK/r-ctl" "$WORK/r-adm"
+  measure adm_restore "$ETCDADM" --log-level warn backup restore latest --store "$STORE" \
+    --data-dir "$WORK/r-adm" "${restore_args[@]}" -o json
+  cp "$WORK/last.out" "$WORK/adm_restore.json"
+  json_field "$WORK/adm_restore.json" fetchSeconds >>"$WORK/adm_restore.fetch"
+  json_field "$WORK/adm_restore.json" restoreSeconds >>"$WORK/adm_restore.tool"
+  [[ -s "$WORK/r-adm/member/snap/db" ]] || die "etcdadm restore produced no member/snap/db"
+  rm -rf "$WORK/r-adm"
+done
+log "fetch+verify only (etcdadm backup restore --output), once"
+rm -f "$WORK/fetched.db"
+measure adm_fetch "$ETCDADM" --log-level warn backup restore latest --store "$STORE" --output "$WORK/fetched.db" -o json
+cmp -s "$WORK/fetched.db" "$WORK/snap.db" && FETCH_SAME="byte-identical to" || FETCH_SAME="differs from"
+rm -f "$WORK/fetched.db"
+
+# ---- report ------------------------------------------------------------------------------
+ctl_save=$(wall ctl_save); gz=$(wall gzip1); adm_save=$(wall adm_save)
+ctl_gz=$(awk -v a="$ctl_save" -v b="$gz" 'BEGIN { printf "%.3f", a + b }')
+ctl_rst=$(wall ctl_restore); adm_rst=$(wall adm_restore)
+save_ratio=$(ratio "$adm_save" "$ctl_save")
+save_gz_ratio=$(ratio "$adm_save" "$ctl_gz")
+rst_ratio=$(ratio "$adm_rst" "$ctl_rst")
+adm_rss_max=$(rss_max_mib adm_save)
+adm_rss_full=$(rss_mib adm_save)
+adm_rss_q=$(rss_mib q_adm_save)
+adm_rss_q_max=$(rss_max_mib q_adm_save)
+adm_fetch_rss=$(rss_max_mib adm_fetch)
+rss_growth=$(awk -v a="$adm_rss_max" -v b="$adm_rss_q_max" 'BEGIN { printf "%+.1f", a - b }')
+db_growth=$(awk -v a="$DB" -v b="$Q_DB" 'BEGIN { printf "%.0f", (a - b) / 1048576 }')
+yes_no() { if "$@"; then echo "yes"; else echo "**no**"; fi; }
+
+report() {
+  cat <<EOF
+### etcdadm vs etcd tools: save / restore
+
+- $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs ($(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)), kernel $(uname -r)
+- etcd $("$ETCD" --version | awk '/^etcd Version/ { print $3 }'), etcdctl $("$ETCDCTL" version | awk '/^etcdctl version/ { print $3 }'), etcdadm $("$ETCDADM" version 2>/dev/null | awk 'NR == 1 { print $NF }'), repo $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo '?')
+- data: $KEYS Kubernetes-like keys; etcd dbSize $(mib "$DB") MiB (quarter point: $Q_KEYS keys, $(mib "$Q_DB") MiB)
+- load average (1/5/15 min) at start: $LOAD_START, at end: $(cut -d' ' -f1-3 /proc/loadavg)
+- $RUNS runs each (fetch+verify: 1), saves and restores alternating etcdctl/etcdadm; wall = median, "runs" lists every run; page cache not dropped
+
+| Measurement | wall s (median) | runs (s) | peak RSS MiB (median) | output MiB |
+|---|---:|---|---:|---:|
+| etcdctl snapshot save | $ctl_save | $(allruns "$WORK/m.ctl_save.wall") | $(rss_mib ctl_save) | $(mib "$SNAP_SIZE") (uncompressed) |
+| gzip -1 of that snapshot | $gz | $(allruns "$WORK/m.gzip1.wall") | $(rss_mib gzip1) | $(mib "$GZ_SIZE") |
+| etcdctl save + gzip -1 (sum of medians) | $ctl_gz | | | $(mib "$GZ_SIZE") |
+| **etcdadm backup save** | **$adm_save** | $(allruns "$WORK/m.adm_save.wall") | **$(rss_mib adm_save)** | $(mib "$STORED_SIZE") (gzip) |
+| etcdctl snapshot restore (local .db) | $ctl_rst | $(allruns "$WORK/m.ctl_restore.wall") | $(rss_mib ctl_restore) | |
+| **etcdadm backup restore latest** | **$adm_rst** | $(allruns "$WORK/m.adm_restore.wall") | $(rss_mib adm_restore) ¹ | |
+| etcdadm backup restore --output (fetch+verify only, 1 run) | $(wall adm_fetch) | | $adm_fetch_rss | $(mib "$SNAP_SIZE") |
+| quarter db: etcdctl snapshot save | $(wall q_ctl_save) | $(allruns "$WORK/m.q_ctl_save.wall") | $(rss_mib q_ctl_save) | $(mib "$Q_DB") (uncompressed) |
+| quarter db: etcdadm backup save | $(wall q_adm_save) | $(allruns "$WORK/m.q_adm_save.wall") | $adm_rss_q | $(mib "$Q_STORED") (gzip) |
+
+¹ GNU time reports the largest RSS in the process tree, so this includes the etcdctl child that
+etcdadm runs for the restore step; the --output row is etcdadm alone.
+
+etcdadm's own timings (JSON output, medians): save durationSeconds $(median "$WORK/adm_save.self" | awk '{ printf "%.3f", $1 }');
+restore fetchSeconds $(median "$WORK/adm_restore.fetch" | awk '{ printf "%.3f", $1 }') + restoreSeconds (etcdctl snapshot restore child) $(median "$WORK/adm_restore.tool" | awk '{ printf "%.3f", $1 }').
+
+| Check | value | target | met |
+|---|---:|---:|:---:|
+| save wall: etcdadm / etcdctl snapshot save | ${save_ratio}x | <= 0.80x | $(yes_no le "$save_ratio" 0.80) |
+| save wall: etcdadm / (etcdctl save + gzip -1) | ${save_gz_ratio}x | (info) | |
+| restore wall: etcdadm / etcdctl snapshot restore | ${rst_ratio}x | <= 1.30x | $(yes_no le "$rst_ratio" 1.30) |
+| etcdadm save peak RSS, full db (max of runs) | $adm_rss_max MiB | <= 64 MiB | $(yes_no le "$adm_rss_max" 64) |
+| etcdadm save peak RSS (max of runs), quarter db -> full db | $adm_rss_q_max -> $adm_rss_max MiB ($rss_growth MiB while db grew $db_growth MiB) | flat (<= +8 MiB) | $(yes_no le "$rss_growth" 8) |
+| etcdadm fetch+verify peak RSS (no etcdctl child) | $adm_fetch_rss MiB | <= 64 MiB | $(yes_no le "$adm_fetch_rss" 64) |
+| stored size / gzip -1 size | $(ratio "$STORED_SIZE" "$GZ_SIZE") | (info) | |
+| compression: db / stored | $(ratio "$SNAP_SIZE" "$STORED_SIZE")x | (info) | |
+
+Fetched snapshot is $FETCH_SAME the etcdctl snapshot (same revision, no writes in between).
+EOF
+  local f
+  for f in "$WORK"/m.*adm*.stderr.*; do
+    [[ -e "$f" ]] || continue
+    echo
+    echo "etcdadm stderr (${f#"$WORK"/m.}):"
+    echo '```'
+    head -20 "$f"
+    echo '```'
+  done
+}
+
+report | tee "${BENCH_RESULTS:-/dev/null}"

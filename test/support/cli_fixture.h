@@ -1,0 +1,53 @@
+// Fixture for end-to-end tests: a temp dir, a store and catalog inside it, one real etcd member,
+// and helpers to run the etcdadm CLI and parse its JSON output.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <memory>
+
+#include "test/support/test_env.h"
+
+namespace etcdadm::test {
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override { store_ = dir_ / "store"; }
+
+  EtcdMember& start_member(EtcdOptions o = {}) {
+    members_.push_back(std::make_unique<EtcdMember>(dir_.path(), std::move(o)));
+    members_.back()->start();
+    return *members_.back();
+  }
+
+  ProcessResult cli(std::vector<std::string> args, const RunOptions& extra = {}) {
+    return run_etcdadm(args, dir_ / "catalog.db", extra);
+  }
+
+  // Runs the CLI, expects success, returns its stdout parsed as JSON (the command must get -o json).
+  nlohmann::json cli_json(std::vector<std::string> args) {
+    auto r = cli(args);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    // Logs go to stderr, which run_process interleaves: take the JSON document itself.
+    auto start = r.output.find_first_of("[{");
+    auto end = r.output.find_last_of("]}");
+    if (start == std::string::npos || end == std::string::npos) {
+      ADD_FAILURE() << "no JSON in output: " << r.output;
+      return nullptr;
+    }
+    return nlohmann::json::parse(r.output.substr(start, end - start + 1));
+  }
+
+  nlohmann::json save(const EtcdMember& m, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"--log-level", "warn", "backup", "save", "--store", store_, "--endpoints", m.client_url(), "-o", "json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return cli_json(args);
+  }
+
+  TempDir dir_;
+  std::string store_;
+  std::vector<std::unique_ptr<EtcdMember>> members_;
+};
+
+}  // namespace etcdadm::test

@@ -1,0 +1,211 @@
+#include "test/support/test_env.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <stdexcept>
+#include <thread>
+
+#include "common/error.h"
+#include "common/fs.h"
+
+namespace etcdadm::test {
+
+TempDir::TempDir() {
+  const char* base = std::getenv("TMPDIR");
+  std::string tmpl = std::string(base && *base ? base : "/tmp") + "/etcdadm-test-XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back(0);
+  if (::mkdtemp(buf.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  path_ = buf.data();
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) throw std::runtime_error("bind failed");
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  int port = ntohs(addr.sin_port);
+  ::close(fd);
+  return port;
+}
+
+ProcessResult run_etcdadm(const std::vector<std::string>& args, const std::string& catalog_path, const RunOptions& extra) {
+  std::vector<std::string> argv = {ETCDADM_BIN};
+  argv.insert(argv.end(), args.begin(), args.end());
+  RunOptions o = extra;
+  o.env["ETCDADM_CATALOG"] = catalog_path;
+  // The machine may set these; tests rely only on what they pass explicitly.
+  for (const char* v : {"ETCDCTL_ENDPOINTS", "ETCDCTL_CACERT", "ETCDCTL_CERT", "ETCDCTL_KEY", "ETCDCTL_USER",
+                        "ETCDCTL_PASSWORD", "ETCDADM_STORE", "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH"}) {
+    if (!o.env.count(v)) o.unset_env.push_back(v);
+  }
+  if (!o.timeout) o.timeout = std::chrono::seconds(120);
+  return run_process(argv, o);
+}
+
+static void openssl(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"openssl"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto r = run_process(argv);
+  if (r.exit_code != 0) throw std::runtime_error("openssl failed: " + r.output);
+}
+
+static void make_ca(const std::string& dir, const std::string& name, std::string& cert, std::string& key) {
+  cert = dir + "/" + name + ".crt";
+  key = dir + "/" + name + ".key";
+  openssl({"req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj",
+           "/CN=" + name, "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"});
+}
+
+static void make_leaf(const std::string& dir, const std::string& name, const std::string& ca_cert, const std::string& ca_key,
+                      const std::string& ext, std::string& cert, std::string& key) {
+  cert = dir + "/" + name + ".crt";
+  key = dir + "/" + name + ".key";
+  std::string csr = dir + "/" + name + ".csr";
+  std::string extfile = dir + "/" + name + ".ext";
+  write_file_atomic(extfile, ext);
+  openssl({"req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr, "-subj", "/CN=" + name});
+  openssl({"x509", "-req", "-in", csr, "-CA", ca_cert, "-CAkey", ca_key, "-CAcreateserial", "-out", cert, "-days", "2",
+           "-extfile", extfile});
+}
+
+TlsFiles make_tls_files(const std::string& dir) {
+  TlsFiles t;
+  make_dirs(dir);
+  make_ca(dir, "ca", t.ca_cert, t.ca_key);
+  std::string other_key;
+  make_ca(dir, "other-ca", t.other_ca_cert, other_key);
+  make_leaf(dir, "server", t.ca_cert, t.ca_key,
+            "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n", t.server_cert, t.server_key);
+  make_leaf(dir, "client", t.ca_cert, t.ca_key, "extendedKeyUsage=clientAuth\n", t.client_cert, t.client_key);
+  return t;
+}
+
+EtcdMember::EtcdMember(const std::string& dir, EtcdOptions options) : dir_(dir), opts_(std::move(options)) {
+  if (opts_.client_port == 0) opts_.client_port = free_port();
+  if (opts_.peer_port == 0) opts_.peer_port = free_port();
+  if (opts_.data_dir.empty()) opts_.data_dir = dir_ + "/" + opts_.name + ".etcd";
+  if (opts_.initial_cluster.empty()) opts_.initial_cluster = opts_.name + "=" + peer_url();
+  log_path_ = dir_ + "/" + opts_.name + ".log";
+}
+
+EtcdMember::~EtcdMember() { stop(); }
+
+std::string EtcdMember::client_url() const {
+  return std::string(opts_.tls ? "https" : "http") + "://127.0.0.1:" + std::to_string(opts_.client_port);
+}
+
+std::string EtcdMember::peer_url() const { return "http://127.0.0.1:" + std::to_string(opts_.peer_port); }
+
+ConnectionConfig EtcdMember::connection() const {
+  ConnectionConfig c;
+  c.endpoints = {client_url()};
+  if (opts_.tls) {
+    c.cacert = opts_.tls_files->ca_cert;
+    c.cert = opts_.tls_files->client_cert;
+    c.key = opts_.tls_files->client_key;
+  }
+  return c;
+}
+
+std::string EtcdMember::log() const {
+  try {
+    return read_file(log_path_);
+  } catch (...) {
+    return "";
+  }
+}
+
+void EtcdMember::start() {
+  std::vector<std::string> argv = {"etcd",
+                                   "--name=" + opts_.name,
+                                   "--data-dir=" + opts_.data_dir,
+                                   "--listen-client-urls=" + client_url(),
+                                   "--advertise-client-urls=" + client_url(),
+                                   "--listen-peer-urls=" + peer_url(),
+                                   "--initial-advertise-peer-urls=" + peer_url(),
+                                   "--initial-cluster=" + opts_.initial_cluster,
+                                   "--initial-cluster-state=" + opts_.initial_cluster_state,
+                                   "--initial-cluster-token=" + opts_.initial_cluster_token,
+                                   "--quota-backend-bytes=8589934592",
+                                   "--logger=zap",
+                                   "--log-outputs=stderr"};
+  if (opts_.tls) {
+    argv.push_back("--cert-file=" + opts_.tls_files->server_cert);
+    argv.push_back("--key-file=" + opts_.tls_files->server_key);
+    argv.push_back("--trusted-ca-file=" + opts_.tls_files->ca_cert);
+    argv.push_back("--client-cert-auth");
+  }
+  RunOptions ro;
+  for (const char* v : {"ETCD_NAME", "ETCD_DATA_DIR", "ETCD_INITIAL_CLUSTER"}) ro.unset_env.push_back(v);
+  proc_ = ChildProcess::start(argv, log_path_, ro);
+  EtcdClient client(connection());
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  for (;;) {
+    try {
+      auto st = client.status(client_url());
+      if (st.leader() != 0) return;
+    } catch (const Error&) {
+    }
+    if (!proc_.running()) throw std::runtime_error("etcd exited during start-up:\n" + log());
+    if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("etcd did not become ready:\n" + log());
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+void EtcdMember::stop() { proc_.stop(std::chrono::seconds(10)); }
+
+void EtcdMember::kill_now(int signal) { proc_.kill_now(signal); }
+
+void load_keys(EtcdClient& client, const std::string& prefix, int count, size_t value_size, uint32_t seed) {
+  std::mt19937 rng(seed);
+  const char* alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  for (int i = 0; i < count;) {
+    etcdserverpb::TxnRequest txn;
+    for (int j = 0; j < 100 && i < count; ++j, ++i) {
+      char key[32];
+      std::snprintf(key, sizeof key, "%06d", i);
+      std::string value(value_size, 'x');
+      for (auto& c : value) c = alphabet[rng() % 62];
+      auto* put = txn.add_success()->mutable_request_put();
+      put->set_key(prefix + key);
+      put->set_value(value);
+    }
+    client.txn(txn);
+  }
+}
+
+std::vector<std::pair<std::string, std::string>> all_keys(EtcdClient& client, int64_t revision) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::string from(1, '\0');
+  for (;;) {
+    etcdserverpb::RangeRequest req;
+    req.set_key(from);
+    req.set_range_end(std::string(1, '\0'));
+    req.set_limit(1000);
+    req.set_revision(revision);
+    auto resp = client.range(req);
+    if (revision == 0) revision = resp.header().revision();  // later pages read the same revision
+    for (const auto& kv : resp.kvs()) out.emplace_back(kv.key(), kv.value());
+    if (!resp.more() || resp.kvs_size() == 0) break;
+    from = resp.kvs(resp.kvs_size() - 1).key() + std::string(1, '\0');
+  }
+  return out;
+}
+
+}  // namespace etcdadm::test

@@ -1,0 +1,82 @@
+// Test helpers: temp dirs, free loopback ports, running the etcdadm binary, and real etcd members
+// started on loopback (plaintext, TLS with client certs, or restored data dirs). Every process a
+// test starts is stopped by PID in the destructor.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/subprocess.h"
+#include "etcdadm/client.h"
+
+namespace etcdadm::test {
+
+// A fresh directory under $TMPDIR, removed (recursively) on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& rel) const { return path_ + "/" + rel; }
+
+ private:
+  std::string path_;
+};
+
+// A TCP port on 127.0.0.1 that was free a moment ago.
+int free_port();
+
+// Runs the etcdadm binary under test with `args`; ETCDADM_CATALOG points into `catalog_dir`.
+ProcessResult run_etcdadm(const std::vector<std::string>& args, const std::string& catalog_path,
+                          const RunOptions& extra = {});
+
+// CA + server + client certificates made with the openssl CLI (server cert valid for 127.0.0.1).
+struct TlsFiles {
+  std::string ca_cert, ca_key, server_cert, server_key, client_cert, client_key;
+  // A second, unrelated CA (for "wrong CA" tests).
+  std::string other_ca_cert;
+};
+TlsFiles make_tls_files(const std::string& dir);
+
+struct EtcdOptions {
+  std::string name = "m1";
+  std::string data_dir;          // default: <dir>/<name>.etcd
+  bool tls = false;              // client URLs served with TLS and client-cert auth
+  const TlsFiles* tls_files = nullptr;
+  int client_port = 0;           // 0: pick a free one
+  int peer_port = 0;
+  std::string initial_cluster;   // default: <name>=<peer URL>
+  std::string initial_cluster_state = "new";
+  std::string initial_cluster_token = "etcd-test";
+};
+
+// One etcd member on loopback.
+class EtcdMember {
+ public:
+  EtcdMember(const std::string& dir, EtcdOptions options);
+  ~EtcdMember();
+  void start();                   // starts and waits until the member answers Status
+  void stop();
+  void kill_now(int signal);
+  std::string client_url() const;
+  std::string peer_url() const;
+  const EtcdOptions& options() const { return opts_; }
+  ConnectionConfig connection() const;  // config with TLS client files when TLS
+  std::string log() const;
+
+ private:
+  std::string dir_;
+  EtcdOptions opts_;
+  std::string log_path_;
+  ChildProcess proc_;
+};
+
+// Writes `count` keys "<prefix>NNNNNN" with pseudo-random values of `value_size` bytes, 100 per txn.
+void load_keys(EtcdClient& client, const std::string& prefix, int count, size_t value_size, uint32_t seed = 1);
+
+// Every key/value in the cluster at `revision` (0 = latest), in key order.
+std::vector<std::pair<std::string, std::string>> all_keys(EtcdClient& client, int64_t revision = 0);
+
+}  // namespace etcdadm::test

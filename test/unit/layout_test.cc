@@ -1,0 +1,167 @@
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+#include "common/sha256.h"
+#include <cstring>
+#include "store/layout.h"
+#include "store/local_store.h"
+#include "store/snapshot_digest.h"
+#include "store/store_url.h"
+#include "test/support/test_env.h"
+
+namespace etcdadm {
+
+TEST(BackupName, FormatAndParse) {
+  auto t = from_unix_micros(int64_t{1557253681} * 1000000 + 977);
+  EXPECT_EQ(make_backup_name(t), "2019-05-07T18:28:01Z-000977");  // etcd-manager's documented example
+  auto p = parse_backup_name("2019-05-07T18:28:01Z-000977");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->suffix, 977);
+  EXPECT_EQ(to_unix_micros(p->time), to_unix_micros(t));
+  EXPECT_FALSE(parse_backup_name("2019-05-07T18:28:01Z"));
+  EXPECT_FALSE(parse_backup_name("2019-05-07T18:28:01Z-00097x"));
+  EXPECT_FALSE(parse_backup_name("control"));
+}
+
+TEST(BackupName, TimeOrderEqualsNameOrderAcrossDigitChanges) {
+  // etcd-operator deleted its newest backup when names sorted as text diverged from time order.
+  auto a = make_backup_name(from_unix_micros(int64_t{999999999} * 1000000));
+  auto b = make_backup_name(from_unix_micros(int64_t{1000000000} * 1000000));
+  EXPECT_LT(a, b);
+  EXPECT_LT(to_unix_micros(parse_backup_name(a)->time), to_unix_micros(parse_backup_name(b)->time));
+}
+
+TEST(EtcdManagerMeta, ExactFormat) {
+  EXPECT_EQ(etcd_manager_meta_json("3.4.13", 1560935018, 3),
+            "{\n  \"etcdVersion\": \"3.4.13\",\n  \"timestamp\": \"1560935018\",\n  \"clusterSpec\": {\n"
+            "    \"memberCount\": 3,\n    \"etcdVersion\": \"3.4.13\"\n  }\n}");
+  auto j = nlohmann::json::parse(etcd_manager_meta_json("3.4.13", 1560935018, 3));
+  EXPECT_EQ(j.size(), 3u);  // never more fields than etcd-manager knows
+}
+
+TEST(EtcdManagerMeta, TimestampAsStringOrNumber) {
+  auto a = parse_etcd_manager_meta(R"({"etcdVersion":"3.4.13","timestamp":"1560935018","clusterSpec":{"memberCount":3}})", "a");
+  auto b = parse_etcd_manager_meta(R"({"etcdVersion":"3.4.13","timestamp":1560935018})", "b");
+  EXPECT_EQ(*a.timestamp, 1560935018);
+  EXPECT_EQ(*b.timestamp, 1560935018);
+  EXPECT_EQ(a.member_count, 3);
+  EXPECT_THROW(parse_etcd_manager_meta("{not json", "c"), Error);
+  EXPECT_THROW(parse_etcd_manager_meta(R"({"timestamp":"soon"})", "d"), Error);
+}
+
+TEST(BackupMeta, RoundTrip) {
+  BackupMeta m;
+  m.name = "2019-05-07T18:28:01Z-000977";
+  m.data_file = "etcd.backup.zst";
+  m.compression = Compression::kZstd;
+  m.revision = 42;
+  m.revision_exact = true;
+  m.db_size = 20480;
+  m.stored_size = 1000;
+  m.db_sha256 = std::string(64, 'a');
+  auto back = backup_meta_from_json(backup_meta_to_json(m), "x");
+  EXPECT_EQ(back.name, m.name);
+  EXPECT_EQ(back.compression, Compression::kZstd);
+  EXPECT_EQ(*back.revision, 42);
+  EXPECT_TRUE(back.revision_exact);
+  EXPECT_EQ(back.db_size, 20480u);
+  EXPECT_THROW(backup_meta_from_json(R"({"layoutVersion":1})", "x"), Error);  // dataFile, storedSize missing
+}
+
+TEST(StoreUrl, Forms) {
+  EXPECT_EQ(parse_store_url("/var/backups/etcd/").canonical(), "file:///var/backups/etcd");
+  EXPECT_EQ(parse_store_url("file:///var/backups/etcd").canonical(), "file:///var/backups/etcd");
+  auto s3 = parse_store_url("s3://bucket/cluster/backups/etcd/main/");
+  EXPECT_EQ(s3.bucket, "bucket");
+  EXPECT_EQ(s3.prefix, "cluster/backups/etcd/main");
+  EXPECT_EQ(parse_store_url("gs://b").canonical(), "gs://b");
+  EXPECT_THROW(parse_store_url("ftp://x/y"), Error);
+  EXPECT_THROW(parse_store_url("s3:///nobucket"), Error);
+  EXPECT_THROW(parse_store_url("file://relative"), Error);
+  EXPECT_THROW(parse_store_url(""), Error);
+}
+
+// Known answer: SHA-256("abc") from FIPS 180-2.
+TEST(Sha256, KnownAnswer) {
+  EXPECT_EQ(to_hex(sha256_of("abc", 3)), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+static std::string fake_snapshot(size_t pages, bool with_trailer) {
+  std::string db(pages * 4096, '\0');
+  for (size_t i = 0; i < db.size(); ++i) db[i] = static_cast<char>((i * 7) % 251);
+  const unsigned char magic[4] = {0xed, 0xda, 0x0c, 0xed};
+  std::memcpy(&db[16], magic, 4);
+  if (with_trailer) {
+    auto d = sha256_of(db.data(), db.size());
+    db.append(reinterpret_cast<const char*>(d.data()), d.size());
+  }
+  return db;
+}
+
+TEST(SnapshotDigest, AcceptsIntactInAnyChunking) {
+  std::string snap = fake_snapshot(5, true);
+  for (size_t chunk : {1ul, 7ul, 31ul, 32ul, 33ul, 4096ul, snap.size()}) {
+    SnapshotDigestSink sink(nullptr);
+    for (size_t off = 0; off < snap.size(); off += chunk) {
+      size_t n = std::min(chunk, snap.size() - off);
+      sink.write(reinterpret_cast<const uint8_t*>(snap.data() + off), n);
+    }
+    auto d = sink.finish();
+    EXPECT_TRUE(d.has_trailer) << chunk;
+    EXPECT_TRUE(d.trailer_matches) << chunk;
+    EXPECT_EQ(d.db_bytes, 5u * 4096) << chunk;
+    EXPECT_NO_THROW(require_intact_snapshot(d, "x", false));
+  }
+}
+
+TEST(SnapshotDigest, RejectsFlippedTruncatedAndTrailerless) {
+  std::string snap = fake_snapshot(3, true);
+  auto digest_of = [](const std::string& s) {
+    SnapshotDigestSink sink(nullptr);
+    sink.write(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+    return sink.finish();
+  };
+  std::string flipped = snap;
+  flipped[5000] ^= 1;
+  EXPECT_THROW(require_intact_snapshot(digest_of(flipped), "x", false), Error);
+  EXPECT_THROW(require_intact_snapshot(digest_of(snap.substr(0, snap.size() - 100)), "x", false), Error);
+  std::string bare = fake_snapshot(3, false);
+  EXPECT_THROW(require_intact_snapshot(digest_of(bare), "x", false), Error);
+  EXPECT_NO_THROW(require_intact_snapshot(digest_of(bare), "x", true));
+  std::string not_bolt = snap;
+  not_bolt[16] = 0;
+  EXPECT_THROW(require_intact_snapshot(digest_of(not_bolt), "x", false), Error);
+}
+
+TEST(LocalStore, AtomicCreateAndList) {
+  test::TempDir dir;
+  LocalStore store(dir.path());
+  auto w = store.create("a/one", false);
+  w->write(reinterpret_cast<const uint8_t*>("hello"), 5);
+  EXPECT_TRUE(store.list("").empty());  // invisible before commit
+  w->commit();
+  ASSERT_EQ(store.list("").size(), 1u);
+  EXPECT_EQ(store.read_small("a/one"), "hello");
+  EXPECT_THROW(store.create("a/one", false)->commit(), Error);  // never replaced silently
+  {
+    auto aborted = store.create("a/two", false);
+    aborted->write(reinterpret_cast<const uint8_t*>("x"), 1);
+  }  // destroyed uncommitted
+  EXPECT_FALSE(store.stat("a/two"));
+  EXPECT_EQ(store.list("").size(), 1u);
+  store.remove("a/one");
+  EXPECT_TRUE(store.list("").empty());
+  EXPECT_THROW(store.create("../escape", false), Error);
+}
+
+TEST(StoreSettings, MarkerDecidesCompression) {
+  test::TempDir dir;
+  LocalStore store(dir.path());
+  EXPECT_FALSE(read_store_settings(store));
+  EXPECT_EQ(ensure_store_settings(store, Compression::kZstd).compression, Compression::kZstd);
+  EXPECT_EQ(ensure_store_settings(store, std::nullopt).compression, Compression::kZstd);
+  EXPECT_THROW(ensure_store_settings(store, Compression::kGzip), Error);
+}
+
+}  // namespace etcdadm
