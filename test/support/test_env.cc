@@ -151,6 +151,7 @@ void EtcdMember::start() {
     argv.push_back("--trusted-ca-file=" + opts_.tls_files->ca_cert);
     argv.push_back("--client-cert-auth");
   }
+  argv.insert(argv.end(), opts_.extra_flags.begin(), opts_.extra_flags.end());
   RunOptions ro;
   for (const char* v : {"ETCD_NAME", "ETCD_DATA_DIR", "ETCD_INITIAL_CLUSTER"}) ro.unset_env.push_back(v);
   proc_ = ChildProcess::start(argv, log_path_, ro);

@@ -50,6 +50,7 @@ struct EtcdOptions {
   std::string initial_cluster;   // default: <name>=<peer URL>
   std::string initial_cluster_state = "new";
   std::string initial_cluster_token = "etcd-test";
+  std::vector<std::string> extra_flags;
 };
 
 // One etcd member on loopback.
