@@ -24,7 +24,22 @@ void write_sample_data(EtcdClient& c) {
   c.put(std::string("/binary/\x00\xff", 10), std::string("\x00\x01\x02", 3));
 }
 
-class BackupRestore : public CliTest {};
+class BackupRestore : public CliTest {
+ protected:
+  // Restores `query` from the store into a new data dir with the CLI's defaults for the cluster
+  // flags, and starts a member on it.
+  EtcdMember& restore_and_start(const std::string& query, const std::string& name) {
+    EtcdOptions o;
+    o.name = name;
+    o.peer_port = free_port();
+    o.data_dir = dir_ / (name + "-data");
+    o.initial_cluster_token = "etcd-cluster";
+    auto r = cli({"backup", "restore", query, "--store", store_, "--data-dir", o.data_dir, "--name", name,
+                  "--initial-advertise-peer-urls", "http://127.0.0.1:" + std::to_string(o.peer_port)});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return start_member(o);
+  }
+};
 
 }  // namespace
 
@@ -117,15 +132,7 @@ TEST_F(BackupRestore, ImportsAndRestoresAnEtcdctlSnapshot) {
   auto listed = cli_json({"backup", "list", "--store", store_, "-o", "json"});
   ASSERT_EQ(listed.size(), 1u);
 
-  EtcdOptions ro;
-  ro.name = "imp";
-  ro.peer_port = free_port();
-  ro.data_dir = dir_ / "imp-data";
-  auto r = cli({"backup", "restore", "latest", "--store", store_, "--data-dir", ro.data_dir, "--name", "imp",
-                "--initial-advertise-peer-urls", "http://127.0.0.1:" + std::to_string(ro.peer_port)});
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  ro.initial_cluster_token = "etcd-cluster";
-  auto& restored = start_member(ro);
+  auto& restored = restore_and_start("latest", "imp");
   EtcdClient rc(restored.connection());
   EXPECT_EQ(all_keys(rc), before);
 
@@ -173,15 +180,7 @@ TEST_F(BackupRestore, ListsAndRestoresAnEtcdManagerStore) {
   auto verify = cli({"backup", "verify", older, "--store", store_});
   EXPECT_EQ(verify.exit_code, 0) << verify.output;
 
-  EtcdOptions ro;
-  ro.name = "em";
-  ro.peer_port = free_port();
-  ro.data_dir = dir_ / "em-data";
-  auto r = cli({"backup", "restore", "latest", "--store", store_, "--data-dir", ro.data_dir, "--name", "em",
-                "--initial-advertise-peer-urls", "http://127.0.0.1:" + std::to_string(ro.peer_port)});
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  ro.initial_cluster_token = "etcd-cluster";
-  auto& restored = start_member(ro);
+  auto& restored = restore_and_start("latest", "em");
   EtcdClient rc(restored.connection());
   EXPECT_EQ(all_keys(rc), before);
 }
