@@ -19,7 +19,7 @@ namespace etcdadm {
 struct SaveOptions {
   std::string preferred_endpoint;                  // take the snapshot from this member when healthy
   std::optional<Compression> compression;          // default: the store's setting (gzip for new stores)
-  int compression_level = 0;                       // 0: codec default
+  int compression_level = -1;                      // < 0: codec default
   std::chrono::milliseconds stall_timeout{30000};  // give up when the member sends nothing this long
 };
 
@@ -32,7 +32,7 @@ SaveResult save_backup(EtcdClient& client, BlobStore& store, Catalog* catalog, c
 
 struct ImportOptions {
   std::optional<Compression> compression;
-  int compression_level = 0;
+  int compression_level = -1;
   bool skip_hash_check = false;   // accept a db without SHA-256 trailer (copied from a data dir)
   std::string etcd_version;       // recorded in the metadata (unknown otherwise)
 };

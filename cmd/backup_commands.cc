@@ -66,7 +66,7 @@ void add_save(CLI::App& backup) {
     StoreFlags store;
     ConnectionFlags conn;
     std::string prefer, compression, stall = "30s";
-    int level = 0;
+    int level = -1;
   };
   auto f = std::make_shared<Flags>();
   auto* c = backup.add_subcommand("save", "stream a snapshot from a healthy member into the store");
@@ -74,7 +74,7 @@ void add_save(CLI::App& backup) {
   f->conn.add_to(c);
   c->add_option("--prefer-endpoint", f->prefer, "take the snapshot from this member when it is healthy");
   c->add_option("--compression", f->compression, "gzip|zstd|none (only when creating a store; default gzip)");
-  c->add_option("--compression-level", f->level, "codec level (gzip 0-3 via ISA-L, zstd 1-19); 0 = default");
+  c->add_option("--compression-level", f->level, "codec level (gzip 0-3 via ISA-L, default 1; zstd 1-19, default 1)");
   c->add_option("--stall-timeout", f->stall, "abort when the member sends no data for this long");
   c->callback([f] {
     SaveOptions o;

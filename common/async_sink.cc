@@ -1,11 +1,13 @@
 #include "common/async_sink.h"
 
 #include <cstring>
+#include <sys/resource.h>
+#include <unistd.h>
 
 namespace etcdadm {
 
-AsyncSink::AsyncSink(ByteSink& next, size_t buffer_size, size_t max_buffers)
-    : next_(next), buffer_size_(buffer_size), max_buffers_(max_buffers) {
+AsyncSink::AsyncSink(ByteSink& next, size_t buffer_size, size_t max_buffers, int worker_nice)
+    : next_(next), buffer_size_(buffer_size), max_buffers_(max_buffers), worker_nice_(worker_nice) {
   current_.reserve(buffer_size_);
   thread_ = std::thread([this] { worker(); });
 }
@@ -63,6 +65,8 @@ void AsyncSink::close() {
 }
 
 void AsyncSink::worker() {
+  // Linux applies nice values per thread.
+  if (worker_nice_ != 0) ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), worker_nice_);
   for (;;) {
     std::vector<uint8_t> buf;
     {

@@ -65,8 +65,8 @@ void fsync_dir(const std::string& dir) {
   if (rc != 0 && err != EINVAL && err != ENOTSUP) throw_errno("cannot fsync directory", dir, err);
 }
 
-AtomicFile::AtomicFile(std::string path, mode_t mode, bool overwrite)
-    : path_(std::move(path)), overwrite_(overwrite) {
+AtomicFile::AtomicFile(std::string path, mode_t mode, bool overwrite, bool durable)
+    : path_(std::move(path)), overwrite_(overwrite), durable_(durable) {
   if (!overwrite_ && path_exists(path_)) {
     throw Error(ErrorKind::kAlreadyExists, "refusing to overwrite existing file " + path_,
                 "choose another path or remove the file first");
@@ -89,7 +89,7 @@ void AtomicFile::write(const void* data, size_t size) {
 
 void AtomicFile::commit() {
   if (fd_ < 0) throw Error(ErrorKind::kInternal, "commit of a closed file " + temp_path_);
-  if (::fsync(fd_) != 0) throw_errno("cannot fsync", temp_path_, errno);
+  if (durable_ && ::fsync(fd_) != 0) throw_errno("cannot fsync", temp_path_, errno);
   if (::close(fd_) != 0) {
     fd_ = -1;
     throw_errno("cannot close", temp_path_, errno);
@@ -110,7 +110,7 @@ void AtomicFile::commit() {
     throw_errno("cannot rename into place", path_, err);
   }
   temp_path_.clear();
-  fsync_dir(parent_dir(path_));
+  if (durable_) fsync_dir(parent_dir(path_));
 }
 
 void AtomicFile::abort() {

@@ -14,8 +14,9 @@ namespace etcdadm {
 // the final path and fsyncs the directory; destroying an uncommitted AtomicFile removes the temp file.
 class AtomicFile {
  public:
-  // Refuses (kAlreadyExists) when `path` exists and overwrite is false.
-  AtomicFile(std::string path, mode_t mode = 0644, bool overwrite = false);
+  // Refuses (kAlreadyExists) when `path` exists and overwrite is false. `durable` = false skips the
+  // fsyncs, for scratch files that are consumed and deleted right away (never for user data).
+  AtomicFile(std::string path, mode_t mode = 0644, bool overwrite = false, bool durable = true);
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
@@ -32,6 +33,7 @@ class AtomicFile {
   std::string temp_path_;
   int fd_ = -1;
   bool overwrite_;
+  bool durable_;
   uint64_t bytes_written_ = 0;
 };
 

@@ -81,8 +81,9 @@ FetchResult fetch_into(BlobStore& store, const BackupRecord& b, ByteSink* out) {
 
 }  // namespace
 
-FetchResult fetch_verified(BlobStore& store, const BackupRecord& backup, const std::string& output_path, bool overwrite) {
-  AtomicFile file(output_path, 0600, overwrite);
+FetchResult fetch_verified(BlobStore& store, const BackupRecord& backup, const std::string& output_path, bool overwrite,
+                           bool durable) {
+  AtomicFile file(output_path, 0600, overwrite, durable);
   FileSink sink(file);
   FetchResult r = fetch_into(store, backup, &sink);
   file.commit();

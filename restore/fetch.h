@@ -19,8 +19,9 @@ struct FetchResult {
 };
 
 // Verifies and writes the raw snapshot (trailer included, as `etcdctl snapshot save` writes it)
-// to `output_path`. `skip_hash_check` tolerates a trailer-less db (imports made with it).
-FetchResult fetch_verified(BlobStore& store, const BackupRecord& backup, const std::string& output_path, bool overwrite);
+// to `output_path`, mode 0600. `durable` = false skips fsync, for a scratch copy consumed at once.
+FetchResult fetch_verified(BlobStore& store, const BackupRecord& backup, const std::string& output_path, bool overwrite,
+                           bool durable = true);
 
 // The same checks without writing anything (`backup verify`).
 FetchResult verify_backup(BlobStore& store, const BackupRecord& backup);

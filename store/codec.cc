@@ -27,7 +27,7 @@ class PassThrough : public StreamCodec {
 class GzipEncoder : public StreamCodec {
  public:
   GzipEncoder(int level, ByteSink& out) : out_(out), buf_(kOutBuf) {
-    if (level <= 0) level = 1;
+    if (level < 0) level = 1;
     if (level > ISAL_DEF_MAX_LEVEL) level = ISAL_DEF_MAX_LEVEL;
     static const size_t kLevelBuf[] = {ISAL_DEF_LVL0_DEFAULT, ISAL_DEF_LVL1_DEFAULT, ISAL_DEF_LVL2_DEFAULT,
                                        ISAL_DEF_LVL3_DEFAULT};
@@ -123,7 +123,7 @@ class GzipDecoder : public StreamCodec {
 class ZstdEncoder : public StreamCodec {
  public:
   ZstdEncoder(int level, ByteSink& out) : out_(out), buf_(ZSTD_CStreamOutSize()), cs_(ZSTD_createCCtx()) {
-    ZSTD_CCtx_setParameter(cs_, ZSTD_c_compressionLevel, level <= 0 ? 1 : level);
+    ZSTD_CCtx_setParameter(cs_, ZSTD_c_compressionLevel, level < 0 ? 1 : level);
     ZSTD_CCtx_setParameter(cs_, ZSTD_c_checksumFlag, 1);
   }
   ~ZstdEncoder() override { ZSTD_freeCCtx(cs_); }

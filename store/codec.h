@@ -29,7 +29,7 @@ const char* compression_extension(Compression c);
 // Guesses from the first bytes (gzip 1f 8b, zstd 28 b5 2f fd, else none).
 Compression detect_compression(const uint8_t* head, size_t size);
 
-// level <= 0 picks the default (gzip: ISA-L level 1, which keeps up with the snapshot stream;
+// level < 0 picks the default (gzip: ISA-L level 1, which keeps up with the snapshot stream;
 // zstd: 1). gzip levels are ISA-L's 0..3; zstd's 1..19.
 std::unique_ptr<StreamCodec> make_encoder(Compression c, int level, ByteSink& out);
 std::unique_ptr<StreamCodec> make_decoder(Compression c, ByteSink& out);

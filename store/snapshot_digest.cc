@@ -15,7 +15,6 @@ void SnapshotDigestSink::write(const uint8_t* data, size_t size) {
     head_len_ += n;
   }
   total_ += size;
-  whole_hash_.update(data, size);
   if (size >= tail_.size()) {
     // Everything held back so far is db data; hold back the new last 32 bytes.
     hash_.update(tail_.data(), tail_len_);
@@ -47,8 +46,9 @@ SnapshotDigest SnapshotDigestSink::finish() {
     d.trailer_hex = to_hex(tail_.data(), tail_.size());
     d.trailer_matches = std::memcmp(db.data(), tail_.data(), 32) == 0;
   } else {
+    hash_.update(tail_.data(), tail_len_);
     d.db_bytes = total_;
-    d.db_sha256 = to_hex(whole_hash_.finish());
+    d.db_sha256 = to_hex(hash_.finish());
   }
   return d;
 }

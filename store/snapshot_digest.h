@@ -29,8 +29,9 @@ class SnapshotDigestSink : public ByteSink {
 
  private:
   ByteSink* next_;
-  Sha256 hash_;        // over everything except the (possible) trailer
-  Sha256 whole_hash_;  // over everything: the digest of a trailer-less db
+  // Over everything except the last 32 bytes, which are held back: at the end they are either the
+  // trailer, or (a trailer-less db) fed in too. One pass of SHA-256 either way.
+  Sha256 hash_;
   std::array<uint8_t, 32> tail_{};
   size_t tail_len_ = 0;
   uint64_t total_ = 0;

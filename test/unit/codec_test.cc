@@ -29,7 +29,7 @@ std::string sample(size_t size) {
 
 std::string encode(Compression c, const std::string& in, size_t chunk = 65536) {
   StringSink out;
-  auto enc = make_encoder(c, 0, out);
+  auto enc = make_encoder(c, -1, out);
   for (size_t off = 0; off < in.size(); off += chunk) {
     enc->write(reinterpret_cast<const uint8_t*>(in.data() + off), std::min(chunk, in.size() - off));
   }
