@@ -122,10 +122,7 @@ TEST_F(BackupRestore, ImportsAndRestoresAnEtcdctlSnapshot) {
   write_sample_data(client);
   auto before = all_keys(client);
   std::string snap = dir_ / "etcdctl.db";
-  RunOptions api3;
-  api3.env["ETCDCTL_API"] = "3";
-  auto s = run_process({"etcdctl", "--endpoints", m1.client_url(), "snapshot", "save", snap}, api3);
-  ASSERT_EQ(s.exit_code, 0) << s.output;
+  etcdctl_snapshot(m1, snap);
 
   auto imported = cli_json({"backup", "import", snap, "--store", store_, "--etcd-version", "3.4.23", "-o", "json"});
   EXPECT_EQ(imported["source"], "import");
@@ -153,9 +150,7 @@ TEST_F(BackupRestore, ListsAndRestoresAnEtcdManagerStore) {
   write_sample_data(client);
   auto before = all_keys(client);
   std::string snap = dir_ / "snap.db";
-  RunOptions api3;
-  api3.env["ETCDCTL_API"] = "3";
-  ASSERT_EQ(run_process({"etcdctl", "--endpoints", m1.client_url(), "snapshot", "save", snap}, api3).exit_code, 0);
+  etcdctl_snapshot(m1, snap);
 
   // etcd-manager's layout by hand: gzip'd db + _etcd_backup.meta, no marker, no extra metadata.
   // One meta has the timestamp as a string (Go jsonpb int64), the other as a number.

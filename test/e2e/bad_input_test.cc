@@ -73,9 +73,7 @@ TEST_F(BadInput, ConsistentlyReplacedDataIsCaughtByRecordedHashes) {
   EtcdClient client(members_[0]->connection());
   client.put("/extra", "changed");
   std::string snap = dir_ / "other.db";
-  RunOptions api3;
-  api3.env["ETCDCTL_API"] = "3";
-  ASSERT_EQ(run_process({"etcdctl", "--endpoints", members_[0]->client_url(), "snapshot", "save", snap}, api3).exit_code, 0);
+  etcdctl_snapshot(*members_[0], snap);
   ASSERT_EQ(run_process({"sh", "-c", "gzip -1 -c '" + snap + "' > '" + data_file(name) + "'"}).exit_code, 0);
   // The catalog remembers the old size; rebuild so the check relies on the metadata, not the index.
   ASSERT_EQ(cli({"backup", "list", "--store", store_, "--rebuild-catalog"}).exit_code, 0);

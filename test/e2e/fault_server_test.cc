@@ -82,6 +82,14 @@ class FaultyMember : public CliTest {
   ProcessResult save_from(const FaultServer& s) {
     return cli({"backup", "save", "--store", store_, "--endpoints", s.endpoint(), "--stall-timeout", "1s"});
   }
+  // The save from a member with `fault` fails with `exit_code` and `message`, leaving nothing behind.
+  void expect_failed_save(Fault fault, int exit_code, const std::string& message) {
+    FaultServer s(fault);
+    auto r = save_from(s);
+    EXPECT_EQ(r.exit_code, exit_code) << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << r.output;
+    expect_no_backup();
+  }
   void expect_no_backup() {
     auto listed = cli_json({"backup", "list", "--store", store_, "-o", "json"});
     EXPECT_EQ(listed.size(), 0u);
@@ -102,28 +110,10 @@ TEST_F(FaultyMember, ControlServerProducesAGoodBackup) {
   EXPECT_EQ(cli_json({"backup", "list", "--store", store_, "-o", "json"}).size(), 1u);
 }
 
-TEST_F(FaultyMember, StallsMidSnapshot) {
-  FaultServer s(Fault::kStall);
-  auto r = save_from(s);
-  EXPECT_EQ(r.exit_code, 6) << r.output;
-  EXPECT_NE(r.output.find("stalled"), std::string::npos) << r.output;
-  expect_no_backup();
-}
+TEST_F(FaultyMember, StallsMidSnapshot) { expect_failed_save(Fault::kStall, 6, "stalled"); }
 
-TEST_F(FaultyMember, BreaksTheStream) {
-  FaultServer s(Fault::kBreak);
-  auto r = save_from(s);
-  EXPECT_EQ(r.exit_code, 6) << r.output;
-  EXPECT_NE(r.output.find("member stopped"), std::string::npos) << r.output;
-  expect_no_backup();
-}
+TEST_F(FaultyMember, BreaksTheStream) { expect_failed_save(Fault::kBreak, 6, "member stopped"); }
 
-TEST_F(FaultyMember, SendsAWrongDigest) {
-  FaultServer s(Fault::kBadDigest);
-  auto r = save_from(s);
-  EXPECT_EQ(r.exit_code, 5) << r.output;
-  EXPECT_NE(r.output.find("SHA-256"), std::string::npos) << r.output;
-  expect_no_backup();
-}
+TEST_F(FaultyMember, SendsAWrongDigest) { expect_failed_save(Fault::kBadDigest, 5, "SHA-256"); }
 
 }  // namespace etcdadm::test

@@ -45,6 +45,14 @@ class CliTest : public ::testing::Test {
     return cli_json(args);
   }
 
+  // `etcdctl snapshot save` of member `m` into `path` (the peer tool as an oracle).
+  void etcdctl_snapshot(const EtcdMember& m, const std::string& path) {
+    RunOptions api3;
+    api3.env["ETCDCTL_API"] = "3";
+    auto r = run_process({"etcdctl", "--endpoints", m.client_url(), "snapshot", "save", path}, api3);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+
   TempDir dir_;
   std::string store_;
   std::vector<std::unique_ptr<EtcdMember>> members_;
