@@ -54,13 +54,6 @@ void print_saved(const SaveResult& r, OutputFormat fmt) {
             << compression_name(r.meta.compression) << "), sha256 " << r.meta.db_sha256 << "\n";
 }
 
-// Resolves a backup query against the store, through a freshly synced catalog.
-BackupRecord find_backup(BlobStore& store, Catalog& catalog, const std::string& query) {
-  catalog.sync(store);
-  auto backups = catalog.backups(store.url());
-  return resolve_backup(backups, query, store.url());
-}
-
 void add_save(CLI::App& backup) {
   struct Flags {
     StoreFlags store;

@@ -60,4 +60,10 @@ const BackupRecord& resolve_backup(const std::vector<BackupRecord>& backups, con
               "run `etcdadm backup list --store " + store_url + "` and pass one of the names (or 'latest')");
 }
 
+BackupRecord find_backup(BlobStore& store, Catalog& catalog, const std::string& query) {
+  catalog.sync(store);
+  auto backups = catalog.backups(store.url());
+  return resolve_backup(backups, query, store.url());
+}
+
 }  // namespace etcdadm

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "store/blob_store.h"
+#include "store/catalog.h"
 #include "store/layout.h"
 
 namespace etcdadm {
@@ -13,5 +15,8 @@ namespace etcdadm {
 // `backups` newest first (as Catalog::backups returns them). Throws kNotFound / kInvalidArgument.
 const BackupRecord& resolve_backup(const std::vector<BackupRecord>& backups, const std::string& query,
                                    const std::string& store_url);
+
+// Syncs the catalog with the store, then resolves `query` among its backups.
+BackupRecord find_backup(BlobStore& store, Catalog& catalog, const std::string& query);
 
 }  // namespace etcdadm
