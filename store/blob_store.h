@@ -52,6 +52,10 @@ class BlobStore {
   virtual std::vector<BlobInfo> list(const std::string& prefix) = 0;
   // Removing a missing blob is not an error.
   virtual void remove(const std::string& key) = 0;
+  // Removes several blobs; backends with a batch call (S3 DeleteObjects) override it.
+  virtual void remove_many(const std::vector<std::string>& keys) {
+    for (const auto& k : keys) remove(k);
+  }
 
   // Convenience for small files (metadata, markers).
   std::string read_small(const std::string& key, size_t limit = 16 * 1024 * 1024);

@@ -51,14 +51,14 @@ std::string StoreUrl::canonical() const {
   return "";
 }
 
-std::unique_ptr<BlobStore> open_store(const std::string& url) {
+std::unique_ptr<BlobStore> open_store(const std::string& url, const StoreOptions& options) {
   StoreUrl u = parse_store_url(url);
   switch (u.scheme) {
     case StoreUrl::Scheme::kFile: return std::make_unique<LocalStore>(u.path);
-    case StoreUrl::Scheme::kS3:
+    case StoreUrl::Scheme::kS3: return open_s3_store(u.bucket, u.prefix, options.s3, AwsEnvironment::from_process());
     case StoreUrl::Scheme::kGcs:
-      throw Error(ErrorKind::kInvalidArgument, "store " + u.canonical() + ": S3 and GCS stores are not available in this build yet",
-                  "use a local directory store for now");
+      throw Error(ErrorKind::kInvalidArgument, "store " + u.canonical() + ": GCS stores are not available in this build yet",
+                  "use a local directory or S3 store for now");
   }
   throw Error(ErrorKind::kInternal, "unknown store scheme");
 }

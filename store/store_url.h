@@ -4,6 +4,8 @@
 #include <memory>
 #include <string>
 
+#include "store/s3_store.h"
+
 namespace etcdadm {
 
 class BlobStore;
@@ -20,7 +22,13 @@ struct StoreUrl {
 // Throws kInvalidArgument with an example of the accepted forms.
 StoreUrl parse_store_url(const std::string& url);
 
+// Backend settings from the command line; whatever is left empty comes from the environment
+// (see resolve_s3_config).
+struct StoreOptions {
+  S3Settings s3;
+};
+
 // Opens the backend for a URL. Backends not built into this version fail with a clear message.
-std::unique_ptr<BlobStore> open_store(const std::string& url);
+std::unique_ptr<BlobStore> open_store(const std::string& url, const StoreOptions& options = {});
 
 }  // namespace etcdadm

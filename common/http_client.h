@@ -1,0 +1,87 @@
+// A small blocking HTTP(S) client on libcurl, shared by the S3 and GCS backends and the credential
+// providers. One HttpClient owns one curl handle and reuses its connections; it is not thread-safe,
+// so parallel uploads give each worker its own client.
+//
+// Transport failures (no HTTP response at all) are thrown as Error:
+//   kUnavailable  connection refused / reset / DNS failure / empty reply  (retryable)
+//   kTimeout      connect or idle timeout                                   (retryable)
+//   kTls          certificate or handshake failure                          (not retryable)
+// An HTTP response of any status is returned, never thrown: the caller knows what a 404 means.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+typedef void CURL;
+
+namespace etcdadm {
+
+struct HttpOptions {
+  std::string ca_file;     // PEM bundle for server verification; empty = the system's default store
+  bool verify_tls = true;  // off only when the user explicitly asks (self-signed test endpoints)
+  std::chrono::milliseconds connect_timeout{10000};
+  // Abort a transfer when no byte has moved for this long (a stalled server or a dead link).
+  std::chrono::milliseconds idle_timeout{60000};
+};
+
+struct HttpRequest {
+  std::string method = "GET";
+  std::string url;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string_view body;  // request body (not owned); empty for none
+};
+
+struct HttpResponse {
+  long status = 0;
+  std::map<std::string, std::string> headers;  // names lower-cased; the last value wins
+  std::string body;                            // unless streamed to a sink (2xx only)
+  // Returns "" when absent.
+  std::string header(const std::string& lower_name) const;
+  bool ok() const { return status >= 200 && status < 300; }
+};
+
+// Receives a 2xx response body piece by piece; may throw to abort the transfer (the exception
+// propagates out of perform()).
+using HttpBodySink = std::function<void(const char* data, size_t size)>;
+
+class HttpClient {
+ public:
+  explicit HttpClient(HttpOptions options = {});
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  // Sends the request. With a sink, a 2xx body goes to the sink instead of response.body;
+  // non-2xx bodies are always kept (up to 64 KiB) for the error message.
+  HttpResponse perform(const HttpRequest& request, const HttpBodySink& sink = nullptr);
+
+  const HttpOptions& options() const { return options_; }
+
+ private:
+  HttpOptions options_;
+  CURL* curl_;
+};
+
+// RFC 3986 percent-encoding of everything but unreserved characters (A-Z a-z 0-9 - _ . ~);
+// '/' is kept when keep_slash is true. This is the encoding SigV4 and GCS object names need.
+std::string percent_encode(std::string_view s, bool keep_slash = false);
+
+// application/x-www-form-urlencoded body from pairs (percent_encode of names and values).
+std::string form_encode(const std::vector<std::pair<std::string, std::string>>& fields);
+
+// Splits "http://host:port/path" into scheme, host[:port] and path ("/" when absent). Throws
+// kInvalidArgument when it is not an http(s) URL.
+struct UrlParts {
+  std::string scheme;     // "http" or "https"
+  std::string authority;  // host or host:port, as written
+  std::string path;
+};
+UrlParts split_url(const std::string& url);
+
+}  // namespace etcdadm

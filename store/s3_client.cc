@@ -1,0 +1,386 @@
+#include "store/s3_client.h"
+
+#include <curl/curl.h>
+#include <openssl/evp.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "common/error.h"
+#include "store/xml_reader.h"
+
+namespace etcdadm {
+
+namespace {
+
+int64_t http_date_micros(const std::string &s) {
+  if (s.empty()) return 0;
+  time_t t = curl_getdate(s.c_str(), nullptr);
+  return t < 0 ? 0 : static_cast<int64_t>(t) * 1000000;
+}
+
+int64_t iso_date_micros(const std::string &s) {
+  // "2026-11-21T07:06:34.000Z": curl_getdate does not read ISO 8601, so parse
+  // the fields.
+  int y, mo, d, h, mi, sec;
+  if (std::sscanf(s.c_str(), "%d-%d-%dT%d:%d:%d", &y, &mo, &d, &h, &mi, &sec) != 6) return 0;
+  std::tm tm{};
+  tm.tm_year = y - 1900;
+  tm.tm_mon = mo - 1;
+  tm.tm_mday = d;
+  tm.tm_hour = h;
+  tm.tm_min = mi;
+  tm.tm_sec = sec;
+  return static_cast<int64_t>(timegm(&tm)) * 1000000;
+}
+
+std::string strip_quotes(std::string s) {
+  if (s.size() >= 2 && s.front() == '"' && s.back() == '"') return s.substr(1, s.size() - 2);
+  return s;
+}
+
+std::string base64_md5(std::string_view data) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(data.data(), data.size(), md, &len, EVP_md5(), nullptr);
+  unsigned char out[64];
+  int n = EVP_EncodeBlock(out, md, static_cast<int>(len));
+  return std::string(reinterpret_cast<char *>(out), static_cast<size_t>(n));
+}
+
+bool bucket_is_dns_safe(const std::string &bucket) { return bucket.find('.') == std::string::npos; }
+
+}  // namespace
+
+Error s3_error(const HttpResponse &response, const std::string &what, const std::string &access_key_id) {
+  std::string code, message;
+  if (!response.body.empty()) {
+    try {
+      XmlElement x = parse_xml(response.body, what);
+      const XmlElement *err = x.name == "Error" ? &x : x.find("Error");
+      if (err != nullptr) {
+        code = err->child_text("Code");
+        message = err->child_text("Message");
+      }
+    } catch (const Error &) {
+      message = response.body.substr(0, 200);
+    }
+  }
+  long st = response.status;
+  std::string text = what + ": HTTP " + std::to_string(st) + (code.empty() ? "" : " " + code) +
+                     (message.empty() ? "" : ": " + message);
+  if (st >= 500 || st == 429 || code == "SlowDown" || code == "RequestTimeout" || code == "InternalError") {
+    return Error(ErrorKind::kUnavailable, text, "the server is overloaded or failing; retried with backoff");
+  }
+  if (code == "SignatureDoesNotMatch") {
+    return Error(ErrorKind::kAuth, what + ": signature does not match (access key " + access_key_id + ")",
+                 "check your credentials: the secret key does not belong to "
+                 "this access key, or the clock is off");
+  }
+  if (code == "InvalidAccessKeyId") {
+    return Error(ErrorKind::kAuth, what + ": the access key " + access_key_id + " is not known to the server",
+                 "check your credentials (AWS_ACCESS_KEY_ID / profile) and the "
+                 "endpoint");
+  }
+  if (code == "ExpiredToken" || code == "InvalidToken" || code == "TokenRefreshRequired") {
+    return Error(ErrorKind::kAuth, text, "the session token expired or is invalid; check the credential source");
+  }
+  if (code == "RequestTimeTooSkewed") {
+    return Error(ErrorKind::kAuth, text, "this host's clock is off by more than 15 minutes; fix NTP");
+  }
+  if (st == 403) {
+    return Error(ErrorKind::kAuth, text.find("AccessDenied") != std::string::npos ? text : text + " (access denied)",
+                 "the credentials lack permission for this bucket/prefix; "
+                 "docs/operations.md lists the IAM policy");
+  }
+  if (code == "NoSuchBucket") {
+    return Error(ErrorKind::kNotFound, text, "create the bucket first, or check its name and region");
+  }
+  if (st == 404) return Error(ErrorKind::kNotFound, text);
+  if (st == 412) return Error(ErrorKind::kCorrupt, what + ": the object changed while it was being read (HTTP 412)");
+  return Error(ErrorKind::kInvalidArgument, text.empty() ? what + ": HTTP " + std::to_string(st) : text);
+}
+
+S3Client::S3Client(S3Config config, std::shared_ptr<AwsCredentialProvider> credentials)
+    : config_(std::move(config)), credentials_(std::move(credentials)), region_(config_.region) {
+  while (!config_.endpoint.empty() && config_.endpoint.back() == '/') config_.endpoint.pop_back();
+  if (!config_.endpoint.empty()) split_url(config_.endpoint);  // validates
+}
+
+std::string S3Client::region() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return region_;
+}
+
+std::unique_ptr<HttpClient> S3Client::borrow() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!idle_.empty()) {
+      auto c = std::move(idle_.back());
+      idle_.pop_back();
+      return c;
+    }
+  }
+  return std::make_unique<HttpClient>(config_.http);
+}
+
+void S3Client::give_back(std::unique_ptr<HttpClient> client) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (idle_.size() < 16) idle_.push_back(std::move(client));
+}
+
+HttpResponse S3Client::send(const Call &c, const HttpBodySink &sink) {
+  for (int redirects = 0;; ++redirects) {
+    std::string region = this->region();
+    // Address: https://bucket.s3.region.amazonaws.com/key or
+    // endpoint/bucket/key.
+    std::string scheme = "https", authority, path;
+    bool path_style = config_.path_style || !bucket_is_dns_safe(c.bucket);
+    if (config_.endpoint.empty()) {
+      std::string suffix = region.rfind("cn-", 0) == 0 ? "amazonaws.com.cn" : "amazonaws.com";
+      authority = "s3." + region + "." + suffix;
+    } else {
+      UrlParts u = split_url(config_.endpoint);
+      scheme = u.scheme;
+      authority = u.authority;
+    }
+    if (c.bucket.empty()) {
+      path = "/";
+    } else if (path_style) {
+      path = "/" + c.bucket + "/" + c.key;
+    } else {
+      authority = c.bucket + "." + authority;
+      path = "/" + c.key;
+    }
+    std::string canonical_uri = percent_encode(path, /*keep_slash=*/true);
+    std::string query = sigv4_canonical_query(c.query);
+
+    AwsCredentials creds = credentials_->get();
+    SigV4Request sr;
+    sr.method = c.method;
+    sr.host = authority;
+    sr.canonical_uri = canonical_uri;
+    sr.query = c.query;
+    sr.headers = c.headers;
+    sr.payload_sha256 =
+        c.body.empty() ? kEmptyPayloadSha256 : (config_.unsigned_payload ? kUnsignedPayload : sha256_hex(c.body));
+    sr.headers.emplace_back("x-amz-content-sha256", sr.payload_sha256);
+    if (!creds.session_token.empty()) sr.headers.emplace_back("x-amz-security-token", creds.session_token);
+    SigV4Result signed_req = sigv4_sign(sr, creds, region, "s3", std::chrono::system_clock::now());
+
+    HttpRequest req;
+    req.method = c.method;
+    req.url = scheme + "://" + authority + canonical_uri + (query.empty() ? "" : "?" + query);
+    req.headers = sr.headers;
+    req.headers.emplace_back("x-amz-date", signed_req.amz_date);
+    req.headers.emplace_back("Authorization", signed_req.authorization);
+    req.body = c.body;
+
+    auto client = borrow();
+    HttpResponse resp = client->perform(req, sink);
+    give_back(std::move(client));
+    if (resp.ok() || (c.allow_404 && resp.status == 404)) return resp;
+
+    // Wrong region: S3 names the right one in a header (or, for 400, in the
+    // error body).
+    std::string right = resp.header("x-amz-bucket-region");
+    if (right.empty() && resp.status == 400 && resp.body.find("AuthorizationHeaderMalformed") != std::string::npos) {
+      try {
+        right = parse_xml(resp.body, "S3 error").child_text("Region");
+      } catch (const Error &) {
+      }
+    }
+    if (!right.empty() && right != region && redirects == 0 &&
+        (resp.status == 301 || resp.status == 307 || resp.status == 400)) {
+      spdlog::info("bucket {} is in region {}, not {}: switching", c.bucket, right, region);
+      std::lock_guard<std::mutex> lock(mu_);
+      region_ = right;
+      continue;
+    }
+    if (resp.status == 301 || resp.status == 307) {
+      throw Error(ErrorKind::kInvalidArgument,
+                  "S3 " + c.method + " s3://" + c.bucket + "/" + c.key + ": HTTP " + std::to_string(resp.status) +
+                      " redirect" + (right.empty() ? "" : " to region " + right),
+                  "set the bucket's region (--s3-region / AWS_REGION) or the "
+                  "right endpoint");
+    }
+    throw s3_error(resp, "S3 " + c.method + " s3://" + c.bucket + "/" + c.key, creds.access_key_id);
+  }
+}
+
+HttpResponse S3Client::call(const Call &c, const std::string &what) {
+  HttpResponse out;
+  with_retries(config_.retry, what, [&] { out = send(c); });
+  return out;
+}
+
+std::string S3Client::put_object(const std::string &bucket, const std::string &key, std::string_view body) {
+  Call c{.method = "PUT", .bucket = bucket, .key = key, .body = body};
+  if (!config_.sse.empty()) {
+    c.headers.emplace_back("x-amz-server-side-encryption", config_.sse);
+    if (config_.sse == "aws:kms" && !config_.sse_kms_key_id.empty()) {
+      c.headers.emplace_back("x-amz-server-side-encryption-aws-kms-key-id", config_.sse_kms_key_id);
+    }
+  }
+  HttpResponse r = call(c, "upload of s3://" + bucket + "/" + key);
+  return strip_quotes(r.header("etag"));
+}
+
+std::optional<S3ObjectInfo> S3Client::head_object(const std::string &bucket, const std::string &key) {
+  Call c{.method = "HEAD", .bucket = bucket, .key = key};
+  c.allow_404 = true;
+  HttpResponse r = call(c, "HEAD s3://" + bucket + "/" + key);
+  if (r.status == 404) return std::nullopt;
+  S3ObjectInfo info;
+  info.key = key;
+  info.size = std::stoull(r.header("content-length").empty() ? "0" : r.header("content-length"));
+  info.modified_unix_micros = http_date_micros(r.header("last-modified"));
+  info.etag = strip_quotes(r.header("etag"));
+  return info;
+}
+
+void S3Client::get_object(const std::string &bucket, const std::string &key, uint64_t offset, const std::string &etag,
+                          const HttpBodySink &sink) {
+  Call c{.method = "GET", .bucket = bucket, .key = key};
+  if (offset > 0) c.headers.emplace_back("Range", "bytes=" + std::to_string(offset) + "-");
+  if (!etag.empty()) c.headers.emplace_back("If-Match", "\"" + etag + "\"");
+  send(c, sink);
+}
+
+S3ListPage S3Client::list_objects(const std::string &bucket, const std::string &prefix, const std::string &token,
+                                  int max_keys) {
+  Call c{.method = "GET", .bucket = bucket, .key = ""};
+  c.query = {{"list-type", "2"}, {"max-keys", std::to_string(max_keys)}};
+  if (!prefix.empty()) c.query.emplace_back("prefix", prefix);
+  if (!token.empty()) c.query.emplace_back("continuation-token", token);
+  HttpResponse r = call(c, "listing s3://" + bucket + "/" + prefix);
+  XmlElement x = parse_xml(r.body, "ListObjectsV2 response of s3://" + bucket);
+  S3ListPage page;
+  for (const XmlElement *o : x.children_named("Contents")) {
+    S3ObjectInfo info;
+    info.key = o->child_text("Key");
+    info.size = std::stoull(o->child_text("Size").empty() ? "0" : o->child_text("Size"));
+    info.modified_unix_micros = iso_date_micros(o->child_text("LastModified"));
+    info.etag = strip_quotes(o->child_text("ETag"));
+    page.objects.push_back(std::move(info));
+  }
+  if (x.child_text("IsTruncated") == "true") {
+    page.next_continuation_token = x.child_text("NextContinuationToken");
+    if (page.next_continuation_token.empty()) {
+      throw Error(ErrorKind::kCorrupt, "S3 listing of s3://" + bucket + " is truncated but has no continuation token");
+    }
+  }
+  return page;
+}
+
+void S3Client::delete_object(const std::string &bucket, const std::string &key) {
+  Call c{.method = "DELETE", .bucket = bucket, .key = key};
+  c.allow_404 = true;
+  call(c, "delete of s3://" + bucket + "/" + key);
+}
+
+void S3Client::delete_objects(const std::string &bucket, const std::vector<std::string> &keys) {
+  if (keys.empty()) return;
+  if (keys.size() > 1000) throw Error(ErrorKind::kInternal, "delete_objects: more than 1000 keys in one call");
+  std::string body = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Delete><Quiet>true</Quiet>";
+  for (const auto &k : keys) body += "<Object><Key>" + xml_escape(k) + "</Key></Object>";
+  body += "</Delete>";
+  Call c{.method = "POST",
+         .bucket = bucket,
+         .key = "",
+         .query = {{"delete", ""}},
+         .headers = {{"Content-MD5", base64_md5(body)}, {"Content-Type", "application/xml"}},
+         .body = body};
+  HttpResponse r = call(c, "batch delete in s3://" + bucket);
+  XmlElement x = parse_xml(r.body, "DeleteObjects response");
+  auto errors = x.children_named("Error");
+  if (!errors.empty()) {
+    throw Error(ErrorKind::kAuth,
+                "S3 did not delete " + std::to_string(errors.size()) + " of " + std::to_string(keys.size()) +
+                    " objects, e.g. " + errors[0]->child_text("Key") + ": " + errors[0]->child_text("Code") + " " +
+                    errors[0]->child_text("Message"),
+                "check s3:DeleteObject permission on the prefix");
+  }
+}
+
+std::string S3Client::create_multipart_upload(const std::string &bucket, const std::string &key) {
+  Call c{.method = "POST", .bucket = bucket, .key = key, .query = {{"uploads", ""}}};
+  if (!config_.sse.empty()) {
+    c.headers.emplace_back("x-amz-server-side-encryption", config_.sse);
+    if (config_.sse == "aws:kms" && !config_.sse_kms_key_id.empty()) {
+      c.headers.emplace_back("x-amz-server-side-encryption-aws-kms-key-id", config_.sse_kms_key_id);
+    }
+  }
+  HttpResponse r = call(c, "starting multipart upload of s3://" + bucket + "/" + key);
+  std::string id = parse_xml(r.body, "CreateMultipartUpload response").child_text("UploadId");
+  if (id.empty())
+    throw Error(ErrorKind::kCorrupt, "CreateMultipartUpload for s3://" + bucket + "/" + key + " returned no UploadId");
+  return id;
+}
+
+std::string S3Client::upload_part(const std::string &bucket, const std::string &key, const std::string &upload_id,
+                                  int part_number, std::string_view data) {
+  Call c{.method = "PUT",
+         .bucket = bucket,
+         .key = key,
+         .query = {{"partNumber", std::to_string(part_number)}, {"uploadId", upload_id}},
+         .body = data};
+  HttpResponse r = call(c, "upload of part " + std::to_string(part_number) + " of s3://" + bucket + "/" + key);
+  std::string etag = strip_quotes(r.header("etag"));
+  if (etag.empty()) throw Error(ErrorKind::kCorrupt, "S3 returned no ETag for part " + std::to_string(part_number));
+  return etag;
+}
+
+void S3Client::complete_multipart_upload(const std::string &bucket, const std::string &key,
+                                         const std::string &upload_id, const std::vector<std::string> &part_etags) {
+  std::string body = "<CompleteMultipartUpload>";
+  for (size_t i = 0; i < part_etags.size(); ++i) {
+    body += "<Part><PartNumber>" + std::to_string(i + 1) + "</PartNumber><ETag>\"" + xml_escape(part_etags[i]) +
+            "\"</ETag></Part>";
+  }
+  body += "</CompleteMultipartUpload>";
+  Call c{.method = "POST",
+         .bucket = bucket,
+         .key = key,
+         .query = {{"uploadId", upload_id}},
+         .headers = {{"Content-Type", "application/xml"}},
+         .body = body};
+  HttpResponse r = call(c, "completing multipart upload of s3://" + bucket + "/" + key);
+  // S3 may answer 200 with an <Error> body when completion fails late.
+  if (r.body.find("<Error>") != std::string::npos) {
+    XmlElement x = parse_xml(r.body, "CompleteMultipartUpload response");
+    if (x.name == "Error") {
+      HttpResponse as_error = r;
+      as_error.status = x.child_text("Code") == "InternalError" ? 500 : 400;
+      throw s3_error(as_error, "completing multipart upload of s3://" + bucket + "/" + key, "");
+    }
+  }
+}
+
+void S3Client::abort_multipart_upload(const std::string &bucket, const std::string &key, const std::string &upload_id) {
+  Call c{.method = "DELETE", .bucket = bucket, .key = key, .query = {{"uploadId", upload_id}}};
+  c.allow_404 = true;  // already gone
+  call(c, "aborting multipart upload of s3://" + bucket + "/" + key);
+}
+
+std::vector<S3Upload> S3Client::list_multipart_uploads(const std::string &bucket, const std::string &prefix) {
+  std::vector<S3Upload> out;
+  std::string key_marker, id_marker;
+  for (;;) {
+    Call c{.method = "GET", .bucket = bucket, .key = "", .query = {{"uploads", ""}}};
+    if (!prefix.empty()) c.query.emplace_back("prefix", prefix);
+    if (!key_marker.empty()) c.query.emplace_back("key-marker", key_marker);
+    if (!id_marker.empty()) c.query.emplace_back("upload-id-marker", id_marker);
+    HttpResponse r = call(c, "listing multipart uploads in s3://" + bucket);
+    XmlElement x = parse_xml(r.body, "ListMultipartUploads response");
+    for (const XmlElement *u : x.children_named("Upload"))
+      out.push_back({u->child_text("Key"), u->child_text("UploadId")});
+    if (x.child_text("IsTruncated") != "true") break;
+    key_marker = x.child_text("NextKeyMarker");
+    id_marker = x.child_text("NextUploadIdMarker");
+    if (key_marker.empty()) break;
+  }
+  return out;
+}
+
+}  // namespace etcdadm

@@ -1,0 +1,113 @@
+// The S3 REST calls the S3 store needs, on libcurl + SigV4: objects (PUT, HEAD, ranged GET,
+// DELETE), ListObjectsV2, DeleteObjects, and multipart uploads. Works with AWS and S3-compatible
+// servers (MinIO, Ceph RGW, Swift s3api, Wasabi ...): custom endpoint, path-style addressing.
+//
+// Every call is retried (see common/retry.h) on 5xx, 429/SlowDown, timeouts and broken
+// connections. A request sent to the wrong region is re-sent once to the bucket's region, taken
+// from the x-amz-bucket-region header (or the <Region> of AuthorizationHeaderMalformed), and the
+// client remembers it. Thread-safe: parallel part uploads share one client; each call borrows an
+// idle curl handle from a small pool, so connections are reused.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/http_client.h"
+#include "common/retry.h"
+#include "store/aws_credentials.h"
+
+namespace etcdadm {
+
+struct S3Config {
+  std::string endpoint;  // "" = AWS (https://s3.<region>.amazonaws.com); else scheme://host[:port]
+  std::string region = "us-east-1";
+  bool path_style = false;  // virtual-hosted (bucket.host) when false
+  HttpOptions http;
+  bool unsigned_payload = false;  // send UNSIGNED-PAYLOAD instead of hashing bodies
+  std::string sse;                // "", "AES256" or "aws:kms"
+  std::string sse_kms_key_id;     // with sse == "aws:kms"; "" = the account's default key
+  RetryPolicy retry;
+};
+
+struct S3ObjectInfo {
+  std::string key;
+  uint64_t size = 0;
+  int64_t modified_unix_micros = 0;
+  std::string etag;
+};
+
+struct S3ListPage {
+  std::vector<S3ObjectInfo> objects;
+  std::string next_continuation_token;  // "" when this was the last page
+};
+
+struct S3Upload {
+  std::string key;
+  std::string upload_id;
+};
+
+class S3Client {
+ public:
+  S3Client(S3Config config, std::shared_ptr<AwsCredentialProvider> credentials);
+
+  const S3Config& config() const { return config_; }
+  std::string region() const;
+
+  // Single-request upload (small objects). Returns the ETag.
+  std::string put_object(const std::string& bucket, const std::string& key, std::string_view body);
+  std::optional<S3ObjectInfo> head_object(const std::string& bucket, const std::string& key);
+  // Streams the object from `offset` to its end into `sink`. With `etag`, the server refuses
+  // (412 -> Error kCorrupt) if the object changed meanwhile, so a resumed read never mixes two
+  // versions. Not retried here: the reader resumes from the offset it reached.
+  void get_object(const std::string& bucket, const std::string& key, uint64_t offset, const std::string& etag,
+                  const HttpBodySink& sink);
+  S3ListPage list_objects(const std::string& bucket, const std::string& prefix, const std::string& continuation_token,
+                          int max_keys = 1000);
+  void delete_object(const std::string& bucket, const std::string& key);
+  // At most 1000 keys per call (S3's limit). Throws when any key could not be deleted.
+  void delete_objects(const std::string& bucket, const std::vector<std::string>& keys);
+
+  std::string create_multipart_upload(const std::string& bucket, const std::string& key);
+  std::string upload_part(const std::string& bucket, const std::string& key, const std::string& upload_id,
+                          int part_number, std::string_view data);
+  void complete_multipart_upload(const std::string& bucket, const std::string& key, const std::string& upload_id,
+                                 const std::vector<std::string>& part_etags);
+  void abort_multipart_upload(const std::string& bucket, const std::string& key, const std::string& upload_id);
+  std::vector<S3Upload> list_multipart_uploads(const std::string& bucket, const std::string& prefix);
+
+ private:
+  struct Call {
+    std::string method = "GET";
+    std::string bucket = {};
+    std::string key = {};
+    std::vector<std::pair<std::string, std::string>> query = {};
+    std::vector<std::pair<std::string, std::string>> headers = {};
+    std::string_view body = {};
+    bool allow_404 = false;
+  };
+  // One attempt: sign, send, follow a region redirect once; a non-2xx answer (other than an
+  // allowed 404) is thrown as a classified Error.
+  HttpResponse send(const Call& call, const HttpBodySink& sink = nullptr);
+  // send() under the retry policy.
+  HttpResponse call(const Call& call, const std::string& what);
+
+  std::unique_ptr<HttpClient> borrow();
+  void give_back(std::unique_ptr<HttpClient> client);
+
+  S3Config config_;
+  std::shared_ptr<AwsCredentialProvider> credentials_;
+  mutable std::mutex mu_;
+  std::string region_;  // may change after a redirect
+  std::vector<std::unique_ptr<HttpClient>> idle_;
+};
+
+// Classifies an S3 error response into an Error (exposed for tests). `what` names the operation.
+Error s3_error(const HttpResponse& response, const std::string& what, const std::string& access_key_id);
+
+}  // namespace etcdadm

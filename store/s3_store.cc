@@ -1,0 +1,416 @@
+#include "store/s3_store.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "common/error.h"
+
+namespace etcdadm {
+
+size_t s3_part_size(size_t first_part_size, int n) {
+  size_t size = first_part_size;
+  for (int step = 1000; n > step && size < (size_t{5} << 30); step += 1000) size *= 2;
+  return size;
+}
+
+namespace {
+
+constexpr int kMaxParts = 10000;
+
+class S3Writer : public BlobWriter {
+ public:
+  S3Writer(S3Client& client, std::string bucket, std::string key, S3StoreOptions options)
+      : client_(client), bucket_(std::move(bucket)), key_(std::move(key)), options_(options) {
+    buffer_.reserve(s3_part_size(options_.part_size, 1));
+  }
+
+  ~S3Writer() override {
+    try {
+      abort();
+    } catch (const std::exception& e) {
+      spdlog::warn("aborting upload of s3://{}/{} failed: {}", bucket_, key_, e.what());
+    }
+  }
+
+  void write(const uint8_t* data, size_t size) override {
+    if (done_) throw Error(ErrorKind::kInternal, "write after commit/abort of s3://" + bucket_ + "/" + key_);
+    while (size > 0) {
+      size_t part = s3_part_size(options_.part_size, next_part_);
+      size_t n = std::min(size, part - buffer_.size());
+      buffer_.append(reinterpret_cast<const char*>(data), n);
+      data += n;
+      size -= n;
+      written_ += n;
+      if (buffer_.size() == part) submit_part();
+    }
+  }
+
+  void commit() override {
+    if (done_) throw Error(ErrorKind::kInternal, "commit after commit/abort of s3://" + bucket_ + "/" + key_);
+    if (upload_id_.empty()) {
+      client_.put_object(bucket_, key_, buffer_);
+      done_ = true;
+      buffer_.clear();
+      return;
+    }
+    if (!buffer_.empty()) submit_part();
+    wait_for_parts();
+    std::vector<std::string> etags;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (int i = 1; i < next_part_; ++i) etags.push_back(etags_.at(i));
+    }
+    client_.complete_multipart_upload(bucket_, key_, upload_id_, etags);
+    done_ = true;
+    upload_id_.clear();
+  }
+
+  void abort() override {
+    if (done_) return;
+    done_ = true;
+    stop_workers(/*drop_queued=*/true);
+    if (!upload_id_.empty()) {
+      std::string id = upload_id_;
+      upload_id_.clear();
+      client_.abort_multipart_upload(bucket_, key_, id);
+      spdlog::debug("aborted multipart upload of s3://{}/{}", bucket_, key_);
+    }
+  }
+
+  uint64_t bytes_written() const override { return written_; }
+
+ private:
+  struct Part {
+    int number;
+    std::string data;
+  };
+
+  void submit_part() {
+    if (next_part_ > kMaxParts) {
+      throw Error(ErrorKind::kInvalidArgument, "s3://" + bucket_ + "/" + key_ + " would need more than 10000 parts",
+                  "raise the part size");
+    }
+    if (upload_id_.empty()) {
+      upload_id_ = client_.create_multipart_upload(bucket_, key_);
+      for (int i = 0; i < std::max(1, options_.concurrency); ++i) workers_.emplace_back([this] { work(); });
+    }
+    Part p{next_part_++, std::move(buffer_)};
+    buffer_ = std::string();
+    buffer_.reserve(s3_part_size(options_.part_size, next_part_));
+    std::unique_lock<std::mutex> lock(mu_);
+    // Bounded memory: at most `concurrency` parts queued or uploading, plus the one being filled.
+    cv_.wait(lock, [&] { return in_flight_ < std::max(1, options_.concurrency) || error_; });
+    if (error_) std::rethrow_exception(error_);
+    queue_.push_back(std::move(p));
+    ++in_flight_;
+    lock.unlock();
+    cv_.notify_all();
+  }
+
+  void work() {
+    for (;;) {
+      Part p;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+        if (stopping_ && (queue_.empty() || error_)) return;
+        p = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      try {
+        std::string etag = client_.upload_part(bucket_, key_, upload_id_, p.number, p.data);
+        std::lock_guard<std::mutex> lock(mu_);
+        etags_[p.number] = etag;
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!error_) error_ = std::current_exception();
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        --in_flight_;
+      }
+      cv_.notify_all();
+    }
+  }
+
+  void wait_for_parts() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return in_flight_ == 0 || error_; });
+    std::exception_ptr err = error_;
+    lock.unlock();
+    if (err) std::rethrow_exception(err);
+    stop_workers(/*drop_queued=*/false);
+  }
+
+  void stop_workers(bool drop_queued) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+      if (drop_queued || error_) queue_.clear();
+    }
+    cv_.notify_all();
+    for (auto& t : workers_) t.join();
+    workers_.clear();
+  }
+
+  S3Client& client_;
+  std::string bucket_, key_;
+  S3StoreOptions options_;
+  std::string buffer_;
+  std::string upload_id_;
+  int next_part_ = 1;
+  uint64_t written_ = 0;
+  bool done_ = false;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Part> queue_;
+  int in_flight_ = 0;
+  bool stopping_ = false;
+  std::exception_ptr error_;
+  std::map<int, std::string> etags_;
+  std::vector<std::thread> workers_;
+};
+
+// Reads an object through one streaming GET on a background thread; resumes after a broken
+// connection with "Range: bytes=<reached>-" and If-Match on the ETag seen at open.
+class S3Reader : public BlobReader {
+ public:
+  S3Reader(S3Client& client, std::string bucket, std::string key, S3ObjectInfo info)
+      : client_(client), bucket_(std::move(bucket)), key_(std::move(key)), info_(std::move(info)) {
+    thread_ = std::thread([this] { fetch(); });
+  }
+
+  ~S3Reader() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      cancelled_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+  size_t read(uint8_t* buffer, size_t size) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      if (!chunks_.empty()) {
+        std::string& front = chunks_.front();
+        size_t n = std::min(size, front.size() - front_pos_);
+        std::memcpy(buffer, front.data() + front_pos_, n);
+        front_pos_ += n;
+        if (front_pos_ == front.size()) {
+          chunks_.pop_front();
+          front_pos_ = 0;
+          cv_.notify_all();
+        }
+        return n;
+      }
+      if (error_) std::rethrow_exception(error_);
+      if (finished_) return 0;
+      cv_.wait(lock);
+    }
+  }
+
+  uint64_t size() const override { return info_.size; }
+
+ private:
+  struct Cancelled {};
+  static constexpr size_t kMaxQueued = 8;
+
+  void fetch() {
+    uint64_t offset = 0;
+    const RetryPolicy& policy = client_.config().retry;
+    int failures = 0;
+    std::string pending;
+    auto flush = [&] {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return chunks_.size() < kMaxQueued || cancelled_; });
+      if (cancelled_) throw Cancelled{};
+      chunks_.push_back(std::move(pending));
+      pending = std::string();
+      cv_.notify_all();
+    };
+    for (;;) {
+      try {
+        if (offset < info_.size) {
+          client_.get_object(bucket_, key_, offset, info_.etag, [&](const char* data, size_t n) {
+            pending.append(data, n);
+            offset += n;
+            if (pending.size() >= (1u << 20)) flush();
+          });
+        }
+        if (!pending.empty()) flush();
+        if (offset != info_.size) {
+          throw Error(ErrorKind::kUnavailable, "read of s3://" + bucket_ + "/" + key_ + " ended at byte " +
+                                                   std::to_string(offset) + " of " + std::to_string(info_.size));
+        }
+        std::lock_guard<std::mutex> lock(mu_);
+        finished_ = true;
+        cv_.notify_all();
+        return;
+      } catch (const Cancelled&) {
+        return;
+      } catch (const Error& e) {
+        // Bytes already received are good: hand them over and resume after them.
+        if (!pending.empty()) {
+          try {
+            flush();
+          } catch (const Cancelled&) {
+            return;
+          }
+        }
+        if (is_retryable(e) && ++failures < policy.max_attempts) {
+          auto wait = backoff_delay(policy, failures);
+          spdlog::warn("reading s3://{}/{}: {} (resuming at byte {} in {} ms)", bucket_, key_, e.what(), offset,
+                       wait.count());
+          std::unique_lock<std::mutex> lock(mu_);
+          if (cv_.wait_for(lock, wait, [&] { return cancelled_; })) return;
+          continue;
+        }
+        std::lock_guard<std::mutex> lock(mu_);
+        error_ = std::make_exception_ptr(
+            failures >= policy.max_attempts ? e.wrap("giving up after " + std::to_string(failures) + " attempts") : e);
+        cv_.notify_all();
+        return;
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu_);
+        error_ = std::current_exception();
+        cv_.notify_all();
+        return;
+      }
+    }
+  }
+
+  S3Client& client_;
+  std::string bucket_, key_;
+  S3ObjectInfo info_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::string> chunks_;
+  size_t front_pos_ = 0;
+  bool finished_ = false;
+  bool cancelled_ = false;
+  std::exception_ptr error_;
+  std::thread thread_;
+};
+
+std::string first_non_empty(std::initializer_list<std::string> values) {
+  for (const auto& v : values) {
+    if (!v.empty()) return v;
+  }
+  return "";
+}
+
+}  // namespace
+
+S3Store::S3Store(std::shared_ptr<S3Client> client, std::string bucket, std::string prefix, S3StoreOptions options)
+    : client_(std::move(client)), bucket_(std::move(bucket)), prefix_(std::move(prefix)), options_(options) {
+  if (options_.part_size < (5u << 20)) options_.part_size = 5u << 20;
+  if (options_.concurrency < 1) options_.concurrency = 1;
+}
+
+std::string S3Store::url() const {
+  std::string u = "s3://" + bucket_ + (prefix_.empty() ? "" : "/" + prefix_);
+  // Two servers can have buckets of the same name: the endpoint is part of the store's identity.
+  if (!client_->config().endpoint.empty()) u += "?endpoint=" + client_->config().endpoint;
+  return u;
+}
+
+std::string S3Store::object_key(const std::string& key) const { return prefix_.empty() ? key : prefix_ + "/" + key; }
+
+std::unique_ptr<BlobWriter> S3Store::create(const std::string& key, bool overwrite) {
+  // S3-compatible servers differ on conditional PUT (Swift answers 501), so "no overwrite" is a
+  // check before the upload. Backup names carry microseconds, so a race would need two writers of
+  // the same backup in the same microsecond.
+  if (!overwrite && client_->head_object(bucket_, object_key(key))) {
+    throw Error(ErrorKind::kAlreadyExists, url() + ": " + key + " already exists");
+  }
+  return std::make_unique<S3Writer>(*client_, bucket_, object_key(key), options_);
+}
+
+std::unique_ptr<BlobReader> S3Store::open(const std::string& key) {
+  auto info = client_->head_object(bucket_, object_key(key));
+  if (!info) throw Error(ErrorKind::kNotFound, url() + ": " + key + " does not exist");
+  return std::make_unique<S3Reader>(*client_, bucket_, object_key(key), *info);
+}
+
+std::optional<BlobInfo> S3Store::stat(const std::string& key) {
+  auto info = client_->head_object(bucket_, object_key(key));
+  if (!info) return std::nullopt;
+  return BlobInfo{key, info->size, info->modified_unix_micros};
+}
+
+std::vector<BlobInfo> S3Store::list(const std::string& prefix) {
+  std::string full = prefix_.empty() ? prefix : prefix_ + "/" + prefix;
+  size_t strip = prefix_.empty() ? 0 : prefix_.size() + 1;
+  std::vector<BlobInfo> out;
+  std::string token;
+  do {
+    S3ListPage page = client_->list_objects(bucket_, full, token);
+    for (auto& o : page.objects) {
+      if (o.key.size() <= strip) continue;
+      out.push_back(BlobInfo{o.key.substr(strip), o.size, o.modified_unix_micros});
+    }
+    token = page.next_continuation_token;
+  } while (!token.empty());
+  std::sort(out.begin(), out.end(), [](const BlobInfo& a, const BlobInfo& b) { return a.key < b.key; });
+  return out;
+}
+
+void S3Store::remove(const std::string& key) { client_->delete_object(bucket_, object_key(key)); }
+
+void S3Store::remove_many(const std::vector<std::string>& keys) {
+  for (size_t i = 0; i < keys.size(); i += 1000) {
+    std::vector<std::string> batch;
+    for (size_t j = i; j < keys.size() && j < i + 1000; ++j) batch.push_back(object_key(keys[j]));
+    client_->delete_objects(bucket_, batch);
+  }
+}
+
+S3Config resolve_s3_config(const S3Settings& s, const AwsEnvironment& env) {
+  S3Config c;
+  c.endpoint = first_non_empty(
+      {s.endpoint, env.value("S3_ENDPOINT"), env.value("AWS_ENDPOINT_URL_S3"), env.value("AWS_ENDPOINT_URL")});
+  if (!c.endpoint.empty() && c.endpoint.find("://") == std::string::npos) c.endpoint = "https://" + c.endpoint;
+  c.region = first_non_empty({s.region, env.value("S3_REGION"), env.value("AWS_REGION"),
+                              env.value("AWS_DEFAULT_REGION"), aws_profile_region(env), "us-east-1"});
+  if (s.addressing == "path") {
+    c.path_style = true;
+  } else if (s.addressing == "virtual") {
+    c.path_style = false;
+  } else if (s.addressing.empty()) {
+    c.path_style = !c.endpoint.empty();
+  } else {
+    throw Error(ErrorKind::kInvalidArgument, "unknown S3 addressing style " + s.addressing, "use path or virtual");
+  }
+  c.http.ca_file = first_non_empty({s.ca_bundle, env.value("AWS_CA_BUNDLE")});
+  c.http.verify_tls = !s.insecure_skip_verify;
+  c.unsigned_payload = s.unsigned_payload;
+  if (!s.sse.empty() && s.sse != "AES256" && s.sse != "aws:kms") {
+    throw Error(ErrorKind::kInvalidArgument, "unknown S3 server-side encryption " + s.sse, "use AES256 or aws:kms");
+  }
+  if (!s.sse_kms_key_id.empty() && s.sse != "aws:kms") {
+    throw Error(ErrorKind::kInvalidArgument, "a KMS key id needs --s3-sse aws:kms");
+  }
+  c.sse = s.sse;
+  c.sse_kms_key_id = s.sse_kms_key_id;
+  return c;
+}
+
+std::unique_ptr<S3Store> open_s3_store(const std::string& bucket, const std::string& prefix, const S3Settings& settings,
+                                       const AwsEnvironment& env) {
+  S3Config config = resolve_s3_config(settings, env);
+  auto creds = make_default_credential_chain(env, config.region, config.http);
+  auto client = std::make_shared<S3Client>(config, creds);
+  return std::make_unique<S3Store>(client, bucket, prefix, settings.store);
+}
+
+}  // namespace etcdadm
