@@ -214,6 +214,16 @@ HttpResponse S3Client::call(const Call &c, const std::string &what) {
   return out;
 }
 
+void S3Client::create_bucket(const std::string& bucket) {
+  std::string body;
+  std::string region = this->region();
+  if (region != "us-east-1") {
+    body = "<CreateBucketConfiguration><LocationConstraint>" + region + "</LocationConstraint></CreateBucketConfiguration>";
+  }
+  Call c{.method = "PUT", .bucket = bucket, .key = "", .body = body};
+  call(c, "creating bucket " + bucket);
+}
+
 std::string S3Client::put_object(const std::string &bucket, const std::string &key, std::string_view body) {
   Call c{.method = "PUT", .bucket = bucket, .key = key, .body = body};
   if (!config_.sse.empty()) {

@@ -59,6 +59,8 @@ class S3Client {
   const S3Config& config() const { return config_; }
   std::string region() const;
 
+  // Creates a bucket in the client's region (tests and first-time setup; backups never do this).
+  void create_bucket(const std::string& bucket);
   // Single-request upload (small objects). Returns the ETag.
   std::string put_object(const std::string& bucket, const std::string& key, std::string_view body);
   std::optional<S3ObjectInfo> head_object(const std::string& bucket, const std::string& key);

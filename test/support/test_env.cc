@@ -44,6 +44,17 @@ int free_port() {
   return port;
 }
 
+const std::vector<std::string>& cloud_env_vars() {
+  static const std::vector<std::string> vars = {
+      "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_REGION",
+      "AWS_DEFAULT_REGION", "AWS_CA_BUNDLE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL_STS",
+      "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN",
+      "AWS_ROLE_SESSION_NAME", "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+      "AWS_EC2_METADATA_SERVICE_ENDPOINT", "S3_ENDPOINT", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY", "S3_REGION",
+      "GOOGLE_APPLICATION_CREDENTIALS", "STORAGE_EMULATOR_HOST", "GCE_METADATA_HOST"};
+  return vars;
+}
+
 ProcessResult run_etcdadm(const std::vector<std::string>& args, const std::string& catalog_path, const RunOptions& extra) {
   std::vector<std::string> argv = {ETCDADM_BIN};
   argv.insert(argv.end(), args.begin(), args.end());
@@ -54,6 +65,11 @@ ProcessResult run_etcdadm(const std::vector<std::string>& args, const std::strin
                         "ETCDCTL_PASSWORD", "ETCDADM_STORE", "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH"}) {
     if (!o.env.count(v)) o.unset_env.push_back(v);
   }
+  for (const auto& v : cloud_env_vars()) {
+    if (!o.env.count(v)) o.unset_env.push_back(v);
+  }
+  // Never wait for an EC2 metadata service that is not there.
+  if (!o.env.count("AWS_EC2_METADATA_DISABLED")) o.env["AWS_EC2_METADATA_DISABLED"] = "true";
   if (!o.timeout) o.timeout = std::chrono::seconds(120);
   return run_process(argv, o);
 }

@@ -28,6 +28,10 @@ class TempDir {
 // A TCP port on 127.0.0.1 that was free a moment ago.
 int free_port();
 
+// Variables an S3/GCS test must control itself: the machine may set any of them. run_etcdadm
+// unsets those the caller does not pass.
+const std::vector<std::string>& cloud_env_vars();
+
 // Runs the etcdadm binary under test with `args`; ETCDADM_CATALOG points into `catalog_dir`.
 ProcessResult run_etcdadm(const std::vector<std::string>& args, const std::string& catalog_path,
                           const RunOptions& extra = {});

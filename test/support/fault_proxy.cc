@@ -1,0 +1,181 @@
+#include "test/support/fault_proxy.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <stdexcept>
+
+namespace etcdadm::test {
+
+namespace {
+
+void reset_and_close(int fd) {
+  if (fd < 0) return;
+  linger l{1, 0};  // close with RST, like a dying middlebox
+  setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+  close(fd);
+}
+
+bool send_all(int fd, const char* data, size_t n) {
+  while (n > 0) {
+    ssize_t w = send(fd, data, n, MSG_NOSIGNAL);
+    if (w <= 0) return false;
+    data += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+}  // namespace
+
+FaultProxy::FaultProxy(std::string upstream_host, int upstream_port)
+    : upstream_host_(std::move(upstream_host)), upstream_port_(upstream_port) {
+  listen_fd_ = socket(AF_INET, SOCK_STREAM, 0);
+  int one = 1;
+  setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(listen_fd_, 64) != 0) {
+    throw std::runtime_error("fault proxy: cannot listen");
+  }
+  socklen_t len = sizeof addr;
+  getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+  port_ = ntohs(addr.sin_port);
+  if (pipe(stop_pipe_) != 0) throw std::runtime_error("fault proxy: pipe failed");
+  acceptor_ = std::thread([this] { accept_loop(); });
+}
+
+FaultProxy::~FaultProxy() {
+  stopping_ = true;
+  (void)!write(stop_pipe_[1], "x", 1);
+  acceptor_.join();
+  for (auto& t : workers_) t.join();
+  close(listen_fd_);
+  close(stop_pipe_[0]);
+  close(stop_pipe_[1]);
+}
+
+void FaultProxy::queue(const std::vector<Plan>& plans) {
+  std::lock_guard<std::mutex> lock(mu_);
+  plans_.insert(plans_.end(), plans.begin(), plans.end());
+}
+
+void FaultProxy::fail_all(Fault fault) {
+  std::lock_guard<std::mutex> lock(mu_);
+  fail_all_ = fault;
+}
+
+void FaultProxy::clear() {
+  std::lock_guard<std::mutex> lock(mu_);
+  plans_.clear();
+  fail_all_ = Fault::kNone;
+}
+
+FaultProxy::Plan FaultProxy::next_plan() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fail_all_ != Fault::kNone) return Plan{fail_all_, 0};
+  if (plans_.empty()) return Plan{};
+  Plan p = plans_.front();
+  plans_.pop_front();
+  return p;
+}
+
+void FaultProxy::accept_loop() {
+  for (;;) {
+    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
+    if (poll(fds, 2, -1) < 0) continue;
+    if (fds[1].revents != 0 || stopping_) return;
+    int c = accept(listen_fd_, nullptr, nullptr);
+    if (c < 0) continue;
+    ++connections_;
+    Plan plan = next_plan();
+    workers_.emplace_back([this, c, plan] { serve(c, plan); });
+  }
+}
+
+void FaultProxy::serve(int client, Plan plan) {
+  if (plan.fault != Fault::kNone) ++injected_;
+  if (plan.fault == Fault::kHttp503) {
+    // Read the request head, answer like a throttled S3, close.
+    std::string head;
+    char buf[4096];
+    while (head.find("\r\n\r\n") == std::string::npos && head.size() < 65536) {
+      pollfd p{client, POLLIN, 0};
+      if (poll(&p, 1, 2000) <= 0) break;
+      ssize_t n = recv(client, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      head.append(buf, static_cast<size_t>(n));
+    }
+    std::string body = "<?xml version=\"1.0\"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate."
+                       "</Message></Error>";
+    std::string resp = "HTTP/1.1 503 Slow Down\r\nContent-Type: application/xml\r\nContent-Length: " +
+                       std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+    send_all(client, resp.data(), resp.size());
+    shutdown(client, SHUT_WR);
+    close(client);
+    return;
+  }
+  if (plan.fault == Fault::kStall) {
+    // Hold the connection without answering until the client gives up or the proxy stops.
+    char buf[65536];
+    for (;;) {
+      pollfd fds[2] = {{client, POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
+      if (poll(fds, 2, 200) < 0 || fds[1].revents != 0 || stopping_) break;
+      if (fds[0].revents != 0 && recv(client, buf, sizeof buf, 0) <= 0) break;
+    }
+    close(client);
+    return;
+  }
+  int up = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(upstream_port_));
+  inet_pton(AF_INET, upstream_host_.c_str(), &addr.sin_addr);
+  if (connect(up, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(up);
+    reset_and_close(client);
+    return;
+  }
+  uint64_t upload = 0, download = 0;
+  char buf[65536];
+  for (;;) {
+    pollfd fds[3] = {{client, POLLIN, 0}, {up, POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
+    if (poll(fds, 3, 500) < 0) break;
+    if (fds[2].revents != 0 || stopping_) break;
+    bool closed = false;
+    for (int i = 0; i < 2 && !closed; ++i) {
+      if (fds[i].revents == 0) continue;
+      int from = i == 0 ? client : up, to = i == 0 ? up : client;
+      ssize_t n = recv(from, buf, sizeof buf, 0);
+      if (n <= 0) {
+        closed = true;
+        break;
+      }
+      uint64_t& count = i == 0 ? upload : download;
+      Fault trigger = i == 0 ? Fault::kResetAfterUpload : Fault::kResetAfterDownload;
+      size_t pass = static_cast<size_t>(n);
+      bool cut = false;
+      if (plan.fault == trigger && count + pass >= plan.after_bytes) {
+        pass = static_cast<size_t>(plan.after_bytes > count ? plan.after_bytes - count : 0);
+        cut = true;
+      }
+      if (pass > 0 && !send_all(to, buf, pass)) closed = true;
+      count += pass;
+      if (cut) {
+        reset_and_close(client);
+        reset_and_close(up);
+        return;
+      }
+    }
+    if (closed) break;
+  }
+  close(client);
+  close(up);
+}
+
+}  // namespace etcdadm::test

@@ -1,0 +1,59 @@
+// A fault-injecting TCP proxy for the object-store tests: sits on a loopback port in front of a
+// real server and, per accepted connection, either passes bytes through or injects one planned
+// fault: an HTTP 503 SlowDown answer, a connection reset after N bytes in either direction, or a
+// stall (accept, then never answer). Planned faults apply to the next connections in order;
+// after them, and when no plan is queued, connections pass through untouched.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace etcdadm::test {
+
+class FaultProxy {
+ public:
+  enum class Fault { kNone, kHttp503, kResetAfterUpload, kResetAfterDownload, kStall };
+  struct Plan {
+    Fault fault = Fault::kNone;
+    uint64_t after_bytes = 0;  // for the reset faults
+  };
+
+  FaultProxy(std::string upstream_host, int upstream_port);
+  ~FaultProxy();
+  FaultProxy(const FaultProxy&) = delete;
+  FaultProxy& operator=(const FaultProxy&) = delete;
+
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  void queue(const std::vector<Plan>& plans);
+  // Every new connection gets `fault` until cleared (for "retry budget exhausted" tests).
+  void fail_all(Fault fault);
+  void clear();
+  int faults_injected() const { return injected_.load(); }
+  int connections() const { return connections_.load(); }
+
+ private:
+  void accept_loop();
+  void serve(int client_fd, Plan plan);
+  Plan next_plan();
+
+  std::string upstream_host_;
+  int upstream_port_;
+  int listen_fd_ = -1;
+  int port_ = 0;
+  int stop_pipe_[2] = {-1, -1};
+  std::mutex mu_;
+  std::deque<Plan> plans_;
+  Fault fail_all_ = Fault::kNone;
+  std::atomic<int> injected_{0};
+  std::atomic<int> connections_{0};
+  std::atomic<bool> stopping_{false};
+  std::thread acceptor_;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace etcdadm::test

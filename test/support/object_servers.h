@@ -1,0 +1,42 @@
+// Real object-store servers for the S3 and GCS tests, started on loopback by the test and stopped
+// by PID: OpenStack Swift with its s3api middleware (verifies SigV4; test/support/swift_s3_server.py)
+// and the firebase Storage emulator's GCS JSON API (test/support/gcs_emulator/).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/subprocess.h"
+#include "store/s3_client.h"
+#include "test/support/test_env.h"
+
+namespace etcdadm::test {
+
+class SwiftS3Server {
+ public:
+  SwiftS3Server();  // starts and waits until S3 requests work (throws after 60 s)
+  ~SwiftS3Server();
+  SwiftS3Server(const SwiftS3Server&) = delete;
+  SwiftS3Server& operator=(const SwiftS3Server&) = delete;
+
+  const std::string& endpoint() const { return endpoint_; }
+  const std::string& access_key() const { return access_key_; }
+  const std::string& secret_key() const { return secret_key_; }
+  const std::string& access_key2() const { return access_key2_; }
+  const std::string& secret_key2() const { return secret_key2_; }
+  std::string log_tail() const;
+
+  // A client with the first user's credentials, path style, no retries worth waiting for.
+  std::shared_ptr<S3Client> client() const;
+  void create_bucket(const std::string& bucket) const;
+
+  // Environment for running etcdadm / aws against this server with the first user's keys.
+  std::map<std::string, std::string> env() const;
+
+ private:
+  TempDir dir_;
+  ChildProcess launcher_;
+  std::string endpoint_, access_key_, secret_key_, access_key2_, secret_key2_;
+};
+
+}  // namespace etcdadm::test
