@@ -249,6 +249,179 @@ TEST_F(S3StoreTest, SaveListVerifyRestoreEndToEnd) {
   EXPECT_EQ(rc.hash_kv(restored.client_url(), revision).hash(), client.hash_kv(m.client_url(), revision).hash());
 }
 
+// --- Faults: a proxy between us and the server breaks things; the store must ride through them
+// within its retry budget, and fail clearly (with nothing left behind) beyond it.
+
+TEST_F(S3StoreTest, UploadRidesThrough503BurstsAndResetsMidPart) {
+  FaultProxy proxy("127.0.0.1", port_of(g_swift->endpoint()));
+  using F = FaultProxy::Fault;
+  proxy.queue({{F::kHttp503}, {F::kHttp503}, {F::kResetAfterUpload, 3u << 20}, {F::kHttp503}, {F::kResetAfterUpload, 1u << 20}});
+  S3StoreOptions o;
+  o.part_size = 5u << 20;
+  o.concurrency = 2;
+  auto s = store("faults", o, proxy.url());
+  std::string data = random_bytes((21u << 20) + 7, 11);
+  auto w = s->create("up.bin", false);
+  w->write(reinterpret_cast<const uint8_t*>(data.data()), data.size());
+  w->commit();
+  EXPECT_EQ(proxy.faults_injected(), 5);
+  auto direct = store("faults");
+  auto r = direct->open("up.bin");
+  EXPECT_TRUE(read_all(*r) == data);
+  EXPECT_TRUE(no_multipart_uploads_left());
+}
+
+TEST_F(S3StoreTest, DownloadResumesAfterDroppedConnections) {
+  auto direct = store("faults");
+  std::string data = random_bytes(20u << 20, 5);
+  direct->write_small("down.bin", data);
+  FaultProxy proxy("127.0.0.1", port_of(g_swift->endpoint()));
+  using F = FaultProxy::Fault;
+  proxy.queue({{F::kResetAfterDownload, 7u << 20}, {F::kResetAfterDownload, 3u << 20}});
+  auto s = store("faults", {}, proxy.url());
+  auto r = s->open("down.bin");
+  EXPECT_TRUE(read_all(*r) == data);
+  EXPECT_EQ(proxy.faults_injected(), 2);
+}
+
+TEST_F(S3StoreTest, StalledServerTimesOutAndIsRetried) {
+  FaultProxy proxy("127.0.0.1", port_of(g_swift->endpoint()));
+  proxy.queue({{FaultProxy::Fault::kStall}});
+  S3Config c = g_swift->client()->config();
+  c.endpoint = proxy.url();
+  c.retry = fast_retry();
+  c.http.idle_timeout = std::chrono::milliseconds(1000);
+  AwsCredentials creds{g_swift->access_key(), g_swift->secret_key(), "", std::nullopt, "test"};
+  S3Store s(std::make_shared<S3Client>(c, make_static_credentials(creds)), bucket_, "faults");
+  auto start = std::chrono::steady_clock::now();
+  s.write_small("after-stall", "ok");
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(900));
+  EXPECT_EQ(store("faults")->read_small("after-stall"), "ok");
+}
+
+TEST_F(S3StoreTest, RetryBudgetExhaustedFailsClearlyAndAbortsTheUpload) {
+  FaultProxy proxy("127.0.0.1", port_of(g_swift->endpoint()));
+  S3StoreOptions o;
+  o.part_size = 5u << 20;
+  auto s = store("faults", o, proxy.url(), RetryPolicy{3, std::chrono::milliseconds(10), std::chrono::milliseconds(50)});
+  std::string data = random_bytes(12u << 20, 9);
+  auto w = s->create("doomed.bin", false);
+  w->write(reinterpret_cast<const uint8_t*>(data.data()), 6u << 20);  // multipart upload under way
+  proxy.fail_all({FaultProxy::Fault::kHttp503});
+  try {
+    w->write(reinterpret_cast<const uint8_t*>(data.data()), data.size());
+    w->commit();
+    FAIL() << "expected the upload to fail";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUnavailable);
+    EXPECT_NE(std::string(e.what()).find("failed after 3 attempts"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("SlowDown"), std::string::npos) << e.what();
+  }
+  proxy.clear();  // the network heals: the abort goes through
+  w.reset();
+  EXPECT_FALSE(store("faults")->stat("doomed.bin").has_value());
+  EXPECT_TRUE(no_multipart_uploads_left());
+}
+
+TEST_F(S3StoreTest, FailedSaveNeverAppearsInList) {
+  auto& m = start_member();
+  EtcdClient client(m.connection());
+  load_keys(client, "/registry/secrets/", 600, 1000);
+  FaultProxy proxy("127.0.0.1", port_of(g_swift->endpoint()));
+  // Small metadata requests pass; any request body over 200 kB (the snapshot upload) is cut.
+  proxy.fail_all({FaultProxy::Fault::kResetAfterUpload, 200000});
+  auto r = cli({"backup", "save", "--endpoints", m.client_url(), "--store", url(), "--s3-endpoint", proxy.url()}, s3_env());
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("attempts"), std::string::npos) << r.output;
+  proxy.clear();
+  std::vector<std::string> list = {"backup", "list", "-o", "json"};
+  for (auto& f : store_flags()) list.push_back(f);
+  EXPECT_EQ(cli_json_env(list, s3_env()).size(), 0u);
+  EXPECT_TRUE(store()->list("").size() <= 1u) << "only the store marker may exist";
+  EXPECT_TRUE(no_multipart_uploads_left());
+}
+
+// --- Interop with /usr/bin/aws (Debian awscli) and etcdctl.
+
+class AwsCli {
+ public:
+  explicit AwsCli(const std::string& dir) : config_(dir + "/aws-config") {
+    write_file_atomic(config_, "[default]\nregion = us-east-1\ns3 =\n    addressing_style = path\n");
+  }
+  ProcessResult run(std::vector<std::string> args) const {
+    std::vector<std::string> argv = {"/usr/bin/aws", "--endpoint-url", g_swift->endpoint()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    RunOptions o;
+    for (const auto& v : cloud_env_vars()) o.unset_env.push_back(v);
+    o.env = g_swift->env();
+    o.env["AWS_CONFIG_FILE"] = config_;
+    o.env["AWS_PAGER"] = "";
+    o.timeout = std::chrono::seconds(120);
+    return run_process(argv, o);
+  }
+
+ private:
+  std::string config_;
+};
+
+TEST_F(S3StoreTest, OurBackupIsReadableByAwsCliGunzipAndEtcdctl) {
+  auto& m = start_member();
+  EtcdClient client(m.connection());
+  load_keys(client, "/registry/pods/", 200, 500);
+  std::vector<std::string> save = {"--log-level", "warn", "backup", "save", "--endpoints", m.client_url(), "-o", "json"};
+  for (auto& f : store_flags()) save.push_back(f);
+  auto saved = cli_json_env(save, s3_env());
+  std::string name = saved["name"];
+  AwsCli aws(dir_.path());
+  auto cp = aws.run({"s3", "cp", url() + "/" + name + "/etcd.backup.gz", dir_ / "fetched.db.gz"});
+  ASSERT_EQ(cp.exit_code, 0) << cp.output;
+  ASSERT_EQ(run_process({"gunzip", dir_ / "fetched.db.gz"}).exit_code, 0);
+  RunOptions api3;
+  api3.env["ETCDCTL_API"] = "3";
+  auto status = run_process({"etcdctl", "snapshot", "status", dir_ / "fetched.db", "-w", "json"}, api3);
+  ASSERT_EQ(status.exit_code, 0) << status.output;
+  auto j = nlohmann::json::parse(status.output.substr(status.output.find('{')));
+  EXPECT_EQ(j["revision"], saved["revision"]);
+  auto restore = run_process({"etcdctl", "snapshot", "restore", dir_ / "fetched.db", "--data-dir", dir_ / "etcdctl-restored"}, api3);
+  EXPECT_EQ(restore.exit_code, 0) << restore.output;
+  EXPECT_TRUE(path_exists(dir_ / "etcdctl-restored/member/snap/db"));
+}
+
+TEST_F(S3StoreTest, EtcdManagerStoreUploadedByAwsCliIsListedAndRestored) {
+  auto& m = start_member();
+  EtcdClient client(m.connection());
+  load_keys(client, "/registry/configmaps/", 150, 300);
+  etcdctl_snapshot(m, dir_ / "em.db");
+  auto before = all_keys(client);
+  ASSERT_EQ(run_process({"gzip", "-k", dir_ / "em.db"}).exit_code, 0);
+  write_file_atomic(dir_ / "meta", "{\"etcdVersion\":\"3.4.23\",\"timestamp\":1763712000}");
+  AwsCli aws(dir_.path());
+  std::string base = "s3://" + bucket_ + "/kops/backups/etcd/main/2025-11-21T08:00:00Z-000001/";
+  ASSERT_EQ(aws.run({"s3", "cp", dir_ / "em.db.gz", base + "etcd.backup.gz"}).exit_code, 0);
+  ASSERT_EQ(aws.run({"s3", "cp", dir_ / "meta", base + "_etcd_backup.meta"}).exit_code, 0);
+  std::vector<std::string> flags = {"--store", "s3://" + bucket_ + "/kops/backups/etcd/main", "--s3-endpoint",
+                                    g_swift->endpoint()};
+  std::vector<std::string> list = {"backup", "list", "-o", "json"};
+  list.insert(list.end(), flags.begin(), flags.end());
+  auto listed = cli_json_env(list, s3_env());
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0]["name"], "2025-11-21T08:00:00Z-000001");
+
+  EtcdOptions ro;
+  ro.name = "em1";
+  ro.peer_port = free_port();
+  ro.data_dir = dir_ / "em1-data";
+  ro.initial_cluster_token = "etcd-cluster";
+  std::vector<std::string> restore = {"backup", "restore", "2025-11-21T08", "--data-dir", ro.data_dir, "--name", "em1",
+                                      "--initial-advertise-peer-urls", "http://127.0.0.1:" + std::to_string(ro.peer_port)};
+  restore.insert(restore.end(), flags.begin(), flags.end());
+  auto rr = cli(restore, s3_env());
+  ASSERT_EQ(rr.exit_code, 0) << rr.output;
+  auto& restored = start_member(ro);
+  EtcdClient rc(restored.connection());
+  EXPECT_EQ(all_keys(rc), before);
+}
+
 }  // namespace
 }  // namespace etcdadm::test
 

@@ -65,20 +65,22 @@ void FaultProxy::queue(const std::vector<Plan>& plans) {
   plans_.insert(plans_.end(), plans.begin(), plans.end());
 }
 
-void FaultProxy::fail_all(Fault fault) {
+void FaultProxy::fail_all(Plan plan) {
   std::lock_guard<std::mutex> lock(mu_);
-  fail_all_ = fault;
+  fail_all_ = plan;
+  failing_all_ = plan.fault != Fault::kNone;
 }
 
 void FaultProxy::clear() {
   std::lock_guard<std::mutex> lock(mu_);
   plans_.clear();
-  fail_all_ = Fault::kNone;
+  fail_all_ = Plan{};
+  failing_all_ = false;
 }
 
 FaultProxy::Plan FaultProxy::next_plan() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (fail_all_ != Fault::kNone) return Plan{fail_all_, 0};
+  if (fail_all_.fault != Fault::kNone) return fail_all_;
   if (plans_.empty()) return Plan{};
   Plan p = plans_.front();
   plans_.pop_front();
@@ -147,6 +149,11 @@ void FaultProxy::serve(int client, Plan plan) {
     pollfd fds[3] = {{client, POLLIN, 0}, {up, POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
     if (poll(fds, 3, 500) < 0) break;
     if (fds[2].revents != 0 || stopping_) break;
+    if (plan.fault == Fault::kNone && failing_all_) {
+      reset_and_close(client);
+      reset_and_close(up);
+      return;
+    }
     bool closed = false;
     for (int i = 0; i < 2 && !closed; ++i) {
       if (fds[i].revents == 0) continue;

@@ -30,8 +30,9 @@ class FaultProxy {
 
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   void queue(const std::vector<Plan>& plans);
-  // Every new connection gets `fault` until cleared (for "retry budget exhausted" tests).
-  void fail_all(Fault fault);
+  // Every connection gets `plan` until cleared (for "retry budget exhausted" tests); open
+  // pass-through connections are reset on their next byte.
+  void fail_all(Plan plan);
   void clear();
   int faults_injected() const { return injected_.load(); }
   int connections() const { return connections_.load(); }
@@ -48,7 +49,8 @@ class FaultProxy {
   int stop_pipe_[2] = {-1, -1};
   std::mutex mu_;
   std::deque<Plan> plans_;
-  Fault fail_all_ = Fault::kNone;
+  Plan fail_all_{};
+  std::atomic<bool> failing_all_{false};
   std::atomic<int> injected_{0};
   std::atomic<int> connections_{0};
   std::atomic<bool> stopping_{false};
