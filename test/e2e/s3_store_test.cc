@@ -4,11 +4,21 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <random>
+#include <sstream>
+#include <thread>
 
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/sha256.h"
+#include "common/timefmt.h"
+#include "store/aws_sigv4.h"
 #include "store/layout.h"
 #include "store/s3_store.h"
 #include "test/support/cli_fixture.h"
@@ -420,6 +430,178 @@ TEST_F(S3StoreTest, EtcdManagerStoreUploadedByAwsCliIsListedAndRestored) {
   auto& restored = start_member(ro);
   EtcdClient rc(restored.connection());
   EXPECT_EQ(all_keys(rc), before);
+}
+
+// --- /usr/bin/aws as a signing oracle: it sends requests to a loopback listener that records them
+// raw; we sign the same request (same headers, same x-amz-date) and must produce the very same
+// Authorization header.
+
+struct CapturedRequest {
+  std::string method, target;
+  std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
+  std::string header(const std::string& name) const {
+    for (const auto& [k, v] : headers) {
+      if (k == name) return v;
+    }
+    return "";
+  }
+};
+
+std::string percent_decode(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size()) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+// Accepts connections on a loopback port, records each request, answers with `response_body`.
+class CaptureServer {
+ public:
+  explicit CaptureServer(std::string response_body) : body_(std::move(response_body)) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    listen(fd_, 8);
+    socklen_t len = sizeof addr;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] { serve_one(); });
+  }
+  ~CaptureServer() {
+    shutdown(fd_, SHUT_RDWR);
+    close(fd_);
+    if (thread_.joinable()) thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  CapturedRequest wait() {
+    thread_.join();
+    return captured_;
+  }
+
+ private:
+  void serve_one() {
+    int c = accept(fd_, nullptr, nullptr);
+    if (c < 0) return;
+    std::string data;
+    char buf[65536];
+    size_t head_end;
+    while ((head_end = data.find("\r\n\r\n")) == std::string::npos) {
+      ssize_t n = recv(c, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      data.append(buf, static_cast<size_t>(n));
+    }
+    std::istringstream in(data.substr(0, head_end));
+    std::string line;
+    std::getline(in, line);
+    std::istringstream rl(line);
+    rl >> captured_.method >> captured_.target;
+    size_t content_length = 0;
+    while (std::getline(in, line)) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      auto colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      std::string k = line.substr(0, colon), v = line.substr(colon + 1);
+      std::transform(k.begin(), k.end(), k.begin(), ::tolower);
+      v.erase(0, v.find_first_not_of(' '));
+      if (k == "content-length") content_length = std::stoul(v);
+      captured_.headers.emplace_back(k, v);
+    }
+    while (data.size() < head_end + 4 + content_length) {
+      ssize_t n = recv(c, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      data.append(buf, static_cast<size_t>(n));
+    }
+    std::string resp = "HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\nETag: \"abc\"\r\nContent-Length: " +
+                       std::to_string(body_.size()) + "\r\nConnection: close\r\n\r\n" + body_;
+    send(c, resp.data(), resp.size(), MSG_NOSIGNAL);
+    close(c);
+  }
+  std::string body_;
+  int fd_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+  CapturedRequest captured_;
+};
+
+// Re-signs a captured request with our signer and returns our Authorization header.
+std::string our_authorization(const CapturedRequest& r, const std::string& secret) {
+  std::string auth = r.header("authorization");
+  auto sh = auth.find("SignedHeaders=");
+  std::string signed_list = auth.substr(sh + 14, auth.find(',', sh) - sh - 14);
+  std::string credential = auth.substr(auth.find("Credential=") + 11);
+  credential = credential.substr(0, credential.find(','));
+  std::vector<std::string> parts;
+  std::istringstream cs(credential);
+  for (std::string p; std::getline(cs, p, '/');) parts.push_back(p);  // key/date/region/service/aws4_request
+  SigV4Request req;
+  req.method = r.method;
+  auto q = r.target.find('?');
+  req.canonical_uri = r.target.substr(0, q);
+  if (q != std::string::npos) {
+    std::istringstream qs(r.target.substr(q + 1));
+    for (std::string kv; std::getline(qs, kv, '&');) {
+      auto eq = kv.find('=');
+      req.query.emplace_back(percent_decode(kv.substr(0, eq)), eq == std::string::npos ? "" : percent_decode(kv.substr(eq + 1)));
+    }
+  }
+  std::istringstream hs(signed_list);
+  for (std::string h; std::getline(hs, h, ';');) {
+    if (h == "host") {
+      req.host = r.header("host");
+    } else if (h != "x-amz-date") {
+      req.headers.emplace_back(h, r.header(h));
+    }
+  }
+  req.payload_sha256 = r.header("x-amz-content-sha256");
+  AwsCredentials creds;
+  creds.access_key_id = parts.at(0);
+  creds.secret_access_key = secret;
+  std::string d = r.header("x-amz-date");  // 20261121T071500Z
+  auto t = parse_rfc3339(d.substr(0, 4) + "-" + d.substr(4, 2) + "-" + d.substr(6, 2) + "T" + d.substr(9, 2) + ":" +
+                         d.substr(11, 2) + ":" + d.substr(13, 2) + "Z");
+  return sigv4_sign(req, creds, parts.at(2), parts.at(3), *t).authorization;
+}
+
+TEST(AwsCliSigningOracle, ListPutAndRangedGetSignLikeAwsCli) {
+  TempDir dir;
+  write_file_atomic(dir / "aws-config", "[default]\nregion = eu-west-3\ns3 =\n    addressing_style = path\n");
+  write_file_atomic(dir / "body.txt", "etcd backup bytes\n");
+  std::string list_xml = "<ListBucketResult><Name>b</Name><KeyCount>0</KeyCount><IsTruncated>false</IsTruncated></ListBucketResult>";
+  struct Case {
+    std::vector<std::string> args;
+    std::string response;
+  };
+  std::vector<Case> cases = {
+      {{"s3api", "list-objects-v2", "--bucket", "oracle-bucket", "--prefix", "kops/backups/etcd main/ä+=&"}, list_xml},
+      {{"s3api", "put-object", "--bucket", "oracle-bucket", "--key", "dir/2026-11-21T07:15:00Z-000001/etcd.backup.gz",
+        "--body", dir / "body.txt"},
+       ""},
+      {{"s3api", "get-object", "--bucket", "oracle-bucket", "--key", "a b/c~d", "--range", "bytes=0-9", dir / "out"}, "0123456789"},
+  };
+  for (const auto& c : cases) {
+    CaptureServer server(c.response);
+    std::vector<std::string> argv = {"/usr/bin/aws", "--endpoint-url", server.url()};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    RunOptions o;
+    for (const auto& v : cloud_env_vars()) o.unset_env.push_back(v);
+    o.env = {{"AWS_ACCESS_KEY_ID", "AKIDORACLE"}, {"AWS_SECRET_ACCESS_KEY", "oracle/secret+key"},
+             {"AWS_SESSION_TOKEN", "session-token-xyz"}, {"AWS_CONFIG_FILE", dir / "aws-config"},
+             {"AWS_SHARED_CREDENTIALS_FILE", "/nonexistent"}, {"AWS_EC2_METADATA_DISABLED", "true"},
+             {"AWS_MAX_ATTEMPTS", "1"}, {"AWS_PAGER", ""}};
+    o.timeout = std::chrono::seconds(60);
+    run_process(argv, o);  // the fake answer may not satisfy aws; only the request matters
+    CapturedRequest r = server.wait();
+    ASSERT_FALSE(r.header("authorization").empty()) << c.args[1];
+    EXPECT_EQ(our_authorization(r, "oracle/secret+key"), r.header("authorization")) << c.args[1] << " " << r.target;
+  }
 }
 
 }  // namespace
