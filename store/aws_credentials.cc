@@ -1,10 +1,8 @@
 #include "store/aws_credentials.h"
 
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -15,7 +13,6 @@
 #include "common/timefmt.h"
 #include "store/xml_reader.h"
 
-extern char** environ;
 
 namespace etcdadm {
 
@@ -73,17 +70,17 @@ std::optional<IniFile> load_ini(const std::string& path) {
   }
 }
 
-std::string profile_name(const AwsEnvironment& env) {
+std::string profile_name(const Environment& env) {
   std::string p = env.value("AWS_PROFILE");
   return p.empty() ? "default" : p;
 }
 
-std::string credentials_file(const AwsEnvironment& env) {
+std::string credentials_file(const Environment& env) {
   std::string p = env.value("AWS_SHARED_CREDENTIALS_FILE");
   return p.empty() ? (env.home.empty() ? "" : env.home + "/.aws/credentials") : p;
 }
 
-std::string config_file(const AwsEnvironment& env) {
+std::string config_file(const Environment& env) {
   std::string p = env.value("AWS_CONFIG_FILE");
   return p.empty() ? (env.home.empty() ? "" : env.home + "/.aws/config") : p;
 }
@@ -141,7 +138,7 @@ class StaticSource : public AwsCredentialSource {
 // A pair of variables holding a key; half a pair is a configuration error.
 class EnvKeySource : public AwsCredentialSource {
  public:
-  EnvKeySource(AwsEnvironment env, std::string id_var, std::string secret_var, std::string token_var)
+  EnvKeySource(Environment env, std::string id_var, std::string secret_var, std::string token_var)
       : env_(std::move(env)), id_(std::move(id_var)), secret_(std::move(secret_var)), token_(std::move(token_var)) {}
   std::string name() const override { return "environment (" + id_ + ")"; }
   std::optional<AwsCredentials> resolve() override {
@@ -160,7 +157,7 @@ class EnvKeySource : public AwsCredentialSource {
   }
 
  private:
-  AwsEnvironment env_;
+  Environment env_;
   std::string id_, secret_, token_;
 };
 
@@ -233,7 +230,7 @@ class WebIdentitySource : public AwsCredentialSource {
 
 class ProfileSource : public AwsCredentialSource {
  public:
-  ProfileSource(AwsEnvironment env, std::string sts_endpoint, HttpOptions http)
+  ProfileSource(Environment env, std::string sts_endpoint, HttpOptions http)
       : env_(std::move(env)), sts_endpoint_(std::move(sts_endpoint)), http_(std::move(http)) {}
   std::string name() const override { return "profile " + profile_name(env_); }
   std::optional<AwsCredentials> resolve() override {
@@ -298,7 +295,7 @@ class ProfileSource : public AwsCredentialSource {
   }
 
  private:
-  AwsEnvironment env_;
+  Environment env_;
   std::string sts_endpoint_;
   HttpOptions http_;
 };
@@ -313,7 +310,7 @@ HttpOptions metadata_http() {
 
 class ContainerSource : public AwsCredentialSource {
  public:
-  explicit ContainerSource(AwsEnvironment env) : env_(std::move(env)) {}
+  explicit ContainerSource(Environment env) : env_(std::move(env)) {}
   std::string name() const override { return "container credentials endpoint"; }
   std::optional<AwsCredentials> resolve() override {
     std::string full = env_.value("AWS_CONTAINER_CREDENTIALS_FULL_URI");
@@ -336,12 +333,12 @@ class ContainerSource : public AwsCredentialSource {
   }
 
  private:
-  AwsEnvironment env_;
+  Environment env_;
 };
 
 class InstanceMetadataSource : public AwsCredentialSource {
  public:
-  explicit InstanceMetadataSource(AwsEnvironment env) : env_(std::move(env)) {}
+  explicit InstanceMetadataSource(Environment env) : env_(std::move(env)) {}
   std::string name() const override { return "EC2 instance metadata"; }
   std::optional<AwsCredentials> resolve() override {
     std::string disabled = env_.value("AWS_EC2_METADATA_DISABLED");
@@ -385,10 +382,10 @@ class InstanceMetadataSource : public AwsCredentialSource {
   }
 
  private:
-  AwsEnvironment env_;
+  Environment env_;
 };
 
-std::string sts_endpoint_for(const AwsEnvironment& env, const std::string& region) {
+std::string sts_endpoint_for(const Environment& env, const std::string& region) {
   std::string e = env.value("AWS_ENDPOINT_URL_STS");
   if (!e.empty()) return e;
   if (region.empty()) return "https://sts.amazonaws.com/";
@@ -397,24 +394,6 @@ std::string sts_endpoint_for(const AwsEnvironment& env, const std::string& regio
 }
 
 }  // namespace
-
-AwsEnvironment AwsEnvironment::from_process() {
-  AwsEnvironment env;
-  env.get = [](const std::string& name) -> std::optional<std::string> {
-    const char* v = std::getenv(name.c_str());
-    if (v == nullptr) return std::nullopt;
-    return std::string(v);
-  };
-  const char* home = std::getenv("HOME");
-  env.home = home != nullptr ? home : "";
-  return env;
-}
-
-std::string AwsEnvironment::value(const std::string& name) const {
-  if (!get) return "";
-  auto v = get(name);
-  return v ? *v : "";
-}
 
 AwsCredentialProvider::AwsCredentialProvider(std::vector<std::unique_ptr<AwsCredentialSource>> sources)
     : sources_(std::move(sources)) {}
@@ -466,7 +445,7 @@ std::shared_ptr<AwsCredentialProvider> make_static_credentials(AwsCredentials cr
   return std::make_shared<AwsCredentialProvider>(std::move(s));
 }
 
-std::shared_ptr<AwsCredentialProvider> make_default_credential_chain(const AwsEnvironment& env,
+std::shared_ptr<AwsCredentialProvider> make_default_credential_chain(const Environment& env,
                                                                      const std::string& region,
                                                                      const HttpOptions& http) {
   std::string sts = sts_endpoint_for(env, region);
@@ -489,7 +468,7 @@ std::shared_ptr<AwsCredentialProvider> make_default_credential_chain(const AwsEn
   return std::make_shared<AwsCredentialProvider>(std::move(s));
 }
 
-std::string aws_profile_region(const AwsEnvironment& env) {
+std::string aws_profile_region(const Environment& env) {
   auto config = load_ini(config_file(env));
   if (!config) return "";
   const auto* sec = config_section(*config, profile_name(env));

@@ -27,19 +27,11 @@
 #include <optional>
 #include <string>
 
+#include "common/environment.h"
 #include "common/http_client.h"
 #include "store/aws_sigv4.h"
 
 namespace etcdadm {
-
-// The process environment as the chain sees it; tests substitute their own.
-struct AwsEnvironment {
-  std::function<std::optional<std::string>(const std::string&)> get;
-  std::string home;
-  static AwsEnvironment from_process();
-  // Value of the variable, or "" when unset.
-  std::string value(const std::string& name) const;
-};
 
 // One place credentials can come from. resolve() returns nullopt when the source is not set up
 // here, throws when it is set up but fails.
@@ -69,12 +61,12 @@ std::shared_ptr<AwsCredentialProvider> make_static_credentials(AwsCredentials cr
 
 // The default chain described above. `region` picks the regional STS endpoint; `http` carries the
 // CA bundle for STS.
-std::shared_ptr<AwsCredentialProvider> make_default_credential_chain(const AwsEnvironment& env,
+std::shared_ptr<AwsCredentialProvider> make_default_credential_chain(const Environment& env,
                                                                      const std::string& region,
                                                                      const HttpOptions& http);
 
 // The region from the shared config file's profile ("region = ..."), or "".
-std::string aws_profile_region(const AwsEnvironment& env);
+std::string aws_profile_region(const Environment& env);
 
 // Parses an STS AssumeRoleWithWebIdentity response body (exposed for tests).
 AwsCredentials parse_sts_credentials(const std::string& xml);

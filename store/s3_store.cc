@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "common/error.h"
+#include "store/streaming_reader.h"
 
 namespace etcdadm {
 
@@ -27,8 +28,8 @@ constexpr int kMaxParts = 10000;
 
 class S3Writer : public BlobWriter {
  public:
-  S3Writer(S3Client& client, std::string bucket, std::string key, S3StoreOptions options)
-      : client_(client), bucket_(std::move(bucket)), key_(std::move(key)), options_(options) {
+  S3Writer(std::shared_ptr<S3Client> client, std::string bucket, std::string key, S3StoreOptions options)
+      : client_(std::move(client)), bucket_(std::move(bucket)), key_(std::move(key)), options_(options) {
     buffer_.reserve(s3_part_size(options_.part_size, 1));
   }
 
@@ -56,7 +57,7 @@ class S3Writer : public BlobWriter {
   void commit() override {
     if (done_) throw Error(ErrorKind::kInternal, "commit after commit/abort of s3://" + bucket_ + "/" + key_);
     if (upload_id_.empty()) {
-      client_.put_object(bucket_, key_, buffer_);
+      client_->put_object(bucket_, key_, buffer_);
       done_ = true;
       buffer_.clear();
       return;
@@ -68,7 +69,7 @@ class S3Writer : public BlobWriter {
       std::lock_guard<std::mutex> lock(mu_);
       for (int i = 1; i < next_part_; ++i) etags.push_back(etags_.at(i));
     }
-    client_.complete_multipart_upload(bucket_, key_, upload_id_, etags);
+    client_->complete_multipart_upload(bucket_, key_, upload_id_, etags);
     done_ = true;
     upload_id_.clear();
   }
@@ -80,7 +81,7 @@ class S3Writer : public BlobWriter {
     if (!upload_id_.empty()) {
       std::string id = upload_id_;
       upload_id_.clear();
-      client_.abort_multipart_upload(bucket_, key_, id);
+      client_->abort_multipart_upload(bucket_, key_, id);
       spdlog::debug("aborted multipart upload of s3://{}/{}", bucket_, key_);
     }
   }
@@ -99,7 +100,7 @@ class S3Writer : public BlobWriter {
                   "raise the part size");
     }
     if (upload_id_.empty()) {
-      upload_id_ = client_.create_multipart_upload(bucket_, key_);
+      upload_id_ = client_->create_multipart_upload(bucket_, key_);
       for (int i = 0; i < std::max(1, options_.concurrency); ++i) workers_.emplace_back([this] { work(); });
     }
     Part p{next_part_++, std::move(buffer_)};
@@ -126,7 +127,7 @@ class S3Writer : public BlobWriter {
         queue_.pop_front();
       }
       try {
-        std::string etag = client_.upload_part(bucket_, key_, upload_id_, p.number, p.data);
+        std::string etag = client_->upload_part(bucket_, key_, upload_id_, p.number, p.data);
         std::lock_guard<std::mutex> lock(mu_);
         etags_[p.number] = etag;
       } catch (...) {
@@ -161,7 +162,7 @@ class S3Writer : public BlobWriter {
     workers_.clear();
   }
 
-  S3Client& client_;
+  std::shared_ptr<S3Client> client_;  // shared: a writer may outlive its store object
   std::string bucket_, key_;
   S3StoreOptions options_;
   std::string buffer_;
@@ -178,128 +179,6 @@ class S3Writer : public BlobWriter {
   std::exception_ptr error_;
   std::map<int, std::string> etags_;
   std::vector<std::thread> workers_;
-};
-
-// Reads an object through one streaming GET on a background thread; resumes after a broken
-// connection with "Range: bytes=<reached>-" and If-Match on the ETag seen at open.
-class S3Reader : public BlobReader {
- public:
-  S3Reader(S3Client& client, std::string bucket, std::string key, S3ObjectInfo info)
-      : client_(client), bucket_(std::move(bucket)), key_(std::move(key)), info_(std::move(info)) {
-    thread_ = std::thread([this] { fetch(); });
-  }
-
-  ~S3Reader() override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      cancelled_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-
-  size_t read(uint8_t* buffer, size_t size) override {
-    std::unique_lock<std::mutex> lock(mu_);
-    for (;;) {
-      if (!chunks_.empty()) {
-        std::string& front = chunks_.front();
-        size_t n = std::min(size, front.size() - front_pos_);
-        std::memcpy(buffer, front.data() + front_pos_, n);
-        front_pos_ += n;
-        if (front_pos_ == front.size()) {
-          chunks_.pop_front();
-          front_pos_ = 0;
-          cv_.notify_all();
-        }
-        return n;
-      }
-      if (error_) std::rethrow_exception(error_);
-      if (finished_) return 0;
-      cv_.wait(lock);
-    }
-  }
-
-  uint64_t size() const override { return info_.size; }
-
- private:
-  struct Cancelled {};
-  static constexpr size_t kMaxQueued = 8;
-
-  void fetch() {
-    uint64_t offset = 0;
-    const RetryPolicy& policy = client_.config().retry;
-    int failures = 0;
-    std::string pending;
-    auto flush = [&] {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return chunks_.size() < kMaxQueued || cancelled_; });
-      if (cancelled_) throw Cancelled{};
-      chunks_.push_back(std::move(pending));
-      pending = std::string();
-      cv_.notify_all();
-    };
-    for (;;) {
-      try {
-        if (offset < info_.size) {
-          client_.get_object(bucket_, key_, offset, info_.etag, [&](const char* data, size_t n) {
-            pending.append(data, n);
-            offset += n;
-            if (pending.size() >= (1u << 20)) flush();
-          });
-        }
-        if (!pending.empty()) flush();
-        if (offset != info_.size) {
-          throw Error(ErrorKind::kUnavailable, "read of s3://" + bucket_ + "/" + key_ + " ended at byte " +
-                                                   std::to_string(offset) + " of " + std::to_string(info_.size));
-        }
-        std::lock_guard<std::mutex> lock(mu_);
-        finished_ = true;
-        cv_.notify_all();
-        return;
-      } catch (const Cancelled&) {
-        return;
-      } catch (const Error& e) {
-        // Bytes already received are good: hand them over and resume after them.
-        if (!pending.empty()) {
-          try {
-            flush();
-          } catch (const Cancelled&) {
-            return;
-          }
-        }
-        if (is_retryable(e) && ++failures < policy.max_attempts) {
-          auto wait = backoff_delay(policy, failures);
-          spdlog::warn("reading s3://{}/{}: {} (resuming at byte {} in {} ms)", bucket_, key_, e.what(), offset,
-                       wait.count());
-          std::unique_lock<std::mutex> lock(mu_);
-          if (cv_.wait_for(lock, wait, [&] { return cancelled_; })) return;
-          continue;
-        }
-        std::lock_guard<std::mutex> lock(mu_);
-        error_ = std::make_exception_ptr(
-            failures >= policy.max_attempts ? e.wrap("giving up after " + std::to_string(failures) + " attempts") : e);
-        cv_.notify_all();
-        return;
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(mu_);
-        error_ = std::current_exception();
-        cv_.notify_all();
-        return;
-      }
-    }
-  }
-
-  S3Client& client_;
-  std::string bucket_, key_;
-  S3ObjectInfo info_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::string> chunks_;
-  size_t front_pos_ = 0;
-  bool finished_ = false;
-  bool cancelled_ = false;
-  std::exception_ptr error_;
-  std::thread thread_;
 };
 
 std::string first_non_empty(std::initializer_list<std::string> values) {
@@ -333,13 +212,21 @@ std::unique_ptr<BlobWriter> S3Store::create(const std::string& key, bool overwri
   if (!overwrite && client_->head_object(bucket_, object_key(key))) {
     throw Error(ErrorKind::kAlreadyExists, url() + ": " + key + " already exists");
   }
-  return std::make_unique<S3Writer>(*client_, bucket_, object_key(key), options_);
+  return std::make_unique<S3Writer>(client_, bucket_, object_key(key), options_);
 }
 
 std::unique_ptr<BlobReader> S3Store::open(const std::string& key) {
   auto info = client_->head_object(bucket_, object_key(key));
   if (!info) throw Error(ErrorKind::kNotFound, url() + ": " + key + " does not exist");
-  return std::make_unique<S3Reader>(*client_, bucket_, object_key(key), *info);
+  std::string object = object_key(key);
+  std::string etag = info->etag;
+  // The reader may outlive this store object: it shares ownership of the client.
+  std::shared_ptr<S3Client> client = client_;
+  return std::make_unique<StreamingReader>(
+      "s3://" + bucket_ + "/" + object, info->size, client_->config().retry,
+      [client, bucket = bucket_, object, etag](uint64_t offset, const HttpBodySink& sink) {
+        client->get_object(bucket, object, offset, etag, sink);
+      });
 }
 
 std::optional<BlobInfo> S3Store::stat(const std::string& key) {
@@ -375,7 +262,7 @@ void S3Store::remove_many(const std::vector<std::string>& keys) {
   }
 }
 
-S3Config resolve_s3_config(const S3Settings& s, const AwsEnvironment& env) {
+S3Config resolve_s3_config(const S3Settings& s, const Environment& env) {
   S3Config c;
   c.endpoint = first_non_empty(
       {s.endpoint, env.value("S3_ENDPOINT"), env.value("AWS_ENDPOINT_URL_S3"), env.value("AWS_ENDPOINT_URL")});
@@ -406,7 +293,7 @@ S3Config resolve_s3_config(const S3Settings& s, const AwsEnvironment& env) {
 }
 
 std::unique_ptr<S3Store> open_s3_store(const std::string& bucket, const std::string& prefix, const S3Settings& settings,
-                                       const AwsEnvironment& env) {
+                                       const Environment& env) {
   S3Config config = resolve_s3_config(settings, env);
   auto creds = make_default_credential_chain(env, config.region, config.http);
   auto client = std::make_shared<S3Client>(config, creds);

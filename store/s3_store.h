@@ -71,9 +71,9 @@ struct S3Settings {
 // AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, AWS_REGION / AWS_DEFAULT_REGION, the profile's region,
 // "us-east-1"; AWS_CA_BUNDLE for the CA. A custom endpoint defaults to path-style addressing
 // (what S3-compatible servers expect and what etcd-manager does), AWS to virtual-hosted.
-S3Config resolve_s3_config(const S3Settings& settings, const AwsEnvironment& env);
+S3Config resolve_s3_config(const S3Settings& settings, const Environment& env);
 
 std::unique_ptr<S3Store> open_s3_store(const std::string& bucket, const std::string& prefix, const S3Settings& settings,
-                                       const AwsEnvironment& env);
+                                       const Environment& env);
 
 }  // namespace etcdadm

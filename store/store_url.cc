@@ -55,10 +55,8 @@ std::unique_ptr<BlobStore> open_store(const std::string& url, const StoreOptions
   StoreUrl u = parse_store_url(url);
   switch (u.scheme) {
     case StoreUrl::Scheme::kFile: return std::make_unique<LocalStore>(u.path);
-    case StoreUrl::Scheme::kS3: return open_s3_store(u.bucket, u.prefix, options.s3, AwsEnvironment::from_process());
-    case StoreUrl::Scheme::kGcs:
-      throw Error(ErrorKind::kInvalidArgument, "store " + u.canonical() + ": GCS stores are not available in this build yet",
-                  "use a local directory or S3 store for now");
+    case StoreUrl::Scheme::kS3: return open_s3_store(u.bucket, u.prefix, options.s3, Environment::from_process());
+    case StoreUrl::Scheme::kGcs: return open_gcs_store(u.bucket, u.prefix, options.gcs, Environment::from_process());
   }
   throw Error(ErrorKind::kInternal, "unknown store scheme");
 }

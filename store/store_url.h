@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "store/gcs_store.h"
 #include "store/s3_store.h"
 
 namespace etcdadm {
@@ -26,6 +27,7 @@ StoreUrl parse_store_url(const std::string& url);
 // (see resolve_s3_config).
 struct StoreOptions {
   S3Settings s3;
+  GcsSettings gcs;
 };
 
 // Opens the backend for a URL. Backends not built into this version fail with a clear message.

@@ -21,51 +21,21 @@
 #include "store/aws_sigv4.h"
 #include "store/layout.h"
 #include "store/s3_store.h"
-#include "test/support/cli_fixture.h"
+#include "test/support/object_store_fixture.h"
 #include "test/support/fault_proxy.h"
 #include "test/support/object_servers.h"
 
 namespace etcdadm::test {
 namespace {
 
-SwiftS3Server* g_swift = nullptr;
-
-class SwiftEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override { g_swift = new SwiftS3Server(); }
-  void TearDown() override {
-    delete g_swift;
-    g_swift = nullptr;
-  }
-};
-
-std::string random_bytes(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::string s(n, '\0');
-  for (auto& c : s) c = static_cast<char>(rng());
-  return s;
-}
-
-std::string read_all(BlobReader& r) {
-  std::string out;
-  std::vector<uint8_t> buf(1 << 16);
-  for (;;) {
-    size_t n = r.read(buf.data(), buf.size());
-    if (n == 0) return out;
-    out.append(reinterpret_cast<const char*>(buf.data()), n);
-  }
-}
-
 int port_of(const std::string& url) { return std::stoi(url.substr(url.rfind(':') + 1)); }
 
 // Each test gets its own bucket, so tests never see each other's objects.
-class S3StoreTest : public CliTest {
+class S3StoreTest : public ObjectStoreCliTest {
  protected:
   void SetUp() override {
     CliTest::SetUp();
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
     bucket_ = "t-" + std::to_string(++counter_) + "-" + std::to_string(::getpid());
-    (void)info;
     g_swift->create_bucket(bucket_);
   }
 
@@ -87,31 +57,16 @@ class S3StoreTest : public CliTest {
   std::string url(const std::string& prefix = "backups") const { return "s3://" + bucket_ + "/" + prefix; }
 
   // etcdadm flags + env for this server.
-  RunOptions s3_env() const {
+  RunOptions store_env() const override {
     RunOptions o;
     o.env = g_swift->env();
     return o;
   }
-  std::vector<std::string> store_flags(const std::string& prefix = "backups") const {
+  std::vector<std::string> store_flags(const std::string& prefix = "backups") const override {
     return {"--store", url(prefix), "--s3-endpoint", g_swift->endpoint()};
   }
 
-  nlohmann::json cli_json_env(std::vector<std::string> args, const RunOptions& env) {
-    auto r = cli(args, env);
-    EXPECT_EQ(r.exit_code, 0) << r.output;
-    auto start = r.output.find_first_of("[{");
-    auto end = r.output.find_last_of("]}");
-    if (start == std::string::npos || end == std::string::npos) {
-      ADD_FAILURE() << "no JSON in output: " << r.output;
-      return nullptr;
-    }
-    return nlohmann::json::parse(r.output.substr(start, end - start + 1));
-  }
-
   bool no_multipart_uploads_left() { return g_swift->client()->list_multipart_uploads(bucket_, "").empty(); }
-
-  static inline int counter_ = 0;
-  std::string bucket_;
 };
 
 TEST_F(S3StoreTest, SmallObjectsRoundTripStatListRemove) {
@@ -197,7 +152,7 @@ TEST_F(S3StoreTest, AbortedUploadLeavesNoObjectAndNoParts) {
 }
 
 TEST_F(S3StoreTest, WrongSecretSaysSignatureDoesNotMatch) {
-  RunOptions env = s3_env();
+  RunOptions env = store_env();
   env.env["AWS_SECRET_ACCESS_KEY"] = "not-the-secret";
   std::vector<std::string> args = {"backup", "list"};
   for (auto& f : store_flags()) args.push_back(f);
@@ -209,55 +164,19 @@ TEST_F(S3StoreTest, WrongSecretSaysSignatureDoesNotMatch) {
 }
 
 TEST_F(S3StoreTest, UnknownAccessKeyAndMissingBucketAreClear) {
-  RunOptions env = s3_env();
+  RunOptions env = store_env();
   env.env["AWS_ACCESS_KEY_ID"] = "nobody:nobody";
   std::vector<std::string> args = {"backup", "list"};
   for (auto& f : store_flags()) args.push_back(f);
   auto r = cli(args, env);
   EXPECT_EQ(r.exit_code, 7) << r.output;
   args = {"backup", "list", "--store", "s3://no-such-bucket-x/p", "--s3-endpoint", g_swift->endpoint()};
-  r = cli(args, s3_env());
+  r = cli(args, store_env());
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("NoSuchBucket"), std::string::npos) << r.output;
 }
 
-TEST_F(S3StoreTest, SaveListVerifyRestoreEndToEnd) {
-  auto& m = start_member();
-  EtcdClient client(m.connection());
-  load_keys(client, "/registry/pods/", 300, 700);
-  std::vector<std::string> save = {"--log-level", "warn", "backup", "save", "--endpoints", m.client_url(), "-o", "json"};
-  for (auto& f : store_flags()) save.push_back(f);
-  auto saved = cli_json_env(save, s3_env());
-  std::string name = saved["name"];
-  int64_t revision = saved["revision"];
-  load_keys(client, "/registry/later/", 10, 10);
-
-  std::vector<std::string> list = {"backup", "list", "-o", "json"};
-  for (auto& f : store_flags()) list.push_back(f);
-  auto listed = cli_json_env(list, s3_env());
-  ASSERT_EQ(listed.size(), 1u);
-  EXPECT_EQ(listed[0]["name"], name);
-
-  std::vector<std::string> verify = {"backup", "verify", name};
-  for (auto& f : store_flags()) verify.push_back(f);
-  auto v = cli(verify, s3_env());
-  EXPECT_EQ(v.exit_code, 0) << v.output;
-
-  EtcdOptions ro;
-  ro.name = "r1";
-  ro.peer_port = free_port();
-  ro.data_dir = dir_ / "r1-data";
-  ro.initial_cluster_token = "etcd-cluster";
-  std::vector<std::string> restore = {"backup", "restore", "latest", "--data-dir", ro.data_dir, "--name", "r1",
-                                      "--initial-advertise-peer-urls", "http://127.0.0.1:" + std::to_string(ro.peer_port)};
-  for (auto& f : store_flags()) restore.push_back(f);
-  auto rr = cli(restore, s3_env());
-  ASSERT_EQ(rr.exit_code, 0) << rr.output;
-  auto& restored = start_member(ro);
-  EtcdClient rc(restored.connection());
-  EXPECT_EQ(all_keys(rc), all_keys(client, revision));
-  EXPECT_EQ(rc.hash_kv(restored.client_url(), revision).hash(), client.hash_kv(m.client_url(), revision).hash());
-}
+TEST_F(S3StoreTest, SaveListVerifyRestoreEndToEnd) { save_list_verify_restore(); }
 
 // --- Faults: a proxy between us and the server breaks things; the store must ride through them
 // within its retry budget, and fail clearly (with nothing left behind) beyond it.
@@ -340,13 +259,13 @@ TEST_F(S3StoreTest, FailedSaveNeverAppearsInList) {
   FaultProxy proxy("127.0.0.1", port_of(g_swift->endpoint()));
   // Small metadata requests pass; any request body over 200 kB (the snapshot upload) is cut.
   proxy.fail_all({FaultProxy::Fault::kResetAfterUpload, 200000});
-  auto r = cli({"backup", "save", "--endpoints", m.client_url(), "--store", url(), "--s3-endpoint", proxy.url()}, s3_env());
+  auto r = cli({"backup", "save", "--endpoints", m.client_url(), "--store", url(), "--s3-endpoint", proxy.url()}, store_env());
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("attempts"), std::string::npos) << r.output;
   proxy.clear();
   std::vector<std::string> list = {"backup", "list", "-o", "json"};
   for (auto& f : store_flags()) list.push_back(f);
-  EXPECT_EQ(cli_json_env(list, s3_env()).size(), 0u);
+  EXPECT_EQ(cli_json_env(list, store_env()).size(), 0u);
   EXPECT_TRUE(store()->list("").size() <= 1u) << "only the store marker may exist";
   EXPECT_TRUE(no_multipart_uploads_left());
 }
@@ -380,7 +299,7 @@ TEST_F(S3StoreTest, OurBackupIsReadableByAwsCliGunzipAndEtcdctl) {
   load_keys(client, "/registry/pods/", 200, 500);
   std::vector<std::string> save = {"--log-level", "warn", "backup", "save", "--endpoints", m.client_url(), "-o", "json"};
   for (auto& f : store_flags()) save.push_back(f);
-  auto saved = cli_json_env(save, s3_env());
+  auto saved = cli_json_env(save, store_env());
   std::string name = saved["name"];
   AwsCli aws(dir_.path());
   auto cp = aws.run({"s3", "cp", url() + "/" + name + "/etcd.backup.gz", dir_ / "fetched.db.gz"});
@@ -413,7 +332,7 @@ TEST_F(S3StoreTest, EtcdManagerStoreUploadedByAwsCliIsListedAndRestored) {
                                     g_swift->endpoint()};
   std::vector<std::string> list = {"backup", "list", "-o", "json"};
   list.insert(list.end(), flags.begin(), flags.end());
-  auto listed = cli_json_env(list, s3_env());
+  auto listed = cli_json_env(list, store_env());
   ASSERT_EQ(listed.size(), 1u);
   EXPECT_EQ(listed[0]["name"], "2025-11-21T08:00:00Z-000001");
 
@@ -425,7 +344,7 @@ TEST_F(S3StoreTest, EtcdManagerStoreUploadedByAwsCliIsListedAndRestored) {
   std::vector<std::string> restore = {"backup", "restore", "2025-11-21T08", "--data-dir", ro.data_dir, "--name", "em1",
                                       "--initial-advertise-peer-urls", "http://127.0.0.1:" + std::to_string(ro.peer_port)};
   restore.insert(restore.end(), flags.begin(), flags.end());
-  auto rr = cli(restore, s3_env());
+  auto rr = cli(restore, store_env());
   ASSERT_EQ(rr.exit_code, 0) << rr.output;
   auto& restored = start_member(ro);
   EtcdClient rc(restored.connection());
@@ -607,8 +526,3 @@ TEST(AwsCliSigningOracle, ListPutAndRangedGetSignLikeAwsCli) {
 }  // namespace
 }  // namespace etcdadm::test
 
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  ::testing::AddGlobalTestEnvironment(new etcdadm::test::SwiftEnvironment());
-  return RUN_ALL_TESTS();
-}

@@ -9,21 +9,39 @@
 
 namespace etcdadm::test {
 
-SwiftS3Server::SwiftS3Server() {
-  std::string ready = dir_ / "ready.json";
-  launcher_ = ChildProcess::start({"python3", std::string(ETCDADM_SOURCE_DIR) + "/test/support/swift_s3_server.py",
-                                   "--dir", dir_ / "swift", "--ready-file", ready},
-                                  dir_ / "launcher.log");
+namespace {
+
+std::string tail_of(const std::string& path) {
+  try {
+    std::string log = read_file(path);
+    return log.size() > 4000 ? log.substr(log.size() - 4000) : log;
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
+// Starts a server that writes `ready_file` (JSON) once it serves, waits for it, returns its JSON.
+nlohmann::json start_server(ChildProcess& process, const std::vector<std::string>& argv, const std::string& log,
+                            const std::string& ready_file, const std::string& what) {
+  process = ChildProcess::start(argv, log);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!path_exists(ready)) {
-    if (!launcher_.running() || std::chrono::steady_clock::now() > deadline) {
-      std::string tail = log_tail();
-      launcher_.stop();
-      throw std::runtime_error("Swift s3api server did not start:\n" + tail);
+  while (!path_exists(ready_file)) {
+    if (!process.running() || std::chrono::steady_clock::now() > deadline) {
+      process.stop();
+      throw std::runtime_error(what + " did not start:\n" + tail_of(log));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  auto j = nlohmann::json::parse(read_file(ready));
+  return nlohmann::json::parse(read_file(ready_file));
+}
+
+}  // namespace
+
+SwiftS3Server::SwiftS3Server() {
+  auto j = start_server(launcher_,
+                        {"python3", std::string(ETCDADM_SOURCE_DIR) + "/test/support/swift_s3_server.py", "--dir",
+                         dir_ / "swift", "--ready-file", dir_ / "ready.json"},
+                        dir_ / "launcher.log", dir_ / "ready.json", "Swift s3api server");
   endpoint_ = j.at("endpoint");
   access_key_ = j.at("access_key");
   secret_key_ = j.at("secret_key");
@@ -33,14 +51,7 @@ SwiftS3Server::SwiftS3Server() {
 
 SwiftS3Server::~SwiftS3Server() { launcher_.stop(std::chrono::milliseconds(10000)); }
 
-std::string SwiftS3Server::log_tail() const {
-  try {
-    std::string log = read_file(dir_ / "launcher.log");
-    return log.size() > 4000 ? log.substr(log.size() - 4000) : log;
-  } catch (const std::exception&) {
-    return "";
-  }
-}
+std::string SwiftS3Server::log_tail() const { return tail_of(dir_ / "launcher.log"); }
 
 std::shared_ptr<S3Client> SwiftS3Server::client() const {
   S3Config c;
@@ -63,5 +74,18 @@ std::map<std::string, std::string> SwiftS3Server::env() const {
           {"AWS_CONFIG_FILE", "/nonexistent/aws-config"},
           {"AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/aws-credentials"}};
 }
+
+GcsEmulator::GcsEmulator() {
+  auto j = start_server(process_,
+                        {"node", std::string(ETCDADM_SOURCE_DIR) + "/test/support/gcs_emulator/gcs_emulator.js", "--port",
+                         "0", "--dir", dir_ / "gcs", "--ready-file", dir_ / "ready.json"},
+                        dir_ / "emulator.log", dir_ / "ready.json",
+                        "GCS emulator (did scripts/install-deps.sh run npm ci in test/support/gcs_emulator?)");
+  endpoint_ = j.at("endpoint");
+}
+
+GcsEmulator::~GcsEmulator() { process_.stop(std::chrono::milliseconds(10000)); }
+
+std::string GcsEmulator::log_tail() const { return tail_of(dir_ / "emulator.log"); }
 
 }  // namespace etcdadm::test

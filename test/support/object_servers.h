@@ -39,4 +39,21 @@ class SwiftS3Server {
   std::string endpoint_, access_key_, secret_key_, access_key2_, secret_key2_;
 };
 
+// The firebase Storage emulator (GCS JSON API, no auth, buckets appear on first use). Limits: no
+// chunked resumable uploads (the first PUT finalizes), bodies over 130 MiB refused.
+class GcsEmulator {
+ public:
+  GcsEmulator();  // starts and waits until it answers (throws after 60 s)
+  ~GcsEmulator();
+  GcsEmulator(const GcsEmulator&) = delete;
+  GcsEmulator& operator=(const GcsEmulator&) = delete;
+  const std::string& endpoint() const { return endpoint_; }
+  std::string log_tail() const;
+
+ private:
+  TempDir dir_;
+  ChildProcess process_;
+  std::string endpoint_;
+};
+
 }  // namespace etcdadm::test

@@ -21,8 +21,8 @@ namespace {
 using Env = std::map<std::string, std::string>;
 using test::TempDir;
 
-AwsEnvironment env_of(Env vars, std::string home = "/nonexistent-home") {
-  AwsEnvironment e;
+Environment env_of(Env vars, std::string home = "/nonexistent-home") {
+  Environment e;
   auto shared = std::make_shared<Env>(std::move(vars));
   e.get = [shared](const std::string& k) -> std::optional<std::string> {
     auto it = shared->find(k);

@@ -1,0 +1,61 @@
+// OAuth2 access tokens for the GCS JSON API, from Google's "application default credentials":
+//   1. STORAGE_EMULATOR_HOST set: no token at all (emulators do not check auth)
+//   2. GOOGLE_APPLICATION_CREDENTIALS: a service-account key JSON (a JWT signed RS256 with the
+//      key, exchanged at its token_uri) or an authorized-user JSON (refresh-token grant)
+//   3. gcloud's well-known file ~/.config/gcloud/application_default_credentials.json
+//   4. the GCE/GKE metadata server (workload identity): GCE_METADATA_HOST or
+//      metadata.google.internal, header "Metadata-Flavor: Google"
+// Tokens are cached and fetched again 5 minutes before they expire.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "common/environment.h"
+#include "common/http_client.h"
+
+namespace etcdadm {
+
+struct GcsToken {
+  std::string access_token;
+  std::chrono::system_clock::time_point expiry;
+};
+
+class GcsTokenSource {
+ public:
+  virtual ~GcsTokenSource() = default;
+  virtual std::string name() const = 0;
+  virtual GcsToken fetch() = 0;
+};
+
+class GcsAuth {
+ public:
+  // nullptr source: anonymous requests (emulators).
+  explicit GcsAuth(std::unique_ptr<GcsTokenSource> source);
+  // "Bearer <token>", or "" when anonymous. Thread-safe.
+  std::string authorization();
+  // Forget the cached token (after a 401).
+  void invalidate();
+  std::string source_name() const;
+
+ private:
+  std::unique_ptr<GcsTokenSource> source_;
+  std::mutex mu_;
+  std::optional<GcsToken> cached_;
+};
+
+// The chain described above. Throws Error(kAuth) when a configured source is unusable.
+std::shared_ptr<GcsAuth> make_gcs_auth(const Environment& env, const HttpOptions& http);
+
+// A token source for a service-account key JSON document (exposed for tests).
+std::unique_ptr<GcsTokenSource> make_service_account_source(const std::string& key_json, const HttpOptions& http);
+
+// RS256 JWT of `claims_json` signed with a PEM private key (exposed for tests).
+std::string sign_jwt_rs256(const std::string& claims_json, const std::string& private_key_pem, const std::string& key_id);
+
+// base64url without padding (RFC 7515).
+std::string base64url(std::string_view data);
+
+}  // namespace etcdadm

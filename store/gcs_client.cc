@@ -1,0 +1,291 @@
+#include "store/gcs_client.h"
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "common/error.h"
+#include "common/timefmt.h"
+
+namespace etcdadm {
+
+namespace {
+
+std::string json_string(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key)) return "";
+  const auto& v = j[key];
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number()) return std::to_string(v.get<int64_t>());
+  return "";
+}
+
+GcsObjectInfo object_from_json(const nlohmann::json& j) {
+  GcsObjectInfo o;
+  o.name = json_string(j, "name");
+  std::string size = json_string(j, "size");
+  o.size = size.empty() ? 0 : std::stoull(size);
+  auto t = parse_rfc3339(json_string(j, "updated"));
+  o.modified_unix_micros = t ? to_unix_micros(*t) : 0;
+  o.generation = json_string(j, "generation");
+  return o;
+}
+
+nlohmann::json parse_json(const std::string& body, const std::string& what) {
+  nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
+  if (j.is_discarded()) throw Error(ErrorKind::kCorrupt, what + ": the server's answer is not JSON: " + body.substr(0, 200));
+  return j;
+}
+
+// "bytes=0-1048575" -> 1048576 bytes persisted; absent -> 0.
+uint64_t persisted_from_range(const std::string& range) {
+  auto dash = range.find('-');
+  if (range.empty() || dash == std::string::npos) return 0;
+  return std::stoull(range.substr(dash + 1)) + 1;
+}
+
+}  // namespace
+
+Error gcs_error(const HttpResponse& response, const std::string& what) {
+  std::string message, reason;
+  nlohmann::json j = nlohmann::json::parse(response.body, nullptr, false);
+  if (!j.is_discarded() && j.contains("error") && j["error"].is_object()) {
+    message = j["error"].value("message", "");
+    if (j["error"].contains("errors") && j["error"]["errors"].is_array() && !j["error"]["errors"].empty()) {
+      reason = j["error"]["errors"][0].value("reason", "");
+    }
+  } else {
+    message = response.body.substr(0, 200);
+  }
+  long st = response.status;
+  std::string text = what + ": HTTP " + std::to_string(st) + (reason.empty() ? "" : " " + reason) +
+                     (message.empty() ? "" : ": " + message);
+  if (st >= 500 || st == 429 || st == 408) {
+    return Error(ErrorKind::kUnavailable, text, "GCS is overloaded or failing; retried with backoff");
+  }
+  if (st == 401) {
+    return Error(ErrorKind::kAuth, text, "the credentials were rejected; check GOOGLE_APPLICATION_CREDENTIALS or the "
+                                         "workload identity binding");
+  }
+  if (st == 403) {
+    return Error(ErrorKind::kAuth, text, "the service account lacks permission on this bucket; docs/operations.md "
+                                         "lists the role it needs");
+  }
+  if (st == 404) return Error(ErrorKind::kNotFound, text);
+  if (st == 412) return Error(ErrorKind::kAlreadyExists, text);
+  return Error(ErrorKind::kInvalidArgument, text);
+}
+
+GcsClient::GcsClient(GcsConfig config, std::shared_ptr<GcsAuth> auth)
+    : config_(std::move(config)), auth_(std::move(auth)) {
+  while (!config_.endpoint.empty() && config_.endpoint.back() == '/') config_.endpoint.pop_back();
+  split_url(config_.endpoint);  // validates
+}
+
+std::string GcsClient::object_url(const std::string& bucket, const std::string& name) const {
+  return config_.endpoint + "/storage/v1/b/" + percent_encode(bucket) + "/o/" + percent_encode(name);
+}
+
+HttpResponse GcsClient::send(HttpRequest request, const HttpBodySink& sink) {
+  for (int attempt = 0;; ++attempt) {
+    HttpRequest req = request;
+    std::string auth = auth_->authorization();
+    if (!auth.empty()) req.headers.emplace_back("Authorization", auth);
+    HttpClient client(config_.http);
+    HttpResponse resp = client.perform(req, sink);
+    if (resp.status == 401 && attempt == 0 && !auth.empty()) {
+      auth_->invalidate();  // expired early or revoked: one more try with a fresh token
+      continue;
+    }
+    return resp;
+  }
+}
+
+std::optional<GcsObjectInfo> GcsClient::get_metadata(const std::string& bucket, const std::string& name) {
+  std::optional<GcsObjectInfo> out;
+  std::string what = "metadata of gs://" + bucket + "/" + name;
+  with_retries(config_.retry, what, [&] {
+    HttpRequest req;
+    req.url = object_url(bucket, name);
+    HttpResponse r = send(req);
+    if (r.status == 404) {
+      out.reset();
+      return;
+    }
+    if (!r.ok()) throw gcs_error(r, what);
+    out = object_from_json(parse_json(r.body, what));
+  });
+  return out;
+}
+
+GcsObjectInfo GcsClient::upload_media(const std::string& bucket, const std::string& name, std::string_view body,
+                                      bool if_absent) {
+  GcsObjectInfo out;
+  std::string what = "upload of gs://" + bucket + "/" + name;
+  with_retries(config_.retry, what, [&] {
+    HttpRequest req;
+    req.method = "POST";
+    req.url = config_.endpoint + "/upload/storage/v1/b/" + percent_encode(bucket) +
+              "/o?uploadType=media&name=" + percent_encode(name) + (if_absent ? "&ifGenerationMatch=0" : "");
+    req.headers = {{"Content-Type", "application/octet-stream"}};
+    req.body = body;
+    HttpResponse r = send(req);
+    if (!r.ok()) throw gcs_error(r, what);
+    out = object_from_json(parse_json(r.body, what));
+  });
+  return out;
+}
+
+std::string GcsClient::start_resumable(const std::string& bucket, const std::string& name, bool if_absent) {
+  std::string session;
+  std::string what = "starting resumable upload of gs://" + bucket + "/" + name;
+  with_retries(config_.retry, what, [&] {
+    HttpRequest req;
+    req.method = "POST";
+    req.url = config_.endpoint + "/upload/storage/v1/b/" + percent_encode(bucket) +
+              "/o?uploadType=resumable&name=" + percent_encode(name) + (if_absent ? "&ifGenerationMatch=0" : "");
+    req.headers = {{"Content-Type", "application/json; charset=UTF-8"}, {"X-Upload-Content-Type", "application/octet-stream"}};
+    std::string body = "{}";
+    req.body = body;
+    HttpResponse r = send(req);
+    if (!r.ok()) throw gcs_error(r, what);
+    session = r.header("location");
+    if (session.empty()) throw Error(ErrorKind::kCorrupt, what + ": the server returned no session URI");
+  });
+  return session;
+}
+
+std::optional<uint64_t> GcsClient::query_session(const std::string& session) {
+  HttpRequest req;
+  req.method = "PUT";
+  req.url = session;
+  req.headers = {{"Content-Range", "bytes */*"}};
+  HttpResponse r = send(req);
+  if (r.status == 308) return persisted_from_range(r.header("range"));
+  if (r.ok()) return std::nullopt;
+  throw gcs_error(r, "status of resumable upload");
+}
+
+bool GcsClient::upload_chunk(const std::string& session, uint64_t offset, std::string_view data,
+                             std::optional<uint64_t> total) {
+  if (!total && data.size() % kGcsChunkQuantum != 0) {
+    throw Error(ErrorKind::kInternal, "GCS chunk of " + std::to_string(data.size()) + " bytes is not a multiple of 256 KiB");
+  }
+  uint64_t end = offset + data.size();  // exclusive
+  uint64_t sent_from = offset;          // first byte the server still lacks
+  bool complete = false;
+  bool broken = false;
+  std::string what = "upload of bytes " + std::to_string(offset) + "-" + std::to_string(end) + " of a GCS object";
+  with_retries(config_.retry, what, [&] {
+    if (broken) {
+      // The last attempt broke: ask the server what it has before resending.
+      auto held = query_session(session);
+      if (!held) {
+        complete = true;
+        return;
+      }
+      if (*held < offset || *held > end) {
+        throw Error(ErrorKind::kCorrupt, what + ": the server holds " + std::to_string(*held) + " bytes, outside this chunk");
+      }
+      sent_from = *held;
+    }
+    broken = true;
+    std::string_view rest = data.substr(static_cast<size_t>(sent_from - offset));
+    std::string range = rest.empty() ? "bytes */" + std::to_string(*total)
+                                     : "bytes " + std::to_string(sent_from) + "-" + std::to_string(end - 1) + "/" +
+                                           (total ? std::to_string(*total) : "*");
+    HttpRequest req;
+    req.method = "PUT";
+    req.url = session;
+    req.headers = {{"Content-Range", range}};
+    req.body = rest;
+    HttpResponse r = send(req);
+    if (r.status == 308) {
+      uint64_t held = persisted_from_range(r.header("range"));
+      if (held < end) {
+        // The server kept only part of what we sent (allowed by the protocol): send the rest.
+        sent_from = held;
+        broken = false;
+        throw Error(ErrorKind::kUnavailable, what + ": server persisted " + std::to_string(held) + " of " + std::to_string(end));
+      }
+      broken = false;
+      return;
+    }
+    if (r.ok()) {
+      broken = false;
+      complete = true;
+      if (!total) {
+        throw Error(ErrorKind::kCorrupt, what + ": the server finalized the object before its last chunk",
+                    "this server does not implement chunked resumable uploads (the firebase emulator does not)");
+      }
+      return;
+    }
+    if (r.status == 404 || r.status == 410) {
+      throw Error(ErrorKind::kCorrupt, what + ": the upload session expired or was cancelled (HTTP " +
+                                           std::to_string(r.status) + ")");
+    }
+    throw gcs_error(r, what);
+  });
+  if (total && !complete) {
+    throw Error(ErrorKind::kCorrupt, what + ": the server did not finalize the object after its last chunk");
+  }
+  return complete;
+}
+
+void GcsClient::cancel_resumable(const std::string& session) {
+  try {
+    HttpRequest req;
+    req.method = "DELETE";
+    req.url = session;
+    send(req);
+  } catch (const Error& e) {
+    spdlog::debug("cancelling a GCS upload session failed ({}); it expires by itself", e.what());
+  }
+}
+
+void GcsClient::download(const std::string& bucket, const std::string& name, const std::string& generation,
+                         uint64_t offset, const HttpBodySink& sink) {
+  HttpRequest req;
+  req.url = object_url(bucket, name) + "?alt=media" + (generation.empty() ? "" : "&ifGenerationMatch=" + generation);
+  if (offset > 0) req.headers.emplace_back("Range", "bytes=" + std::to_string(offset) + "-");
+  HttpResponse r = send(req, sink);
+  if (r.status == 412) {
+    throw Error(ErrorKind::kCorrupt, "gs://" + bucket + "/" + name + " changed while it was being read");
+  }
+  if (!r.ok()) throw gcs_error(r, "download of gs://" + bucket + "/" + name);
+  if (offset > 0 && r.status != 206) {
+    throw Error(ErrorKind::kCorrupt, "download of gs://" + bucket + "/" + name + ": the server ignored the range request");
+  }
+}
+
+GcsListPage GcsClient::list(const std::string& bucket, const std::string& prefix, const std::string& page_token,
+                            int max_results) {
+  GcsListPage page;
+  std::string what = "listing gs://" + bucket + "/" + prefix;
+  with_retries(config_.retry, what, [&] {
+    HttpRequest req;
+    req.url = config_.endpoint + "/storage/v1/b/" + percent_encode(bucket) + "/o?maxResults=" + std::to_string(max_results) +
+              (prefix.empty() ? "" : "&prefix=" + percent_encode(prefix)) +
+              (page_token.empty() ? "" : "&pageToken=" + percent_encode(page_token));
+    HttpResponse r = send(req);
+    if (!r.ok()) throw gcs_error(r, what);
+    nlohmann::json j = parse_json(r.body, what);
+    page = GcsListPage{};
+    if (j.contains("items")) {
+      for (const auto& item : j["items"]) page.objects.push_back(object_from_json(item));
+    }
+    page.next_page_token = json_string(j, "nextPageToken");
+  });
+  return page;
+}
+
+void GcsClient::remove(const std::string& bucket, const std::string& name) {
+  std::string what = "delete of gs://" + bucket + "/" + name;
+  with_retries(config_.retry, what, [&] {
+    HttpRequest req;
+    req.method = "DELETE";
+    req.url = object_url(bucket, name);
+    HttpResponse r = send(req);
+    if (!r.ok() && r.status != 404) throw gcs_error(r, what);
+  });
+}
+
+}  // namespace etcdadm

@@ -1,0 +1,85 @@
+// The GCS JSON API calls the GCS store needs, on libcurl: object metadata, single-request
+// ("media") uploads, resumable uploads in chunks, ranged downloads, listing, delete.
+//
+// Calls are retried like S3's (common/retry.h: 5xx, 429, 408, timeouts, broken connections); a 401
+// drops the cached token and tries once more with a fresh one. Resumable uploads recover from a
+// broken chunk by asking the server how much it persisted (PUT with "Content-Range: bytes */*")
+// and resending from there. Thread-safe.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/http_client.h"
+#include "common/retry.h"
+#include "store/gcs_auth.h"
+
+namespace etcdadm {
+
+struct GcsConfig {
+  std::string endpoint = "https://storage.googleapis.com";
+  HttpOptions http;
+  RetryPolicy retry;
+};
+
+struct GcsObjectInfo {
+  std::string name;
+  uint64_t size = 0;
+  int64_t modified_unix_micros = 0;
+  std::string generation;
+};
+
+struct GcsListPage {
+  std::vector<GcsObjectInfo> objects;
+  std::string next_page_token;
+};
+
+class GcsClient {
+ public:
+  GcsClient(GcsConfig config, std::shared_ptr<GcsAuth> auth);
+  const GcsConfig& config() const { return config_; }
+
+  std::optional<GcsObjectInfo> get_metadata(const std::string& bucket, const std::string& name);
+  // One request. With if_absent, the server refuses to replace an existing object (412 ->
+  // kAlreadyExists).
+  GcsObjectInfo upload_media(const std::string& bucket, const std::string& name, std::string_view body, bool if_absent);
+
+  // Starts a resumable upload session; returns its URI.
+  std::string start_resumable(const std::string& bucket, const std::string& name, bool if_absent);
+  // Sends bytes [offset, offset + data.size()) of the session. `total` is set on the last chunk
+  // (the object's final size); other chunks must be multiples of 256 KiB. Recovers from broken
+  // transfers by querying the session and resending what the server lacks. Returns true when the
+  // server reports the object complete.
+  bool upload_chunk(const std::string& session, uint64_t offset, std::string_view data, std::optional<uint64_t> total);
+  // Cancels a session (best effort: an abandoned session expires by itself and leaves no object).
+  void cancel_resumable(const std::string& session);
+
+  // Streams the object from `offset` to its end; `generation` pins the version. Not retried here
+  // (StreamingReader resumes).
+  void download(const std::string& bucket, const std::string& name, const std::string& generation, uint64_t offset,
+                const HttpBodySink& sink);
+  GcsListPage list(const std::string& bucket, const std::string& prefix, const std::string& page_token,
+                   int max_results = 1000);
+  void remove(const std::string& bucket, const std::string& name);  // missing is fine
+
+ private:
+  // One attempt with auth; a 401 refreshes the token once.
+  HttpResponse send(HttpRequest request, const HttpBodySink& sink = nullptr);
+  std::string object_url(const std::string& bucket, const std::string& name) const;
+  // Asks a session how many bytes it holds; nullopt when the upload is already complete.
+  std::optional<uint64_t> query_session(const std::string& session);
+
+  GcsConfig config_;
+  std::shared_ptr<GcsAuth> auth_;
+};
+
+// Classifies a GCS error response (exposed for tests).
+Error gcs_error(const HttpResponse& response, const std::string& what);
+
+// The resumable-upload chunk granularity required by GCS.
+inline constexpr size_t kGcsChunkQuantum = 256 * 1024;
+
+}  // namespace etcdadm

@@ -1,0 +1,35 @@
+// One Swift s3api server and one GCS emulator for the whole object-store test binary (starting
+// them per test would cost seconds each); every test uses its own bucket.
+#include <gtest/gtest.h>
+
+#include "test/support/object_store_fixture.h"
+
+namespace etcdadm::test {
+
+SwiftS3Server* g_swift = nullptr;
+GcsEmulator* g_gcs = nullptr;
+
+namespace {
+
+class ObjectServersEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    g_swift = new SwiftS3Server();
+    g_gcs = new GcsEmulator();
+  }
+  void TearDown() override {
+    delete g_gcs;
+    delete g_swift;
+    g_gcs = nullptr;
+    g_swift = nullptr;
+  }
+};
+
+}  // namespace
+}  // namespace etcdadm::test
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  ::testing::AddGlobalTestEnvironment(new etcdadm::test::ObjectServersEnvironment());
+  return RUN_ALL_TESTS();
+}
