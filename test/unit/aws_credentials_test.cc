@@ -2,7 +2,6 @@
 // identity, container endpoint, EC2 instance metadata) against small local fixture servers that
 // speak those protocols on loopback (these are fixtures, not the real AWS services).
 #include <gtest/gtest.h>
-#include <httplib.h>
 
 #include <atomic>
 #include <map>
@@ -13,12 +12,14 @@
 #include "common/timefmt.h"
 #include "store/aws_credentials.h"
 #include "store/s3_store.h"
+#include "test/support/fixture_server.h"
 #include "test/support/test_env.h"
 
 namespace etcdadm {
 namespace {
 
 using Env = std::map<std::string, std::string>;
+using test::FixtureServer;
 using test::TempDir;
 
 Environment env_of(Env vars, std::string home = "/nonexistent-home") {
@@ -40,26 +41,6 @@ Env base_env() { return {{"AWS_EC2_METADATA_DISABLED", "true"}}; }
 AwsCredentials resolve(const Env& vars, const std::string& home = "/nonexistent-home") {
   return make_default_credential_chain(env_of(vars, home), "us-east-1", HttpOptions{})->get();
 }
-
-// A loopback HTTP server on a free port, run on its own thread, stopped at scope end.
-class FixtureServer {
- public:
-  FixtureServer() { port_ = server.bind_to_any_port("127.0.0.1"); }
-  void start() {
-    thread_ = std::thread([this] { server.listen_after_bind(); });
-    while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  ~FixtureServer() {
-    server.stop();
-    if (thread_.joinable()) thread_.join();
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-  httplib::Server server;
-
- private:
-  int port_ = 0;
-  std::thread thread_;
-};
 
 std::string sts_response(const std::string& key, const std::string& expiration) {
   return "<AssumeRoleWithWebIdentityResponse xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\">"
