@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything etcdadm needs to build and test on Debian 12, from Debian packages only.
 # Idempotent: safe to run again; apt-get skips what is already there.
+# --with-test-servers also installs what the tests run against: Swift (S3), the AWS CLI, and the
+# GCS emulator's npm packages.
 set -euo pipefail
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -20,6 +22,15 @@ packages=(
   # real etcd for the tests and the quick start, plus tools the tests use as oracles
   etcd-server etcd-client openssl procps python3 gzip zstd
 )
+with_test_servers=false
+[ "${1:-}" = "--with-test-servers" ] && with_test_servers=true
+if $with_test_servers; then
+  # a real S3 server that verifies SigV4 (OpenStack Swift + s3api, with memcached for tempauth)
+  # and the AWS CLI as an interop and signing oracle
+  packages+=(python3-swift swift swift-proxy swift-account swift-container swift-object memcached awscli)
+  # Node.js runs the GCS emulator (test/support/gcs_emulator); keep a Node.js the machine already has.
+  command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -27,12 +38,23 @@ for p in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps.sh: all packages present"
-  exit 0
+else
+  echo "install-deps.sh: installing ${missing[*]}"
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
-echo "install-deps.sh: installing ${missing[*]}"
-apt-get update -q
-apt-get install -y -q --no-install-recommends "${missing[@]}"
-# The etcd-server package enables a service; we never want a system etcd running on the default ports.
-if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet etcd 2>/dev/null; then
-  systemctl stop etcd || true
+# Packages may enable services; tests start their own servers on free ports and want none of these.
+if command -v systemctl >/dev/null 2>&1; then
+  for svc in etcd memcached swift-proxy swift-account swift-container swift-object; do
+    systemctl is-active --quiet "$svc" 2>/dev/null && systemctl stop "$svc" || true
+  done
+fi
+
+$with_test_servers || exit 0
+# The GCS emulator's npm packages, pinned by package-lock.json (skipped when already installed).
+emulator_dir="$(cd "$(dirname "$0")/.." && pwd)/test/support/gcs_emulator"
+if [ ! -f "$emulator_dir/node_modules/.package-lock.json" ] ||
+   [ "$emulator_dir/package-lock.json" -nt "$emulator_dir/node_modules/.package-lock.json" ]; then
+  echo "install-deps.sh: npm ci in $emulator_dir"
+  (cd "$emulator_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
 fi
