@@ -25,6 +25,8 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
 
 DB_MB="${BENCH_DB_MB:-400}"
 RUNS="${BENCH_RUNS:-3}"
@@ -35,7 +37,6 @@ ETCDCTL="${ETCDCTL:-$(command -v etcdctl || true)}"
 TIME=/usr/bin/time
 export ETCDCTL_API=3
 
-die() { echo "bench: $*" >&2; exit 1; }
 [[ -x "$ETCDADM" ]] || die "etcdadm not found at $ETCDADM (build: cmake --build $repo/build -j2)"
 [[ -x "$ETCD" ]] || die "etcd not found"
 [[ -x "$ETCDCTL" ]] || die "etcdctl not found"
@@ -44,89 +45,15 @@ command -v python3 >/dev/null || die "python3 missing"
 command -v gzip >/dev/null || die "gzip missing"
 [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS must be a positive integer"
 
-WORK="$(mktemp -d "${BENCH_TMPDIR:-${TMPDIR:-/tmp}}/etcdadm-bench.XXXXXX")"
-ETCD_PID=""
-cleanup() {
-  local rc=$?
-  if [[ -n "$ETCD_PID" ]] && kill -0 "$ETCD_PID" 2>/dev/null; then
-    kill "$ETCD_PID" 2>/dev/null || true
-    for _ in $(seq 1 50); do kill -0 "$ETCD_PID" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$ETCD_PID" 2>/dev/null || true
-    wait "$ETCD_PID" 2>/dev/null || true
-  fi
-  rm -rf "$WORK"
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
+make_workdir
 # Everything etcdadm persists outside the store goes into the temp dir.
 export ETCDADM_CATALOG="$WORK/catalog.db"
 unset ETCDADM_STORE ETCDCTL_ENDPOINTS ETCDCTL_CACERT ETCDCTL_CERT ETCDCTL_KEY ETCDCTL_USER ETCDCTL_PASSWORD || true
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-CLIENT_PORT="$(free_port)"
-PEER_PORT="$(free_port)"
-while [[ "$PEER_PORT" == "$CLIENT_PORT" ]]; do PEER_PORT="$(free_port)"; done
 RESTORE_PEER="http://127.0.0.1:$(free_port)" # only written into restored member metadata
-EP="127.0.0.1:$CLIENT_PORT"
-
-log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 
 LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
-
-# ---- etcd -------------------------------------------------------------------------
-log "starting etcd on $EP (work dir $WORK)"
-"$ETCD" --name bench --data-dir "$WORK/etcd" \
-  --listen-client-urls "http://$EP" --advertise-client-urls "http://$EP" \
-  --listen-peer-urls "http://127.0.0.1:$PEER_PORT" \
-  --initial-advertise-peer-urls "http://127.0.0.1:$PEER_PORT" \
-  --initial-cluster "bench=http://127.0.0.1:$PEER_PORT" \
-  --quota-backend-bytes 8589934592 \
-  --logger zap --log-outputs "$WORK/etcd.log" >"$WORK/etcd.stdout" 2>&1 &
-ETCD_PID=$!
-for i in $(seq 1 100); do
-  if "$ETCDCTL" --endpoints "$EP" endpoint health >/dev/null 2>&1; then break; fi
-  kill -0 "$ETCD_PID" 2>/dev/null || { tail -20 "$WORK/etcd.log" >&2 || true; die "etcd exited"; }
-  [[ $i == 100 ]] && die "etcd did not become healthy"
-  sleep 0.2
-done
-
-db_bytes() {
-  "$ETCDCTL" --endpoints "$EP" endpoint status -w json |
-    python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["Status"]["dbSize"])'
-}
-mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
-
-# ---- measurement helpers ------------------------------------------------------------
-# measure ID CMD...: runs CMD under GNU time; appends wall seconds and peak RSS (KiB) to
-# $WORK/m.ID.wall / $WORK/m.ID.rss. Aborts the benchmark (with the tool's stderr) on failure.
-measure() {
-  local id="$1"; shift
-  sync
-  local out="$WORK/last.out" err="$WORK/last.err" tv="$WORK/last.time"
-  local t0 t1
-  t0=$(date +%s%N)
-  if ! "$TIME" -v -o "$tv" "$@" >"$out" 2>"$err"; then
-    echo "bench: command failed: $*" >&2
-    sed 's/^/  stderr: /' "$err" >&2
-    sed 's/^/  stdout: /' "$out" >&2
-    exit 1
-  fi
-  t1=$(date +%s%N)
-  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", (b - a) / 1e9 }' >>"$WORK/m.$id.wall"
-  awk -F': ' '/Maximum resident set size/ { print $2 }' "$tv" >>"$WORK/m.$id.rss"
-  if [[ -s "$err" ]]; then cp "$err" "$WORK/m.$id.stderr.$(wc -l <"$WORK/m.$id.wall")"; fi
-  log "  $id: $(tail -1 "$WORK/m.$id.wall") s, $(tail -1 "$WORK/m.$id.rss") KiB max RSS"
-}
-median() { sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-allruns() { paste -sd/ "$1"; }
-wall() { median "$WORK/m.$1.wall"; }
-rss_mib() { median "$WORK/m.$1.rss" | awk '{ printf "%.1f", $1 / 1024 }'; }
-rss_max_mib() { sort -g "$WORK/m.$1.rss" | tail -1 | awk '{ printf "%.1f", $1 / 1024 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
-le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
-json_field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+start_etcd
 
 adm() { "$ETCDADM" --log-level warn "$@"; }
 
@@ -211,7 +138,6 @@ adm_rss_q_max=$(rss_max_mib q_adm_save)
 adm_fetch_rss=$(rss_max_mib adm_fetch)
 rss_growth=$(awk -v a="$adm_rss_max" -v b="$adm_rss_q_max" 'BEGIN { printf "%+.1f", a - b }')
 db_growth=$(awk -v a="$DB" -v b="$Q_DB" 'BEGIN { printf "%.0f", (a - b) / 1048576 }')
-yes_no() { if "$@"; then echo "yes"; else echo "**no**"; fi; }
 
 report() {
   cat <<EOF

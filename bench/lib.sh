@@ -1,0 +1,90 @@
+# Shared helpers of the bench/ scripts (sourced, not run): a temp work dir removed on exit, a
+# throw-away etcd on free loopback ports, and measurement (wall time + peak RSS via GNU time).
+# The sourcing script sets ETCD / ETCDCTL / TIME before calling start_etcd / measure.
+
+die() { echo "bench: $*" >&2; exit 1; }
+log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# Processes started by the bench; stopped (TERM, then KILL after 5 s) on exit, by PID.
+BENCH_PIDS=()
+stop_pid() {
+  local pid="$1"
+  kill -0 "$pid" 2>/dev/null || return 0
+  kill "$pid" 2>/dev/null || true
+  for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+}
+make_workdir() {
+  WORK="$(mktemp -d "${BENCH_TMPDIR:-${TMPDIR:-/tmp}}/etcdadm-bench.XXXXXX")"
+  cleanup() {
+    local rc=$?
+    for pid in "${BENCH_PIDS[@]}"; do stop_pid "$pid"; done
+    rm -rf "$WORK"
+    exit "$rc"
+  }
+  trap cleanup EXIT
+  trap 'exit 130' INT TERM
+}
+
+# start_etcd: single member in $WORK/etcd, large quota; sets EP (host:port) and ETCD_PID.
+start_etcd() {
+  local client_port peer_port
+  client_port="$(free_port)"
+  peer_port="$(free_port)"
+  while [[ "$peer_port" == "$client_port" ]]; do peer_port="$(free_port)"; done
+  EP="127.0.0.1:$client_port"
+  log "starting etcd on $EP (work dir $WORK)"
+  "$ETCD" --name bench --data-dir "$WORK/etcd" \
+    --listen-client-urls "http://$EP" --advertise-client-urls "http://$EP" \
+    --listen-peer-urls "http://127.0.0.1:$peer_port" \
+    --initial-advertise-peer-urls "http://127.0.0.1:$peer_port" \
+    --initial-cluster "bench=http://127.0.0.1:$peer_port" \
+    --quota-backend-bytes 8589934592 \
+    --logger zap --log-outputs "$WORK/etcd.log" >"$WORK/etcd.stdout" 2>&1 &
+  ETCD_PID=$!
+  BENCH_PIDS+=("$ETCD_PID")
+  for i in $(seq 1 100); do
+    if "$ETCDCTL" --endpoints "$EP" endpoint health >/dev/null 2>&1; then break; fi
+    kill -0 "$ETCD_PID" 2>/dev/null || { tail -20 "$WORK/etcd.log" >&2 || true; die "etcd exited"; }
+    [[ $i == 100 ]] && die "etcd did not become healthy"
+    sleep 0.2
+  done
+}
+
+db_bytes() {
+  "$ETCDCTL" --endpoints "$EP" endpoint status -w json |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["Status"]["dbSize"])'
+}
+mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
+
+# measure ID CMD...: runs CMD under GNU time; appends wall seconds and peak RSS (KiB) to
+# $WORK/m.ID.wall / $WORK/m.ID.rss. Aborts the benchmark (with the tool's stderr) on failure.
+measure() {
+  local id="$1"; shift
+  sync
+  local out="$WORK/last.out" err="$WORK/last.err" tv="$WORK/last.time"
+  local t0 t1
+  t0=$(date +%s%N)
+  if ! "$TIME" -v -o "$tv" "$@" >"$out" 2>"$err"; then
+    echo "bench: command failed: $*" >&2
+    sed 's/^/  stderr: /' "$err" >&2
+    sed 's/^/  stdout: /' "$out" >&2
+    exit 1
+  fi
+  t1=$(date +%s%N)
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", (b - a) / 1e9 }' >>"$WORK/m.$id.wall"
+  awk -F': ' '/Maximum resident set size/ { print $2 }' "$tv" >>"$WORK/m.$id.rss"
+  if [[ -s "$err" ]]; then cp "$err" "$WORK/m.$id.stderr.$(wc -l <"$WORK/m.$id.wall")"; fi
+  log "  $id: $(tail -1 "$WORK/m.$id.wall") s, $(tail -1 "$WORK/m.$id.rss") KiB max RSS"
+}
+median() { sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+allruns() { paste -sd/ "$1"; }
+wall() { median "$WORK/m.$1.wall"; }
+rss_mib() { median "$WORK/m.$1.rss" | awk '{ printf "%.1f", $1 / 1024 }'; }
+rss_max_mib() { sort -g "$WORK/m.$1.rss" | tail -1 | awk '{ printf "%.1f", $1 / 1024 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
+yes_no() { if "$@"; then echo "yes"; else echo "**no**"; fi; }
+json_field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
