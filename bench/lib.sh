@@ -1,6 +1,22 @@
 # Shared helpers of the bench/ scripts (sourced, not run): a temp work dir removed on exit, a
 # throw-away etcd on free loopback ports, and measurement (wall time + peak RSS via GNU time).
-# The sourcing script sets ETCD / ETCDCTL / TIME before calling start_etcd / measure.
+# A script sources it with `here` and `repo` set, then calls bench_settings.
+
+# Settings every bench shares (environment overrides), and a check that the tools exist.
+bench_settings() {
+  DB_MB="${BENCH_DB_MB:-400}"
+  RUNS="${BENCH_RUNS:-3}"
+  ETCDADM="${ETCDADM:-$repo/build/cmd/etcdadm}"
+  ETCD="${ETCD:-$(command -v etcd || true)}"
+  ETCDCTL="${ETCDCTL:-$(command -v etcdctl || true)}"
+  TIME=/usr/bin/time
+  export ETCDCTL_API=3
+  [[ -x "$ETCDADM" ]] || die "etcdadm not found at $ETCDADM (build: cmake --build $repo/build -j2)"
+  [[ -x "$ETCD" && -x "$ETCDCTL" ]] || die "etcd/etcdctl not found"
+  [[ -x "$TIME" ]] || die "$TIME missing (apt-get install time)"
+  command -v python3 >/dev/null || die "python3 missing"
+  [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS must be a positive integer"
+}
 
 die() { echo "bench: $*" >&2; exit 1; }
 log() { echo "[$(date +%H:%M:%S)] $*" >&2; }

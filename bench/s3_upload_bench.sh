@@ -24,20 +24,9 @@ repo="$(cd "$here/.." && pwd)"
 # shellcheck source=bench/lib.sh
 . "$here/lib.sh"
 
-DB_MB="${BENCH_DB_MB:-400}"
-RUNS="${BENCH_RUNS:-3}"
-ETCDADM="${ETCDADM:-$repo/build/cmd/etcdadm}"
-ETCD="${ETCD:-$(command -v etcd || true)}"
-ETCDCTL="${ETCDCTL:-$(command -v etcdctl || true)}"
+bench_settings
 AWS="${AWS:-/usr/bin/aws}"
-TIME=/usr/bin/time
-export ETCDCTL_API=3
-
-[[ -x "$ETCDADM" ]] || die "etcdadm not found at $ETCDADM (build: cmake --build $repo/build -j2)"
-[[ -x "$ETCD" && -x "$ETCDCTL" ]] || die "etcd/etcdctl not found"
 [[ -x "$AWS" ]] || die "$AWS missing (apt-get install awscli)"
-[[ -x "$TIME" ]] || die "$TIME missing (apt-get install time)"
-[[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS must be a positive integer"
 
 make_workdir
 export ETCDADM_CATALOG="$WORK/catalog.db"

@@ -28,22 +28,9 @@ repo="$(cd "$here/.." && pwd)"
 # shellcheck source=bench/lib.sh
 . "$here/lib.sh"
 
-DB_MB="${BENCH_DB_MB:-400}"
-RUNS="${BENCH_RUNS:-3}"
+bench_settings
 THREADS="${BENCH_THREADS:-6}"
-ETCDADM="${ETCDADM:-$repo/build/cmd/etcdadm}"
-ETCD="${ETCD:-$(command -v etcd || true)}"
-ETCDCTL="${ETCDCTL:-$(command -v etcdctl || true)}"
-TIME=/usr/bin/time
-export ETCDCTL_API=3
-
-[[ -x "$ETCDADM" ]] || die "etcdadm not found at $ETCDADM (build: cmake --build $repo/build -j2)"
-[[ -x "$ETCD" ]] || die "etcd not found"
-[[ -x "$ETCDCTL" ]] || die "etcdctl not found"
-[[ -x "$TIME" ]] || die "$TIME missing (apt-get install time)"
-command -v python3 >/dev/null || die "python3 missing"
 command -v gzip >/dev/null || die "gzip missing"
-[[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS must be a positive integer"
 
 make_workdir
 # Everything etcdadm persists outside the store goes into the temp dir.

@@ -13,7 +13,6 @@
 #include "common/timefmt.h"
 #include "store/xml_reader.h"
 
-
 namespace etcdadm {
 
 namespace {
@@ -445,8 +444,7 @@ std::shared_ptr<AwsCredentialProvider> make_static_credentials(AwsCredentials cr
   return std::make_shared<AwsCredentialProvider>(std::move(s));
 }
 
-std::shared_ptr<AwsCredentialProvider> make_default_credential_chain(const Environment& env,
-                                                                     const std::string& region,
+std::shared_ptr<AwsCredentialProvider> make_default_credential_chain(const Environment& env, const std::string& region,
                                                                      const HttpOptions& http) {
   std::string sts = sts_endpoint_for(env, region);
   std::vector<std::unique_ptr<AwsCredentialSource>> s;

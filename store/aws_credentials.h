@@ -61,8 +61,7 @@ std::shared_ptr<AwsCredentialProvider> make_static_credentials(AwsCredentials cr
 
 // The default chain described above. `region` picks the regional STS endpoint; `http` carries the
 // CA bundle for STS.
-std::shared_ptr<AwsCredentialProvider> make_default_credential_chain(const Environment& env,
-                                                                     const std::string& region,
+std::shared_ptr<AwsCredentialProvider> make_default_credential_chain(const Environment& env, const std::string& region,
                                                                      const HttpOptions& http);
 
 // The region from the shared config file's profile ("region = ..."), or "".

@@ -1,5 +1,7 @@
 #include "store/blob_store.h"
 
+#include <algorithm>
+
 #include "common/error.h"
 
 namespace etcdadm {
@@ -21,6 +23,21 @@ void BlobStore::write_small(const std::string& key, const std::string& contents,
   auto w = create(key, overwrite);
   w->write(reinterpret_cast<const uint8_t*>(contents.data()), contents.size());
   w->commit();
+}
+
+std::vector<BlobInfo> ObjectKeys::list(const std::string& prefix, const PageFn& page) const {
+  size_t strip = root.empty() ? 0 : root.size() + 1;
+  std::vector<BlobInfo> objects, out;
+  std::string token;
+  do {
+    objects.clear();
+    token = page(object(prefix), token, objects);
+    for (auto& o : objects) {
+      if (o.key.size() > strip) out.push_back(BlobInfo{o.key.substr(strip), o.size, o.modified_unix_micros});
+    }
+  } while (!token.empty());
+  std::sort(out.begin(), out.end(), [](const BlobInfo& a, const BlobInfo& b) { return a.key < b.key; });
+  return out;
 }
 
 }  // namespace etcdadm

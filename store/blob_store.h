@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -60,6 +61,18 @@ class BlobStore {
   // Convenience for small files (metadata, markers).
   std::string read_small(const std::string& key, size_t limit = 16 * 1024 * 1024);
   void write_small(const std::string& key, const std::string& contents, bool overwrite = false);
+};
+
+// Key mapping shared by the object-store backends: a store rooted at `root` ("" or "a/b", no
+// slashes at the ends) inside a bucket.
+struct ObjectKeys {
+  std::string root;
+  std::string object(const std::string& key) const { return root.empty() ? key : root + "/" + key; }
+  // Pages through a bucket listing. `page(object_prefix, token, out)` appends the objects of one
+  // page (full object names) and returns the next page's token ("" after the last). Returns the
+  // store keys under `prefix`, sorted.
+  using PageFn = std::function<std::string(const std::string&, const std::string&, std::vector<BlobInfo>&)>;
+  std::vector<BlobInfo> list(const std::string& prefix, const PageFn& page) const;
 };
 
 }  // namespace etcdadm

@@ -75,17 +75,17 @@ class GcsWriter : public BlobWriter {
 }  // namespace
 
 GcsStore::GcsStore(std::shared_ptr<GcsClient> client, std::string bucket, std::string prefix, size_t chunk_size)
-    : client_(std::move(client)), bucket_(std::move(bucket)), prefix_(std::move(prefix)) {
+    : client_(std::move(client)), bucket_(std::move(bucket)), keys_{std::move(prefix)} {
   chunk_size_ = std::max(kGcsChunkQuantum, chunk_size / kGcsChunkQuantum * kGcsChunkQuantum);
 }
 
 std::string GcsStore::url() const {
-  std::string u = "gs://" + bucket_ + (prefix_.empty() ? "" : "/" + prefix_);
+  std::string u = "gs://" + bucket_ + (keys_.root.empty() ? "" : "/" + keys_.root);
   if (client_->config().endpoint != "https://storage.googleapis.com") u += "?endpoint=" + client_->config().endpoint;
   return u;
 }
 
-std::string GcsStore::object_name(const std::string& key) const { return prefix_.empty() ? key : prefix_ + "/" + key; }
+std::string GcsStore::object_name(const std::string& key) const { return keys_.object(key); }
 
 std::unique_ptr<BlobWriter> GcsStore::create(const std::string& key, bool overwrite) {
   // The server enforces "no overwrite" at commit (ifGenerationMatch=0); checking here as well
@@ -116,21 +116,11 @@ std::optional<BlobInfo> GcsStore::stat(const std::string& key) {
 }
 
 std::vector<BlobInfo> GcsStore::list(const std::string& prefix) {
-  std::string full = object_name(prefix);
-  if (prefix.empty() && !prefix_.empty()) full = prefix_ + "/";
-  size_t strip = prefix_.empty() ? 0 : prefix_.size() + 1;
-  std::vector<BlobInfo> out;
-  std::string token;
-  do {
+  return keys_.list(prefix, [&](const std::string& full, const std::string& token, std::vector<BlobInfo>& out) {
     GcsListPage page = client_->list(bucket_, full, token);
-    for (auto& o : page.objects) {
-      if (o.name.size() <= strip) continue;
-      out.push_back(BlobInfo{o.name.substr(strip), o.size, o.modified_unix_micros});
-    }
-    token = page.next_page_token;
-  } while (!token.empty());
-  std::sort(out.begin(), out.end(), [](const BlobInfo& a, const BlobInfo& b) { return a.key < b.key; });
-  return out;
+    for (auto& o : page.objects) out.push_back(BlobInfo{o.name, o.size, o.modified_unix_micros});
+    return page.next_page_token;
+  });
 }
 
 void GcsStore::remove(const std::string& key) { client_->remove(bucket_, object_name(key)); }

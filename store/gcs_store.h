@@ -40,7 +40,7 @@ class GcsStore : public BlobStore {
  private:
   std::shared_ptr<GcsClient> client_;
   std::string bucket_;
-  std::string prefix_;
+  ObjectKeys keys_;
   size_t chunk_size_;
 };
 

@@ -7,31 +7,22 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "common/timefmt.h"
 #include "store/xml_reader.h"
 
 namespace etcdadm {
 
 namespace {
 
-int64_t http_date_micros(const std::string &s) {
+int64_t http_date_micros(const std::string& s) {
   if (s.empty()) return 0;
   time_t t = curl_getdate(s.c_str(), nullptr);
   return t < 0 ? 0 : static_cast<int64_t>(t) * 1000000;
 }
 
-int64_t iso_date_micros(const std::string &s) {
-  // "2026-11-21T07:06:34.000Z": curl_getdate does not read ISO 8601, so parse
-  // the fields.
-  int y, mo, d, h, mi, sec;
-  if (std::sscanf(s.c_str(), "%d-%d-%dT%d:%d:%d", &y, &mo, &d, &h, &mi, &sec) != 6) return 0;
-  std::tm tm{};
-  tm.tm_year = y - 1900;
-  tm.tm_mon = mo - 1;
-  tm.tm_mday = d;
-  tm.tm_hour = h;
-  tm.tm_min = mi;
-  tm.tm_sec = sec;
-  return static_cast<int64_t>(timegm(&tm)) * 1000000;
+int64_t iso_date_micros(const std::string& s) {
+  auto t = parse_rfc3339(s);  // "2026-11-21T07:06:34.000Z"
+  return t ? to_unix_micros(*t) : 0;
 }
 
 std::string strip_quotes(std::string s) {
@@ -45,24 +36,24 @@ std::string base64_md5(std::string_view data) {
   EVP_Digest(data.data(), data.size(), md, &len, EVP_md5(), nullptr);
   unsigned char out[64];
   int n = EVP_EncodeBlock(out, md, static_cast<int>(len));
-  return std::string(reinterpret_cast<char *>(out), static_cast<size_t>(n));
+  return std::string(reinterpret_cast<char*>(out), static_cast<size_t>(n));
 }
 
-bool bucket_is_dns_safe(const std::string &bucket) { return bucket.find('.') == std::string::npos; }
+bool bucket_is_dns_safe(const std::string& bucket) { return bucket.find('.') == std::string::npos; }
 
 }  // namespace
 
-Error s3_error(const HttpResponse &response, const std::string &what, const std::string &access_key_id) {
+Error s3_error(const HttpResponse& response, const std::string& what, const std::string& access_key_id) {
   std::string code, message;
   if (!response.body.empty()) {
     try {
       XmlElement x = parse_xml(response.body, what);
-      const XmlElement *err = x.name == "Error" ? &x : x.find("Error");
+      const XmlElement* err = x.name == "Error" ? &x : x.find("Error");
       if (err != nullptr) {
         code = err->child_text("Code");
         message = err->child_text("Message");
       }
-    } catch (const Error &) {
+    } catch (const Error&) {
       message = response.body.substr(0, 200);
     }
   }
@@ -129,7 +120,7 @@ void S3Client::give_back(std::unique_ptr<HttpClient> client) {
   if (idle_.size() < 16) idle_.push_back(std::move(client));
 }
 
-HttpResponse S3Client::send(const Call &c, const HttpBodySink &sink) {
+HttpResponse S3Client::send(const Call& c, const HttpBodySink& sink) {
   for (int redirects = 0;; ++redirects) {
     std::string region = this->region();
     // Address: https://bucket.s3.region.amazonaws.com/key or
@@ -187,7 +178,7 @@ HttpResponse S3Client::send(const Call &c, const HttpBodySink &sink) {
     if (right.empty() && resp.status == 400 && resp.body.find("AuthorizationHeaderMalformed") != std::string::npos) {
       try {
         right = parse_xml(resp.body, "S3 error").child_text("Region");
-      } catch (const Error &) {
+      } catch (const Error&) {
       }
     }
     if (!right.empty() && right != region && redirects == 0 &&
@@ -208,7 +199,7 @@ HttpResponse S3Client::send(const Call &c, const HttpBodySink &sink) {
   }
 }
 
-HttpResponse S3Client::call(const Call &c, const std::string &what) {
+HttpResponse S3Client::call(const Call& c, const std::string& what) {
   HttpResponse out;
   with_retries(config_.retry, what, [&] { out = send(c); });
   return out;
@@ -218,13 +209,14 @@ void S3Client::create_bucket(const std::string& bucket) {
   std::string body;
   std::string region = this->region();
   if (region != "us-east-1") {
-    body = "<CreateBucketConfiguration><LocationConstraint>" + region + "</LocationConstraint></CreateBucketConfiguration>";
+    body = "<CreateBucketConfiguration><LocationConstraint>" + region +
+           "</LocationConstraint></CreateBucketConfiguration>";
   }
   Call c{.method = "PUT", .bucket = bucket, .key = "", .body = body};
   call(c, "creating bucket " + bucket);
 }
 
-std::string S3Client::put_object(const std::string &bucket, const std::string &key, std::string_view body) {
+std::string S3Client::put_object(const std::string& bucket, const std::string& key, std::string_view body) {
   Call c{.method = "PUT", .bucket = bucket, .key = key, .body = body};
   if (!config_.sse.empty()) {
     c.headers.emplace_back("x-amz-server-side-encryption", config_.sse);
@@ -236,7 +228,7 @@ std::string S3Client::put_object(const std::string &bucket, const std::string &k
   return strip_quotes(r.header("etag"));
 }
 
-std::optional<S3ObjectInfo> S3Client::head_object(const std::string &bucket, const std::string &key) {
+std::optional<S3ObjectInfo> S3Client::head_object(const std::string& bucket, const std::string& key) {
   Call c{.method = "HEAD", .bucket = bucket, .key = key};
   c.allow_404 = true;
   HttpResponse r = call(c, "HEAD s3://" + bucket + "/" + key);
@@ -249,15 +241,15 @@ std::optional<S3ObjectInfo> S3Client::head_object(const std::string &bucket, con
   return info;
 }
 
-void S3Client::get_object(const std::string &bucket, const std::string &key, uint64_t offset, const std::string &etag,
-                          const HttpBodySink &sink) {
+void S3Client::get_object(const std::string& bucket, const std::string& key, uint64_t offset, const std::string& etag,
+                          const HttpBodySink& sink) {
   Call c{.method = "GET", .bucket = bucket, .key = key};
   if (offset > 0) c.headers.emplace_back("Range", "bytes=" + std::to_string(offset) + "-");
   if (!etag.empty()) c.headers.emplace_back("If-Match", "\"" + etag + "\"");
   send(c, sink);
 }
 
-S3ListPage S3Client::list_objects(const std::string &bucket, const std::string &prefix, const std::string &token,
+S3ListPage S3Client::list_objects(const std::string& bucket, const std::string& prefix, const std::string& token,
                                   int max_keys) {
   Call c{.method = "GET", .bucket = bucket, .key = ""};
   c.query = {{"list-type", "2"}, {"max-keys", std::to_string(max_keys)}};
@@ -266,7 +258,7 @@ S3ListPage S3Client::list_objects(const std::string &bucket, const std::string &
   HttpResponse r = call(c, "listing s3://" + bucket + "/" + prefix);
   XmlElement x = parse_xml(r.body, "ListObjectsV2 response of s3://" + bucket);
   S3ListPage page;
-  for (const XmlElement *o : x.children_named("Contents")) {
+  for (const XmlElement* o : x.children_named("Contents")) {
     S3ObjectInfo info;
     info.key = o->child_text("Key");
     info.size = std::stoull(o->child_text("Size").empty() ? "0" : o->child_text("Size"));
@@ -283,17 +275,17 @@ S3ListPage S3Client::list_objects(const std::string &bucket, const std::string &
   return page;
 }
 
-void S3Client::delete_object(const std::string &bucket, const std::string &key) {
+void S3Client::delete_object(const std::string& bucket, const std::string& key) {
   Call c{.method = "DELETE", .bucket = bucket, .key = key};
   c.allow_404 = true;
   call(c, "delete of s3://" + bucket + "/" + key);
 }
 
-void S3Client::delete_objects(const std::string &bucket, const std::vector<std::string> &keys) {
+void S3Client::delete_objects(const std::string& bucket, const std::vector<std::string>& keys) {
   if (keys.empty()) return;
   if (keys.size() > 1000) throw Error(ErrorKind::kInternal, "delete_objects: more than 1000 keys in one call");
   std::string body = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Delete><Quiet>true</Quiet>";
-  for (const auto &k : keys) body += "<Object><Key>" + xml_escape(k) + "</Key></Object>";
+  for (const auto& k : keys) body += "<Object><Key>" + xml_escape(k) + "</Key></Object>";
   body += "</Delete>";
   Call c{.method = "POST",
          .bucket = bucket,
@@ -313,7 +305,7 @@ void S3Client::delete_objects(const std::string &bucket, const std::vector<std::
   }
 }
 
-std::string S3Client::create_multipart_upload(const std::string &bucket, const std::string &key) {
+std::string S3Client::create_multipart_upload(const std::string& bucket, const std::string& key) {
   Call c{.method = "POST", .bucket = bucket, .key = key, .query = {{"uploads", ""}}};
   if (!config_.sse.empty()) {
     c.headers.emplace_back("x-amz-server-side-encryption", config_.sse);
@@ -328,7 +320,7 @@ std::string S3Client::create_multipart_upload(const std::string &bucket, const s
   return id;
 }
 
-std::string S3Client::upload_part(const std::string &bucket, const std::string &key, const std::string &upload_id,
+std::string S3Client::upload_part(const std::string& bucket, const std::string& key, const std::string& upload_id,
                                   int part_number, std::string_view data) {
   Call c{.method = "PUT",
          .bucket = bucket,
@@ -341,8 +333,8 @@ std::string S3Client::upload_part(const std::string &bucket, const std::string &
   return etag;
 }
 
-void S3Client::complete_multipart_upload(const std::string &bucket, const std::string &key,
-                                         const std::string &upload_id, const std::vector<std::string> &part_etags) {
+void S3Client::complete_multipart_upload(const std::string& bucket, const std::string& key,
+                                         const std::string& upload_id, const std::vector<std::string>& part_etags) {
   std::string body = "<CompleteMultipartUpload>";
   for (size_t i = 0; i < part_etags.size(); ++i) {
     body += "<Part><PartNumber>" + std::to_string(i + 1) + "</PartNumber><ETag>\"" + xml_escape(part_etags[i]) +
@@ -367,13 +359,13 @@ void S3Client::complete_multipart_upload(const std::string &bucket, const std::s
   }
 }
 
-void S3Client::abort_multipart_upload(const std::string &bucket, const std::string &key, const std::string &upload_id) {
+void S3Client::abort_multipart_upload(const std::string& bucket, const std::string& key, const std::string& upload_id) {
   Call c{.method = "DELETE", .bucket = bucket, .key = key, .query = {{"uploadId", upload_id}}};
   c.allow_404 = true;  // already gone
   call(c, "aborting multipart upload of s3://" + bucket + "/" + key);
 }
 
-std::vector<S3Upload> S3Client::list_multipart_uploads(const std::string &bucket, const std::string &prefix) {
+std::vector<S3Upload> S3Client::list_multipart_uploads(const std::string& bucket, const std::string& prefix) {
   std::vector<S3Upload> out;
   std::string key_marker, id_marker;
   for (;;) {
@@ -383,7 +375,7 @@ std::vector<S3Upload> S3Client::list_multipart_uploads(const std::string &bucket
     if (!id_marker.empty()) c.query.emplace_back("upload-id-marker", id_marker);
     HttpResponse r = call(c, "listing multipart uploads in s3://" + bucket);
     XmlElement x = parse_xml(r.body, "ListMultipartUploads response");
-    for (const XmlElement *u : x.children_named("Upload"))
+    for (const XmlElement* u : x.children_named("Upload"))
       out.push_back({u->child_text("Key"), u->child_text("UploadId")});
     if (x.child_text("IsTruncated") != "true") break;
     key_marker = x.child_text("NextKeyMarker");

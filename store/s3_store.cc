@@ -191,19 +191,19 @@ std::string first_non_empty(std::initializer_list<std::string> values) {
 }  // namespace
 
 S3Store::S3Store(std::shared_ptr<S3Client> client, std::string bucket, std::string prefix, S3StoreOptions options)
-    : client_(std::move(client)), bucket_(std::move(bucket)), prefix_(std::move(prefix)), options_(options) {
+    : client_(std::move(client)), bucket_(std::move(bucket)), keys_{std::move(prefix)}, options_(options) {
   if (options_.part_size < (5u << 20)) options_.part_size = 5u << 20;
   if (options_.concurrency < 1) options_.concurrency = 1;
 }
 
 std::string S3Store::url() const {
-  std::string u = "s3://" + bucket_ + (prefix_.empty() ? "" : "/" + prefix_);
+  std::string u = "s3://" + bucket_ + (keys_.root.empty() ? "" : "/" + keys_.root);
   // Two servers can have buckets of the same name: the endpoint is part of the store's identity.
   if (!client_->config().endpoint.empty()) u += "?endpoint=" + client_->config().endpoint;
   return u;
 }
 
-std::string S3Store::object_key(const std::string& key) const { return prefix_.empty() ? key : prefix_ + "/" + key; }
+std::string S3Store::object_key(const std::string& key) const { return keys_.object(key); }
 
 std::unique_ptr<BlobWriter> S3Store::create(const std::string& key, bool overwrite) {
   // S3-compatible servers differ on conditional PUT (Swift answers 501), so "no overwrite" is a
@@ -236,20 +236,11 @@ std::optional<BlobInfo> S3Store::stat(const std::string& key) {
 }
 
 std::vector<BlobInfo> S3Store::list(const std::string& prefix) {
-  std::string full = prefix_.empty() ? prefix : prefix_ + "/" + prefix;
-  size_t strip = prefix_.empty() ? 0 : prefix_.size() + 1;
-  std::vector<BlobInfo> out;
-  std::string token;
-  do {
+  return keys_.list(prefix, [&](const std::string& full, const std::string& token, std::vector<BlobInfo>& out) {
     S3ListPage page = client_->list_objects(bucket_, full, token);
-    for (auto& o : page.objects) {
-      if (o.key.size() <= strip) continue;
-      out.push_back(BlobInfo{o.key.substr(strip), o.size, o.modified_unix_micros});
-    }
-    token = page.next_continuation_token;
-  } while (!token.empty());
-  std::sort(out.begin(), out.end(), [](const BlobInfo& a, const BlobInfo& b) { return a.key < b.key; });
-  return out;
+    for (auto& o : page.objects) out.push_back(BlobInfo{o.key, o.size, o.modified_unix_micros});
+    return page.next_continuation_token;
+  });
 }
 
 void S3Store::remove(const std::string& key) { client_->delete_object(bucket_, object_key(key)); }

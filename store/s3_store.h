@@ -47,7 +47,7 @@ class S3Store : public BlobStore {
  private:
   std::shared_ptr<S3Client> client_;
   std::string bucket_;
-  std::string prefix_;
+  ObjectKeys keys_;
   S3StoreOptions options_;
 };
 

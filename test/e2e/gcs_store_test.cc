@@ -38,32 +38,7 @@ class GcsStoreTest : public ObjectStoreCliTest {
   }
 };
 
-TEST_F(GcsStoreTest, SmallObjectsRoundTripStatListRemove) {
-  auto s = store();
-  s->write_small("a/one.json", "{\"x\":1}");
-  s->write_small("a/two words+plus.json", "{\"x\":2}");
-  s->write_small("b/three", "3");
-  EXPECT_EQ(s->read_small("a/one.json"), "{\"x\":1}");
-  EXPECT_EQ(s->read_small("a/two words+plus.json"), "{\"x\":2}");
-  auto st = s->stat("a/one.json");
-  ASSERT_TRUE(st.has_value());
-  EXPECT_EQ(st->size, 7u);
-  EXPECT_GT(st->modified_unix_micros, 0);
-  EXPECT_FALSE(s->stat("a/missing").has_value());
-  auto l = s->list("a/");
-  ASSERT_EQ(l.size(), 2u);
-  EXPECT_EQ(l[0].key, "a/one.json");
-  EXPECT_THROW(s->write_small("a/one.json", "again"), Error);
-  s->remove("a/one.json");
-  s->remove("a/one.json");  // already gone: fine
-  EXPECT_EQ(s->list("a/").size(), 1u);
-  try {
-    s->open("a/one.json");
-    FAIL() << "expected kNotFound";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kNotFound);
-  }
-}
+TEST_F(GcsStoreTest, BlobStoreContract) { check_blob_store_contract(*store()); }
 
 TEST_F(GcsStoreTest, ListingPaginates) {
   auto s = store("p");

@@ -26,8 +26,8 @@ class CliTest : public ::testing::Test {
   }
 
   // Runs the CLI, expects success, returns its stdout parsed as JSON (the command must get -o json).
-  nlohmann::json cli_json(std::vector<std::string> args) {
-    auto r = cli(args);
+  nlohmann::json cli_json(std::vector<std::string> args, const RunOptions& extra = {}) {
+    auto r = cli(args, extra);
     EXPECT_EQ(r.exit_code, 0) << r.output;
     // Logs go to stderr, which run_process interleaves: take the JSON document itself.
     auto start = r.output.find_first_of("[{");

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error.h"
 #include "store/blob_store.h"
 #include "test/support/cli_fixture.h"
 #include "test/support/object_servers.h"
@@ -35,6 +36,38 @@ inline std::string read_all(BlobReader& r) {
   }
 }
 
+// The BlobStore contract every backend must keep (store/blob_store.h), on an empty store.
+inline void check_blob_store_contract(BlobStore& s) {
+  s.write_small("a/one.json", "{\"x\":1}");
+  s.write_small("a/two words+plus.json", "{\"x\":2}");
+  s.write_small("b/three", "3");
+  EXPECT_EQ(s.read_small("a/one.json"), "{\"x\":1}");
+  EXPECT_EQ(s.read_small("a/two words+plus.json"), "{\"x\":2}");
+  auto st = s.stat("a/one.json");
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->size, 7u);
+  EXPECT_GT(st->modified_unix_micros, 0);
+  EXPECT_FALSE(s.stat("a/missing").has_value());
+  auto l = s.list("a/");
+  ASSERT_EQ(l.size(), 2u);
+  EXPECT_EQ(l[0].key, "a/one.json");
+  EXPECT_EQ(l[1].key, "a/two words+plus.json");
+  EXPECT_THROW(s.write_small("a/one.json", "again"), Error);  // never a silent overwrite
+  s.write_small("a/one.json", "{\"x\":3}", /*overwrite=*/true);
+  EXPECT_EQ(s.read_small("a/one.json"), "{\"x\":3}");
+  s.remove("a/one.json");
+  s.remove("a/one.json");  // already gone: fine
+  EXPECT_EQ(s.list("a/").size(), 1u);
+  s.remove_many({"a/two words+plus.json", "b/three"});
+  EXPECT_TRUE(s.list("").empty());
+  try {
+    s.open("a/one.json");
+    ADD_FAILURE() << "expected kNotFound";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kNotFound);
+  }
+}
+
 // What the end-to-end flow needs from a store backend under test: its flags and environment.
 class ObjectStoreCliTest : public CliTest {
  protected:
@@ -46,31 +79,19 @@ class ObjectStoreCliTest : public CliTest {
     return args;
   }
 
-  nlohmann::json cli_json_env(std::vector<std::string> args, const RunOptions& env) {
-    auto r = cli(args, env);
-    EXPECT_EQ(r.exit_code, 0) << r.output;
-    auto start = r.output.find_first_of("[{");
-    auto end = r.output.find_last_of("]}");
-    if (start == std::string::npos || end == std::string::npos) {
-      ADD_FAILURE() << "no JSON in output: " << r.output;
-      return nullptr;
-    }
-    return nlohmann::json::parse(r.output.substr(start, end - start + 1));
-  }
-
   // The local store's whole flow, unchanged, on this backend: save -> list -> verify -> restore ->
   // start etcd on the restored dir: same keys and HashKV at the backup revision.
   void save_list_verify_restore() {
     auto& m = start_member();
     EtcdClient client(m.connection());
     load_keys(client, "/registry/pods/", 300, 700);
-    auto saved = cli_json_env(
+    auto saved = cli_json(
         with_store({"--log-level", "warn", "backup", "save", "--endpoints", m.client_url(), "-o", "json"}), store_env());
     std::string name = saved["name"];
     int64_t revision = saved["revision"];
     load_keys(client, "/registry/later/", 10, 10);
 
-    auto listed = cli_json_env(with_store({"backup", "list", "-o", "json"}), store_env());
+    auto listed = cli_json(with_store({"backup", "list", "-o", "json"}), store_env());
     ASSERT_EQ(listed.size(), 1u);
     EXPECT_EQ(listed[0]["name"], name);
     auto v = cli(with_store({"backup", "verify", name}), store_env());

@@ -303,39 +303,19 @@ default = yes
         write_file(os.path.join(etc, 'swift_boot.py'), BOOTSTRAP)
         write_file(os.path.join(etc, 'ring_builder.py'), RING_BUILDER)
 
-        write_file(os.path.join(etc, 'account-server.conf'),
-                   self.common_default('account') + '''
+        # The three storage servers differ only in their name.
+        for kind in ('account', 'container', 'object'):
+            write_file(os.path.join(etc, '%s-server.conf' % kind),
+                       self.common_default(kind) + '''
 [pipeline:main]
-pipeline = healthcheck account-server
+pipeline = healthcheck {kind}-server
 
-[app:account-server]
-use = egg:swift#account
+[app:{kind}-server]
+use = egg:swift#{kind}
 
 [filter:healthcheck]
 use = egg:swift#healthcheck
-''')
-        write_file(os.path.join(etc, 'container-server.conf'),
-                   self.common_default('container') + '''
-[pipeline:main]
-pipeline = healthcheck container-server
-
-[app:container-server]
-use = egg:swift#container
-
-[filter:healthcheck]
-use = egg:swift#healthcheck
-''')
-        write_file(os.path.join(etc, 'object-server.conf'),
-                   self.common_default('object') + '''
-[pipeline:main]
-pipeline = healthcheck object-server
-
-[app:object-server]
-use = egg:swift#object
-
-[filter:healthcheck]
-use = egg:swift#healthcheck
-''')
+'''.format(kind=kind))
         users = '\n'.join('user_%s_%s = %s .admin' % u for u in USERS)
         # Pipeline order per s3api docs: s3api immediately before the auth
         # middleware (tempauth); bulk, slo (multipart upload), copy (copy

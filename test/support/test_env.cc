@@ -44,6 +44,18 @@ int free_port() {
   return port;
 }
 
+Environment fake_environment(std::map<std::string, std::string> vars, std::string home) {
+  Environment e;
+  auto shared = std::make_shared<std::map<std::string, std::string>>(std::move(vars));
+  e.get = [shared](const std::string& k) -> std::optional<std::string> {
+    auto it = shared->find(k);
+    if (it == shared->end()) return std::nullopt;
+    return it->second;
+  };
+  e.home = std::move(home);
+  return e;
+}
+
 const std::vector<std::string>& cloud_env_vars() {
   static const std::vector<std::string> vars = {
       "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_REGION",

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/environment.h"
 #include "common/subprocess.h"
 #include "etcdadm/client.h"
 
@@ -27,6 +28,9 @@ class TempDir {
 
 // A TCP port on 127.0.0.1 that was free a moment ago.
 int free_port();
+
+// An Environment holding exactly `vars` (and `home`), for credential-chain tests.
+Environment fake_environment(std::map<std::string, std::string> vars, std::string home = "/nonexistent-home");
 
 // Variables an S3/GCS test must control itself: the machine may set any of them. run_etcdadm
 // unsets those the caller does not pass.

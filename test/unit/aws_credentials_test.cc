@@ -23,15 +23,7 @@ using test::FixtureServer;
 using test::TempDir;
 
 Environment env_of(Env vars, std::string home = "/nonexistent-home") {
-  Environment e;
-  auto shared = std::make_shared<Env>(std::move(vars));
-  e.get = [shared](const std::string& k) -> std::optional<std::string> {
-    auto it = shared->find(k);
-    if (it == shared->end()) return std::nullopt;
-    return it->second;
-  };
-  e.home = std::move(home);
-  return e;
+  return test::fake_environment(std::move(vars), std::move(home));
 }
 
 // Metadata endpoints are disabled unless a test points them at a fixture, so no test ever waits

@@ -24,17 +24,7 @@ namespace {
 using test::FixtureServer;
 using test::TempDir;
 
-Environment env_of(std::map<std::string, std::string> vars) {
-  Environment e;
-  auto shared = std::make_shared<std::map<std::string, std::string>>(std::move(vars));
-  e.get = [shared](const std::string& k) -> std::optional<std::string> {
-    auto it = shared->find(k);
-    if (it == shared->end()) return std::nullopt;
-    return it->second;
-  };
-  e.home = "/nonexistent-home";
-  return e;
-}
+Environment env_of(std::map<std::string, std::string> vars) { return test::fake_environment(std::move(vars)); }
 
 std::string random_data(size_t n) {
   std::string s(n, '\0');
