@@ -126,8 +126,19 @@ void record_in_catalog(Catalog* catalog, BlobStore& store, const BackupMeta& met
 
 }  // namespace
 
+// Best effort: a failure to clean must not cost the backup itself.
+void clean_abandoned(BlobStore& store, std::chrono::seconds older_than) {
+  if (older_than.count() <= 0) return;
+  try {
+    for (const auto& what : store.remove_abandoned(older_than)) spdlog::info("removed {} (left by an earlier save that died)", what);
+  } catch (const Error& e) {
+    spdlog::warn("could not clean up abandoned uploads in {}: {}", store.url(), e.what());
+  }
+}
+
 SaveResult save_backup(EtcdClient& client, BlobStore& store, Catalog* catalog, const SaveOptions& options) {
   auto t0 = Clock::now();
+  clean_abandoned(store, options.clean_abandoned_after);
   MemberChoice member = choose_member(client, options.preferred_endpoint);
   const auto& before = member.status;
   spdlog::info("taking snapshot from {} (member {}, {}, revision {}, db {} bytes)", member.endpoint,

@@ -21,6 +21,9 @@ struct SaveOptions {
   std::optional<Compression> compression;          // default: the store's setting (gzip for new stores)
   int compression_level = -1;                      // < 0: codec default
   std::chrono::milliseconds stall_timeout{30000};  // give up when the member sends nothing this long
+  // Before saving, remove what earlier saves killed mid-upload left in the store once it is this
+  // old (BlobStore::remove_abandoned); zero turns it off.
+  std::chrono::seconds clean_abandoned_after{std::chrono::hours(24)};
 };
 
 struct SaveResult {

@@ -93,7 +93,7 @@ void add_save(CLI::App& backup) {
   struct Flags {
     StoreFlags store;
     ConnectionFlags conn;
-    std::string prefer, compression, stall = "30s";
+    std::string prefer, compression, stall = "30s", abandoned = "24h";
     int level = -1;
   };
   auto f = std::make_shared<Flags>();
@@ -104,8 +104,16 @@ void add_save(CLI::App& backup) {
   c->add_option("--compression", f->compression, "gzip|zstd|none (only when creating a store; default gzip)");
   c->add_option("--compression-level", f->level, "codec level (gzip 0-3 via ISA-L, default 1; zstd 1-19, default 1)");
   c->add_option("--stall-timeout", f->stall, "abort when the member sends no data for this long");
+  c->add_option("--clean-abandoned-after", f->abandoned,
+                "remove uploads/temp files that killed saves left behind once they are this old (0: never)")
+      ->capture_default_str();
   c->callback([f] {
     SaveOptions o;
+    auto abandoned = parse_duration(f->abandoned);
+    if (!abandoned || abandoned->count() < 0) {
+      throw Error(ErrorKind::kInvalidArgument, "invalid --clean-abandoned-after " + f->abandoned, "e.g. 24h, 30m, 0");
+    }
+    o.clean_abandoned_after = std::chrono::duration_cast<std::chrono::seconds>(*abandoned);
     o.preferred_endpoint = f->prefer;
     o.compression = compression_flag(f->compression);
     o.compression_level = f->level;

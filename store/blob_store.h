@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -56,6 +57,15 @@ class BlobStore {
   // Removes several blobs; backends with a batch call (S3 DeleteObjects) override it.
   virtual void remove_many(const std::vector<std::string>& keys) {
     for (const auto& k : keys) remove(k);
+  }
+
+  // Removes what writers that died before commit() left behind (S3 multipart uploads that were
+  // never completed or aborted, local temp files) once it is older than `older_than`: a process
+  // killed mid-upload cannot clean up after itself, so the next save does. Returns one line per
+  // item removed. Backends with nothing to clean (GCS sessions expire by themselves) return none.
+  virtual std::vector<std::string> remove_abandoned(std::chrono::seconds older_than) {
+    (void)older_than;
+    return {};
   }
 
   // Convenience for small files (metadata, markers).

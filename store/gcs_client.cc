@@ -58,6 +58,7 @@ Error gcs_error(const HttpResponse& response, const std::string& what) {
   long st = response.status;
   std::string text = what + ": HTTP " + std::to_string(st) + (reason.empty() ? "" : " " + reason) +
                      (message.empty() ? "" : ": " + message);
+  if (st == 501) return Error(ErrorKind::kInvalidArgument, text, "the server does not implement this request");
   if (st >= 500 || st == 429 || st == 408) {
     return Error(ErrorKind::kUnavailable, text, "GCS is overloaded or failing; retried with backoff");
   }

@@ -160,4 +160,26 @@ void LocalStore::remove(const std::string& key) {
   if (dir != root_ && ::rmdir(dir.c_str()) == 0) fsync_dir(parent_dir(dir));
 }
 
+std::vector<std::string> LocalStore::remove_abandoned(std::chrono::seconds older_than) {
+  std::vector<std::string> removed;
+  std::error_code ec;
+  if (!stdfs::is_directory(root_, ec)) return removed;
+  auto cutoff = stdfs::file_time_type::clock::now() - older_than;
+  std::vector<stdfs::path> stale;
+  for (stdfs::recursive_directory_iterator it(root_, stdfs::directory_options::skip_permission_denied, ec), end;
+       !ec && it != end; it.increment(ec)) {
+    if (it->is_regular_file(ec) && is_temp_name(it->path().filename().string()) && it->last_write_time(ec) < cutoff) {
+      stale.push_back(it->path());
+    }
+  }
+  for (const auto& p : stale) {
+    if (!stdfs::remove(p, ec)) continue;
+    removed.push_back("temp file " + p.string());
+    // A backup directory holding nothing but that temp file was never a backup.
+    stdfs::path dir = p.parent_path();
+    if (dir != stdfs::path(root_) && stdfs::is_empty(dir, ec)) stdfs::remove(dir, ec);
+  }
+  return removed;
+}
+
 }  // namespace etcdadm

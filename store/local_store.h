@@ -17,6 +17,7 @@ class LocalStore : public BlobStore {
   std::optional<BlobInfo> stat(const std::string& key) override;
   std::vector<BlobInfo> list(const std::string& prefix) override;
   void remove(const std::string& key) override;
+  std::vector<std::string> remove_abandoned(std::chrono::seconds older_than) override;
   const std::string& root() const { return root_; }
 
  private:

@@ -60,6 +60,11 @@ Error s3_error(const HttpResponse& response, const std::string& what, const std:
   long st = response.status;
   std::string text = what + ": HTTP " + std::to_string(st) + (code.empty() ? "" : " " + code) +
                      (message.empty() ? "" : ": " + message);
+  if (st == 501 || code == "NotImplemented") {
+    return Error(ErrorKind::kInvalidArgument, text,
+                 "this S3-compatible server does not implement the request (e.g. Swift has no server-side "
+                 "encryption): drop the option that needs it");
+  }
   if (st >= 500 || st == 429 || code == "SlowDown" || code == "RequestTimeout" || code == "InternalError") {
     return Error(ErrorKind::kUnavailable, text, "the server is overloaded or failing; retried with backoff");
   }
@@ -89,7 +94,10 @@ Error s3_error(const HttpResponse& response, const std::string& what, const std:
   }
   if (st == 404) return Error(ErrorKind::kNotFound, text);
   if (st == 412) return Error(ErrorKind::kCorrupt, what + ": the object changed while it was being read (HTTP 412)");
-  return Error(ErrorKind::kInvalidArgument, text.empty() ? what + ": HTTP " + std::to_string(st) : text);
+  return Error(ErrorKind::kInvalidArgument, text,
+               code.empty() ? "the server gave no details (HEAD answers carry none): check the bucket name (3-63 "
+                              "characters), the region and the endpoint"
+                            : "");
 }
 
 S3Client::S3Client(S3Config config, std::shared_ptr<AwsCredentialProvider> credentials)
@@ -375,8 +383,9 @@ std::vector<S3Upload> S3Client::list_multipart_uploads(const std::string& bucket
     if (!id_marker.empty()) c.query.emplace_back("upload-id-marker", id_marker);
     HttpResponse r = call(c, "listing multipart uploads in s3://" + bucket);
     XmlElement x = parse_xml(r.body, "ListMultipartUploads response");
-    for (const XmlElement* u : x.children_named("Upload"))
-      out.push_back({u->child_text("Key"), u->child_text("UploadId")});
+    for (const XmlElement* u : x.children_named("Upload")) {
+      out.push_back({u->child_text("Key"), u->child_text("UploadId"), iso_date_micros(u->child_text("Initiated"))});
+    }
     if (x.child_text("IsTruncated") != "true") break;
     key_marker = x.child_text("NextKeyMarker");
     id_marker = x.child_text("NextUploadIdMarker");

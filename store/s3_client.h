@@ -50,6 +50,7 @@ struct S3ListPage {
 struct S3Upload {
   std::string key;
   std::string upload_id;
+  int64_t initiated_unix_micros = 0;
 };
 
 class S3Client {

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "common/error.h"
+#include "common/timefmt.h"
 #include "store/streaming_reader.h"
 
 namespace etcdadm {
@@ -251,6 +252,19 @@ void S3Store::remove_many(const std::vector<std::string>& keys) {
     for (size_t j = i; j < keys.size() && j < i + 1000; ++j) batch.push_back(object_key(keys[j]));
     client_->delete_objects(bucket_, batch);
   }
+}
+
+std::vector<std::string> S3Store::remove_abandoned(std::chrono::seconds older_than) {
+  std::vector<std::string> removed;
+  int64_t cutoff = to_unix_micros(std::chrono::system_clock::now() - older_than);
+  std::string prefix = keys_.root.empty() ? "" : keys_.root + "/";
+  for (const S3Upload& u : client_->list_multipart_uploads(bucket_, prefix)) {
+    if (u.initiated_unix_micros == 0 || u.initiated_unix_micros > cutoff) continue;  // maybe still running
+    client_->abort_multipart_upload(bucket_, u.key, u.upload_id);
+    removed.push_back("unfinished multipart upload of s3://" + bucket_ + "/" + u.key + " started " +
+                      format_rfc3339_seconds(from_unix_micros(u.initiated_unix_micros)));
+  }
+  return removed;
 }
 
 S3Config resolve_s3_config(const S3Settings& s, const Environment& env) {

@@ -38,6 +38,7 @@ class S3Store : public BlobStore {
   std::vector<BlobInfo> list(const std::string& prefix) override;
   void remove(const std::string& key) override;
   void remove_many(const std::vector<std::string>& keys) override;
+  std::vector<std::string> remove_abandoned(std::chrono::seconds older_than) override;
 
   S3Client& client() { return *client_; }
   const std::string& bucket() const { return bucket_; }

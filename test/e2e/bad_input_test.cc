@@ -156,9 +156,22 @@ TEST_F(BadInput, KilledMidSaveLeavesNoBackup) {
   EXPECT_EQ(listed.size(), 0u);
   auto latest = cli({"backup", "restore", "latest", "--store", store_, "--output", dir_ / "x.db"});
   EXPECT_EQ(latest.exit_code, 3) << latest.output;
-  // The store stays usable: the next save works and is the only backup listed.
+  auto temp_files = [&] {
+    int n = 0;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(store_)) {
+      if (e.path().filename().string().find(".tmp-") != std::string::npos) ++n;
+    }
+    return n;
+  };
+  EXPECT_EQ(temp_files(), 1) << "the killed save's temp file is still there";
+  // The store stays usable: the next save works, is the only backup listed, and removes the
+  // killed save's leftovers once they are older than --clean-abandoned-after.
   save(m1);
-  EXPECT_EQ(cli_json({"backup", "list", "--store", store_, "-o", "json"}).size(), 1u);
+  EXPECT_EQ(temp_files(), 1) << "younger than the default 24h: kept (it could be a running save)";
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  save(m1, {"--clean-abandoned-after", "1s"});
+  EXPECT_EQ(temp_files(), 0);
+  EXPECT_EQ(cli_json({"backup", "list", "--store", store_, "-o", "json"}).size(), 2u);
 }
 
 TEST_F(BadInput, BadFlags) {

@@ -153,6 +153,43 @@ TEST_F(S3StoreTest, UnknownAccessKeyAndMissingBucketAreClear) {
 
 TEST_F(S3StoreTest, SaveListVerifyRestoreEndToEnd) { save_list_verify_restore(); }
 
+TEST_F(S3StoreTest, UploadLeftByAKilledSaveIsAbortedByALaterSave) {
+  S3StoreOptions o;
+  o.part_size = 5u << 20;
+  auto s = store("backups", o);
+  std::string data = random_bytes(6u << 20, 4);
+  // A writer whose process "dies": never committed, never aborted, never destroyed.
+  auto w = s->create("2020-01-01T00:00:00Z-000001/etcd.backup.gz", false);
+  w->write(reinterpret_cast<const uint8_t*>(data.data()), data.size());
+  (void)w.release();
+  ASSERT_EQ(g_swift->client()->list_multipart_uploads(bucket_, "").size(), 1u);
+  auto& m = start_member();
+  std::vector<std::string> save = {"--log-level", "info", "backup", "save", "--endpoints", m.client_url()};
+  auto r = cli(with_store(save), store_env());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(g_swift->client()->list_multipart_uploads(bucket_, "").size(), 1u) << "younger than 24h: kept";
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));  // S3 reports Initiated in whole seconds
+  save.insert(save.end(), {"--clean-abandoned-after", "1s"});
+  r = cli(with_store(save), store_env());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("removed unfinished multipart upload"), std::string::npos) << r.output;
+  EXPECT_TRUE(no_multipart_uploads_left());
+}
+
+TEST_F(S3StoreTest, UnsignedPayloadWorksOnARealServer) {
+  S3Config c = g_swift->client()->config();
+  c.unsigned_payload = true;
+  AwsCredentials creds{g_swift->access_key(), g_swift->secret_key(), "", std::nullopt, "test"};
+  S3StoreOptions o;
+  o.part_size = 5u << 20;
+  S3Store s(std::make_shared<S3Client>(c, make_static_credentials(creds)), bucket_, "unsigned", o);
+  std::string data = random_bytes((11u << 20) + 5, 8);
+  auto w = s.create("obj", false);
+  w->write(reinterpret_cast<const uint8_t*>(data.data()), data.size());
+  w->commit();
+  EXPECT_TRUE(read_all(*s.open("obj")) == data);
+}
+
 // --- Faults: a proxy between us and the server breaks things; the store must ride through them
 // within its retry budget, and fail clearly (with nothing left behind) beyond it.
 
