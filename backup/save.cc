@@ -38,12 +38,12 @@ class BackupDirWriter {
       }
     }
     // Two stages on two cores: the receiving thread checks the digest, the worker compresses,
-    // hashes the stored bytes and writes. The worker runs at nice 10: the member streaming the
-    // snapshot usually shares this host, its latency matters more than ours, and it sets the pace
-    // of the stream anyway; the worker catches up in the gaps (measured in bench/README.md).
+    // hashes the stored bytes and writes. The worker runs 5 nice levels below the receiving
+    // thread: the member streaming the snapshot usually shares this host and sets the pace of the
+    // stream, and the worker catches up in the gaps (measured in bench/README.md).
     stored_ = std::make_unique<HashingSink>(writer_.get());
     encoder_ = make_encoder(compression_, level, *stored_);
-    async_ = std::make_unique<AsyncSink>(*encoder_, 1 << 20, 8, /*worker_nice=*/10);
+    async_ = std::make_unique<AsyncSink>(*encoder_, 1 << 20, 8, /*worker_nice_increment=*/5);
     digest_ = std::make_unique<SnapshotDigestSink>(async_.get());
   }
 

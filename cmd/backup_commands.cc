@@ -6,6 +6,7 @@
 #include "backup/save.h"
 #include "cmd/connection_flags.h"
 #include "cmd/output.h"
+#include "common/cpu_priority.h"
 #include "common/error.h"
 #include "common/timefmt.h"
 #include "restore/data_dir.h"
@@ -95,6 +96,7 @@ void add_save(CLI::App& backup) {
     ConnectionFlags conn;
     std::string prefer, compression, stall = "30s", abandoned = "24h";
     int level = -1;
+    int nice = 10;
   };
   auto f = std::make_shared<Flags>();
   auto* c = backup.add_subcommand("save", "stream a snapshot from a healthy member into the store");
@@ -104,6 +106,10 @@ void add_save(CLI::App& backup) {
   c->add_option("--compression", f->compression, "gzip|zstd|none (only when creating a store; default gzip)");
   c->add_option("--compression-level", f->level, "codec level (gzip 0-3 via ISA-L, default 1; zstd 1-19, default 1)");
   c->add_option("--stall-timeout", f->stall, "abort when the member sends no data for this long");
+  c->add_option("--nice", f->nice,
+                "CPU priority of the save (0-19): below etcd's, so the member keeps its latency and streams at full speed")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 19));
   c->add_option("--clean-abandoned-after", f->abandoned,
                 "remove uploads/temp files that killed saves left behind once they are this old (0: never)")
       ->capture_default_str();
@@ -121,6 +127,7 @@ void add_save(CLI::App& backup) {
     if (!stall || stall->count() <= 0) throw Error(ErrorKind::kInvalidArgument, "invalid --stall-timeout " + f->stall);
     o.stall_timeout = *stall;
     auto fmt = parse_output_format(f->store.output);
+    set_process_nice(f->nice);  // before any worker thread exists, so they all inherit it
     auto store = f->store.open();
     EtcdClient client(f->conn.resolve());
     Catalog catalog = f->store.open_catalog();

@@ -1,13 +1,15 @@
 #include "common/async_sink.h"
 
+#include "common/cpu_priority.h"
+
 #include <cstring>
-#include <sys/resource.h>
 #include <unistd.h>
 
 namespace etcdadm {
 
-AsyncSink::AsyncSink(ByteSink& next, size_t buffer_size, size_t max_buffers, int worker_nice)
-    : next_(next), buffer_size_(buffer_size), max_buffers_(max_buffers), worker_nice_(worker_nice) {
+AsyncSink::AsyncSink(ByteSink& next, size_t buffer_size, size_t max_buffers, int worker_nice_increment)
+    : next_(next), buffer_size_(buffer_size), max_buffers_(max_buffers) {
+  worker_nice_ = worker_nice_increment > 0 ? current_thread_nice() + worker_nice_increment : 0;
   current_.reserve(buffer_size_);
   thread_ = std::thread([this] { worker(); });
 }
@@ -65,8 +67,7 @@ void AsyncSink::close() {
 }
 
 void AsyncSink::worker() {
-  // Linux applies nice values per thread.
-  if (worker_nice_ != 0) ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), worker_nice_);
+  if (worker_nice_ != 0) set_current_thread_nice(worker_nice_);
   for (;;) {
     std::vector<uint8_t> buf;
     {

@@ -1,8 +1,9 @@
 // A ByteSink that hands its input to a worker thread, which writes it to the next sink. Used to put
 // the two expensive stages of a pipeline (e.g. receiving+hashing vs. compressing+writing) on
 // different cores. Memory is bounded: at most `max_buffers` buffers of `buffer_size` are in flight.
-// An exception in the worker is rethrown by the next write() or by close(). `worker_nice` > 0 runs
-// the worker at a lower CPU priority (see backup/save.cc for why).
+// An exception in the worker is rethrown by the next write() or by close(). A positive
+// `worker_nice_increment` runs the worker that much below the creating thread's CPU priority
+// (see backup/save.cc for why).
 #pragma once
 
 #include <condition_variable>
@@ -18,7 +19,7 @@ namespace etcdadm {
 
 class AsyncSink : public ByteSink {
  public:
-  AsyncSink(ByteSink& next, size_t buffer_size = 1 << 20, size_t max_buffers = 8, int worker_nice = 0);
+  AsyncSink(ByteSink& next, size_t buffer_size = 1 << 20, size_t max_buffers = 8, int worker_nice_increment = 0);
   ~AsyncSink() override;  // stops the worker, dropping queued data (use close() to flush)
   void write(const uint8_t* data, size_t size) override;
   // Flushes everything to the next sink and joins the worker; rethrows its error.
