@@ -38,12 +38,14 @@ class BackupDirWriter {
       }
     }
     // Two stages on two cores: the receiving thread checks the digest, the worker compresses,
-    // hashes the stored bytes and writes. The worker runs 5 nice levels below the receiving
+    // hashes the stored bytes and writes. The worker runs 10 nice levels below the receiving
     // thread: the member streaming the snapshot usually shares this host and sets the pace of the
-    // stream, and the worker catches up in the gaps (measured in bench/README.md).
+    // stream, and the worker catches up in the gaps. The receiving thread itself stays at the
+    // caller's priority: slowed down, it lets gRPC buffer up to ~14 MiB more of the stream
+    // (measured in bench/README.md).
     stored_ = std::make_unique<HashingSink>(writer_.get());
     encoder_ = make_encoder(compression_, level, *stored_);
-    async_ = std::make_unique<AsyncSink>(*encoder_, 1 << 20, 8, /*worker_nice_increment=*/5);
+    async_ = std::make_unique<AsyncSink>(*encoder_, 1 << 20, 8, /*worker_nice_increment=*/10);
     digest_ = std::make_unique<SnapshotDigestSink>(async_.get());
   }
 

@@ -96,7 +96,7 @@ void add_save(CLI::App& backup) {
     ConnectionFlags conn;
     std::string prefer, compression, stall = "30s", abandoned = "24h";
     int level = -1;
-    int nice = 10;
+    int nice = 0;
   };
   auto f = std::make_shared<Flags>();
   auto* c = backup.add_subcommand("save", "stream a snapshot from a healthy member into the store");
@@ -107,7 +107,7 @@ void add_save(CLI::App& backup) {
   c->add_option("--compression-level", f->level, "codec level (gzip 0-3 via ISA-L, default 1; zstd 1-19, default 1)");
   c->add_option("--stall-timeout", f->stall, "abort when the member sends no data for this long");
   c->add_option("--nice", f->nice,
-                "CPU priority of the save (0-19): below etcd's, so the member keeps its latency and streams at full speed")
+                "run the save at this nice level (0-19; the compression worker runs 10 levels lower still)")
       ->capture_default_str()
       ->check(CLI::Range(0, 19));
   c->add_option("--clean-abandoned-after", f->abandoned,

@@ -2,9 +2,9 @@
 // and a new thread starts with the value of the thread that created it.
 //
 // Why etcdadm uses it: a backup usually runs on the host of the etcd member it reads, and etcd
-// itself needs more than a core to serve a snapshot stream. Running the save below etcd's priority
-// keeps etcd's request latency intact and, on a busy host, even makes the backup finish sooner
-// (the member streams faster when it is not starved; measured in bench/README.md).
+// itself needs more than a core to serve a snapshot stream. The save's compression worker runs
+// below etcd's priority, and `backup save --nice` lowers the whole save (measured in
+// bench/README.md).
 #pragma once
 
 namespace etcdadm {
