@@ -76,6 +76,11 @@ std::optional<Compression> compression_flag(const std::string& s) {
   return c;
 }
 
+void add_compression_flags(CLI::App* c, std::string& compression, int& level) {
+  c->add_option("--compression", compression, "gzip|zstd|none (only when creating a store; default gzip)");
+  c->add_option("--compression-level", level, "codec level (gzip 0-3 via ISA-L, default 1; zstd 1-19, default 1)");
+}
+
 void print_saved(const SaveResult& r, OutputFormat fmt) {
   if (fmt == OutputFormat::kJson) {
     auto j = record_json(record_from_meta(r.meta));
@@ -103,8 +108,7 @@ void add_save(CLI::App& backup) {
   f->store.add_to(c);
   f->conn.add_to(c);
   c->add_option("--prefer-endpoint", f->prefer, "take the snapshot from this member when it is healthy");
-  c->add_option("--compression", f->compression, "gzip|zstd|none (only when creating a store; default gzip)");
-  c->add_option("--compression-level", f->level, "codec level (gzip 0-3 via ISA-L, default 1; zstd 1-19, default 1)");
+  add_compression_flags(c, f->compression, f->level);
   c->add_option("--stall-timeout", f->stall, "abort when the member sends no data for this long");
   c->add_option("--nice", f->nice,
                 "run the save at this nice level (0-19; the compression worker runs 10 levels lower still)")
@@ -139,18 +143,20 @@ void add_import(CLI::App& backup) {
   struct Flags {
     StoreFlags store;
     std::string file, compression, etcd_version;
+    int level = -1;
     bool skip_hash_check = false;
   };
   auto f = std::make_shared<Flags>();
   auto* c = backup.add_subcommand("import", "store a snapshot file (e.g. from `etcdctl snapshot save`) as a backup");
   c->add_option("file", f->file, "snapshot file")->required();
   f->store.add_to(c);
-  c->add_option("--compression", f->compression, "gzip|zstd|none (only when creating a store)");
+  add_compression_flags(c, f->compression, f->level);
   c->add_option("--etcd-version", f->etcd_version, "etcd version that wrote the snapshot (recorded in the metadata)");
   c->add_flag("--skip-hash-check", f->skip_hash_check, "accept a db without SHA-256 trailer (copied from a data dir)");
   c->callback([f] {
     ImportOptions o;
     o.compression = compression_flag(f->compression);
+    o.compression_level = f->level;
     o.skip_hash_check = f->skip_hash_check;
     o.etcd_version = f->etcd_version;
     auto fmt = parse_output_format(f->store.output);
