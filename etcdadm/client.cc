@@ -235,10 +235,32 @@ SnapshotStreamResult EtcdClient::snapshot(const std::string& endpoint, const Sna
   std::mutex wd_mu;
   std::condition_variable wd_cv;
   bool done = false;
+  // The sync API drives the socket only from inside Read(). While on_chunk blocks (a slow
+  // compressor or upload behind a full pipeline), nobody reads the socket or the HTTP/2 PING acks;
+  // when Read() resumes, gRPC 1.51's BDP estimator counts everything that piled up meanwhile as one
+  // ping round trip and grows the stream window (INITIAL_WINDOW_SIZE = 2 x BDP estimate) to its
+  // 32 MiB cap, which the server then fills with data we hold in memory. So while the reader has
+  // been busy for a while, the watchdog polls gRPC's I/O through a private completion queue that
+  // never gets a tag (with the epoll1 poller any pollset drives every fd): ping acks are seen on
+  // time, the estimate stays at the link's real BDP and the window at its 4 MiB floor. The fast
+  // path is untouched: its callbacks return within microseconds, so the watchdog only sleeps.
+  constexpr auto kPollTick = std::chrono::milliseconds(2);
+  constexpr auto kPollWhenBusyFor = std::chrono::milliseconds(1);
+  std::atomic<int64_t> busy_since{0};  // steady_clock ticks when the reader left Read(); 0: inside
+  grpc::CompletionQueue poll_cq;
   std::thread watchdog([&] {
     std::unique_lock<std::mutex> lock(wd_mu);
     while (!done) {
-      wd_cv.wait_for(lock, std::chrono::milliseconds(200));
+      const int64_t since = busy_since.load(std::memory_order_relaxed);
+      if (since != 0 && Clock::now().time_since_epoch() - Clock::duration(since) >= kPollWhenBusyFor) {
+        lock.unlock();
+        void* tag;
+        bool ok;
+        poll_cq.AsyncNext(&tag, &ok, std::chrono::system_clock::now() + kPollTick);
+        lock.lock();
+      } else {
+        wd_cv.wait_for(lock, kPollTick);
+      }
       auto idle = Clock::now().time_since_epoch() - Clock::duration(last_progress.load());
       if (!done && idle > stall_timeout) {
         stalled = true;
@@ -254,6 +276,11 @@ SnapshotStreamResult EtcdClient::snapshot(const std::string& endpoint, const Sna
     }
     wd_cv.notify_all();
     if (watchdog.joinable()) watchdog.join();
+    poll_cq.Shutdown();
+    void* tag;
+    bool ok;
+    while (poll_cq.Next(&tag, &ok)) {
+    }
   };
 
   SnapshotStreamResult result;
@@ -264,7 +291,9 @@ SnapshotStreamResult EtcdClient::snapshot(const std::string& endpoint, const Sna
     etcdserverpb::SnapshotResponse msg;
     bool first = true;
     while (reader->Read(&msg)) {
-      last_progress = Clock::now().time_since_epoch().count();
+      const int64_t now = Clock::now().time_since_epoch().count();
+      last_progress = now;
+      busy_since.store(now, std::memory_order_relaxed);
       try {
         if (first) {
           first = false;
@@ -277,8 +306,10 @@ SnapshotStreamResult EtcdClient::snapshot(const std::string& endpoint, const Sna
         ctx.TryCancel();
         break;
       }
+      busy_since.store(0, std::memory_order_relaxed);
       result.bytes += msg.blob().size();
     }
+    busy_since.store(0, std::memory_order_relaxed);
     if (callback_error) {
       while (reader->Read(&msg)) {
       }
