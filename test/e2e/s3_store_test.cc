@@ -66,6 +66,20 @@ class S3StoreTest : public ObjectStoreCliTest {
     return {"--store", url(prefix), "--s3-endpoint", g_swift->endpoint()};
   }
 
+  // A store with S3's smallest parts (5 MiB) and a writer that has `bytes` of random data in it,
+  // so a multipart upload is under way.
+  std::unique_ptr<BlobWriter> start_upload(S3Store& s, const std::string& key, size_t bytes, uint32_t seed) {
+    std::string data = random_bytes(bytes, seed);
+    auto w = s.create(key, false);
+    w->write(reinterpret_cast<const uint8_t*>(data.data()), data.size());
+    return w;
+  }
+  static S3StoreOptions small_parts() {
+    S3StoreOptions o;
+    o.part_size = 5u << 20;
+    return o;
+  }
+
   bool no_multipart_uploads_left() { return g_swift->client()->list_multipart_uploads(bucket_, "").empty(); }
 };
 
@@ -107,20 +121,13 @@ TEST_F(S3StoreTest, MultipartUploadStreamsInPartsAndReadsBack) {
 }
 
 TEST_F(S3StoreTest, AbortedUploadLeavesNoObjectAndNoParts) {
-  S3StoreOptions o;
-  o.part_size = 5u << 20;
-  auto s = store("mp", o);
-  std::string data = random_bytes(12u << 20, 3);
+  auto s = store("mp", small_parts());
   {
-    auto w = s->create("partial.bin", false);
-    w->write(reinterpret_cast<const uint8_t*>(data.data()), data.size());
+    auto w = start_upload(*s, "partial.bin", 12u << 20, 3);
     EXPECT_FALSE(no_multipart_uploads_left()) << "parts should be in flight before abort";
     w->abort();
   }
-  {
-    auto w = s->create("dropped.bin", false);  // destroyed without commit
-    w->write(reinterpret_cast<const uint8_t*>(data.data()), data.size());
-  }
+  start_upload(*s, "dropped.bin", 12u << 20, 3);  // destroyed without commit
   EXPECT_FALSE(s->stat("partial.bin").has_value());
   EXPECT_FALSE(s->stat("dropped.bin").has_value());
   EXPECT_TRUE(no_multipart_uploads_left());
@@ -154,14 +161,9 @@ TEST_F(S3StoreTest, UnknownAccessKeyAndMissingBucketAreClear) {
 TEST_F(S3StoreTest, SaveListVerifyRestoreEndToEnd) { save_list_verify_restore(); }
 
 TEST_F(S3StoreTest, UploadLeftByAKilledSaveIsAbortedByALaterSave) {
-  S3StoreOptions o;
-  o.part_size = 5u << 20;
-  auto s = store("backups", o);
-  std::string data = random_bytes(6u << 20, 4);
+  auto s = store("backups", small_parts());
   // A writer whose process "dies": never committed, never aborted, never destroyed.
-  auto w = s->create("2020-01-01T00:00:00Z-000001/etcd.backup.gz", false);
-  w->write(reinterpret_cast<const uint8_t*>(data.data()), data.size());
-  (void)w.release();
+  (void)start_upload(*s, "2020-01-01T00:00:00Z-000001/etcd.backup.gz", 6u << 20, 4).release();
   ASSERT_EQ(g_swift->client()->list_multipart_uploads(bucket_, "").size(), 1u);
   auto& m = start_member();
   std::vector<std::string> save = {"--log-level", "info", "backup", "save", "--endpoints", m.client_url()};

@@ -41,6 +41,17 @@ void record_all(httplib::Server& server, std::mutex& mu, std::vector<Seen>& seen
   });
 }
 
+// A fixture that records what it is sent (see record_all), started.
+struct RecordingFixture {
+  RecordingFixture() {
+    record_all(fx.server, mu, seen);
+    fx.start();
+  }
+  FixtureServer fx;
+  std::mutex mu;
+  std::vector<Seen> seen;
+};
+
 AwsCredentials creds(std::string token = "") {
   AwsCredentials c;
   c.access_key_id = "AKIDFIXTURE";
@@ -50,11 +61,9 @@ AwsCredentials creds(std::string token = "") {
 }
 
 TEST(S3ClientFixture, VirtualHostedAddressingPutsTheBucketInTheHostName) {
-  FixtureServer fx;
-  std::mutex mu;
-  std::vector<Seen> seen;
-  record_all(fx.server, mu, seen);
-  fx.start();
+  RecordingFixture f;
+  auto& fx = f.fx;
+  auto& seen = f.seen;
   S3Config c;
   c.endpoint = "http://localhost:" + fx.url().substr(fx.url().rfind(':') + 1);
   c.path_style = false;
@@ -103,11 +112,9 @@ TEST(S3ClientFixture, WrongRegionIsFollowedOnceAndRemembered) {
 }
 
 TEST(S3ClientFixture, SseUnsignedPayloadAndSessionTokenHeadersAreSentAndSigned) {
-  FixtureServer fx;
-  std::mutex mu;
-  std::vector<Seen> seen;
-  record_all(fx.server, mu, seen);
-  fx.start();
+  RecordingFixture f;
+  auto& fx = f.fx;
+  auto& seen = f.seen;
   S3Config c;
   c.endpoint = fx.url();
   c.path_style = true;
