@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 
+#include "backup/prune.h"
 #include "backup/save.h"
 #include "cmd/connection_flags.h"
 #include "cmd/output.h"
@@ -263,16 +264,51 @@ void add_restore(CLI::App& backup) {
   });
 }
 
+void add_prune(CLI::App& backup) {
+  struct Flags {
+    StoreFlags store;
+    std::string policy = "etcd-manager";
+    bool dry_run = false;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* c = backup.add_subcommand("prune", "delete the backups a retention policy does not keep");
+  f->store.add_to(c);
+  c->add_option("--policy", f->policy, "etcd-manager | count:N | gfs:HOURLY,DAILY,WEEKLY,MONTHLY")->capture_default_str();
+  c->add_flag("--dry-run", f->dry_run, "only show what would be deleted");
+  c->callback([f] {
+    auto fmt = parse_output_format(f->store.output);
+    RetentionPolicy policy = parse_retention_policy(f->policy, Environment::from_process());
+    auto store = f->store.open();
+    Catalog catalog = f->store.open_catalog();
+    PruneResult r = prune_backups(*store, &catalog, policy, std::chrono::system_clock::now(), f->dry_run);
+    if (fmt == OutputFormat::kJson) {
+      nlohmann::json j = {{"policy", policy.describe()},
+                          {"dryRun", r.dry_run},
+                          {"keep", r.plan.keep},
+                          {"delete", r.plan.remove},
+                          {"deleted", r.deleted},
+                          {"unparseable", r.plan.unparseable}};
+      std::cout << j.dump(2) << "\n";
+      return;
+    }
+    std::cout << "Policy " << policy.describe() << ": keep " << r.plan.keep.size() << ", "
+              << (r.dry_run ? "would delete " : "deleted ") << r.plan.remove.size() << "\n";
+    for (const auto& n : r.plan.remove) std::cout << (r.dry_run ? "  would delete " : "  deleted ") << n << "\n";
+    for (const auto& n : r.plan.unparseable) std::cout << "  left alone (name is not a backup time): " << n << "\n";
+  });
+}
+
 }  // namespace
 
 void add_backup_commands(CLI::App& app) {
-  auto* backup = app.add_subcommand("backup", "save, list, verify and restore backups");
+  auto* backup = app.add_subcommand("backup", "save, list, verify, restore and prune backups");
   backup->require_subcommand(1);
   add_save(*backup);
   add_import(*backup);
   add_list(*backup);
   add_verify(*backup);
   add_restore(*backup);
+  add_prune(*backup);
 }
 
 }  // namespace etcdadm::cli

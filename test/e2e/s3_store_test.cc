@@ -160,6 +160,19 @@ TEST_F(S3StoreTest, UnknownAccessKeyAndMissingBucketAreClear) {
 
 TEST_F(S3StoreTest, SaveListVerifyRestoreEndToEnd) { save_list_verify_restore(); }
 
+TEST_F(S3StoreTest, PruneDeletesWithBatchDeletes) {
+  auto s = store();
+  for (const char* n : {"2020-01-01T00:00:00Z-000001", "2021-01-01T00:00:00Z-000001", "2026-11-21T00:00:00Z-000001"}) {
+    write_synthetic_backup(*s, n);
+  }
+  auto r = cli(with_store({"backup", "prune", "--policy", "count:1", "-o", "json"}), store_env());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<std::string> keys;
+  for (const auto& b : s->list("")) keys.push_back(b.key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"2026-11-21T00:00:00Z-000001/_etcd_backup.meta",
+                                            "2026-11-21T00:00:00Z-000001/etcd.backup.gz"}));
+}
+
 TEST_F(S3StoreTest, UploadLeftByAKilledSaveIsAbortedByALaterSave) {
   auto s = store("backups", small_parts());
   // A writer whose process "dies": never committed, never aborted, never destroyed.

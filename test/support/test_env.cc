@@ -56,6 +56,11 @@ Environment fake_environment(std::map<std::string, std::string> vars, std::strin
   return e;
 }
 
+void write_synthetic_backup(BlobStore& store, const std::string& name) {
+  store.write_small(name + "/etcd.backup.gz", "placeholder for " + name);
+  store.write_small(name + "/_etcd_backup.meta", R"({"etcdVersion":"3.4.23","timestamp":1700000000})");
+}
+
 const std::vector<std::string>& cloud_env_vars() {
   static const std::vector<std::string> vars = {
       "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_REGION",

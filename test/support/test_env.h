@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/environment.h"
+#include "store/blob_store.h"
 #include "common/subprocess.h"
 #include "etcdadm/client.h"
 
@@ -31,6 +32,10 @@ int free_port();
 
 // An Environment holding exactly `vars` (and `home`), for credential-chain tests.
 Environment fake_environment(std::map<std::string, std::string> vars, std::string home = "/nonexistent-home");
+
+// A backup directory in etcd-manager's minimal form (gzip data + _etcd_backup.meta) holding
+// placeholder bytes: enough for listing and retention tests, not for restores.
+void write_synthetic_backup(BlobStore& store, const std::string& name);
 
 // Variables an S3/GCS test must control itself: the machine may set any of them. run_etcdadm
 // unsets those the caller does not pass.

@@ -1,0 +1,31 @@
+// Applying a retention policy to a store: `etcdadm backup prune`, and (later) the sidecar after
+// each successful backup. The plan comes from backup/retention.h; this file deletes.
+//
+// A backup is deleted marker first: `_etcd_backup.meta` goes before the data and metadata files,
+// so a prune interrupted half-way leaves a directory that readers already ignore (and the next
+// prune removes), never a listed backup without its data.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "backup/retention.h"
+#include "store/blob_store.h"
+#include "store/catalog.h"
+
+namespace etcdadm {
+
+struct PruneResult {
+  RetentionPlan plan;
+  std::vector<std::string> deleted;  // empty on a dry run
+  std::vector<std::string> leftovers_removed;  // directories without _etcd_backup.meta, cleaned up
+  bool dry_run = false;
+};
+
+// Plans (and unless dry_run, applies) `policy` at time `now`. Directories that hold files but no
+// `_etcd_backup.meta` (earlier interrupted prunes) are removed too when not dry-running and older
+// than the newest backup. The catalog, when given, is synced afterwards.
+PruneResult prune_backups(BlobStore& store, Catalog* catalog, const RetentionPolicy& policy, SystemTime now,
+                          bool dry_run);
+
+}  // namespace etcdadm
