@@ -175,6 +175,9 @@ SaveResult save_backup(EtcdClient& client, BlobStore& store, Catalog* catalog, c
   std::optional<etcdserverpb::StatusResponse> after;
   auto stream = client.snapshot(
       member.endpoint, [&](std::string_view blob, uint64_t) {
+        if (options.cancel != nullptr && options.cancel->load()) {
+          throw Error(ErrorKind::kUnavailable, "backup " + dir.name() + " cancelled (shutting down)");
+        }
         dir.input().write(reinterpret_cast<const uint8_t*>(blob.data()), blob.size());
       },
       options.stall_timeout,

@@ -5,6 +5,7 @@
 // `backup import` does the same for a snapshot file made elsewhere (e.g. `etcdctl snapshot save`).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -24,6 +25,9 @@ struct SaveOptions {
   // Before saving, remove what earlier saves killed mid-upload left in the store once it is this
   // old (BlobStore::remove_abandoned); zero turns it off.
   std::chrono::seconds clean_abandoned_after{std::chrono::hours(24)};
+  // When set and it becomes true, the save stops at the next chunk with Error(kUnavailable,
+  // "cancelled"); nothing of it stays in the store (the sidecar's shutdown after its grace period).
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct SaveResult {

@@ -1,14 +1,22 @@
 #include "cmd/backup_commands.h"
 
+#include <pthread.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
 #include <iostream>
+#include <thread>
 #include <memory>
 
 #include "backup/prune.h"
+#include "backup/sidecar.h"
+#include "backup/sidecar_http.h"
 #include "backup/save.h"
 #include "cmd/connection_flags.h"
 #include "cmd/output.h"
 #include "common/cpu_priority.h"
 #include "common/error.h"
+#include "common/fs.h"
 #include "common/timefmt.h"
 #include "restore/data_dir.h"
 #include "restore/fetch.h"
@@ -298,6 +306,109 @@ void add_prune(CLI::App& backup) {
   });
 }
 
+std::chrono::seconds duration_flag(const std::string& flag, const std::string& value, bool allow_zero) {
+  auto d = parse_duration(value);
+  if (!d || d->count() < 0 || (!allow_zero && d->count() == 0)) {
+    throw Error(ErrorKind::kInvalidArgument, "invalid " + flag + " " + value, "e.g. 30s, 15m, 2h");
+  }
+  return std::chrono::duration_cast<std::chrono::seconds>(*d);
+}
+
+void add_sidecar(CLI::App& backup) {
+  struct Flags {
+    StoreFlags store;
+    ConnectionFlags conn;
+    std::string schedule = "@hourly", retention, verify = "always", listen = "127.0.0.1:9791", token_file;
+    std::string ready_max_age = "2h", grace = "30s", compression, stall = "30s", abandoned = "24h";
+    int level = -1;
+    bool any_member = false;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* c = backup.add_subcommand("sidecar", "run beside an etcd member: scheduled, leader-aware, retained backups");
+  f->store.add_to(c, /*with_output=*/false);
+  f->conn.add_to(c);
+  c->add_option("--schedule", f->schedule, "cron (5 fields, UTC), @hourly/@daily/@weekly, '@every 15m' or '15m'")
+      ->capture_default_str();
+  c->add_flag("--any-member", f->any_member, "back up from every member's sidecar, not only the leader's");
+  c->add_option("--retention", f->retention, "after each backup: etcd-manager | count:N | gfs:H,D,W,M (default: keep all)");
+  c->add_option("--verify", f->verify, "read each backup back and check it: always | never | every:N")->capture_default_str();
+  c->add_option("--listen", f->listen, "HTTP address for /healthz /readyz /metrics /backups, POST /backup ('' = off)")
+      ->capture_default_str();
+  c->add_option("--trigger-token-file", f->token_file, "file holding the bearer token POST /backup requires");
+  c->add_option("--ready-max-age", f->ready_max_age, "/readyz fails when the newest backup is older")->capture_default_str();
+  c->add_option("--shutdown-grace", f->grace, "on SIGTERM, how long a running backup may take to finish")
+      ->capture_default_str();
+  add_compression_flags(c, f->compression, f->level);
+  c->add_option("--stall-timeout", f->stall, "abort when the member sends no data for this long")->capture_default_str();
+  c->add_option("--clean-abandoned-after", f->abandoned, "remove leftovers of killed saves this old (0: never)")
+      ->capture_default_str();
+  c->callback([f] {
+    // Signals go to a dedicated thread: block them before any other thread exists.
+    sigset_t signals;
+    sigemptyset(&signals);
+    for (int s : {SIGTERM, SIGINT, SIGUSR1, SIGHUP}) sigaddset(&signals, s);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+    SidecarOptions o;
+    o.schedule = Schedule::parse(f->schedule);
+    o.leader_only = !f->any_member;
+    if (!f->retention.empty()) o.retention = parse_retention_policy(f->retention, Environment::from_process());
+    if (f->verify == "always") {
+      o.verify_every = 1;
+    } else if (f->verify == "never") {
+      o.verify_every = 0;
+    } else if (f->verify.rfind("every:", 0) == 0 && std::atoi(f->verify.c_str() + 6) > 0) {
+      o.verify_every = std::atoi(f->verify.c_str() + 6);
+    } else {
+      throw Error(ErrorKind::kInvalidArgument, "invalid --verify " + f->verify, "always, never or every:N");
+    }
+    o.ready_max_age = duration_flag("--ready-max-age", f->ready_max_age, false);
+    o.shutdown_grace = duration_flag("--shutdown-grace", f->grace, true);
+    o.save.compression = compression_flag(f->compression);
+    o.save.compression_level = f->level;
+    o.save.stall_timeout = duration_flag("--stall-timeout", f->stall, false);
+    o.save.clean_abandoned_after = duration_flag("--clean-abandoned-after", f->abandoned, true);
+    std::string token;
+    if (!f->token_file.empty()) {
+      token = read_file(f->token_file);
+      while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
+      if (token.empty()) throw Error(ErrorKind::kInvalidArgument, "trigger token file " + f->token_file + " is empty");
+    }
+
+    ConnectionConfig cc = f->conn.resolve();
+    o.member_endpoint = cc.endpoints.front();
+    auto store = f->store.open();
+    Catalog catalog = f->store.open_catalog();
+    EtcdClient client(cc);
+    BlobStore* store_ptr = store.get();
+    Catalog* catalog_ptr = &catalog;
+    o.verify = [store_ptr, catalog_ptr](const std::string& name) {
+      verify_backup(*store_ptr, find_backup(*store_ptr, *catalog_ptr, name));
+    };
+    Sidecar sidecar(client, *store, &catalog, o);
+    std::unique_ptr<SidecarHttp> http;
+    if (!f->listen.empty()) http = std::make_unique<SidecarHttp>(sidecar, f->listen, token);
+
+    std::thread signal_thread([&] {
+      for (;;) {
+        int sig = 0;
+        if (sigwait(&signals, &sig) != 0) continue;
+        if (sig == SIGUSR1) {
+          sidecar.trigger("SIGUSR1");
+        } else if (sig == SIGHUP) {
+          spdlog::info("SIGHUP: credentials are read again when they next refresh; nothing else to reload");
+        } else {
+          spdlog::info("{}: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+          sidecar.stop();
+          return;
+        }
+      }
+    });
+    sidecar.run();
+    signal_thread.join();
+  });
+}
+
 }  // namespace
 
 void add_backup_commands(CLI::App& app) {
@@ -309,6 +420,7 @@ void add_backup_commands(CLI::App& app) {
   add_verify(*backup);
   add_restore(*backup);
   add_prune(*backup);
+  add_sidecar(*backup);
 }
 
 }  // namespace etcdadm::cli

@@ -1,0 +1,255 @@
+#include "backup/sidecar.h"
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <sstream>
+#include <thread>
+
+#include "backup/member_select.h"
+#include "backup/prune.h"
+#include "common/error.h"
+#include "store/layout.h"
+
+namespace etcdadm {
+
+namespace {
+
+using Clock = std::chrono::system_clock;
+const double kDurationBuckets[] = {1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600};
+
+double unix_seconds_of(SystemTime t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); }
+
+}  // namespace
+
+Sidecar::Sidecar(EtcdClient& client, BlobStore& store, Catalog* catalog, SidecarOptions options)
+    : client_(client), store_(store), catalog_(catalog), options_(std::move(options)) {
+  duration_buckets_.assign(std::size(kDurationBuckets), 0);
+}
+
+std::optional<SystemTime> Sidecar::newest_backup_time() {
+  std::optional<SystemTime> newest;
+  for (const auto& l : scan_backups(store_)) {
+    auto parsed = parse_backup_name(l.name);
+    if (parsed && (!newest || parsed->time > *newest)) newest = parsed->time;
+  }
+  return newest;
+}
+
+void Sidecar::stop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (stopping_) return;
+  stopping_ = true;
+  cv_.notify_all();
+  if (!in_flight_) return;
+  spdlog::info("stopping: letting the running backup finish for up to {}s", options_.shutdown_grace.count());
+  // A running backup gets the grace period, then is cancelled (nothing of it stays in the store).
+  if (!cv_.wait_for(lock, options_.shutdown_grace, [&] { return !in_flight_; })) {
+    spdlog::warn("grace period over: cancelling the running backup");
+    cancel_ = true;
+  }
+}
+
+void Sidecar::trigger(const std::string& why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  pending_trigger_ = why;
+  cv_.notify_all();
+}
+
+void Sidecar::run() {
+  std::optional<SystemTime> last_tick;
+  refresh_backup_list();
+  spdlog::info("backup sidecar started: schedule '{}', {}", options_.schedule.spec(),
+               options_.leader_only ? "backups by the leader's sidecar only" : "backups by any member");
+  for (;;) {
+    std::optional<SystemTime> newest;
+    try {
+      newest = newest_backup_time();
+      std::lock_guard<std::mutex> lock(mu_);
+      newest_ = newest;
+    } catch (const Error& e) {
+      spdlog::warn("cannot list the store ({}); retrying at the next tick", e.what());
+    }
+    // All sidecars derive the next tick from the store; a sidecar that skipped a tick (not the
+    // leader) waits for the tick after the one it skipped.
+    std::optional<SystemTime> base = newest;
+    if (last_tick && (!base || *last_tick > *base)) base = last_tick;
+    SystemTime next = base ? options_.schedule.next_after(*base) : Clock::now();
+    std::string why;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_until(lock, next, [&] { return stopping_ || !pending_trigger_.empty(); });
+      if (stopping_) break;
+      why = pending_trigger_.empty() ? "schedule" : pending_trigger_;
+      pending_trigger_.clear();
+    }
+    last_tick = Clock::now();
+    tick(why);
+  }
+  spdlog::info("backup sidecar stopped");
+}
+
+void Sidecar::tick(const std::string& why) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  // Leadership is checked at every tick: it can move between ticks.
+  try {
+    auto st = client_.status(options_.member_endpoint);
+    bool leader = st.leader() == st.header().member_id();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      is_leader_ = leader;
+    }
+    if (st.islearner()) {
+      record(Outcome::kSkipped, "learner", seconds());
+      return;
+    }
+    if (options_.leader_only && !leader && why == "schedule") {
+      spdlog::debug("tick: member {} is not the leader; the leader's sidecar takes this backup", format_id(st.header().member_id()));
+      record(Outcome::kSkipped, "not leader", seconds());
+      return;
+    }
+  } catch (const Error& e) {
+    spdlog::error("backup attempt ({}): member {} unreachable: {}", why, options_.member_endpoint, e.what());
+    record(Outcome::kFailure, error_kind_name(e.kind()), seconds());
+    return;
+  }
+
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    in_flight_ = true;
+  }
+  SaveOptions so = options_.save;
+  so.preferred_endpoint = options_.member_endpoint;
+  so.cancel = &cancel_;
+  try {
+    SaveResult r = save_backup(client_, store_, catalog_, so);
+    bool verify_now = options_.verify && options_.verify_every > 0 && (backups_done_ % options_.verify_every) == 0;
+    if (verify_now) options_.verify(r.meta.name);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++backups_done_;
+      last_stored_ = r.meta.stored_size;
+      last_db_ = r.meta.db_size;
+      last_revision_ = r.meta.revision.value_or(0);
+      last_success_ = unix_seconds_of(Clock::now());
+    }
+    spdlog::info("backup {} ok ({}): revision {}, db {} bytes, stored {} bytes, {:.2f}s{}", r.meta.name, why,
+                 r.meta.revision.value_or(0), r.meta.db_size, r.meta.stored_size, seconds(),
+                 verify_now ? ", verified" : "");
+    record(Outcome::kSuccess, "", seconds());
+    // Retention only after a good backup: a failing sidecar never thins out what is left.
+    if (options_.retention) {
+      PruneResult p = prune_backups(store_, catalog_, *options_.retention, Clock::now(), /*dry_run=*/false);
+      std::lock_guard<std::mutex> lock(mu_);
+      retention_deleted_ += static_cast<int64_t>(p.deleted.size());
+    }
+  } catch (const Error& e) {
+    spdlog::error("backup attempt ({}) failed: {}", why, e.what());
+    record(Outcome::kFailure, error_kind_name(e.kind()), seconds());
+  }
+  refresh_backup_list();
+  std::lock_guard<std::mutex> lock(mu_);
+  in_flight_ = false;
+  cv_.notify_all();
+}
+
+void Sidecar::record(Outcome outcome, const std::string& reason, double seconds) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const char* result = outcome == Outcome::kSuccess ? "success" : outcome == Outcome::kFailure ? "failure" : "skipped";
+  ++attempts_[result];
+  if (outcome == Outcome::kSkipped) return;
+  last_attempt_ = unix_seconds_of(Clock::now());
+  last_ok_ = outcome == Outcome::kSuccess;
+  if (outcome == Outcome::kFailure) ++failures_[reason];
+  for (size_t i = 0; i < duration_buckets_.size(); ++i) {
+    if (seconds <= kDurationBuckets[i]) ++duration_buckets_[i];
+  }
+  duration_sum_ += seconds;
+  ++duration_count_;
+  if (outcome == Outcome::kSuccess) newest_ = Clock::now();
+}
+
+bool Sidecar::ready(std::string* why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!newest_) {
+    *why = "no backup in the store yet";
+    return false;
+  }
+  auto exact_age = Clock::now() - *newest_;
+  auto age = std::chrono::duration_cast<std::chrono::seconds>(exact_age);
+  if (exact_age > options_.ready_max_age) {
+    *why = "newest backup is " + std::to_string(age.count()) + "s old (limit " +
+           std::to_string(options_.ready_max_age.count()) + "s)";
+    return false;
+  }
+  *why = "newest backup is " + std::to_string(age.count()) + "s old";
+  return true;
+}
+
+std::string Sidecar::metrics_text() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::ostringstream o;
+  auto gauge = [&](const char* name, const char* help, double value) {
+    o << "# HELP " << name << " " << help << "\n# TYPE " << name << " gauge\n" << name << " " << value << "\n";
+  };
+  gauge("etcdadm_backup_last_success_timestamp_seconds", "Unix time of the last successful backup by this sidecar.",
+        last_success_);
+  gauge("etcdadm_backup_last_attempt_timestamp_seconds", "Unix time of the last backup attempt.", last_attempt_);
+  gauge("etcdadm_backup_last_attempt_success", "1 when the last attempt succeeded.", last_ok_ ? 1 : 0);
+  gauge("etcdadm_backup_newest_timestamp_seconds", "Unix time of the newest backup in the store.",
+        newest_ ? unix_seconds_of(*newest_) : 0);
+  gauge("etcdadm_backup_last_stored_bytes", "Stored (compressed) size of the last backup.", static_cast<double>(last_stored_));
+  gauge("etcdadm_backup_last_db_bytes", "Database size of the last backup.", static_cast<double>(last_db_));
+  gauge("etcdadm_backup_last_revision", "etcd revision of the last backup.", static_cast<double>(last_revision_));
+  gauge("etcdadm_backup_member_is_leader", "1 when the local member was the raft leader at the last tick.",
+        is_leader_ ? 1 : 0);
+  o << "# HELP etcdadm_backup_attempts_total Backup ticks by result.\n# TYPE etcdadm_backup_attempts_total counter\n";
+  for (const char* r : {"success", "failure", "skipped"}) {
+    o << "etcdadm_backup_attempts_total{result=\"" << r << "\"} " << (attempts_.count(r) ? attempts_.at(r) : 0) << "\n";
+  }
+  o << "# HELP etcdadm_backup_failures_total Failed backups by reason.\n# TYPE etcdadm_backup_failures_total counter\n";
+  for (const auto& [reason, n] : failures_) o << "etcdadm_backup_failures_total{reason=\"" << reason << "\"} " << n << "\n";
+  o << "# HELP etcdadm_backup_retention_deleted_total Backups deleted by retention.\n"
+       "# TYPE etcdadm_backup_retention_deleted_total counter\n"
+    << "etcdadm_backup_retention_deleted_total " << retention_deleted_ << "\n";
+  o << "# HELP etcdadm_backup_duration_seconds Duration of backup attempts.\n"
+       "# TYPE etcdadm_backup_duration_seconds histogram\n";
+  for (size_t i = 0; i < duration_buckets_.size(); ++i) {
+    o << "etcdadm_backup_duration_seconds_bucket{le=\"" << kDurationBuckets[i] << "\"} " << duration_buckets_[i] << "\n";
+  }
+  o << "etcdadm_backup_duration_seconds_bucket{le=\"+Inf\"} " << duration_count_ << "\n"
+    << "etcdadm_backup_duration_seconds_sum " << duration_sum_ << "\n"
+    << "etcdadm_backup_duration_seconds_count " << duration_count_ << "\n";
+  return o.str();
+}
+
+std::string Sidecar::backups_json() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return backups_json_;
+}
+
+void Sidecar::refresh_backup_list() {
+  nlohmann::json out = nlohmann::json::array();
+  try {
+    if (catalog_ != nullptr) {
+      catalog_->sync(store_);
+      for (const auto& r : catalog_->backups(store_.url())) {
+        out.push_back({{"name", r.name},
+                       {"takenAt", r.taken_at_micros ? format_rfc3339_seconds(from_unix_micros(r.taken_at_micros)) : ""},
+                       {"revision", r.revision ? nlohmann::json(*r.revision) : nlohmann::json()},
+                       {"dbSize", r.db_size ? nlohmann::json(*r.db_size) : nlohmann::json()},
+                       {"storedSize", r.stored_size},
+                       {"etcdVersion", r.etcd_version},
+                       {"memberId", r.member_id}});
+      }
+    }
+  } catch (const Error& e) {
+    spdlog::warn("cannot refresh the backup list: {}", e.what());
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  backups_json_ = out.dump(2);
+}
+
+}  // namespace etcdadm

@@ -1,0 +1,93 @@
+// The backup sidecar: runs beside one etcd member and keeps the store full of fresh backups.
+//
+// Each tick of the schedule, the sidecar whose member is the raft leader (or any member, when so
+// configured; learners never) saves a backup, verifies it, applies retention, and records the
+// outcome in its metrics. The next tick is computed from the newest backup in the store, not from
+// memory: every sidecar of the cluster agrees on it, a leadership change hands the job over
+// without a gap, and a restart neither skips a tick nor causes a burst.
+//
+// Besides the schedule, trigger() runs a backup as soon as possible (SIGUSR1, HTTP POST /backup).
+// stop() lets a running backup finish within the grace period, then cancels it (the store keeps
+// nothing of a cancelled backup).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "backup/retention.h"
+#include "backup/save.h"
+#include "backup/schedule.h"
+
+namespace etcdadm {
+
+struct SidecarOptions {
+  Schedule schedule = Schedule::parse("@hourly");
+  bool leader_only = true;
+  std::string member_endpoint;  // the member this sidecar runs beside
+  SaveOptions save;
+  std::optional<RetentionPolicy> retention;
+  int verify_every = 1;  // 0: never; N: read back and check every Nth backup
+  // Reads a backup back and checks every hash; throws on a bad backup (wired by cmd/ to
+  // restore/fetch.h, which backup/ does not depend on).
+  std::function<void(const std::string& name)> verify;
+  std::chrono::seconds ready_max_age{std::chrono::hours(2)};
+  std::chrono::seconds shutdown_grace{std::chrono::seconds(30)};
+};
+
+class Sidecar {
+ public:
+  Sidecar(EtcdClient& client, BlobStore& store, Catalog* catalog, SidecarOptions options);
+
+  void run();  // returns after stop()
+  void stop();
+  void trigger(const std::string& why);
+
+  // Prometheus text exposition of the counters below.
+  std::string metrics_text();
+  // False, with the reason, when the newest backup is older than ready_max_age.
+  bool ready(std::string* why);
+  std::string backups_json();
+
+ private:
+  enum class Outcome { kSuccess, kFailure, kSkipped };
+  void tick(const std::string& why);
+  std::optional<SystemTime> newest_backup_time();
+  void record(Outcome outcome, const std::string& reason, double seconds);
+  // The catalog is used by the backup thread only; the HTTP thread reads this cached copy.
+  void refresh_backup_list();
+
+  EtcdClient& client_;
+  BlobStore& store_;
+  Catalog* catalog_;
+  SidecarOptions options_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::string pending_trigger_;
+  std::atomic<bool> cancel_{false};
+  bool in_flight_ = false;
+
+  // Metrics (under mu_).
+  std::optional<SystemTime> newest_;
+  double last_success_ = 0, last_attempt_ = 0;
+  bool last_ok_ = false, is_leader_ = false;
+  int64_t backups_done_ = 0;
+  uint64_t last_stored_ = 0, last_db_ = 0;
+  int64_t last_revision_ = 0;
+  std::map<std::string, int64_t> attempts_;  // by result
+  std::map<std::string, int64_t> failures_;  // by reason
+  int64_t retention_deleted_ = 0;
+  std::string backups_json_ = "[]";
+  std::vector<int64_t> duration_buckets_;
+  double duration_sum_ = 0;
+  int64_t duration_count_ = 0;
+};
+
+}  // namespace etcdadm

@@ -1,0 +1,247 @@
+// The backup sidecar against real etcd members on loopback: one backup per tick by the leader's
+// sidecar, hand-over when the leader stops, restarts without missed or doubled ticks, triggers,
+// readiness, metrics, and SIGTERM during an upload.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <regex>
+#include <thread>
+
+#include "backup/member_select.h"
+#include "common/fs.h"
+#include "common/http_client.h"
+#include "store/layout.h"
+#include "store/local_store.h"
+#include "test/support/cli_fixture.h"
+
+namespace etcdadm::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct SidecarProcess {
+  ChildProcess process;
+  int port = 0;
+  std::string log;
+  std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port) + path; }
+};
+
+HttpResponse http(const std::string& method, const std::string& url) {
+  HttpClient client;
+  HttpRequest req;
+  req.method = method;
+  req.url = url;
+  return client.perform(req);
+}
+
+class Sidecar : public CliTest {
+ protected:
+  SidecarProcess start_sidecar(const EtcdMember& m, const std::string& schedule, std::vector<std::string> extra = {}) {
+    static int counter = 0;
+    SidecarProcess s;
+    s.port = free_port();
+    s.log = dir_ / ("sidecar-" + std::to_string(++counter) + ".log");
+    std::vector<std::string> argv = {ETCDADM_BIN, "--log-level", "debug", "backup", "sidecar", "--store", store_,
+                                     "--endpoints", m.client_url(), "--schedule", schedule, "--listen",
+                                     "127.0.0.1:" + std::to_string(s.port)};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    RunOptions ro;
+    ro.env["ETCDADM_CATALOG"] = dir_ / ("catalog-" + std::to_string(counter) + ".db");
+    s.process = ChildProcess::start(argv, s.log, ro);
+    for (int i = 0; i < 200; ++i) {
+      try {
+        if (http("GET", s.url("/healthz")).status == 200) return s;
+      } catch (const Error&) {
+      }
+      std::this_thread::sleep_for(25ms);
+    }
+    ADD_FAILURE() << "sidecar did not come up: " << read_file(s.log);
+    return s;
+  }
+
+  struct Taken {
+    std::string name;
+    SystemTime time;
+    std::string member_id;
+  };
+  std::vector<Taken> backups() {
+    LocalStore store(store_);
+    std::vector<Taken> out;
+    if (!path_exists(store_)) return out;
+    for (const auto& l : scan_backups(store)) {
+      BackupRecord r = load_backup_record(store, l);
+      out.push_back({l.name, parse_backup_name(l.name)->time, r.member_id});
+    }
+    std::sort(out.begin(), out.end(), [](const Taken& a, const Taken& b) { return a.time < b.time; });
+    return out;
+  }
+
+  static std::string leader_id(EtcdClient& c, const std::string& endpoint) {
+    for (int i = 0; i < 100; ++i) {
+      try {
+        auto st = c.status(endpoint);
+        if (st.leader() != 0) return format_id(st.leader());
+      } catch (const Error&) {
+      }
+      std::this_thread::sleep_for(100ms);
+    }
+    return "";
+  }
+};
+
+TEST_F(Sidecar, ThreeMembersOneBackupPerTickByTheLeaderAndHandOver) {
+  std::vector<int> peer_ports = {free_port(), free_port(), free_port()};
+  std::string cluster;
+  for (int i = 0; i < 3; ++i) {
+    cluster += (i ? "," : "") + std::string("m") + std::to_string(i + 1) + "=http://127.0.0.1:" + std::to_string(peer_ports[i]);
+  }
+  std::vector<EtcdMember*> m;
+  for (int i = 0; i < 3; ++i) {
+    EtcdOptions o;
+    o.name = "m" + std::to_string(i + 1);
+    o.peer_port = peer_ports[i];
+    o.initial_cluster = cluster;
+    members_.push_back(std::make_unique<EtcdMember>(dir_.path(), o));
+    m.push_back(members_.back().get());
+  }
+  std::vector<std::thread> starters;
+  for (auto* x : m) starters.emplace_back([x] { x->start(); });
+  for (auto& t : starters) t.join();
+  EtcdClient client(m[0]->connection());
+  std::string leader = leader_id(client, m[0]->client_url());
+  ASSERT_FALSE(leader.empty());
+  load_keys(client, "/registry/pods/", 50, 200);
+
+  std::vector<SidecarProcess> sidecars;
+  for (auto* x : m) sidecars.push_back(start_sidecar(*x, "@every 2s"));
+  std::this_thread::sleep_for(7s);
+  auto first = backups();
+  ASSERT_GE(first.size(), 3u) << read_file(sidecars[0].log);
+  ASSERT_LE(first.size(), 5u);
+  for (size_t i = 0; i < first.size(); ++i) {
+    EXPECT_EQ(first[i].member_id, leader) << first[i].name << ": not taken by the leader's sidecar";
+    if (i > 0) {
+      EXPECT_GE(first[i].time - first[i - 1].time, 1500ms) << "two backups in one tick";
+    }
+  }
+
+  // Stop the leader: the new leader's sidecar takes over.
+  size_t leader_index = 0;
+  for (size_t i = 0; i < 3; ++i) {
+    EtcdClient c(m[i]->connection());
+    if (format_id(c.status(m[i]->client_url()).header().member_id()) == leader) leader_index = i;
+  }
+  m[leader_index]->stop();
+  sidecars[leader_index].process.stop();
+  size_t other = (leader_index + 1) % 3;
+  EtcdClient oc(m[other]->connection());
+  std::string new_leader;
+  for (int i = 0; i < 100 && (new_leader.empty() || new_leader == leader); ++i) {
+    new_leader = leader_id(oc, m[other]->client_url());
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_NE(new_leader, leader);
+  std::this_thread::sleep_for(5s);
+  auto after = backups();
+  ASSERT_GT(after.size(), first.size());
+  auto last_old = first.back().time;
+  auto first_new = after[first.size()].time;
+  EXPECT_EQ(after.back().member_id, new_leader);
+  EXPECT_LE(first_new - last_old, 8s) << "hand-over took too long";
+
+  // Metrics from the new leader's sidecar.
+  size_t new_index = 0;
+  for (size_t i = 0; i < 3; ++i) {
+    if (i == leader_index) continue;
+    EtcdClient c(m[i]->connection());
+    if (format_id(c.status(m[i]->client_url()).header().member_id()) == new_leader) new_index = i;
+  }
+  std::string metrics = http("GET", sidecars[new_index].url("/metrics")).body;
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(metrics, match, std::regex(R"(etcdadm_backup_attempts_total\{result="success"\} (\d+))")))
+      << metrics;
+  EXPECT_GE(std::stoi(match[1]), 1);
+  EXPECT_NE(metrics.find("etcdadm_backup_member_is_leader 1"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("etcdadm_backup_duration_seconds_count"), std::string::npos);
+
+  for (size_t i = 0; i < 3; ++i) {
+    if (i != leader_index) {
+      EXPECT_EQ(sidecars[i].process.stop(10000ms), 0) << read_file(sidecars[i].log);
+    }
+  }
+}
+
+TEST_F(Sidecar, RestartNeitherSkipsNorDoublesATick) {
+  auto& m = start_member();
+  EtcdClient client(m.connection());
+  load_keys(client, "/k/", 20, 100);
+  auto s = start_sidecar(m, "@every 3s");
+  std::this_thread::sleep_for(4s);  // ticks at ~0 s and ~3 s
+  EXPECT_EQ(s.process.stop(10000ms), 0);
+  auto s2 = start_sidecar(m, "@every 3s");  // restarted right away, mid-interval
+  std::this_thread::sleep_for(5s);
+  EXPECT_EQ(s2.process.stop(10000ms), 0);
+  auto b = backups();
+  ASSERT_GE(b.size(), 3u);
+  for (size_t i = 1; i < b.size(); ++i) {
+    auto gap = b[i].time - b[i - 1].time;
+    EXPECT_GE(gap, 2s) << b[i - 1].name << " -> " << b[i].name << ": doubled tick";
+    EXPECT_LE(gap, 5s) << b[i - 1].name << " -> " << b[i].name << ": missed tick";
+  }
+}
+
+TEST_F(Sidecar, TriggersReadinessAndHistory) {
+  auto& m = start_member();
+  auto s = start_sidecar(m, "@hourly", {"--ready-max-age", "3s"});
+  // Empty store: the first backup is taken at once.
+  for (int i = 0; i < 100 && backups().empty(); ++i) std::this_thread::sleep_for(50ms);
+  ASSERT_EQ(backups().size(), 1u);
+  int ready = 0;
+  for (int i = 0; i < 100 && (ready = http("GET", s.url("/readyz")).status) != 200; ++i) std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(ready, 200);  // once the backup is verified and recorded
+  std::this_thread::sleep_for(1100ms);  // backup names have one-second resolution
+  EXPECT_EQ(http("POST", s.url("/backup")).status, 202);
+  for (int i = 0; i < 100 && backups().size() < 2; ++i) std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(backups().size(), 2u);
+  std::this_thread::sleep_for(1100ms);
+  s.process.kill_now(SIGUSR1);
+  for (int i = 0; i < 100 && backups().size() < 3; ++i) std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(backups().size(), 3u);
+  auto listed = nlohmann::json::parse(http("GET", s.url("/backups")).body);
+  EXPECT_EQ(listed.size(), 3u);
+  std::this_thread::sleep_for(3500ms);
+  auto r = http("GET", s.url("/readyz"));
+  EXPECT_EQ(r.status, 503);
+  EXPECT_NE(r.body.find("old"), std::string::npos) << r.body;
+  EXPECT_EQ(s.process.stop(10000ms), 0);
+}
+
+TEST_F(Sidecar, SigtermDuringAnUploadLeavesNoPartialBackup) {
+  auto& m = start_member();
+  EtcdClient client(m.connection());
+  load_keys(client, "/big/", 8000, 1500, 7);  // ~12 MB of incompressible values
+  // zstd level 19 makes the save slow enough to be caught in the middle.
+  auto s = start_sidecar(m, "@hourly", {"--compression", "zstd", "--compression-level", "19", "--shutdown-grace", "0s"});
+  bool writing = false;
+  for (int i = 0; i < 400 && !writing; ++i) {
+    std::error_code ec;
+    if (std::filesystem::exists(store_, ec)) {
+      for (const auto& e : std::filesystem::recursive_directory_iterator(store_, ec)) {
+        if (e.path().filename().string().find(".tmp-") != std::string::npos) writing = true;
+      }
+    }
+    if (!writing) std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_TRUE(writing) << read_file(s.log);
+  EXPECT_EQ(s.process.stop(10000ms), 0) << read_file(s.log);
+  EXPECT_TRUE(backups().empty());
+  int leftovers = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(store_)) {
+    if (e.path().filename().string().find(".tmp-") != std::string::npos) ++leftovers;
+  }
+  EXPECT_EQ(leftovers, 0) << "a cancelled backup must clean up after itself";
+  EXPECT_NE(read_file(s.log).find("cancelled"), std::string::npos) << read_file(s.log);
+}
+
+}  // namespace
+}  // namespace etcdadm::test
