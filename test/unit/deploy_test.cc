@@ -1,0 +1,52 @@
+// The deployment examples in docs/deploy stay valid: the systemd unit passes `systemd-analyze
+// verify` (with ExecStart pointed at the binary under test), and the cron example's schedules parse.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "backup/schedule.h"
+#include "common/fs.h"
+#include "common/subprocess.h"
+#include "test/support/test_env.h"
+
+namespace etcdadm {
+namespace {
+
+const std::string kDeploy = std::string(ETCDADM_SOURCE_DIR) + "/docs/deploy";
+
+TEST(Deploy, SystemdUnitVerifies) {
+  auto analyze = find_executable("systemd-analyze");
+  ASSERT_TRUE(analyze.has_value()) << "systemd-analyze missing (scripts/install-deps.sh --with-test-servers installs it)";
+  test::TempDir dir;
+  std::string unit = read_file(kDeploy + "/systemd/etcdadm-backup-sidecar.service");
+  auto replace = [&](const std::string& from, const std::string& to) {
+    auto at = unit.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    unit.replace(at, from.size(), to);
+  };
+  replace("/usr/local/bin/etcdadm", ETCDADM_BIN);
+  replace("EnvironmentFile=/etc/etcdadm/backup-sidecar.env", "EnvironmentFile=-" + dir / "env");
+  write_file_atomic(dir / "etcdadm-backup-sidecar.service", unit);
+  auto r = run_process({*analyze, "verify", dir / "etcdadm-backup-sidecar.service"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("Unknown"), std::string::npos) << r.output;
+}
+
+TEST(Deploy, CronExampleSchedulesParse) {
+  std::istringstream in(read_file(kDeploy + "/cron/etcdadm-backup"));
+  int jobs = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#' || line.find('=') < line.find(' ')) continue;
+    std::istringstream fields(line);
+    std::string f[5];
+    for (auto& x : f) fields >> x;
+    EXPECT_NO_THROW(Schedule::parse(f[0] + " " + f[1] + " " + f[2] + " " + f[3] + " " + f[4])) << line;
+    EXPECT_NE(line.find("etcdadm"), std::string::npos);
+    ++jobs;
+  }
+  EXPECT_EQ(jobs, 2);
+}
+
+}  // namespace
+}  // namespace etcdadm
