@@ -216,6 +216,32 @@ TEST_F(Sidecar, TriggersReadinessAndHistory) {
   EXPECT_EQ(s.process.stop(10000ms), 0);
 }
 
+TEST_F(Sidecar, StoreOutageIsCountedAndBackupsResume) {
+  auto& m = start_member();
+  auto s = start_sidecar(m, "@every 1s");
+  for (int i = 0; i < 100 && backups().size() < 2; ++i) std::this_thread::sleep_for(50ms);
+  ASSERT_GE(backups().size(), 2u);
+  // The store disappears (its path becomes a file: every write fails) for ~3 s.
+  std::filesystem::rename(store_, store_ + ".away");
+  write_file_atomic(store_, "not a directory");
+  std::this_thread::sleep_for(3s);
+  std::string metrics = http("GET", s.url("/metrics")).body;
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(metrics, match, std::regex(R"(etcdadm_backup_attempts_total\{result="failure"\} (\d+))")))
+      << metrics;
+  EXPECT_GE(std::stoi(match[1]), 1) << metrics;
+  EXPECT_NE(metrics.find("etcdadm_backup_last_attempt_success 0"), std::string::npos) << metrics;
+  std::filesystem::remove(store_);
+  std::filesystem::rename(store_ + ".away", store_);
+  size_t before = backups().size();
+  for (int i = 0; i < 100 && backups().size() <= before; ++i) std::this_thread::sleep_for(50ms);
+  EXPECT_GT(backups().size(), before) << "backups must resume once the store is back";
+  EXPECT_EQ(s.process.stop(10000ms), 0);
+  for (const auto& e : std::filesystem::recursive_directory_iterator(store_)) {
+    EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << e.path();
+  }
+}
+
 TEST_F(Sidecar, SigtermDuringAnUploadLeavesNoPartialBackup) {
   auto& m = start_member();
   EtcdClient client(m.connection());
