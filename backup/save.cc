@@ -138,7 +138,9 @@ void clean_abandoned(BlobStore& store, std::chrono::seconds older_than) {
   }
 }
 
-SaveResult save_backup(EtcdClient& client, BlobStore& store, Catalog* catalog, const SaveOptions& options) {
+namespace {
+
+SaveResult save_unrecorded(EtcdClient& client, BlobStore& store, Catalog* catalog, const SaveOptions& options) {
   auto t0 = Clock::now();
   clean_abandoned(store, options.clean_abandoned_after);
   MemberChoice member = choose_member(client, options.preferred_endpoint);
@@ -202,6 +204,37 @@ SaveResult save_backup(EtcdClient& client, BlobStore& store, Catalog* catalog, c
   spdlog::info("backup {} saved: revision {}, db {} bytes, stored {} bytes ({}), {:.2f}s", meta.name, *meta.revision,
                meta.db_size, meta.stored_size, compression_name(meta.compression), meta.duration_seconds);
   return SaveResult{meta, store.url()};
+}
+
+// The attempt history must never cost a backup: failures to record are only logged.
+void record_attempt(Catalog* catalog, BlobStore& store, AttemptRecord attempt) {
+  if (catalog == nullptr) return;
+  attempt.finished_micros = to_unix_micros(std::chrono::system_clock::now());
+  try {
+    catalog->record_attempt(store.url(), attempt);
+  } catch (const Error& e) {
+    spdlog::warn("could not record the backup attempt in the catalog: {}", e.what());
+  }
+}
+
+}  // namespace
+
+SaveResult save_backup(EtcdClient& client, BlobStore& store, Catalog* catalog, const SaveOptions& options) {
+  AttemptRecord attempt;
+  attempt.started_micros = to_unix_micros(std::chrono::system_clock::now());
+  try {
+    SaveResult r = save_unrecorded(client, store, catalog, options);
+    attempt.result = "success";
+    attempt.backup_name = r.meta.name;
+    record_attempt(catalog, store, attempt);
+    return r;
+  } catch (const Error& e) {
+    attempt.result = "failure";
+    attempt.reason = error_kind_name(e.kind());
+    attempt.message = e.what();
+    record_attempt(catalog, store, attempt);
+    throw;
+  }
 }
 
 SaveResult import_snapshot(const std::string& file, BlobStore& store, Catalog* catalog, const ImportOptions& options) {

@@ -56,7 +56,30 @@ void Sidecar::trigger(const std::string& why) {
   cv_.notify_all();
 }
 
+void Sidecar::load_history() {
+  if (catalog_ == nullptr) return;
+  std::vector<AttemptRecord> history;
+  try {
+    history = catalog_->attempts(store_.url(), 100000);
+  } catch (const Error& e) {
+    spdlog::warn("cannot read the attempt history: {}", e.what());
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& a : history) {  // newest first
+    ++attempts_[a.result];
+    if (a.result == "failure") ++failures_[a.reason];
+    double finished = static_cast<double>(a.finished_micros) / 1e6;
+    if (last_attempt_ == 0) {
+      last_attempt_ = finished;
+      last_ok_ = a.result == "success";
+    }
+    if (a.result == "success" && last_success_ == 0) last_success_ = finished;
+  }
+}
+
 void Sidecar::run() {
+  load_history();  // counters continue where the last run of this host left them
   std::optional<SystemTime> last_tick;
   refresh_backup_list();
   spdlog::info("backup sidecar started: schedule '{}', {}", options_.schedule.spec(),
@@ -112,6 +135,19 @@ void Sidecar::tick(const std::string& why) {
   } catch (const Error& e) {
     spdlog::error("backup attempt ({}): member {} unreachable: {}", why, options_.member_endpoint, e.what());
     record(Outcome::kFailure, error_kind_name(e.kind()), seconds());
+    if (catalog_ != nullptr) {
+      AttemptRecord a;
+      a.finished_micros = to_unix_micros(Clock::now());
+      a.started_micros = a.finished_micros - static_cast<int64_t>(seconds() * 1e6);
+      a.result = "failure";
+      a.reason = error_kind_name(e.kind());
+      a.message = e.what();
+      try {
+        catalog_->record_attempt(store_.url(), a);
+      } catch (const Error& ce) {
+        spdlog::warn("could not record the backup attempt in the catalog: {}", ce.what());
+      }
+    }
     return;
   }
 

@@ -61,6 +61,7 @@ class Sidecar {
   void record(Outcome outcome, const std::string& reason, double seconds);
   // The catalog is used by the backup thread only; the HTTP thread reads this cached copy.
   void refresh_backup_list();
+  void load_history();
 
   EtcdClient& client_;
   BlobStore& store_;

@@ -179,15 +179,23 @@ void add_list(CLI::App& backup) {
   struct Flags {
     StoreFlags store;
     bool rebuild = false;
+    bool history = false;
+    int limit = 50;
   };
   auto f = std::make_shared<Flags>();
   auto* c = backup.add_subcommand("list", "list the backups in a store, newest first");
   f->store.add_to(c);
   c->add_flag("--rebuild-catalog", f->rebuild, "drop this store's catalog entries and re-read every backup's metadata");
+  c->add_flag("--history", f->history, "list this host's backup attempts (successes and failures) instead");
+  c->add_option("--limit", f->limit, "with --history: how many attempts")->capture_default_str();
   c->callback([f] {
     auto fmt = parse_output_format(f->store.output);
     auto store = f->store.open();
     Catalog catalog = f->store.open_catalog();
+    if (f->history) {
+      print_attempts(catalog.attempts(store->url(), f->limit), fmt);
+      return;
+    }
     if (f->rebuild) catalog.rebuild(*store);
     else catalog.sync(*store);
     print_backups(catalog.backups(store->url()), fmt);

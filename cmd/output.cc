@@ -75,4 +75,31 @@ void print_backups(const std::vector<BackupRecord>& backups, OutputFormat format
   std::cout.flush();
 }
 
+void print_attempts(const std::vector<AttemptRecord>& attempts, OutputFormat format) {
+  if (format == OutputFormat::kJson) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& a : attempts) {
+      arr.push_back({{"startedAt", format_rfc3339_micros(from_unix_micros(a.started_micros))},
+                     {"durationSeconds", static_cast<double>(a.finished_micros - a.started_micros) / 1e6},
+                     {"result", a.result},
+                     {"reason", a.reason},
+                     {"message", a.message},
+                     {"backup", a.backup_name}});
+    }
+    std::cout << arr.dump(2) << "\n";
+    return;
+  }
+  if (attempts.empty()) {
+    std::cout << "no backup attempts recorded on this host\n";
+    return;
+  }
+  std::printf("%-20s  %-8s  %-8s  %s\n", "STARTED", "SECONDS", "RESULT", "BACKUP / REASON");
+  for (const auto& a : attempts) {
+    std::string what = a.result == "success" ? a.backup_name : a.reason + ": " + a.message;
+    std::printf("%-20s  %-8.2f  %-8s  %s\n", format_rfc3339_seconds(from_unix_micros(a.started_micros)).c_str(),
+                static_cast<double>(a.finished_micros - a.started_micros) / 1e6, a.result.c_str(), what.c_str());
+  }
+  std::cout.flush();
+}
+
 }  // namespace etcdadm::cli

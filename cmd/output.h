@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "store/catalog.h"
 #include "store/layout.h"
 
 namespace etcdadm::cli {
@@ -17,5 +18,6 @@ OutputFormat parse_output_format(const std::string& s);
 std::string human_bytes(uint64_t bytes);
 nlohmann::json record_json(const BackupRecord& r);
 void print_backups(const std::vector<BackupRecord>& newest_first, OutputFormat format);
+void print_attempts(const std::vector<AttemptRecord>& newest_first, OutputFormat format);
 
 }  // namespace etcdadm::cli

@@ -14,7 +14,7 @@ namespace etcdadm {
 
 namespace {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
 
 // RAII prepared statement with typed binders.
 class Stmt {
@@ -82,6 +82,7 @@ Catalog::Catalog(const std::string& path) : path_(path) {
   int64_t version = v.i64(0);
   if (version != kSchemaVersion) {
     // The catalog is only an index: on any other schema, start over (sync() refills it).
+    exec("DROP TABLE IF EXISTS attempts");
     exec("DROP TABLE IF EXISTS backups");
     exec("DROP TABLE IF EXISTS stores");
     exec("CREATE TABLE stores (id INTEGER PRIMARY KEY, url TEXT NOT NULL UNIQUE, last_sync_micros INTEGER)");
@@ -106,6 +107,18 @@ Catalog::Catalog(const std::string& path) : path_(path) {
         " member_id TEXT NOT NULL,"
         " PRIMARY KEY (store_id, name))");
     exec("CREATE INDEX backups_by_time ON backups(store_id, taken_at_micros)");
+    // Unlike `backups`, the attempt history is not in the store: it is what this host tried.
+    exec(
+        "CREATE TABLE attempts ("
+        " id INTEGER PRIMARY KEY,"
+        " store_id INTEGER NOT NULL REFERENCES stores(id),"
+        " started_micros INTEGER NOT NULL,"
+        " finished_micros INTEGER NOT NULL,"
+        " result TEXT NOT NULL,"
+        " reason TEXT NOT NULL,"
+        " message TEXT NOT NULL,"
+        " backup_name TEXT NOT NULL)");
+    exec("CREATE INDEX attempts_by_time ON attempts(store_id, started_micros)");
     exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
   }
 }
@@ -243,6 +256,27 @@ std::vector<BackupRecord> Catalog::backups(const std::string& store_url) {
     r.cluster_id = sel.text(14);
     r.member_id = sel.text(15);
     out.push_back(std::move(r));
+  }
+  return out;
+}
+
+void Catalog::record_attempt(const std::string& store_url, const AttemptRecord& a) {
+  int64_t sid = store_id(store_url);
+  Stmt ins(db_,
+           "INSERT INTO attempts (store_id, started_micros, finished_micros, result, reason, message, backup_name) "
+           "VALUES (?, ?, ?, ?, ?, ?, ?)");
+  ins.bind(1, sid).bind(2, a.started_micros).bind(3, a.finished_micros).bind(4, a.result).bind(5, a.reason);
+  ins.bind(6, a.message).bind(7, a.backup_name).step();
+}
+
+std::vector<AttemptRecord> Catalog::attempts(const std::string& store_url, int limit) {
+  std::vector<AttemptRecord> out;
+  Stmt sel(db_,
+           "SELECT started_micros, finished_micros, result, reason, message, backup_name FROM attempts "
+           "WHERE store_id = (SELECT id FROM stores WHERE url = ?) ORDER BY started_micros DESC, id DESC LIMIT ?");
+  sel.bind(1, store_url).bind(2, static_cast<int64_t>(limit));
+  while (sel.step()) {
+    out.push_back({sel.i64(0), sel.i64(1), sel.text(2), sel.text(3), sel.text(4), sel.text(5)});
   }
   return out;
 }

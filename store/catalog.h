@@ -21,6 +21,16 @@ struct SyncStats {
   int unreadable = 0;  // listed backups whose metadata could not be read (skipped, warned)
 };
 
+// One backup attempt made from this host (save command or sidecar tick).
+struct AttemptRecord {
+  int64_t started_micros = 0;
+  int64_t finished_micros = 0;
+  std::string result;  // "success" | "failure"
+  std::string reason;  // error kind on failure ("unavailable", "auth", ...)
+  std::string message;
+  std::string backup_name;  // the backup written, on success
+};
+
 class Catalog {
  public:
   // root: /var/cache/etcdadm/catalog.db; others: $XDG_CACHE_HOME/etcdadm/catalog.db or
@@ -43,6 +53,9 @@ class Catalog {
   void record(const std::string& store_url, const BackupRecord& r);
   // Newest first (by time taken, then name).
   std::vector<BackupRecord> backups(const std::string& store_url);
+  // The attempt history (kept across restarts; lost only with the catalog file).
+  void record_attempt(const std::string& store_url, const AttemptRecord& attempt);
+  std::vector<AttemptRecord> attempts(const std::string& store_url, int limit = 100);
   const std::string& path() const { return path_; }
 
  private:

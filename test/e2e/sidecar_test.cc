@@ -36,7 +36,8 @@ HttpResponse http(const std::string& method, const std::string& url) {
 
 class Sidecar : public CliTest {
  protected:
-  SidecarProcess start_sidecar(const EtcdMember& m, const std::string& schedule, std::vector<std::string> extra = {}) {
+  SidecarProcess start_sidecar(const EtcdMember& m, const std::string& schedule, std::vector<std::string> extra = {},
+                               std::string catalog = "") {
     static int counter = 0;
     SidecarProcess s;
     s.port = free_port();
@@ -46,7 +47,7 @@ class Sidecar : public CliTest {
                                      "127.0.0.1:" + std::to_string(s.port)};
     argv.insert(argv.end(), extra.begin(), extra.end());
     RunOptions ro;
-    ro.env["ETCDADM_CATALOG"] = dir_ / ("catalog-" + std::to_string(counter) + ".db");
+    ro.env["ETCDADM_CATALOG"] = catalog.empty() ? dir_ / ("catalog-" + std::to_string(counter) + ".db") : catalog;
     s.process = ChildProcess::start(argv, s.log, ro);
     for (int i = 0; i < 200; ++i) {
       try {
@@ -188,6 +189,32 @@ TEST_F(Sidecar, RestartNeitherSkipsNorDoublesATick) {
     EXPECT_GE(gap, 2s) << b[i - 1].name << " -> " << b[i].name << ": doubled tick";
     EXPECT_LE(gap, 5s) << b[i - 1].name << " -> " << b[i].name << ": missed tick";
   }
+}
+
+TEST_F(Sidecar, AttemptHistorySurvivesRestarts) {
+  auto& m = start_member();
+  std::string catalog = dir_ / "shared-catalog.db";
+  auto s = start_sidecar(m, "@every 1s", {}, catalog);
+  for (int i = 0; i < 100 && backups().size() < 2; ++i) std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(s.process.stop(10000ms), 0);
+  RunOptions env;
+  env.env["ETCDADM_CATALOG"] = catalog;
+  auto r = run_etcdadm({"backup", "list", "--history", "--store", store_, "-o", "json"}, catalog, env);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto history = nlohmann::json::parse(r.output.substr(r.output.find('[')));
+  size_t successes = 0;
+  for (const auto& a : history) successes += a["result"] == "success" ? 1 : 0;
+  EXPECT_GE(successes, 2u);
+  EXPECT_EQ(history[0]["backup"], backups().back().name);  // newest first
+
+  // Restarted with the same catalog and an hourly schedule (no tick due): its counters continue.
+  auto s2 = start_sidecar(m, "@hourly", {}, catalog);
+  std::string metrics = http("GET", s2.url("/metrics")).body;
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(metrics, match, std::regex(R"(etcdadm_backup_attempts_total\{result="success"\} (\d+))")));
+  EXPECT_GE(static_cast<size_t>(std::stoi(match[1])), successes) << metrics;
+  EXPECT_NE(metrics.find("etcdadm_backup_last_attempt_success 1"), std::string::npos) << metrics;
+  EXPECT_EQ(s2.process.stop(10000ms), 0);
 }
 
 TEST_F(Sidecar, TriggersReadinessAndHistory) {
