@@ -404,7 +404,8 @@ void add_sidecar(CLI::App& backup) {
         if (sig == SIGUSR1) {
           sidecar.trigger("SIGUSR1");
         } else if (sig == SIGHUP) {
-          spdlog::info("SIGHUP: credentials are read again when they next refresh; nothing else to reload");
+          spdlog::info("SIGHUP: store credentials will be read again from their source");
+          store->reload_credentials();
         } else {
           spdlog::info("{}: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
           sidecar.stop();

@@ -19,7 +19,11 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::string log_level = "info";
   app.add_option("--log-level", log_level, "trace|debug|info|warn|error|off")->envname("ETCDADM_LOG_LEVEL");
-  app.parse_complete_callback([&] { etcdadm::init_logging(log_level); });
+  std::string log_format = "text";
+  app.add_option("--log-format", log_format, "text|json (stderr)")
+      ->envname("ETCDADM_LOG_FORMAT")
+      ->check(CLI::IsMember({"text", "json"}));
+  app.parse_complete_callback([&] { etcdadm::init_logging(log_level, log_format); });
 
   app.add_subcommand("version", "print the version")->callback([] { std::cout << "etcdadm " << ETCDADM_VERSION << "\n"; });
   etcdadm::cli::add_backup_commands(app);

@@ -9,6 +9,7 @@
 namespace etcdadm {
 
 // level: trace|debug|info|warn|error|off. Unknown levels fall back to info.
-void init_logging(const std::string& level);
+// format: "text" (human lines) or "json" (one object per line, for log collectors).
+void init_logging(const std::string& level, const std::string& format = "text");
 
 }  // namespace etcdadm

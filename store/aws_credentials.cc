@@ -437,6 +437,12 @@ AwsCredentials AwsCredentialProvider::get() {
               "(docs/operations.md lists every source)");
 }
 
+void AwsCredentialProvider::invalidate() {
+  std::lock_guard<std::mutex> lock(mu_);
+  cached_.reset();
+  winner_ = nullptr;
+}
+
 std::shared_ptr<AwsCredentialProvider> make_static_credentials(AwsCredentials credentials) {
   std::vector<std::unique_ptr<AwsCredentialSource>> s;
   if (credentials.source.empty()) credentials.source = "static credentials";

@@ -48,6 +48,8 @@ class AwsCredentialProvider {
   explicit AwsCredentialProvider(std::vector<std::unique_ptr<AwsCredentialSource>> sources);
   // Current credentials (thread-safe). Throws Error(kAuth) when no source has any.
   AwsCredentials get();
+  // Drops the cached credentials and the chosen source: the next get() walks the chain again.
+  void invalidate();
 
  private:
   std::mutex mu_;

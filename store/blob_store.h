@@ -68,6 +68,10 @@ class BlobStore {
     return {};
   }
 
+  // Forgets cached credentials so the next request resolves them again from their source (files
+  // rewritten by an operator or a secret rotation; the sidecar calls it on SIGHUP). Thread-safe.
+  virtual void reload_credentials() {}
+
   // Convenience for small files (metadata, markers).
   std::string read_small(const std::string& key, size_t limit = 16 * 1024 * 1024);
   void write_small(const std::string& key, const std::string& contents, bool overwrite = false);

@@ -77,9 +77,14 @@ Catalog::Catalog(const std::string& path) : path_(path) {
   sqlite3_busy_timeout(db_, 10000);
   exec("PRAGMA journal_mode=WAL");
   exec("PRAGMA synchronous=NORMAL");
-  Stmt v(db_, "PRAGMA user_version");
-  v.step();
-  int64_t version = v.i64(0);
+  int64_t version = 0;
+  {
+    // Finalized before the schema changes below: SQLite refuses DROP TABLE while a statement of
+    // the same connection is still active ("database table is locked").
+    Stmt v(db_, "PRAGMA user_version");
+    v.step();
+    version = v.i64(0);
+  }
   if (version != kSchemaVersion) {
     // The catalog is only an index: on any other schema, start over (sync() refills it).
     exec("DROP TABLE IF EXISTS attempts");

@@ -85,15 +85,26 @@ std::string GcsClient::object_url(const std::string& bucket, const std::string& 
   return config_.endpoint + "/storage/v1/b/" + percent_encode(bucket) + "/o/" + percent_encode(name);
 }
 
+void GcsClient::set_auth(std::shared_ptr<GcsAuth> auth) {
+  std::lock_guard<std::mutex> lock(auth_mu_);
+  auth_ = std::move(auth);
+}
+
+std::shared_ptr<GcsAuth> GcsClient::auth() const {
+  std::lock_guard<std::mutex> lock(auth_mu_);
+  return auth_;
+}
+
 HttpResponse GcsClient::send(HttpRequest request, const HttpBodySink& sink) {
+  std::shared_ptr<GcsAuth> credentials = auth();
   for (int attempt = 0;; ++attempt) {
     HttpRequest req = request;
-    std::string auth = auth_->authorization();
+    std::string auth = credentials->authorization();
     if (!auth.empty()) req.headers.emplace_back("Authorization", auth);
     HttpClient client(config_.http);
     HttpResponse resp = client.perform(req, sink);
     if (resp.status == 401 && attempt == 0 && !auth.empty()) {
-      auth_->invalidate();  // expired early or revoked: one more try with a fresh token
+      credentials->invalidate();  // expired early or revoked: one more try with a fresh token
       continue;
     }
     return resp;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,6 +42,8 @@ class GcsClient {
  public:
   GcsClient(GcsConfig config, std::shared_ptr<GcsAuth> auth);
   const GcsConfig& config() const { return config_; }
+  // Swaps in new credentials (thread-safe; requests in flight finish with the old ones).
+  void set_auth(std::shared_ptr<GcsAuth> auth);
 
   std::optional<GcsObjectInfo> get_metadata(const std::string& bucket, const std::string& name);
   // One request. With if_absent, the server refuses to replace an existing object (412 ->
@@ -72,7 +75,10 @@ class GcsClient {
   // Asks a session how many bytes it holds; nullopt when the upload is already complete.
   std::optional<uint64_t> query_session(const std::string& session);
 
+  std::shared_ptr<GcsAuth> auth() const;
+
   GcsConfig config_;
+  mutable std::mutex auth_mu_;
   std::shared_ptr<GcsAuth> auth_;
 };
 

@@ -125,6 +125,16 @@ std::vector<BlobInfo> GcsStore::list(const std::string& prefix) {
 
 void GcsStore::remove(const std::string& key) { client_->remove(bucket_, object_name(key)); }
 
+void GcsStore::reload_credentials() {
+  // The key file is read again (a rotated service-account key); a broken one keeps the old auth.
+  if (!auth_factory_) return;
+  try {
+    client_->set_auth(auth_factory_());
+  } catch (const Error& e) {
+    spdlog::error("reloading GCS credentials failed, keeping the current ones: {}", e.what());
+  }
+}
+
 GcsConfig resolve_gcs_config(const GcsSettings& settings, const Environment& env) {
   GcsConfig c;
   std::string endpoint = settings.endpoint;
@@ -141,7 +151,9 @@ std::unique_ptr<GcsStore> open_gcs_store(const std::string& bucket, const std::s
                                          const GcsSettings& settings, const Environment& env) {
   GcsConfig config = resolve_gcs_config(settings, env);
   auto client = std::make_shared<GcsClient>(config, make_gcs_auth(env, config.http));
-  return std::make_unique<GcsStore>(client, bucket, prefix, settings.chunk_size);
+  auto store = std::make_unique<GcsStore>(client, bucket, prefix, settings.chunk_size);
+  store->set_auth_factory([env, http = config.http] { return make_gcs_auth(env, http); });
+  return store;
 }
 
 }  // namespace etcdadm

@@ -8,6 +8,7 @@
 // Reads stream through StreamingReader, pinned to the generation seen at open.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -34,6 +35,9 @@ class GcsStore : public BlobStore {
   std::optional<BlobInfo> stat(const std::string& key) override;
   std::vector<BlobInfo> list(const std::string& prefix) override;
   void remove(const std::string& key) override;
+  void reload_credentials() override;
+  // How reload_credentials() builds fresh credentials (set by open_gcs_store).
+  void set_auth_factory(std::function<std::shared_ptr<GcsAuth>()> factory) { auth_factory_ = std::move(factory); }
 
   std::string object_name(const std::string& key) const;
 
@@ -42,6 +46,7 @@ class GcsStore : public BlobStore {
   std::string bucket_;
   ObjectKeys keys_;
   size_t chunk_size_;
+  std::function<std::shared_ptr<GcsAuth>()> auth_factory_;
 };
 
 // Endpoint: flag, then STORAGE_EMULATOR_HOST (http:// added when it has no scheme), then Google.

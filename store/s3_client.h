@@ -58,6 +58,7 @@ class S3Client {
   S3Client(S3Config config, std::shared_ptr<AwsCredentialProvider> credentials);
 
   const S3Config& config() const { return config_; }
+  void reload_credentials() { credentials_->invalidate(); }
   std::string region() const;
 
   // Creates a bucket in the client's region (tests and first-time setup; backups never do this).

@@ -2,6 +2,8 @@
 // damaged backups are never restored, missing pieces are reported, dead endpoints are named, and a
 // save killed half-way never shows up as a backup.
 #include <gtest/gtest.h>
+
+#include <sstream>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -185,6 +187,28 @@ TEST_F(BadInput, BadFlags) {
   EXPECT_EQ(u.exit_code, 2) << u.output;
   auto w = cli({"backup", "frobnicate"});
   EXPECT_EQ(w.exit_code, 2) << w.output;
+}
+
+}  // namespace etcdadm::test
+
+namespace etcdadm::test {
+
+TEST_F(BadInput, JsonLogLinesAreOneObjectEach) {
+  auto& m1 = start_member();
+  auto r = cli({"--log-format", "json", "--log-level", "info", "backup", "save", "--store", store_, "--endpoints",
+                m1.client_url()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  int json_lines = 0;
+  std::istringstream in(r.output);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] != '{') continue;
+    auto j = nlohmann::json::parse(line);  // throws (fails the test) on a broken line
+    EXPECT_TRUE(j.contains("time") && j.contains("level") && j.contains("msg")) << line;
+    ++json_lines;
+  }
+  EXPECT_GE(json_lines, 2) << r.output;  // "taking snapshot ..." and "backup ... saved"
+  auto bad = cli({"--log-format", "xml", "backup", "list", "--store", store_});
+  EXPECT_EQ(bad.exit_code, 2);
 }
 
 }  // namespace etcdadm::test

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <random>
 #include <sstream>
+#include <csignal>
 #include <thread>
 
 #include "common/error.h"
@@ -159,6 +160,35 @@ TEST_F(S3StoreTest, UnknownAccessKeyAndMissingBucketAreClear) {
 }
 
 TEST_F(S3StoreTest, SaveListVerifyRestoreEndToEnd) { save_list_verify_restore(); }
+
+TEST_F(S3StoreTest, SidecarPicksUpRotatedCredentialsOnSighup) {
+  auto& m = start_member();
+  std::string creds = dir_ / "aws-credentials";
+  auto write_creds = [&](const std::string& secret) {
+    write_file_atomic(creds, "[default]\naws_access_key_id = " + g_swift->access_key() + "\naws_secret_access_key = " +
+                                 secret + "\n");
+  };
+  write_creds("rotated-away");  // wrong
+  RunOptions ro;
+  for (const auto& v : cloud_env_vars()) ro.unset_env.push_back(v);
+  ro.env = {{"AWS_SHARED_CREDENTIALS_FILE", creds}, {"AWS_CONFIG_FILE", "/nonexistent"}, {"AWS_REGION", "us-east-1"},
+            {"AWS_EC2_METADATA_DISABLED", "true"}, {"ETCDADM_CATALOG", dir_ / "sidecar-catalog.db"}};
+  std::vector<std::string> argv = {ETCDADM_BIN, "backup", "sidecar", "--endpoints", m.client_url(), "--schedule",
+                                   "@every 1s", "--listen", ""};
+  for (auto& f : store_flags()) argv.push_back(f);
+  auto sidecar = ChildProcess::start(argv, dir_ / "sidecar.log", ro);
+  auto listed = [&] { return store()->list("").size(); };
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  EXPECT_EQ(listed(), 0u) << read_file(dir_ / "sidecar.log");
+  write_creds(g_swift->secret_key());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_EQ(listed(), 0u) << "fixed file, but the cached credentials are still the old ones until SIGHUP";
+  sidecar.kill_now(SIGHUP);
+  for (int i = 0; i < 60 && listed() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_GT(listed(), 0u) << read_file(dir_ / "sidecar.log");
+  EXPECT_EQ(sidecar.stop(std::chrono::milliseconds(10000)), 0);
+  EXPECT_NE(read_file(dir_ / "sidecar.log").find("signature does not match"), std::string::npos);
+}
 
 TEST_F(S3StoreTest, PruneDeletesWithBatchDeletes) {
   auto s = store();

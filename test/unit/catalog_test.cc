@@ -2,6 +2,8 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include <sqlite3.h>
+
 #include "store/catalog.h"
 #include "store/local_store.h"
 #include "test/support/test_env.h"
@@ -81,6 +83,37 @@ TEST(Catalog, ThousandsOfBackupsListFastAfterFirstSync) {
   EXPECT_EQ(cat.backups(store.url()).size(), 2000u);
   std::cout << "incremental sync + list of 2000 backups: "
             << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << "s\n";
+}
+
+}  // namespace etcdadm
+
+namespace etcdadm {
+
+// A catalog written by an older etcdadm (schema 1, with tables) is upgraded in place, not
+// replaced by an in-memory fallback; the attempt history works afterwards.
+TEST(CatalogUpgrade, OlderSchemaIsRecreatedInPlace) {
+  test::TempDir dir;
+  std::string path = dir / "old.db";
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "CREATE TABLE stores (id INTEGER PRIMARY KEY, url TEXT);"
+                         "CREATE TABLE backups (store_id INTEGER, name TEXT);"
+                         "INSERT INTO stores VALUES (1, 'file:///x'); PRAGMA user_version=1;",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  Catalog c(path);
+  AttemptRecord a;
+  a.started_micros = 1;
+  a.finished_micros = 2;
+  a.result = "failure";
+  a.reason = "auth";
+  a.message = "signature does not match";
+  c.record_attempt("file:///x", a);
+  auto history = c.attempts("file:///x");
+  ASSERT_EQ(history.size(), 1u);
+  EXPECT_EQ(history[0].reason, "auth");
 }
 
 }  // namespace etcdadm
