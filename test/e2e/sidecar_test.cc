@@ -269,6 +269,35 @@ TEST_F(Sidecar, StoreOutageIsCountedAndBackupsResume) {
   }
 }
 
+TEST_F(Sidecar, RetentionTokenAndConcurrentCronSaves) {
+  auto& m = start_member();
+  write_file_atomic(dir_ / "token", "s3cret-token\n", 0600);
+  auto s = start_sidecar(m, "@every 1s", {"--retention", "count:2", "--trigger-token-file", dir_ / "token"});
+  // A save from "system cron" while the sidecar runs: both work, nothing is overwritten.
+  auto cron = cli({"--log-level", "warn", "backup", "save", "--store", store_, "--endpoints", m.client_url()});
+  EXPECT_EQ(cron.exit_code, 0) << cron.output;
+  std::this_thread::sleep_for(3500ms);
+  // Retention runs after each successful backup: at most the newest 2 (plus one being written).
+  EXPECT_LE(backups().size(), 3u);
+  std::string metrics = http("GET", s.url("/metrics")).body;
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(metrics, match, std::regex(R"(etcdadm_backup_retention_deleted_total (\d+))"))) << metrics;
+  EXPECT_GE(std::stoi(match[1]), 1);
+  // POST /backup needs the bearer token once one is configured.
+  EXPECT_EQ(http("POST", s.url("/backup")).status, 401);
+  HttpClient client;
+  HttpRequest req;
+  req.method = "POST";
+  req.url = s.url("/backup");
+  req.headers = {{"Authorization", "Bearer s3cret-token"}};
+  EXPECT_EQ(client.perform(req).status, 202);
+  EXPECT_EQ(s.process.stop(10000ms), 0);
+  // Listening beyond loopback without a token is refused at start.
+  auto open = cli({"backup", "sidecar", "--store", store_, "--endpoints", m.client_url(), "--listen", "0.0.0.0:0"});
+  EXPECT_EQ(open.exit_code, 2) << open.output;
+  EXPECT_NE(open.output.find("trigger token"), std::string::npos) << open.output;
+}
+
 TEST_F(Sidecar, SigtermDuringAnUploadLeavesNoPartialBackup) {
   auto& m = start_member();
   EtcdClient client(m.connection());
