@@ -41,22 +41,15 @@ struct Dated {
   int64_t suffix;
 };
 
-std::tm utc(SystemTime t) {
-  std::time_t tt = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  return tm;
-}
-
 // Calendar buckets for gfs, as sortable integers.
 int64_t hour_bucket(SystemTime t) { return std::chrono::duration_cast<std::chrono::hours>(t.time_since_epoch()).count(); }
 int64_t day_bucket(SystemTime t) { return hour_bucket(t) / 24; }  // backups are dated after 1970
 int64_t month_bucket(SystemTime t) {
-  std::tm tm = utc(t);
+  std::tm tm = utc_tm(t);
   return (tm.tm_year + 1900) * 12 + tm.tm_mon;
 }
 int64_t iso_week_bucket(SystemTime t) {
-  std::tm tm = utc(t);
+  std::tm tm = utc_tm(t);
   char buf[16];
   std::strftime(buf, sizeof buf, "%G%V", &tm);  // ISO year + ISO week number
   return std::stoll(buf);

@@ -80,14 +80,6 @@ std::bitset<N> parse_field(const std::string& text, int lo, int hi, const std::s
   return out;
 }
 
-std::tm to_tm(SystemTime t) {
-  std::time_t tt = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  return tm;
-}
-
-SystemTime from_tm(std::tm tm) { return std::chrono::system_clock::from_time_t(timegm(&tm)); }
 
 }  // namespace
 
@@ -142,21 +134,21 @@ Schedule Schedule::parse(const std::string& raw) {
 
 SystemTime Schedule::next_after(SystemTime t) const {
   if (interval_) return t + *interval_;
-  std::tm tm = to_tm(t);
+  std::tm tm = utc_tm(t);
   tm.tm_sec = 0;
   tm.tm_min += 1;  // strictly after t
-  SystemTime cur = from_tm(tm);
+  SystemTime cur = from_utc_tm(tm);
   // Leap years repeat every 4 years (8 across a skipped century leap day): 9 years of days is
   // enough to find any date that exists at all.
   const SystemTime limit = cur + std::chrono::hours(24 * 366 * 9);
   while (cur < limit) {
-    tm = to_tm(cur);
+    tm = utc_tm(cur);
     if (!months_[static_cast<size_t>(tm.tm_mon + 1)]) {
       tm.tm_mon += 1;
       tm.tm_mday = 1;
       tm.tm_hour = 0;
       tm.tm_min = 0;
-      cur = from_tm(tm);
+      cur = from_utc_tm(tm);
       continue;
     }
     bool dom = days_of_month_[static_cast<size_t>(tm.tm_mday)];
@@ -166,18 +158,18 @@ SystemTime Schedule::next_after(SystemTime t) const {
       tm.tm_mday += 1;
       tm.tm_hour = 0;
       tm.tm_min = 0;
-      cur = from_tm(tm);
+      cur = from_utc_tm(tm);
       continue;
     }
     if (!hours_[static_cast<size_t>(tm.tm_hour)]) {
       tm.tm_hour += 1;
       tm.tm_min = 0;
-      cur = from_tm(tm);
+      cur = from_utc_tm(tm);
       continue;
     }
     if (!minutes_[static_cast<size_t>(tm.tm_min)]) {
       tm.tm_min += 1;
-      cur = from_tm(tm);
+      cur = from_utc_tm(tm);
       continue;
     }
     return cur;

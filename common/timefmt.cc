@@ -142,4 +142,13 @@ std::string format_duration_short(std::chrono::seconds d) {
   return buf;
 }
 
+std::tm utc_tm(SystemTime t) {
+  std::time_t tt = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  return tm;
+}
+
+SystemTime from_utc_tm(std::tm tm) { return std::chrono::system_clock::from_time_t(timegm(&tm)); }
+
 }  // namespace etcdadm

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <ctime>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -20,6 +21,10 @@ std::string format_rfc3339_seconds(SystemTime t);
 std::string format_rfc3339_micros(SystemTime t);
 // Parses "YYYY-MM-DDTHH:MM:SS[.frac](Z|+hh:mm|-hh:mm)". Returns nullopt when malformed.
 std::optional<SystemTime> parse_rfc3339(const std::string& s);
+
+// Calendar fields of `t` in UTC, and back (struct tm fields may be out of range: normalized).
+std::tm utc_tm(SystemTime t);
+SystemTime from_utc_tm(std::tm tm);
 
 // Parses Go-style durations ("1h30m", "500ms", "2s") plus "d" (24h) and "y" (365d).
 // Returns nullopt when malformed.
