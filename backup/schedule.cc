@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <sstream>
 #include <vector>
 
 #include "common/error.h"
+#include "common/fs.h"
 
 namespace etcdadm {
 
@@ -90,6 +93,19 @@ Schedule Schedule::parse(const std::string& raw) {
   while (!spec.empty() && std::isspace(static_cast<unsigned char>(spec.front()))) spec.erase(spec.begin());
   s.spec_ = spec;
   if (spec.empty()) bad(raw, "empty");
+  for (const char* prefix : {"CRON_TZ=", "TZ="}) {
+    if (spec.rfind(prefix, 0) != 0) continue;
+    auto space = spec.find(' ');
+    if (space == std::string::npos) bad(raw, "a time zone without a schedule");
+    s.zone_ = spec.substr(std::strlen(prefix), space - std::strlen(prefix));
+    spec = spec.substr(space + 1);
+    if (s.zone_.empty() || s.zone_.find("..") != std::string::npos ||
+        !path_exists("/usr/share/zoneinfo/" + s.zone_)) {
+      bad(raw, "unknown time zone '" + s.zone_ + "' (not in /usr/share/zoneinfo)");
+    }
+    if (s.zone_ == "UTC" || s.zone_ == "Etc/UTC") s.zone_.clear();
+    break;
+  }
 
   std::string duration;
   if (spec.rfind("@every", 0) == 0) {
@@ -98,6 +114,7 @@ Schedule Schedule::parse(const std::string& raw) {
   } else if (std::isdigit(static_cast<unsigned char>(spec[0])) && spec.find(' ') == std::string::npos) {
     duration = spec;  // a plain interval such as "15m"
   }
+  if ((!duration.empty() || spec == "@every") && !s.zone_.empty()) bad(raw, "a time zone makes no sense for an interval");
   if (!duration.empty() || spec == "@every") {
     auto d = parse_duration(duration);
     if (!d || d->count() <= 0) bad(raw, "'" + duration + "' is not a positive duration");
@@ -128,27 +145,56 @@ Schedule Schedule::parse(const std::string& raw) {
   for (int d = 0; d < 7; ++d) s.days_of_week_[static_cast<size_t>(d)] = dow[static_cast<size_t>(d)];
   if (dow[7]) s.days_of_week_.set(0);  // 7 is Sunday as well
   // A schedule that can never fire (e.g. "0 0 31 2 *") is a mistake, not a quiet sidecar.
-  s.next_after(std::chrono::system_clock::from_time_t(0));
+  if (s.zone_.empty()) s.next_after(std::chrono::system_clock::from_time_t(0));
   return s;
+}
+
+void apply_schedule_time_zone(const Schedule& schedule) {
+  if (schedule.time_zone().empty()) return;
+  ::setenv("TZ", schedule.time_zone().c_str(), 1);
+  ::tzset();
 }
 
 SystemTime Schedule::next_after(SystemTime t) const {
   if (interval_) return t + *interval_;
-  std::tm tm = utc_tm(t);
-  tm.tm_sec = 0;
-  tm.tm_min += 1;  // strictly after t
-  SystemTime cur = from_utc_tm(tm);
+  if (!zone_.empty()) {
+    const char* tz = std::getenv("TZ");
+    if (tz == nullptr || zone_ != tz) {
+      throw Error(ErrorKind::kInternal, "schedule in time zone " + zone_ + " used without apply_schedule_time_zone()");
+    }
+  }
+  // Calendar fields in the schedule's zone: UTC, or the process's local zone (= the schedule's).
+  auto to_fields = [&](SystemTime x) {
+    if (zone_.empty()) return utc_tm(x);
+    std::time_t tt = std::chrono::system_clock::to_time_t(x);
+    std::tm local{};
+    localtime_r(&tt, &local);
+    return local;
+  };
+  auto from_fields = [&](std::tm fields) {
+    if (zone_.empty()) return from_utc_tm(fields);
+    fields.tm_isdst = -1;  // let the C library decide across DST changes
+    return std::chrono::system_clock::from_time_t(std::mktime(&fields));
+  };
+  // The next whole minute strictly after t, in real time (local times can repeat).
+  SystemTime cur = std::chrono::floor<std::chrono::minutes>(t) + std::chrono::minutes(1);
+  std::tm tm{};
   // Leap years repeat every 4 years (8 across a skipped century leap day): 9 years of days is
   // enough to find any date that exists at all.
   const SystemTime limit = cur + std::chrono::hours(24 * 366 * 9);
+  // Local times repeat when clocks go back: a step must never move backwards in real time.
+  auto advance = [&](std::tm fields) {
+    SystemTime next = from_fields(fields);
+    cur = next > cur ? next : cur + std::chrono::minutes(1);
+  };
   while (cur < limit) {
-    tm = utc_tm(cur);
+    tm = to_fields(cur);
     if (!months_[static_cast<size_t>(tm.tm_mon + 1)]) {
       tm.tm_mon += 1;
       tm.tm_mday = 1;
       tm.tm_hour = 0;
       tm.tm_min = 0;
-      cur = from_utc_tm(tm);
+      advance(tm);
       continue;
     }
     bool dom = days_of_month_[static_cast<size_t>(tm.tm_mday)];
@@ -158,18 +204,17 @@ SystemTime Schedule::next_after(SystemTime t) const {
       tm.tm_mday += 1;
       tm.tm_hour = 0;
       tm.tm_min = 0;
-      cur = from_utc_tm(tm);
+      advance(tm);
       continue;
     }
+    // Hours and minutes advance in real time, so a local hour that repeats when clocks go back
+    // is visited twice and one that is skipped when they go forward is not visited at all.
     if (!hours_[static_cast<size_t>(tm.tm_hour)]) {
-      tm.tm_hour += 1;
-      tm.tm_min = 0;
-      cur = from_utc_tm(tm);
+      cur += std::chrono::minutes(60 - tm.tm_min);
       continue;
     }
     if (!minutes_[static_cast<size_t>(tm.tm_min)]) {
-      tm.tm_min += 1;
-      cur = from_utc_tm(tm);
+      cur += std::chrono::minutes(1);
       continue;
     }
     return cur;

@@ -335,7 +335,7 @@ void add_sidecar(CLI::App& backup) {
   auto* c = backup.add_subcommand("sidecar", "run beside an etcd member: scheduled, leader-aware, retained backups");
   f->store.add_to(c, /*with_output=*/false);
   f->conn.add_to(c);
-  c->add_option("--schedule", f->schedule, "cron (5 fields, UTC), @hourly/@daily/@weekly, '@every 15m' or '15m'")
+  c->add_option("--schedule", f->schedule, "cron (5 fields, UTC; 'CRON_TZ=Europe/Berlin 0 2 * * *' for a zone), @hourly/@daily/@weekly, '@every 15m' or '15m'")
       ->capture_default_str();
   c->add_flag("--any-member", f->any_member, "back up from every member's sidecar, not only the leader's");
   c->add_option("--retention", f->retention, "after each backup: etcd-manager | count:N | gfs:H,D,W,M (default: keep all)");
@@ -359,6 +359,7 @@ void add_sidecar(CLI::App& backup) {
 
     SidecarOptions o;
     o.schedule = Schedule::parse(f->schedule);
+    apply_schedule_time_zone(o.schedule);  // sets TZ: still single-threaded here
     o.leader_only = !f->any_member;
     if (!f->retention.empty()) o.retention = parse_retention_policy(f->retention, Environment::from_process());
     if (f->verify == "always") {

@@ -64,3 +64,41 @@ TEST(Schedule, BadSpecsAreRejectedWithTheReason) {
 
 }  // namespace
 }  // namespace etcdadm
+
+namespace etcdadm {
+namespace {
+
+// CRON_TZ: times in a named zone, across both DST changes (Europe/Berlin: CET = UTC+1, CEST = UTC+2).
+TEST(Schedule, CronTimeZone) {
+  Schedule berlin = Schedule::parse("CRON_TZ=Europe/Berlin 0 2 * * *");
+  EXPECT_EQ(berlin.time_zone(), "Europe/Berlin");
+  EXPECT_THROW(berlin.next_after(*parse_rfc3339("2026-11-21T00:00:00Z")), Error) << "TZ not applied";
+  const char* old = std::getenv("TZ");
+  std::string saved = old ? old : "";
+  apply_schedule_time_zone(berlin);
+  auto at = [&](const Schedule& s, const char* t) { return format_rfc3339_seconds(s.next_after(*parse_rfc3339(t))); };
+  EXPECT_EQ(at(berlin, "2026-11-21T00:00:00Z"), "2026-11-21T01:00:00Z");  // 02:00 CET
+  EXPECT_EQ(at(berlin, "2026-07-01T00:00:00Z"), "2026-07-02T00:00:00Z");  // 02:00 CEST, strictly after
+  // Spring forward (2026-03-29 02:00 -> 03:00): 02:30 does not exist that day and is skipped.
+  Schedule half = Schedule::parse("TZ=Europe/Berlin 30 2 * * *");
+  EXPECT_EQ(at(half, "2026-03-28T12:00:00Z"), "2026-03-30T00:30:00Z");
+  // Fall back (2026-10-25 03:00 -> 02:00): 02:30 happens twice, and so does the job.
+  EXPECT_EQ(at(half, "2026-10-24T12:00:00Z"), "2026-10-25T00:30:00Z");
+  EXPECT_EQ(at(half, "2026-10-25T00:30:00Z"), "2026-10-25T01:30:00Z");
+  EXPECT_EQ(at(half, "2026-10-25T01:30:00Z"), "2026-10-26T01:30:00Z");
+  // An hourly job keeps firing every real hour through the change (02:00 CEST, then 02:00 CET).
+  Schedule hourly = Schedule::parse("CRON_TZ=Europe/Berlin 0 * * * *");
+  EXPECT_EQ(at(hourly, "2026-10-25T00:00:00Z"), "2026-10-25T01:00:00Z");
+  if (saved.empty()) {
+    ::unsetenv("TZ");
+  } else {
+    ::setenv("TZ", saved.c_str(), 1);
+  }
+  ::tzset();
+  EXPECT_THROW(Schedule::parse("CRON_TZ=Mars/Olympus 0 2 * * *"), Error);
+  EXPECT_THROW(Schedule::parse("CRON_TZ=Europe/Berlin @every 1h"), Error);
+  EXPECT_EQ(Schedule::parse("CRON_TZ=UTC 0 2 * * *").time_zone(), "");
+}
+
+}  // namespace
+}  // namespace etcdadm
