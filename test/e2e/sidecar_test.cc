@@ -298,6 +298,31 @@ TEST_F(Sidecar, RetentionTokenAndConcurrentCronSaves) {
   EXPECT_NE(open.output.find("trigger token"), std::string::npos) << open.output;
 }
 
+TEST_F(Sidecar, LearnersNeverBackUp) {
+  auto& m1 = start_member();
+  EtcdOptions lo;
+  lo.name = "learner";
+  lo.peer_port = free_port();
+  lo.initial_cluster = "m1=" + m1.peer_url() + ",learner=http://127.0.0.1:" + std::to_string(lo.peer_port);
+  lo.initial_cluster_state = "existing";
+  RunOptions api3;
+  api3.env["ETCDCTL_API"] = "3";
+  auto add = run_process({"etcdctl", "--endpoints", m1.client_url(), "member", "add", "learner", "--learner",
+                          "--peer-urls=http://127.0.0.1:" + std::to_string(lo.peer_port)},
+                         api3);
+  ASSERT_EQ(add.exit_code, 0) << add.output;
+  auto& learner = start_member(lo);
+  // Even with --any-member, the learner's sidecar does not back up.
+  auto s = start_sidecar(learner, "@every 1s", {"--any-member"});
+  std::this_thread::sleep_for(2500ms);
+  EXPECT_TRUE(backups().empty());
+  std::string metrics = http("GET", s.url("/metrics")).body;
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(metrics, match, std::regex(R"(etcdadm_backup_attempts_total\{result="skipped"\} (\d+))")));
+  EXPECT_GE(std::stoi(match[1]), 1) << metrics;
+  EXPECT_EQ(s.process.stop(10000ms), 0);
+}
+
 TEST_F(Sidecar, SigtermDuringAnUploadLeavesNoPartialBackup) {
   auto& m = start_member();
   EtcdClient client(m.connection());
