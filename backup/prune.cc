@@ -58,7 +58,9 @@ PruneResult prune_backups(BlobStore& store, Catalog* catalog, const RetentionPol
   for (const auto& [dir, keys] : dirs) {
     if (listed.count(dir)) continue;
     auto parsed = parse_backup_name(dir);
-    if (!parsed || !newest || parsed->time >= newest->time) continue;
+    // Another writer may be between its data file and its marker right now: only directories
+    // older than the newest backup and more than an hour old count as abandoned.
+    if (!parsed || !newest || parsed->time >= newest->time || parsed->time > now - std::chrono::hours(1)) continue;
     store.remove_many(keys);
     r.leftovers_removed.push_back(dir);
     spdlog::info("removed incomplete backup directory {}", dir);

@@ -119,6 +119,7 @@ Schedule Schedule::parse(const std::string& raw) {
     auto d = parse_duration(duration);
     if (!d || d->count() <= 0) bad(raw, "'" + duration + "' is not a positive duration");
     if (*d < std::chrono::seconds(1)) bad(raw, "an interval below 1s");
+    if (*d > std::chrono::hours(24 * 366 * 10)) bad(raw, "an interval above 10 years");
     s.interval_ = *d;
     return s;
   }

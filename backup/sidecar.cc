@@ -28,10 +28,18 @@ Sidecar::Sidecar(EtcdClient& client, BlobStore& store, Catalog* catalog, Sidecar
 }
 
 std::optional<SystemTime> Sidecar::newest_backup_time() {
+  // A backup dated in the future (a writer with a skewed clock) must not push every sidecar's
+  // next tick into the future: it is ignored for scheduling.
+  const SystemTime horizon = Clock::now() + std::chrono::minutes(5);
   std::optional<SystemTime> newest;
   for (const auto& l : scan_backups(store_)) {
     auto parsed = parse_backup_name(l.name);
-    if (parsed && (!newest || parsed->time > *newest)) newest = parsed->time;
+    if (!parsed) continue;
+    if (parsed->time > horizon) {
+      spdlog::warn("backup {} is dated in the future (a clock is off); ignored for scheduling", l.name);
+      continue;
+    }
+    if (!newest || parsed->time > *newest) newest = parsed->time;
   }
   return newest;
 }
@@ -90,7 +98,7 @@ void Sidecar::run() {
       newest = newest_backup_time();
       std::lock_guard<std::mutex> lock(mu_);
       newest_ = newest;
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {
       spdlog::warn("cannot list the store ({}); retrying at the next tick", e.what());
     }
     // All sidecars derive the next tick from the store; a sidecar that skipped a tick (not the
@@ -153,6 +161,7 @@ void Sidecar::tick(const std::string& why) {
 
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;  // stop() came while we checked leadership: no new backup
     in_flight_ = true;
   }
   SaveOptions so = options_.save;
@@ -183,6 +192,10 @@ void Sidecar::tick(const std::string& why) {
   } catch (const Error& e) {
     spdlog::error("backup attempt ({}) failed: {}", why, e.what());
     record(Outcome::kFailure, error_kind_name(e.kind()), seconds());
+  } catch (const std::exception& e) {
+    // Not one of ours (a library's exception): still one failed attempt, never a dead sidecar.
+    spdlog::error("backup attempt ({}) failed unexpectedly: {}", why, e.what());
+    record(Outcome::kFailure, "internal", seconds());
   }
   refresh_backup_list();
   std::lock_guard<std::mutex> lock(mu_);

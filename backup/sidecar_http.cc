@@ -46,6 +46,8 @@ SidecarHttp::SidecarHttp(Sidecar& sidecar, const std::string& listen, std::strin
   port_ = port == 0 ? server_->bind_to_any_port(host) : (server_->bind_to_port(host, port) ? port : -1);
   if (port_ <= 0) throw Error(ErrorKind::kUnavailable, "cannot listen on " + listen, "is the port in use?");
   thread_ = std::thread([this] { server_->listen_after_bind(); });
+  // httplib's stop() does nothing until the server runs: wait for it, so the destructor can stop it.
+  for (int i = 0; i < 5000 && !server_->is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   spdlog::info("sidecar HTTP on {}:{} (/healthz /readyz /metrics /backups, POST /backup)", host, port_);
 }
 

@@ -414,7 +414,14 @@ void add_sidecar(CLI::App& backup) {
         }
       }
     });
-    sidecar.run();
+    try {
+      sidecar.run();
+    } catch (...) {
+      // Wake the signal thread (it waits in sigwait) so it can be joined, then report the error.
+      pthread_kill(signal_thread.native_handle(), SIGTERM);
+      signal_thread.join();
+      throw;
+    }
     signal_thread.join();
   });
 }

@@ -261,8 +261,10 @@ SnapshotStreamResult EtcdClient::snapshot(const std::string& endpoint, const Sna
       } else {
         wd_cv.wait_for(lock, kPollTick);
       }
+      // Time spent in our own pipeline (a slow upload behind a full queue) is not the member's
+      // stall: only count time while waiting for the next message.
       auto idle = Clock::now().time_since_epoch() - Clock::duration(last_progress.load());
-      if (!done && idle > stall_timeout) {
+      if (!done && busy_since.load(std::memory_order_relaxed) == 0 && idle > stall_timeout) {
         stalled = true;
         ctx.TryCancel();
         return;
@@ -306,6 +308,7 @@ SnapshotStreamResult EtcdClient::snapshot(const std::string& endpoint, const Sna
         ctx.TryCancel();
         break;
       }
+      last_progress = Clock::now().time_since_epoch().count();
       busy_since.store(0, std::memory_order_relaxed);
       result.bytes += msg.blob().size();
     }

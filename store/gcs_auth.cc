@@ -190,8 +190,15 @@ std::string GcsAuth::authorization() {
   if (!source_) return "";
   std::lock_guard<std::mutex> lock(mu_);
   if (!cached_ || Clock::now() + kRefreshMargin >= cached_->expiry) {
-    cached_ = source_->fetch();
-    spdlog::debug("got a GCS access token from {}", source_->name());
+    try {
+      cached_ = source_->fetch();
+      spdlog::debug("got a GCS access token from {}", source_->name());
+    } catch (const Error& e) {
+      // Keep using the current token while it is still valid; the next call tries again.
+      if (!cached_ || Clock::now() >= cached_->expiry) throw;
+      spdlog::warn("refreshing the GCS token from {} failed ({}); the current one is still valid", source_->name(),
+                   e.what());
+    }
   }
   return "Bearer " + cached_->access_token;
 }

@@ -198,6 +198,11 @@ bool GcsClient::upload_chunk(const std::string& session, uint64_t offset, std::s
         throw Error(ErrorKind::kCorrupt, what + ": the server holds " + std::to_string(*held) + " bytes, outside this chunk");
       }
       sent_from = *held;
+      // The whole (non-final) chunk arrived; only the 308 answer was lost.
+      if (!total && sent_from == end) {
+        broken = false;
+        return;
+      }
     }
     broken = true;
     std::string_view rest = data.substr(static_cast<size_t>(sent_from - offset));
@@ -212,6 +217,10 @@ bool GcsClient::upload_chunk(const std::string& session, uint64_t offset, std::s
     HttpResponse r = send(req);
     if (r.status == 308) {
       uint64_t held = persisted_from_range(r.header("range"));
+      if (held < sent_from || held > end) {
+        throw Error(ErrorKind::kCorrupt, what + ": the server reports " + std::to_string(held) +
+                                             " bytes persisted, outside what was sent");
+      }
       if (held < end) {
         // The server kept only part of what we sent (allowed by the protocol): send the rest.
         sent_from = held;

@@ -67,6 +67,7 @@ void StreamingReader::run() {
     error_ = e;
     cv_.notify_all();
   };
+  uint64_t offset_at_failure = 0;
   for (;;) {
     try {
       if (offset < size_) {
@@ -98,6 +99,9 @@ void StreamingReader::run() {
         return;
       }
       if (!is_retryable(e)) return fail(std::current_exception());
+      // The budget is for consecutive failures: a resume that made progress starts it afresh.
+      if (offset > offset_at_failure) failures = 0;
+      offset_at_failure = offset;
       if (++failures >= policy_.max_attempts) {
         return fail(std::make_exception_ptr(
             e.wrap("download of " + what_ + " failed after " + std::to_string(failures) + " attempts")));

@@ -86,6 +86,11 @@ class ResumableFixture {
           return;
         }
         stored += req.body.substr(0, keep);
+        if (fail_after_persist) {  // the chunk arrived whole, but the 308 answer is "lost"
+          fail_after_persist = false;
+          res.status = 503;
+          return;
+        }
       }
       if (total && stored.size() == *total) {
         complete = true;
@@ -114,6 +119,7 @@ class ResumableFixture {
   int status_queries = 0;
   bool fail_next_partially = false;
   bool fail_next = false;
+  bool fail_after_persist = false;
   bool complete = false;
 };
 
@@ -123,7 +129,7 @@ TEST(GcsResumableFixture, ChunkedUploadResumesAfterPartialPersistAndServerErrors
   c.endpoint = f.fx.url();
   c.retry = RetryPolicy{6, std::chrono::milliseconds(5), std::chrono::milliseconds(20)};
   GcsStore store(std::make_shared<GcsClient>(c, std::make_shared<GcsAuth>(nullptr)), "bkt", "etcd", 1u << 20);
-  std::string data = random_data((3u << 20) + 333333);
+  std::string data = random_data((5u << 20) + 333333);
   auto w = store.create("2026-11-21T07:00:00Z-000001/etcd.backup.gz", false);
   size_t off = 0;
   int chunk_no = 0;
@@ -139,6 +145,9 @@ TEST(GcsResumableFixture, ChunkedUploadResumesAfterPartialPersistAndServerErrors
     } else if (f.chunk_sizes.size() >= 3 && chunk_no == 1) {
       f.fail_next = true;
       chunk_no = 2;
+    } else if (f.chunk_sizes.size() >= 4 && chunk_no == 2) {
+      f.fail_after_persist = true;
+      chunk_no = 3;
     }
   }
   EXPECT_FALSE(f.complete) << "the object must not exist before commit";
@@ -146,7 +155,8 @@ TEST(GcsResumableFixture, ChunkedUploadResumesAfterPartialPersistAndServerErrors
   EXPECT_TRUE(f.complete);
   EXPECT_EQ(f.name, "etcd/2026-11-21T07:00:00Z-000001/etcd.backup.gz");
   EXPECT_TRUE(f.stored == data);
-  EXPECT_GE(f.status_queries, 2);
+  EXPECT_GE(f.status_queries, 3);
+  EXPECT_FALSE(f.fail_after_persist) << "the lost-answer fault was never injected";
   for (size_t s : f.chunk_sizes) EXPECT_EQ(s % kGcsChunkQuantum, 0u) << s;
 }
 
