@@ -1,0 +1,112 @@
+// The member PKI, checked with the openssl CLI as an independent oracle: chains verify, SANs and
+// key usages are what etcd needs, keys are 0600, the CA is reused, renewal keeps keys and SANs.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/subprocess.h"
+#include "etcdadm/pki.h"
+#include "test/support/test_env.h"
+
+namespace etcdadm {
+namespace {
+
+std::string openssl(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"openssl"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto r = run_process(argv);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return r.output;
+}
+
+MemberPkiSpec spec(const std::string& dir) {
+  MemberPkiSpec s;
+  s.certs_dir = dir;
+  s.name = "m1";
+  s.client_hosts = {"10.0.0.1", "etcd-1.example.com"};
+  s.peer_hosts = {"10.0.0.1"};
+  s.extra_sans = {"etcd.example.com"};
+  return s;
+}
+
+TEST(Pki, InitIssuesAVerifiableMemberPki) {
+  test::TempDir dir;
+  EXPECT_TRUE(ensure_ca(dir.path()));
+  auto issued = ensure_member_certs(spec(dir.path()));
+  EXPECT_EQ(issued, member_cert_names());
+  for (const auto& stem : member_cert_names()) {
+    std::string crt = dir / (stem + ".crt");
+    EXPECT_NE(openssl({"verify", "-CAfile", dir / "ca.crt", crt}).find(": OK"), std::string::npos) << stem;
+    struct stat st {};
+    ASSERT_EQ(::stat((dir / (stem + ".key")).c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u) << stem;
+  }
+  std::string server = openssl({"x509", "-in", dir / "server.crt", "-noout", "-text"});
+  for (const char* want : {"DNS:m1", "IP Address:127.0.0.1", "IP Address:10.0.0.1", "DNS:etcd-1.example.com",
+                           "DNS:etcd.example.com", "TLS Web Server Authentication", "TLS Web Client Authentication",
+                           "Subject: CN = m1"}) {
+    EXPECT_NE(server.find(want), std::string::npos) << want << "\n" << server;
+  }
+  std::string client = openssl({"x509", "-in", dir / "etcdctl-etcd-client.crt", "-noout", "-subject", "-ext", "extendedKeyUsage"});
+  EXPECT_NE(client.find("O = system:masters, CN = m1-etcdctl"), std::string::npos) << client;
+  EXPECT_EQ(client.find("Server Authentication"), std::string::npos) << client;
+  auto info = inspect_certs(dir.path());
+  ASSERT_EQ(info.size(), 5u);
+  EXPECT_TRUE(info[0].is_ca);
+  EXPECT_GT(info[0].not_after - std::chrono::system_clock::now(), std::chrono::hours(24 * 365 * 9));
+  EXPECT_LT(info[1].not_after - std::chrono::system_clock::now(), std::chrono::hours(24 * 366));
+}
+
+TEST(Pki, ExistingCaIsReusedAndCheckedAndCertsAreNotOverwritten) {
+  test::TempDir dir;
+  ensure_ca(dir.path());
+  std::string ca = read_file(dir / "ca.crt");
+  EXPECT_FALSE(ensure_ca(dir.path()));
+  EXPECT_EQ(read_file(dir / "ca.crt"), ca);
+  ensure_member_certs(spec(dir.path()));
+  std::string server = read_file(dir / "server.crt");
+  EXPECT_TRUE(ensure_member_certs(spec(dir.path())).empty());
+  EXPECT_EQ(read_file(dir / "server.crt"), server);
+  // A CA key that does not match is refused, not silently replaced.
+  test::TempDir other;
+  ensure_ca(other.path());
+  write_file_atomic(dir / "ca.key", read_file(other / "ca.key"), 0600);
+  EXPECT_THROW(ensure_ca(dir.path()), Error);
+  // Half a CA (certificate without key: the usual mistake when joining) is named.
+  test::TempDir half;
+  write_file_atomic(half / "ca.crt", ca);
+  try {
+    ensure_ca(half.path());
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("only one of ca.crt and ca.key"), std::string::npos);
+  }
+}
+
+TEST(Pki, RenewKeepsKeysSubjectsAndSansButChangesSerialAndExpiry) {
+  test::TempDir dir;
+  ensure_ca(dir.path());
+  MemberPkiSpec s = spec(dir.path());
+  s.leaf_validity = std::chrono::hours(24);  // about to expire
+  ensure_member_certs(s);
+  auto before = inspect_certs(dir.path());
+  std::string pub_before = openssl({"x509", "-in", dir / "server.crt", "-noout", "-pubkey"});
+  auto renewed = renew_certs(dir.path(), {"all"});
+  EXPECT_EQ(renewed, member_cert_names());
+  auto after = inspect_certs(dir.path());
+  for (size_t i = 1; i < after.size(); ++i) {
+    EXPECT_NE(after[i].serial_hex, before[i].serial_hex) << after[i].name;
+    EXPECT_GT(after[i].not_after - before[i].not_after, std::chrono::hours(24 * 300)) << after[i].name;
+    EXPECT_EQ(after[i].subject, before[i].subject);
+    EXPECT_EQ(after[i].sans, before[i].sans);
+  }
+  EXPECT_EQ(after[0].serial_hex, before[0].serial_hex) << "the CA is not renewed";
+  EXPECT_EQ(openssl({"x509", "-in", dir / "server.crt", "-noout", "-pubkey"}), pub_before);
+  EXPECT_NE(openssl({"verify", "-CAfile", dir / "ca.crt", dir / "server.crt"}).find(": OK"), std::string::npos);
+  EXPECT_EQ(renew_certs(dir.path(), {"peer"}), std::vector<std::string>{"peer"});
+  EXPECT_THROW(renew_certs(dir.path(), {"bogus"}), Error);
+}
+
+}  // namespace
+}  // namespace etcdadm
