@@ -27,23 +27,6 @@ Sidecar::Sidecar(EtcdClient& client, BlobStore& store, Catalog* catalog, Sidecar
   duration_buckets_.assign(std::size(kDurationBuckets), 0);
 }
 
-std::optional<SystemTime> Sidecar::newest_backup_time() {
-  // A backup dated in the future (a writer with a skewed clock) must not push every sidecar's
-  // next tick into the future: it is ignored for scheduling.
-  const SystemTime horizon = Clock::now() + std::chrono::minutes(5);
-  std::optional<SystemTime> newest;
-  for (const auto& l : scan_backups(store_)) {
-    auto parsed = parse_backup_name(l.name);
-    if (!parsed) continue;
-    if (parsed->time > horizon) {
-      spdlog::warn("backup {} is dated in the future (a clock is off); ignored for scheduling", l.name);
-      continue;
-    }
-    if (!newest || parsed->time > *newest) newest = parsed->time;
-  }
-  return newest;
-}
-
 void Sidecar::stop() {
   std::unique_lock<std::mutex> lock(mu_);
   if (stopping_) return;
@@ -89,15 +72,12 @@ void Sidecar::load_history() {
 void Sidecar::run() {
   load_history();  // counters continue where the last run of this host left them
   std::optional<SystemTime> last_tick;
-  refresh_backup_list();
   spdlog::info("backup sidecar started: schedule '{}', {}", options_.schedule.spec(),
                options_.leader_only ? "backups by the leader's sidecar only" : "backups by any member");
   for (;;) {
     std::optional<SystemTime> newest;
     try {
-      newest = newest_backup_time();
-      std::lock_guard<std::mutex> lock(mu_);
-      newest_ = newest;
+      newest = refresh_store_view();
     } catch (const std::exception& e) {
       spdlog::warn("cannot list the store ({}); retrying at the next tick", e.what());
     }
@@ -197,7 +177,6 @@ void Sidecar::tick(const std::string& why) {
     spdlog::error("backup attempt ({}) failed unexpectedly: {}", why, e.what());
     record(Outcome::kFailure, "internal", seconds());
   }
-  refresh_backup_list();
   std::lock_guard<std::mutex> lock(mu_);
   in_flight_ = false;
   cv_.notify_all();
@@ -216,7 +195,6 @@ void Sidecar::record(Outcome outcome, const std::string& reason, double seconds)
   }
   duration_sum_ += seconds;
   ++duration_count_;
-  if (outcome == Outcome::kSuccess) newest_ = Clock::now();
 }
 
 bool Sidecar::ready(std::string* why) {
@@ -278,27 +256,45 @@ std::string Sidecar::backups_json() {
   return backups_json_;
 }
 
-void Sidecar::refresh_backup_list() {
-  nlohmann::json out = nlohmann::json::array();
-  try {
-    if (catalog_ != nullptr) {
-      catalog_->sync(store_);
-      for (const auto& r : catalog_->backups(store_.url())) {
-        out.push_back({{"name", r.name},
-                       {"takenAt", r.taken_at_micros ? format_rfc3339_seconds(from_unix_micros(r.taken_at_micros)) : ""},
-                       {"revision", r.revision ? nlohmann::json(*r.revision) : nlohmann::json()},
-                       {"dbSize", r.db_size ? nlohmann::json(*r.db_size) : nlohmann::json()},
-                       {"storedSize", r.stored_size},
-                       {"etcdVersion", r.etcd_version},
-                       {"memberId", r.member_id}});
-      }
+std::optional<SystemTime> Sidecar::refresh_store_view() {
+  // One listing of the store per loop: the catalog sync reads it, and the schedule's base, /readyz
+  // and /backups all come from the synced catalog.
+  std::vector<BackupRecord> records;
+  if (catalog_ != nullptr) {
+    catalog_->sync(store_);
+    records = catalog_->backups(store_.url());
+  } else {
+    for (const auto& l : scan_backups(store_)) {
+      BackupRecord r;
+      r.name = l.name;
+      records.push_back(r);
     }
-  } catch (const Error& e) {
-    spdlog::warn("cannot refresh the backup list: {}", e.what());
-    return;
+  }
+  // A backup dated in the future (a writer with a skewed clock) must not push every sidecar's
+  // next tick into the future: it is ignored for scheduling.
+  const SystemTime horizon = Clock::now() + std::chrono::minutes(5);
+  std::optional<SystemTime> newest;
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& r : records) {
+    list.push_back({{"name", r.name},
+                    {"takenAt", r.taken_at_micros ? format_rfc3339_seconds(from_unix_micros(r.taken_at_micros)) : ""},
+                    {"revision", r.revision ? nlohmann::json(*r.revision) : nlohmann::json()},
+                    {"dbSize", r.db_size ? nlohmann::json(*r.db_size) : nlohmann::json()},
+                    {"storedSize", r.stored_size},
+                    {"etcdVersion", r.etcd_version},
+                    {"memberId", r.member_id}});
+    auto parsed = parse_backup_name(r.name);
+    if (!parsed) continue;
+    if (parsed->time > horizon) {
+      spdlog::warn("backup {} is dated in the future (a clock is off); ignored for scheduling", r.name);
+      continue;
+    }
+    if (!newest || parsed->time > *newest) newest = parsed->time;
   }
   std::lock_guard<std::mutex> lock(mu_);
-  backups_json_ = out.dump(2);
+  newest_ = newest;
+  backups_json_ = list.dump(2);
+  return newest;
 }
 
 }  // namespace etcdadm

@@ -57,10 +57,10 @@ class Sidecar {
  private:
   enum class Outcome { kSuccess, kFailure, kSkipped };
   void tick(const std::string& why);
-  std::optional<SystemTime> newest_backup_time();
   void record(Outcome outcome, const std::string& reason, double seconds);
-  // The catalog is used by the backup thread only; the HTTP thread reads this cached copy.
-  void refresh_backup_list();
+  // Syncs the catalog with the store and caches the newest backup's time and the backup list for
+  // the HTTP thread (the catalog is used by the loop thread only). Returns the newest time.
+  std::optional<SystemTime> refresh_store_view();
   void load_history();
 
   EtcdClient& client_;
