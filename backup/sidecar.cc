@@ -22,6 +22,13 @@ double unix_seconds_of(SystemTime t) { return std::chrono::duration<double>(t.ti
 
 }  // namespace
 
+int parse_verify_every(const std::string& spec) {
+  if (spec == "always") return 1;
+  if (spec == "never") return 0;
+  if (spec.rfind("every:", 0) == 0 && std::atoi(spec.c_str() + 6) > 0) return std::atoi(spec.c_str() + 6);
+  throw Error(ErrorKind::kInvalidArgument, "invalid --verify " + spec, "always, never or every:N");
+}
+
 Sidecar::Sidecar(EtcdClient& client, BlobStore& store, Catalog* catalog, SidecarOptions options)
     : client_(client), store_(store), catalog_(catalog), options_(std::move(options)) {
   duration_buckets_.assign(std::size(kDurationBuckets), 0);

@@ -40,6 +40,9 @@ struct SidecarOptions {
   std::chrono::seconds shutdown_grace{std::chrono::seconds(30)};
 };
 
+// "always" -> 1, "never" -> 0, "every:N" -> N (SidecarOptions::verify_every). Throws kInvalidArgument.
+int parse_verify_every(const std::string& spec);
+
 class Sidecar {
  public:
   Sidecar(EtcdClient& client, BlobStore& store, Catalog* catalog, SidecarOptions options);

@@ -3,9 +3,20 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include <cctype>
+
 #include "common/error.h"
+#include "common/fs.h"
 
 namespace etcdadm {
+
+std::string read_trigger_token(const std::string& path) {
+  std::string token = read_file(path);
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.front()))) token.erase(token.begin());
+  if (token.empty()) throw Error(ErrorKind::kInvalidArgument, "trigger token file " + path + " is empty");
+  return token;
+}
 
 SidecarHttp::SidecarHttp(Sidecar& sidecar, const std::string& listen, std::string token)
     : server_(std::make_unique<httplib::Server>()) {

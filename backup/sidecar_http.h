@@ -19,6 +19,9 @@ class Server;
 
 namespace etcdadm {
 
+// The bearer token in `path` (surrounding whitespace dropped). Throws when unreadable or empty.
+std::string read_trigger_token(const std::string& path);
+
 class SidecarHttp {
  public:
   // `listen` is "host:port". Throws Error(kInvalidArgument) for a non-loopback address without a

@@ -16,7 +16,6 @@
 #include "cmd/output.h"
 #include "common/cpu_priority.h"
 #include "common/error.h"
-#include "common/fs.h"
 #include "common/timefmt.h"
 #include "restore/data_dir.h"
 #include "restore/fetch.h"
@@ -90,6 +89,14 @@ void add_compression_flags(CLI::App* c, std::string& compression, int& level) {
   c->add_option("--compression-level", level, "codec level (gzip 0-3 via ISA-L, default 1; zstd 1-19, default 1)");
 }
 
+std::chrono::seconds duration_flag(const std::string& flag, const std::string& value, bool allow_zero) {
+  auto d = parse_duration(value);
+  if (!d || d->count() < 0 || (!allow_zero && d->count() == 0)) {
+    throw Error(ErrorKind::kInvalidArgument, "invalid " + flag + " " + value, "e.g. 30s, 15m, 2h");
+  }
+  return std::chrono::duration_cast<std::chrono::seconds>(*d);
+}
+
 void print_saved(const SaveResult& r, OutputFormat fmt) {
   if (fmt == OutputFormat::kJson) {
     auto j = record_json(record_from_meta(r.meta));
@@ -128,17 +135,11 @@ void add_save(CLI::App& backup) {
       ->capture_default_str();
   c->callback([f] {
     SaveOptions o;
-    auto abandoned = parse_duration(f->abandoned);
-    if (!abandoned || abandoned->count() < 0) {
-      throw Error(ErrorKind::kInvalidArgument, "invalid --clean-abandoned-after " + f->abandoned, "e.g. 24h, 30m, 0");
-    }
-    o.clean_abandoned_after = std::chrono::duration_cast<std::chrono::seconds>(*abandoned);
+    o.clean_abandoned_after = duration_flag("--clean-abandoned-after", f->abandoned, true);
     o.preferred_endpoint = f->prefer;
     o.compression = compression_flag(f->compression);
     o.compression_level = f->level;
-    auto stall = parse_duration(f->stall);
-    if (!stall || stall->count() <= 0) throw Error(ErrorKind::kInvalidArgument, "invalid --stall-timeout " + f->stall);
-    o.stall_timeout = *stall;
+    o.stall_timeout = duration_flag("--stall-timeout", f->stall, false);
     auto fmt = parse_output_format(f->store.output);
     set_process_nice(f->nice);  // before any worker thread exists, so they all inherit it
     auto store = f->store.open();
@@ -314,14 +315,6 @@ void add_prune(CLI::App& backup) {
   });
 }
 
-std::chrono::seconds duration_flag(const std::string& flag, const std::string& value, bool allow_zero) {
-  auto d = parse_duration(value);
-  if (!d || d->count() < 0 || (!allow_zero && d->count() == 0)) {
-    throw Error(ErrorKind::kInvalidArgument, "invalid " + flag + " " + value, "e.g. 30s, 15m, 2h");
-  }
-  return std::chrono::duration_cast<std::chrono::seconds>(*d);
-}
-
 void add_sidecar(CLI::App& backup) {
   struct Flags {
     StoreFlags store;
@@ -362,27 +355,14 @@ void add_sidecar(CLI::App& backup) {
     apply_schedule_time_zone(o.schedule);  // sets TZ: still single-threaded here
     o.leader_only = !f->any_member;
     if (!f->retention.empty()) o.retention = parse_retention_policy(f->retention, Environment::from_process());
-    if (f->verify == "always") {
-      o.verify_every = 1;
-    } else if (f->verify == "never") {
-      o.verify_every = 0;
-    } else if (f->verify.rfind("every:", 0) == 0 && std::atoi(f->verify.c_str() + 6) > 0) {
-      o.verify_every = std::atoi(f->verify.c_str() + 6);
-    } else {
-      throw Error(ErrorKind::kInvalidArgument, "invalid --verify " + f->verify, "always, never or every:N");
-    }
+    o.verify_every = parse_verify_every(f->verify);
     o.ready_max_age = duration_flag("--ready-max-age", f->ready_max_age, false);
     o.shutdown_grace = duration_flag("--shutdown-grace", f->grace, true);
     o.save.compression = compression_flag(f->compression);
     o.save.compression_level = f->level;
     o.save.stall_timeout = duration_flag("--stall-timeout", f->stall, false);
     o.save.clean_abandoned_after = duration_flag("--clean-abandoned-after", f->abandoned, true);
-    std::string token;
-    if (!f->token_file.empty()) {
-      token = read_file(f->token_file);
-      while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
-      if (token.empty()) throw Error(ErrorKind::kInvalidArgument, "trigger token file " + f->token_file + " is empty");
-    }
+    std::string token = f->token_file.empty() ? "" : read_trigger_token(f->token_file);
 
     ConnectionConfig cc = f->conn.resolve();
     o.member_endpoint = cc.endpoints.front();
