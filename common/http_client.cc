@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <strings.h>
 #include <exception>
 #include <mutex>
 
@@ -26,6 +27,7 @@ struct TransferState {
   size_t sent = 0;
   HttpResponse* response = nullptr;
   const HttpBodySink* sink = nullptr;
+  bool ranged = false;  // the request asked for part of the object
   std::exception_ptr sink_error;
 };
 
@@ -53,6 +55,15 @@ size_t write_body(char* data, size_t size, size_t nmemb, void* userdata) {
   auto* st = static_cast<TransferState*>(userdata);
   size_t n = size * nmemb;
   if (st->sink != nullptr && *st->sink && st->response->ok()) {
+    if (st->ranged && st->response->status != 206) {
+      // A server that ignores Range sends the whole object from byte 0: appending that at a resume
+      // offset would splice the object. Nothing of it may reach the sink.
+      st->sink_error = std::make_exception_ptr(
+          Error(ErrorKind::kCorrupt, st->request->method + " " + st->request->url.substr(0, st->request->url.find('?')) +
+                                         ": the server ignored the Range header (HTTP " +
+                                         std::to_string(st->response->status) + " instead of 206)"));
+      return CURL_WRITEFUNC_ERROR;
+    }
     try {
       (*st->sink)(data, n);
     } catch (...) {
@@ -148,6 +159,9 @@ HttpResponse HttpClient::perform(const HttpRequest& request, const HttpBodySink&
   st.request = &request;
   st.response = &response;
   st.sink = &sink;
+  for (const auto& [name, value] : request.headers) {
+    st.ranged = st.ranged || strcasecmp(name.c_str(), "Range") == 0;
+  }
 
   curl_easy_reset(curl_);  // keeps the connection cache
   char errbuf[CURL_ERROR_SIZE] = {0};

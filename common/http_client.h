@@ -58,7 +58,8 @@ class HttpClient {
   HttpClient& operator=(const HttpClient&) = delete;
 
   // Sends the request. With a sink, a 2xx body goes to the sink instead of response.body;
-  // non-2xx bodies are always kept (up to 64 KiB) for the error message.
+  // non-2xx bodies are always kept (up to 64 KiB) for the error message. A request with a Range
+  // header whose answer is not 206 throws Error(kCorrupt) before any byte reaches the sink.
   HttpResponse perform(const HttpRequest& request, const HttpBodySink& sink = nullptr);
 
   const HttpOptions& options() const { return options_; }

@@ -254,12 +254,7 @@ void S3Client::get_object(const std::string& bucket, const std::string& key, uin
   Call c{.method = "GET", .bucket = bucket, .key = key};
   if (offset > 0) c.headers.emplace_back("Range", "bytes=" + std::to_string(offset) + "-");
   if (!etag.empty()) c.headers.emplace_back("If-Match", "\"" + etag + "\"");
-  HttpResponse r = send(c, sink);
-  // Bytes have already gone to the sink by now; the reader's size check and the backup's hashes
-  // catch them, this check names the cause.
-  if (offset > 0 && r.status != 206) {
-    throw Error(ErrorKind::kCorrupt, "download of s3://" + bucket + "/" + key + ": the server ignored the range request");
-  }
+  send(c, sink);  // HttpClient refuses a resumed read answered with the whole object
 }
 
 S3ListPage S3Client::list_objects(const std::string& bucket, const std::string& prefix, const std::string& token,

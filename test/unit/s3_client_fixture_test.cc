@@ -174,6 +174,31 @@ TEST(S3ClientFixture, TlsIsVerifiedWithTheGivenCaBundle) {
   t.join();
 }
 
+TEST(S3ClientFixture, ResumedReadAnsweredWithTheWholeObjectNeverReachesTheReader) {
+  FixtureServer fx;
+  fx.server.Get(".*", [](const httplib::Request&, httplib::Response& res) {
+    // The whole object with a 2xx that is not 206 (httplib would serve a Range itself for a 200).
+    res.status = 203;
+    res.set_content("0123456789", "application/octet-stream");
+  });
+  fx.start();
+  S3Config c;
+  c.endpoint = fx.url();
+  c.path_style = true;
+  S3Client client(c, make_static_credentials(creds()));
+  std::string got;
+  try {
+    client.get_object("b", "k", 4, "", [&](const char* d, size_t n) { got.append(d, n); });
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kCorrupt);
+    EXPECT_NE(std::string(e.what()).find("ignored the Range header"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(got.empty()) << "bytes from offset 0 reached the reader";
+  client.get_object("b", "k", 0, "", [&](const char* d, size_t n) { got.append(d, n); });  // no Range: fine
+  EXPECT_EQ(got, "0123456789");
+}
+
 TEST(S3ClientFixture, NotImplementedIsNotRetried) {
   FixtureServer fx;
   std::atomic<int> calls{0};
