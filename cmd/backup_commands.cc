@@ -14,6 +14,7 @@
 #include "backup/save.h"
 #include "cmd/connection_flags.h"
 #include "cmd/output.h"
+#include "cmd/store_flags.h"
 #include "common/cpu_priority.h"
 #include "common/error.h"
 #include "common/timefmt.h"
@@ -27,56 +28,6 @@ namespace etcdadm::cli {
 
 namespace {
 
-// Flags every store-reading command shares.
-struct StoreFlags {
-  std::string store;
-  std::string catalog;
-  std::string output = "table";
-  StoreOptions options;
-  int part_size_mib = 8;
-  std::string ca_bundle;
-  bool insecure = false;
-  void add_to(CLI::App* c, bool with_output = true) {
-    c->add_option("--store", store, "backup store: path, file:///path, s3://bucket/prefix, gs://bucket/prefix")
-        ->envname("ETCDADM_STORE");
-    c->add_option("--catalog", catalog, "SQLite catalog file (default: " + Catalog::default_path() + ")");
-    if (with_output) c->add_option("-o,--output-format", output, "table|json");
-    auto* g = c->add_option_group("Object store options (S3 and GCS)");
-    g->add_option("--s3-endpoint", options.s3.endpoint,
-                  "S3-compatible endpoint URL (default: S3_ENDPOINT, AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, else AWS)");
-    g->add_option("--s3-region", options.s3.region,
-                  "bucket region (default: S3_REGION, AWS_REGION, AWS_DEFAULT_REGION, profile, us-east-1)");
-    g->add_option("--s3-addressing", options.s3.addressing,
-                  "path|virtual (default: path with a custom endpoint, virtual on AWS)")
-        ->check(CLI::IsMember({"path", "virtual"}));
-    g->add_option("--s3-sse", options.s3.sse, "server-side encryption: AES256 or aws:kms")
-        ->check(CLI::IsMember({"AES256", "aws:kms"}));
-    g->add_option("--s3-sse-kms-key-id", options.s3.sse_kms_key_id, "KMS key for --s3-sse aws:kms");
-    g->add_flag("--s3-unsigned-payload", options.s3.unsigned_payload,
-                "do not hash request bodies for the signature (saves CPU; integrity rests on TLS and etcdadm's own SHA-256)");
-    g->add_option("--gcs-endpoint", options.gcs.endpoint,
-                  "GCS JSON API endpoint (default: STORAGE_EMULATOR_HOST, else https://storage.googleapis.com)");
-    g->add_option("--ca-bundle", ca_bundle, "PEM CA bundle for the store endpoint (default for S3: AWS_CA_BUNDLE; else system)");
-    g->add_flag("--insecure-skip-tls-verify", insecure,
-                "do not verify the store endpoint's certificate (test setups only)");
-    g->add_option("--upload-concurrency", options.s3.store.concurrency, "parts uploaded in parallel")
-        ->default_val(4)
-        ->check(CLI::Range(1, 64));
-    g->add_option("--upload-part-size", part_size_mib, "S3 first part size / GCS chunk size in MiB (S3 parts grow after 1000 parts)")
-        ->default_val(8)
-        ->check(CLI::Range(5, 5120));
-  }
-  std::unique_ptr<BlobStore> open() const {
-    StoreOptions o = options;
-    o.s3.store.part_size = static_cast<size_t>(part_size_mib) << 20;
-    o.gcs.chunk_size = static_cast<size_t>(part_size_mib) << 20;
-    o.s3.ca_bundle = o.gcs.ca_bundle = ca_bundle;
-    o.s3.insecure_skip_verify = o.gcs.insecure_skip_verify = insecure;
-    return open_store(store, o);
-  }
-  Catalog open_catalog() const { return Catalog::open_or_memory(catalog.empty() ? Catalog::default_path() : catalog); }
-};
-
 std::optional<Compression> compression_flag(const std::string& s) {
   if (s.empty()) return std::nullopt;
   auto c = parse_compression(s);
@@ -87,14 +38,6 @@ std::optional<Compression> compression_flag(const std::string& s) {
 void add_compression_flags(CLI::App* c, std::string& compression, int& level) {
   c->add_option("--compression", compression, "gzip|zstd|none (only when creating a store; default gzip)");
   c->add_option("--compression-level", level, "codec level (gzip 0-3 via ISA-L, default 1; zstd 1-19, default 1)");
-}
-
-std::chrono::seconds duration_flag(const std::string& flag, const std::string& value, bool allow_zero) {
-  auto d = parse_duration(value);
-  if (!d || d->count() < 0 || (!allow_zero && d->count() == 0)) {
-    throw Error(ErrorKind::kInvalidArgument, "invalid " + flag + " " + value, "e.g. 30s, 15m, 2h");
-  }
-  return std::chrono::duration_cast<std::chrono::seconds>(*d);
 }
 
 void print_saved(const SaveResult& r, OutputFormat fmt) {

@@ -7,6 +7,7 @@
 
 #include "cmd/backup_commands.h"
 #include "cmd/certs_commands.h"
+#include "cmd/lifecycle_commands.h"
 #include "common/error.h"
 #include "common/log.h"
 
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
   app.add_subcommand("version", "print the version")->callback([] { std::cout << "etcdadm " << ETCDADM_VERSION << "\n"; });
   etcdadm::cli::add_backup_commands(app);
   etcdadm::cli::add_certs_commands(app);
+  etcdadm::cli::add_lifecycle_commands(app);
 
   try {
     app.parse(argc, argv);

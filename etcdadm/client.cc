@@ -194,6 +194,31 @@ etcdserverpb::MemberListResponse EtcdClient::member_list() {
   return resp;
 }
 
+etcdserverpb::MemberAddResponse EtcdClient::member_add(const std::vector<std::string>& peer_urls, bool learner) {
+  etcdserverpb::MemberAddRequest req;
+  for (const auto& u : peer_urls) req.add_peerurls(u);
+  req.set_islearner(learner);
+  etcdserverpb::MemberAddResponse resp;
+  call_cluster("MemberAdd", [&](Conn& c, grpc::ClientContext& ctx) { return c.cluster->MemberAdd(&ctx, req, &resp); });
+  return resp;
+}
+
+etcdserverpb::MemberRemoveResponse EtcdClient::member_remove(uint64_t id) {
+  etcdserverpb::MemberRemoveRequest req;
+  req.set_id(id);
+  etcdserverpb::MemberRemoveResponse resp;
+  call_cluster("MemberRemove", [&](Conn& c, grpc::ClientContext& ctx) { return c.cluster->MemberRemove(&ctx, req, &resp); });
+  return resp;
+}
+
+etcdserverpb::MemberPromoteResponse EtcdClient::member_promote(uint64_t id) {
+  etcdserverpb::MemberPromoteRequest req;
+  req.set_id(id);
+  etcdserverpb::MemberPromoteResponse resp;
+  call_cluster("MemberPromote", [&](Conn& c, grpc::ClientContext& ctx) { return c.cluster->MemberPromote(&ctx, req, &resp); });
+  return resp;
+}
+
 etcdserverpb::RangeResponse EtcdClient::range(const etcdserverpb::RangeRequest& request) {
   etcdserverpb::RangeResponse resp;
   call_cluster("Range", [&](Conn& c, grpc::ClientContext& ctx) { return c.kv->Range(&ctx, request, &resp); });

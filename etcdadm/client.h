@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "etcdadm/connection.h"
 #include "etcdadm/grpc_errors.h"
@@ -50,6 +51,11 @@ class EtcdClient {
 
   // ---- the cluster (first endpoint that answers) ----
   etcdserverpb::MemberListResponse member_list();
+  // Membership changes. Not retried here: the caller decides (a MemberAdd whose answer was lost
+  // may have been applied, so callers look at the member list before adding again).
+  etcdserverpb::MemberAddResponse member_add(const std::vector<std::string>& peer_urls, bool learner);
+  etcdserverpb::MemberRemoveResponse member_remove(uint64_t id);
+  etcdserverpb::MemberPromoteResponse member_promote(uint64_t id);
   etcdserverpb::RangeResponse range(const etcdserverpb::RangeRequest& request);
   etcdserverpb::PutResponse put(const std::string& key, const std::string& value);
   etcdserverpb::DeleteRangeResponse delete_range(const etcdserverpb::DeleteRangeRequest& request);

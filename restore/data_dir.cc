@@ -1,6 +1,7 @@
 #include "restore/data_dir.h"
 
 #include <spdlog/spdlog.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include "common/fs.h"
 #include "common/subprocess.h"
 #include "restore/fetch.h"
+#include "store/snapshot_digest.h"
 
 extern char** environ;
 
@@ -78,46 +80,47 @@ RestoreTool find_restore_tool(const std::string& explicit_path) {
   return tool;
 }
 
-RestoreResult restore_to_data_dir(BlobStore& store, const BackupRecord& backup, const RestoreOptions& in) {
-  RestoreOptions o = in;
+namespace {
+
+// What every restore checks and decides before touching anything.
+struct PreparedRestore {
+  RestoreOptions options;
+  std::string data_dir;  // absolute
+  std::string parent;    // where the staging directory goes (same filesystem as data_dir)
+  RestoreTool tool;
+};
+
+PreparedRestore prepare_restore(const RestoreOptions& in) {
+  PreparedRestore p;
+  p.options = in;
+  RestoreOptions& o = p.options;
   if (o.initial_cluster.empty()) {
     std::string first_url = o.initial_advertise_peer_urls.substr(0, o.initial_advertise_peer_urls.find(','));
     o.initial_cluster = o.name + "=" + first_url;
   }
   check_options(o);
-  const std::string data_dir = absolute_path(o.data_dir);
-  if (!is_missing_or_empty_dir(data_dir) && !o.force) {
-    throw Error(ErrorKind::kAlreadyExists, "data dir " + data_dir + " is not empty",
+  p.data_dir = absolute_path(o.data_dir);
+  if (!is_missing_or_empty_dir(p.data_dir) && !o.force) {
+    throw Error(ErrorKind::kAlreadyExists, "data dir " + p.data_dir + " is not empty",
                 "restore into a new directory, or pass --force to replace it (its contents are deleted)");
   }
-  if (path_exists(data_dir) && !is_directory(data_dir)) {
-    throw Error(ErrorKind::kAlreadyExists, data_dir + " exists and is not a directory");
+  if (path_exists(p.data_dir) && !is_directory(p.data_dir)) {
+    throw Error(ErrorKind::kAlreadyExists, p.data_dir + " exists and is not a directory");
   }
-  RestoreTool tool = find_restore_tool(o.restore_tool);
+  p.tool = find_restore_tool(o.restore_tool);
+  p.parent = parent_dir(p.data_dir);
+  make_dirs(p.parent);
+  return p;
+}
 
-  // Staging beside the target: same filesystem, so the final step is one rename.
-  std::string parent = parent_dir(data_dir);
-  make_dirs(parent);
-  StagingDir staging{parent + "/.etcdadm-restore-" + random_suffix()};
-  make_dirs(staging.path, 0700);
-
-  RestoreResult result;
-  result.backup_name = backup.name;
-  result.data_dir = data_dir;
-  result.tool = tool;
-
-  auto t0 = Clock::now();
-  std::string snapshot = staging.path + "/snapshot.db";
-  // A scratch copy in our private staging dir, read once by the restore tool and deleted.
-  FetchResult fetched = fetch_verified(store, backup, snapshot, /*overwrite=*/false, /*durable=*/false);
-  result.db_size = fetched.digest.db_bytes;
-  result.fetch_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  spdlog::info("backup {} verified ({} bytes db, SHA-256 {}) in {:.2f}s", backup.name, fetched.digest.db_bytes,
-               fetched.digest.db_sha256, result.fetch_seconds);
-
+// Runs the restore tool on a verified snapshot into <staging>/data, then swaps that into place.
+// `snapshot_verified`: its SHA-256 was checked by us, so the tool's own (slower) check is skipped.
+void restore_with_tool(const PreparedRestore& p, const std::string& snapshot, bool snapshot_verified,
+                       const std::string& staging, RestoreResult& result) {
+  const RestoreOptions& o = p.options;
   auto t1 = Clock::now();
-  std::string restored = staging.path + "/data";
-  std::vector<std::string> argv = {tool.path,
+  std::string restored = staging + "/data";
+  std::vector<std::string> argv = {p.tool.path,
                                     "snapshot",
                                     "restore",
                                     snapshot,
@@ -126,10 +129,10 @@ RestoreResult restore_to_data_dir(BlobStore& store, const BackupRecord& backup, 
                                     "--initial-cluster=" + o.initial_cluster,
                                     "--initial-cluster-token=" + o.initial_cluster_token,
                                     "--initial-advertise-peer-urls=" + o.initial_advertise_peer_urls};
-  // The SHA-256 of exactly these bytes was checked while fetching (hardware SHA, one pass). The
-  // tool's own check would read all of them again (etcd 3.4's Go SHA-256 has no SHA-NI: ~1 s per
-  // 400 MB), so it is skipped; the tool still strips the trailer. See docs/architecture.md.
-  argv.push_back("--skip-hash-check");
+  // The SHA-256 of exactly these bytes was checked by us (hardware SHA, one pass). The tool's own
+  // check would read all of them again (etcd 3.4's Go SHA-256 has no SHA-NI: ~1 s per 400 MB), so
+  // it is skipped; the tool still strips the trailer. See docs/architecture.md.
+  if (snapshot_verified) argv.push_back("--skip-hash-check");
   RunOptions ro;
   ro.env["ETCDCTL_API"] = "3";
   // etcdctl refuses a flag that is also set through its ETCDCTL_* variable: clear them all.
@@ -137,21 +140,22 @@ RestoreResult restore_to_data_dir(BlobStore& store, const BackupRecord& backup, 
     std::string kv(*e);
     if (kv.rfind("ETCDCTL_", 0) == 0 && kv.rfind("ETCDCTL_API=", 0) != 0) ro.unset_env.push_back(kv.substr(0, kv.find('=')));
   }
-  spdlog::info("restoring with {} {}", tool.path, tool.version);
+  spdlog::info("restoring with {} {}", p.tool.path, p.tool.version);
   ProcessResult pr = run_process(argv, ro);
   if (pr.exit_code != 0) {
     throw Error(ErrorKind::kExternalTool,
-                tool.path + " snapshot restore failed (exit " + std::to_string(pr.exit_code) + "): " + pr.output,
+                p.tool.path + " snapshot restore failed (exit " + std::to_string(pr.exit_code) + "): " + pr.output,
                 "the data dir was left untouched; check the member flags (--name, --initial-cluster, "
                 "--initial-advertise-peer-urls)");
   }
   if (!is_directory(restored + "/member")) {
-    throw Error(ErrorKind::kExternalTool, tool.path + " reported success but wrote no member directory");
+    throw Error(ErrorKind::kExternalTool, p.tool.path + " reported success but wrote no member directory");
   }
   ::chmod(restored.c_str(), 0700);  // etcd warns about (3.4) or refuses (3.5+) wider data dirs
 
   // Swap into place. An existing directory (empty, or non-empty with --force) moves aside first.
-  std::string old = staging.path + "/old";
+  const std::string& data_dir = p.data_dir;
+  std::string old = staging + "/old";
   bool moved_aside = false;
   if (path_exists(data_dir)) {
     if (::rename(data_dir.c_str(), old.c_str()) != 0) throw_errno("cannot move aside", data_dir, errno);
@@ -162,8 +166,69 @@ RestoreResult restore_to_data_dir(BlobStore& store, const BackupRecord& backup, 
     if (moved_aside) ::rename(old.c_str(), data_dir.c_str());  // put the old data dir back
     throw_errno("cannot move restored data into", data_dir, err);
   }
-  fsync_dir(parent);
+  fsync_dir(p.parent);
+  result.data_dir = data_dir;
+  result.tool = p.tool;
   result.restore_seconds = std::chrono::duration<double>(Clock::now() - t1).count();
+}
+
+// Reads a snapshot file once through the digest check (no copy is made).
+SnapshotDigest digest_snapshot_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw_errno("cannot open snapshot", path, errno);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  SnapshotDigestSink sink(nullptr);
+  std::vector<uint8_t> buf(1 << 20);
+  for (;;) {
+    ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw_errno("cannot read snapshot", path, errno);
+    if (n == 0) break;
+    sink.write(buf.data(), static_cast<size_t>(n));
+  }
+  return sink.finish();
+}
+
+}  // namespace
+
+RestoreResult restore_to_data_dir(BlobStore& store, const BackupRecord& backup, const RestoreOptions& in) {
+  PreparedRestore p = prepare_restore(in);
+  StagingDir staging{p.parent + "/.etcdadm-restore-" + random_suffix()};
+  make_dirs(staging.path, 0700);
+
+  RestoreResult result;
+  result.backup_name = backup.name;
+  auto t0 = Clock::now();
+  std::string snapshot = staging.path + "/snapshot.db";
+  // A scratch copy in our private staging dir, read once by the restore tool and deleted.
+  FetchResult fetched = fetch_verified(store, backup, snapshot, /*overwrite=*/false, /*durable=*/false);
+  result.db_size = fetched.digest.db_bytes;
+  result.fetch_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  spdlog::info("backup {} verified ({} bytes db, SHA-256 {}) in {:.2f}s", backup.name, fetched.digest.db_bytes,
+               fetched.digest.db_sha256, result.fetch_seconds);
+  restore_with_tool(p, snapshot, /*snapshot_verified=*/true, staging.path, result);
+  return result;
+}
+
+RestoreResult restore_snapshot_file(const std::string& snapshot_file, const RestoreOptions& in, bool skip_hash_check) {
+  PreparedRestore p = prepare_restore(in);
+  RestoreResult result;
+  result.backup_name = snapshot_file;
+  auto t0 = Clock::now();
+  SnapshotDigest digest = digest_snapshot_file(snapshot_file);
+  // A db copied out of a data dir has no trailer: acceptable only when the user says so, like
+  // etcdctl's --skip-hash-check.
+  require_intact_snapshot(digest, snapshot_file, /*allow_missing_trailer=*/skip_hash_check);
+  result.db_size = digest.db_bytes;
+  result.fetch_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  spdlog::info("snapshot {} checked ({} bytes db{}) in {:.2f}s", snapshot_file, digest.db_bytes,
+               digest.has_trailer ? ", SHA-256 trailer matches" : ", no trailer", result.fetch_seconds);
+  StagingDir staging{p.parent + "/.etcdadm-restore-" + random_suffix()};
+  make_dirs(staging.path, 0700);
+  restore_with_tool(p, snapshot_file, /*snapshot_verified=*/true, staging.path, result);
   return result;
 }
 

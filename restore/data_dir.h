@@ -41,4 +41,10 @@ struct RestoreResult {
 
 RestoreResult restore_to_data_dir(BlobStore& store, const BackupRecord& backup, const RestoreOptions& options);
 
+// The same from a snapshot file on disk (`etcdadm init --snapshot`): the file's SHA-256 trailer is
+// checked first (a db without trailer is accepted only with skip_hash_check), then restored
+// without copying it.
+RestoreResult restore_snapshot_file(const std::string& snapshot_file, const RestoreOptions& options,
+                                    bool skip_hash_check);
+
 }  // namespace etcdadm

@@ -1,0 +1,380 @@
+#include "cmd/lifecycle_commands.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "cmd/output.h"
+#include "cmd/store_flags.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "etcdadm/client.h"
+#include "etcdadm/lifecycle.h"
+#include "etcdadm/release.h"
+#include "restore/member_restore.h"
+#include "restore/resolve.h"
+
+namespace etcdadm::cli {
+
+namespace {
+
+// Root keeps etcdadm's cache; anyone else gets one in their home (XDG).
+std::string default_cache_dir() {
+  if (::geteuid() == 0) return "/var/cache/etcdadm";
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') return std::string(xdg) + "/etcdadm";
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') return std::string(home) + "/.cache/etcdadm";
+  return "/tmp/etcdadm-cache";
+}
+
+// Where etcd comes from (download, init, join).
+struct ReleaseFlags {
+  ReleaseSpec spec;
+  std::string version;
+  void add_to(CLI::App* c) {
+    spec.cache_dir = default_cache_dir();
+    auto* g = c->add_option_group("Installing etcd");
+    g->add_option("--version", version, std::string("etcd version to install (default ") + kDefaultEtcdVersion +
+                                            "; with --binaries-dir: the version found there)");
+    g->add_option("--release-url", spec.release_url, "where releases live: https://, http:// or file:// (<url>/v<ver>/...)")
+        ->capture_default_str();
+    g->add_option("--release-tarball", spec.tarball, "install from this local etcd-v<ver>-linux-<arch>.tar.gz (air-gapped)");
+    g->add_option("--binaries-dir", spec.binaries_dir, "install the etcd/etcdctl[/etcdutl] binaries found in this directory");
+    g->add_option("--release-sha256", spec.sha256, "expected SHA-256 of the tarball (default: from the release's SHA256SUMS)");
+    g->add_flag("--skip-release-checksum", spec.skip_checksum, "install a tarball without any SHA-256 check");
+    g->add_option("--cache-dir", spec.cache_dir, "downloaded tarballs are kept here")->capture_default_str();
+  }
+  ReleaseSpec resolved() const {
+    ReleaseSpec s = spec;
+    s.version = !version.empty() ? version : (s.binaries_dir.empty() ? kDefaultEtcdVersion : "");
+    if (!s.version.empty()) s.version = normalise_version(s.version);
+    return s;
+  }
+};
+
+// The dirs and ports that locate a member on this host (every lifecycle command).
+struct LocationFlags {
+  MemberConfig member;
+  std::string init_system = "systemd";
+  std::vector<CLI::Option*> options;  // to tell given flags from defaults
+  void add_to(CLI::App* c) {
+    auto* g = c->add_option_group("Member location");
+    options = {
+        g->add_option("--name", member.name, "member name (default: the host name)"),
+        g->add_option("--install-dir", member.install_dir, "where etcd, etcdctl and etcdutl go")->capture_default_str(),
+        g->add_option("--certs-dir", member.certs_dir, "PKI directory")->capture_default_str(),
+        g->add_option("--data-dir", member.data_dir, "etcd data dir")->capture_default_str(),
+        g->add_option("--config-dir", member.config_dir, "env files and etcdadm's state file")->capture_default_str(),
+        g->add_option("--bind-address", member.bind_address, "IP etcd listens and advertises on (default: the primary IPv4)"),
+        g->add_option("--client-port", member.client_port, "client port")->capture_default_str(),
+        g->add_option("--peer-port", member.peer_port, "peer port")->capture_default_str(),
+        g->add_option("--init-system", init_system, "systemd | kubelet | process")
+            ->capture_default_str()
+            ->check(CLI::IsMember({"systemd", "kubelet", "process"})),
+        g->add_option("--service-name", member.service_name, "systemd unit / static pod / process name")
+            ->capture_default_str(),
+    };
+  }
+  // The member as the command line describes it.
+  MemberConfig from_flags() const {
+    MemberConfig m = member;
+    m.init_system = parse_init_system(init_system);
+    return m;
+  }
+  // The member this host has in --config-dir (its state file), with explicitly given flags winning.
+  MemberConfig located() const {
+    MemberConfig m;
+    if (!load_member_state(member.config_dir, m)) {
+      m = from_flags();
+      m.complete();
+      return m;
+    }
+    MemberConfig given = from_flags();
+    auto set = [&](size_t i) { return options[i]->count() > 0; };
+    if (set(0)) m.name = given.name;
+    if (set(1)) m.install_dir = given.install_dir;
+    if (set(2)) m.certs_dir = given.certs_dir;
+    if (set(3)) m.data_dir = given.data_dir;
+    if (set(5)) m.bind_address = given.bind_address;
+    if (set(6)) m.client_port = given.client_port;
+    if (set(7)) m.peer_port = given.peer_port;
+    if (set(8)) m.init_system = given.init_system;
+    if (set(9)) m.service_name = given.service_name;
+    return m;
+  }
+};
+
+// Everything init and join (and their phases) take.
+struct MemberFlags {
+  LocationFlags location;
+  ReleaseFlags release;
+  std::string extra_sans;
+  bool no_disk_priorities = false;
+  std::string start_timeout = "2m";
+  std::string promote_timeout = "5m";
+  std::string output = "table";
+
+  void add_to(CLI::App* c) {
+    location.add_to(c);
+    release.add_to(c);
+    auto* g = c->add_option_group("Member settings");
+    g->add_option("--server-cert-extra-sans", extra_sans, "more SANs for the server certificate (comma-separated)");
+    g->add_option("--kubelet-pod-manifest-path", location.member.kubelet_manifest_dir,
+                  "static pod manifests dir (--init-system kubelet)")
+        ->capture_default_str();
+    g->add_option("--image-repository", location.member.image_repository, "etcd image repository (--init-system kubelet)")
+        ->capture_default_str();
+    g->add_flag("--no-disk-priorities", no_disk_priorities,
+                "do not raise etcd's CPU and I/O priority (systemd: Nice=-10, IOSchedulingClass=best-effort, priority 2)");
+    g->add_option("--start-timeout", start_timeout, "how long to wait for the started member to answer")->capture_default_str();
+    c->add_option("-o,--output-format", output, "table|json");
+  }
+
+  LifecycleOptions options() const {
+    LifecycleOptions o;
+    o.member = location.from_flags();
+    o.release = release.resolved();
+    o.member.version = o.release.version;
+    o.member.disk_priorities = !no_disk_priorities;
+    for (const auto& s : split_endpoints(extra_sans)) o.member.server_cert_extra_sans.push_back(s);
+    o.member.complete();
+    o.start_timeout = duration_flag("--start-timeout", start_timeout, false);
+    o.promote_timeout = duration_flag("--promote-timeout", promote_timeout, false);
+    return o;
+  }
+};
+
+void print_lifecycle_result(const char* verb, const LifecycleOptions& o, const LifecycleResult& r, OutputFormat fmt) {
+  if (fmt == OutputFormat::kJson) {
+    nlohmann::json j = {{"name", o.member.name},
+                        {"memberId", r.member_id == 0 ? "" : fmt::format("{:x}", r.member_id)},
+                        {"clientUrl", r.client_url},
+                        {"phases", r.phases_run}};
+    if (!r.join_command.empty()) j["joinCommand"] = r.join_command;
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::string phases;
+  for (const auto& p : r.phases_run) phases += (phases.empty() ? "" : ", ") + p;
+  std::cout << verb << " member " << o.member.name << " at " << r.client_url << " (phases: " << phases << ")\n";
+  if (r.member_id != 0) std::cout << "  member ID " << fmt::format("{:x}", r.member_id) << "\n";
+  std::cout << "  etcdctl: " << o.member.etcdctl_wrapper() << " member list\n";
+  if (!r.join_command.empty() && r.phases_run.size() > 1) {
+    std::cout << "\nTo add a member: copy " << o.member.ca_cert() << " and " << o.member.ca_key()
+              << " to the new host's certs dir (key mode 0600), then run there:\n  " << r.join_command << "\n";
+  }
+}
+
+struct InitFlags {
+  MemberFlags member;
+  std::string token;
+  std::string snapshot;
+  bool skip_hash_check = false;
+  std::string from_backup;
+  StoreFlags store;
+};
+
+void add_init_flags(CLI::App* c, InitFlags& f) {
+  f.member.add_to(c);
+  auto* g = c->add_option_group("Starting from a backup");
+  g->add_option("--initial-cluster-token", f.token, "token of the new cluster (default: a fresh random one)");
+  g->add_option("--snapshot", f.snapshot, "start the first member from this snapshot file (etcdctl snapshot save)");
+  g->add_flag("--skip-hash-check", f.skip_hash_check, "accept a --snapshot without SHA-256 trailer (a db copied from a data dir)");
+  g->add_option("--from-backup", f.from_backup, "start the first member from this backup (name, prefix or 'latest') in --store");
+  f.store.add_to(g, /*with_output=*/false);
+}
+
+void run_init_command(const InitFlags& f, const std::string& phase) {
+  auto fmt = parse_output_format(f.member.output);
+  LifecycleOptions o = f.member.options();
+  o.initial_cluster_token = f.token;
+  if (!f.snapshot.empty() && !f.from_backup.empty()) {
+    throw Error(ErrorKind::kInvalidArgument, "give at most one of --snapshot and --from-backup");
+  }
+  if (!f.snapshot.empty()) {
+    if (!path_exists(f.snapshot)) throw Error(ErrorKind::kNotFound, "snapshot " + f.snapshot + " does not exist");
+    o.restore_snapshot = snapshot_file_restorer(absolute_path(f.snapshot), f.skip_hash_check);
+  } else if (!f.from_backup.empty()) {
+    if (f.store.store.empty()) throw Error(ErrorKind::kInvalidArgument, "--from-backup needs --store");
+    std::shared_ptr<BlobStore> store = f.store.open();
+    Catalog catalog = f.store.open_catalog();
+    // Resolved now, before anything is installed, so a wrong name fails first.
+    BackupRecord backup = find_backup(*store, catalog, f.from_backup);
+    spdlog::info("starting from backup {} in {}", backup.name, f.store.store);
+    o.restore_snapshot = backup_restorer(store, backup);
+  }
+  auto r = run_init(o, phase);
+  print_lifecycle_result("Initialized", o, r, fmt);
+}
+
+struct JoinFlags {
+  MemberFlags member;
+  std::string endpoint;
+  bool retry = true;
+};
+
+void add_join_flags(CLI::App* c, JoinFlags& f) {
+  c->add_option("endpoint", f.endpoint, "client URL of a member of the cluster, e.g. https://10.0.0.1:2379");
+  f.member.add_to(c);
+  c->add_option("--retry", f.retry, "retry transient failures with backoff")->capture_default_str();
+  c->add_option("--promote-timeout", f.member.promote_timeout, "how long the learner may take to catch up")
+      ->capture_default_str();
+}
+
+void run_join_command(const JoinFlags& f, const std::string& phase) {
+  auto fmt = parse_output_format(f.member.output);
+  if (f.endpoint.empty()) throw Error(ErrorKind::kInvalidArgument, "no endpoint given", "etcdadm join https://<member>:2379");
+  LifecycleOptions o = f.member.options();
+  o.join_endpoint = f.endpoint;
+  o.retry = f.retry;
+  auto r = run_join(o, phase);
+  print_lifecycle_result("Joined", o, r, fmt);
+}
+
+// `<verb>` runs every phase; `<verb> phase <name>` one of them, with the same flags.
+template <typename Flags>
+void add_phased_command(CLI::App& app, const char* verb, const char* description, const std::vector<Phase>& phases,
+                        void (*add_flags)(CLI::App*, Flags&), void (*run)(const Flags&, const std::string&)) {
+  auto f = std::make_shared<Flags>();
+  auto* c = app.add_subcommand(verb, description);
+  add_flags(c, *f);
+  auto* phase_cmd = c->add_subcommand("phase", "run one phase on its own");
+  phase_cmd->require_subcommand(1);
+  for (const auto& p : phases) {
+    auto pf = std::make_shared<Flags>();
+    auto* pc = phase_cmd->add_subcommand(p.name, p.description);
+    add_flags(pc, *pf);
+    pc->callback([pf, run, name = p.name] { run(*pf, name); });
+  }
+  c->callback([f, c, run] {
+    if (c->got_subcommand("phase")) return;
+    run(*f, "");
+  });
+}
+
+void add_reset(CLI::App& app) {
+  struct Flags {
+    LocationFlags location;
+    ResetOptions reset;
+    std::string endpoints;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* c = app.add_subcommand("reset", "remove this host's member from the cluster and delete its data, config and certificates");
+  f->location.add_to(c);
+  c->add_flag("--skip-remove-member", f->reset.skip_remove_member, "do not remove the member from the cluster");
+  c->add_flag("--force", f->reset.force, "also reset the last member of a cluster (its data is gone afterwards)");
+  c->add_flag("--remove-ca", f->reset.remove_ca, "delete ca.crt and ca.key too");
+  c->add_flag("--remove-binaries", f->reset.remove_binaries, "delete etcd, etcdctl and etcdutl from --install-dir");
+  c->add_option("--endpoints", f->endpoints, "other members' client URLs, to reach the cluster when this member is down");
+  c->callback([f] {
+    ResetOptions o = f->reset;
+    o.member = f->location.located();
+    o.endpoints = split_endpoints(f->endpoints);
+    auto r = run_reset(o);
+    std::cout << "Reset member " << o.member.name << (r.member_removed ? " (removed from the cluster)" : "") << "\n";
+    for (const auto& p : r.removed_paths) std::cout << "  removed " << p << "\n";
+  });
+}
+
+void print_info(const MemberConfig& m, const ClusterInfo& info, OutputFormat fmt) {
+  if (fmt == OutputFormat::kJson) {
+    nlohmann::json members = nlohmann::json::array();
+    for (const auto& x : info.members) {
+      nlohmann::json j = {{"id", fmt::format("{:x}", x.id)}, {"name", x.name},       {"peerUrls", x.peer_urls},
+                          {"clientUrls", x.client_urls},      {"learner", x.learner}, {"local", x.local},
+                          {"leader", x.leader},               {"reachable", x.reachable}};
+      if (x.reachable) {
+        j.update({{"version", x.version}, {"dbSize", x.db_size}, {"dbSizeInUse", x.db_size_in_use},
+                  {"raftIndex", x.raft_index}, {"raftTerm", x.raft_term}, {"errors", x.errors}});
+      } else {
+        j["error"] = x.status_error;
+      }
+      members.push_back(j);
+    }
+    nlohmann::json out = {{"clusterId", fmt::format("{:x}", info.cluster_id)},
+                          {"leaderId", fmt::format("{:x}", info.leader_id)},
+                          {"local", {{"name", m.name}, {"clientUrl", m.client_url()}, {"dataDir", m.data_dir},
+                                     {"certsDir", m.certs_dir}, {"initSystem", init_system_name(m.init_system)}}},
+                          {"members", members}};
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  std::cout << "Local member " << m.name << " at " << m.client_url() << " (init system " << init_system_name(m.init_system)
+            << ", data dir " << m.data_dir << ")\n";
+  std::cout << "Cluster " << fmt::format("{:x}", info.cluster_id) << ", " << info.members.size() << " member(s)\n\n";
+  std::printf("%-16s  %-12s  %-8s  %-8s  %-9s  %-10s  %-12s  %s\n", "ID", "NAME", "STATUS", "ROLE", "VERSION", "DB SIZE",
+              "RAFT INDEX", "CLIENT URLS");
+  for (const auto& x : info.members) {
+    std::string role = x.learner ? "learner" : (x.leader ? "leader" : "follower");
+    std::string urls;
+    for (const auto& u : x.client_urls) urls += (urls.empty() ? "" : ",") + u;
+    std::string name = x.name.empty() ? "(unstarted)" : x.name + (x.local ? "*" : "");
+    std::printf("%-16s  %-12s  %-8s  %-8s  %-9s  %-10s  %-12s  %s\n", fmt::format("{:x}", x.id).c_str(), name.c_str(),
+                x.reachable ? "healthy" : "DOWN", role.c_str(), x.reachable ? x.version.c_str() : "-",
+                x.reachable ? human_bytes(static_cast<uint64_t>(x.db_size)).c_str() : "-",
+                x.reachable ? std::to_string(x.raft_index).c_str() : "-", urls.c_str());
+    for (const auto& e : x.errors) std::printf("    alarm/error: %s\n", e.c_str());
+    if (!x.reachable) std::printf("    %s\n", x.status_error.c_str());
+  }
+  std::cout.flush();
+}
+
+void add_info(CLI::App& app) {
+  struct Flags {
+    LocationFlags location;
+    std::string output = "table";
+  };
+  auto f = std::make_shared<Flags>();
+  auto* c = app.add_subcommand("info", "this host's member and the cluster: members, leader, versions, db sizes");
+  f->location.add_to(c);
+  c->add_option("-o,--output-format", f->output, "table|json");
+  c->callback([f] {
+    auto fmt = parse_output_format(f->output);
+    MemberConfig m = f->location.located();
+    ConnectionConfig conn = local_connection(m);
+    EtcdClient local(conn);
+    uint64_t local_id = local.status(m.loopback_client_url()).header().member_id();
+    print_info(m, cluster_info(conn, local_id), fmt);
+  });
+}
+
+void add_download(CLI::App& app) {
+  struct Flags {
+    ReleaseFlags release;
+    std::string install_dir = "/opt/bin";
+    bool cache_only = false;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* c = app.add_subcommand("download", "download, verify and install etcd, etcdctl and etcdutl");
+  f->release.add_to(c);
+  c->add_option("--install-dir", f->install_dir, "where the binaries go")->capture_default_str();
+  c->add_flag("--cache-only", f->cache_only, "only fetch and verify the tarball into the cache");
+  c->callback([f] {
+    ReleaseSpec spec = f->release.resolved();
+    if (f->cache_only) {
+      std::cout << "Cached " << download_release(spec) << " (SHA-256 verified)\n";
+      return;
+    }
+    auto r = install_release(spec, f->install_dir);
+    std::cout << "Installed etcd " << r.version << " from " << r.source << (r.from_cache ? " (cached)" : "") << "\n";
+    for (const auto& b : r.binaries) std::cout << "  " << b << "\n";
+  });
+}
+
+}  // namespace
+
+void add_lifecycle_commands(CLI::App& app) {
+  add_phased_command<InitFlags>(app, "init", "create the first member of a new cluster (or restore one from a backup)",
+                                init_phases(), add_init_flags, run_init_command);
+  add_phased_command<JoinFlags>(app, "join", "add this host as a new member of an existing cluster", join_phases(),
+                                add_join_flags, run_join_command);
+  add_reset(app);
+  add_info(app);
+  add_download(app);
+}
+
+}  // namespace etcdadm::cli

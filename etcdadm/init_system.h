@@ -1,0 +1,71 @@
+// How a member's etcd process is run (--init-system):
+//   systemd  a unit <service-name>.service next to the env file etcd reads (EnvironmentFile=),
+//            managed with systemctl when systemd is running here
+//   kubelet  a static pod manifest <manifest-dir>/<service-name>.yaml that the kubelet runs
+//            (hostNetwork, the data and certs dirs mounted from the host, the env file's variables)
+//   process  etcdadm itself starts etcd in the background (new session, detached from the
+//            terminal) with the env file's variables, a pid file and a log file; for containers,
+//            tests and hosts without systemd
+// All three read the same env file (MemberConfig::env_file()), so configuration lives in one place.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "etcdadm/member_config.h"
+
+namespace etcdadm {
+
+class InitSystem {
+ public:
+  virtual ~InitSystem() = default;
+  virtual InitSystemKind kind() const = 0;
+  // Writes the service definition (unit / manifest); the env file already exists. Returns the
+  // files written. For kubelet the manifest is written here, which also starts the pod.
+  virtual std::vector<std::string> configure(const MemberConfig& config) = 0;
+  // Starts (or restarts) etcd. Returns once the start was requested; health is checked by the caller.
+  virtual void start(const MemberConfig& config) = 0;
+  // Stops etcd and waits up to `grace` for it to exit (then kills it, for process). Idempotent:
+  // nothing running is fine.
+  virtual void stop(const MemberConfig& config, std::chrono::milliseconds grace) = 0;
+  // True when etcd is running (process), active (systemd) or its manifest is in place (kubelet).
+  virtual bool running(const MemberConfig& config) = 0;
+  // Every file configure() writes, for reset (removing missing files is fine).
+  virtual std::vector<std::string> files(const MemberConfig& config) const = 0;
+};
+
+std::unique_ptr<InitSystem> make_init_system(InitSystemKind kind);
+
+// ---- the definitions themselves (pure text, unit-tested) ----
+
+// <service-name>.service: EnvironmentFile=<env file>, ExecStart=<install-dir>/etcd, Type=notify,
+// Restart=on-failure, RestartSec=5s, LimitNOFILE=65536, disk priorities when enabled,
+// WantedBy=multi-user.target (etcdadm's unit, named after the service).
+std::string render_systemd_unit(const MemberConfig& config);
+// Where the unit is written: <systemd-dir>/<service-name>.service; the directory is
+// /etc/systemd/system unless ETCDADM_SYSTEMD_DIR says otherwise (tests).
+std::string systemd_unit_path(const MemberConfig& config);
+
+// A v1 Pod in kube-system: image <image-repository>:v<version>, command [etcd], the member's
+// variables as env, hostNetwork, priorityClassName system-node-critical, hostPath volumes for the
+// data dir (DirectoryOrCreate) and the certs dir (read-only).
+std::string render_kubelet_manifest(const MemberConfig& config, const EnvVars& env);
+std::string kubelet_manifest_path(const MemberConfig& config);
+
+// ---- the process init system's building blocks ----
+
+// Starts argv detached from us (setsid, stdin /dev/null, stdout+stderr appended to log_file) with
+// exactly `env` added to a minimal environment (PATH, HOME), and writes its pid to pid_file
+// (atomically, 0644). Returns the pid. Throws when it cannot start or exits within 200 ms (the log
+// tail is in the message).
+int start_detached(const std::vector<std::string>& argv, const EnvVars& env, const std::string& log_file,
+                   const std::string& pid_file);
+// The pid in pid_file when that process is alive and its executable is `expected_exe` (so a
+// recycled pid is never signalled); 0 otherwise.
+int running_pid(const std::string& pid_file, const std::string& expected_exe);
+// SIGTERM, wait up to grace, then SIGKILL; removes the pid file. Fine when nothing runs.
+void stop_pid_file(const std::string& pid_file, const std::string& expected_exe, std::chrono::milliseconds grace);
+
+}  // namespace etcdadm

@@ -1,0 +1,627 @@
+#include "etcdadm/lifecycle.h"
+
+#include <spdlog/spdlog.h>
+
+#include <map>
+#include <memory>
+#include <thread>
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/retry.h"
+#include "etcdadm/client.h"
+#include "etcdadm/init_system.h"
+#include "etcdadm/pki.h"
+#include "etcdadm/tls_probe.h"
+
+namespace etcdadm {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+const std::vector<Phase> kInitPhases = {
+    {"preflight", "check that this host has no member yet and the settings are usable"},
+    {"install", "download, verify and install etcd, etcdctl and etcdutl"},
+    {"certificates", "create the CA (or reuse the one in --certs-dir) and the member certificates"},
+    {"snapshot", "restore --snapshot / --from-backup into the data dir"},
+    {"configure", "write the env file, the state file and the service definition"},
+    {"start", "start etcd through the init system"},
+    {"etcdctl", "write etcdctl.env and the etcdctl.sh wrapper"},
+    {"health", "wait until the member serves a linearizable read"},
+};
+
+const std::vector<Phase> kJoinPhases = {
+    {"preflight", "check the CA, the data dir and that the endpoint's certificate comes from our CA"},
+    {"install", "download, verify and install etcd, etcdctl and etcdutl"},
+    {"certificates", "create the member certificates from the cluster's CA"},
+    {"membership", "add this member to the cluster as a learner"},
+    {"configure", "write the env file, the state file and the service definition"},
+    {"start", "start etcd through the init system"},
+    {"etcdctl", "write etcdctl.env and the etcdctl.sh wrapper"},
+    {"promote", "wait until the learner has caught up, promote it, check its health"},
+};
+
+bool message_has(const Error& e, const char* needle) { return std::string(e.what()).find(needle) != std::string::npos; }
+
+std::string join_csv(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
+// "name1=url1,name2=url2" for ETCD_INITIAL_CLUSTER: every started member (unstarted ones have no
+// name yet) plus this one, like `etcdctl member add` prints it.
+std::string initial_cluster_from(const google::protobuf::RepeatedPtrField<etcdserverpb::Member>& members,
+                                 const MemberConfig& self) {
+  std::vector<std::string> parts;
+  for (const auto& m : members) {
+    bool is_self = false;
+    for (const auto& u : m.peerurls()) is_self = is_self || u == self.peer_url();
+    if (is_self) {
+      parts.push_back(self.name + "=" + self.peer_url());
+    } else if (!m.name().empty()) {
+      for (const auto& u : m.peerurls()) parts.push_back(m.name() + "=" + u);
+    }
+  }
+  return join_csv(parts);
+}
+
+std::vector<std::string> client_urls_of(const google::protobuf::RepeatedPtrField<etcdserverpb::Member>& members) {
+  std::vector<std::string> urls;
+  for (const auto& m : members) {
+    for (const auto& u : m.clienturls()) urls.push_back(u);
+  }
+  return urls;
+}
+
+const etcdserverpb::Member* find_by_peer_url(const etcdserverpb::MemberListResponse& list, const std::string& url) {
+  for (const auto& m : list.members()) {
+    for (const auto& u : m.peerurls()) {
+      if (u == url) return &m;
+    }
+  }
+  return nullptr;
+}
+
+MemberPkiSpec pki_spec(const MemberConfig& m) {
+  MemberPkiSpec spec;
+  spec.certs_dir = m.certs_dir;
+  spec.name = m.name;
+  spec.client_hosts = {m.bind_address};
+  spec.peer_hosts = {m.bind_address};
+  spec.extra_sans = m.server_cert_extra_sans;
+  return spec;
+}
+
+ConnectionConfig connection_to(const MemberConfig& m, const std::vector<std::string>& endpoints) {
+  ConnectionConfig c;
+  c.endpoints = endpoints;
+  c.cacert = m.ca_cert();
+  c.cert = m.cert("etcdctl-etcd-client");
+  c.key = m.key("etcdctl-etcd-client");
+  c.dial_timeout = 3s;
+  c.command_timeout = 10s;
+  return c;
+}
+
+// Waits until `check` succeeds, `deadline` passes (the last error is rethrown with `what`) or
+// `alive` reports the member gone.
+void wait_until(const std::string& what, std::chrono::seconds timeout, const std::function<void()>& check,
+                const std::function<bool()>& alive, const std::string& hint) {
+  auto deadline = Clock::now() + timeout;
+  for (;;) {
+    try {
+      check();
+      return;
+    } catch (const Error& e) {
+      if (!alive()) {
+        throw Error(ErrorKind::kUnavailable, what + ": etcd is not running any more (last error: " + e.what() + ")", hint);
+      }
+      if (Clock::now() >= deadline) {
+        throw Error(ErrorKind::kTimeout,
+                    what + ": not done after " + std::to_string(timeout.count()) + " s (last error: " + e.what() + ")", hint);
+      }
+      spdlog::debug("{}: {}", what, e.what());
+    }
+    std::this_thread::sleep_for(500ms);
+  }
+}
+
+// One init or join run: the phases share what earlier ones found out (the bootstrap, the member ID).
+class Runner {
+ public:
+  Runner(const LifecycleOptions& options, bool join)
+      : o_(options), m_(o_.member), join_(join), init_system_(make_init_system(m_.init_system)) {}
+
+  LifecycleResult run(const std::vector<Phase>& phases, const std::string& only) {
+    if (!only.empty()) {
+      bool known = false;
+      for (const auto& p : phases) known = known || p.name == only;
+      if (!known) {
+        std::string names;
+        for (const auto& p : phases) names += (names.empty() ? "" : ", ") + p.name;
+        throw Error(ErrorKind::kInvalidArgument, "unknown phase '" + only + "'", "phases: " + names);
+      }
+    }
+    for (const auto& p : phases) {
+      if (!only.empty() && p.name != only) continue;
+      spdlog::info("[{}] {}", p.name, p.description);
+      run_phase(p.name, /*alone=*/!only.empty());
+      result_.phases_run.push_back(p.name);
+    }
+    result_.client_url = m_.client_url();
+    if (!join_) {
+      result_.join_command = "etcdadm join " + m_.client_url() + " --version " + m_.version +
+                             (m_.certs_dir != MemberConfig{}.certs_dir ? " --certs-dir " + m_.certs_dir : "");
+    }
+    return result_;
+  }
+
+ private:
+  void run_phase(const std::string& name, bool alone) {
+    if (name == "preflight") return join_ ? preflight_join(alone) : preflight_init(alone);
+    if (name == "install") return install();
+    if (name == "certificates") return certificates();
+    if (name == "snapshot") return snapshot();
+    if (name == "membership") return membership();
+    if (name == "configure") return configure();
+    if (name == "start") return start();
+    if (name == "etcdctl") return etcdctl();
+    if (name == "health") return health();
+    if (name == "promote") return promote();
+    throw Error(ErrorKind::kInternal, "phase " + name + " has no implementation");
+  }
+
+  // A non-empty data dir is only acceptable when it is this member's own, left by an earlier run
+  // of the same command that stopped part way (the state file names it).
+  bool resuming() const {
+    MemberConfig saved;
+    return load_member_state(m_.config_dir, saved) && saved.name == m_.name && saved.data_dir == m_.data_dir;
+  }
+
+  void check_data_dir() {
+    if (is_missing_or_empty_dir(m_.data_dir)) return;
+    if (o_.restore_snapshot) {
+      throw Error(ErrorKind::kAlreadyExists, "data dir " + m_.data_dir + " is not empty: refusing to restore over it",
+                  "run `etcdadm reset` first (it removes this member's data), or choose another --data-dir");
+    }
+    if (!resuming()) {
+      throw Error(ErrorKind::kAlreadyExists, "data dir " + m_.data_dir + " is not empty and belongs to no etcdadm member here",
+                  "run `etcdadm reset` (with the same --config-dir/--data-dir) first, or choose another --data-dir");
+    }
+    spdlog::info("data dir {} belongs to member {} from an earlier run: continuing it", m_.data_dir, m_.name);
+  }
+
+  void preflight_init(bool alone) {
+    check_data_dir();
+    if (path_exists(m_.ca_cert()) != path_exists(m_.ca_key())) {
+      throw Error(ErrorKind::kNotFound, "the CA in " + m_.certs_dir + " is incomplete (ca.crt and ca.key go together)",
+                  "restore the missing file, or remove both to create a new CA");
+    }
+  }
+
+  void preflight_join(bool alone) {
+    if (o_.join_endpoint.empty()) throw Error(ErrorKind::kInvalidArgument, "no endpoint to join given");
+    if (!path_exists(m_.ca_cert()) || !path_exists(m_.ca_key())) {
+      throw Error(ErrorKind::kNotFound, "no CA in " + m_.certs_dir + " (ca.crt and ca.key are needed to join)",
+                  "copy ca.crt and ca.key from the certs dir of a member of the cluster (" + o_.join_endpoint +
+                      ") into " + m_.certs_dir + ", mode 0600 for the key");
+    }
+    check_data_dir();
+    // Talks to the endpoint before anything is written, so that a wrong CA or a wrong address
+    // fails here with nothing left behind.
+    RetryPolicy policy;
+    policy.max_attempts = o_.retry ? 5 : 1;
+    policy.base_delay = 500ms;
+    with_retries(policy, "TLS check of " + o_.join_endpoint, [&] {
+      auto r = probe_tls_endpoint(o_.join_endpoint, m_.ca_cert(), "", "", 5s);
+      spdlog::info("{} presents {} issued by our CA ({})", o_.join_endpoint, r.server_subject, r.server_issuer);
+    });
+  }
+
+  void install() {
+    if (o_.skip_install) {
+      for (const auto& bin : {m_.etcd_binary(), m_.etcdctl_binary()}) {
+        if (!path_exists(bin)) throw Error(ErrorKind::kNotFound, bin + " does not exist", "run the install phase");
+      }
+      return;
+    }
+    ReleaseSpec spec = o_.release;
+    spec.version = m_.version;
+    auto installed = install_release(spec, m_.install_dir);
+    m_.version = installed.version;
+    spdlog::info("etcd {} installed in {} (from {})", installed.version, m_.install_dir, installed.source);
+  }
+
+  void certificates() {
+    if (!join_ && ensure_ca(m_.certs_dir)) spdlog::info("created a new CA in {}", m_.certs_dir);
+    if (join_ && (!path_exists(m_.ca_cert()) || !path_exists(m_.ca_key()))) {
+      throw Error(ErrorKind::kNotFound, "no CA in " + m_.certs_dir, "copy ca.crt and ca.key from a member of the cluster");
+    }
+    if (join_) ensure_ca(m_.certs_dir);  // checks that the key matches the certificate
+    auto issued = ensure_member_certs(pki_spec(m_));
+    for (const auto& s : issued) spdlog::info("issued {}", m_.cert(s));
+  }
+
+  ClusterBootstrap init_bootstrap() {
+    ClusterBootstrap b;
+    b.initial_cluster = m_.name + "=" + m_.peer_url();
+    b.token = o_.initial_cluster_token;
+    if (b.token.empty() && !o_.restore_snapshot && path_exists(m_.env_file())) {
+      b.token = env_value(parse_env_file(read_file(m_.env_file())), "ETCD_INITIAL_CLUSTER_TOKEN");  // a resumed init
+    }
+    if (b.token.empty()) b.token = "etcd-cluster-" + random_suffix() + random_suffix();
+    return b;
+  }
+
+  void snapshot() {
+    if (!o_.restore_snapshot) {
+      spdlog::info("no snapshot given: starting an empty cluster");
+      return;
+    }
+    if (!bootstrap_) bootstrap_ = init_bootstrap();
+    if (!is_missing_or_empty_dir(m_.data_dir)) {
+      throw Error(ErrorKind::kAlreadyExists, "data dir " + m_.data_dir + " is not empty: refusing to restore over it",
+                  "run `etcdadm reset` first");
+    }
+    o_.restore_snapshot(m_, *bootstrap_);
+    spdlog::info("restored into {} as the first member of a new cluster (token {})", m_.data_dir, bootstrap_->token);
+  }
+
+  std::unique_ptr<EtcdClient> cluster_client() {
+    return std::make_unique<EtcdClient>(connection_to(m_, {o_.join_endpoint}));
+  }
+
+  RetryPolicy membership_retry() const {
+    RetryPolicy p;
+    p.max_attempts = o_.retry ? 8 : 1;
+    p.base_delay = 500ms;
+    p.max_delay = 10s;
+    return p;
+  }
+
+  void membership() {
+    if (o_.join_endpoint.empty()) throw Error(ErrorKind::kInvalidArgument, "no endpoint to join given");
+    auto client = cluster_client();
+    with_retries(membership_retry(), "adding member " + m_.name + " through " + o_.join_endpoint, [&] {
+      auto list = client->member_list();
+      if (const auto* me = find_by_peer_url(list, m_.peer_url())) {
+        spdlog::info("member {} ({}) is already in the cluster{}: continuing", m_.name, m_.peer_url(),
+                     me->islearner() ? " as a learner" : "");
+        member_id_ = me->id();
+        learner_ = me->islearner();
+        record_cluster(list.members());
+        return;
+      }
+      for (const auto& m : list.members()) {
+        if (m.name() == m_.name) {
+          throw Error(ErrorKind::kAlreadyExists,
+                      "the cluster already has a member named " + m_.name + " with peer URL " +
+                          (m.peerurls().empty() ? "?" : m.peerurls(0)),
+                      "choose another --name, or remove the old member first (etcdadm reset on its host, or etcdctl "
+                      "member remove)");
+        }
+      }
+      etcdserverpb::MemberAddResponse added;
+      try {
+        added = client->member_add({m_.peer_url()}, /*learner=*/true);
+      } catch (const Error& e) {
+        if (message_has(e, "too many learner")) {
+          // etcd allows one learner at a time: another join is still catching up.
+          throw Error(ErrorKind::kUnavailable, std::string(e.what()) + " (another member is still joining)",
+                      "wait until the other join has finished, then run this again");
+        }
+        if (message_has(e, "Peer URLs already exists") || message_has(e, "peerURL exists")) {
+          throw Error(ErrorKind::kUnavailable, "member add raced with an earlier attempt: looking again");
+        }
+        throw;
+      }
+      member_id_ = added.member().id();
+      learner_ = added.member().islearner();
+      if (!learner_) spdlog::warn("the cluster does not support learners: {} was added as a voting member", m_.name);
+      spdlog::info("added member {} (ID {:x}){}", m_.name, member_id_, learner_ ? " as a learner" : "");
+      record_cluster(added.members());
+    });
+  }
+
+  void record_cluster(const google::protobuf::RepeatedPtrField<etcdserverpb::Member>& members) {
+    ClusterBootstrap b;
+    b.initial_cluster = initial_cluster_from(members, m_);
+    b.existing = true;
+    b.token = "etcd-cluster";  // ignored by etcd when joining an existing cluster
+    bootstrap_ = b;
+    m_.cluster_endpoints = client_urls_of(members);
+    if (std::find(m_.cluster_endpoints.begin(), m_.cluster_endpoints.end(), m_.client_url()) == m_.cluster_endpoints.end()) {
+      m_.cluster_endpoints.push_back(m_.client_url());
+    }
+  }
+
+  void configure() {
+    if (!bootstrap_) {
+      if (join_) {
+        // Run on its own: the membership phase ran before, so the cluster knows this member.
+        auto list = cluster_client()->member_list();
+        const auto* me = find_by_peer_url(list, m_.peer_url());
+        if (me == nullptr) {
+          throw Error(ErrorKind::kNotFound, "member " + m_.peer_url() + " is not in the cluster", "run the membership phase first");
+        }
+        record_cluster(list.members());
+      } else {
+        bootstrap_ = init_bootstrap();
+        m_.cluster_endpoints = {m_.client_url()};
+      }
+    }
+    make_dirs(m_.config_dir);
+    write_file_atomic(m_.env_file(), render_env_file(member_env(m_, *bootstrap_)), 0600, /*overwrite=*/true);
+    save_member_state(m_);
+    auto files = init_system_->configure(m_);
+    spdlog::info("wrote {}, {}{}", m_.env_file(), m_.state_file(), files.empty() ? "" : ", " + join_csv(files));
+  }
+
+  void start() {
+    init_system_->start(m_);
+    spdlog::info("etcd started through {}", init_system_name(m_.init_system));
+  }
+
+  void etcdctl() {
+    write_file_atomic(m_.etcdctl_env_file(), render_env_file(etcdctl_env(m_)), 0644, /*overwrite=*/true);
+    std::string wrapper = "#!/bin/sh\n# etcdctl for etcd member " + m_.name + " (written by etcdadm)\nset -a\n. " +
+                          m_.etcdctl_env_file() + "\nset +a\nexec " + m_.etcdctl_binary() + " \"$@\"\n";
+    make_dirs(parent_dir(m_.etcdctl_wrapper()));
+    write_file_atomic(m_.etcdctl_wrapper(), wrapper, 0755, /*overwrite=*/true);
+    spdlog::info("wrote {} and {}", m_.etcdctl_env_file(), m_.etcdctl_wrapper());
+  }
+
+  std::string start_hint() const {
+    switch (m_.init_system) {
+      case InitSystemKind::kSystemd:
+        return "see `journalctl -u " + m_.service_name + "`";
+      case InitSystemKind::kKubelet:
+        return "see the kubelet's log and `crictl logs` of the etcd container";
+      case InitSystemKind::kProcess:
+        return "see " + m_.log_file();
+    }
+    return {};
+  }
+
+  bool alive() {
+    // Only the process init system knows for sure; systemd restarts and kubelet re-creates etcd.
+    return m_.init_system != InitSystemKind::kProcess || init_system_->running(m_);
+  }
+
+  // A linearizable read through the member's own client URL, like etcdadm's health phase.
+  void wait_healthy(EtcdClient& local) {
+    wait_until(
+        "health of member " + m_.name, o_.start_timeout,
+        [&] {
+          etcdserverpb::RangeRequest req;
+          req.set_key("health");
+          req.set_limit(1);
+          local.range(req);
+        },
+        [&] { return alive(); }, start_hint());
+    spdlog::info("member {} is healthy at {}", m_.name, m_.loopback_client_url());
+  }
+
+  void health() {
+    EtcdClient local(local_connection(m_));
+    wait_healthy(local);
+    member_id_ = local.status(m_.loopback_client_url()).header().member_id();
+    result_.member_id = member_id_;
+  }
+
+  void promote() {
+    EtcdClient local(local_connection(m_));
+    wait_until(
+        "start of member " + m_.name, o_.start_timeout, [&] { local.status(m_.loopback_client_url()); },
+        [&] { return alive(); }, start_hint());
+    auto client = cluster_client();
+    if (member_id_ == 0) {
+      auto list = client->member_list();
+      const auto* me = find_by_peer_url(list, m_.peer_url());
+      if (me == nullptr) throw Error(ErrorKind::kNotFound, "member " + m_.peer_url() + " is not in the cluster");
+      member_id_ = me->id();
+      learner_ = me->islearner();
+    }
+    if (learner_) {
+      wait_until(
+          "promotion of learner " + m_.name, o_.promote_timeout,
+          [&] {
+            try {
+              client->member_promote(member_id_);
+              spdlog::info("learner {} caught up and was promoted to a voting member", m_.name);
+            } catch (const Error& e) {
+              if (message_has(e, "not a learner")) return;  // promoted by an earlier run
+              throw;
+            }
+          },
+          [&] { return alive(); },
+          "the learner did not catch up with the leader; check " + m_.log_file() + " and the network between members");
+    }
+    wait_healthy(local);
+    result_.member_id = member_id_;
+  }
+
+  LifecycleOptions o_;
+  MemberConfig& m_;
+  bool join_;
+  std::unique_ptr<InitSystem> init_system_;
+  std::optional<ClusterBootstrap> bootstrap_;
+  uint64_t member_id_ = 0;
+  bool learner_ = false;
+  LifecycleResult result_;
+};
+
+// The member list through the first endpoint that answers; nullopt when none does.
+std::optional<etcdserverpb::MemberListResponse> reachable_member_list(const MemberConfig& m,
+                                                                      const std::vector<std::string>& endpoints,
+                                                                      std::unique_ptr<EtcdClient>& client,
+                                                                      std::string& failures) {
+  for (const auto& ep : endpoints) {
+    try {
+      auto c = std::make_unique<EtcdClient>(connection_to(m, {ep}));
+      auto list = c->member_list();
+      client = std::move(c);
+      return list;
+    } catch (const Error& e) {
+      failures += (failures.empty() ? "" : "; ") + std::string(e.what());
+    }
+  }
+  return std::nullopt;
+}
+
+void remove_from_cluster(const ResetOptions& o, ResetResult& result) {
+  const MemberConfig& m = o.member;
+  if (!path_exists(m.cert("etcdctl-etcd-client"))) {
+    spdlog::info("no client certificate left in {}: membership was handled by an earlier reset", m.certs_dir);
+    return;
+  }
+  std::vector<std::string> endpoints = {m.loopback_client_url()};
+  for (const auto& e : o.endpoints) endpoints.push_back(e);
+  for (const auto& e : m.cluster_endpoints) {
+    if (e != m.client_url()) endpoints.push_back(e);
+  }
+  std::unique_ptr<EtcdClient> client;
+  std::string failures;
+  auto list = reachable_member_list(m, endpoints, client, failures);
+  if (!list) {
+    if (o.force) {
+      spdlog::warn("cannot reach the cluster ({}); --force: resetting without removing the member", failures);
+      return;
+    }
+    throw Error(ErrorKind::kUnavailable, "cannot reach the cluster to remove member " + m.name + ": " + failures,
+                "pass --endpoints of a running member, or --skip-remove-member when it was removed already");
+  }
+  const auto* me = find_by_peer_url(*list, m.peer_url());
+  if (me == nullptr) {
+    spdlog::info("member {} ({}) is not in the cluster (removed earlier)", m.name, m.peer_url());
+    return;
+  }
+  int voters = 0;
+  for (const auto& x : list->members()) voters += x.islearner() ? 0 : 1;
+  if (!me->islearner() && voters <= 1) {
+    if (!o.force) {
+      throw Error(ErrorKind::kInvalidArgument,
+                  "member " + m.name + " is the last voting member: resetting it destroys the cluster and its data",
+                  "take a backup first (etcdadm backup save), then pass --force");
+    }
+    spdlog::warn("--force: resetting the last member; the cluster's data goes with it");
+    return;  // a one-member cluster cannot remove its only voter; the data dir goes below
+  }
+  // etcd's strict reconfig check refuses while the remaining members have not all been connected
+  // for 5 s (e.g. right after a join): that heals by itself, so it is retried for a while.
+  auto deadline = Clock::now() + 60s;
+  for (;;) {
+    try {
+      client->member_remove(me->id());
+      break;
+    } catch (const Error& e) {
+      if (!message_has(e, "unhealthy cluster")) throw;
+      if (Clock::now() >= deadline) {
+        throw Error(ErrorKind::kUnavailable,
+                    "etcd refuses to remove member " + m.name +
+                        ": the remaining members would not form a healthy quorum (" + e.what() + ")",
+                    "check the other members with `etcdadm info`; a cluster that lost quorum needs the disaster-recovery "
+                    "runbook (docs/operations.md)");
+      }
+      spdlog::info("cluster not ready for the removal yet ({}); retrying", e.what());
+      std::this_thread::sleep_for(1s);
+    }
+  }
+  result.member_removed = true;
+  spdlog::info("removed member {} (ID {:x}) from the cluster", m.name, me->id());
+}
+
+}  // namespace
+
+const std::vector<Phase>& init_phases() { return kInitPhases; }
+const std::vector<Phase>& join_phases() { return kJoinPhases; }
+
+ConnectionConfig local_connection(const MemberConfig& member) {
+  return connection_to(member, {member.loopback_client_url()});
+}
+
+LifecycleResult run_init(const LifecycleOptions& options, const std::string& phase) {
+  return Runner(options, /*join=*/false).run(kInitPhases, phase);
+}
+
+LifecycleResult run_join(const LifecycleOptions& options, const std::string& phase) {
+  return Runner(options, /*join=*/true).run(kJoinPhases, phase);
+}
+
+ResetResult run_reset(const ResetOptions& o) {
+  ResetResult result;
+  const MemberConfig& m = o.member;
+  if (!o.skip_remove_member) remove_from_cluster(o, result);
+
+  auto init_system = make_init_system(m.init_system);
+  init_system->stop(m, o.stop_grace);
+
+  std::vector<std::string> paths = {m.data_dir, m.env_file(), m.etcdctl_env_file(), m.etcdctl_wrapper()};
+  for (const auto& f : init_system->files(m)) paths.push_back(f);
+  for (const auto& stem : member_cert_names()) {
+    paths.push_back(m.cert(stem));
+    paths.push_back(m.key(stem));
+  }
+  if (o.remove_ca) {
+    paths.push_back(m.ca_cert());
+    paths.push_back(m.ca_key());
+  }
+  if (o.remove_binaries) {
+    for (const char* bin : {"etcd", "etcdctl", "etcdutl"}) paths.push_back(m.install_dir + "/" + bin);
+  }
+  paths.push_back(m.state_file());  // last: a reset that stops early can run again with --config-dir only
+  for (const auto& p : paths) {
+    if (!path_exists(p)) continue;
+    remove_all(p);
+    result.removed_paths.push_back(p);
+  }
+  for (const auto& dir : {m.certs_dir, m.config_dir}) {
+    if (is_directory(dir) && is_missing_or_empty_dir(dir)) {
+      remove_all(dir);
+      result.removed_paths.push_back(dir);
+    }
+  }
+  return result;
+}
+
+ClusterInfo cluster_info(const ConnectionConfig& connection, uint64_t local_member_id) {
+  EtcdClient client(connection);
+  auto list = client.member_list();
+  ClusterInfo info;
+  info.cluster_id = list.header().cluster_id();
+  for (const auto& m : list.members()) {
+    MemberInfo mi;
+    mi.id = m.id();
+    mi.name = m.name();
+    mi.peer_urls.assign(m.peerurls().begin(), m.peerurls().end());
+    mi.client_urls.assign(m.clienturls().begin(), m.clienturls().end());
+    mi.learner = m.islearner();
+    mi.local = m.id() == local_member_id;
+    if (!mi.client_urls.empty()) {
+      try {
+        auto st = client.status(mi.client_urls.front());
+        mi.reachable = true;
+        mi.version = st.version();
+        mi.db_size = st.dbsize();
+        mi.db_size_in_use = st.dbsizeinuse();
+        mi.raft_index = st.raftindex();
+        mi.raft_term = st.raftterm();
+        mi.errors.assign(st.errors().begin(), st.errors().end());
+        mi.leader = st.leader() == m.id();
+        if (st.leader() != 0) info.leader_id = st.leader();
+      } catch (const Error& e) {
+        mi.status_error = e.what();
+      }
+    } else {
+      mi.status_error = "not started (no client URL yet)";
+    }
+    info.members.push_back(std::move(mi));
+  }
+  for (auto& mi : info.members) mi.leader = mi.id == info.leader_id;
+  return info;
+}
+
+}  // namespace etcdadm

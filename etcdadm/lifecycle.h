@@ -1,0 +1,120 @@
+// The member lifecycle: init (first member), join (add a member through an existing one), reset
+// (take a member away) and info. init and join are sequences of named phases that can also run one
+// at a time (`etcdadm init phase <name>`), like etcdadm; every phase is safe to run again, so a
+// command that failed half way is finished by running it again.
+//
+//   init:  preflight, install, certificates, snapshot, configure, start, etcdctl, health
+//   join:  preflight, install, certificates, membership, configure, start, etcdctl, promote
+//
+// join adds the new member as a raft learner (it cannot vote, so a slow or broken newcomer never
+// costs the cluster its quorum), waits until it has caught up with the leader and then promotes
+// it. Only servers without learner support get a voting member straight away.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "etcdadm/connection.h"
+#include "etcdadm/member_config.h"
+#include "etcdadm/release.h"
+
+namespace etcdadm {
+
+// Fills a new member's empty data dir from a snapshot (init --snapshot / --from-backup). Supplied
+// by the layer above (restore/), which knows about backup stores; it must restore with exactly
+// this member's name, peer URL, initial cluster and token, and leave the data dir untouched on failure.
+using SnapshotRestorer = std::function<void(const MemberConfig& member, const ClusterBootstrap& bootstrap)>;
+
+struct LifecycleOptions {
+  MemberConfig member;
+  ReleaseSpec release;
+  bool skip_install = false;  // binaries are already in install-dir (checked, not fetched)
+
+  // init
+  std::string initial_cluster_token;  // empty: a fresh random token (always fresh for restores)
+  SnapshotRestorer restore_snapshot;   // empty: a new, empty cluster
+
+  // join
+  std::string join_endpoint;  // client URL of an existing member
+  bool retry = true;          // retry transient failures with backoff (etcdadm's --retry)
+
+  std::chrono::seconds start_timeout{120};    // until the started member answers
+  std::chrono::seconds promote_timeout{300};  // until the learner has caught up
+};
+
+struct Phase {
+  std::string name;
+  std::string description;
+};
+const std::vector<Phase>& init_phases();
+const std::vector<Phase>& join_phases();
+
+// What init/join report at the end.
+struct LifecycleResult {
+  uint64_t member_id = 0;
+  std::string client_url;
+  std::string join_command;  // init: the command to run on the next member
+  std::vector<std::string> phases_run;
+};
+
+// Runs every phase, or only `phase` when given (throws kInvalidArgument for an unknown name).
+LifecycleResult run_init(const LifecycleOptions& options, const std::string& phase = {});
+LifecycleResult run_join(const LifecycleOptions& options, const std::string& phase = {});
+
+struct ResetOptions {
+  MemberConfig member;                // from the state file when it exists
+  bool skip_remove_member = false;    // etcdadm's flag: leave the cluster membership alone
+  bool force = false;                 // also reset the last voting member (the cluster's data goes)
+  bool remove_ca = false;             // delete ca.crt/ca.key too
+  bool remove_binaries = false;       // delete etcd/etcdctl/etcdutl from install-dir
+  std::vector<std::string> endpoints; // other members to reach the cluster through when this one is down
+  std::chrono::milliseconds stop_grace{10000};
+};
+
+struct ResetResult {
+  bool member_removed = false;  // MemberRemove was done now
+  std::vector<std::string> removed_paths;
+};
+
+// Removes the local member from the cluster (not the last voting one unless forced), stops etcd,
+// and deletes the data dir, the config (env files, unit/manifest, state file) and the member
+// certificates. Every step tolerates what an earlier, interrupted reset already did.
+ResetResult run_reset(const ResetOptions& options);
+
+// The connection this host's member is reached with: its loopback client URL and the etcdctl
+// client certificate.
+ConnectionConfig local_connection(const MemberConfig& member);
+
+struct MemberInfo {
+  uint64_t id = 0;
+  std::string name;
+  std::vector<std::string> peer_urls;
+  std::vector<std::string> client_urls;
+  bool learner = false;
+  bool local = false;  // the member this host runs
+  // From Status on its client URL (absent when it did not answer).
+  bool reachable = false;
+  std::string status_error;
+  bool leader = false;
+  std::string version;
+  int64_t db_size = 0;
+  int64_t db_size_in_use = 0;
+  uint64_t raft_index = 0;
+  uint64_t raft_term = 0;
+  std::vector<std::string> errors;  // StatusResponse.errors (alarms etc.)
+};
+
+struct ClusterInfo {
+  uint64_t cluster_id = 0;
+  uint64_t leader_id = 0;
+  std::vector<MemberInfo> members;
+};
+
+// Member list of the cluster (through `connection`) and every member's Status.
+ClusterInfo cluster_info(const ConnectionConfig& connection, uint64_t local_member_id);
+
+}  // namespace etcdadm

@@ -1,0 +1,252 @@
+#include "etcdadm/member_config.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cctype>
+
+#include "common/error.h"
+#include "common/fs.h"
+
+namespace etcdadm {
+
+namespace {
+
+const char* kDefaultConfigDir = "/etc/etcd";
+
+std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') return "etcd";
+  std::string name(buf);
+  return name.substr(0, name.find('.'));  // the short name, like `hostname -s`
+}
+
+// The source address the kernel picks for a route to the outside (no packet is sent: connect() on
+// a UDP socket only chooses the route). Falls back to loopback on hosts without a default route.
+std::string primary_ipv4() {
+  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return "127.0.0.1";
+  sockaddr_in dst{};
+  dst.sin_family = AF_INET;
+  dst.sin_port = htons(53);
+  ::inet_pton(AF_INET, "192.0.2.1", &dst.sin_addr);  // TEST-NET-1: routed like any public address
+  std::string result = "127.0.0.1";
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&dst), sizeof(dst)) == 0) {
+    sockaddr_in local{};
+    socklen_t len = sizeof(local);
+    char text[INET_ADDRSTRLEN] = {};
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0 &&
+        ::inet_ntop(AF_INET, &local.sin_addr, text, sizeof(text)) != nullptr) {
+      result = text;
+    }
+  }
+  ::close(fd);
+  return result;
+}
+
+// Host part of a URL as etcd wants it: IPv6 literals in brackets.
+std::string url_host(const std::string& address) {
+  return address.find(':') != std::string::npos ? "[" + address + "]" : address;
+}
+
+bool is_dns_label_name(const std::string& s) {
+  if (s.empty() || s.size() > 63) return false;
+  for (char c : s) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) return false;
+  }
+  return true;
+}
+
+void check_port(int port, const char* flag) {
+  if (port <= 0 || port > 65535) throw Error(ErrorKind::kInvalidArgument, std::string(flag) + " must be 1-65535");
+}
+
+void check_absolute(const std::string& dir, const char* flag) {
+  if (dir.empty() || dir[0] != '/') {
+    throw Error(ErrorKind::kInvalidArgument, std::string(flag) + " must be an absolute path (got '" + dir + "')");
+  }
+}
+
+}  // namespace
+
+InitSystemKind parse_init_system(const std::string& name) {
+  if (name == "systemd") return InitSystemKind::kSystemd;
+  if (name == "kubelet") return InitSystemKind::kKubelet;
+  if (name == "process") return InitSystemKind::kProcess;
+  throw Error(ErrorKind::kInvalidArgument, "unknown init system '" + name + "'", "use systemd, kubelet or process");
+}
+
+const char* init_system_name(InitSystemKind kind) {
+  switch (kind) {
+    case InitSystemKind::kSystemd:
+      return "systemd";
+    case InitSystemKind::kKubelet:
+      return "kubelet";
+    case InitSystemKind::kProcess:
+      return "process";
+  }
+  return "?";
+}
+
+std::string MemberConfig::client_url() const {
+  return "https://" + url_host(bind_address) + ":" + std::to_string(client_port);
+}
+std::string MemberConfig::peer_url() const {
+  return "https://" + url_host(bind_address) + ":" + std::to_string(peer_port);
+}
+std::string MemberConfig::loopback_client_url() const { return "https://127.0.0.1:" + std::to_string(client_port); }
+
+std::vector<std::string> MemberConfig::listen_client_urls() const {
+  std::vector<std::string> urls = {client_url()};
+  if (bind_address != "127.0.0.1" && bind_address != "0.0.0.0") urls.push_back(loopback_client_url());
+  return urls;
+}
+
+std::string MemberConfig::etcdctl_wrapper() const {
+  return (config_dir == kDefaultConfigDir ? install_dir : config_dir) + "/etcdctl.sh";
+}
+
+void MemberConfig::complete() {
+  if (name.empty()) name = host_name();
+  if (bind_address.empty()) bind_address = primary_ipv4();
+  if (!is_dns_label_name(name)) {
+    throw Error(ErrorKind::kInvalidArgument, "member name '" + name + "' is not usable",
+                "use letters, digits, '-', '_' or '.' (it goes into certificate names and URLs)");
+  }
+  check_port(client_port, "--client-port");
+  check_port(peer_port, "--peer-port");
+  if (client_port == peer_port) throw Error(ErrorKind::kInvalidArgument, "--client-port and --peer-port are equal");
+  check_absolute(install_dir, "--install-dir");
+  check_absolute(certs_dir, "--certs-dir");
+  check_absolute(data_dir, "--data-dir");
+  check_absolute(config_dir, "--config-dir");
+  if (service_name.empty() || service_name.find('/') != std::string::npos) {
+    throw Error(ErrorKind::kInvalidArgument, "invalid --service-name '" + service_name + "'");
+  }
+}
+
+EnvVars member_env(const MemberConfig& c, const ClusterBootstrap& b) {
+  std::string listen_clients;
+  for (const auto& u : c.listen_client_urls()) listen_clients += (listen_clients.empty() ? "" : ",") + u;
+  return {
+      {"ETCD_NAME", c.name},
+      {"ETCD_DATA_DIR", c.data_dir},
+      {"ETCD_INITIAL_CLUSTER", b.initial_cluster},
+      {"ETCD_INITIAL_CLUSTER_TOKEN", b.token},
+      {"ETCD_INITIAL_CLUSTER_STATE", b.existing ? "existing" : "new"},
+      {"ETCD_INITIAL_ADVERTISE_PEER_URLS", c.peer_url()},
+      {"ETCD_LISTEN_PEER_URLS", c.peer_url()},
+      {"ETCD_ADVERTISE_CLIENT_URLS", c.client_url()},
+      {"ETCD_LISTEN_CLIENT_URLS", listen_clients},
+      {"ETCD_CLIENT_CERT_AUTH", "true"},
+      {"ETCD_TRUSTED_CA_FILE", c.ca_cert()},
+      {"ETCD_CERT_FILE", c.cert("server")},
+      {"ETCD_KEY_FILE", c.key("server")},
+      {"ETCD_PEER_CLIENT_CERT_AUTH", "true"},
+      {"ETCD_PEER_TRUSTED_CA_FILE", c.ca_cert()},
+      {"ETCD_PEER_CERT_FILE", c.cert("peer")},
+      {"ETCD_PEER_KEY_FILE", c.key("peer")},
+      {"ETCD_STRICT_RECONFIG_CHECK", "true"},
+  };
+}
+
+EnvVars etcdctl_env(const MemberConfig& c) {
+  return {
+      {"ETCDCTL_API", "3"},
+      {"ETCDCTL_ENDPOINTS", c.loopback_client_url()},
+      {"ETCDCTL_CACERT", c.ca_cert()},
+      {"ETCDCTL_CERT", c.cert("etcdctl-etcd-client")},
+      {"ETCDCTL_KEY", c.key("etcdctl-etcd-client")},
+  };
+}
+
+std::string render_env_file(const EnvVars& vars) {
+  std::string out;
+  for (const auto& [k, v] : vars) out += k + "=" + v + "\n";
+  return out;
+}
+
+EnvVars parse_env_file(const std::string& text) {
+  EnvVars vars;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(pos, end - pos);
+    pos = end + 1;
+    size_t b = line.find_first_not_of(" \t\r");
+    if (b == std::string::npos || line[b] == '#') continue;
+    line = line.substr(b, line.find_last_not_of(" \t\r") - b + 1);
+    if (line.rfind("export ", 0) == 0) line = line.substr(7);
+    size_t eq = line.find('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    std::string value = line.substr(eq + 1);
+    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') value = value.substr(1, value.size() - 2);
+    vars.emplace_back(line.substr(0, eq), value);
+  }
+  return vars;
+}
+
+std::string env_value(const EnvVars& vars, const std::string& name) {
+  for (const auto& [k, v] : vars) {
+    if (k == name) return v;
+  }
+  return {};
+}
+
+void save_member_state(const MemberConfig& c) {
+  nlohmann::json j = {{"layout", 1},
+                      {"name", c.name},
+                      {"version", c.version},
+                      {"installDir", c.install_dir},
+                      {"certsDir", c.certs_dir},
+                      {"dataDir", c.data_dir},
+                      {"configDir", c.config_dir},
+                      {"bindAddress", c.bind_address},
+                      {"clientPort", c.client_port},
+                      {"peerPort", c.peer_port},
+                      {"serverCertExtraSans", c.server_cert_extra_sans},
+                      {"initSystem", init_system_name(c.init_system)},
+                      {"serviceName", c.service_name},
+                      {"kubeletManifestDir", c.kubelet_manifest_dir},
+                      {"imageRepository", c.image_repository},
+                      {"diskPriorities", c.disk_priorities},
+                      {"clusterEndpoints", c.cluster_endpoints}};
+  make_dirs(c.config_dir);
+  write_file_atomic(c.state_file(), j.dump(2) + "\n", 0600, /*overwrite=*/true);
+}
+
+bool load_member_state(const std::string& config_dir, MemberConfig& c) {
+  std::string path = config_dir + "/etcdadm.json";
+  if (!path_exists(path)) return false;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read_file(path));
+    c.name = j.at("name").get<std::string>();
+    c.version = j.value("version", "");
+    c.install_dir = j.at("installDir").get<std::string>();
+    c.certs_dir = j.at("certsDir").get<std::string>();
+    c.data_dir = j.at("dataDir").get<std::string>();
+    c.config_dir = config_dir;
+    c.bind_address = j.at("bindAddress").get<std::string>();
+    c.client_port = j.at("clientPort").get<int>();
+    c.peer_port = j.at("peerPort").get<int>();
+    c.server_cert_extra_sans = j.value("serverCertExtraSans", std::vector<std::string>{});
+    c.init_system = parse_init_system(j.at("initSystem").get<std::string>());
+    c.service_name = j.value("serviceName", "etcd");
+    c.kubelet_manifest_dir = j.value("kubeletManifestDir", c.kubelet_manifest_dir);
+    c.image_repository = j.value("imageRepository", c.image_repository);
+    c.disk_priorities = j.value("diskPriorities", true);
+    c.cluster_endpoints = j.value("clusterEndpoints", std::vector<std::string>{});
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorKind::kCorrupt, "member state file " + path + " is unreadable: " + e.what(),
+                "fix or remove it and pass the member flags explicitly");
+  }
+  return true;
+}
+
+}  // namespace etcdadm

@@ -1,0 +1,96 @@
+// One etcd member as etcdadm manages it: the settings the user gives (etcdadm's flags and defaults,
+// plus ports and a config dir so several members fit on one host), the paths and URLs derived from
+// them, the environment file etcd reads (ETCD_* variables, etcdadm's file and names), and the state
+// file that lets reset/info/join find the member again without repeating every flag.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace etcdadm {
+
+enum class InitSystemKind { kSystemd, kKubelet, kProcess };
+
+// "systemd" | "kubelet" | "process"; throws kInvalidArgument otherwise.
+InitSystemKind parse_init_system(const std::string& name);
+const char* init_system_name(InitSystemKind kind);
+
+// Ordered NAME=value pairs (the order is kept when rendering files).
+using EnvVars = std::vector<std::pair<std::string, std::string>>;
+
+struct MemberConfig {
+  std::string name;               // default: the host name
+  std::string version;            // etcd version, "3.5.17"
+  std::string install_dir = "/opt/bin";
+  std::string certs_dir = "/etc/etcd/pki";
+  std::string data_dir = "/var/lib/etcd";
+  std::string config_dir = "/etc/etcd";
+  std::string bind_address;       // the IP etcd listens and advertises on; default: the primary IPv4
+  int client_port = 2379;
+  int peer_port = 2380;
+  std::vector<std::string> server_cert_extra_sans;
+  InitSystemKind init_system = InitSystemKind::kSystemd;
+  std::string service_name = "etcd";  // systemd unit / static pod / process name
+  std::string kubelet_manifest_dir = "/etc/kubernetes/manifests";
+  std::string image_repository = "quay.io/coreos/etcd";  // kubelet: image <repo>:v<version>
+  bool disk_priorities = true;    // systemd: Nice=-10, best-effort I/O class, priority 2 (etcdadm's)
+  // Client URLs of the cluster's members as known at init/join time: how reset reaches the
+  // cluster when this member is down.
+  std::vector<std::string> cluster_endpoints;
+
+  // ---- derived ----
+  std::string client_url() const;  // https://<bind>:<client-port>
+  std::string peer_url() const;    // https://<bind>:<peer-port>
+  std::string loopback_client_url() const;  // https://127.0.0.1:<client-port>
+  // The client URLs etcd listens on: the advertised one plus loopback (when different).
+  std::vector<std::string> listen_client_urls() const;
+  std::string etcd_binary() const { return install_dir + "/etcd"; }
+  std::string etcdctl_binary() const { return install_dir + "/etcdctl"; }
+  std::string env_file() const { return config_dir + "/etcd.env"; }
+  std::string etcdctl_env_file() const { return config_dir + "/etcdctl.env"; }
+  // etcdadm's <install-dir>/etcdctl.sh for the default config dir; <config-dir>/etcdctl.sh for
+  // another one (several members on one host share the install dir).
+  std::string etcdctl_wrapper() const;
+  std::string state_file() const { return config_dir + "/etcdadm.json"; }
+  std::string pid_file() const { return config_dir + "/" + service_name + ".pid"; }  // process init system
+  std::string log_file() const { return config_dir + "/" + service_name + ".log"; }  // process init system
+  std::string ca_cert() const { return certs_dir + "/ca.crt"; }
+  std::string ca_key() const { return certs_dir + "/ca.key"; }
+  std::string cert(const std::string& stem) const { return certs_dir + "/" + stem + ".crt"; }
+  std::string key(const std::string& stem) const { return certs_dir + "/" + stem + ".key"; }
+
+  // Fills the defaults that depend on the machine (name = host name, bind address = primary IPv4)
+  // and checks the rest (ports, absolute dirs, a DNS-safe name). Throws kInvalidArgument.
+  void complete();
+};
+
+// How the member joins: a new cluster or an existing one.
+struct ClusterBootstrap {
+  std::string initial_cluster;  // name1=https://...,name2=https://...
+  std::string token;            // --initial-cluster-token
+  bool existing = false;        // ETCD_INITIAL_CLUSTER_STATE=existing
+};
+
+// The ETCD_* variables of the member (etcdadm's env file, TLS on client and peer URLs with
+// client-cert auth, strict reconfig check), in a stable order.
+EnvVars member_env(const MemberConfig& config, const ClusterBootstrap& bootstrap);
+
+// The variables etcdctl needs to talk to this member with the etcdctl client certificate
+// (ETCDCTL_API, ETCDCTL_ENDPOINTS, ETCDCTL_CACERT, ETCDCTL_CERT, ETCDCTL_KEY).
+EnvVars etcdctl_env(const MemberConfig& config);
+
+// NAME=value lines (values are written as they are: etcd's env files hold no quoting), and back.
+// Parsing ignores blank lines and # comments and accepts optional "export " and double quotes.
+std::string render_env_file(const EnvVars& vars);
+EnvVars parse_env_file(const std::string& text);
+// The value of `name` in `vars`, or "" when absent.
+std::string env_value(const EnvVars& vars, const std::string& name);
+
+// The state file (JSON): every MemberConfig field, so later commands can act on the member with
+// only --config-dir. Written 0600 atomically.
+void save_member_state(const MemberConfig& config);
+// Reads <config_dir>/etcdadm.json; returns false when it does not exist.
+bool load_member_state(const std::string& config_dir, MemberConfig& config);
+
+}  // namespace etcdadm

@@ -1,0 +1,70 @@
+// Getting etcd's binaries onto the machine (`etcdadm download`, init/join's install phase):
+//   * a release tarball `etcd-v<ver>-linux-<arch>.tar.gz` fetched from <release-url>/v<ver>/ over
+//     https, http or file:// (etcdadm's URL scheme), or a local tarball (air-gapped installs),
+//     verified against a given SHA-256 or the release's SHA256SUMS file, kept in a cache;
+//   * or binaries that already exist in a directory (Debian packages, a golden image).
+// Extraction uses libarchive; etcd, etcdctl and etcdutl (when present) are installed into the
+// install dir atomically (temp name + rename, mode 0755), and each installed binary's version is
+// checked against the requested one.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/http_client.h"
+
+namespace etcdadm {
+
+// The etcd project's release location (etcdadm's default, without the trailing /v<ver>).
+inline constexpr const char* kDefaultReleaseUrl = "https://github.com/etcd-io/etcd/releases/download";
+inline constexpr const char* kDefaultEtcdVersion = "3.5.17";
+
+struct ReleaseSpec {
+  std::string version = kDefaultEtcdVersion;  // "3.5.17"; a leading 'v' is accepted
+  std::string release_url = kDefaultReleaseUrl;  // https://, http:// or file:// base
+  std::string tarball;       // a local release tarball: used instead of release_url
+  std::string binaries_dir;  // existing etcd/etcdctl[/etcdutl]: used instead of any tarball
+  std::string sha256;        // expected tarball SHA-256 (hex); empty = look it up in SHA256SUMS
+  bool skip_checksum = false;  // no SHA-256 check at all (the user asked for it explicitly)
+  std::string cache_dir = "/var/cache/etcdadm";
+  std::string arch;          // amd64, arm64, ppc64le, s390x; empty = this machine's
+  HttpOptions http;
+  bool progress = true;      // draw a progress bar on stderr when it is a terminal
+};
+
+struct InstalledRelease {
+  std::string version;                // as the installed etcd reports it
+  std::vector<std::string> binaries;  // full paths installed (etcd, etcdctl, etcdutl when present)
+  std::string source;                 // URL, tarball or directory they came from
+  bool from_cache = false;            // the tarball was already in the cache (verified again)
+};
+
+// "3.5.17" from "v3.5.17" / "3.5.17"; throws kInvalidArgument for anything not N.N.N[-suffix].
+std::string normalise_version(const std::string& version);
+
+// This machine's architecture in etcd's release naming (uname: x86_64 -> amd64, aarch64 -> arm64).
+std::string host_arch();
+
+// etcd-v<ver>-linux-<arch>.tar.gz
+std::string release_tarball_name(const std::string& version, const std::string& arch);
+
+// <release_url>/v<ver>/etcd-v<ver>-linux-<arch>.tar.gz
+std::string release_tarball_url(const ReleaseSpec& spec);
+
+// <cache_dir>/etcd/v<ver>/etcd-v<ver>-linux-<arch>.tar.gz
+std::string cached_tarball_path(const ReleaseSpec& spec);
+
+// Makes sure a verified tarball is in the cache and returns its path. A cached tarball is
+// re-verified (a corrupt cache entry is replaced, never used). Nothing unverified ever appears
+// under the cache name (download to a temp name, check, rename).
+std::string download_release(const ReleaseSpec& spec);
+
+// Download (unless binaries_dir is set) + extract + install into install_dir + version check.
+// Installing the version that is already there is a no-op apart from the check.
+InstalledRelease install_release(const ReleaseSpec& spec, const std::string& install_dir);
+
+// The version a binary reports (`etcd --version` -> "etcd Version: 3.4.23", `etcdctl version` ->
+// "etcdctl version: 3.4.23", `etcdutl version`). Throws kExternalTool when it cannot be run.
+std::string binary_version(const std::string& path);
+
+}  // namespace etcdadm

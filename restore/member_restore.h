@@ -1,0 +1,22 @@
+// Restores that start a new cluster's first member (`etcdadm init --snapshot FILE` and
+// `etcdadm init --from-backup NAME --store URL`): the lifecycle's snapshot phase calls one of these
+// with the member it is creating, so the data dir is restored with exactly that member's name,
+// peer URL and a fresh cluster token, by the etcd tools just installed for it.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "etcdadm/lifecycle.h"
+#include "store/blob_store.h"
+#include "store/layout.h"
+
+namespace etcdadm {
+
+// From a snapshot file (its SHA-256 trailer checked first unless skip_hash_check).
+SnapshotRestorer snapshot_file_restorer(std::string snapshot_file, bool skip_hash_check);
+
+// From a backup in a store (stored-bytes hash, decompression and snapshot SHA-256 all verified).
+SnapshotRestorer backup_restorer(std::shared_ptr<BlobStore> store, BackupRecord backup);
+
+}  // namespace etcdadm
