@@ -1,14 +1,15 @@
 #include "cmd/certs_commands.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "cmd/output.h"
 #include "common/error.h"
 #include "common/timefmt.h"
+#include "etcdadm/lifecycle.h"
+#include "etcdadm/member_config.h"
 #include "etcdadm/pki.h"
 
 namespace etcdadm::cli {
@@ -34,13 +35,14 @@ void add_check_expiration(CLI::App& certs) {
     if (fmt == OutputFormat::kJson) {
       nlohmann::json arr = nlohmann::json::array();
       for (const auto& ci : certs) {
-        arr.push_back({{"name", ci.name},
-                       {"subject", ci.subject},
-                       {"serial", ci.serial_hex},
-                       {"notAfter", format_rfc3339_seconds(ci.not_after)},
-                       {"residualSeconds", std::chrono::duration_cast<std::chrono::seconds>(ci.not_after - now).count()},
-                       {"sans", ci.sans},
-                       {"ca", ci.is_ca}});
+        arr.push_back(
+            {{"name", ci.name},
+             {"subject", ci.subject},
+             {"serial", ci.serial_hex},
+             {"notAfter", format_rfc3339_seconds(ci.not_after)},
+             {"residualSeconds", std::chrono::duration_cast<std::chrono::seconds>(ci.not_after - now).count()},
+             {"sans", ci.sans},
+             {"ca", ci.is_ca}});
       }
       std::cout << arr.dump(2) << "\n";
       return;
@@ -61,19 +63,40 @@ void add_renew(CLI::App& certs) {
     std::string dir = kDefaultCertsDir;
     std::vector<std::string> which;
     std::string validity = "365d";
+    bool restart = false;
+    std::string config_dir = "/etc/etcd";
   };
   auto f = std::make_shared<Flags>();
   auto* c = certs.add_subcommand("renew", "re-issue member certificates (same keys, subjects and SANs) from the CA");
   c->add_option("which", f->which, "all | server | peer | etcdctl-etcd-client | apiserver-etcd-client (default all)");
-  c->add_option("--certs-dir", f->dir, "certificate directory")->capture_default_str();
+  auto* certs_dir = c->add_option("--certs-dir", f->dir, "certificate directory (with --restart: the member's)")
+                        ->capture_default_str();
   c->add_option("--validity", f->validity, "validity of the renewed certificates")->capture_default_str();
-  c->callback([f] {
+  c->add_flag("--restart", f->restart,
+              "restart this host's member (found through --config-dir) and wait until it is healthy");
+  c->add_option("--config-dir", f->config_dir, "config dir of the member to restart")->capture_default_str();
+  c->callback([f, certs_dir] {
+    MemberConfig member;
+    if (f->restart) {
+      if (!load_member_state(f->config_dir, member)) {
+        throw Error(ErrorKind::kNotFound, "no etcdadm member in " + f->config_dir + " to restart",
+                    "pass the member's --config-dir, or restart etcd yourself");
+      }
+      if (certs_dir->count() == 0) f->dir = member.certs_dir;
+    }
     auto d = parse_duration(f->validity);
-    if (!d || d->count() <= 0) throw Error(ErrorKind::kInvalidArgument, "invalid --validity " + f->validity, "e.g. 365d");
+    if (!d || d->count() <= 0)
+      throw Error(ErrorKind::kInvalidArgument, "invalid --validity " + f->validity, "e.g. 365d");
     auto renewed = renew_certs(f->dir, f->which, std::chrono::duration_cast<std::chrono::hours>(*d));
     for (const auto& r : renewed) std::cout << "renewed " << f->dir << "/" << r << ".crt\n";
+    if (f->restart) {
+      restart_member(member);
+      std::cout << "restarted member " << member.name << ": it serves the renewed certificates and is healthy\n"
+                << "renew and restart the other members one at a time, so the cluster keeps quorum.\n";
+      return;
+    }
     std::cout << "etcd reads its certificates at start: restart the members one at a time (wait for each to be "
-                 "healthy) so the cluster keeps quorum.\n";
+                 "healthy, or use --restart) so the cluster keeps quorum.\n";
   });
 }
 

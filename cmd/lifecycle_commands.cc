@@ -3,11 +3,10 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "cmd/output.h"
 #include "cmd/store_flags.h"
@@ -26,8 +25,10 @@ namespace {
 // Root keeps etcdadm's cache; anyone else gets one in their home (XDG).
 std::string default_cache_dir() {
   if (::geteuid() == 0) return "/var/cache/etcdadm";
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') return std::string(xdg) + "/etcdadm";
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') return std::string(home) + "/.cache/etcdadm";
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0')
+    return std::string(xdg) + "/etcdadm";
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
+    return std::string(home) + "/.cache/etcdadm";
   return "/tmp/etcdadm-cache";
 }
 
@@ -38,13 +39,18 @@ struct ReleaseFlags {
   void add_to(CLI::App* c) {
     spec.cache_dir = default_cache_dir();
     auto* g = c->add_option_group("Installing etcd");
-    g->add_option("--version", version, std::string("etcd version to install (default ") + kDefaultEtcdVersion +
-                                            "; with --binaries-dir: the version found there)");
-    g->add_option("--release-url", spec.release_url, "where releases live: https://, http:// or file:// (<url>/v<ver>/...)")
+    g->add_option("--version", version,
+                  std::string("etcd version to install (default ") + kDefaultEtcdVersion +
+                      "; with --binaries-dir: the version found there)");
+    g->add_option("--release-url", spec.release_url,
+                  "where releases live: https://, http:// or file:// (<url>/v<ver>/...)")
         ->capture_default_str();
-    g->add_option("--release-tarball", spec.tarball, "install from this local etcd-v<ver>-linux-<arch>.tar.gz (air-gapped)");
-    g->add_option("--binaries-dir", spec.binaries_dir, "install the etcd/etcdctl[/etcdutl] binaries found in this directory");
-    g->add_option("--release-sha256", spec.sha256, "expected SHA-256 of the tarball (default: from the release's SHA256SUMS)");
+    g->add_option("--release-tarball", spec.tarball,
+                  "install from this local etcd-v<ver>-linux-<arch>.tar.gz (air-gapped)");
+    g->add_option("--binaries-dir", spec.binaries_dir,
+                  "install the etcd/etcdctl[/etcdutl] binaries found in this directory");
+    g->add_option("--release-sha256", spec.sha256,
+                  "expected SHA-256 of the tarball (default: from the release's SHA256SUMS)");
     g->add_flag("--skip-release-checksum", spec.skip_checksum, "install a tarball without any SHA-256 check");
     g->add_option("--cache-dir", spec.cache_dir, "downloaded tarballs are kept here")->capture_default_str();
   }
@@ -69,7 +75,8 @@ struct LocationFlags {
         g->add_option("--certs-dir", member.certs_dir, "PKI directory")->capture_default_str(),
         g->add_option("--data-dir", member.data_dir, "etcd data dir")->capture_default_str(),
         g->add_option("--config-dir", member.config_dir, "env files and etcdadm's state file")->capture_default_str(),
-        g->add_option("--bind-address", member.bind_address, "IP etcd listens and advertises on (default: the primary IPv4)"),
+        g->add_option("--bind-address", member.bind_address,
+                      "IP etcd listens and advertises on (default: the primary IPv4)"),
         g->add_option("--client-port", member.client_port, "client port")->capture_default_str(),
         g->add_option("--peer-port", member.peer_port, "peer port")->capture_default_str(),
         g->add_option("--init-system", init_system, "systemd | kubelet | process")
@@ -126,11 +133,14 @@ struct MemberFlags {
     g->add_option("--kubelet-pod-manifest-path", location.member.kubelet_manifest_dir,
                   "static pod manifests dir (--init-system kubelet)")
         ->capture_default_str();
-    g->add_option("--image-repository", location.member.image_repository, "etcd image repository (--init-system kubelet)")
+    g->add_option("--image-repository", location.member.image_repository,
+                  "etcd image repository (--init-system kubelet)")
         ->capture_default_str();
-    g->add_flag("--no-disk-priorities", no_disk_priorities,
-                "do not raise etcd's CPU and I/O priority (systemd: Nice=-10, IOSchedulingClass=best-effort, priority 2)");
-    g->add_option("--start-timeout", start_timeout, "how long to wait for the started member to answer")->capture_default_str();
+    g->add_flag(
+        "--no-disk-priorities", no_disk_priorities,
+        "do not raise etcd's CPU and I/O priority (systemd: Nice=-10, IOSchedulingClass=best-effort, priority 2)");
+    g->add_option("--start-timeout", start_timeout, "how long to wait for the started member to answer")
+        ->capture_default_str();
     c->add_option("-o,--output-format", output, "table|json");
   }
 
@@ -183,8 +193,10 @@ void add_init_flags(CLI::App* c, InitFlags& f) {
   auto* g = c->add_option_group("Starting from a backup");
   g->add_option("--initial-cluster-token", f.token, "token of the new cluster (default: a fresh random one)");
   g->add_option("--snapshot", f.snapshot, "start the first member from this snapshot file (etcdctl snapshot save)");
-  g->add_flag("--skip-hash-check", f.skip_hash_check, "accept a --snapshot without SHA-256 trailer (a db copied from a data dir)");
-  g->add_option("--from-backup", f.from_backup, "start the first member from this backup (name, prefix or 'latest') in --store");
+  g->add_flag("--skip-hash-check", f.skip_hash_check,
+              "accept a --snapshot without SHA-256 trailer (a db copied from a data dir)");
+  g->add_option("--from-backup", f.from_backup,
+                "start the first member from this backup (name, prefix or 'latest') in --store");
   f.store.add_to(g, /*with_output=*/false);
 }
 
@@ -227,7 +239,8 @@ void add_join_flags(CLI::App* c, JoinFlags& f) {
 
 void run_join_command(const JoinFlags& f, const std::string& phase) {
   auto fmt = parse_output_format(f.member.output);
-  if (f.endpoint.empty()) throw Error(ErrorKind::kInvalidArgument, "no endpoint given", "etcdadm join https://<member>:2379");
+  if (f.endpoint.empty())
+    throw Error(ErrorKind::kInvalidArgument, "no endpoint given", "etcdadm join https://<member>:2379");
   LifecycleOptions o = f.member.options();
   o.join_endpoint = f.endpoint;
   o.retry = f.retry;
@@ -263,13 +276,15 @@ void add_reset(CLI::App& app) {
     std::string endpoints;
   };
   auto f = std::make_shared<Flags>();
-  auto* c = app.add_subcommand("reset", "remove this host's member from the cluster and delete its data, config and certificates");
+  auto* c = app.add_subcommand(
+      "reset", "remove this host's member from the cluster and delete its data, config and certificates");
   f->location.add_to(c);
   c->add_flag("--skip-remove-member", f->reset.skip_remove_member, "do not remove the member from the cluster");
   c->add_flag("--force", f->reset.force, "also reset the last member of a cluster (its data is gone afterwards)");
   c->add_flag("--remove-ca", f->reset.remove_ca, "delete ca.crt and ca.key too");
   c->add_flag("--remove-binaries", f->reset.remove_binaries, "delete etcd, etcdctl and etcdutl from --install-dir");
-  c->add_option("--endpoints", f->endpoints, "other members' client URLs, to reach the cluster when this member is down");
+  c->add_option("--endpoints", f->endpoints,
+                "other members' client URLs, to reach the cluster when this member is down");
   c->callback([f] {
     ResetOptions o = f->reset;
     o.member = f->location.located();
@@ -284,12 +299,21 @@ void print_info(const MemberConfig& m, const ClusterInfo& info, OutputFormat fmt
   if (fmt == OutputFormat::kJson) {
     nlohmann::json members = nlohmann::json::array();
     for (const auto& x : info.members) {
-      nlohmann::json j = {{"id", fmt::format("{:x}", x.id)}, {"name", x.name},       {"peerUrls", x.peer_urls},
-                          {"clientUrls", x.client_urls},      {"learner", x.learner}, {"local", x.local},
-                          {"leader", x.leader},               {"reachable", x.reachable}};
+      nlohmann::json j = {{"id", fmt::format("{:x}", x.id)},
+                          {"name", x.name},
+                          {"peerUrls", x.peer_urls},
+                          {"clientUrls", x.client_urls},
+                          {"learner", x.learner},
+                          {"local", x.local},
+                          {"leader", x.leader},
+                          {"reachable", x.reachable}};
       if (x.reachable) {
-        j.update({{"version", x.version}, {"dbSize", x.db_size}, {"dbSizeInUse", x.db_size_in_use},
-                  {"raftIndex", x.raft_index}, {"raftTerm", x.raft_term}, {"errors", x.errors}});
+        j.update({{"version", x.version},
+                  {"dbSize", x.db_size},
+                  {"dbSizeInUse", x.db_size_in_use},
+                  {"raftIndex", x.raft_index},
+                  {"raftTerm", x.raft_term},
+                  {"errors", x.errors}});
       } else {
         j["error"] = x.status_error;
       }
@@ -297,17 +321,21 @@ void print_info(const MemberConfig& m, const ClusterInfo& info, OutputFormat fmt
     }
     nlohmann::json out = {{"clusterId", fmt::format("{:x}", info.cluster_id)},
                           {"leaderId", fmt::format("{:x}", info.leader_id)},
-                          {"local", {{"name", m.name}, {"clientUrl", m.client_url()}, {"dataDir", m.data_dir},
-                                     {"certsDir", m.certs_dir}, {"initSystem", init_system_name(m.init_system)}}},
+                          {"local",
+                           {{"name", m.name},
+                            {"clientUrl", m.client_url()},
+                            {"dataDir", m.data_dir},
+                            {"certsDir", m.certs_dir},
+                            {"initSystem", init_system_name(m.init_system)}}},
                           {"members", members}};
     std::cout << out.dump(2) << "\n";
     return;
   }
-  std::cout << "Local member " << m.name << " at " << m.client_url() << " (init system " << init_system_name(m.init_system)
-            << ", data dir " << m.data_dir << ")\n";
+  std::cout << "Local member " << m.name << " at " << m.client_url() << " (init system "
+            << init_system_name(m.init_system) << ", data dir " << m.data_dir << ")\n";
   std::cout << "Cluster " << fmt::format("{:x}", info.cluster_id) << ", " << info.members.size() << " member(s)\n\n";
-  std::printf("%-16s  %-12s  %-8s  %-8s  %-9s  %-10s  %-12s  %s\n", "ID", "NAME", "STATUS", "ROLE", "VERSION", "DB SIZE",
-              "RAFT INDEX", "CLIENT URLS");
+  std::printf("%-16s  %-12s  %-8s  %-8s  %-9s  %-10s  %-12s  %s\n", "ID", "NAME", "STATUS", "ROLE", "VERSION",
+              "DB SIZE", "RAFT INDEX", "CLIENT URLS");
   for (const auto& x : info.members) {
     std::string role = x.learner ? "learner" : (x.leader ? "leader" : "follower");
     std::string urls;

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <chrono>
 #include <memory>
 #include <string>
@@ -39,17 +38,20 @@ struct StoreFlags {
     g->add_option("--s3-sse", options.s3.sse, "server-side encryption: AES256 or aws:kms")
         ->check(CLI::IsMember({"AES256", "aws:kms"}));
     g->add_option("--s3-sse-kms-key-id", options.s3.sse_kms_key_id, "KMS key for --s3-sse aws:kms");
-    g->add_flag("--s3-unsigned-payload", options.s3.unsigned_payload,
-                "do not hash request bodies for the signature (saves CPU; integrity rests on TLS and etcdadm's own SHA-256)");
+    g->add_flag(
+        "--s3-unsigned-payload", options.s3.unsigned_payload,
+        "do not hash request bodies for the signature (saves CPU; integrity rests on TLS and etcdadm's own SHA-256)");
     g->add_option("--gcs-endpoint", options.gcs.endpoint,
                   "GCS JSON API endpoint (default: STORAGE_EMULATOR_HOST, else https://storage.googleapis.com)");
-    g->add_option("--ca-bundle", ca_bundle, "PEM CA bundle for the store endpoint (default for S3: AWS_CA_BUNDLE; else system)");
+    g->add_option("--ca-bundle", ca_bundle,
+                  "PEM CA bundle for the store endpoint (default for S3: AWS_CA_BUNDLE; else system)");
     g->add_flag("--insecure-skip-tls-verify", insecure,
                 "do not verify the store endpoint's certificate (test setups only)");
     g->add_option("--upload-concurrency", options.s3.store.concurrency, "parts uploaded in parallel")
         ->default_val(4)
         ->check(CLI::Range(1, 64));
-    g->add_option("--upload-part-size", part_size_mib, "S3 first part size / GCS chunk size in MiB (S3 parts grow after 1000 parts)")
+    g->add_option("--upload-part-size", part_size_mib,
+                  "S3 first part size / GCS chunk size in MiB (S3 parts grow after 1000 parts)")
         ->default_val(8)
         ->check(CLI::Range(5, 5120));
   }
@@ -63,7 +65,6 @@ struct StoreFlags {
   }
   Catalog open_catalog() const { return Catalog::open_or_memory(catalog.empty() ? Catalog::default_path() : catalog); }
 };
-
 
 // Parses a duration flag ("30s", "15m", "2h", "7d"); throws kInvalidArgument naming the flag.
 std::chrono::seconds duration_flag(const std::string& flag, const std::string& value, bool allow_zero);

@@ -26,13 +26,17 @@ class InitSystem {
   // files written. For kubelet the manifest is written here, which also starts the pod.
   virtual std::vector<std::string> configure(const MemberConfig& config) = 0;
   // Starts (or restarts) etcd. Returns once the start was requested; health is checked by the caller.
+  // systemd: daemon-reload, enable, restart (Type=notify: returns when etcd reported ready, failed or
+  // TimeoutStartSec passed); kUnavailable when systemd does not run here. kubelet: checks the manifest
+  // is in place. process: starts etcd unless it already runs (then nothing).
   virtual void start(const MemberConfig& config) = 0;
   // Stops etcd and waits up to `grace` for it to exit (then kills it, for process). Idempotent:
   // nothing running is fine.
   virtual void stop(const MemberConfig& config, std::chrono::milliseconds grace) = 0;
   // True when etcd is running (process), active (systemd) or its manifest is in place (kubelet).
   virtual bool running(const MemberConfig& config) = 0;
-  // Every file configure() writes, for reset (removing missing files is fine).
+  // Every file configure() writes (process: the pid and log files), for reset (removing missing
+  // files is fine).
   virtual std::vector<std::string> files(const MemberConfig& config) const = 0;
 };
 
@@ -63,9 +67,11 @@ std::string kubelet_manifest_path(const MemberConfig& config);
 int start_detached(const std::vector<std::string>& argv, const EnvVars& env, const std::string& log_file,
                    const std::string& pid_file);
 // The pid in pid_file when that process is alive and its executable is `expected_exe` (so a
-// recycled pid is never signalled); 0 otherwise.
+// recycled pid is never signalled; a binary replaced since, "<exe> (deleted)", still counts);
+// 0 otherwise, also for a zombie.
 int running_pid(const std::string& pid_file, const std::string& expected_exe);
-// SIGTERM, wait up to grace, then SIGKILL; removes the pid file. Fine when nothing runs.
+// SIGTERM, wait up to grace, then SIGKILL and wait until it is gone (a zombie counts as gone);
+// removes the pid file. Fine when nothing runs; a pid file naming another program is only removed.
 void stop_pid_file(const std::string& pid_file, const std::string& expected_exe, std::chrono::milliseconds grace);
 
 }  // namespace etcdadm

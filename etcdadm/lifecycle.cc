@@ -117,16 +117,50 @@ void wait_until(const std::string& what, std::chrono::seconds timeout, const std
       return;
     } catch (const Error& e) {
       if (!alive()) {
-        throw Error(ErrorKind::kUnavailable, what + ": etcd is not running any more (last error: " + e.what() + ")", hint);
+        throw Error(ErrorKind::kUnavailable, what + ": etcd is not running any more (last error: " + e.what() + ")",
+                    hint);
       }
       if (Clock::now() >= deadline) {
         throw Error(ErrorKind::kTimeout,
-                    what + ": not done after " + std::to_string(timeout.count()) + " s (last error: " + e.what() + ")", hint);
+                    what + ": not done after " + std::to_string(timeout.count()) + " s (last error: " + e.what() + ")",
+                    hint);
       }
       spdlog::debug("{}: {}", what, e.what());
     }
     std::this_thread::sleep_for(500ms);
   }
+}
+
+std::string member_log_hint(const MemberConfig& m) {
+  switch (m.init_system) {
+    case InitSystemKind::kSystemd:
+      return "see `journalctl -u " + m.service_name + "`";
+    case InitSystemKind::kKubelet:
+      return "see the kubelet's log and `crictl logs` of the etcd container";
+    case InitSystemKind::kProcess:
+      return "see " + m.log_file();
+  }
+  return {};
+}
+
+// Only the process init system knows for sure; systemd restarts and the kubelet re-creates etcd.
+bool member_alive(const MemberConfig& m, InitSystem& init_system) {
+  return m.init_system != InitSystemKind::kProcess || init_system.running(m);
+}
+
+// A linearizable read through the member's own client URL, like etcdadm's health phase.
+void wait_member_healthy(const MemberConfig& m, EtcdClient& local, InitSystem& init_system,
+                         std::chrono::seconds timeout) {
+  wait_until(
+      "health of member " + m.name, timeout,
+      [&] {
+        etcdserverpb::RangeRequest req;
+        req.set_key("health");
+        req.set_limit(1);
+        local.range(req);
+      },
+      [&] { return member_alive(m, init_system); }, member_log_hint(m));
+  spdlog::info("member {} is healthy at {}", m.name, m.loopback_client_url());
 }
 
 // One init or join run: the phases share what earlier ones found out (the bootstrap, the member ID).
@@ -188,7 +222,8 @@ class Runner {
                   "run `etcdadm reset` first (it removes this member's data), or choose another --data-dir");
     }
     if (!resuming()) {
-      throw Error(ErrorKind::kAlreadyExists, "data dir " + m_.data_dir + " is not empty and belongs to no etcdadm member here",
+      throw Error(ErrorKind::kAlreadyExists,
+                  "data dir " + m_.data_dir + " is not empty and belongs to no etcdadm member here",
                   "run `etcdadm reset` (with the same --config-dir/--data-dir) first, or choose another --data-dir");
     }
     spdlog::info("data dir {} belongs to member {} from an earlier run: continuing it", m_.data_dir, m_.name);
@@ -238,7 +273,8 @@ class Runner {
   void certificates() {
     if (!join_ && ensure_ca(m_.certs_dir)) spdlog::info("created a new CA in {}", m_.certs_dir);
     if (join_ && (!path_exists(m_.ca_cert()) || !path_exists(m_.ca_key()))) {
-      throw Error(ErrorKind::kNotFound, "no CA in " + m_.certs_dir, "copy ca.crt and ca.key from a member of the cluster");
+      throw Error(ErrorKind::kNotFound, "no CA in " + m_.certs_dir,
+                  "copy ca.crt and ca.key from a member of the cluster");
     }
     if (join_) ensure_ca(m_.certs_dir);  // checks that the key matches the certificate
     auto issued = ensure_member_certs(pki_spec(m_));
@@ -333,7 +369,8 @@ class Runner {
     b.token = "etcd-cluster";  // ignored by etcd when joining an existing cluster
     bootstrap_ = b;
     m_.cluster_endpoints = client_urls_of(members);
-    if (std::find(m_.cluster_endpoints.begin(), m_.cluster_endpoints.end(), m_.client_url()) == m_.cluster_endpoints.end()) {
+    if (std::find(m_.cluster_endpoints.begin(), m_.cluster_endpoints.end(), m_.client_url()) ==
+        m_.cluster_endpoints.end()) {
       m_.cluster_endpoints.push_back(m_.client_url());
     }
   }
@@ -345,7 +382,8 @@ class Runner {
         auto list = cluster_client()->member_list();
         const auto* me = find_by_peer_url(list, m_.peer_url());
         if (me == nullptr) {
-          throw Error(ErrorKind::kNotFound, "member " + m_.peer_url() + " is not in the cluster", "run the membership phase first");
+          throw Error(ErrorKind::kNotFound, "member " + m_.peer_url() + " is not in the cluster",
+                      "run the membership phase first");
         }
         record_cluster(list.members());
       } else {
@@ -374,36 +412,9 @@ class Runner {
     spdlog::info("wrote {} and {}", m_.etcdctl_env_file(), m_.etcdctl_wrapper());
   }
 
-  std::string start_hint() const {
-    switch (m_.init_system) {
-      case InitSystemKind::kSystemd:
-        return "see `journalctl -u " + m_.service_name + "`";
-      case InitSystemKind::kKubelet:
-        return "see the kubelet's log and `crictl logs` of the etcd container";
-      case InitSystemKind::kProcess:
-        return "see " + m_.log_file();
-    }
-    return {};
-  }
-
-  bool alive() {
-    // Only the process init system knows for sure; systemd restarts and kubelet re-creates etcd.
-    return m_.init_system != InitSystemKind::kProcess || init_system_->running(m_);
-  }
-
-  // A linearizable read through the member's own client URL, like etcdadm's health phase.
-  void wait_healthy(EtcdClient& local) {
-    wait_until(
-        "health of member " + m_.name, o_.start_timeout,
-        [&] {
-          etcdserverpb::RangeRequest req;
-          req.set_key("health");
-          req.set_limit(1);
-          local.range(req);
-        },
-        [&] { return alive(); }, start_hint());
-    spdlog::info("member {} is healthy at {}", m_.name, m_.loopback_client_url());
-  }
+  std::string start_hint() const { return member_log_hint(m_); }
+  bool alive() { return member_alive(m_, *init_system_); }
+  void wait_healthy(EtcdClient& local) { wait_member_healthy(m_, local, *init_system_, o_.start_timeout); }
 
   void health() {
     EtcdClient local(local_connection(m_));
@@ -520,11 +531,12 @@ void remove_from_cluster(const ResetOptions& o, ResetResult& result) {
     } catch (const Error& e) {
       if (!message_has(e, "unhealthy cluster")) throw;
       if (Clock::now() >= deadline) {
-        throw Error(ErrorKind::kUnavailable,
-                    "etcd refuses to remove member " + m.name +
-                        ": the remaining members would not form a healthy quorum (" + e.what() + ")",
-                    "check the other members with `etcdadm info`; a cluster that lost quorum needs the disaster-recovery "
-                    "runbook (docs/operations.md)");
+        throw Error(
+            ErrorKind::kUnavailable,
+            "etcd refuses to remove member " + m.name + ": the remaining members would not form a healthy quorum (" +
+                e.what() + ")",
+            "check the other members with `etcdadm info`; a cluster that lost quorum needs the disaster-recovery "
+            "runbook (docs/operations.md)");
       }
       spdlog::info("cluster not ready for the removal yet ({}); retrying", e.what());
       std::this_thread::sleep_for(1s);
@@ -585,6 +597,14 @@ ResetResult run_reset(const ResetOptions& o) {
     }
   }
   return result;
+}
+
+void restart_member(const MemberConfig& member, std::chrono::seconds timeout) {
+  auto init_system = make_init_system(member.init_system);
+  init_system->stop(member, std::chrono::milliseconds(10000));
+  init_system->start(member);
+  EtcdClient local(local_connection(member));
+  wait_member_healthy(member, local, *init_system, timeout);
 }
 
 ClusterInfo cluster_info(const ConnectionConfig& connection, uint64_t local_member_id) {

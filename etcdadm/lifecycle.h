@@ -36,7 +36,7 @@ struct LifecycleOptions {
 
   // init
   std::string initial_cluster_token;  // empty: a fresh random token (always fresh for restores)
-  SnapshotRestorer restore_snapshot;   // empty: a new, empty cluster
+  SnapshotRestorer restore_snapshot;  // empty: a new, empty cluster
 
   // join
   std::string join_endpoint;  // client URL of an existing member
@@ -66,12 +66,12 @@ LifecycleResult run_init(const LifecycleOptions& options, const std::string& pha
 LifecycleResult run_join(const LifecycleOptions& options, const std::string& phase = {});
 
 struct ResetOptions {
-  MemberConfig member;                // from the state file when it exists
-  bool skip_remove_member = false;    // etcdadm's flag: leave the cluster membership alone
-  bool force = false;                 // also reset the last voting member (the cluster's data goes)
-  bool remove_ca = false;             // delete ca.crt/ca.key too
-  bool remove_binaries = false;       // delete etcd/etcdctl/etcdutl from install-dir
-  std::vector<std::string> endpoints; // other members to reach the cluster through when this one is down
+  MemberConfig member;                 // from the state file when it exists
+  bool skip_remove_member = false;     // etcdadm's flag: leave the cluster membership alone
+  bool force = false;                  // also reset the last voting member (the cluster's data goes)
+  bool remove_ca = false;              // delete ca.crt/ca.key too
+  bool remove_binaries = false;        // delete etcd/etcdctl/etcdutl from install-dir
+  std::vector<std::string> endpoints;  // other members to reach the cluster through when this one is down
   std::chrono::milliseconds stop_grace{10000};
 };
 
@@ -88,6 +88,10 @@ ResetResult run_reset(const ResetOptions& options);
 // The connection this host's member is reached with: its loopback client URL and the etcdctl
 // client certificate.
 ConnectionConfig local_connection(const MemberConfig& member);
+
+// Stops and starts the member through its init system and waits until it serves a linearizable
+// read again (after `certs renew`: etcd reads its certificates only at start).
+void restart_member(const MemberConfig& member, std::chrono::seconds timeout = std::chrono::seconds(120));
 
 struct MemberInfo {
   uint64_t id = 0;

@@ -20,13 +20,13 @@ const char* init_system_name(InitSystemKind kind);
 using EnvVars = std::vector<std::pair<std::string, std::string>>;
 
 struct MemberConfig {
-  std::string name;               // default: the host name
-  std::string version;            // etcd version, "3.5.17"
+  std::string name;     // default: the host name
+  std::string version;  // etcd version, "3.5.17"
   std::string install_dir = "/opt/bin";
   std::string certs_dir = "/etc/etcd/pki";
   std::string data_dir = "/var/lib/etcd";
   std::string config_dir = "/etc/etcd";
-  std::string bind_address;       // the IP etcd listens and advertises on; default: the primary IPv4
+  std::string bind_address;  // the IP etcd listens and advertises on; default: the primary IPv4
   int client_port = 2379;
   int peer_port = 2380;
   std::vector<std::string> server_cert_extra_sans;
@@ -34,14 +34,14 @@ struct MemberConfig {
   std::string service_name = "etcd";  // systemd unit / static pod / process name
   std::string kubelet_manifest_dir = "/etc/kubernetes/manifests";
   std::string image_repository = "quay.io/coreos/etcd";  // kubelet: image <repo>:v<version>
-  bool disk_priorities = true;    // systemd: Nice=-10, best-effort I/O class, priority 2 (etcdadm's)
+  bool disk_priorities = true;  // systemd: Nice=-10, best-effort I/O class, priority 2 (etcdadm's)
   // Client URLs of the cluster's members as known at init/join time: how reset reaches the
   // cluster when this member is down.
   std::vector<std::string> cluster_endpoints;
 
   // ---- derived ----
-  std::string client_url() const;  // https://<bind>:<client-port>
-  std::string peer_url() const;    // https://<bind>:<peer-port>
+  std::string client_url() const;           // https://<bind>:<client-port>
+  std::string peer_url() const;             // https://<bind>:<peer-port>
   std::string loopback_client_url() const;  // https://127.0.0.1:<client-port>
   // The client URLs etcd listens on: the advertised one plus loopback (when different).
   std::vector<std::string> listen_client_urls() const;

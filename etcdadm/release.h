@@ -25,7 +25,9 @@ struct ReleaseSpec {
   std::string tarball;       // a local release tarball: used instead of release_url
   std::string binaries_dir;  // existing etcd/etcdctl[/etcdutl]: used instead of any tarball
   std::string sha256;        // expected tarball SHA-256 (hex); empty = look it up in SHA256SUMS
-  bool skip_checksum = false;  // no SHA-256 check at all (the user asked for it explicitly)
+  // No SHA256SUMS lookup, and an unverified tarball is accepted (the user asked for it explicitly);
+  // an explicit sha256 is still checked.
+  bool skip_checksum = false;
   std::string cache_dir = "/var/cache/etcdadm";
   std::string arch;          // amd64, arm64, ppc64le, s390x; empty = this machine's
   HttpOptions http;
@@ -57,10 +59,19 @@ std::string cached_tarball_path(const ReleaseSpec& spec);
 // Makes sure a verified tarball is in the cache and returns its path. A cached tarball is
 // re-verified (a corrupt cache entry is replaced, never used). Nothing unverified ever appears
 // under the cache name (download to a temp name, check, rename).
+// The expected SHA-256: spec.sha256, else the line for the tarball in <release_url>/v<ver>/SHA256SUMS
+// (for spec.tarball: a SHA256SUMS file beside it). Throws kNotFound when there is none (unless
+// skip_checksum) or the tarball does not exist (HTTP 404), kCorrupt on a mismatch, kUnavailable /
+// kTimeout / kTls when the server cannot be reached (transient failures are retried first).
 std::string download_release(const ReleaseSpec& spec);
 
 // Download (unless binaries_dir is set) + extract + install into install_dir + version check.
-// Installing the version that is already there is a no-op apart from the check.
+// The binaries are written and version-checked in a staging dir inside install_dir, then renamed
+// into place one by one (a running etcd keeps its old file), so a failed install leaves install_dir
+// as it was. binaries_dir == install_dir only checks. spec.version may be empty with binaries_dir
+// ("whatever is there"). Throws kCorrupt for a bad tarball or a release whose binaries report
+// another version, kInvalidArgument when binaries_dir holds another version, kNotFound when
+// binaries_dir lacks etcd or etcdctl, and what download_release throws.
 InstalledRelease install_release(const ReleaseSpec& spec, const std::string& install_dir);
 
 // The version a binary reports (`etcd --version` -> "etcd Version: 3.4.23", `etcdctl version` ->

@@ -86,7 +86,9 @@ int connect_with_timeout(const std::string& host, const std::string& port, std::
       }
       pollfd p{fd, POLLOUT, 0};
       int n = ::poll(&p, 1, static_cast<int>(timeout.count()));
-      if (n == 0) throw Error(ErrorKind::kTimeout, "no answer from " + where + " within " + std::to_string(timeout.count()) + " ms");
+      if (n == 0)
+        throw Error(ErrorKind::kTimeout,
+                    "no answer from " + where + " within " + std::to_string(timeout.count()) + " ms");
       int err = 0;
       socklen_t len = sizeof(err);
       ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
@@ -167,13 +169,15 @@ TlsProbeResult probe_tls_endpoint(const std::string& endpoint, const std::string
   if (verify != X509_V_OK) {
     std::string why = X509_verify_cert_error_string(verify);
     if (verify == X509_V_ERR_HOSTNAME_MISMATCH || verify == X509_V_ERR_IP_ADDRESS_MISMATCH) {
-      throw Error(ErrorKind::kTls, "the certificate of " + endpoint + " (" + result.server_subject + ") is not valid for " +
-                                       host + ": " + why,
-                  "use the address the member advertises, or add it to the member's --server-cert-extra-sans");
+      throw Error(
+          ErrorKind::kTls,
+          "the certificate of " + endpoint + " (" + result.server_subject + ") is not valid for " + host + ": " + why,
+          "use the address the member advertises, or add it to the member's --server-cert-extra-sans");
     }
     throw Error(ErrorKind::kTls,
-                "the certificate of " + endpoint + " (subject " + result.server_subject + ", issuer " + result.server_issuer +
-                    ") was not issued by the CA in " + ca_file + " (" + first_cert_subject(ca_file) + "): " + why,
+                "the certificate of " + endpoint + " (subject " + result.server_subject + ", issuer " +
+                    result.server_issuer + ") was not issued by the CA in " + ca_file + " (" +
+                    first_cert_subject(ca_file) + "): " + why,
                 "copy ca.crt and ca.key from an existing member of this cluster into the certs dir");
   }
   return result;

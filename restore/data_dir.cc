@@ -1,7 +1,7 @@
 #include "restore/data_dir.h"
 
-#include <spdlog/spdlog.h>
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -42,7 +42,8 @@ void check_options(const RestoreOptions& o) {
   // etcd itself checks the rest; these are the mistakes worth catching before any work.
   std::string needle = o.name + "=";
   if (o.initial_cluster.find(needle) == std::string::npos) {
-    throw Error(ErrorKind::kInvalidArgument, "--initial-cluster '" + o.initial_cluster + "' has no entry for --name " + o.name,
+    throw Error(ErrorKind::kInvalidArgument,
+                "--initial-cluster '" + o.initial_cluster + "' has no entry for --name " + o.name,
                 "add " + o.name + "=<peer URL> to --initial-cluster");
   }
 }
@@ -70,7 +71,8 @@ RestoreTool find_restore_tool(const std::string& explicit_path) {
   ro.timeout = std::chrono::seconds(10);
   auto r = run_process({tool.path, "version"}, ro);
   if (r.exit_code != 0) {
-    throw Error(ErrorKind::kExternalTool, tool.path + " version failed: " + r.output, "check the etcd tools installation");
+    throw Error(ErrorKind::kExternalTool, tool.path + " version failed: " + r.output,
+                "check the etcd tools installation");
   }
   // "etcdctl version: 3.4.23" / "etcdutl version: 3.5.9"
   auto pos = r.output.find("version: ");
@@ -121,14 +123,14 @@ void restore_with_tool(const PreparedRestore& p, const std::string& snapshot, bo
   auto t1 = Clock::now();
   std::string restored = staging + "/data";
   std::vector<std::string> argv = {p.tool.path,
-                                    "snapshot",
-                                    "restore",
-                                    snapshot,
-                                    "--data-dir=" + restored,
-                                    "--name=" + o.name,
-                                    "--initial-cluster=" + o.initial_cluster,
-                                    "--initial-cluster-token=" + o.initial_cluster_token,
-                                    "--initial-advertise-peer-urls=" + o.initial_advertise_peer_urls};
+                                   "snapshot",
+                                   "restore",
+                                   snapshot,
+                                   "--data-dir=" + restored,
+                                   "--name=" + o.name,
+                                   "--initial-cluster=" + o.initial_cluster,
+                                   "--initial-cluster-token=" + o.initial_cluster_token,
+                                   "--initial-advertise-peer-urls=" + o.initial_advertise_peer_urls};
   // The SHA-256 of exactly these bytes was checked by us (hardware SHA, one pass). The tool's own
   // check would read all of them again (etcd 3.4's Go SHA-256 has no SHA-NI: ~1 s per 400 MB), so
   // it is skipped; the tool still strips the trailer. See docs/architecture.md.
@@ -138,7 +140,8 @@ void restore_with_tool(const PreparedRestore& p, const std::string& snapshot, bo
   // etcdctl refuses a flag that is also set through its ETCDCTL_* variable: clear them all.
   for (char** e = environ; *e != nullptr; ++e) {
     std::string kv(*e);
-    if (kv.rfind("ETCDCTL_", 0) == 0 && kv.rfind("ETCDCTL_API=", 0) != 0) ro.unset_env.push_back(kv.substr(0, kv.find('=')));
+    if (kv.rfind("ETCDCTL_", 0) == 0 && kv.rfind("ETCDCTL_API=", 0) != 0)
+      ro.unset_env.push_back(kv.substr(0, kv.find('=')));
   }
   spdlog::info("restoring with {} {}", p.tool.path, p.tool.version);
   ProcessResult pr = run_process(argv, ro);

@@ -14,11 +14,11 @@ namespace etcdadm {
 struct RestoreOptions {
   std::string data_dir;
   std::string name = "default";
-  std::string initial_cluster;              // default: <name>=<first advertise peer URL>
+  std::string initial_cluster;  // default: <name>=<first advertise peer URL>
   std::string initial_advertise_peer_urls = "http://localhost:2380";
   std::string initial_cluster_token = "etcd-cluster";
-  bool force = false;                       // replace a non-empty data dir
-  std::string restore_tool;                 // path to etcdutl/etcdctl; default: etcdutl, else etcdctl on PATH
+  bool force = false;        // replace a non-empty data dir
+  std::string restore_tool;  // path to etcdutl/etcdctl; default: etcdutl, else etcdctl on PATH
 };
 
 struct RestoreTool {

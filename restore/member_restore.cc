@@ -27,7 +27,8 @@ RestoreOptions member_restore_options(const MemberConfig& m, const ClusterBootst
 SnapshotRestorer snapshot_file_restorer(std::string snapshot_file, bool skip_hash_check) {
   return [snapshot_file, skip_hash_check](const MemberConfig& m, const ClusterBootstrap& b) {
     auto r = restore_snapshot_file(snapshot_file, member_restore_options(m, b), skip_hash_check);
-    spdlog::info("restored snapshot {} ({} bytes db) with {} {}", snapshot_file, r.db_size, r.tool.path, r.tool.version);
+    spdlog::info("restored snapshot {} ({} bytes db) with {} {}", snapshot_file, r.db_size, r.tool.path,
+                 r.tool.version);
   };
 }
 

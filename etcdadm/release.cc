@@ -1,0 +1,668 @@
+#include "etcdadm/release.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <sstream>
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/retry.h"
+#include "common/sha256.h"
+#include "common/subprocess.h"
+
+namespace etcdadm {
+
+namespace {
+
+namespace stdfs = std::filesystem;
+
+constexpr size_t kChunk = 1 << 20;
+// No etcd binary comes close; a bigger entry is a broken or hostile archive.
+constexpr uint64_t kMaxBinarySize = 1ull << 30;
+const char* const kChecksumHint = "pass --release-sha256 <hex>, or --skip-checksum to install unverified";
+
+using ByteFn = std::function<void(const char* data, size_t size)>;
+
+std::string strip_trailing_slashes(std::string s) {
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+std::string base_name(const std::string& path) { return stdfs::path(strip_trailing_slashes(path)).filename().string(); }
+
+std::string resolved_arch(const ReleaseSpec& spec) {
+  if (spec.arch.empty()) return host_arch();
+  static const std::regex re("^[a-z0-9_]+$");
+  if (!std::regex_match(spec.arch, re)) {
+    throw Error(ErrorKind::kInvalidArgument, "invalid architecture '" + spec.arch + "'",
+                "use etcd's release naming: amd64, arm64, ppc64le or s390x");
+  }
+  return spec.arch;
+}
+
+std::string release_dir_url(const ReleaseSpec& spec) {
+  return strip_trailing_slashes(spec.release_url) + "/v" + normalise_version(spec.version);
+}
+
+bool is_http_url(const std::string& url) { return url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0; }
+
+// file:///dir/x -> /dir/x (file://localhost/dir/x too).
+std::optional<std::string> file_url_path(const std::string& url) {
+  const std::string prefix = "file://";
+  if (url.rfind(prefix, 0) != 0) return std::nullopt;
+  std::string rest = url.substr(prefix.size());
+  if (rest.rfind("localhost/", 0) == 0) rest = rest.substr(std::string("localhost").size());
+  if (rest.empty() || rest[0] != '/') {
+    throw Error(ErrorKind::kInvalidArgument, "file URL " + url + " has no absolute path",
+                "write it as file:///absolute/path");
+  }
+  return rest;
+}
+
+void check_url_scheme(const std::string& url) {
+  if (is_http_url(url) || url.rfind("file://", 0) == 0) return;
+  throw Error(ErrorKind::kInvalidArgument, "unsupported release URL " + url,
+              "use an https://, http:// or file:// URL, or --release-tarball for a local file");
+}
+
+// "\r  etcd-v3.5.17-linux-amd64.tar.gz  12.3/20.1 MiB  61%" on stderr, when it is a terminal.
+class ProgressBar {
+ public:
+  ProgressBar(bool wanted, std::string name) : enabled_(wanted && ::isatty(2) == 1), name_(std::move(name)) {}
+  ~ProgressBar() { finish(); }
+  bool enabled() const { return enabled_; }
+  void restart(std::optional<uint64_t> total) {
+    total_ = total;
+    done_ = 0;
+  }
+  void add(size_t n) {
+    done_ += n;
+    auto now = std::chrono::steady_clock::now();
+    if (enabled_ && now - last_ >= std::chrono::milliseconds(100)) {
+      last_ = now;
+      draw();
+    }
+  }
+  // Draws the final state and ends the line; nothing at all when no byte ever arrived.
+  void finish() {
+    if (!enabled_ || finished_) return;
+    finished_ = true;
+    if (done_ == 0 && !drawn_) return;
+    draw();
+    std::fputc('\n', stderr);
+    std::fflush(stderr);
+  }
+
+ private:
+  void draw() {
+    drawn_ = true;
+    constexpr double kMiB = 1024.0 * 1024.0;
+    if (total_ && *total_ > 0) {
+      int pct = static_cast<int>(std::min<uint64_t>(100, done_ * 100 / *total_));
+      std::fprintf(stderr, "\r  %s  %.1f/%.1f MiB  %d%%  ", name_.c_str(), done_ / kMiB, *total_ / kMiB, pct);
+    } else {
+      std::fprintf(stderr, "\r  %s  %.1f MiB  ", name_.c_str(), done_ / kMiB);
+    }
+    std::fflush(stderr);
+  }
+
+  bool enabled_;
+  bool finished_ = false;
+  bool drawn_ = false;
+  std::string name_;
+  std::optional<uint64_t> total_;
+  uint64_t done_ = 0;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+// Streams a local file to `sink`; `on_size` learns its size first. A missing file is kNotFound.
+void stream_file(const std::string& path, const std::function<void(uint64_t)>& on_size, const ByteFn& sink) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) throw Error(ErrorKind::kNotFound, path + " does not exist");
+    throw_errno("cannot open", path, errno);
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw_errno("cannot stat", path, errno);
+  if (!S_ISREG(st.st_mode)) throw Error(ErrorKind::kInvalidArgument, path + " is not a regular file");
+  if (on_size) on_size(static_cast<uint64_t>(st.st_size));
+  std::vector<char> buf(kChunk);
+  for (;;) {
+    ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw_errno("cannot read", path, errno);
+    }
+    if (n == 0) break;
+    sink(buf.data(), static_cast<size_t>(n));
+  }
+}
+
+// Location header of a redirect, resolved against the URL that answered it.
+std::string resolve_location(const std::string& base, const std::string& location) {
+  if (is_http_url(location)) return location;
+  UrlParts p = split_url(base);
+  if (!location.empty() && location[0] == '/') return p.scheme + "://" + p.authority + location;
+  std::string dir = p.path.substr(0, p.path.rfind('/') + 1);
+  return p.scheme + "://" + p.authority + dir + location;
+}
+
+// GET `url`, following redirects (GitHub release assets live behind one). `restart` runs before
+// every attempt, since a retry starts again from the first byte. 404 is kNotFound; 5xx, 408 and 429
+// are retried (kUnavailable); other statuses fail at once (kUnavailable).
+void fetch_http(const std::string& url, const HttpOptions& options, const std::function<void()>& restart,
+                const ByteFn& sink) {
+  HttpClient client(options);
+  std::optional<Error> final_error;
+  with_retries(RetryPolicy{}, "download of " + url, [&] {
+    restart();
+    std::string current = url;
+    for (int hop = 0;; ++hop) {
+      HttpRequest req;
+      req.url = current;
+      HttpResponse r = client.perform(req, sink);
+      if (r.ok()) return;
+      bool redirect = r.status == 301 || r.status == 302 || r.status == 303 || r.status == 307 || r.status == 308;
+      if (redirect && !r.header("location").empty() && hop < 10) {
+        current = resolve_location(current, r.header("location"));
+        continue;
+      }
+      std::string msg = "GET " + url + ": HTTP " + std::to_string(r.status);
+      if (r.status == 404) {
+        final_error = Error(ErrorKind::kNotFound, msg + " (not found)", "check --version and --release-url");
+        return;
+      }
+      Error e(ErrorKind::kUnavailable, msg, "check --release-url and that the server serves etcd releases");
+      if (r.status >= 500 || r.status == 408 || r.status == 429) throw e;
+      final_error = e;
+      return;
+    }
+  });
+  if (final_error) throw *final_error;
+}
+
+// Size of an HTTP resource (for the progress bar only; nullopt when the server does not say).
+std::optional<uint64_t> http_content_length(const std::string& url, const HttpOptions& options) {
+  try {
+    HttpClient client(options);
+    std::string current = url;
+    for (int hop = 0; hop < 10; ++hop) {
+      HttpRequest req;
+      req.method = "HEAD";
+      req.url = current;
+      HttpResponse r = client.perform(req);
+      if (r.status >= 300 && r.status < 400 && !r.header("location").empty()) {
+        current = resolve_location(current, r.header("location"));
+        continue;
+      }
+      std::string len = r.header("content-length");
+      if (!r.ok() || len.empty()) return std::nullopt;
+      return std::stoull(len);
+    }
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+// Streams an https/http/file URL or a plain local path to `sink`.
+void fetch(const std::string& source, const HttpOptions& options,
+           const std::function<void(std::optional<uint64_t>)>& restart, const ByteFn& sink, bool want_size = false) {
+  if (is_http_url(source)) {
+    std::optional<uint64_t> size = want_size ? http_content_length(source, options) : std::nullopt;
+    fetch_http(
+        source, options, [&] { restart(size); }, sink);
+    return;
+  }
+  std::string path = file_url_path(source).value_or(source);
+  stream_file(
+      path, [&](uint64_t size) { restart(size); }, sink);
+}
+
+// The whole (small) resource, or nullopt when it does not exist.
+std::optional<std::string> fetch_small(const std::string& source, const HttpOptions& options) {
+  std::string out;
+  try {
+    fetch(
+        source, options, [&](std::optional<uint64_t>) { out.clear(); },
+        [&](const char* data, size_t size) {
+          if (out.size() + size > (1 << 20)) throw Error(ErrorKind::kCorrupt, source + " is larger than 1 MiB");
+          out.append(data, size);
+        });
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kNotFound) return std::nullopt;
+    throw;
+  }
+  return out;
+}
+
+bool is_sha256_hex(const std::string& s) {
+  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isxdigit(c); });
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+// The hash for `name` in a SHA256SUMS file ("<hex>  <name>" or "<hex> *<name>" per line).
+std::optional<std::string> find_in_sums(const std::string& sums, const std::string& name) {
+  std::istringstream in(sums);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string hex, file;
+    if (!(fields >> hex >> file)) continue;
+    if (!file.empty() && file[0] == '*') file.erase(0, 1);
+    if (file.rfind("./", 0) == 0) file.erase(0, 2);
+    if (file == name && is_sha256_hex(hex)) return lower(hex);
+  }
+  return std::nullopt;
+}
+
+struct Expected {
+  std::optional<std::string> sha256;  // nullopt only with skip_checksum
+  std::string from;                   // where it came from, for log lines
+};
+
+Expected expected_sha256(const ReleaseSpec& spec, const std::string& name) {
+  if (!spec.sha256.empty()) {
+    std::string hex = lower(spec.sha256);
+    if (!is_sha256_hex(hex)) {
+      throw Error(ErrorKind::kInvalidArgument,
+                  "--release-sha256 '" + spec.sha256 + "' is not a SHA-256 (64 hex digits)");
+    }
+    return {hex, "--release-sha256"};
+  }
+  if (spec.skip_checksum) return {std::nullopt, "nowhere (checksum skipped)"};
+  std::string sums_source, lookup_name;
+  if (!spec.tarball.empty()) {
+    sums_source = parent_dir(spec.tarball) + "/SHA256SUMS";
+    lookup_name = base_name(spec.tarball);
+  } else {
+    sums_source = release_dir_url(spec) + "/SHA256SUMS";
+    lookup_name = name;
+  }
+  auto sums = fetch_small(sums_source, spec.http);
+  if (!sums) {
+    throw Error(ErrorKind::kNotFound, "no SHA-256 for " + lookup_name + ": " + sums_source + " does not exist",
+                kChecksumHint);
+  }
+  auto hex = find_in_sums(*sums, lookup_name);
+  if (!hex) {
+    throw Error(ErrorKind::kNotFound, "no SHA-256 for " + lookup_name + ": " + sums_source + " has no line for it",
+                kChecksumHint);
+  }
+  return {hex, sums_source};
+}
+
+std::string sha256_of_file(const std::string& path) {
+  Sha256 h;
+  stream_file(path, nullptr, [&](const char* d, size_t n) { h.update(d, n); });
+  return to_hex(h.finish());
+}
+
+std::string real_path(const std::string& path) {
+  std::error_code ec;
+  auto p = stdfs::canonical(path, ec);
+  return ec ? absolute_path(path) : p.string();
+}
+
+struct Download {
+  std::string path;
+  std::string source;
+  bool from_cache = false;
+};
+
+Download fetch_release(const ReleaseSpec& spec) {
+  std::string arch = resolved_arch(spec);
+  std::string name = release_tarball_name(spec.version, arch);
+  std::string cache_path = cached_tarball_path(spec);
+  std::string source = spec.tarball.empty() ? release_tarball_url(spec) : spec.tarball;
+  if (spec.tarball.empty()) {
+    check_url_scheme(source);
+  } else if (!path_exists(spec.tarball)) {
+    throw Error(ErrorKind::kNotFound, "release tarball " + spec.tarball + " does not exist", "check --release-tarball");
+  }
+
+  Expected expected = expected_sha256(spec, name);
+
+  if (!spec.tarball.empty() && path_exists(spec.tarball) && real_path(spec.tarball) == real_path(cache_path)) {
+    // --release-tarball names the cache entry itself: check it, never delete it.
+    std::string actual = sha256_of_file(cache_path);
+    if (expected.sha256 && actual != *expected.sha256) {
+      throw Error(ErrorKind::kCorrupt,
+                  cache_path + " failed the SHA-256 check: expected " + *expected.sha256 + ", got " + actual);
+    }
+    return {cache_path, source, true};
+  }
+
+  if (path_exists(cache_path)) {
+    // With no checksum, a cached tarball is trusted only for a URL source: a local tarball the user
+    // names is the one to install, so it is copied again.
+    if (!expected.sha256 && spec.tarball.empty()) {
+      spdlog::warn("using cached {} without a checksum (--skip-checksum)", cache_path);
+      return {cache_path, source, true};
+    }
+    if (expected.sha256) {
+      std::string actual = sha256_of_file(cache_path);
+      if (actual == *expected.sha256) {
+        spdlog::info("using cached {} (SHA-256 {} verified against {})", cache_path, actual, expected.from);
+        return {cache_path, source, true};
+      }
+      spdlog::warn("cached {} has SHA-256 {}, expected {}: deleting it and fetching it again", cache_path, actual,
+                   *expected.sha256);
+    }
+    if (::unlink(cache_path.c_str()) != 0 && errno != ENOENT) throw_errno("cannot remove", cache_path, errno);
+  }
+
+  make_dirs(parent_dir(cache_path));
+  spdlog::info("fetching {} from {}", name, source);
+  std::unique_ptr<AtomicFile> file;
+  std::optional<Sha256> hash;
+  ProgressBar bar(spec.progress, name);
+  fetch(
+      source, spec.http,
+      [&](std::optional<uint64_t> total) {
+        file = std::make_unique<AtomicFile>(cache_path, 0644, /*overwrite=*/true);
+        hash.emplace();
+        bar.restart(total);
+      },
+      [&](const char* data, size_t size) {
+        hash->update(data, size);
+        file->write(data, size);
+        bar.add(size);
+      },
+      bar.enabled());
+  bar.finish();
+  std::string actual = to_hex(hash->finish());
+  if (expected.sha256 && actual != *expected.sha256) {
+    throw Error(
+        ErrorKind::kCorrupt,
+        name + " from " + source + " failed the SHA-256 check: expected " + *expected.sha256 + ", got " + actual,
+        expected.from == "--release-sha256" ? "check the value given to --release-sha256"
+                                            : "the download is damaged or was tampered with; try again");
+  }
+  file->commit();
+  if (expected.sha256) {
+    spdlog::info("verified {} (SHA-256 {}, from {})", cache_path, actual, expected.from);
+  } else {
+    spdlog::warn("stored {} UNVERIFIED (SHA-256 {}; --skip-checksum)", cache_path, actual);
+  }
+  return {cache_path, source, false};
+}
+
+const std::vector<std::string>& binary_names() {
+  static const std::vector<std::string> names = {"etcd", "etcdctl", "etcdutl"};
+  return names;
+}
+
+bool is_binary_name(const std::string& name) {
+  const auto& n = binary_names();
+  return std::find(n.begin(), n.end(), name) != n.end();
+}
+
+// A fresh 0700 directory inside the install dir: binaries are written and checked there, then
+// renamed into place, so nothing wrong ever appears under the final names.
+class StagingDir {
+ public:
+  explicit StagingDir(const std::string& install_dir) {
+    path_ = install_dir + "/.etcdadm-install-" + random_suffix();
+    if (::mkdir(path_.c_str(), 0700) != 0) throw_errno("cannot create", path_, errno);
+  }
+  ~StagingDir() {
+    try {
+      remove_all(path_);
+    } catch (...) {
+    }
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+struct ArchiveCloser {
+  void operator()(archive* a) const { archive_read_free(a); }
+};
+
+// Extracts <top>/etcd, <top>/etcdctl and <top>/etcdutl (regular files only) into `dir`; nothing else
+// in the tarball is written anywhere. Returns the names extracted.
+std::vector<std::string> extract_binaries(const std::string& tarball, const std::string& top, const std::string& dir) {
+  std::unique_ptr<archive, ArchiveCloser> a(archive_read_new());
+  if (!a) throw Error(ErrorKind::kInternal, "archive_read_new failed");
+  archive_read_support_filter_gzip(a.get());
+  archive_read_support_format_tar(a.get());
+  auto corrupt = [&](const std::string& what) {
+    const char* detail = archive_error_string(a.get());
+    return Error(ErrorKind::kCorrupt,
+                 "release tarball " + tarball + ": " + what + (detail ? ": " + std::string(detail) : ""),
+                 "use an official etcd release tarball (etcd-v<ver>-linux-<arch>.tar.gz)");
+  };
+  if (archive_read_open_filename(a.get(), tarball.c_str(), kChunk) != ARCHIVE_OK) throw corrupt("cannot open it");
+
+  std::vector<std::string> found;
+  std::vector<char> buf(kChunk);
+  for (;;) {
+    archive_entry* entry = nullptr;
+    int rc = archive_read_next_header(a.get(), &entry);
+    if (rc == ARCHIVE_EOF) break;
+    if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) throw corrupt("cannot read the next entry");
+    const char* raw = archive_entry_pathname(entry);
+    std::string path = raw ? raw : "";
+    std::string name = base_name(path);
+    if (!is_binary_name(name)) continue;  // never extracted; the next header skips its data
+
+    std::string rel = path;
+    while (rel.rfind("./", 0) == 0) rel.erase(0, 2);
+    bool dotdot = false;
+    for (const auto& part : stdfs::path(rel)) dotdot = dotdot || part == "..";
+    if (path.empty() || path[0] == '/' || dotdot) {
+      throw Error(ErrorKind::kCorrupt, "release tarball " + tarball + " has an unsafe entry " + path,
+                  "refusing to extract it; use an official etcd release tarball");
+    }
+    auto type = archive_entry_filetype(entry);
+    if (type == AE_IFDIR && rel != top + "/" + name) continue;  // e.g. a directory named etcd elsewhere
+    if (type != AE_IFREG || archive_entry_hardlink(entry) != nullptr) {
+      throw Error(ErrorKind::kCorrupt, "release tarball " + tarball + ": " + path + " is not a regular file",
+                  "refusing links for etcd binaries; use an official etcd release tarball");
+    }
+    if (rel != top + "/" + name) {
+      spdlog::debug("release tarball {}: ignoring {}", tarball, path);
+      continue;
+    }
+    if (std::find(found.begin(), found.end(), name) != found.end()) {
+      throw Error(ErrorKind::kCorrupt, "release tarball " + tarball + " holds " + path + " twice");
+    }
+    AtomicFile out(dir + "/" + name, 0755);
+    for (;;) {
+      la_ssize_t n = archive_read_data(a.get(), buf.data(), buf.size());
+      if (n < 0) throw corrupt("cannot read " + path);
+      if (n == 0) break;
+      if (out.bytes_written() + static_cast<uint64_t>(n) > kMaxBinarySize) throw corrupt(path + " is too large");
+      out.write(buf.data(), static_cast<size_t>(n));
+    }
+    out.commit();
+    found.push_back(name);
+  }
+  for (const char* required : {"etcd", "etcdctl"}) {
+    if (std::find(found.begin(), found.end(), required) == found.end()) {
+      throw Error(ErrorKind::kCorrupt, "release tarball " + tarball + " has no " + top + "/" + required,
+                  "use an official etcd release tarball (etcd-v<ver>-linux-<arch>.tar.gz) for that version");
+    }
+  }
+  return found;
+}
+
+// The binaries present in an existing directory (etcd and etcdctl required).
+std::vector<std::string> binaries_in(const std::string& dir) {
+  std::vector<std::string> found;
+  for (const auto& name : binary_names()) {
+    std::string p = dir + "/" + name;
+    struct stat st {};
+    if (::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      found.push_back(name);
+    } else if (name != "etcdutl") {
+      throw Error(ErrorKind::kNotFound, p + " does not exist (or is not a regular file)",
+                  "point --binaries-dir at a directory holding etcd and etcdctl");
+    }
+  }
+  return found;
+}
+
+void copy_binary(const std::string& from, const std::string& to) {
+  AtomicFile out(to, 0755);
+  stream_file(from, nullptr, [&](const char* d, size_t n) { out.write(d, n); });
+  out.commit();
+}
+
+// Every binary in `dir` reports the same version, equal to `want` when that is non-empty.
+std::string check_versions(const std::string& dir, const std::vector<std::string>& names, const std::string& want,
+                           const std::string& source, ErrorKind kind) {
+  std::string etcd_version = binary_version(dir + "/etcd");
+  if (!want.empty() && etcd_version != want) {
+    throw Error(kind, "installed etcd reports " + etcd_version + ", expected " + want + " (from " + source + ")",
+                kind == ErrorKind::kCorrupt ? "the release does not hold the version its name says; check --version "
+                                              "and the release source"
+                                            : "pass the version that directory holds to --version, or leave it empty");
+  }
+  for (const auto& name : names) {
+    if (name == "etcd") continue;
+    std::string v = binary_version(dir + "/" + name);
+    if (v != etcd_version) {
+      throw Error(kind, name + " reports " + v + " but etcd reports " + etcd_version + " (from " + source + ")",
+                  "etcd and its tools must come from the same release");
+    }
+  }
+  return etcd_version;
+}
+
+}  // namespace
+
+std::string normalise_version(const std::string& version) {
+  static const std::regex re(R"(^v?(\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?)$)");
+  std::smatch m;
+  if (!std::regex_match(version, m, re)) {
+    throw Error(ErrorKind::kInvalidArgument, "invalid etcd version '" + version + "'",
+                "give a release version such as 3.5.17 (a leading v is fine)");
+  }
+  return m[1].str();
+}
+
+std::string host_arch() {
+  utsname u{};
+  if (::uname(&u) != 0) throw_errno("uname failed for", "this machine", errno);
+  std::string m = u.machine;
+  if (m == "x86_64" || m == "amd64") return "amd64";
+  if (m == "aarch64" || m == "arm64") return "arm64";
+  if (m == "ppc64le" || m == "s390x") return m;
+  throw Error(ErrorKind::kInvalidArgument, "etcd publishes no release for this machine's architecture (" + m + ")",
+              "pass --binaries-dir with etcd binaries built for it");
+}
+
+std::string release_tarball_name(const std::string& version, const std::string& arch) {
+  return "etcd-v" + normalise_version(version) + "-linux-" + (arch.empty() ? host_arch() : arch) + ".tar.gz";
+}
+
+std::string release_tarball_url(const ReleaseSpec& spec) {
+  return release_dir_url(spec) + "/" + release_tarball_name(spec.version, resolved_arch(spec));
+}
+
+std::string cached_tarball_path(const ReleaseSpec& spec) {
+  return strip_trailing_slashes(spec.cache_dir) + "/etcd/v" + normalise_version(spec.version) + "/" +
+         release_tarball_name(spec.version, resolved_arch(spec));
+}
+
+std::string download_release(const ReleaseSpec& spec) { return fetch_release(spec).path; }
+
+InstalledRelease install_release(const ReleaseSpec& spec, const std::string& install_dir_arg) {
+  std::string install_dir = strip_trailing_slashes(install_dir_arg);
+  InstalledRelease result;
+  std::string want = spec.version.empty() ? std::string() : normalise_version(spec.version);
+  make_dirs(install_dir);
+
+  if (!spec.binaries_dir.empty()) {
+    std::string from = strip_trailing_slashes(spec.binaries_dir);
+    result.source = from;
+    auto names = binaries_in(from);
+    if (real_path(from) == real_path(install_dir)) {
+      result.version = check_versions(install_dir, names, want, from, ErrorKind::kInvalidArgument);
+      for (const auto& n : names) result.binaries.push_back(install_dir + "/" + n);
+      spdlog::info("etcd {} already in {}", result.version, install_dir);
+      return result;
+    }
+    StagingDir staging(install_dir);
+    for (const auto& n : names) copy_binary(from + "/" + n, staging.path() + "/" + n);
+    result.version = check_versions(staging.path(), names, want, from, ErrorKind::kInvalidArgument);
+    for (const auto& n : names) {
+      std::string dest = install_dir + "/" + n;
+      if (::rename((staging.path() + "/" + n).c_str(), dest.c_str()) != 0) throw_errno("cannot install", dest, errno);
+      result.binaries.push_back(dest);
+    }
+    fsync_dir(install_dir);
+    spdlog::info("installed etcd {} from {} into {}", result.version, from, install_dir);
+    return result;
+  }
+
+  if (want.empty()) {
+    throw Error(ErrorKind::kInvalidArgument, "no etcd version given", "pass --version (e.g. 3.5.17)");
+  }
+  Download dl = fetch_release(spec);
+  result.source = dl.source;
+  result.from_cache = dl.from_cache;
+  std::string top = "etcd-v" + want + "-linux-" + resolved_arch(spec);
+  StagingDir staging(install_dir);
+  auto names = extract_binaries(dl.path, top, staging.path());
+  result.version = check_versions(staging.path(), names, want, dl.source, ErrorKind::kCorrupt);
+  for (const auto& n : names) {
+    std::string dest = install_dir + "/" + n;
+    if (::rename((staging.path() + "/" + n).c_str(), dest.c_str()) != 0) throw_errno("cannot install", dest, errno);
+    result.binaries.push_back(dest);
+  }
+  fsync_dir(install_dir);
+  spdlog::info("installed etcd {} ({}) into {}", result.version, dl.path, install_dir);
+  return result;
+}
+
+std::string binary_version(const std::string& path) {
+  std::string name = base_name(path);
+  std::vector<std::string> argv = {path};
+  argv.push_back(name == "etcd" ? "--version" : "version");
+  RunOptions opts;
+  opts.env["ETCDCTL_API"] = "3";
+  opts.timeout = std::chrono::seconds(10);
+  ProcessResult r;
+  try {
+    r = run_process(argv, opts);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::kExternalTool, "cannot run " + path + ": " + e.what(), "check that it is an etcd binary");
+  }
+  static const std::regex re(R"((?:^|\n)\s*etcd(?:ctl|utl)?\s+version:\s*v?(\S+))", std::regex::icase);
+  std::smatch m;
+  if (r.exit_code != 0 || r.timed_out || !std::regex_search(r.output, m, re)) {
+    std::string how = r.timed_out ? "timed out" : "exited with " + std::to_string(r.exit_code);
+    throw Error(ErrorKind::kExternalTool,
+                "cannot tell the version of " + path + " (`" + argv[0] + " " + argv[1] + "` " + how + "): " + r.output,
+                "check that it is an etcd binary built for this machine");
+  }
+  return m[1].str();
+}
+
+}  // namespace etcdadm

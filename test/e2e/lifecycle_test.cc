@@ -1,0 +1,453 @@
+// The member lifecycle end to end, with the etcdadm binary and real etcd members on loopback: the
+// release is Debian's etcd 3.4.23 packed as an etcd release tarball and installed from a file://
+// release URL, every member runs with TLS and client-certificate auth through the `process` init
+// system, and etcdctl (through the generated wrapper) is the oracle for membership and health.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "common/fs.h"
+#include "etcdadm/init_system.h"
+#include "test/support/release_fixture.h"
+#include "test/support/test_env.h"
+
+namespace etcdadm::test {
+namespace {
+
+struct Host {
+  std::string name;
+  std::string root;  // this host's dirs live under it
+  int client_port = 0;
+  int peer_port = 0;
+  std::string certs() const { return root + "/pki"; }
+  std::string data() const { return root + "/data"; }
+  std::string conf() const { return root + "/conf"; }
+  std::string client_url() const { return "https://127.0.0.1:" + std::to_string(client_port); }
+  std::string etcdctl_wrapper() const { return conf() + "/etcdctl.sh"; }
+};
+
+class Lifecycle : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    release_ = make_local_release(dir_ / "releases");
+    for (int i = 1; i <= 3; ++i) {
+      Host h;
+      h.name = "m" + std::to_string(i);
+      h.root = dir_ / h.name;
+      h.client_port = free_port();
+      h.peer_port = free_port();
+      hosts_.push_back(h);
+    }
+  }
+
+  // Every etcd an etcdadm command started is stopped by its pid file, whatever the test did.
+  void TearDown() override {
+    for (const auto& h : hosts_)
+      stop_pid_file(h.conf() + "/etcd.pid", bin() + "/etcd", std::chrono::milliseconds(3000));
+  }
+
+  std::string bin() const { return dir_ / "bin"; }
+
+  std::vector<std::string> member_flags(const Host& h, const std::string& init_system = "process") const {
+    return {"--name",         h.name,
+            "--version",      release_.version,
+            "--release-url",  release_.base_url,
+            "--cache-dir",    dir_ / "cache",
+            "--install-dir",  bin(),
+            "--certs-dir",    h.certs(),
+            "--data-dir",     h.data(),
+            "--config-dir",   h.conf(),
+            "--bind-address", "127.0.0.1",
+            "--client-port",  std::to_string(h.client_port),
+            "--peer-port",    std::to_string(h.peer_port),
+            "--init-system",  init_system};
+  }
+
+  ProcessResult etcdadm(std::vector<std::string> args) { return run_etcdadm(args, dir_ / "catalog.db"); }
+
+  ProcessResult run_with_member_flags(std::vector<std::string> args, const Host& h,
+                                      std::vector<std::string> extra = {}) {
+    auto f = member_flags(h);
+    args.insert(args.end(), f.begin(), f.end());
+    args.insert(args.end(), extra.begin(), extra.end());
+    return etcdadm(args);
+  }
+
+  void init(const Host& h, std::vector<std::string> extra = {}) {
+    auto r = run_with_member_flags({"init"}, h, extra);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+
+  void copy_ca(const Host& from, const Host& to) {
+    make_dirs(to.certs(), 0700);
+    for (const char* f : {"/ca.crt", "/ca.key"}) {
+      write_file_atomic(to.certs() + f, read_file(from.certs() + f), 0600, /*overwrite=*/true);
+    }
+  }
+
+  void join(const Host& h, const Host& via) {
+    copy_ca(via, h);
+    auto r = run_with_member_flags({"join", via.client_url()}, h);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+
+  void three_member_cluster() {
+    ASSERT_NO_FATAL_FAILURE(init(hosts_[0]));
+    ASSERT_NO_FATAL_FAILURE(join(hosts_[1], hosts_[0]));
+    ASSERT_NO_FATAL_FAILURE(join(hosts_[2], hosts_[0]));
+  }
+
+  ProcessResult reset(const Host& h, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"reset", "--config-dir", h.conf()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return etcdadm(args);
+  }
+
+  // etcdctl through the wrapper etcdadm wrote (its env file carries endpoint and client cert).
+  ProcessResult etcdctl(const Host& h, std::vector<std::string> args) {
+    args.insert(args.begin(), h.etcdctl_wrapper());
+    RunOptions o;
+    o.timeout = std::chrono::seconds(30);
+    for (const char* v : {"ETCDCTL_ENDPOINTS", "ETCDCTL_CACERT", "ETCDCTL_CERT", "ETCDCTL_KEY", "ETCDCTL_USER"}) {
+      o.unset_env.push_back(v);
+    }
+    return run_process(args, o);
+  }
+
+  nlohmann::json etcdctl_json(const Host& h, std::vector<std::string> args) {
+    args.push_back("-w");
+    args.push_back("json");
+    auto r = etcdctl(h, args);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return nlohmann::json::parse(r.output.substr(r.output.find_first_of("[{")));
+  }
+
+  nlohmann::json member_list(const Host& h) { return etcdctl_json(h, {"member", "list"})["members"]; }
+
+  ConnectionConfig connection(const std::vector<const Host*>& hosts) const {
+    ConnectionConfig c;
+    c.endpoints.clear();
+    for (const auto* h : hosts) c.endpoints.push_back(h->client_url());
+    const Host& any = *hosts.front();
+    c.cacert = any.certs() + "/ca.crt";
+    c.cert = any.certs() + "/etcdctl-etcd-client.crt";
+    c.key = any.certs() + "/etcdctl-etcd-client.key";
+    return c;
+  }
+
+  nlohmann::json info(const Host& h) {
+    auto r = etcdadm({"info", "--config-dir", h.conf(), "-o", "json"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  }
+
+  TempDir dir_;
+  LocalRelease release_;
+  std::vector<Host> hosts_;
+};
+
+int file_mode(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return -1;
+  return st.st_mode & 0777;
+}
+
+// 1. init m1 -> join m2 -> join m3 with TLS; data written; membership and health checked with
+//    etcdctl and the generated client certificate.
+TEST_F(Lifecycle, InitAndTwoJoinsMakeAHealthyTlsCluster) {
+  ASSERT_NO_FATAL_FAILURE(three_member_cluster());
+  auto members = member_list(hosts_[2]);
+  ASSERT_EQ(members.size(), 3u) << members.dump();
+  std::set<std::string> names;
+  for (const auto& m : members) {
+    names.insert(m.value("name", ""));
+    EXPECT_FALSE(m.value("isLearner", false)) << "a joined member must have been promoted: " << m.dump();
+    EXPECT_EQ(m["clientURLs"][0].get<std::string>().rfind("https://127.0.0.1:", 0), 0u) << m.dump();
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"m1", "m2", "m3"}));
+
+  auto health = etcdctl_json(hosts_[0], {"endpoint", "health", "--cluster"});
+  ASSERT_EQ(health.size(), 3u) << health.dump();
+  for (const auto& h : health) EXPECT_TRUE(h["health"].get<bool>()) << h.dump();
+
+  auto put = etcdctl(hosts_[1], {"put", "/registry/pods/default/web", "spec"});
+  ASSERT_EQ(put.exit_code, 0) << put.output;
+  auto get = etcdctl(hosts_[2], {"get", "/registry/pods/default/web", "--print-value-only"});
+  EXPECT_EQ(get.output, "spec\n");
+
+  // Client-certificate auth is on: the CA alone does not let a client in.
+  RunOptions o;
+  o.env["ETCDCTL_API"] = "3";
+  o.timeout = std::chrono::seconds(20);
+  auto anonymous =
+      run_process({bin() + "/etcdctl", "--endpoints", hosts_[0].client_url(), "--cacert", hosts_[0].certs() + "/ca.crt",
+                   "--dial-timeout", "2s", "--command-timeout", "3s", "get", "/x"},
+                  o);
+  EXPECT_NE(anonymous.exit_code, 0) << anonymous.output;
+
+  auto i = info(hosts_[1]);
+  ASSERT_EQ(i["members"].size(), 3u) << i.dump();
+  int leaders = 0;
+  for (const auto& m : i["members"]) {
+    EXPECT_TRUE(m["reachable"].get<bool>()) << m.dump();
+    EXPECT_EQ(m["version"], release_.version);
+    leaders += m["leader"].get<bool>() ? 1 : 0;
+    if (m["local"].get<bool>()) {
+      EXPECT_EQ(m["name"], "m2");
+    }
+  }
+  EXPECT_EQ(leaders, 1);
+
+  EXPECT_EQ(file_mode(hosts_[1].conf() + "/etcd.env"), 0600);
+  for (const char* key :
+       {"/server.key", "/peer.key", "/etcdctl-etcd-client.key", "/apiserver-etcd-client.key", "/ca.key"}) {
+    EXPECT_EQ(file_mode(hosts_[1].certs() + key), 0600) << key;
+  }
+  EXPECT_EQ(file_mode(bin() + "/etcd"), 0755);
+}
+
+// 2. The disaster-recovery runbook (docs/operations.md): backup, lose every member, rebuild from the
+//    backup with init --from-backup and two joins; every key and the KV hash come back, TLS works.
+TEST_F(Lifecycle, WholeClusterRebuiltFromBackup) {
+  ASSERT_NO_FATAL_FAILURE(three_member_cluster());
+  auto conn = connection({&hosts_[0], &hosts_[1], &hosts_[2]});
+  std::vector<std::pair<std::string, std::string>> expected;
+  int64_t revision = 0;
+  uint32_t hash_before = 0;
+  std::string old_cluster_id = info(hosts_[0])["clusterId"];
+  {
+    EtcdClient client(conn);
+    load_keys(client, "/registry/configmaps/", 400, 512);
+    client.put("/registry/deleted-later", "x");
+    etcdserverpb::DeleteRangeRequest del;
+    del.set_key("/registry/deleted-later");
+    client.delete_range(del);
+    expected = all_keys(client);
+  }
+  std::string store = dir_ / "store";
+  auto saved = etcdadm({"backup", "save", "--store", store, "--endpoints",
+                        hosts_[0].client_url() + "," + hosts_[1].client_url() + "," + hosts_[2].client_url(),
+                        "--cacert", conn.cacert, "--cert", conn.cert, "--key", conn.key, "-o", "json"});
+  ASSERT_EQ(saved.exit_code, 0) << saved.output;
+  revision = nlohmann::json::parse(saved.output.substr(saved.output.find('{')))["revision"].get<int64_t>();
+  {
+    EtcdClient client(conn);
+    hash_before = client.hash_kv(hosts_[0].client_url(), revision).hash();
+  }
+
+  // Quorum lost for good: every etcd killed, every data dir wiped (reset keeps the CA).
+  for (const auto& h : hosts_) {
+    int pid = running_pid(h.conf() + "/etcd.pid", bin() + "/etcd");
+    ASSERT_GT(pid, 0);
+    ::kill(pid, SIGKILL);
+  }
+  for (const auto& h : hosts_) {
+    auto r = reset(h, {"--skip-remove-member", "--force"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_FALSE(path_exists(h.data()));
+    EXPECT_TRUE(path_exists(h.certs() + "/ca.key"));
+  }
+
+  // The runbook.
+  ASSERT_NO_FATAL_FAILURE(init(hosts_[0], {"--from-backup", "latest", "--store", store}));
+  ASSERT_NO_FATAL_FAILURE(join(hosts_[1], hosts_[0]));
+  ASSERT_NO_FATAL_FAILURE(join(hosts_[2], hosts_[0]));
+
+  EXPECT_EQ(member_list(hosts_[0]).size(), 3u);
+  EtcdClient client(conn);
+  EXPECT_EQ(all_keys(client), expected);
+  for (const auto& h : hosts_) {
+    EXPECT_EQ(client.hash_kv(h.client_url(), revision).hash(), hash_before) << h.name;
+  }
+  auto health = etcdctl_json(hosts_[2], {"endpoint", "health", "--cluster"});
+  ASSERT_EQ(health.size(), 3u);
+  for (const auto& h : health) EXPECT_TRUE(h["health"].get<bool>()) << h.dump();
+  // A new cluster (fresh token): members of the lost one could never rejoin it by accident.
+  EXPECT_NE(info(hosts_[0])["clusterId"], old_cluster_id);
+}
+
+// 3. reset of one member shrinks the cluster; it can join again; the last member refuses a reset.
+//    m1 is made phase by phase (`init phase <name>`).
+TEST_F(Lifecycle, ResetShrinksRejoinWorksAndLastMemberRefuses) {
+  for (const char* phase :
+       {"preflight", "install", "certificates", "snapshot", "configure", "start", "etcdctl", "health"}) {
+    auto r = run_with_member_flags({"init", "phase", phase}, hosts_[0]);
+    ASSERT_EQ(r.exit_code, 0) << phase << ": " << r.output;
+  }
+  ASSERT_NO_FATAL_FAILURE(join(hosts_[1], hosts_[0]));
+  ASSERT_NO_FATAL_FAILURE(join(hosts_[2], hosts_[0]));
+
+  auto r = reset(hosts_[2]);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("removed from the cluster"), std::string::npos) << r.output;
+  EXPECT_EQ(member_list(hosts_[0]).size(), 2u);
+  EXPECT_FALSE(path_exists(hosts_[2].data()));
+  EXPECT_FALSE(path_exists(hosts_[2].conf()));
+  EXPECT_FALSE(path_exists(hosts_[2].certs() + "/server.crt"));
+  EXPECT_TRUE(path_exists(hosts_[2].certs() + "/ca.crt"));  // kept unless --remove-ca
+  auto again = reset(hosts_[2], {"--name", "m3", "--data-dir", hosts_[2].data(), "--certs-dir", hosts_[2].certs(),
+                                 "--init-system", "process"});
+  EXPECT_EQ(again.exit_code, 0) << "reset is idempotent: " << again.output;
+
+  ASSERT_NO_FATAL_FAILURE(join(hosts_[2], hosts_[1]));
+  EXPECT_EQ(member_list(hosts_[0]).size(), 3u);
+  ASSERT_EQ(etcdctl(hosts_[2], {"put", "/after-rejoin", "1"}).exit_code, 0);
+
+  ASSERT_EQ(reset(hosts_[2]).exit_code, 0);
+  ASSERT_EQ(reset(hosts_[1]).exit_code, 0);
+  auto last = reset(hosts_[0]);
+  EXPECT_EQ(last.exit_code, 2) << last.output;
+  EXPECT_NE(last.output.find("last voting member"), std::string::npos) << last.output;
+  auto still = etcdctl(hosts_[0], {"get", "/after-rejoin", "--print-value-only"});
+  EXPECT_EQ(still.output, "1\n") << "the refused reset must not have touched the member";
+  auto forced = reset(hosts_[0], {"--force", "--remove-ca"});
+  EXPECT_EQ(forced.exit_code, 0) << forced.output;
+  EXPECT_FALSE(path_exists(hosts_[0].certs()));
+}
+
+// 4. join without the CA, with another CA, and to an unreachable endpoint: a clear error each
+//    time and nothing written on the joining host.
+TEST_F(Lifecycle, JoinFailsClearlyAndLeavesNothingBehind) {
+  ASSERT_NO_FATAL_FAILURE(init(hosts_[0]));
+  const Host& h = hosts_[1];
+  auto leftovers = [&] {
+    std::vector<std::string> found;
+    for (const auto& p : {h.data(), h.conf(), h.certs() + "/server.crt", h.certs() + "/etcdctl-etcd-client.key"}) {
+      if (path_exists(p)) found.push_back(p);
+    }
+    return found;
+  };
+
+  auto no_ca = run_with_member_flags({"join", hosts_[0].client_url()}, h);
+  EXPECT_EQ(no_ca.exit_code, 3) << no_ca.output;
+  EXPECT_NE(no_ca.output.find("no CA in " + h.certs()), std::string::npos) << no_ca.output;
+  EXPECT_NE(no_ca.output.find("copy ca.crt and ca.key"), std::string::npos) << no_ca.output;
+  EXPECT_TRUE(leftovers().empty());
+
+  make_dirs(h.certs(), 0700);
+  auto gen = run_process({"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", h.certs() + "/ca.key",
+                          "-out", h.certs() + "/ca.crt", "-subj", "/CN=etcd", "-days", "30"});
+  ASSERT_EQ(gen.exit_code, 0) << gen.output;
+  auto wrong_ca = run_with_member_flags({"join", hosts_[0].client_url()}, h);
+  EXPECT_EQ(wrong_ca.exit_code, 6) << wrong_ca.output;
+  EXPECT_NE(wrong_ca.output.find("was not issued by the CA in " + h.certs() + "/ca.crt"), std::string::npos)
+      << wrong_ca.output;
+  EXPECT_TRUE(leftovers().empty());
+
+  copy_ca(hosts_[0], h);
+  auto unreachable =
+      run_with_member_flags({"join", "https://127.0.0.1:" + std::to_string(free_port())}, h, {"--retry=false"});
+  EXPECT_EQ(unreachable.exit_code, 6) << unreachable.output;
+  EXPECT_NE(unreachable.output.find("cannot connect"), std::string::npos) << unreachable.output;
+  EXPECT_TRUE(leftovers().empty());
+
+  EXPECT_EQ(member_list(hosts_[0]).size(), 1u) << "failed joins must not add members";
+}
+
+// 5. certs renew on every member with a rolling restart: new serials and expiry, served by etcd
+//    after the restart, and the cluster answers after each step.
+TEST_F(Lifecycle, CertsRenewWithRollingRestartKeepsServing) {
+  ASSERT_NO_FATAL_FAILURE(three_member_cluster());
+  auto table = etcdadm({"certs", "check-expiration", "--certs-dir", hosts_[0].certs()});
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  for (const char* s :
+       {"CERTIFICATE", "EXPIRES", "RESIDUAL", "ca", "server", "peer", "etcdctl-etcd-client", "apiserver-etcd-client"}) {
+    EXPECT_NE(table.output.find(s), std::string::npos) << s << "\n" << table.output;
+  }
+  int step = 0;
+  for (const auto& h : hosts_) {
+    auto before =
+        nlohmann::json::parse(etcdadm({"certs", "check-expiration", "--certs-dir", h.certs(), "-o", "json"}).output);
+    auto r = etcdadm({"certs", "renew", "--validity", "30d", "--restart", "--config-dir", h.conf()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    auto after =
+        nlohmann::json::parse(etcdadm({"certs", "check-expiration", "--certs-dir", h.certs(), "-o", "json"}).output);
+    ASSERT_EQ(after.size(), before.size());
+    for (size_t i = 0; i < after.size(); ++i) {
+      if (after[i]["ca"].get<bool>()) {
+        EXPECT_EQ(after[i]["serial"], before[i]["serial"]) << "the CA is not renewed";
+        continue;
+      }
+      EXPECT_NE(after[i]["serial"], before[i]["serial"]) << after[i].dump();
+      EXPECT_NE(after[i]["notAfter"], before[i]["notAfter"]) << after[i].dump();
+      EXPECT_LT(after[i]["residualSeconds"].get<int64_t>(), 31 * 86400);
+    }
+    // etcd serves the renewed server certificate after the restart.
+    auto served = run_process({"sh", "-c",
+                               "openssl s_client -connect 127.0.0.1:" + std::to_string(h.client_port) + " -CAfile " +
+                                   h.certs() + "/ca.crt </dev/null 2>/dev/null | openssl x509 -noout -serial"});
+    std::string server_serial;
+    for (const auto& c : after) {
+      if (c["name"] == "server") server_serial = c["serial"];
+    }
+    std::string served_serial = served.output.substr(served.output.find('=') + 1);
+    served_serial.erase(served_serial.find_last_not_of("\n") + 1);
+    EXPECT_EQ(strcasecmp(served_serial.c_str(), server_serial.c_str()), 0) << served.output << " vs " << server_serial;
+    // The cluster keeps serving through the rolling restart.
+    const Host& other = hosts_[(step + 1) % 3];
+    ASSERT_EQ(etcdctl(other, {"put", "/renew/" + h.name, "ok"}).exit_code, 0);
+    ++step;
+  }
+  auto keys = etcdctl(hosts_[0], {"get", "--prefix", "/renew/", "--keys-only"});
+  EXPECT_EQ(std::count(keys.output.begin(), keys.output.end(), '/'), 6) << keys.output;
+}
+
+// 6. The service definitions the systemd and kubelet init systems write, produced through the CLI
+//    (`init phase configure`): systemd-analyze accepts the unit, the manifest is YAML with the
+//    expected fields.
+TEST_F(Lifecycle, ConfigurePhaseWritesVerifiableUnitAndManifest) {
+  const Host& h = hosts_[0];
+  for (const char* phase : {"install", "certificates"}) {
+    ASSERT_EQ(run_with_member_flags({"init", "phase", phase}, h).exit_code, 0);
+  }
+  std::string units = dir_ / "systemd";
+  RunOptions env;
+  env.env["ETCDADM_SYSTEMD_DIR"] = units;
+  auto configure = [&](const std::string& init_system, std::vector<std::string> extra, const RunOptions& o) {
+    auto args = std::vector<std::string>{"init", "phase", "configure"};
+    auto f = member_flags(h, init_system);
+    args.insert(args.end(), f.begin(), f.end());
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_etcdadm(args, dir_ / "catalog.db", o);
+  };
+  auto r = configure("systemd", {"--service-name", "etcd-m1"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::string unit = units + "/etcd-m1.service";
+  ASSERT_TRUE(path_exists(unit)) << r.output;
+  std::string text = read_file(unit);
+  EXPECT_NE(text.find("EnvironmentFile=" + h.conf() + "/etcd.env"), std::string::npos) << text;
+  EXPECT_NE(text.find("ExecStart=" + bin() + "/etcd"), std::string::npos) << text;
+  if (find_executable("systemd-analyze")) {
+    auto v = run_process({"systemd-analyze", "verify", unit});
+    EXPECT_EQ(v.exit_code, 0) << v.output;
+  }
+
+  std::string manifests = dir_ / "manifests";
+  r = configure("kubelet", {"--kubelet-pod-manifest-path", manifests}, {});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto yaml =
+      run_process({"python3", "-c", "import yaml,json,sys; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))",
+                   manifests + "/etcd.yaml"});
+  ASSERT_EQ(yaml.exit_code, 0) << yaml.output;
+  auto pod = nlohmann::json::parse(yaml.output);
+  EXPECT_EQ(pod["kind"], "Pod");
+  EXPECT_EQ(pod["metadata"]["namespace"], "kube-system");
+  EXPECT_TRUE(pod["spec"]["hostNetwork"].get<bool>());
+  const auto& c = pod["spec"]["containers"][0];
+  EXPECT_EQ(c["image"], "quay.io/coreos/etcd:v" + release_.version);
+  std::map<std::string, std::string> env_vars;
+  for (const auto& e : c["env"]) env_vars[e["name"]] = e["value"];
+  EXPECT_EQ(env_vars["ETCD_NAME"], "m1");
+  EXPECT_EQ(env_vars["ETCD_DATA_DIR"], h.data());
+  EXPECT_EQ(env_vars["ETCD_ADVERTISE_CLIENT_URLS"], h.client_url());
+  EXPECT_EQ(env_vars["ETCD_CLIENT_CERT_AUTH"], "true");
+}
+
+}  // namespace
+}  // namespace etcdadm::test

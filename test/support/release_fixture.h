@@ -1,0 +1,68 @@
+// etcd release tarballs for tests, without network: the machine's own etcd binaries (Debian's
+// /usr/bin/etcd and /usr/bin/etcdctl, 3.4.23) packed the way the etcd project publishes them, in a
+// directory that a file:// release URL points at:
+//
+//   <dir>/v3.4.23/etcd-v3.4.23-linux-amd64.tar.gz   (etcd-v3.4.23-linux-amd64/{etcd,etcdctl,README.md})
+//   <dir>/v3.4.23/SHA256SUMS                         ("<hex>  etcd-v3.4.23-linux-amd64.tar.gz")
+//
+// Usage:
+//   auto rel = test::make_local_release(tmp / "releases");
+//   ReleaseSpec spec;
+//   spec.release_url = rel.base_url;   // or spec.tarball = rel.tarball
+//   spec.version = rel.version;
+//   spec.cache_dir = tmp / "cache";
+//   spec.progress = false;
+//   install_release(spec, tmp / "bin");
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace etcdadm::test {
+
+struct LocalRelease {
+  std::string base_url;  // file://<dir>: ReleaseSpec::release_url
+  std::string dir;       // the directory given to make_local_release
+  std::string version;   // "3.4.23" (what the packed etcd reports)
+  std::string arch;      // this machine's, in etcd's naming ("amd64")
+  std::string tarball;   // full path of <dir>/v<ver>/etcd-v<ver>-linux-<arch>.tar.gz
+  std::string sha256;    // its SHA-256 (hex), also in <dir>/v<ver>/SHA256SUMS
+};
+
+// Packs /usr/bin/etcd and /usr/bin/etcdctl as a release under `dir` (created when missing). The
+// tarball is packed once per process (about 0.5 s) and copied for later calls, so each call gets
+// its own files that a test may modify or delete. Throws when the binaries are missing.
+LocalRelease make_local_release(const std::string& dir);
+
+// One entry of a tar.gz written by write_tar_gz.
+struct TarEntry {
+  enum class Type { kFile, kDirectory, kSymlink, kHardlink };
+  std::string path;  // stored as given, hostile ones included ("../etcd", "/etcd")
+  Type type = Type::kFile;
+  std::string source_file;  // kFile: the contents of this file...
+  std::string contents;     // ...or these bytes when source_file is empty
+  std::string link_target;  // kSymlink, kHardlink
+  mode_t mode = 0755;
+
+  static TarEntry file(std::string path, std::string contents, mode_t mode = 0755);
+  static TarEntry copy_of(std::string path, std::string source_file);  // mode 0755
+  static TarEntry directory(std::string path);
+  static TarEntry symlink(std::string path, std::string target);
+  static TarEntry hardlink(std::string path, std::string target);
+};
+
+// Writes a gzip'd (level 1) tar holding exactly `entries`, in order, with libarchive.
+void write_tar_gz(const std::string& path, const std::vector<TarEntry>& entries);
+
+// Writes <dir>/v<version>/etcd-v<version>-linux-<arch>.tar.gz holding `entries` (give paths under
+// "etcd-v<version>-linux-<arch>/" for a well-formed release) and its SHA256SUMS, and returns the
+// release's description. For broken or mislabelled releases (e.g. 3.4.23 binaries named 3.5.17).
+LocalRelease write_release(const std::string& dir, const std::string& version, const std::string& arch,
+                           const std::vector<TarEntry>& entries);
+
+// Hex SHA-256 of a file.
+std::string file_sha256(const std::string& path);
+
+}  // namespace etcdadm::test

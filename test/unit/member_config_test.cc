@@ -1,0 +1,158 @@
+// Member settings: the env file etcd reads (etcdadm's variable set, known answer), parsing env files
+// written by hand, the state file round trip, and the checks on flags.
+#include "etcdadm/member_config.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "test/support/test_env.h"
+
+namespace etcdadm {
+namespace {
+
+MemberConfig sample() {
+  MemberConfig m;
+  m.name = "etcd-a";
+  m.version = "3.4.23";
+  m.bind_address = "10.0.0.5";
+  m.client_port = 2379;
+  m.peer_port = 2380;
+  return m;
+}
+
+TEST(MemberConfig, EnvFileKnownAnswer) {
+  ClusterBootstrap b{"etcd-a=https://10.0.0.5:2380", "tok-1", false};
+  EXPECT_EQ(render_env_file(member_env(sample(), b)),
+            "ETCD_NAME=etcd-a\n"
+            "ETCD_DATA_DIR=/var/lib/etcd\n"
+            "ETCD_INITIAL_CLUSTER=etcd-a=https://10.0.0.5:2380\n"
+            "ETCD_INITIAL_CLUSTER_TOKEN=tok-1\n"
+            "ETCD_INITIAL_CLUSTER_STATE=new\n"
+            "ETCD_INITIAL_ADVERTISE_PEER_URLS=https://10.0.0.5:2380\n"
+            "ETCD_LISTEN_PEER_URLS=https://10.0.0.5:2380\n"
+            "ETCD_ADVERTISE_CLIENT_URLS=https://10.0.0.5:2379\n"
+            "ETCD_LISTEN_CLIENT_URLS=https://10.0.0.5:2379,https://127.0.0.1:2379\n"
+            "ETCD_CLIENT_CERT_AUTH=true\n"
+            "ETCD_TRUSTED_CA_FILE=/etc/etcd/pki/ca.crt\n"
+            "ETCD_CERT_FILE=/etc/etcd/pki/server.crt\n"
+            "ETCD_KEY_FILE=/etc/etcd/pki/server.key\n"
+            "ETCD_PEER_CLIENT_CERT_AUTH=true\n"
+            "ETCD_PEER_TRUSTED_CA_FILE=/etc/etcd/pki/ca.crt\n"
+            "ETCD_PEER_CERT_FILE=/etc/etcd/pki/peer.crt\n"
+            "ETCD_PEER_KEY_FILE=/etc/etcd/pki/peer.key\n"
+            "ETCD_STRICT_RECONFIG_CHECK=true\n");
+}
+
+TEST(MemberConfig, JoiningMemberSaysExistingAndLoopbackIsNotListedTwice) {
+  MemberConfig m = sample();
+  m.bind_address = "127.0.0.1";
+  m.client_port = 32379;
+  ClusterBootstrap b{"a=https://127.0.0.1:1,etcd-a=https://127.0.0.1:2380", "t", true};
+  auto env = member_env(m, b);
+  EXPECT_EQ(env_value(env, "ETCD_INITIAL_CLUSTER_STATE"), "existing");
+  EXPECT_EQ(env_value(env, "ETCD_LISTEN_CLIENT_URLS"), "https://127.0.0.1:32379");
+  EXPECT_EQ(env_value(env, "ETCD_NOT_THERE"), "");
+}
+
+TEST(MemberConfig, Ipv6AddressesAreBracketedInUrls) {
+  MemberConfig m = sample();
+  m.bind_address = "fd00::5";
+  EXPECT_EQ(m.client_url(), "https://[fd00::5]:2379");
+  EXPECT_EQ(m.peer_url(), "https://[fd00::5]:2380");
+}
+
+TEST(MemberConfig, EtcdctlEnvUsesLoopbackAndTheEtcdctlCertificate) {
+  auto env = etcdctl_env(sample());
+  EXPECT_EQ(env_value(env, "ETCDCTL_API"), "3");
+  EXPECT_EQ(env_value(env, "ETCDCTL_ENDPOINTS"), "https://127.0.0.1:2379");
+  EXPECT_EQ(env_value(env, "ETCDCTL_CERT"), "/etc/etcd/pki/etcdctl-etcd-client.crt");
+  EXPECT_EQ(env_value(env, "ETCDCTL_KEY"), "/etc/etcd/pki/etcdctl-etcd-client.key");
+}
+
+TEST(MemberConfig, WrapperGoesToInstallDirOnlyForTheDefaultConfigDir) {
+  MemberConfig m = sample();
+  EXPECT_EQ(m.etcdctl_wrapper(), "/opt/bin/etcdctl.sh");  // etcdadm's place
+  m.config_dir = "/etc/etcd-b";
+  EXPECT_EQ(m.etcdctl_wrapper(), "/etc/etcd-b/etcdctl.sh");  // a second member on the host
+}
+
+TEST(MemberConfig, ParsesHandWrittenEnvFiles) {
+  auto vars = parse_env_file(
+      "# comment\n"
+      "\n"
+      "ETCD_NAME=a\n"
+      "  export ETCD_DATA_DIR=\"/var/lib/etcd\"  \r\n"
+      "ETCD_INITIAL_CLUSTER=a=https://h:2380,b=https://g:2380\n"
+      "not a variable\n"
+      "=nothing\n"
+      "ETCD_EMPTY=");
+  ASSERT_EQ(vars.size(), 4u);
+  EXPECT_EQ(env_value(vars, "ETCD_NAME"), "a");
+  EXPECT_EQ(env_value(vars, "ETCD_DATA_DIR"), "/var/lib/etcd");
+  EXPECT_EQ(env_value(vars, "ETCD_INITIAL_CLUSTER"), "a=https://h:2380,b=https://g:2380");
+  EXPECT_EQ(vars[3].first, "ETCD_EMPTY");
+  EXPECT_EQ(vars[3].second, "");
+  // What we render, we read back.
+  auto env = member_env(sample(), {"etcd-a=https://10.0.0.5:2380", "tok", false});
+  EXPECT_EQ(parse_env_file(render_env_file(env)), env);
+}
+
+TEST(MemberConfig, StateFileRoundTripsAndIsPrivate) {
+  test::TempDir dir;
+  MemberConfig m = sample();
+  m.config_dir = dir / "conf";
+  m.init_system = InitSystemKind::kProcess;
+  m.server_cert_extra_sans = {"etcd.example.com"};
+  m.cluster_endpoints = {"https://10.0.0.5:2379", "https://10.0.0.6:2379"};
+  m.disk_priorities = false;
+  save_member_state(m);
+  struct stat st {};
+  ASSERT_EQ(::stat(m.state_file().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600);
+  MemberConfig back;
+  ASSERT_TRUE(load_member_state(m.config_dir, back));
+  EXPECT_EQ(back.name, m.name);
+  EXPECT_EQ(back.bind_address, m.bind_address);
+  EXPECT_EQ(back.init_system, InitSystemKind::kProcess);
+  EXPECT_EQ(back.server_cert_extra_sans, m.server_cert_extra_sans);
+  EXPECT_EQ(back.cluster_endpoints, m.cluster_endpoints);
+  EXPECT_FALSE(back.disk_priorities);
+  EXPECT_FALSE(load_member_state(dir / "nothing", back));
+  make_dirs(dir / "broken");
+  write_file_atomic(dir / "broken/etcdadm.json", "{not json", 0600);
+  try {
+    load_member_state(dir / "broken", back);
+    FAIL() << "a broken state file must be reported";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kCorrupt);
+  }
+}
+
+TEST(MemberConfig, CompleteFillsDefaultsAndRejectsBadFlags) {
+  MemberConfig m;
+  m.complete();
+  EXPECT_FALSE(m.name.empty());
+  EXPECT_FALSE(m.bind_address.empty());
+  auto rejects = [](auto mutate) {
+    MemberConfig c = sample();
+    mutate(c);
+    try {
+      c.complete();
+      return false;
+    } catch (const Error& e) {
+      return e.kind() == ErrorKind::kInvalidArgument;
+    }
+  };
+  EXPECT_TRUE(rejects([](MemberConfig& c) { c.name = "a b"; }));
+  EXPECT_TRUE(rejects([](MemberConfig& c) { c.client_port = 0; }));
+  EXPECT_TRUE(rejects([](MemberConfig& c) { c.peer_port = c.client_port; }));
+  EXPECT_TRUE(rejects([](MemberConfig& c) { c.data_dir = "relative/dir"; }));
+  EXPECT_TRUE(rejects([](MemberConfig& c) { c.service_name = "a/b"; }));
+  EXPECT_THROW(parse_init_system("upstart"), Error);
+  EXPECT_EQ(parse_init_system("kubelet"), InitSystemKind::kKubelet);
+}
+
+}  // namespace
+}  // namespace etcdadm
