@@ -295,8 +295,22 @@ TEST_F(Lifecycle, ResetShrinksRejoinWorksAndLastMemberRefuses) {
                                  "--init-system", "process"});
   EXPECT_EQ(again.exit_code, 0) << "reset is idempotent: " << again.output;
 
+  // Re-join, interrupted after the membership phase (the learner is added, nothing started), then
+  // finished by running the whole join again.
+  copy_ca(hosts_[1], hosts_[2]);
+  for (const char* phase : {"preflight", "install", "certificates", "membership"}) {
+    auto p = run_with_member_flags({"join", "phase", phase, hosts_[1].client_url()}, hosts_[2]);
+    ASSERT_EQ(p.exit_code, 0) << phase << ": " << p.output;
+  }
+  auto pending = member_list(hosts_[0]);
+  ASSERT_EQ(pending.size(), 3u);
+  int learners = 0;
+  for (const auto& m : pending) learners += m.value("isLearner", false) ? 1 : 0;
+  EXPECT_EQ(learners, 1) << pending.dump();
   ASSERT_NO_FATAL_FAILURE(join(hosts_[2], hosts_[1]));
-  EXPECT_EQ(member_list(hosts_[0]).size(), 3u);
+  auto rejoined = member_list(hosts_[0]);
+  EXPECT_EQ(rejoined.size(), 3u) << "the re-run must reuse the learner, not add another member";
+  for (const auto& m : rejoined) EXPECT_FALSE(m.value("isLearner", false)) << m.dump();
   ASSERT_EQ(etcdctl(hosts_[2], {"put", "/after-rejoin", "1"}).exit_code, 0);
 
   ASSERT_EQ(reset(hosts_[2]).exit_code, 0);
@@ -309,6 +323,32 @@ TEST_F(Lifecycle, ResetShrinksRejoinWorksAndLastMemberRefuses) {
   auto forced = reset(hosts_[0], {"--force", "--remove-ca"});
   EXPECT_EQ(forced.exit_code, 0) << forced.output;
   EXPECT_FALSE(path_exists(hosts_[0].certs()));
+}
+
+// init --snapshot FILE: the first member of a new cluster from an `etcdctl snapshot save` file; a
+// damaged file is refused before anything is restored.
+TEST_F(Lifecycle, InitFromSnapshotFileRestoresAndRefusesADamagedOne) {
+  ASSERT_NO_FATAL_FAILURE(init(hosts_[0]));
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_EQ(etcdctl(hosts_[0], {"put", "/registry/secrets/s" + std::to_string(i), "v" + std::to_string(i)}).exit_code, 0);
+  }
+  std::string snapshot = dir_ / "etcdctl.db";
+  auto saved = etcdctl(hosts_[0], {"snapshot", "save", snapshot});
+  ASSERT_EQ(saved.exit_code, 0) << saved.output;
+  ASSERT_EQ(reset(hosts_[0], {"--force"}).exit_code, 0);
+
+  std::string damaged = dir_ / "damaged.db";
+  std::string bytes = read_file(snapshot);
+  bytes[bytes.size() / 2] ^= 0x5a;
+  write_file_atomic(damaged, bytes);
+  auto bad = run_with_member_flags({"init"}, hosts_[0], {"--snapshot", damaged});
+  EXPECT_EQ(bad.exit_code, 5) << bad.output;
+  EXPECT_NE(bad.output.find("failed its SHA-256 check"), std::string::npos) << bad.output;
+  EXPECT_TRUE(is_missing_or_empty_dir(hosts_[0].data()));
+  // The failed run stopped before configure: a plain re-run with a good file goes through.
+  ASSERT_NO_FATAL_FAILURE(init(hosts_[0], {"--snapshot", snapshot}));
+  auto keys = etcdctl(hosts_[0], {"get", "--prefix", "/registry/secrets/", "--keys-only"});
+  EXPECT_EQ(std::count(keys.output.begin(), keys.output.end(), '/'), 20 * 3) << keys.output;
 }
 
 // 4. join without the CA, with another CA, and to an unreachable endpoint: a clear error each
