@@ -10,6 +10,7 @@
 #include "backup/member_select.h"
 #include "common/async_sink.h"
 #include "common/error.h"
+#include "common/fs.h"
 #include "store/snapshot_digest.h"
 
 namespace etcdadm {
@@ -132,7 +133,8 @@ void record_in_catalog(Catalog* catalog, BlobStore& store, const BackupMeta& met
 void clean_abandoned(BlobStore& store, std::chrono::seconds older_than) {
   if (older_than.count() <= 0) return;
   try {
-    for (const auto& what : store.remove_abandoned(older_than)) spdlog::info("removed {} (left by an earlier save that died)", what);
+    for (const auto& what : store.remove_abandoned(older_than))
+      spdlog::info("removed {} (left by an earlier save that died)", what);
   } catch (const Error& e) {
     spdlog::warn("could not clean up abandoned uploads in {}: {}", store.url(), e.what());
   }
@@ -176,7 +178,8 @@ SaveResult save_unrecorded(EtcdClient& client, BlobStore& store, Catalog* catalo
   // server has opened its read transaction (first chunk); equal values pin it exactly.
   std::optional<etcdserverpb::StatusResponse> after;
   auto stream = client.snapshot(
-      member.endpoint, [&](std::string_view blob, uint64_t) {
+      member.endpoint,
+      [&](std::string_view blob, uint64_t) {
         if (options.cancel != nullptr && options.cancel->load()) {
           throw Error(ErrorKind::kUnavailable, "backup " + dir.name() + " cancelled (shutting down)");
         }
@@ -239,25 +242,11 @@ SaveResult save_backup(EtcdClient& client, BlobStore& store, Catalog* catalog, c
 
 SaveResult import_snapshot(const std::string& file, BlobStore& store, Catalog* catalog, const ImportOptions& options) {
   auto t0 = Clock::now();
-  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw_errno("cannot open snapshot file", file, errno);
-  struct FdCloser {
-    int fd;
-    ~FdCloser() { ::close(fd); }
-  } closer{fd};
-  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-
+  if (!path_exists(file)) throw Error(ErrorKind::kNotFound, "snapshot file " + file + " does not exist");
   StoreSettings settings = ensure_store_settings(store, options.compression);
   SystemTime started = std::chrono::system_clock::now();
   BackupDirWriter dir(store, settings, options.compression_level, started);
-  std::vector<uint8_t> buf(1 << 20);
-  for (;;) {
-    ssize_t n = ::read(fd, buf.data(), buf.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw_errno("cannot read", file, errno);
-    if (n == 0) break;
-    dir.input().write(buf.data(), static_cast<size_t>(n));
-  }
+  read_file_chunks(file, [&](const uint8_t* data, size_t size) { dir.input().write(data, size); });
   BackupMeta meta;
   meta.source = "import";
   meta.created_at = format_rfc3339_micros(started);

@@ -232,7 +232,7 @@ struct JoinFlags {
 void add_join_flags(CLI::App* c, JoinFlags& f) {
   c->add_option("endpoint", f.endpoint, "client URL of a member of the cluster, e.g. https://10.0.0.1:2379");
   f.member.add_to(c);
-  c->add_option("--retry", f.retry, "retry transient failures with backoff")->capture_default_str();
+  c->add_flag("--retry,!--no-retry", f.retry, "retry transient failures with backoff (default true; --retry=false)");
   c->add_option("--promote-timeout", f.member.promote_timeout, "how long the learner may take to catch up")
       ->capture_default_str();
 }
@@ -246,6 +246,18 @@ void run_join_command(const JoinFlags& f, const std::string& phase) {
   o.retry = f.retry;
   auto r = run_join(o, phase);
   print_lifecycle_result("Joined", o, r, fmt);
+}
+
+// The first option given on the command line to `app` itself or its option groups (which CLI11
+// keeps as nameless subcommands), not to its named subcommands.
+const CLI::Option* first_given_option(CLI::App* app) {
+  for (const auto* opt : app->get_options()) {
+    if (opt->count() > 0) return opt;
+  }
+  for (auto* group : app->get_subcommands([](CLI::App* a) { return a->get_name().empty(); })) {
+    if (const auto* opt = first_given_option(group)) return opt;
+  }
+  return nullptr;
 }
 
 // `<verb>` runs every phase; `<verb> phase <name>` one of them, with the same flags.
@@ -263,8 +275,16 @@ void add_phased_command(CLI::App& app, const char* verb, const char* description
     add_flags(pc, *pf);
     pc->callback([pf, run, name = p.name] { run(*pf, name); });
   }
-  c->callback([f, c, run] {
-    if (c->got_subcommand("phase")) return;
+  c->callback([f, c, run, verb] {
+    if (c->got_subcommand("phase")) {
+      // Flags belong to the phase (`init phase certificates --certs-dir X`); given before `phase`
+      // they would be silently ignored and the phase would act on the defaults.
+      if (const CLI::Option* given = first_given_option(c)) {
+        throw Error(ErrorKind::kInvalidArgument, given->get_name() + " was given before `phase`",
+                    std::string("put the flags after the phase name: etcdadm ") + verb + " phase <name> [flags]");
+      }
+      return;
+    }
     run(*f, "");
   });
 }
@@ -364,8 +384,15 @@ void add_info(CLI::App& app) {
     auto fmt = parse_output_format(f->output);
     MemberConfig m = f->location.located();
     ConnectionConfig conn = local_connection(m);
-    EtcdClient local(conn);
-    uint64_t local_id = local.status(m.loopback_client_url()).header().member_id();
+    uint64_t local_id = 0;
+    try {
+      local_id = EtcdClient(conn).status(m.loopback_client_url()).header().member_id();
+    } catch (const Error& e) {
+      spdlog::warn("the local member does not answer ({}): asking the others", e.what());
+    }
+    for (const auto& e : m.cluster_endpoints) {
+      if (e != m.client_url()) conn.endpoints.push_back(e);
+    }
     print_info(m, cluster_info(conn, local_id), fmt);
   });
 }

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <filesystem>
 #include <random>
+#include <vector>
 
 #include "common/error.h"
 
@@ -124,31 +125,37 @@ void AtomicFile::abort() {
   }
 }
 
-void write_file_atomic(const std::string& path, const std::string& contents, mode_t mode,
-                       bool overwrite) {
+void write_file_atomic(const std::string& path, const std::string& contents, mode_t mode, bool overwrite) {
   AtomicFile f(path, mode, overwrite);
   f.write(contents.data(), contents.size());
   f.commit();
 }
 
 std::string read_file(const std::string& path) {
+  std::string out;
+  read_file_chunks(path,
+                   [&](const uint8_t* data, size_t size) { out.append(reinterpret_cast<const char*>(data), size); });
+  return out;
+}
+
+void read_file_chunks(const std::string& path, const std::function<void(const uint8_t* data, size_t size)>& chunk) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw_errno("cannot open", path, errno);
-  std::string out;
-  char buf[65536];
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  std::vector<uint8_t> buf(1 << 20);
   for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
+    ssize_t n = ::read(fd, buf.data(), buf.size());
     if (n < 0) {
       if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      throw_errno("cannot read", path, err);
+      throw_errno("cannot read", path, errno);
     }
     if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
+    chunk(buf.data(), static_cast<size_t>(n));
   }
-  ::close(fd);
-  return out;
 }
 
 void make_dirs(const std::string& path, mode_t mode) {

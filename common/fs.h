@@ -3,10 +3,12 @@
 // durable (directory fsync). Nothing half-written is ever visible under a final name.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
-#include <sys/types.h>
 
 namespace etcdadm {
 
@@ -38,11 +40,14 @@ class AtomicFile {
 };
 
 // Writes a whole small file atomically (temp + fsync + rename + dir fsync).
-void write_file_atomic(const std::string& path, const std::string& contents, mode_t mode = 0644,
-                       bool overwrite = true);
+void write_file_atomic(const std::string& path, const std::string& contents, mode_t mode = 0644, bool overwrite = true);
 
 // Reads a whole small file. Throws kNotFound when it does not exist.
 std::string read_file(const std::string& path);
+
+// Streams a file of any size to `chunk` in pieces of up to 1 MiB, read sequentially (the kernel
+// is told so). Throws kNotFound when it does not exist.
+void read_file_chunks(const std::string& path, const std::function<void(const uint8_t* data, size_t size)>& chunk);
 
 // Writes all bytes to fd, retrying on EINTR and short writes.
 void write_all(int fd, const void* data, size_t size, const std::string& path_for_errors);

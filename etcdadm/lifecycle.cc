@@ -51,8 +51,7 @@ std::string join_csv(const std::vector<std::string>& v) {
   return out;
 }
 
-// "name1=url1,name2=url2" for ETCD_INITIAL_CLUSTER: every started member (unstarted ones have no
-// name yet) plus this one, like `etcdctl member add` prints it.
+// "name1=url1,name2=url2" for ETCD_INITIAL_CLUSTER: every member of the cluster, this one included.
 std::string initial_cluster_from(const google::protobuf::RepeatedPtrField<etcdserverpb::Member>& members,
                                  const MemberConfig& self) {
   std::vector<std::string> parts;
@@ -61,9 +60,12 @@ std::string initial_cluster_from(const google::protobuf::RepeatedPtrField<etcdse
     for (const auto& u : m.peerurls()) is_self = is_self || u == self.peer_url();
     if (is_self) {
       parts.push_back(self.name + "=" + self.peer_url());
-    } else if (!m.name().empty()) {
-      for (const auto& u : m.peerurls()) parts.push_back(m.name() + "=" + u);
+      continue;
     }
+    // etcd checks that the initial cluster has as many members as the cluster itself, so a
+    // member that has not started yet (no name) is listed under a placeholder of its own.
+    std::string name = m.name().empty() ? fmt::format("unstarted-{:x}", m.id()) : m.name();
+    for (const auto& u : m.peerurls()) parts.push_back(name + "=" + u);
   }
   return join_csv(parts);
 }
@@ -108,14 +110,17 @@ ConnectionConfig connection_to(const MemberConfig& m, const std::vector<std::str
 
 // Waits until `check` succeeds, `deadline` passes (the last error is rethrown with `what`) or
 // `alive` reports the member gone.
+// `retryable` (optional) says which errors are worth waiting out; others are rethrown at once.
 void wait_until(const std::string& what, std::chrono::seconds timeout, const std::function<void()>& check,
-                const std::function<bool()>& alive, const std::string& hint) {
+                const std::function<bool()>& alive, const std::string& hint,
+                const std::function<bool(const Error&)>& retryable = {}) {
   auto deadline = Clock::now() + timeout;
   for (;;) {
     try {
       check();
       return;
     } catch (const Error& e) {
+      if (retryable && !retryable(e)) throw;
       if (!alive()) {
         throw Error(ErrorKind::kUnavailable, what + ": etcd is not running any more (last error: " + e.what() + ")",
                     hint);
@@ -215,8 +220,17 @@ class Runner {
     return load_member_state(m_.config_dir, saved) && saved.name == m_.name && saved.data_dir == m_.data_dir;
   }
 
+  // Written once the snapshot phase has restored the data dir, removed once the member is healthy:
+  // a re-run in between continues with that data (and its token) instead of refusing it.
+  std::string restore_marker() const { return m_.config_dir + "/restore-pending"; }
+  bool restored_earlier() const { return path_exists(restore_marker()) && resuming(); }
+
   void check_data_dir() {
     if (is_missing_or_empty_dir(m_.data_dir)) return;
+    if (o_.restore_snapshot && restored_earlier()) {
+      spdlog::info("data dir {} was restored by an earlier run of this init: continuing it", m_.data_dir);
+      return;
+    }
     if (o_.restore_snapshot) {
       throw Error(ErrorKind::kAlreadyExists, "data dir " + m_.data_dir + " is not empty: refusing to restore over it",
                   "run `etcdadm reset` first (it removes this member's data), or choose another --data-dir");
@@ -285,6 +299,10 @@ class Runner {
     ClusterBootstrap b;
     b.initial_cluster = m_.name + "=" + m_.peer_url();
     b.token = o_.initial_cluster_token;
+    if (b.token.empty() && path_exists(restore_marker())) {
+      b.token = read_file(restore_marker());  // the token the data dir was restored with
+      b.token.erase(b.token.find_last_not_of("\n") + 1);
+    }
     if (b.token.empty() && !o_.restore_snapshot && path_exists(m_.env_file())) {
       b.token = env_value(parse_env_file(read_file(m_.env_file())), "ETCD_INITIAL_CLUSTER_TOKEN");  // a resumed init
     }
@@ -299,10 +317,16 @@ class Runner {
     }
     if (!bootstrap_) bootstrap_ = init_bootstrap();
     if (!is_missing_or_empty_dir(m_.data_dir)) {
+      if (restored_earlier()) {
+        spdlog::info("data dir {} already restored by an earlier run: not restoring again", m_.data_dir);
+        return;
+      }
       throw Error(ErrorKind::kAlreadyExists, "data dir " + m_.data_dir + " is not empty: refusing to restore over it",
                   "run `etcdadm reset` first");
     }
     o_.restore_snapshot(m_, *bootstrap_);
+    save_member_state(m_);
+    write_file_atomic(restore_marker(), bootstrap_->token + "\n", 0600, /*overwrite=*/true);
     spdlog::info("restored into {} as the first member of a new cluster (token {})", m_.data_dir, bootstrap_->token);
   }
 
@@ -340,14 +364,29 @@ class Runner {
                       "member remove)");
         }
       }
+      if (!is_missing_or_empty_dir(m_.data_dir)) {
+        // An earlier member's data (it was removed from the cluster since): etcd would start with
+        // the old member ID and be refused as removed.
+        throw Error(ErrorKind::kAlreadyExists,
+                    "data dir " + m_.data_dir + " holds the data of a member the cluster no longer has",
+                    "run `etcdadm reset --skip-remove-member` (same --config-dir) and join again");
+      }
       etcdserverpb::MemberAddResponse added;
       try {
         added = client->member_add({m_.peer_url()}, /*learner=*/true);
       } catch (const Error& e) {
         if (message_has(e, "too many learner")) {
-          // etcd allows one learner at a time: another join is still catching up.
-          throw Error(ErrorKind::kUnavailable, std::string(e.what()) + " (another member is still joining)",
-                      "wait until the other join has finished, then run this again");
+          // etcd allows one learner at a time: another join is still catching up, or was abandoned.
+          std::string pending;
+          for (const auto& m : list.members()) {
+            if (m.islearner()) {
+              pending += fmt::format("{}{:x} ({})", pending.empty() ? "" : ", ", m.id(),
+                                     m.peerurls().empty() ? "?" : m.peerurls(0));
+            }
+          }
+          throw Error(ErrorKind::kUnavailable, std::string(e.what()) + ": pending learner " + pending,
+                      "wait until that join has finished; if it was abandoned, remove it with `etcdctl member remove "
+                      "<id>` and run this again");
         }
         if (message_has(e, "Peer URLs already exists") || message_has(e, "peerURL exists")) {
           throw Error(ErrorKind::kUnavailable, "member add raced with an earlier attempt: looking again");
@@ -421,6 +460,7 @@ class Runner {
     wait_healthy(local);
     member_id_ = local.status(m_.loopback_client_url()).header().member_id();
     result_.member_id = member_id_;
+    remove_all(restore_marker());
   }
 
   void promote() {
@@ -444,15 +484,23 @@ class Runner {
               client->member_promote(member_id_);
               spdlog::info("learner {} caught up and was promoted to a voting member", m_.name);
             } catch (const Error& e) {
-              if (message_has(e, "not a learner")) return;  // promoted by an earlier run
+              // etcd's ErrMemberNotLearner: promoted already (an earlier attempt whose answer was lost).
+              if (message_has(e, "can only promote a learner member") && !message_has(e, "in sync with leader")) return;
               throw;
             }
           },
           [&] { return alive(); },
-          "the learner did not catch up with the leader; check " + m_.log_file() + " and the network between members");
+          "the learner did not catch up with the leader; " + start_hint() + " and check the network between members",
+          [](const Error& e) {
+            return message_has(e, "in sync with leader") || message_has(e, "unhealthy cluster") ||
+                   message_has(e, "not enough started members") || is_retryable(e);
+          });
     }
     wait_healthy(local);
     result_.member_id = member_id_;
+    // Now a voter: remember the current members, through which reset reaches the cluster later.
+    record_cluster(client->member_list().members());
+    save_member_state(m_);
   }
 
   LifecycleOptions o_;
@@ -483,6 +531,26 @@ std::optional<etcdserverpb::MemberListResponse> reachable_member_list(const Memb
   return std::nullopt;
 }
 
+// The kubelet stops a static pod some time after its manifest is gone: the data dir must not be
+// deleted under a running etcd.
+void wait_until_stopped(const MemberConfig& m, std::chrono::milliseconds grace) {
+  ConnectionConfig c = local_connection(m);
+  c.dial_timeout = 1s;
+  c.command_timeout = 2s;
+  auto deadline = Clock::now() + std::max<std::chrono::milliseconds>(grace, 60s);
+  while (Clock::now() < deadline) {
+    try {
+      EtcdClient(c).status(m.loopback_client_url());
+    } catch (const Error&) {
+      return;  // no answer: stopped
+    }
+    std::this_thread::sleep_for(1s);
+  }
+  throw Error(ErrorKind::kTimeout,
+              "etcd still answers on " + m.loopback_client_url() + " after its manifest was removed",
+              "check the kubelet (crictl ps); the data dir was left in place");
+}
+
 void remove_from_cluster(const ResetOptions& o, ResetResult& result) {
   const MemberConfig& m = o.member;
   if (!path_exists(m.cert("etcdctl-etcd-client"))) {
@@ -498,18 +566,27 @@ void remove_from_cluster(const ResetOptions& o, ResetResult& result) {
   std::string failures;
   auto list = reachable_member_list(m, endpoints, client, failures);
   if (!list) {
-    if (o.force) {
-      spdlog::warn("cannot reach the cluster ({}); --force: resetting without removing the member", failures);
-      return;
-    }
+    // Not even --force skips this: a member left in the membership is a ghost voter that lowers
+    // the cluster's fault tolerance. Skipping has to be said explicitly.
     throw Error(ErrorKind::kUnavailable, "cannot reach the cluster to remove member " + m.name + ": " + failures,
-                "pass --endpoints of a running member, or --skip-remove-member when it was removed already");
+                "pass --endpoints of a running member; or, when it was removed already (or the whole cluster is "
+                "being rebuilt), --skip-remove-member");
   }
   const auto* me = find_by_peer_url(*list, m.peer_url());
   if (me == nullptr) {
+    for (const auto& x : list->members()) {
+      if (x.name() == m.name) {
+        throw Error(ErrorKind::kInvalidArgument,
+                    "the cluster has a member named " + m.name + " but with peer URL " +
+                        (x.peerurls().empty() ? "?" : x.peerurls(0)) + ", not " + m.peer_url(),
+                    "pass the member's --bind-address/--peer-port (or --config-dir of its state file), or "
+                    "--skip-remove-member");
+      }
+    }
     spdlog::info("member {} ({}) is not in the cluster (removed earlier)", m.name, m.peer_url());
     return;
   }
+  const uint64_t id = me->id();
   int voters = 0;
   for (const auto& x : list->members()) voters += x.islearner() ? 0 : 1;
   if (!me->islearner() && voters <= 1) {
@@ -521,15 +598,35 @@ void remove_from_cluster(const ResetOptions& o, ResetResult& result) {
     spdlog::warn("--force: resetting the last member; the cluster's data goes with it");
     return;  // a one-member cluster cannot remove its only voter; the data dir goes below
   }
+  // Through another member when there is one: the member being removed shuts down as soon as it
+  // applies its removal, and its answer may never come.
+  std::vector<std::string> others;
+  for (const auto& x : list->members()) {
+    if (x.id() == id) continue;
+    for (const auto& u : x.clienturls()) others.push_back(u);
+  }
+  std::unique_ptr<EtcdClient> via_other;
+  if (!others.empty()) via_other = std::make_unique<EtcdClient>(connection_to(m, others));
+  EtcdClient& remover = via_other ? *via_other : *client;
   // etcd's strict reconfig check refuses while the remaining members have not all been connected
   // for 5 s (e.g. right after a join): that heals by itself, so it is retried for a while.
   auto deadline = Clock::now() + 60s;
   for (;;) {
     try {
-      client->member_remove(me->id());
+      remover.member_remove(id);
       break;
     } catch (const Error& e) {
-      if (!message_has(e, "unhealthy cluster")) throw;
+      // The removal may have been applied although the answer was lost: look before retrying.
+      try {
+        auto now = remover.member_list();
+        bool still_there = false;
+        for (const auto& x : now.members()) still_there = still_there || x.id() == id;
+        if (!still_there) break;
+      } catch (const Error&) {
+      }
+      bool transient =
+          message_has(e, "unhealthy cluster") || message_has(e, "not enough started members") || is_retryable(e);
+      if (!transient) throw;
       if (Clock::now() >= deadline) {
         throw Error(
             ErrorKind::kUnavailable,
@@ -543,7 +640,7 @@ void remove_from_cluster(const ResetOptions& o, ResetResult& result) {
     }
   }
   result.member_removed = true;
-  spdlog::info("removed member {} (ID {:x}) from the cluster", m.name, me->id());
+  spdlog::info("removed member {} (ID {:x}) from the cluster", m.name, id);
 }
 
 }  // namespace
@@ -570,6 +667,7 @@ ResetResult run_reset(const ResetOptions& o) {
 
   auto init_system = make_init_system(m.init_system);
   init_system->stop(m, o.stop_grace);
+  if (m.init_system == InitSystemKind::kKubelet) wait_until_stopped(m, o.stop_grace);
 
   std::vector<std::string> paths = {m.data_dir, m.env_file(), m.etcdctl_env_file(), m.etcdctl_wrapper()};
   for (const auto& f : init_system->files(m)) paths.push_back(f);
@@ -584,6 +682,7 @@ ResetResult run_reset(const ResetOptions& o) {
   if (o.remove_binaries) {
     for (const char* bin : {"etcd", "etcdctl", "etcdutl"}) paths.push_back(m.install_dir + "/" + bin);
   }
+  paths.push_back(m.config_dir + "/restore-pending");
   paths.push_back(m.state_file());  // last: a reset that stops early can run again with --config-dir only
   for (const auto& p : paths) {
     if (!path_exists(p)) continue;
@@ -609,7 +708,26 @@ void restart_member(const MemberConfig& member, std::chrono::seconds timeout) {
 
 ClusterInfo cluster_info(const ConnectionConfig& connection, uint64_t local_member_id) {
   EtcdClient client(connection);
-  auto list = client.member_list();
+  // Each endpoint in turn, whatever the failure: a learner refuses MemberList, and a stuck join is
+  // exactly when an operator asks for info.
+  etcdserverpb::MemberListResponse list;
+  std::string failures;
+  bool listed = false;
+  for (const auto& ep : connection.endpoints) {
+    ConnectionConfig one = connection;
+    one.endpoints = {ep};
+    try {
+      list = EtcdClient(one).member_list();
+      listed = true;
+      break;
+    } catch (const Error& e) {
+      failures += (failures.empty() ? "" : "; ") + std::string(e.what());
+    }
+  }
+  if (!listed) {
+    throw Error(ErrorKind::kUnavailable, "no member answered MemberList: " + failures,
+                "is etcd running? (etcdadm info lists the cluster through this member, then the ones known at join)");
+  }
   ClusterInfo info;
   info.cluster_id = list.header().cluster_id();
   for (const auto& m : list.members()) {

@@ -118,7 +118,8 @@ struct ClusterInfo {
   std::vector<MemberInfo> members;
 };
 
-// Member list of the cluster (through `connection`) and every member's Status.
+// Member list of the cluster (through the first of `connection`'s endpoints that gives one) and
+// every member's Status.
 ClusterInfo cluster_info(const ConnectionConfig& connection, uint64_t local_member_id);
 
 }  // namespace etcdadm

@@ -1,12 +1,13 @@
 #include "etcdadm/pki.h"
 
+#include <arpa/inet.h>
 #include <openssl/bn.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
-#include <arpa/inet.h>
 
 #include <algorithm>
 #include <functional>
@@ -28,7 +29,9 @@ using X509Ptr = std::unique_ptr<X509, Deleter>;
 using KeyPtr = std::unique_ptr<EVP_PKEY, Deleter>;
 using BioPtr = std::unique_ptr<BIO, Deleter>;
 
-[[noreturn]] void ssl_fail(const std::string& what) { throw Error(ErrorKind::kInternal, "OpenSSL: " + what + " failed"); }
+[[noreturn]] void ssl_fail(const std::string& what) {
+  throw Error(ErrorKind::kInternal, "OpenSSL: " + what + " failed");
+}
 
 std::string pem_of(const std::function<int(BIO*)>& write) {
   BioPtr bio(BIO_new(BIO_s_mem()));
@@ -57,9 +60,9 @@ KeyPtr read_key(const std::string& path) {
 void write_pair(const std::string& dir, const std::string& stem, X509* cert, EVP_PKEY* key) {
   make_dirs(dir, 0755);
   // The key first: a certificate never exists without its key.
-  write_file_atomic(dir + "/" + stem + ".key",
-                    pem_of([&](BIO* b) { return PEM_write_bio_PrivateKey(b, key, nullptr, nullptr, 0, nullptr, nullptr); }),
-                    0600);
+  write_file_atomic(
+      dir + "/" + stem + ".key",
+      pem_of([&](BIO* b) { return PEM_write_bio_PrivateKey(b, key, nullptr, nullptr, 0, nullptr, nullptr); }), 0600);
   write_file_atomic(dir + "/" + stem + ".crt", pem_of([&](BIO* b) { return PEM_write_bio_X509(b, cert); }), 0644);
 }
 
@@ -104,7 +107,9 @@ X509Ptr issue(EVP_PKEY* key, const std::string& cn, const std::string& org, std:
   X509_gmtime_adj(X509_getm_notBefore(x.get()), -300);  // tolerate small clock differences
   X509_gmtime_adj(X509_getm_notAfter(x.get()), static_cast<long>(std::chrono::seconds(validity).count()));
   X509_NAME* name = X509_get_subject_name(x.get());
-  if (!org.empty()) X509_NAME_add_entry_by_txt(name, "O", MBSTRING_UTF8, reinterpret_cast<const unsigned char*>(org.c_str()), -1, -1, 0);
+  if (!org.empty())
+    X509_NAME_add_entry_by_txt(name, "O", MBSTRING_UTF8, reinterpret_cast<const unsigned char*>(org.c_str()), -1, -1,
+                               0);
   X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1, 0);
   X509_set_issuer_name(x.get(), issuer ? X509_get_subject_name(issuer) : name);
   X509_set_pubkey(x.get(), key);
@@ -179,6 +184,26 @@ std::vector<Leaf> leaves_for(const MemberPkiSpec& s) {
           {"apiserver-etcd-client", s.name + "-kube-apiserver-etcd-client", "system:masters", {}}};
 }
 
+// A certificate kept from an earlier run must still fit: issued by this CA (a join retried with
+// another cluster's CA) and valid for every host this member now needs (another --bind-address).
+// etcd would otherwise fail later with a TLS error far from the cause.
+void check_existing_leaf(const std::string& path, X509* ca, const std::vector<std::string>& required_hosts) {
+  X509Ptr cert = read_cert(path);
+  const std::string fix = "delete the member certificates (or run `etcdadm reset`) to have them issued again";
+  if (X509_verify(cert.get(), X509_get0_pubkey(ca)) != 1) {
+    ERR_clear_error();
+    throw Error(ErrorKind::kTls, path + " was not issued by the CA in the same directory", fix);
+  }
+  std::vector<std::string> sans = sans_of(cert.get());
+  for (const auto& h : required_hosts) {
+    std::string want = (is_ip(h) ? "IP:" : "DNS:") + h;
+    if (h.empty() || std::find(sans.begin(), sans.end(), want) != sans.end()) continue;
+    std::string listed;
+    for (const auto& x : sans) listed += (listed.empty() ? "" : ", ") + x;
+    throw Error(ErrorKind::kInvalidArgument, path + " is not valid for " + h + " (its SANs: " + listed + ")", fix);
+  }
+}
+
 }  // namespace
 
 bool ensure_ca(const std::string& dir) {
@@ -208,7 +233,9 @@ std::vector<std::string> ensure_member_certs(const MemberPkiSpec& spec) {
   KeyPtr ca_key = read_key(spec.certs_dir + "/ca.key");
   std::vector<std::string> issued;
   for (const auto& leaf : leaves_for(spec)) {
-    if (path_exists(spec.certs_dir + "/" + leaf.stem + ".crt") && path_exists(spec.certs_dir + "/" + leaf.stem + ".key")) {
+    const std::string crt = spec.certs_dir + "/" + leaf.stem + ".crt";
+    if (path_exists(crt) && path_exists(spec.certs_dir + "/" + leaf.stem + ".key")) {
+      check_existing_leaf(crt, ca.get(), leaf.hosts);
       continue;
     }
     KeyPtr k(EVP_RSA_gen(2048));
@@ -272,7 +299,8 @@ std::vector<std::string> renew_certs(const std::string& dir, const std::vector<s
     X509Ptr renewed = issue(key.get(), name_entry(X509_get_subject_name(old.get()), NID_commonName),
                             name_entry(X509_get_subject_name(old.get()), NID_organizationName), validity, ca.get(),
                             ca_key.get(), false, ext_key_usage_for(stem), san_list(hosts));
-    write_file_atomic(dir + "/" + stem + ".crt", pem_of([&](BIO* b) { return PEM_write_bio_X509(b, renewed.get()); }), 0644);
+    write_file_atomic(dir + "/" + stem + ".crt", pem_of([&](BIO* b) { return PEM_write_bio_X509(b, renewed.get()); }),
+                      0644);
   }
   return targets;
 }

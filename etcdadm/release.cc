@@ -33,7 +33,12 @@ namespace stdfs = std::filesystem;
 constexpr size_t kChunk = 1 << 20;
 // No etcd binary comes close; a bigger entry is a broken or hostile archive.
 constexpr uint64_t kMaxBinarySize = 1ull << 30;
-const char* const kChecksumHint = "pass --release-sha256 <hex>, or --skip-checksum to install unverified";
+// Staging dirs inside the install dir: <install-dir>/.etcdadm-install-<random>.
+constexpr const char* kStagingPrefix = ".etcdadm-install-";
+// A staging dir untouched for this long was left by an install that was killed; a younger one may
+// belong to an install running now.
+constexpr std::chrono::hours kStaleStagingAge{1};
+const char* const kChecksumHint = "pass --release-sha256 <hex>, or --skip-release-checksum to install unverified";
 
 using ByteFn = std::function<void(const char* data, size_t size)>;
 
@@ -131,29 +136,14 @@ class ProgressBar {
 
 // Streams a local file to `sink`; `on_size` learns its size first. A missing file is kNotFound.
 void stream_file(const std::string& path, const std::function<void(uint64_t)>& on_size, const ByteFn& sink) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) throw Error(ErrorKind::kNotFound, path + " does not exist");
-    throw_errno("cannot open", path, errno);
-  }
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
   struct stat st {};
-  if (::fstat(fd, &st) != 0) throw_errno("cannot stat", path, errno);
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) throw Error(ErrorKind::kNotFound, path + " does not exist");
+    throw_errno("cannot stat", path, errno);
+  }
   if (!S_ISREG(st.st_mode)) throw Error(ErrorKind::kInvalidArgument, path + " is not a regular file");
   if (on_size) on_size(static_cast<uint64_t>(st.st_size));
-  std::vector<char> buf(kChunk);
-  for (;;) {
-    ssize_t n = ::read(fd, buf.data(), buf.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw_errno("cannot read", path, errno);
-    }
-    if (n == 0) break;
-    sink(buf.data(), static_cast<size_t>(n));
-  }
+  read_file_chunks(path, [&](const uint8_t* data, size_t size) { sink(reinterpret_cast<const char*>(data), size); });
 }
 
 // Location header of a redirect, resolved against the URL that answered it.
@@ -278,8 +268,12 @@ std::optional<std::string> find_in_sums(const std::string& sums, const std::stri
 }
 
 struct Expected {
-  std::optional<std::string> sha256;  // nullopt only with skip_checksum
+  std::optional<std::string> sha256;  // nullopt with skip_checksum, or when `missing` is set
   std::string from;                   // where it came from, for log lines
+  bool given = false;                 // from --release-sha256
+  // The SHA256SUMS could not be read (it does not exist, or its server cannot be reached): the error
+  // to report unless the digest recorded in the cache can stand in for it.
+  std::optional<Error> missing;
 };
 
 Expected expected_sha256(const ReleaseSpec& spec, const std::string& name) {
@@ -289,9 +283,9 @@ Expected expected_sha256(const ReleaseSpec& spec, const std::string& name) {
       throw Error(ErrorKind::kInvalidArgument,
                   "--release-sha256 '" + spec.sha256 + "' is not a SHA-256 (64 hex digits)");
     }
-    return {hex, "--release-sha256"};
+    return {hex, "--release-sha256", true, std::nullopt};
   }
-  if (spec.skip_checksum) return {std::nullopt, "nowhere (checksum skipped)"};
+  if (spec.skip_checksum) return {std::nullopt, "nowhere (checksum skipped)", false, std::nullopt};
   std::string sums_source, lookup_name;
   if (!spec.tarball.empty()) {
     sums_source = parent_dir(spec.tarball) + "/SHA256SUMS";
@@ -300,17 +294,25 @@ Expected expected_sha256(const ReleaseSpec& spec, const std::string& name) {
     sums_source = release_dir_url(spec) + "/SHA256SUMS";
     lookup_name = name;
   }
-  auto sums = fetch_small(sums_source, spec.http);
-  if (!sums) {
-    throw Error(ErrorKind::kNotFound, "no SHA-256 for " + lookup_name + ": " + sums_source + " does not exist",
-                kChecksumHint);
+  std::optional<std::string> sums;
+  try {
+    sums = fetch_small(sums_source, spec.http);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kUnavailable && e.kind() != ErrorKind::kTimeout) throw;
+    return {std::nullopt, sums_source, false, e};
   }
+  if (!sums) {
+    return {std::nullopt, sums_source, false,
+            Error(ErrorKind::kNotFound, "no SHA-256 for " + lookup_name + ": " + sums_source + " does not exist",
+                  kChecksumHint)};
+  }
+  // A SHA256SUMS that can be read but does not list the tarball vouches for nothing: no fallback.
   auto hex = find_in_sums(*sums, lookup_name);
   if (!hex) {
     throw Error(ErrorKind::kNotFound, "no SHA-256 for " + lookup_name + ": " + sums_source + " has no line for it",
                 kChecksumHint);
   }
-  return {hex, sums_source};
+  return {hex, sums_source, false, std::nullopt};
 }
 
 std::string sha256_of_file(const std::string& path) {
@@ -325,6 +327,50 @@ std::string real_path(const std::string& path) {
   return ec ? absolute_path(path) : p.string();
 }
 
+// "<cached tarball>.sha256" ("<hex>  <name>\n"): the digest a cache entry was verified against
+// when it was stored, so that it can be verified again on a host that cannot reach any checksum
+// source. Only verified entries have one.
+std::string record_path(const std::string& cache_path) { return cache_path + ".sha256"; }
+
+// The recorded digest, or nullopt when there is none (an unreadable or malformed record is ignored).
+std::optional<std::string> read_record(const std::string& cache_path) {
+  std::string path = record_path(cache_path);
+  std::optional<std::string> text;
+  try {
+    text = fetch_small(path, HttpOptions{});
+  } catch (const std::exception& e) {
+    spdlog::warn("ignoring {}: {}", path, e.what());
+    return std::nullopt;
+  }
+  if (!text) return std::nullopt;
+  std::istringstream fields(*text);
+  std::string hex, file, extra;
+  if (fields >> hex >> file && !(fields >> extra) && is_sha256_hex(hex) && file == base_name(cache_path)) {
+    return lower(hex);
+  }
+  spdlog::warn("ignoring {}: it does not hold \"<sha256>  {}\"", path, base_name(cache_path));
+  return std::nullopt;
+}
+
+// Records `hex` for the cache entry unless that is what is recorded already. Failing to is not an
+// error: the entry only loses its offline re-verification.
+void record_digest(const std::string& cache_path, const std::string& hex) {
+  if (read_record(cache_path) == hex) return;
+  try {
+    write_file_atomic(record_path(cache_path), hex + "  " + base_name(cache_path) + "\n");
+  } catch (const std::exception& e) {
+    spdlog::warn("cannot record the SHA-256 of {} ({}); it cannot be re-verified without a checksum source", cache_path,
+                 e.what());
+  }
+}
+
+// Removes a cache entry and its record (missing ones are fine).
+void drop_cache_entry(const std::string& cache_path) {
+  for (const std::string& p : {cache_path, record_path(cache_path)}) {
+    if (::unlink(p.c_str()) != 0 && errno != ENOENT) throw_errno("cannot remove", p, errno);
+  }
+}
+
 struct Download {
   std::string path;
   std::string source;
@@ -335,43 +381,85 @@ Download fetch_release(const ReleaseSpec& spec) {
   std::string arch = resolved_arch(spec);
   std::string name = release_tarball_name(spec.version, arch);
   std::string cache_path = cached_tarball_path(spec);
-  std::string source = spec.tarball.empty() ? release_tarball_url(spec) : spec.tarball;
-  if (spec.tarball.empty()) {
+  bool local = !spec.tarball.empty();
+  std::string source = local ? spec.tarball : release_tarball_url(spec);
+  if (!local) {
     check_url_scheme(source);
   } else if (!path_exists(spec.tarball)) {
     throw Error(ErrorKind::kNotFound, "release tarball " + spec.tarball + " does not exist", "check --release-tarball");
   }
 
   Expected expected = expected_sha256(spec, name);
+  // --release-tarball naming the cache entry itself: check it, never delete it.
+  bool names_cache_entry = local && real_path(spec.tarball) == real_path(cache_path);
 
-  if (!spec.tarball.empty() && path_exists(spec.tarball) && real_path(spec.tarball) == real_path(cache_path)) {
-    // --release-tarball names the cache entry itself: check it, never delete it.
+  if (expected.missing) {
+    // No checksum source: the digest recorded when the cache entry was verified stands in for it.
+    // A local tarball elsewhere is the one to install, so the cache cannot vouch for it.
+    if ((local && !names_cache_entry) || !path_exists(cache_path)) throw *expected.missing;
+    auto recorded = read_record(cache_path);
+    if (!recorded) throw *expected.missing;
+    std::string actual = sha256_of_file(cache_path);
+    if (actual != *recorded) {
+      if (!names_cache_entry) drop_cache_entry(cache_path);
+      throw Error(ErrorKind::kCorrupt,
+                  "cache entry " + cache_path + " is damaged: its SHA-256 is " + actual + ", " + *recorded +
+                      " was recorded when it was verified" + (names_cache_entry ? "" : " (it was deleted)") +
+                      "; it cannot be fetched again without a checksum: " + expected.missing->what(),
+                  "restore access to " + expected.from + ", or pass --release-sha256 <hex>");
+    }
+    spdlog::warn("{}; using cached {}, verified against the SHA-256 {} recorded in the cache when it was stored",
+                 expected.missing->what(), cache_path, actual);
+    return {cache_path, source, true};
+  }
+
+  if (names_cache_entry) {
     std::string actual = sha256_of_file(cache_path);
     if (expected.sha256 && actual != *expected.sha256) {
       throw Error(ErrorKind::kCorrupt,
                   cache_path + " failed the SHA-256 check: expected " + *expected.sha256 + ", got " + actual);
     }
+    if (expected.sha256) record_digest(cache_path, actual);
     return {cache_path, source, true};
   }
 
   if (path_exists(cache_path)) {
-    // With no checksum, a cached tarball is trusted only for a URL source: a local tarball the user
-    // names is the one to install, so it is copied again.
-    if (!expected.sha256 && spec.tarball.empty()) {
-      spdlog::warn("using cached {} without a checksum (--skip-checksum)", cache_path);
-      return {cache_path, source, true};
-    }
-    if (expected.sha256) {
-      std::string actual = sha256_of_file(cache_path);
-      if (actual == *expected.sha256) {
-        spdlog::info("using cached {} (SHA-256 {} verified against {})", cache_path, actual, expected.from);
+    auto recorded = read_record(cache_path);
+    if (!expected.sha256 && !local) {
+      // --skip-release-checksum: a cached tarball is trusted for a URL source (a local tarball the user names
+      // is the one to install, so it is copied again), unless it no longer matches its record.
+      if (!recorded) {
+        spdlog::warn("using cached {} without a checksum (--skip-release-checksum)", cache_path);
         return {cache_path, source, true};
       }
-      spdlog::warn("cached {} has SHA-256 {}, expected {}: deleting it and fetching it again", cache_path, actual,
-                   *expected.sha256);
+      std::string actual = sha256_of_file(cache_path);
+      if (actual == *recorded) {
+        spdlog::info("using cached {} (--skip-release-checksum; SHA-256 {} as recorded in the cache)", cache_path,
+                     actual);
+        return {cache_path, source, true};
+      }
+      spdlog::warn("cached {} has SHA-256 {}, {} was recorded: deleting it and fetching it again", cache_path, actual,
+                   *recorded);
+    } else if (expected.sha256) {
+      if (!expected.given && recorded && *recorded != *expected.sha256) {
+        spdlog::warn(
+            "{} now gives SHA-256 {} for {}, but {} was recorded when the cache stored it: deleting {} and "
+            "fetching it again",
+            expected.from, *expected.sha256, name, *recorded, cache_path);
+      } else {
+        std::string actual = sha256_of_file(cache_path);
+        if (actual == *expected.sha256) {
+          if (recorded != actual) record_digest(cache_path, actual);
+          spdlog::info("using cached {} (SHA-256 {} verified against {})", cache_path, actual, expected.from);
+          return {cache_path, source, true};
+        }
+        spdlog::warn("cached {} has SHA-256 {}, expected {}: deleting it and fetching it again", cache_path, actual,
+                     *expected.sha256);
+      }
     }
-    if (::unlink(cache_path.c_str()) != 0 && errno != ENOENT) throw_errno("cannot remove", cache_path, errno);
   }
+  // Also removes a record left without its tarball: the new entry gets one only once verified.
+  drop_cache_entry(cache_path);
 
   make_dirs(parent_dir(cache_path));
   spdlog::info("fetching {} from {}", name, source);
@@ -397,14 +485,15 @@ Download fetch_release(const ReleaseSpec& spec) {
     throw Error(
         ErrorKind::kCorrupt,
         name + " from " + source + " failed the SHA-256 check: expected " + *expected.sha256 + ", got " + actual,
-        expected.from == "--release-sha256" ? "check the value given to --release-sha256"
-                                            : "the download is damaged or was tampered with; try again");
+        expected.given ? "check the value given to --release-sha256"
+                       : "the download is damaged or was tampered with; try again");
   }
   file->commit();
   if (expected.sha256) {
+    record_digest(cache_path, actual);
     spdlog::info("verified {} (SHA-256 {}, from {})", cache_path, actual, expected.from);
   } else {
-    spdlog::warn("stored {} UNVERIFIED (SHA-256 {}; --skip-checksum)", cache_path, actual);
+    spdlog::warn("stored {} UNVERIFIED (SHA-256 {}; --skip-release-checksum)", cache_path, actual);
   }
   return {cache_path, source, false};
 }
@@ -424,7 +513,7 @@ bool is_binary_name(const std::string& name) {
 class StagingDir {
  public:
   explicit StagingDir(const std::string& install_dir) {
-    path_ = install_dir + "/.etcdadm-install-" + random_suffix();
+    path_ = install_dir + "/" + kStagingPrefix + random_suffix();
     if (::mkdir(path_.c_str(), 0700) != 0) throw_errno("cannot create", path_, errno);
   }
   ~StagingDir() {
@@ -438,6 +527,32 @@ class StagingDir {
  private:
   std::string path_;
 };
+
+// Removes the staging dirs that installs killed mid-way left in install_dir (see kStaleStagingAge).
+// Failing to is logged, never an error: they are only clutter.
+void remove_stale_staging_dirs(const std::string& install_dir) {
+  std::vector<std::pair<std::string, std::chrono::seconds>> stale;
+  const auto now = std::chrono::system_clock::now();
+  std::error_code ec;
+  for (stdfs::directory_iterator it(install_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().filename().string().rfind(kStagingPrefix, 0) != 0) continue;
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+    auto age =
+        std::chrono::duration_cast<std::chrono::seconds>(now - std::chrono::system_clock::from_time_t(st.st_mtime));
+    if (age >= kStaleStagingAge) stale.emplace_back(it->path().string(), age);
+  }
+  if (ec) spdlog::warn("cannot list {} for leftover staging dirs: {}", install_dir, ec.message());
+  for (const auto& [path, age] : stale) {
+    try {
+      remove_all(path);
+      spdlog::info("removed {}, left by an interrupted install (last modified {} min ago)", path,
+                   std::chrono::duration_cast<std::chrono::minutes>(age).count());
+    } catch (const std::exception& e) {
+      spdlog::warn("cannot remove leftover staging dir {}: {}", path, e.what());
+    }
+  }
+}
 
 struct ArchiveCloser {
   void operator()(archive* a) const { archive_read_free(a); }
@@ -597,6 +712,7 @@ InstalledRelease install_release(const ReleaseSpec& spec, const std::string& ins
   InstalledRelease result;
   std::string want = spec.version.empty() ? std::string() : normalise_version(spec.version);
   make_dirs(install_dir);
+  remove_stale_staging_dirs(install_dir);
 
   if (!spec.binaries_dir.empty()) {
     std::string from = strip_trailing_slashes(spec.binaries_dir);

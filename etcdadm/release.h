@@ -20,25 +20,26 @@ inline constexpr const char* kDefaultReleaseUrl = "https://github.com/etcd-io/et
 inline constexpr const char* kDefaultEtcdVersion = "3.5.17";
 
 struct ReleaseSpec {
-  std::string version = kDefaultEtcdVersion;  // "3.5.17"; a leading 'v' is accepted
+  std::string version = kDefaultEtcdVersion;     // "3.5.17"; a leading 'v' is accepted
   std::string release_url = kDefaultReleaseUrl;  // https://, http:// or file:// base
-  std::string tarball;       // a local release tarball: used instead of release_url
-  std::string binaries_dir;  // existing etcd/etcdctl[/etcdutl]: used instead of any tarball
-  std::string sha256;        // expected tarball SHA-256 (hex); empty = look it up in SHA256SUMS
+  std::string tarball;                           // a local release tarball: used instead of release_url
+  std::string binaries_dir;                      // existing etcd/etcdctl[/etcdutl]: used instead of any tarball
+  std::string sha256;                            // expected tarball SHA-256 (hex); empty = look it up in SHA256SUMS
   // No SHA256SUMS lookup, and an unverified tarball is accepted (the user asked for it explicitly);
   // an explicit sha256 is still checked.
   bool skip_checksum = false;
   std::string cache_dir = "/var/cache/etcdadm";
-  std::string arch;          // amd64, arm64, ppc64le, s390x; empty = this machine's
+  std::string arch;  // amd64, arm64, ppc64le, s390x; empty = this machine's
   HttpOptions http;
-  bool progress = true;      // draw a progress bar on stderr when it is a terminal
+  bool progress = true;  // draw a progress bar on stderr when it is a terminal
 };
 
 struct InstalledRelease {
   std::string version;                // as the installed etcd reports it
   std::vector<std::string> binaries;  // full paths installed (etcd, etcdctl, etcdutl when present)
   std::string source;                 // URL, tarball or directory they came from
-  bool from_cache = false;            // the tarball was already in the cache (verified again)
+  bool from_cache = false;            // the tarball was already in the cache (verified again, against
+                                      // the digest recorded in the cache when offline)
 };
 
 // "3.5.17" from "v3.5.17" / "3.5.17"; throws kInvalidArgument for anything not N.N.N[-suffix].
@@ -63,12 +64,25 @@ std::string cached_tarball_path(const ReleaseSpec& spec);
 // (for spec.tarball: a SHA256SUMS file beside it). Throws kNotFound when there is none (unless
 // skip_checksum) or the tarball does not exist (HTTP 404), kCorrupt on a mismatch, kUnavailable /
 // kTimeout / kTls when the server cannot be reached (transient failures are retried first).
+//
+// Offline re-installs: a verified cache entry gets `<cached tarball>.sha256` ("<hex>  <name>"), the
+// digest it was verified against. When the SHA256SUMS cannot be had (it does not exist, or its server
+// is kUnavailable / kTimeout) and spec.sha256 is empty, a cached tarball is re-verified against that
+// recorded digest instead (logged) — for a release URL, or a spec.tarball that is the cache entry
+// itself; never for another local tarball. A cached tarball that no longer matches it is then
+// deleted and kCorrupt thrown (nothing can verify a new copy). With a checksum source, the record
+// never overrides it: spec.sha256 always wins, and a SHA256SUMS that disagrees with the record makes
+// the entry be deleted and fetched again (logged). A SHA256SUMS without a line for the tarball is
+// still kNotFound. With skip_checksum, a recorded digest is still checked (a mismatch -> fetched
+// again) and an unverified download gets no record.
 std::string download_release(const ReleaseSpec& spec);
 
 // Download (unless binaries_dir is set) + extract + install into install_dir + version check.
-// The binaries are written and version-checked in a staging dir inside install_dir, then renamed
-// into place one by one (a running etcd keeps its old file), so a failed install leaves install_dir
-// as it was. binaries_dir == install_dir only checks. spec.version may be empty with binaries_dir
+// The binaries are written and version-checked in a staging dir inside install_dir
+// (.etcdadm-install-<random>), then renamed into place one by one (a running etcd keeps its old
+// file), so a failed install leaves install_dir as it was. Staging dirs that a killed install left
+// behind are removed first (logged) once untouched for an hour; younger ones may be a concurrent
+// install's. binaries_dir == install_dir only checks. spec.version may be empty with binaries_dir
 // ("whatever is there"). Throws kCorrupt for a bad tarball or a release whose binaries report
 // another version, kInvalidArgument when binaries_dir holds another version, kNotFound when
 // binaries_dir lacks etcd or etcdctl, and what download_release throws.

@@ -177,21 +177,8 @@ void restore_with_tool(const PreparedRestore& p, const std::string& snapshot, bo
 
 // Reads a snapshot file once through the digest check (no copy is made).
 SnapshotDigest digest_snapshot_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw_errno("cannot open snapshot", path, errno);
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
   SnapshotDigestSink sink(nullptr);
-  std::vector<uint8_t> buf(1 << 20);
-  for (;;) {
-    ssize_t n = ::read(fd, buf.data(), buf.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw_errno("cannot read snapshot", path, errno);
-    if (n == 0) break;
-    sink.write(buf.data(), static_cast<size_t>(n));
-  }
+  read_file_chunks(path, [&](const uint8_t* data, size_t size) { sink.write(data, size); });
   return sink.finish();
 }
 

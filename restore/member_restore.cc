@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/fs.h"
+#include "etcdadm/release.h"
 #include "restore/data_dir.h"
 
 namespace etcdadm {
@@ -16,9 +17,11 @@ RestoreOptions member_restore_options(const MemberConfig& m, const ClusterBootst
   o.initial_cluster = b.initial_cluster;
   o.initial_advertise_peer_urls = m.peer_url();
   o.initial_cluster_token = b.token;
-  // The tools that came with the member's etcd: etcdutl (3.5+) or etcdctl (3.4).
+  // The tools that came with the member's etcd: etcdutl (3.5+) or etcdctl (3.4). An etcdutl left
+  // in the install dir by another version is not used for this member's data.
   std::string etcdutl = m.install_dir + "/etcdutl";
-  o.restore_tool = path_exists(etcdutl) ? etcdutl : m.etcdctl_binary();
+  bool etcdutl_fits = path_exists(etcdutl) && (m.version.empty() || binary_version(etcdutl) == m.version);
+  o.restore_tool = etcdutl_fits ? etcdutl : m.etcdctl_binary();
   return o;
 }
 

@@ -313,7 +313,14 @@ TEST_F(Lifecycle, ResetShrinksRejoinWorksAndLastMemberRefuses) {
   for (const auto& m : rejoined) EXPECT_FALSE(m.value("isLearner", false)) << m.dump();
   ASSERT_EQ(etcdctl(hosts_[2], {"put", "/after-rejoin", "1"}).exit_code, 0);
 
-  ASSERT_EQ(reset(hosts_[2]).exit_code, 0);
+  // A member whose etcd is down is removed through the members it recorded when it joined.
+  int pid = running_pid(hosts_[2].conf() + "/etcd.pid", bin() + "/etcd");
+  ASSERT_GT(pid, 0);
+  ::kill(pid, SIGKILL);
+  auto down = reset(hosts_[2]);
+  ASSERT_EQ(down.exit_code, 0) << down.output;
+  EXPECT_NE(down.output.find("removed from the cluster"), std::string::npos) << down.output;
+  EXPECT_EQ(member_list(hosts_[0]).size(), 2u);
   ASSERT_EQ(reset(hosts_[1]).exit_code, 0);
   auto last = reset(hosts_[0]);
   EXPECT_EQ(last.exit_code, 2) << last.output;
@@ -330,7 +337,8 @@ TEST_F(Lifecycle, ResetShrinksRejoinWorksAndLastMemberRefuses) {
 TEST_F(Lifecycle, InitFromSnapshotFileRestoresAndRefusesADamagedOne) {
   ASSERT_NO_FATAL_FAILURE(init(hosts_[0]));
   for (int i = 0; i < 20; ++i) {
-    ASSERT_EQ(etcdctl(hosts_[0], {"put", "/registry/secrets/s" + std::to_string(i), "v" + std::to_string(i)}).exit_code, 0);
+    ASSERT_EQ(etcdctl(hosts_[0], {"put", "/registry/secrets/s" + std::to_string(i), "v" + std::to_string(i)}).exit_code,
+              0);
   }
   std::string snapshot = dir_ / "etcdctl.db";
   auto saved = etcdctl(hosts_[0], {"snapshot", "save", snapshot});
@@ -467,6 +475,11 @@ TEST_F(Lifecycle, ConfigurePhaseWritesVerifiableUnitAndManifest) {
     auto v = run_process({"systemd-analyze", "verify", unit});
     EXPECT_EQ(v.exit_code, 0) << v.output;
   }
+
+  // Flags before `phase` would be ignored by the phase: refused instead.
+  auto misplaced = etcdadm({"init", "--data-dir", "/etc", "phase", "preflight"});
+  EXPECT_EQ(misplaced.exit_code, 2) << misplaced.output;
+  EXPECT_NE(misplaced.output.find("--data-dir was given before `phase`"), std::string::npos) << misplaced.output;
 
   std::string manifests = dir_ / "manifests";
   r = configure("kubelet", {"--kubelet-pod-manifest-path", manifests}, {});

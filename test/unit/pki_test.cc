@@ -1,12 +1,13 @@
 // The member PKI, checked with the openssl CLI as an independent oracle: chains verify, SANs and
 // key usages are what etcd needs, keys are 0600, the CA is reused, renewal keeps keys and SANs.
+#include "etcdadm/pki.h"
+
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/subprocess.h"
-#include "etcdadm/pki.h"
 #include "test/support/test_env.h"
 
 namespace etcdadm {
@@ -43,12 +44,13 @@ TEST(Pki, InitIssuesAVerifiableMemberPki) {
     EXPECT_EQ(st.st_mode & 0777, 0600u) << stem;
   }
   std::string server = openssl({"x509", "-in", dir / "server.crt", "-noout", "-text"});
-  for (const char* want : {"DNS:m1", "IP Address:127.0.0.1", "IP Address:10.0.0.1", "DNS:etcd-1.example.com",
-                           "DNS:etcd.example.com", "TLS Web Server Authentication", "TLS Web Client Authentication",
-                           "Subject: CN = m1"}) {
+  for (const char* want :
+       {"DNS:m1", "IP Address:127.0.0.1", "IP Address:10.0.0.1", "DNS:etcd-1.example.com", "DNS:etcd.example.com",
+        "TLS Web Server Authentication", "TLS Web Client Authentication", "Subject: CN = m1"}) {
     EXPECT_NE(server.find(want), std::string::npos) << want << "\n" << server;
   }
-  std::string client = openssl({"x509", "-in", dir / "etcdctl-etcd-client.crt", "-noout", "-subject", "-ext", "extendedKeyUsage"});
+  std::string client =
+      openssl({"x509", "-in", dir / "etcdctl-etcd-client.crt", "-noout", "-subject", "-ext", "extendedKeyUsage"});
   EXPECT_NE(client.find("O = system:masters, CN = m1-etcdctl"), std::string::npos) << client;
   EXPECT_EQ(client.find("Server Authentication"), std::string::npos) << client;
   auto info = inspect_certs(dir.path());
@@ -81,6 +83,35 @@ TEST(Pki, ExistingCaIsReusedAndCheckedAndCertsAreNotOverwritten) {
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("only one of ca.crt and ca.key"), std::string::npos);
+  }
+}
+
+TEST(Pki, KeptCertificatesMustComeFromTheCaAndCoverTheHosts) {
+  test::TempDir dir;
+  ensure_ca(dir.path());
+  ensure_member_certs(spec(dir.path()));
+  EXPECT_TRUE(ensure_member_certs(spec(dir.path())).empty());  // all fit: kept
+
+  MemberPkiSpec moved = spec(dir.path());
+  moved.client_hosts = {"10.0.0.9"};  // another --bind-address since the certificates were made
+  try {
+    ensure_member_certs(moved);
+    FAIL() << "a certificate without the new address must be refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("server.crt is not valid for 10.0.0.9"), std::string::npos) << e.what();
+  }
+
+  // Another cluster's CA in place of the one that issued them (a retried join with the right CA).
+  remove_all(dir / "ca.crt");
+  remove_all(dir / "ca.key");
+  ensure_ca(dir.path());
+  try {
+    ensure_member_certs(spec(dir.path()));
+    FAIL() << "certificates from another CA must be refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kTls);
+    EXPECT_NE(std::string(e.what()).find("was not issued by the CA"), std::string::npos) << e.what();
   }
 }
 

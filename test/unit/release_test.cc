@@ -3,12 +3,17 @@
 // loopback: checksums, the cache, hostile tarballs, version checks, an existing binaries dir.
 #include "etcdadm/release.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 
+#include <atomic>
 #include <filesystem>
 #include <functional>
+#include <sstream>
 
 #include "common/error.h"
 #include "common/fs.h"
@@ -63,6 +68,22 @@ ReleaseSpec spec_for(const test::LocalRelease& rel, const test::TempDir& tmp) {
 }
 
 std::string script(const std::string& output) { return "#!/bin/sh\necho '" + output + "'\n"; }
+
+// What the default logger writes while it lives.
+class LogCapture {
+ public:
+  LogCapture() { spdlog::default_logger()->sinks().push_back(sink_); }
+  ~LogCapture() {
+    auto& sinks = spdlog::default_logger()->sinks();
+    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());
+  }
+  bool has(const std::string& text) const { return out_.str().find(text) != std::string::npos; }
+  std::string text() const { return out_.str(); }
+
+ private:
+  std::ostringstream out_;
+  std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_ = std::make_shared<spdlog::sinks::ostream_sink_mt>(out_);
+};
 
 TEST(ReleaseNames, KnownAnswers) {
   EXPECT_EQ(normalise_version("v3.5.17"), "3.5.17");
@@ -123,9 +144,11 @@ TEST(ReleaseInstall, FromFileUrlThenFromCache) {
     EXPECT_EQ(test::file_sha256(b), test::file_sha256("/usr/bin/" + stdfs::path(b).filename().string()));
   }
   std::string cached = cached_tarball_path(spec);
+  std::string name = release_tarball_name("3.4.23", rel.arch);
   EXPECT_EQ(files_under(spec.cache_dir),
-            (std::vector<std::string>{"etcd/v3.4.23/" + release_tarball_name("3.4.23", rel.arch)}));
+            (std::vector<std::string>{"etcd/v3.4.23/" + name, "etcd/v3.4.23/" + name + ".sha256"}));
   EXPECT_EQ(test::file_sha256(cached), rel.sha256);
+  EXPECT_EQ(read_file(cached + ".sha256"), rel.sha256 + "  " + name + "\n");
 
   // The source tarball is damaged now: the second install must come from the (re-verified) cache.
   write_file_atomic(rel.tarball, "damaged");
@@ -173,7 +196,7 @@ TEST(ReleaseInstall, MissingChecksumNeedsSkipChecksum) {
   ASSERT_TRUE(stdfs::remove(parent_dir(rel.tarball) + "/SHA256SUMS"));
   auto e = expect_error([&] { download_release(spec); }, ErrorKind::kNotFound,
                         "no SHA-256 for " + release_tarball_name(rel.version, rel.arch));
-  EXPECT_NE(e.hint().find("--skip-checksum"), std::string::npos) << e.hint();
+  EXPECT_NE(e.hint().find("--skip-release-checksum"), std::string::npos) << e.hint();
   EXPECT_EQ(files_under(spec.cache_dir), std::vector<std::string>{});
 
   // A SHA256SUMS without the tarball's line is no better.
@@ -184,6 +207,7 @@ TEST(ReleaseInstall, MissingChecksumNeedsSkipChecksum) {
   auto got = install_release(spec, tmp / "bin");
   EXPECT_EQ(got.version, "3.4.23");
   EXPECT_EQ(test::file_sha256(cached_tarball_path(spec)), rel.sha256);
+  EXPECT_FALSE(path_exists(cached_tarball_path(spec) + ".sha256"));  // unverified: no record
 }
 
 TEST(ReleaseInstall, LocalTarballUsesTheSha256SumsBesideIt) {
@@ -196,7 +220,7 @@ TEST(ReleaseInstall, LocalTarballUsesTheSha256SumsBesideIt) {
   EXPECT_EQ(got.source, rel.tarball);
   EXPECT_EQ(got.version, "3.4.23");
 
-  // Copied elsewhere without SHA256SUMS: needs a checksum.
+  // Copied elsewhere without SHA256SUMS: needs a checksum (the cache's record does not vouch for it).
   stdfs::create_directories(tmp / "usb");
   stdfs::copy_file(rel.tarball, tmp / "usb/etcd.tar.gz");
   spec.tarball = tmp / "usb/etcd.tar.gz";
@@ -213,7 +237,12 @@ TEST(ReleaseHttp, DownloadsThroughRedirectsAnd404IsNotFound) {
   test::FixtureServer fx;
   ASSERT_TRUE(fx.server.set_mount_point("/files", rel.dir));
   // Like GitHub: the release URL answers with a redirect to where the asset is stored.
-  fx.server.Get("/gh/(.*)", [](const httplib::Request& req, httplib::Response& res) {
+  std::atomic<bool> refuse{false};
+  fx.server.Get("/gh/(.*)", [&](const httplib::Request& req, httplib::Response& res) {
+    if (refuse) {
+      res.status = 403;  // kUnavailable, not retried
+      return;
+    }
     res.set_redirect("/files/" + req.matches[1].str());
   });
   fx.start();
@@ -224,6 +253,15 @@ TEST(ReleaseHttp, DownloadsThroughRedirectsAnd404IsNotFound) {
   EXPECT_EQ(got.version, "3.4.23");
   EXPECT_EQ(got.source, fx.url() + "/gh/v3.4.23/" + release_tarball_name("3.4.23", rel.arch));
   EXPECT_EQ(test::file_sha256(cached_tarball_path(spec)), rel.sha256);
+
+  // The server turns us away: the cache's recorded digest stands in for SHA256SUMS.
+  refuse = true;
+  {
+    LogCapture log;
+    EXPECT_TRUE(install_release(spec, tmp / "bin2").from_cache);
+    EXPECT_TRUE(log.has("SHA256SUMS: HTTP 403; using cached")) << log.text();
+  }
+  refuse = false;
 
   spec.version = "3.9.9";
   expect_error([&] { download_release(spec); }, ErrorKind::kNotFound, "/gh/v3.9.9/SHA256SUMS does not exist");
@@ -361,6 +399,114 @@ TEST(ReleaseBinariesDir, InstallsWhatIsThere) {
   spec.binaries_dir = tmp / "half";
   spec.version = "";
   expect_error([&] { install_release(spec, tmp / "other"); }, ErrorKind::kNotFound, tmp / "half/etcdctl");
+}
+
+// A well-formed release of version scripts (quick to pack and install); `readme` changes its bytes.
+test::LocalRelease small_release(const std::string& dir, const std::string& readme = "") {
+  std::string arch = host_arch();
+  std::string top = "etcd-v3.5.17-linux-" + arch;
+  auto entries = script_release(top, "3.5.17", "3.5.17");
+  if (!readme.empty()) entries.push_back(TarEntry::file(top + "/README.md", readme, 0644));
+  return test::write_release(dir, "3.5.17", arch, entries);
+}
+
+TEST(ReleaseCache, OfflineReinstallUsesTheRecordedDigest) {
+  test::TempDir tmp;
+  auto rel = small_release(tmp / "releases");
+  auto spec = spec_for(rel, tmp);
+  EXPECT_FALSE(install_release(spec, tmp / "bin").from_cache);
+  std::string cached = cached_tarball_path(spec);
+  std::string record = rel.sha256 + "  " + release_tarball_name("3.5.17", rel.arch) + "\n";
+  EXPECT_EQ(read_file(cached + ".sha256"), record);
+  // An entry without a record (an older etcdadm's) gets one once verified.
+  ASSERT_TRUE(stdfs::remove(cached + ".sha256"));
+  EXPECT_EQ(download_release(spec), cached);
+  EXPECT_EQ(read_file(cached + ".sha256"), record);
+
+  // The release is gone (an air-gapped host): the cache entry is verified against its record.
+  remove_all(rel.dir);
+  {
+    LogCapture log;
+    auto got = install_release(spec, tmp / "bin2");
+    EXPECT_TRUE(got.from_cache);
+    EXPECT_EQ(got.version, "3.5.17");
+    EXPECT_EQ(files_under(tmp / "bin2"), (std::vector<std::string>{"etcd", "etcdctl"}));
+    EXPECT_TRUE(log.has("SHA256SUMS does not exist; using cached " + cached + ", verified against the SHA-256 " +
+                        rel.sha256 + " recorded in the cache"))
+        << log.text();
+  }
+  // A given --release-sha256 is used rather than the record.
+  {
+    LogCapture log;
+    spec.sha256 = rel.sha256;
+    EXPECT_EQ(download_release(spec), cached);
+    EXPECT_TRUE(log.has("verified against --release-sha256")) << log.text();
+    spec.sha256.clear();
+  }
+  // --release-tarball naming the cache entry itself (no SHA256SUMS beside it) falls back the same way.
+  spec.tarball = cached;
+  EXPECT_EQ(download_release(spec), cached);
+  spec.tarball.clear();
+
+  // Damaged, with nothing to verify a new copy against: a clear error, and the entry is gone.
+  write_file_atomic(cached, "damaged");
+  auto e = expect_error([&] { install_release(spec, tmp / "bin3"); }, ErrorKind::kCorrupt,
+                        "cache entry " + cached + " is damaged");
+  EXPECT_NE(std::string(e.what()).find("(it was deleted)"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("SHA256SUMS does not exist"), std::string::npos) << e.what();
+  EXPECT_EQ(files_under(spec.cache_dir), std::vector<std::string>{});
+  EXPECT_EQ(files_under(tmp / "bin3"), std::vector<std::string>{});
+  expect_error([&] { download_release(spec); }, ErrorKind::kNotFound, "SHA256SUMS does not exist");
+}
+
+TEST(ReleaseCache, ChangedSha256SumsFetchesAgain) {
+  test::TempDir tmp;
+  auto rel = small_release(tmp / "releases");
+  auto spec = spec_for(rel, tmp);
+  std::string cached = download_release(spec);
+  auto rebuilt = small_release(tmp / "releases", "rebuilt\n");  // same name, other bytes and SHA256SUMS
+  ASSERT_NE(rebuilt.sha256, rel.sha256);
+  LogCapture log;
+  auto got = install_release(spec, tmp / "bin");
+  EXPECT_FALSE(got.from_cache);
+  EXPECT_EQ(got.version, "3.5.17");
+  EXPECT_TRUE(log.has("SHA256SUMS now gives SHA-256 " + rebuilt.sha256)) << log.text();
+  EXPECT_TRUE(log.has(rel.sha256 + " was recorded")) << log.text();
+  EXPECT_EQ(test::file_sha256(cached), rebuilt.sha256);
+  EXPECT_EQ(read_file(cached + ".sha256"), rebuilt.sha256 + "  " + release_tarball_name("3.5.17", rel.arch) + "\n");
+}
+
+TEST(ReleaseInstall, StaleStagingDirsAreRemoved) {
+  test::TempDir tmp;
+  std::string src = tmp / "src", bin = tmp / "bin";
+  stdfs::create_directories(src);
+  write_file_atomic(src + "/etcd", script("etcd Version: 3.5.17"), 0755);
+  write_file_atomic(src + "/etcdctl", script("etcdctl version: 3.5.17"), 0755);
+  stdfs::create_directories(bin + "/.etcdadm-install-old");
+  stdfs::create_directories(bin + "/.etcdadm-install-new");
+  stdfs::create_directories(tmp / "victim");
+  write_file_atomic(bin + "/.etcdadm-install-old/etcd", "half written");
+  write_file_atomic(bin + "/.etcdadm-install-file", "not a staging dir");
+  write_file_atomic(tmp / "victim/keep", "keep");
+  stdfs::create_directory_symlink(tmp / "victim", bin + "/.etcdadm-install-link");
+  for (const char* name : {".etcdadm-install-old", ".etcdadm-install-file", ".etcdadm-install-link"}) {
+    timespec times[2] = {{::time(nullptr) - 2 * 3600, 0}, {::time(nullptr) - 2 * 3600, 0}};
+    ASSERT_EQ(::utimensat(AT_FDCWD, (bin + "/" + name).c_str(), times, AT_SYMLINK_NOFOLLOW), 0) << name;
+  }
+
+  ReleaseSpec spec;
+  spec.binaries_dir = src;
+  spec.version = "";
+  spec.cache_dir = tmp / "cache";
+  LogCapture log;
+  EXPECT_EQ(install_release(spec, bin).version, "3.5.17");
+  EXPECT_FALSE(path_exists(bin + "/.etcdadm-install-old"));
+  EXPECT_TRUE(log.has("removed " + bin + "/.etcdadm-install-old, left by an interrupted install")) << log.text();
+  EXPECT_TRUE(is_directory(bin + "/.etcdadm-install-new"));  // may be a concurrent install's
+  EXPECT_EQ(read_file(bin + "/.etcdadm-install-file"), "not a staging dir");
+  EXPECT_TRUE(stdfs::is_symlink(bin + "/.etcdadm-install-link"));
+  EXPECT_EQ(read_file(tmp / "victim/keep"), "keep");
+  EXPECT_FALSE(log.has(".etcdadm-install-new")) << log.text();
 }
 
 }  // namespace
