@@ -269,9 +269,18 @@ std::string errno_text(int err) { return std::strerror(err); }
 // ---------------------------------------------------------------------------------------------
 // the three init systems
 
+[[noreturn]] void throw_systemd_not_running() {
+  throw Error(ErrorKind::kUnavailable, "systemd is not running on this host",
+              "use --init-system process (etcdadm runs etcd itself) or kubelet");
+}
+
 class SystemdInitSystem : public InitSystem {
  public:
   InitSystemKind kind() const override { return InitSystemKind::kSystemd; }
+
+  void check_usable() const override {
+    if (!systemd_running()) throw_systemd_not_running();
+  }
 
   std::vector<std::string> configure(const MemberConfig& config) override {
     std::string path = systemd_unit_path(config);
@@ -283,8 +292,7 @@ class SystemdInitSystem : public InitSystem {
 
   void start(const MemberConfig& config) override {
     if (!systemd_running()) {
-      throw Error(ErrorKind::kUnavailable, "systemd is not running on this host",
-                  "use --init-system process (etcdadm runs etcd itself) or kubelet");
+      throw_systemd_not_running();
     }
     std::string path = systemd_unit_path(config);
     if (!path_exists(path)) {

@@ -22,6 +22,9 @@ class InitSystem {
  public:
   virtual ~InitSystem() = default;
   virtual InitSystemKind kind() const = 0;
+  // Throws when this init system cannot start anything on this host (systemd not running), so
+  // init/join refuse in preflight instead of after the member was added to the cluster.
+  virtual void check_usable() const {}
   // Writes the service definition (unit / manifest); the env file already exists. Returns the
   // files written. For kubelet the manifest is written here, which also starts the pod.
   virtual std::vector<std::string> configure(const MemberConfig& config) = 0;

@@ -244,6 +244,7 @@ class Runner {
   }
 
   void preflight_init(bool alone) {
+    init_system_->check_usable();
     check_data_dir();
     if (path_exists(m_.ca_cert()) != path_exists(m_.ca_key())) {
       throw Error(ErrorKind::kNotFound, "the CA in " + m_.certs_dir + " is incomplete (ca.crt and ca.key go together)",
@@ -258,6 +259,7 @@ class Runner {
                   "copy ca.crt and ca.key from the certs dir of a member of the cluster (" + o_.join_endpoint +
                       ") into " + m_.certs_dir + ", mode 0600 for the key");
     }
+    init_system_->check_usable();
     check_data_dir();
     // Talks to the endpoint before anything is written, so that a wrong CA or a wrong address
     // fails here with nothing left behind.

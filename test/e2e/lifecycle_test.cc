@@ -395,6 +395,17 @@ TEST_F(Lifecycle, JoinFailsClearlyAndLeavesNothingBehind) {
   EXPECT_NE(unreachable.output.find("cannot connect"), std::string::npos) << unreachable.output;
   EXPECT_TRUE(leftovers().empty());
 
+  // An init system that cannot work here is refused in preflight, before the member is added.
+  // (Only where systemd is not running: elsewhere this join would really install a unit.)
+  if (!path_exists("/run/systemd/system")) {
+    auto args = member_flags(h, "systemd");
+    args.insert(args.begin(), {"join", hosts_[0].client_url()});
+    auto no_systemd = etcdadm(args);
+    EXPECT_EQ(no_systemd.exit_code, 6) << no_systemd.output;
+    EXPECT_NE(no_systemd.output.find("systemd is not running"), std::string::npos) << no_systemd.output;
+    EXPECT_TRUE(leftovers().empty());
+  }
+
   EXPECT_EQ(member_list(hosts_[0]).size(), 1u) << "failed joins must not add members";
 }
 
