@@ -1,0 +1,94 @@
+// What an etcd snapshot holds, read natively (restore/bolt_reader.h) without restoring it:
+//   * `etcdctl snapshot status` exactly: hash (CRC-32C over every bucket name, key and value in
+//     order), revision, totalKey, totalSize (3.4/3.5 semantics; 3.6's live-key count as an option)
+//   * etcd's schema on top: members, cluster version, consistent index, compaction revisions, keys
+//     and bytes per top-level prefix, leases, auth state, alarms
+//   * the latest value of keys as of the snapshot (tombstones respected), for get and diff.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "restore/bolt_reader.h"
+
+namespace etcdadm {
+
+enum class StatusSemantics { kEtcd34, kEtcd36 };
+
+// The fields of `etcdctl snapshot status -w json`.
+struct SnapshotStatus {
+  uint32_t hash = 0;
+  int64_t revision = 0;
+  int64_t total_key = 0;
+  int64_t total_size = 0;
+  std::string version;  // storage version (3.6 snapshots; "" before)
+};
+SnapshotStatus snapshot_status(const BoltReader& db, StatusSemantics semantics = StatusSemantics::kEtcd34);
+
+struct SnapshotMember {
+  uint64_t id = 0;
+  std::string name;
+  std::vector<std::string> peer_urls;
+  std::vector<std::string> client_urls;
+  bool learner = false;
+};
+
+struct PrefixStat {
+  std::string prefix;   // e.g. "/registry/pods"
+  uint64_t keys = 0;    // live keys under it as of the snapshot
+  uint64_t bytes = 0;   // their key + value bytes
+};
+
+struct SnapshotLease {
+  int64_t id = 0;
+  int64_t ttl = 0;
+  int64_t remaining_ttl = 0;
+};
+
+struct SnapshotInspection {
+  SnapshotStatus status;
+  std::vector<SnapshotMember> members;
+  std::vector<uint64_t> removed_member_ids;
+  std::string cluster_version;
+  uint64_t consistent_index = 0;
+  uint64_t term = 0;                           // 3.5+
+  std::optional<int64_t> scheduled_compact_revision;
+  std::optional<int64_t> finished_compact_revision;
+  uint64_t live_keys = 0;                      // keys whose latest revision is not a tombstone
+  uint64_t revisions = 0;                      // entries in the `key` bucket (history kept since compaction)
+  std::vector<PrefixStat> prefixes;            // by prefix, in key order
+  std::vector<SnapshotLease> leases;
+  bool auth_enabled = false;
+  uint64_t auth_revision = 0;
+  uint64_t users = 0;
+  uint64_t roles = 0;
+  std::vector<std::string> alarms;             // "NOSPACE on member 8e9e05c52164694d"
+};
+
+// `prefix_depth`: how many '/'-separated levels make a prefix ("/registry/pods" is 2).
+SnapshotInspection inspect_snapshot(const BoltReader& db, int prefix_depth = 2);
+
+// A key's latest state as of the snapshot.
+struct SnapshotKeyValue {
+  std::string key;
+  std::string value;
+  int64_t create_revision = 0;
+  int64_t mod_revision = 0;
+  int64_t version = 0;
+  int64_t lease = 0;
+};
+
+// Visits the live keys in [key, range_end) (etcd's range rules: range_end "" = just `key`;
+// "\0" = every key >= key), in key order, each with its latest value. Memory is proportional to the
+// number of keys in the range, not to the snapshot.
+void visit_latest(const BoltReader& db, const std::string& key, const std::string& range_end,
+                  const std::function<void(const SnapshotKeyValue&)>& visit);
+
+// The range end that selects every key with `prefix` (etcd's GetPrefixRangeEnd).
+std::string prefix_range_end(const std::string& prefix);
+
+}  // namespace etcdadm
