@@ -13,6 +13,7 @@
 #include "backup/sidecar_http.h"
 #include "backup/save.h"
 #include "cmd/connection_flags.h"
+#include "cmd/inspect_commands.h"
 #include "cmd/output.h"
 #include "cmd/store_flags.h"
 #include "common/cpu_priority.h"
@@ -361,6 +362,7 @@ void add_backup_commands(CLI::App& app) {
   add_restore(*backup);
   add_prune(*backup);
   add_sidecar(*backup);
+  add_inspect_commands(*backup);
 }
 
 }  // namespace etcdadm::cli

@@ -23,11 +23,11 @@ namespace etcdadm {
 struct BoltMeta {
   uint32_t page_size = 0;
   uint32_t version = 0;
-  uint64_t root_pgid = 0;       // root bucket's root page
-  uint64_t freelist_pgid = 0;   // 0xFFFFFFFFFFFFFFFF with etcd's NoFreelistSync
-  uint64_t high_water_pgid = 0; // meta.pgid: pages in use
+  uint64_t root_pgid = 0;        // root bucket's root page
+  uint64_t freelist_pgid = 0;    // 0xFFFFFFFFFFFFFFFF with etcd's NoFreelistSync
+  uint64_t high_water_pgid = 0;  // meta.pgid: pages in use
   uint64_t txid = 0;
-  int meta_page = 0;            // 0 or 1: the one used
+  int meta_page = 0;  // 0 or 1: the one used
 };
 
 // Receives one entry of a bucket, in key order. `is_bucket`: the value is a nested bucket (its raw
@@ -39,6 +39,9 @@ class BoltReader {
   // Opens and validates the meta pages. `file_size_limit`: bytes of the file that belong to the
   // database (a snapshot's 32-byte SHA-256 trailer excluded); 0 = the whole file.
   static std::unique_ptr<BoltReader> open(const std::string& path, uint64_t file_size_limit = 0);
+  // The same over a database held in memory (the bytes are copied): for tests and fuzzing. Errors
+  // name the file "<memory>".
+  static std::unique_ptr<BoltReader> open_memory(std::string_view bytes, uint64_t file_size_limit = 0);
   ~BoltReader();
 
   const BoltMeta& meta() const { return meta_; }
@@ -55,6 +58,7 @@ class BoltReader {
  private:
   BoltReader() = default;
   struct Impl;
+  static std::unique_ptr<BoltReader> make(std::unique_ptr<Impl> impl, uint64_t file_size_limit);
   std::unique_ptr<Impl> impl_;
   BoltMeta meta_;
 };

@@ -1,0 +1,488 @@
+#include "cmd/inspect_commands.h"
+
+#include <openssl/evp.h>
+#include <stdlib.h>
+
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "cmd/connection_flags.h"
+#include "cmd/output.h"
+#include "cmd/store_flags.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "restore/bolt_reader.h"
+#include "restore/fetch.h"
+#include "restore/resolve.h"
+#include "restore/restore_keys.h"
+#include "restore/snapshot_diff.h"
+#include "restore/snapshot_inspect.h"
+#include "store/snapshot_digest.h"
+
+namespace etcdadm::cli {
+
+namespace {
+
+// Where the snapshot comes from: a backup in a store, or a local file (--file).
+struct SourceFlags {
+  StoreFlags store;
+  std::string file;
+  void add_to(CLI::App* c) {
+    store.add_to(c);
+    c->add_option("--file", file,
+                  "read this local snapshot file (e.g. from `etcdctl snapshot save`) instead of a backup");
+  }
+};
+
+// An opened snapshot. A store backup is fetched (verified) into a private temp dir, removed on
+// destruction.
+class OpenedSnapshot {
+ public:
+  OpenedSnapshot(const SourceFlags& f, const std::string& query) {
+    if (!f.file.empty()) {
+      if (!query.empty()) throw Error(ErrorKind::kInvalidArgument, "give either a backup or --file, not both");
+      SnapshotDigestSink digest(nullptr);
+      read_file_chunks(f.file, [&](const uint8_t* data, size_t size) { digest.write(data, size); });
+      SnapshotDigest d = digest.finish();
+      require_intact_snapshot(d, "snapshot file " + f.file, /*allow_missing_trailer=*/true);
+      source_ = {{"file", f.file}};
+      db_ = BoltReader::open(f.file, d.db_bytes);
+      return;
+    }
+    if (query.empty()) {
+      throw Error(ErrorKind::kInvalidArgument, "name a backup (name, unique prefix or 'latest') or give --file");
+    }
+    if (f.store.store.empty()) throw Error(ErrorKind::kInvalidArgument, "give --store (or ETCDADM_STORE) or --file");
+    auto store = f.store.open();
+    Catalog catalog = f.store.open_catalog();
+    BackupRecord b = find_backup(*store, catalog, query);
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/etcdadm-inspect-XXXXXX";
+    if (mkdtemp(pattern.data()) == nullptr) throw_errno("cannot create temp dir", pattern, errno);
+    temp_dir_ = pattern;
+    std::string path = temp_dir_ + "/snapshot.db";
+    FetchResult r = fetch_verified(*store, b, path, /*overwrite=*/false, /*durable=*/false);
+    source_ = {{"backup", b.name}, {"store", store->url()}};
+    db_ = BoltReader::open(path, r.digest.db_bytes);
+  }
+  ~OpenedSnapshot() {
+    db_.reset();
+    if (!temp_dir_.empty()) {
+      try {
+        remove_all(temp_dir_);
+      } catch (...) {
+      }
+    }
+  }
+  OpenedSnapshot(const OpenedSnapshot&) = delete;
+  OpenedSnapshot& operator=(const OpenedSnapshot&) = delete;
+
+  const BoltReader& db() const { return *db_; }
+  const nlohmann::json& source() const { return source_; }
+
+ private:
+  std::string temp_dir_;
+  nlohmann::json source_;
+  std::unique_ptr<BoltReader> db_;
+};
+
+std::string hex_id(uint64_t id) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(id));
+  return buf;
+}
+
+std::string base64(const std::string& s) {
+  std::string out(4 * ((s.size() + 2) / 3) + 1, '\0');
+  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(s.data()), static_cast<int>(s.size()));
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
+bool valid_utf8(const std::string& s) {
+  try {
+    (void)nlohmann::json(s).dump();
+    return true;
+  } catch (const nlohmann::json::exception&) {
+    return false;
+  }
+}
+
+// Binary-safe JSON: `name` as text when it is UTF-8, else `nameBase64`.
+void put_bytes(nlohmann::json& j, const std::string& name, const std::string& bytes) {
+  if (valid_utf8(bytes))
+    j[name] = bytes;
+  else
+    j[name + "Base64"] = base64(bytes);
+}
+
+// Printable form for tables: non-printable bytes as \xNN, cut at `max` characters.
+std::string printable(const std::string& s, size_t max) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (out.size() >= max) {
+      out += "...";
+      break;
+    }
+    if (c >= 0x20 && c < 0x7f) {
+      out.push_back(static_cast<char>(c));
+    } else {
+      char buf[5];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+nlohmann::json inspection_json(const SnapshotInspection& r, StatusSemantics semantics, int64_t status_total_key) {
+  nlohmann::json j = {{"hash", r.status.hash},
+                      {"revision", r.status.revision},
+                      {"totalKey", status_total_key},
+                      {"totalSize", r.status.total_size}};
+  if (!r.status.version.empty()) j["version"] = r.status.version;
+  j["semantics"] = semantics == StatusSemantics::kEtcd36 ? "3.6" : "3.4";
+  j["members"] = nlohmann::json::array();
+  for (const auto& m : r.members) {
+    j["members"].push_back({{"id", hex_id(m.id)},
+                            {"name", m.name},
+                            {"peerURLs", m.peer_urls},
+                            {"clientURLs", m.client_urls},
+                            {"isLearner", m.learner}});
+  }
+  j["removedMembers"] = nlohmann::json::array();
+  for (auto id : r.removed_member_ids) j["removedMembers"].push_back(hex_id(id));
+  j["clusterVersion"] = r.cluster_version;
+  j["consistentIndex"] = r.consistent_index;
+  j["term"] = r.term;
+  j["scheduledCompactRevision"] =
+      r.scheduled_compact_revision ? nlohmann::json(*r.scheduled_compact_revision) : nullptr;
+  j["finishedCompactRevision"] = r.finished_compact_revision ? nlohmann::json(*r.finished_compact_revision) : nullptr;
+  j["liveKeys"] = r.live_keys;
+  j["revisions"] = r.revisions;
+  j["prefixes"] = nlohmann::json::array();
+  for (const auto& p : r.prefixes) {
+    nlohmann::json e = {{"keys", p.keys}, {"bytes", p.bytes}};
+    put_bytes(e, "prefix", p.prefix);
+    j["prefixes"].push_back(std::move(e));
+  }
+  j["leases"] = nlohmann::json::array();
+  for (const auto& l : r.leases) {
+    j["leases"].push_back({{"id", l.id},
+                           {"idHex", hex_id(static_cast<uint64_t>(l.id))},
+                           {"ttl", l.ttl},
+                           {"remainingTTL", l.remaining_ttl}});
+  }
+  j["authEnabled"] = r.auth_enabled;
+  j["authRevision"] = r.auth_revision;
+  j["users"] = r.users;
+  j["roles"] = r.roles;
+  j["alarms"] = r.alarms;
+  return j;
+}
+
+void print_inspection_table(const SnapshotInspection& r, int64_t status_total_key, const nlohmann::json& source) {
+  auto opt = [](const std::optional<int64_t>& v) { return v ? std::to_string(*v) : std::string("none"); };
+  std::ostringstream o;
+  if (source.contains("backup"))
+    o << "Backup            " << source["backup"].get<std::string>() << "\n";
+  else
+    o << "File              " << source["file"].get<std::string>() << "\n";
+  o << "Hash              " << r.status.hash << " (0x" << std::hex << std::setw(8) << std::setfill('0') << r.status.hash
+    << std::dec << std::setfill(' ') << ")\n"
+    << "Revision          " << r.status.revision << "\n"
+    << "Total keys        " << status_total_key << " (bbolt entries)\n"
+    << "Total size        " << r.status.total_size << " (" << human_bytes(static_cast<uint64_t>(r.status.total_size))
+    << ")\n";
+  if (!r.status.version.empty()) o << "Storage version   " << r.status.version << "\n";
+  o << "Cluster version   " << (r.cluster_version.empty() ? "unknown" : r.cluster_version) << "\n"
+    << "Consistent index  " << r.consistent_index << (r.term ? ", term " + std::to_string(r.term) : "") << "\n"
+    << "Compaction        scheduled " << opt(r.scheduled_compact_revision) << ", finished "
+    << opt(r.finished_compact_revision) << "\n"
+    << "Live keys         " << r.live_keys << " (" << r.revisions << " revisions kept)\n"
+    << "Leases            " << r.leases.size() << "\n"
+    << "Auth              " << (r.auth_enabled ? "enabled" : "disabled") << " (revision " << r.auth_revision << ", "
+    << r.users << " users, " << r.roles << " roles)\n"
+    << "Alarms            " << (r.alarms.empty() ? "none" : "") << "\n";
+  for (const auto& a : r.alarms) o << "  " << a << "\n";
+  o << "Members\n";
+  for (const auto& m : r.members) {
+    o << "  " << hex_id(m.id) << "  " << (m.name.empty() ? "(unstarted)" : m.name) << (m.learner ? " (learner)" : "");
+    for (const auto& u : m.peer_urls) o << "  peer " << u;
+    for (const auto& u : m.client_urls) o << "  client " << u;
+    o << "\n";
+  }
+  for (auto id : r.removed_member_ids) o << "  " << hex_id(id) << "  (removed)\n";
+  o << "Prefixes\n";
+  o << "  " << std::left << std::setw(48) << "PREFIX" << std::right << std::setw(10) << "KEYS" << std::setw(14)
+    << "BYTES"
+    << "\n";
+  for (const auto& p : r.prefixes) {
+    o << "  " << std::left << std::setw(48) << (p.prefix.empty() ? "(no prefix)" : printable(p.prefix, 45))
+      << std::right << std::setw(10) << p.keys << std::setw(14) << p.bytes << "\n";
+  }
+  std::cout << o.str();
+}
+
+void add_inspect(CLI::App& backup) {
+  struct Flags {
+    SourceFlags source;
+    std::string query, semantics = "3.4";
+    int depth = 2;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* c = backup.add_subcommand(
+      "inspect",
+      "what a backup holds without restoring it: `etcdctl snapshot status` fields, members, keys per prefix, ...");
+  c->add_option("backup", f->query, "backup name, unique prefix, or 'latest' (omit with --file)");
+  f->source.add_to(c);
+  c->add_option("--semantics", f->semantics, "totalKey as etcdctl 3.4/3.5 (every bbolt entry) or 3.6 (live keys)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"3.4", "3.5", "3.6"}));
+  c->add_option("--prefix-depth", f->depth, "'/'-separated levels that make a prefix (/registry/pods is 2)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 64));
+  c->callback([f] {
+    auto fmt = parse_output_format(f->source.store.output);
+    auto semantics = f->semantics == "3.6" ? StatusSemantics::kEtcd36 : StatusSemantics::kEtcd34;
+    OpenedSnapshot snap(f->source, f->query);
+    SnapshotInspection r = inspect_snapshot(snap.db(), f->depth);
+    int64_t total_key = semantics == StatusSemantics::kEtcd36 ? static_cast<int64_t>(r.live_keys) : r.status.total_key;
+    if (fmt == OutputFormat::kJson) {
+      nlohmann::json j = inspection_json(r, semantics, total_key);
+      j.update(snap.source());
+      std::cout << j.dump(2) << "\n";
+    } else {
+      print_inspection_table(r, total_key, snap.source());
+    }
+  });
+}
+
+void add_get(CLI::App& backup) {
+  struct Flags {
+    SourceFlags source;
+    std::vector<std::string> args;
+    bool prefix = false, keys_only = false;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* c = backup.add_subcommand("get", "read keys as they were when a backup was taken");
+  c->add_option("args", f->args, "BACKUP KEY (BACKUP: name, unique prefix or 'latest'; only KEY with --file)")
+      ->required()
+      ->expected(1, 2);
+  f->source.add_to(c);
+  c->add_flag("--prefix", f->prefix, "every key starting with KEY");
+  c->add_flag("--keys-only", f->keys_only, "print keys (and revisions) without values");
+  c->callback([f] {
+    const std::string& out = f->source.store.output;
+    if (out != "json" && out != "raw" && out != "table" && out != "simple") {
+      throw Error(ErrorKind::kInvalidArgument, "unknown output format '" + out + "'", "use -o table, json or raw");
+    }
+    std::string query, key;
+    if (!f->source.file.empty()) {
+      if (f->args.size() != 1) throw Error(ErrorKind::kInvalidArgument, "with --file give only the key");
+      key = f->args[0];
+    } else {
+      if (f->args.size() != 2) throw Error(ErrorKind::kInvalidArgument, "give the backup and the key");
+      query = f->args[0];
+      key = f->args[1];
+    }
+    OpenedSnapshot snap(f->source, query);
+    std::string begin = key, end;
+    if (f->prefix) {
+      end = prefix_range_end(key);
+      if (begin.empty()) begin = std::string(1, '\0');
+    }
+    SnapshotStatus status = snapshot_status(snap.db());
+    std::vector<SnapshotKeyValue> kvs;
+    visit_latest(snap.db(), begin, end, [&](const SnapshotKeyValue& kv) {
+      kvs.push_back(kv);
+      if (f->keys_only) kvs.back().value.clear();
+    });
+    if (kvs.empty() && !f->prefix) {
+      throw Error(ErrorKind::kNotFound, "key '" + printable(key, 200) + "' does not exist in the snapshot (revision " +
+                                            std::to_string(status.revision) + ")");
+    }
+    if (out == "json") {
+      nlohmann::json j = snap.source();
+      j["revision"] = status.revision;
+      j["count"] = kvs.size();
+      j["kvs"] = nlohmann::json::array();
+      for (const auto& kv : kvs) {
+        nlohmann::json e = {{"createRevision", kv.create_revision},
+                            {"modRevision", kv.mod_revision},
+                            {"version", kv.version},
+                            {"lease", kv.lease}};
+        put_bytes(e, "key", kv.key);
+        if (!f->keys_only) put_bytes(e, "value", kv.value);
+        j["kvs"].push_back(std::move(e));
+      }
+      std::cout << j.dump(2) << "\n";
+    } else if (out == "raw") {
+      // etcdctl's simple format: key line, then the value as is (values only with one exact key).
+      for (const auto& kv : kvs) {
+        if (f->keys_only)
+          std::cout << kv.key << "\n";
+        else if (!f->prefix)
+          std::cout << kv.value;
+        else
+          std::cout << kv.key << "\n" << kv.value << "\n";
+      }
+    } else {
+      std::ostringstream o;
+      o << std::left << std::setw(40) << "KEY" << std::right << std::setw(10) << "CREATE" << std::setw(10) << "MOD"
+        << std::setw(9) << "VERSION" << std::setw(18) << "LEASE" << (f->keys_only ? "" : "  VALUE") << "\n";
+      for (const auto& kv : kvs) {
+        o << std::left << std::setw(40) << printable(kv.key, 60) << std::right << std::setw(10) << kv.create_revision
+          << std::setw(10) << kv.mod_revision << std::setw(9) << kv.version << std::setw(18)
+          << (kv.lease ? hex_id(static_cast<uint64_t>(kv.lease)) : "-");
+        if (!f->keys_only) o << "  " << printable(kv.value, 60);
+        o << "\n";
+      }
+      o << kvs.size() << " key(s) at revision " << status.revision << "\n";
+      std::cout << o.str();
+    }
+  });
+}
+
+void add_diff(CLI::App& backup) {
+  struct Flags {
+    SourceFlags source;
+    std::string a, b, prefix;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* c = backup.add_subcommand("diff", "keys added, removed and changed between two backups");
+  c->add_option("A", f->a, "the older backup (name, unique prefix or 'latest')")->required();
+  c->add_option("B", f->b, "the newer backup")->required();
+  f->source.store.add_to(c);
+  c->add_option("--prefix", f->prefix, "only keys starting with this prefix");
+  c->callback([f] {
+    auto fmt = parse_output_format(f->source.store.output);
+    OpenedSnapshot a(f->source, f->a);
+    OpenedSnapshot b(f->source, f->b);
+    std::string begin = f->prefix.empty() ? std::string(1, '\0') : f->prefix;
+    SnapshotDiff d = diff_snapshots(a.db(), b.db(), begin, prefix_range_end(f->prefix));
+    if (fmt == OutputFormat::kJson) {
+      nlohmann::json entries = nlohmann::json::array();
+      for (const auto& e : d.entries) {
+        nlohmann::json j = {{"kind", key_diff_kind_name(e.kind)},
+                            {"modRevisionA", e.mod_revision_a},
+                            {"modRevisionB", e.mod_revision_b},
+                            {"sizeA", e.size_a},
+                            {"sizeB", e.size_b}};
+        put_bytes(j, "key", e.key);
+        entries.push_back(std::move(j));
+      }
+      nlohmann::json out = {{"a", a.source()},          {"b", b.source()},      {"prefix", f->prefix},
+                            {"added", d.added},         {"removed", d.removed}, {"changed", d.changed},
+                            {"unchanged", d.unchanged}, {"entries", entries}};
+      std::cout << out.dump(2) << "\n";
+      return;
+    }
+    for (const auto& e : d.entries) {
+      const char* mark = e.kind == KeyDiff::Kind::kAdded ? "+" : e.kind == KeyDiff::Kind::kRemoved ? "-" : "~";
+      std::printf("%s %s\n", mark, printable(e.key, 200).c_str());
+    }
+    std::printf("%llu added, %llu removed, %llu changed, %llu unchanged\n", static_cast<unsigned long long>(d.added),
+                static_cast<unsigned long long>(d.removed), static_cast<unsigned long long>(d.changed),
+                static_cast<unsigned long long>(d.unchanged));
+  });
+}
+
+void add_restore_keys(CLI::App& backup) {
+  struct Flags {
+    SourceFlags source;
+    ConnectionFlags conn;
+    std::string query, prefix, key, conflict = "skip-existing";
+    RestoreKeysOptions options;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* c = backup.add_subcommand("restore-keys", "put keys from a backup back into a live cluster");
+  c->add_option("backup", f->query, "backup name, unique prefix or 'latest' (or use --file)");
+  f->source.add_to(c);
+  f->conn.add_to(c);
+  c->add_option("--prefix", f->prefix, "restore every key with this prefix");
+  c->add_option("--exact-key", f->key, "restore this one key");
+  c->add_option("--conflict", f->conflict, "skip-existing | overwrite | only-if-absent")->capture_default_str();
+  c->add_flag("--dry-run", f->options.dry_run, "show what would change, change nothing");
+  c->add_option("--max-txn-ops", f->options.max_txn_ops, "operations per transaction (etcd's --max-txn-ops)")
+      ->capture_default_str();
+  c->callback([f] {
+    auto fmt = parse_output_format(f->source.store.output);
+    RestoreKeysOptions o = f->options;
+    o.policy = parse_conflict_policy(f->conflict);
+    if (f->prefix.empty() == f->key.empty())
+      throw Error(ErrorKind::kInvalidArgument, "give exactly one of --prefix and --exact-key");
+    OpenedSnapshot snap(f->source, f->query);
+    std::vector<SnapshotKeyValue> kvs;
+    if (!f->key.empty()) {
+      visit_latest(snap.db(), f->key, "", [&](const SnapshotKeyValue& kv) { kvs.push_back(kv); });
+    } else {
+      visit_latest(snap.db(), f->prefix, prefix_range_end(f->prefix),
+                   [&](const SnapshotKeyValue& kv) { kvs.push_back(kv); });
+    }
+    if (kvs.empty()) {
+      throw Error(ErrorKind::kNotFound,
+                  "the backup holds no key " + (f->key.empty() ? "with prefix " + f->prefix : f->key));
+    }
+    EtcdClient client(f->conn.resolve());
+    RestoreKeysResult r = restore_keys(client, kvs, o);
+    if (fmt == OutputFormat::kJson) {
+      nlohmann::json actions = nlohmann::json::array();
+      for (const auto& a : r.actions) {
+        nlohmann::json j = {{"action", key_action_name(a.kind)},
+                            {"liveModRevision", a.live_mod_revision},
+                            {"hadLease", a.had_lease},
+                            {"applied", a.applied}};
+        put_bytes(j, "key", a.key);
+        actions.push_back(std::move(j));
+      }
+      nlohmann::json out = snap.source();
+      out.update({{"dryRun", o.dry_run},
+                  {"conflict", conflict_policy_name(o.policy)},
+                  {"created", r.created},
+                  {"updated", r.updated},
+                  {"skipped", r.skipped},
+                  {"unchanged", r.unchanged},
+                  {"conflicts", r.conflicts},
+                  {"leasesDropped", r.leases_dropped},
+                  {"plannedAtRevision", r.planned_at_revision},
+                  {"actions", actions}});
+      std::cout << out.dump(2) << "\n";
+      return;
+    }
+    for (const auto& a : r.actions) {
+      std::printf(
+          "%-9s %s%s\n", key_action_name(a.kind), printable(a.key, 200).c_str(),
+          (!o.dry_run && (a.kind == KeyAction::Kind::kCreate || a.kind == KeyAction::Kind::kUpdate) && !a.applied)
+              ? "  (changed meanwhile: left alone)"
+              : "");
+    }
+    if (o.dry_run) {
+      std::printf("dry run at revision %lld: nothing was written\n", static_cast<long long>(r.planned_at_revision));
+    } else {
+      std::printf("%llu created, %llu updated, %llu skipped, %llu unchanged, %llu conflicts\n",
+                  static_cast<unsigned long long>(r.created), static_cast<unsigned long long>(r.updated),
+                  static_cast<unsigned long long>(r.skipped), static_cast<unsigned long long>(r.unchanged),
+                  static_cast<unsigned long long>(r.conflicts));
+    }
+    if (r.leases_dropped > 0) {
+      std::printf("%llu key(s) had a lease in the backup; they were written without one\n",
+                  static_cast<unsigned long long>(r.leases_dropped));
+    }
+  });
+}
+
+}  // namespace
+
+void add_inspect_commands(CLI::App& backup) {
+  add_inspect(backup);
+  add_get(backup);
+  add_diff(backup);
+  add_restore_keys(backup);
+}
+
+}  // namespace etcdadm::cli
