@@ -273,18 +273,19 @@ void add_phased_command(CLI::App& app, const char* verb, const char* description
     auto pf = std::make_shared<Flags>();
     auto* pc = phase_cmd->add_subcommand(p.name, p.description);
     add_flags(pc, *pf);
-    pc->callback([pf, run, name = p.name] { run(*pf, name); });
-  }
-  c->callback([f, c, run, verb] {
-    if (c->got_subcommand("phase")) {
+    pc->callback([pf, run, c, verb, name = p.name] {
       // Flags belong to the phase (`init phase certificates --certs-dir X`); given before `phase`
-      // they would be silently ignored and the phase would act on the defaults.
+      // they would be silently ignored and the phase would act on the defaults. (This runs before
+      // the parent's callback, so the check is here.)
       if (const CLI::Option* given = first_given_option(c)) {
         throw Error(ErrorKind::kInvalidArgument, given->get_name() + " was given before `phase`",
                     std::string("put the flags after the phase name: etcdadm ") + verb + " phase <name> [flags]");
       }
-      return;
-    }
+      run(*pf, name);
+    });
+  }
+  c->callback([f, c, run] {
+    if (c->got_subcommand("phase")) return;  // the phase's own callback ran it
     run(*f, "");
   });
 }
