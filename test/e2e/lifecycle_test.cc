@@ -359,6 +359,37 @@ TEST_F(Lifecycle, InitFromSnapshotFileRestoresAndRefusesADamagedOne) {
   EXPECT_EQ(std::count(keys.output.begin(), keys.output.end(), '/'), 20 * 3) << keys.output;
 }
 
+// `etcdadm download`: from a release URL into an install dir (then from the cache), cache only,
+// and from existing binaries (air-gapped).
+TEST_F(Lifecycle, DownloadInstallsFromReleaseCacheAndBinariesDir) {
+  std::string cache = dir_ / "dl-cache", inst = dir_ / "dl-bin";
+  auto first = etcdadm({"download", "--version", release_.version, "--release-url", release_.base_url, "--cache-dir", cache,
+                        "--install-dir", inst});
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_NE(first.output.find("Installed etcd " + release_.version), std::string::npos) << first.output;
+  EXPECT_EQ(file_mode(inst + "/etcd"), 0755);
+  EXPECT_EQ(file_mode(inst + "/etcdctl"), 0755);
+  auto again = etcdadm({"download", "--version", release_.version, "--release-url", release_.base_url, "--cache-dir", cache,
+                        "--install-dir", dir_ / "dl-bin2"});
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("(cached)"), std::string::npos) << again.output;
+
+  auto only = etcdadm({"download", "--cache-only", "--version", release_.version, "--release-url", release_.base_url,
+                       "--cache-dir", dir_ / "dl-cache2"});
+  ASSERT_EQ(only.exit_code, 0) << only.output;
+  EXPECT_TRUE(path_exists(dir_ / ("dl-cache2/etcd/v" + release_.version + "/etcd-v" + release_.version + "-linux-" +
+                                  release_.arch + ".tar.gz")));
+
+  auto from_dir = etcdadm({"download", "--binaries-dir", "/usr/bin", "--install-dir", dir_ / "dl-bin3"});
+  ASSERT_EQ(from_dir.exit_code, 0) << from_dir.output;
+  EXPECT_NE(from_dir.output.find("Installed etcd " + release_.version), std::string::npos) << from_dir.output;
+
+  auto wrong = etcdadm({"download", "--version", release_.version, "--release-url", release_.base_url, "--cache-dir",
+                        dir_ / "dl-cache3", "--install-dir", dir_ / "dl-bin4", "--release-sha256", std::string(64, '0')});
+  EXPECT_EQ(wrong.exit_code, 5) << wrong.output;
+  EXPECT_FALSE(path_exists(dir_ / "dl-bin4/etcd"));
+}
+
 // 4. join without the CA, with another CA, and to an unreachable endpoint: a clear error each
 //    time and nothing written on the joining host.
 TEST_F(Lifecycle, JoinFailsClearlyAndLeavesNothingBehind) {
