@@ -317,6 +317,12 @@ TEST_F(Lifecycle, ResetShrinksRejoinWorksAndLastMemberRefuses) {
   int pid = running_pid(hosts_[2].conf() + "/etcd.pid", bin() + "/etcd");
   ASSERT_GT(pid, 0);
   ::kill(pid, SIGKILL);
+  // info still answers, through the members recorded at join, and shows this member down.
+  auto seen = info(hosts_[2]);
+  ASSERT_EQ(seen["members"].size(), 3u) << seen.dump();
+  for (const auto& m : seen["members"]) {
+    EXPECT_EQ(m["reachable"].get<bool>(), m["name"] != "m3") << m.dump();
+  }
   auto down = reset(hosts_[2]);
   ASSERT_EQ(down.exit_code, 0) << down.output;
   EXPECT_NE(down.output.find("removed from the cluster"), std::string::npos) << down.output;
