@@ -46,6 +46,14 @@ nlohmann::json record_json(const BackupRecord& r) {
       {"clusterId", r.cluster_id},
       {"memberId", r.member_id},
   };
+  // From the last `backup verify` (catalog cache): null when never verified.
+  const auto& v = r.verification;
+  j["verifiedRevision"] = v ? nlohmann::json(v->revision) : nlohmann::json(nullptr);
+  j["totalKey"] = v ? nlohmann::json(v->total_key) : nlohmann::json(nullptr);
+  j["liveKeys"] = v ? nlohmann::json(v->live_keys) : nlohmann::json(nullptr);
+  j["hash"] = v ? nlohmann::json(v->hash) : nlohmann::json(nullptr);
+  j["verifiedAt"] =
+      v ? nlohmann::json(format_rfc3339_micros(from_unix_micros(v->verified_at_micros))) : nlohmann::json(nullptr);
   return j;
 }
 
@@ -61,16 +69,21 @@ void print_backups(const std::vector<BackupRecord>& backups, OutputFormat format
     return;
   }
   auto now = std::chrono::system_clock::now();
-  std::printf("%-27s  %-8s  %-10s  %-10s  %-10s  %-5s  %-8s  %s\n", "NAME", "AGE", "REVISION", "DB SIZE", "STORED", "COMP",
-              "ETCD", "SOURCE");
+  std::printf("%-27s  %-8s  %-10s  %-10s  %-10s  %-10s  %-5s  %-8s  %s\n", "NAME", "AGE", "REVISION", "KEYS", "DB SIZE",
+              "STORED", "COMP", "ETCD", "SOURCE");
   for (const auto& r : backups) {
     std::string age = r.taken_at_micros
                           ? format_duration_short(std::chrono::duration_cast<std::chrono::seconds>(now - from_unix_micros(r.taken_at_micros)))
                           : "?";
-    std::string rev = r.revision ? std::to_string(*r.revision) + (r.revision_exact ? "" : "+") : "-";
-    std::printf("%-27s  %-8s  %-10s  %-10s  %-10s  %-5s  %-8s  %s\n", r.name.c_str(), age.c_str(), rev.c_str(),
-                r.db_size ? human_bytes(*r.db_size).c_str() : "-", human_bytes(r.stored_size).c_str(),
-                compression_name(r.compression), r.etcd_version.empty() ? "-" : r.etcd_version.c_str(), r.source.c_str());
+    // A verified backup's revision was read from its snapshot: exact, whatever the metadata says.
+    std::string rev = r.verification ? std::to_string(r.verification->revision)
+                      : r.revision   ? std::to_string(*r.revision) + (r.revision_exact ? "" : "+")
+                                     : "-";
+    std::string keys = r.verification ? std::to_string(r.verification->live_keys) : "-";
+    std::printf("%-27s  %-8s  %-10s  %-10s  %-10s  %-10s  %-5s  %-8s  %s\n", r.name.c_str(), age.c_str(), rev.c_str(),
+                keys.c_str(), r.db_size ? human_bytes(*r.db_size).c_str() : "-", human_bytes(r.stored_size).c_str(),
+                compression_name(r.compression), r.etcd_version.empty() ? "-" : r.etcd_version.c_str(),
+                r.source.c_str());
   }
   std::cout.flush();
 }

@@ -14,7 +14,14 @@ namespace etcdadm {
 
 namespace {
 
-constexpr int kSchemaVersion = 2;
+// 1: backups; 2: + attempts (recreated); 3: + the verification columns of backups (migrated from 2
+// in place, keeping rows and attempt history).
+constexpr int kSchemaVersion = 3;
+
+// Columns of the last `backup verify` (all NULL when never verified). A cache: not in the store.
+constexpr const char* kVerificationColumns[] = {"verified_revision INTEGER", "verified_total_key INTEGER",
+                                                "verified_live_keys INTEGER", "verified_hash INTEGER",
+                                                "verified_at_micros INTEGER"};
 
 // RAII prepared statement with typed binders.
 class Stmt {
@@ -77,55 +84,74 @@ Catalog::Catalog(const std::string& path) : path_(path) {
   sqlite3_busy_timeout(db_, 10000);
   exec("PRAGMA journal_mode=WAL");
   exec("PRAGMA synchronous=NORMAL");
-  int64_t version = 0;
-  {
+  auto user_version = [this] {
     // Finalized before the schema changes below: SQLite refuses DROP TABLE while a statement of
     // the same connection is still active ("database table is locked").
     Stmt v(db_, "PRAGMA user_version");
     v.step();
-    version = v.i64(0);
+    return v.i64(0);
+  };
+  if (user_version() == kSchemaVersion) return;
+  // Another process may be upgrading the same file: decide again under the write lock.
+  exec("BEGIN IMMEDIATE");
+  try {
+    migrate(user_version());
+    exec("COMMIT");
+  } catch (...) {
+    exec("ROLLBACK");
+    throw;
   }
-  if (version != kSchemaVersion) {
-    // The catalog is only an index: on any other schema, start over (sync() refills it).
-    exec("DROP TABLE IF EXISTS attempts");
-    exec("DROP TABLE IF EXISTS backups");
-    exec("DROP TABLE IF EXISTS stores");
-    exec("CREATE TABLE stores (id INTEGER PRIMARY KEY, url TEXT NOT NULL UNIQUE, last_sync_micros INTEGER)");
-    exec(
-        "CREATE TABLE backups ("
-        " store_id INTEGER NOT NULL REFERENCES stores(id),"
-        " name TEXT NOT NULL,"
-        " taken_at_micros INTEGER NOT NULL,"
-        " format TEXT NOT NULL,"
-        " source TEXT NOT NULL,"
-        " data_file TEXT NOT NULL,"
-        " compression TEXT NOT NULL,"
-        " stored_size INTEGER NOT NULL,"
-        " db_size INTEGER,"
-        " revision INTEGER,"
-        " revision_exact INTEGER NOT NULL,"
-        " db_sha256 TEXT NOT NULL,"
-        " stored_sha256 TEXT NOT NULL,"
-        " hash_trailer INTEGER NOT NULL,"
-        " etcd_version TEXT NOT NULL,"
-        " cluster_id TEXT NOT NULL,"
-        " member_id TEXT NOT NULL,"
-        " PRIMARY KEY (store_id, name))");
-    exec("CREATE INDEX backups_by_time ON backups(store_id, taken_at_micros)");
-    // Unlike `backups`, the attempt history is not in the store: it is what this host tried.
-    exec(
-        "CREATE TABLE attempts ("
-        " id INTEGER PRIMARY KEY,"
-        " store_id INTEGER NOT NULL REFERENCES stores(id),"
-        " started_micros INTEGER NOT NULL,"
-        " finished_micros INTEGER NOT NULL,"
-        " result TEXT NOT NULL,"
-        " reason TEXT NOT NULL,"
-        " message TEXT NOT NULL,"
-        " backup_name TEXT NOT NULL)");
-    exec("CREATE INDEX attempts_by_time ON attempts(store_id, started_micros)");
+}
+
+void Catalog::migrate(int64_t version) {
+  if (version == kSchemaVersion) return;
+  if (version == 2) {
+    // v2 -> v3: add the verification cache; rows and attempt history stay.
+    for (const char* column : kVerificationColumns) exec(std::string("ALTER TABLE backups ADD COLUMN ") + column);
     exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
+    return;
   }
+  // The catalog is only an index: on any other schema, start over (sync() refills it).
+  exec("DROP TABLE IF EXISTS attempts");
+  exec("DROP TABLE IF EXISTS backups");
+  exec("DROP TABLE IF EXISTS stores");
+  exec("CREATE TABLE stores (id INTEGER PRIMARY KEY, url TEXT NOT NULL UNIQUE, last_sync_micros INTEGER)");
+  std::string verification_columns;
+  for (const char* column : kVerificationColumns) verification_columns += std::string(" ") + column + ",";
+  exec(
+      "CREATE TABLE backups ("
+      " store_id INTEGER NOT NULL REFERENCES stores(id),"
+      " name TEXT NOT NULL,"
+      " taken_at_micros INTEGER NOT NULL,"
+      " format TEXT NOT NULL,"
+      " source TEXT NOT NULL,"
+      " data_file TEXT NOT NULL,"
+      " compression TEXT NOT NULL,"
+      " stored_size INTEGER NOT NULL,"
+      " db_size INTEGER,"
+      " revision INTEGER,"
+      " revision_exact INTEGER NOT NULL,"
+      " db_sha256 TEXT NOT NULL,"
+      " stored_sha256 TEXT NOT NULL,"
+      " hash_trailer INTEGER NOT NULL,"
+      " etcd_version TEXT NOT NULL,"
+      " cluster_id TEXT NOT NULL,"
+      " member_id TEXT NOT NULL," +
+      verification_columns + " PRIMARY KEY (store_id, name))");
+  exec("CREATE INDEX backups_by_time ON backups(store_id, taken_at_micros)");
+  // Unlike `backups`, the attempt history is not in the store: it is what this host tried.
+  exec(
+      "CREATE TABLE attempts ("
+      " id INTEGER PRIMARY KEY,"
+      " store_id INTEGER NOT NULL REFERENCES stores(id),"
+      " started_micros INTEGER NOT NULL,"
+      " finished_micros INTEGER NOT NULL,"
+      " result TEXT NOT NULL,"
+      " reason TEXT NOT NULL,"
+      " message TEXT NOT NULL,"
+      " backup_name TEXT NOT NULL)");
+  exec("CREATE INDEX attempts_by_time ON attempts(store_id, started_micros)");
+  exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
 }
 
 Catalog Catalog::open_or_memory(const std::string& path) {
@@ -179,6 +205,23 @@ void Catalog::insert(int64_t sid, const BackupRecord& r) {
 
 void Catalog::record(const std::string& store_url, const BackupRecord& r) {
   insert(store_id(store_url), r);
+}
+
+void Catalog::record_verification(const std::string& store_url, const BackupRecord& r, const VerificationRecord& v) {
+  int64_t sid = store_id(store_url);
+  auto update = [&] {
+    Stmt upd(
+        db_,
+        "UPDATE backups SET verified_revision = ?, verified_total_key = ?, verified_live_keys = ?, verified_hash = ?,"
+        " verified_at_micros = ? WHERE store_id = ? AND name = ?");
+    upd.bind(1, v.revision).bind(2, v.total_key).bind(3, static_cast<int64_t>(v.live_keys));
+    upd.bind(4, static_cast<int64_t>(v.hash)).bind(5, v.verified_at_micros).bind(6, sid).bind(7, r.name).step();
+    return sqlite3_changes(db_) > 0;
+  };
+  if (update()) return;
+  // Not indexed yet (a catalog synced by nobody): index the backup, then record.
+  insert(sid, r);
+  update();
 }
 
 SyncStats Catalog::sync(BlobStore& store) {
@@ -239,7 +282,8 @@ std::vector<BackupRecord> Catalog::backups(const std::string& store_url) {
   Stmt sel(db_,
            "SELECT b.name, b.taken_at_micros, b.format, b.source, b.data_file, b.compression, b.stored_size, b.db_size,"
            " b.revision, b.revision_exact, b.db_sha256, b.stored_sha256, b.hash_trailer, b.etcd_version, b.cluster_id,"
-           " b.member_id FROM backups b JOIN stores s ON s.id = b.store_id WHERE s.url = ?"
+           " b.member_id, b.verified_revision, b.verified_total_key, b.verified_live_keys, b.verified_hash,"
+           " b.verified_at_micros FROM backups b JOIN stores s ON s.id = b.store_id WHERE s.url = ?"
            " ORDER BY b.taken_at_micros DESC, b.name DESC");
   sel.bind(1, store_url);
   while (sel.step()) {
@@ -260,6 +304,15 @@ std::vector<BackupRecord> Catalog::backups(const std::string& store_url) {
     r.etcd_version = sel.text(13);
     r.cluster_id = sel.text(14);
     r.member_id = sel.text(15);
+    if (!sel.is_null(20)) {
+      VerificationRecord v;
+      v.revision = sel.i64(16);
+      v.total_key = sel.i64(17);
+      v.live_keys = static_cast<uint64_t>(sel.i64(18));
+      v.hash = static_cast<uint32_t>(sel.i64(19));
+      v.verified_at_micros = sel.i64(20);
+      r.verification = v;
+    }
     out.push_back(std::move(r));
   }
   return out;

@@ -1,7 +1,8 @@
 // The SQLite catalog: a local index of what each backup store holds, so that `backup list` and
 // name resolution are fast on stores with thousands of backups. It is never the truth: sync()
 // reconciles it with the store (reading metadata only of backups it has not seen), and rebuild()
-// recreates it from scratch. Losing the file loses nothing.
+// recreates it from scratch. Losing the file loses nothing but caches: the attempt history of this
+// host and the results of `backup verify` (revision and key counts read from each snapshot).
 #pragma once
 
 #include <string>
@@ -51,6 +52,10 @@ class Catalog {
   SyncStats rebuild(BlobStore& store);
   // Records a backup just written (so the next list needs no metadata read).
   void record(const std::string& store_url, const BackupRecord& r);
+  // Caches the result of a structural verification of `r` (indexing `r` first when the catalog
+  // does not know it). Kept by sync() while the backup's data file is unchanged; lost when the
+  // backup is re-read (its data file changed size), removed, or the catalog rebuilt.
+  void record_verification(const std::string& store_url, const BackupRecord& r, const VerificationRecord& v);
   // Newest first (by time taken, then name).
   std::vector<BackupRecord> backups(const std::string& store_url);
   // The attempt history (kept across restarts; lost only with the catalog file).
@@ -60,6 +65,7 @@ class Catalog {
 
  private:
   void exec(const std::string& sql);
+  void migrate(int64_t from_version);
   int64_t store_id(const std::string& store_url);
   void insert(int64_t store_id, const BackupRecord& r);
   std::string path_;

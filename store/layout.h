@@ -101,6 +101,16 @@ struct BackupListing {
 // Lists complete backups (directories holding _etcd_backup.meta), sorted by name.
 std::vector<BackupListing> scan_backups(BlobStore& store);
 
+// The result of the last structural verification (`backup verify`), cached in the catalog only:
+// it is not in the store, so a catalog rebuild loses it.
+struct VerificationRecord {
+  int64_t revision = 0;    // the snapshot's store revision, read from its db
+  int64_t total_key = 0;   // entries in the key bucket (etcdctl snapshot status totalKey)
+  uint64_t live_keys = 0;  // keys whose latest revision is not a tombstone
+  uint32_t hash = 0;       // etcdctl snapshot status hash (CRC-32C)
+  int64_t verified_at_micros = 0;
+};
+
 // What the catalog keeps per backup (merged from whichever metadata exists).
 struct BackupRecord {
   std::string name;
@@ -119,6 +129,7 @@ struct BackupRecord {
   std::string cluster_id;
   std::string member_id;
   std::string source;
+  std::optional<VerificationRecord> verification;  // from the catalog; none when never verified
 };
 // Reads the metadata of one listed backup.
 BackupRecord load_backup_record(BlobStore& store, const BackupListing& listing);

@@ -85,6 +85,72 @@ TEST(Catalog, ThousandsOfBackupsListFastAfterFirstSync) {
             << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << "s\n";
 }
 
+// `backup verify` results are a cache in the catalog: sync keeps them while the backup's data file
+// is unchanged, a changed data file (re-read) or a rebuild drops them.
+TEST(Catalog, VerificationIsCachedUntilDataChangesOrRebuild) {
+  test::TempDir dir;
+  LocalStore store(dir / "store");
+  const std::string name = "2026-01-01T00:00:00Z-000001";
+  add_etcd_manager_backup(store, name, 1767225600);
+  add_etcd_manager_backup(store, "2026-01-02T00:00:00Z-000001", 1767312000);
+  Catalog cat(dir / "catalog.db");
+  cat.sync(store);
+  auto list = cat.backups(store.url());
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_FALSE(list[1].verification.has_value());
+
+  VerificationRecord v;
+  v.revision = 1234;
+  v.total_key = 99;
+  v.live_keys = 42;
+  v.hash = 0xfedcba98u;
+  v.verified_at_micros = 1767225700000000;
+  cat.record_verification(store.url(), list[1], v);
+  cat.sync(store);
+  list = cat.backups(store.url());
+  ASSERT_EQ(list[1].name, name);
+  ASSERT_TRUE(list[1].verification.has_value());
+  EXPECT_EQ(list[1].verification->revision, 1234);
+  EXPECT_EQ(list[1].verification->total_key, 99);
+  EXPECT_EQ(list[1].verification->live_keys, 42u);
+  EXPECT_EQ(list[1].verification->hash, 0xfedcba98u);
+  EXPECT_EQ(list[1].verification->verified_at_micros, 1767225700000000);
+  EXPECT_FALSE(list[0].verification.has_value());
+
+  // Reopening the file keeps it (schema 3 is not recreated).
+  {
+    Catalog again(dir / "catalog.db");
+    EXPECT_TRUE(again.backups(store.url())[1].verification.has_value());
+  }
+
+  // The data file was replaced (other size): the backup is re-read and its verification dropped.
+  store.remove(name + "/etcd.backup.gz");
+  store.write_small(name + "/etcd.backup.gz", "replaced with other bytes");
+  cat.sync(store);
+  EXPECT_FALSE(cat.backups(store.url())[1].verification.has_value());
+
+  cat.record_verification(store.url(), cat.backups(store.url())[1], v);
+  cat.rebuild(store);
+  for (const auto& b : cat.backups(store.url())) EXPECT_FALSE(b.verification.has_value()) << b.name;
+}
+
+// A backup the catalog has not indexed yet is indexed by record_verification.
+TEST(Catalog, RecordVerificationIndexesUnknownBackup) {
+  Catalog cat(":memory:");
+  BackupRecord r;
+  r.name = "2026-01-01T00:00:00Z-000001";
+  r.format = "etcdadm";
+  r.data_file = "etcd.backup.gz";
+  VerificationRecord v;
+  v.revision = 7;
+  v.live_keys = 3;
+  cat.record_verification("file:///x", r, v);
+  auto list = cat.backups("file:///x");
+  ASSERT_EQ(list.size(), 1u);
+  ASSERT_TRUE(list[0].verification.has_value());
+  EXPECT_EQ(list[0].verification->revision, 7);
+  EXPECT_EQ(list[0].verification->live_keys, 3u);
+}
 }  // namespace etcdadm
 
 namespace etcdadm {
@@ -114,6 +180,68 @@ TEST(CatalogUpgrade, OlderSchemaIsRecreatedInPlace) {
   auto history = c.attempts("file:///x");
   ASSERT_EQ(history.size(), 1u);
   EXPECT_EQ(history[0].reason, "auth");
+}
+
+// A schema-2 catalog (etcdadm before the verification cache) is migrated in place to schema 3:
+// its backups and attempt history stay, and verification results can be recorded.
+TEST(CatalogUpgrade, Schema2IsMigratedKeepingRows) {
+  test::TempDir dir;
+  std::string path = dir / "v2.db";
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  // The v2 schema, exactly as etcdadm created it.
+  ASSERT_EQ(
+      sqlite3_exec(db,
+                   "CREATE TABLE stores (id INTEGER PRIMARY KEY, url TEXT NOT NULL UNIQUE, last_sync_micros INTEGER);"
+                   "CREATE TABLE backups ("
+                   " store_id INTEGER NOT NULL REFERENCES stores(id), name TEXT NOT NULL,"
+                   " taken_at_micros INTEGER NOT NULL, format TEXT NOT NULL, source TEXT NOT NULL,"
+                   " data_file TEXT NOT NULL, compression TEXT NOT NULL, stored_size INTEGER NOT NULL,"
+                   " db_size INTEGER, revision INTEGER, revision_exact INTEGER NOT NULL,"
+                   " db_sha256 TEXT NOT NULL, stored_sha256 TEXT NOT NULL, hash_trailer INTEGER NOT NULL,"
+                   " etcd_version TEXT NOT NULL, cluster_id TEXT NOT NULL, member_id TEXT NOT NULL,"
+                   " PRIMARY KEY (store_id, name));"
+                   "CREATE INDEX backups_by_time ON backups(store_id, taken_at_micros);"
+                   "CREATE TABLE attempts (id INTEGER PRIMARY KEY, store_id INTEGER NOT NULL REFERENCES stores(id),"
+                   " started_micros INTEGER NOT NULL, finished_micros INTEGER NOT NULL, result TEXT NOT NULL,"
+                   " reason TEXT NOT NULL, message TEXT NOT NULL, backup_name TEXT NOT NULL);"
+                   "CREATE INDEX attempts_by_time ON attempts(store_id, started_micros);"
+                   "INSERT INTO stores VALUES (1, 'file:///x', 5);"
+                   "INSERT INTO backups VALUES (1, '2026-01-01T00:00:00Z-000001', 1767225600000000, 'etcdadm',"
+                   " 'snapshot', 'etcd.backup.gz', 'gzip', 100, 4096, 77, 1, 'aa', 'bb', 1, '3.5.9', 'c1', 'm1');"
+                   "INSERT INTO attempts VALUES (1, 1, 10, 20, 'success', '', '', '2026-01-01T00:00:00Z-000001');"
+                   "PRAGMA user_version=2;",
+                   nullptr, nullptr, nullptr),
+      SQLITE_OK);
+  sqlite3_close(db);
+
+  Catalog c(path);
+  auto list = c.backups("file:///x");
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0].name, "2026-01-01T00:00:00Z-000001");
+  ASSERT_TRUE(list[0].revision.has_value());
+  EXPECT_EQ(*list[0].revision, 77);
+  EXPECT_EQ(list[0].etcd_version, "3.5.9");
+  EXPECT_FALSE(list[0].verification.has_value());
+  ASSERT_EQ(c.attempts("file:///x").size(), 1u);
+
+  VerificationRecord v;
+  v.revision = 77;
+  v.total_key = 10;
+  v.live_keys = 8;
+  v.hash = 1;
+  v.verified_at_micros = 30;
+  c.record_verification("file:///x", list[0], v);
+  ASSERT_TRUE(c.backups("file:///x")[0].verification.has_value());
+  EXPECT_EQ(c.backups("file:///x")[0].verification->live_keys, 8u);
+
+  sqlite3_open(path.c_str(), &db);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(st, 0), 3);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
 }
 
 }  // namespace etcdadm
