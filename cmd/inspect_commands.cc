@@ -1,13 +1,21 @@
 #include "cmd/inspect_commands.h"
 
+#include <fcntl.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <array>
 #include <cstdio>
+#include <cstring>
+#include <exception>
 #include <iomanip>
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <thread>
+#include <utility>
 
 #include "cmd/connection_flags.h"
 #include "cmd/output.h"
@@ -37,19 +45,47 @@ struct SourceFlags {
   }
 };
 
+// How a --file snapshot's SHA-256 trailer is checked: before reading it (get, diff, restore-keys),
+// on a second thread while it is read (inspect --check-trailer), or not at all (inspect's default:
+// the check reads and hashes the whole file once more, which costs more than the inspection). The
+// cheap checks (empty, not a bbolt file, size not db + trailer) are made in every mode. A store
+// backup is always verified when fetched.
+enum class TrailerCheck { kFirst, kConcurrent, kSkip };
+
 // An opened snapshot. A store backup is fetched (verified) into a private temp dir, removed on
 // destruction.
 class OpenedSnapshot {
  public:
-  OpenedSnapshot(const SourceFlags& f, const std::string& query) {
+  OpenedSnapshot(const SourceFlags& f, const std::string& query, TrailerCheck check = TrailerCheck::kFirst) {
     if (!f.file.empty()) {
       if (!query.empty()) throw Error(ErrorKind::kInvalidArgument, "give either a backup or --file, not both");
-      SnapshotDigestSink digest(nullptr);
-      read_file_chunks(f.file, [&](const uint8_t* data, size_t size) { digest.write(data, size); });
-      SnapshotDigest d = digest.finish();
-      require_intact_snapshot(d, "snapshot file " + f.file, /*allow_missing_trailer=*/true);
-      source_ = {{"file", f.file}};
-      db_ = BoltReader::open(f.file, d.db_bytes);
+      const std::string what = "snapshot file " + f.file;
+      if (check == TrailerCheck::kFirst) {
+        SnapshotDigest d = digest_file(f.file);
+        require_intact_snapshot(d, what, /*allow_missing_trailer=*/true);
+        source_ = {{"file", f.file}};
+        db_ = BoltReader::open(f.file, d.db_bytes);
+        return;
+      }
+      SnapshotDigest d = cheap_digest(f.file);
+      require_intact_snapshot(d, what, /*allow_missing_trailer=*/true);
+      source_ = {{"file", f.file}, {"trailerChecked", check == TrailerCheck::kConcurrent && d.has_trailer}};
+      if (check == TrailerCheck::kConcurrent && d.has_trailer) {
+        trailer_what_ = what;
+        trailer_thread_ = std::thread([this, path = f.file] {
+          try {
+            trailer_digest_ = digest_file(path);
+          } catch (...) {
+            trailer_error_ = std::current_exception();
+          }
+        });
+      }
+      try {
+        db_ = BoltReader::open(f.file, d.db_bytes);
+      } catch (...) {
+        finish_trailer_check();  // a damaged file: the SHA-256 mismatch is the clearer message
+        throw;
+      }
       return;
     }
     if (query.empty()) {
@@ -68,7 +104,18 @@ class OpenedSnapshot {
     source_ = {{"backup", b.name}, {"store", store->url()}};
     db_ = BoltReader::open(path, r.digest.db_bytes);
   }
+
+  // With TrailerCheck::kConcurrent: waits for the SHA-256 of the trailer and throws kCorrupt when it
+  // does not match. A no-op otherwise, and after the first call.
+  void finish_trailer_check() {
+    if (!trailer_thread_.joinable()) return;
+    trailer_thread_.join();
+    if (trailer_error_) std::rethrow_exception(std::exchange(trailer_error_, nullptr));
+    require_intact_snapshot(trailer_digest_, trailer_what_, /*allow_missing_trailer=*/true);
+  }
+
   ~OpenedSnapshot() {
+    if (trailer_thread_.joinable()) trailer_thread_.join();
     db_.reset();
     if (!temp_dir_.empty()) {
       try {
@@ -84,9 +131,43 @@ class OpenedSnapshot {
   const nlohmann::json& source() const { return source_; }
 
  private:
+  static SnapshotDigest digest_file(const std::string& path) {
+    SnapshotDigestSink digest(nullptr);
+    read_file_chunks(path, [&](const uint8_t* data, size_t size) { digest.write(data, size); });
+    return digest.finish();
+  }
+
+  // The digest fields that need no hashing: the size rule and page 0's bbolt magic. The trailer is
+  // taken as matching (it is not checked).
+  static SnapshotDigest cheap_digest(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw_errno("cannot open", path, errno);
+    struct stat st {};
+    std::array<uint8_t, 20> head{};
+    ssize_t got = 0;
+    bool ok = ::fstat(fd, &st) == 0;
+    if (ok) got = ::pread(fd, head.data(), head.size(), 0);
+    int err = errno;
+    ::close(fd);
+    if (!ok || got < 0) throw_errno("cannot read", path, err);
+    if (!S_ISREG(st.st_mode)) throw Error(ErrorKind::kInvalidArgument, path + ": not a regular file");
+    SnapshotDigest d;
+    d.total_bytes = static_cast<uint64_t>(st.st_size);
+    static const uint8_t kMagic[4] = {0xed, 0xda, 0x0c, 0xed};  // after the 16-byte page header
+    d.bbolt_magic_ok = got == static_cast<ssize_t>(head.size()) && std::memcmp(head.data() + 16, kMagic, 4) == 0;
+    d.has_trailer = d.total_bytes >= 32 && d.total_bytes % 512 == 32;
+    d.db_bytes = d.has_trailer ? d.total_bytes - 32 : 0;
+    d.trailer_matches = true;
+    return d;
+  }
+
   std::string temp_dir_;
   nlohmann::json source_;
   std::unique_ptr<BoltReader> db_;
+  std::thread trailer_thread_;
+  std::string trailer_what_;
+  SnapshotDigest trailer_digest_;
+  std::exception_ptr trailer_error_;
 };
 
 std::string hex_id(uint64_t id) {
@@ -192,6 +273,10 @@ void print_inspection_table(const SnapshotInspection& r, int64_t status_total_ke
     o << "Backup            " << source["backup"].get<std::string>() << "\n";
   else
     o << "File              " << source["file"].get<std::string>() << "\n";
+  if (source.contains("trailerChecked")) {
+    o << "SHA-256 trailer   "
+      << (source["trailerChecked"].get<bool>() ? "checked" : "not checked (--check-trailer checks it)") << "\n";
+  }
   o << "Hash              " << r.status.hash << " (0x" << std::hex << std::setw(8) << std::setfill('0') << r.status.hash
     << std::dec << std::setfill(' ') << ")\n"
     << "Revision          " << r.status.revision << "\n"
@@ -233,6 +318,7 @@ void add_inspect(CLI::App& backup) {
     SourceFlags source;
     std::string query, semantics = "3.4";
     int depth = 2;
+    bool check_trailer = false;
   };
   auto f = std::make_shared<Flags>();
   auto* c = backup.add_subcommand(
@@ -246,11 +332,21 @@ void add_inspect(CLI::App& backup) {
   c->add_option("--prefix-depth", f->depth, "'/'-separated levels that make a prefix (/registry/pods is 2)")
       ->capture_default_str()
       ->check(CLI::Range(0, 64));
+  c->add_flag("--check-trailer", f->check_trailer,
+              "with --file: also check the snapshot's SHA-256 trailer (one more pass over the file, on a "
+              "second thread); JSON field trailerChecked says whether it was");
   c->callback([f] {
     auto fmt = parse_output_format(f->source.store.output);
     auto semantics = f->semantics == "3.6" ? StatusSemantics::kEtcd36 : StatusSemantics::kEtcd34;
-    OpenedSnapshot snap(f->source, f->query);
-    SnapshotInspection r = inspect_snapshot(snap.db(), f->depth);
+    OpenedSnapshot snap(f->source, f->query, f->check_trailer ? TrailerCheck::kConcurrent : TrailerCheck::kSkip);
+    SnapshotInspection r;
+    try {
+      r = inspect_snapshot(snap.db(), f->depth);
+    } catch (...) {
+      snap.finish_trailer_check();  // a damaged file: the SHA-256 mismatch is the clearer message
+      throw;
+    }
+    snap.finish_trailer_check();
     int64_t total_key = semantics == StatusSemantics::kEtcd36 ? static_cast<int64_t>(r.live_keys) : r.status.total_key;
     if (fmt == OutputFormat::kJson) {
       nlohmann::json j = inspection_json(r, semantics, total_key);

@@ -89,7 +89,32 @@ class FileSource : public Source {
   }
   ~FileSource() override { ::close(fd_); }
   uint64_t size() const override { return size_; }
+  // Sequential reads (a walk over leaf pages that bbolt allocated one after another) are served from
+  // a read-ahead window that doubles up to kMaxWindow while reads stay sequential; a jump elsewhere
+  // reads just what was asked. Cuts the syscalls of a full walk ~100x at a bounded, constant cost.
   void read(uint64_t off, size_t n, char* out) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (off >= win_off_ && off - win_off_ <= win_len_ && n <= win_len_ - (off - win_off_)) {
+      std::memcpy(out, win_.data() + (off - win_off_), n);
+      next_ = off + n;
+      return;
+    }
+    ahead_ = off == next_ ? std::min(std::max(ahead_ * 2, kMinWindow), kMaxWindow) : 0;
+    next_ = off + n;
+    if (n >= ahead_) {
+      pread_full(off, n, out);
+      return;
+    }
+    size_t want = static_cast<size_t>(std::min<uint64_t>(ahead_, size_ - off));
+    win_.resize(kMaxWindow);
+    win_len_ = 0;
+    pread_full(off, want, win_.data());
+    win_off_ = off;
+    win_len_ = want;
+    std::memcpy(out, win_.data(), n);
+  }
+
+  void pread_full(uint64_t off, size_t n, char* out) const {
     size_t done = 0;
     while (done < n) {
       ssize_t r = ::pread(fd_, out + done, n - done, static_cast<off_t>(off + done));
@@ -106,9 +131,17 @@ class FileSource : public Source {
   }
 
  private:
+  static constexpr size_t kMinWindow = 64 * 1024;
+  static constexpr size_t kMaxWindow = 512 * 1024;
   std::string path_;
   int fd_ = -1;
   uint64_t size_ = 0;
+  mutable std::mutex mu_;
+  mutable std::vector<char> win_;
+  mutable uint64_t win_off_ = 0;
+  mutable size_t win_len_ = 0;
+  mutable uint64_t next_ = UINT64_MAX;  // where the previous read ended
+  mutable size_t ahead_ = 0;            // the current read-ahead size, 0 = none
 };
 
 class MemorySource : public Source {

@@ -3,9 +3,12 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/wire_format_lite.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "common/crc32c.h"
 #include "common/error.h"
@@ -118,22 +121,176 @@ void scan_revisions(const BoltReader& db, const Want& want, const Visit& visit) 
   });
 }
 
-std::string prefix_of(const std::string& key, int depth) {
+// The fields of an mvccpb.KeyValue that inspect needs, read straight from the wire format without
+// building a message: key (1), value (5, only its length is used), lease (6). The revision fields
+// (2..4) are varints and skipped like unknown fields. proto3 rules: the last occurrence of a field
+// wins; a known field number with an unexpected wire type is an unknown field.
+struct KvFields {
+  std::string_view key;
+  size_t value_size = 0;
+};
+
+bool read_varint(const char*& p, const char* end, uint64_t* out) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 70; shift += 7) {
+    if (p == end) return false;
+    auto b = static_cast<uint8_t>(*p++);
+    v |= uint64_t{b & 0x7Fu} << shift;
+    if ((b & 0x80) == 0) {
+      *out = v;
+      return true;
+    }
+  }
+  return false;  // more than 10 bytes
+}
+
+bool parse_kv_fields(std::string_view v, KvFields* out) {
+  const char* p = v.data();
+  const char* end = p + v.size();
+  KvFields f;
+  while (p != end) {
+    uint64_t tag = 0;
+    if (!read_varint(p, end, &tag)) return false;
+    uint64_t field = tag >> 3;
+    if (field == 0) return false;
+    switch (tag & 7) {
+      case 0: {  // varint
+        uint64_t x = 0;
+        if (!read_varint(p, end, &x)) return false;
+        break;
+      }
+      case 1:  // fixed64
+        if (end - p < 8) return false;
+        p += 8;
+        break;
+      case 2: {  // length-delimited
+        uint64_t len = 0;
+        if (!read_varint(p, end, &len) || len > static_cast<uint64_t>(end - p)) return false;
+        if (field == 1) f.key = std::string_view(p, len);
+        if (field == 5) f.value_size = len;
+        p += len;
+        break;
+      }
+      case 5:  // fixed32
+        if (end - p < 4) return false;
+        p += 4;
+        break;
+      default:  // groups (never in a KeyValue) and invalid wire types
+        return false;
+    }
+  }
+  *out = f;
+  return true;
+}
+
+std::string_view prefix_view(std::string_view key, int depth) {
   size_t start = (!key.empty() && key[0] == '/') ? 1 : 0;
   size_t cut = start;
   size_t pos = start;
   for (int level = 0; level < depth; ++level) {
     size_t slash = key.find('/', pos);
-    if (slash == std::string::npos) break;
+    if (slash == std::string_view::npos) break;
     cut = slash;
     pos = slash + 1;
   }
   return key.substr(0, cut);
 }
 
-}  // namespace
+// 128-bit (two 64-bit lanes) non-cryptographic hash of a key: the latest-state table stores 95 bits
+// of it instead of the key, in a 16-byte slot (the table is 3/8 to 3/4 full), whatever the key
+// length.
+inline uint64_t mum(uint64_t a, uint64_t b) {
+  __uint128_t r = static_cast<__uint128_t>(a) * b;
+  return static_cast<uint64_t>(r) ^ static_cast<uint64_t>(r >> 64);
+}
 
-SnapshotStatus snapshot_status(const BoltReader& db, StatusSemantics semantics) {
+std::pair<uint64_t, uint64_t> hash128(std::string_view s) {
+  constexpr uint64_t k0 = 0xa0761d6478bd642fULL, k1 = 0xe7037ed1a0b428dbULL, k2 = 0x8ebc6af09c88c6e3ULL,
+                     k3 = 0x589965cc75374cc3ULL;
+  uint64_t h1 = 0x243f6a8885a308d3ULL ^ (s.size() * k0);
+  uint64_t h2 = 0x13198a2e03707344ULL ^ (s.size() * k1);
+  const char* p = s.data();
+  size_t n = s.size();
+  while (n > 0) {
+    uint64_t w = 0;
+    size_t take = n < 8 ? n : 8;
+    std::memcpy(&w, p, take);
+    h1 = mum(h1 ^ w, k2);
+    h2 = mum(h2 ^ w ^ k0, k3) + w;
+    p += take;
+    n -= take;
+  }
+  return {mum(h1 ^ k1, h2 ^ k3), mum(h2 ^ k2, h1 ^ k0)};
+}
+
+// Open-addressing table: hashed key -> {live, key + value bytes} of its latest revision seen.
+class LatestTable {
+ public:
+  struct Slot {
+    uint64_t h1 = 0;  // 0 = empty (a real hash of 0 is stored as 1)
+    uint32_t h2 = 0;  // 31 more hash bits; the top bit is the live flag
+    uint32_t bytes = 0;
+  };
+  static constexpr uint32_t kLive = 0x80000000u;
+
+  struct Hashed {
+    uint64_t h1;
+    uint32_t h2;
+  };
+  // Hashes `key` and prefetches its first probe slot, so that a find() a little later does not wait
+  // for memory (the table is far larger than the caches).
+  Hashed hash(std::string_view key) const {
+    auto [a, b] = hash128(key);
+    Hashed h{a == 0 ? 1 : a, static_cast<uint32_t>(b) & ~kLive};
+    if (!slots_.empty()) __builtin_prefetch(&slots_[static_cast<size_t>(h.h1 >> 20) & (slots_.size() - 1)]);
+    return h;
+  }
+
+  // The slot of a hashed key (inserted when new: *fresh is then true).
+  Slot& find(const Hashed& h, bool* fresh) {
+    if ((used_ + 1) * 4 > slots_.size() * 3) grow();
+    size_t mask = slots_.size() - 1;
+    for (size_t i = static_cast<size_t>(h.h1 >> 20) & mask;; i = (i + 1) & mask) {
+      Slot& s = slots_[i];
+      if (s.h1 == 0) {
+        s.h1 = h.h1;
+        s.h2 = h.h2;
+        ++used_;
+        *fresh = true;
+        return s;
+      }
+      if (s.h1 == h.h1 && (s.h2 & ~kLive) == h.h2) {
+        *fresh = false;
+        return s;
+      }
+    }
+  }
+
+ private:
+  void grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(old.empty() ? 4096 : old.size() * 2, Slot{});
+    size_t mask = slots_.size() - 1;
+    for (const Slot& s : old) {
+      if (s.h1 == 0) continue;
+      size_t i = static_cast<size_t>(s.h1 >> 20) & mask;
+      while (slots_[i].h1 != 0) i = (i + 1) & mask;
+      slots_[i] = s;
+    }
+  }
+  std::vector<Slot> slots_;
+  size_t used_ = 0;
+};
+
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+// The status fields, walking every bucket once; `on_key` sees each `key` bucket entry (after the
+// revision check) in revision order.
+template <typename OnKey>
+SnapshotStatus status_walk(const BoltReader& db, const OnKey& on_key) {
   SnapshotStatus s;
   s.total_size = static_cast<int64_t>(db.total_size());
   Crc32c h;
@@ -152,6 +309,7 @@ SnapshotStatus snapshot_status(const BoltReader& db, StatusSemantics semantics) 
       if (key_bucket) {
         if (k.size() < 8) throw corrupt("key bucket entry " + hex_bytes(k) + " is not a revision");
         s.revision = static_cast<int64_t>(be64(k));
+        on_key(k, v, is_bucket);
       }
       ++s.total_key;
       return true;
@@ -159,6 +317,13 @@ SnapshotStatus snapshot_status(const BoltReader& db, StatusSemantics semantics) 
   }
   s.hash = h.value();
   if (auto v = db.has_bucket({"meta"}) ? db.get({"meta"}, "storageVersion") : std::nullopt) s.version = *v;
+  return s;
+}
+
+}  // namespace
+
+SnapshotStatus snapshot_status(const BoltReader& db, StatusSemantics semantics) {
+  SnapshotStatus s = status_walk(db, [](std::string_view, std::string_view, bool) {});
   if (semantics == StatusSemantics::kEtcd36) {
     int64_t live = 0;
     visit_latest(db, std::string(1, '\0'), std::string(1, '\0'), [&](const SnapshotKeyValue&) { ++live; });
@@ -169,7 +334,57 @@ SnapshotStatus snapshot_status(const BoltReader& db, StatusSemantics semantics) 
 
 SnapshotInspection inspect_snapshot(const BoltReader& db, int prefix_depth) {
   SnapshotInspection r;
-  r.status = snapshot_status(db);
+  // One walk: the status hash over every bucket, and, while in `key`, each key's latest state. The
+  // `key` bucket is in revision order, so a key's latest state is its last occurrence; the table
+  // keeps a 128-bit hash of each key (not the key), and the per-prefix sums are kept up to date as
+  // states change.
+  LatestTable latest;
+  std::unordered_map<std::string, PrefixStat, StringHash, std::equal_to<>> prefixes;
+  // A revision is applied to the table one entry late: its slot is prefetched meanwhile.
+  struct Pending {
+    LatestTable::Hashed hash;
+    PrefixStat* stat;  // unordered_map nodes do not move
+    bool tombstone;
+    uint32_t bytes;
+  };
+  std::optional<Pending> pending;
+  auto apply = [&](const Pending& e) {
+    bool fresh = false;
+    LatestTable::Slot& slot = latest.find(e.hash, &fresh);
+    if (!fresh && (slot.h2 & LatestTable::kLive) != 0) {
+      --e.stat->keys;
+      e.stat->bytes -= slot.bytes;
+    }
+    if (e.tombstone) {
+      slot.h2 &= ~LatestTable::kLive;
+      slot.bytes = 0;
+    } else {
+      slot.h2 |= LatestTable::kLive;
+      slot.bytes = e.bytes;
+      ++e.stat->keys;
+      e.stat->bytes += e.bytes;
+    }
+  };
+  r.status = status_walk(db, [&](std::string_view k, std::string_view v, bool is_bucket) {
+    ++r.revisions;
+    if (is_bucket) throw corrupt("nested bucket inside the key bucket");
+    main_revision(k);  // validates the key shape
+    KvFields kv;
+    if (!parse_kv_fields(v, &kv)) {
+      throw corrupt("undecodable KeyValue at revision " + std::to_string(main_revision(k)));
+    }
+    if (kv.key.empty()) return;  // etcd's restore skips empty keys, such as a bump-revision marker
+    Pending e{latest.hash(kv.key), nullptr, is_tombstone(k), 0};
+    // A KeyValue's key and value fit in one gRPC message (< 2 GiB), so in 32 bits.
+    if (!e.tombstone) e.bytes = static_cast<uint32_t>(kv.key.size() + kv.value_size);
+    std::string_view p = prefix_view(kv.key, prefix_depth);
+    auto it = prefixes.find(p);
+    if (it == prefixes.end()) it = prefixes.emplace(std::string(p), PrefixStat{std::string(p), 0, 0}).first;
+    e.stat = &it->second;
+    if (pending) apply(*pending);
+    pending = e;
+  });
+  if (pending) apply(*pending);
 
   if (db.has_bucket({"members"})) {
     db.for_each({"members"}, [&](std::string_view k, std::string_view v, bool is_bucket) {
@@ -215,36 +430,13 @@ SnapshotInspection inspect_snapshot(const BoltReader& db, int prefix_depth) {
     r.finished_compact_revision = get_revision(db, "finishedCompactRev");
   }
 
-  // Latest state of every key: live or not, and its size.
-  struct State {
-    bool live = false;
-    uint64_t bytes = 0;
-  };
-  std::map<std::string, State> latest;
-  if (db.has_bucket({"key"})) {
-    db.for_each({"key"}, [&](std::string_view, std::string_view, bool) {
-      ++r.revisions;
-      return true;
-    });
+  for (auto& [p, stat] : prefixes) {
+    if (stat.keys == 0) continue;
+    r.live_keys += stat.keys;
+    r.prefixes.push_back(std::move(stat));
   }
-  scan_revisions(
-      db, [](const std::string&) { return true; },
-      [&](const etcdserverpb::KeyValue& kv, bool tombstone) {
-        auto& s = latest[kv.key()];
-        s.live = !tombstone;
-        s.bytes = tombstone ? 0 : kv.key().size() + kv.value().size();
-      });
-  std::map<std::string, PrefixStat> prefixes;
-  for (const auto& [key, s] : latest) {
-    if (!s.live) continue;
-    ++r.live_keys;
-    std::string p = prefix_of(key, prefix_depth);
-    auto& stat = prefixes[p];
-    stat.prefix = p;
-    ++stat.keys;
-    stat.bytes += s.bytes;
-  }
-  for (auto& [p, stat] : prefixes) r.prefixes.push_back(std::move(stat));
+  std::sort(r.prefixes.begin(), r.prefixes.end(),
+            [](const PrefixStat& a, const PrefixStat& b) { return a.prefix < b.prefix; });
 
   if (db.has_bucket({"lease"})) {
     db.for_each({"lease"}, [&](std::string_view k, std::string_view v, bool is_bucket) {

@@ -38,9 +38,9 @@ struct SnapshotMember {
 };
 
 struct PrefixStat {
-  std::string prefix;   // e.g. "/registry/pods"
-  uint64_t keys = 0;    // live keys under it as of the snapshot
-  uint64_t bytes = 0;   // their key + value bytes
+  std::string prefix;  // e.g. "/registry/pods"
+  uint64_t keys = 0;   // live keys under it as of the snapshot
+  uint64_t bytes = 0;  // their key + value bytes
 };
 
 struct SnapshotLease {
@@ -55,21 +55,23 @@ struct SnapshotInspection {
   std::vector<uint64_t> removed_member_ids;
   std::string cluster_version;
   uint64_t consistent_index = 0;
-  uint64_t term = 0;                           // 3.5+
+  uint64_t term = 0;  // 3.5+
   std::optional<int64_t> scheduled_compact_revision;
   std::optional<int64_t> finished_compact_revision;
-  uint64_t live_keys = 0;                      // keys whose latest revision is not a tombstone
-  uint64_t revisions = 0;                      // entries in the `key` bucket (history kept since compaction)
-  std::vector<PrefixStat> prefixes;            // by prefix, in key order
+  uint64_t live_keys = 0;            // keys whose latest revision is not a tombstone
+  uint64_t revisions = 0;            // entries in the `key` bucket (history kept since compaction)
+  std::vector<PrefixStat> prefixes;  // by prefix, in key order
   std::vector<SnapshotLease> leases;
   bool auth_enabled = false;
   uint64_t auth_revision = 0;
   uint64_t users = 0;
   uint64_t roles = 0;
-  std::vector<std::string> alarms;             // "NOSPACE on member 8e9e05c52164694d"
+  std::vector<std::string> alarms;  // "NOSPACE on member 8e9e05c52164694d"
 };
 
-// `prefix_depth`: how many '/'-separated levels make a prefix ("/registry/pods" is 2).
+// `prefix_depth`: how many '/'-separated levels make a prefix ("/registry/pods" is 2). One walk over
+// the database (the status hash and the per-key latest state together); memory grows by a 16-byte
+// hash slot per distinct key, not by the keys themselves.
 SnapshotInspection inspect_snapshot(const BoltReader& db, int prefix_depth = 2);
 
 // A key's latest state as of the snapshot.

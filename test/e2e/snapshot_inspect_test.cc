@@ -117,6 +117,7 @@ TEST_F(SnapshotInspect, StatusGetAndStatsMatchEtcdAndEtcdctl) {
   auto got = cli_json({"backup", "inspect", "--file", file, "-o", "json"});
   expect_status_equal(got, want);
   EXPECT_EQ(got["file"], file);
+  EXPECT_EQ(got["trailerChecked"], false);  // inspect skips the SHA-256 pass unless asked
   EXPECT_EQ(got["clusterVersion"], "3.4.0");
   ASSERT_EQ(got["members"].size(), 1u);
   EXPECT_EQ(got["members"][0]["name"], "m1");
@@ -225,13 +226,27 @@ TEST_F(SnapshotInspect, CorruptFilesExitWithCorrupt) {
   etcdctl_snapshot(m1, file);
   std::string bytes = read_file(file);
 
-  // A flipped byte: the SHA-256 trailer no longer matches.
+  // An intact file with --check-trailer: the trailer is checked (on a second thread) and says so.
+  auto checked = cli_json({"backup", "inspect", "--file", file, "--check-trailer", "-o", "json"});
+  EXPECT_EQ(checked["trailerChecked"], true);
+
+  // A flipped byte: the SHA-256 trailer no longer matches. inspect checks it only with
+  // --check-trailer; get checks it before reading.
   std::string flipped = bytes;
   flipped[flipped.size() / 2] ^= 0x5a;
   write_file_atomic(dir_ / "flipped.db", flipped);
-  auto r = cli({"backup", "inspect", "--file", dir_ / "flipped.db"});
-  EXPECT_EQ(r.exit_code, 5) << r.output;
-  EXPECT_NE(r.output.find("SHA-256"), std::string::npos) << r.output;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"backup", "inspect", "--file", dir_ / "flipped.db", "--check-trailer"},
+        std::vector<std::string>{"backup", "get", "--file", dir_ / "flipped.db", "/k/", "--prefix"}}) {
+    auto r = cli(args);
+    EXPECT_EQ(r.exit_code, 5) << r.output;
+    EXPECT_NE(r.output.find("SHA-256"), std::string::npos) << r.output;
+  }
+  // A truncated file fails the size rule whether or not the trailer is checked.
+  write_file_atomic(dir_ / "truncated.db", bytes.substr(0, bytes.size() - 100));
+  auto t = cli({"backup", "inspect", "--file", dir_ / "truncated.db"});
+  EXPECT_EQ(t.exit_code, 5) << t.output;
+  EXPECT_NE(t.output.find("truncated"), std::string::npos) << t.output;
 
   // No trailer to check against and every page after the metas garbage: the bbolt reader refuses it.
   std::string garbage = bytes.substr(0, bytes.size() - 32);
