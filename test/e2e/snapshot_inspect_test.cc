@@ -218,6 +218,53 @@ TEST_F(SnapshotInspect, StoreBackupInspectAndGet) {
   EXPECT_FALSE(keys["kvs"][0].contains("value"));
 }
 
+// Auth on (users and roles) and a NOSPACE alarm raised by a small backend quota: inspect reports
+// both, and the status fields still equal etcdctl's.
+TEST_F(SnapshotInspect, AuthAndNospaceAlarmAreReported) {
+  EtcdOptions o;
+  o.extra_flags = {"--quota-backend-bytes=2097152"};
+  auto& m = start_member(o);
+  for (std::vector<std::string> cmd : {std::vector<std::string>{"user", "add", "root:rootpw", "--interactive=false"},
+                                       {"role", "add", "root"},
+                                       {"user", "grant-role", "root", "root"},
+                                       {"user", "add", "alice:alicepw", "--interactive=false"},
+                                       {"role", "add", "reader"},
+                                       {"role", "grant-permission", "reader", "read", "/registry/", "--prefix=true"},
+                                       {"user", "grant-role", "alice", "reader"},
+                                       {"auth", "enable"}}) {
+    auto r = etcdctl(m, cmd);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  ConnectionConfig root = m.connection();
+  root.user = "root";
+  root.password = "rootpw";
+  EtcdClient client(root);
+  std::string big(64 * 1024, 'x');
+  bool nospace = false;
+  for (int i = 0; i < 200 && !nospace; ++i) {
+    try {
+      client.put("/registry/blobs/b" + std::to_string(i), big + std::to_string(i));
+    } catch (const Error& e) {
+      nospace = std::string(e.what()).find("space exceeded") != std::string::npos;
+      ASSERT_TRUE(nospace) << e.what();
+    }
+  }
+  ASSERT_TRUE(nospace) << "the 2 MiB quota was never exceeded";
+  std::string file = dir_ / "auth.db";
+  auto saved = etcdctl(m, {"--user", "root:rootpw", "snapshot", "save", file});
+  ASSERT_EQ(saved.exit_code, 0) << saved.output;
+
+  auto got = cli_json({"backup", "inspect", "--file", file, "-o", "json"});
+  expect_status_equal(got, etcdctl_status(file));
+  EXPECT_EQ(got["authEnabled"], true) << got.dump();
+  EXPECT_EQ(got["users"], 2);
+  EXPECT_EQ(got["roles"], 2);
+  ASSERT_EQ(got["alarms"].size(), 1u) << got.dump();
+  EXPECT_NE(got["alarms"][0].get<std::string>().find("NOSPACE"), std::string::npos) << got.dump();
+  auto table = cli({"backup", "inspect", "--file", file});
+  EXPECT_NE(table.output.find("NOSPACE"), std::string::npos) << table.output;
+}
+
 TEST_F(SnapshotInspect, CorruptFilesExitWithCorrupt) {
   auto& m1 = start_member();
   EtcdClient client(m1.connection());
