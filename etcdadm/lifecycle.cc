@@ -429,9 +429,9 @@ class Runner {
         record_cluster(list.members());
       } else {
         bootstrap_ = init_bootstrap();
-        m_.cluster_endpoints = {m_.client_url()};
       }
     }
+    if (!join_) m_.cluster_endpoints = {m_.client_url()};  // the first member: the cluster is itself
     make_dirs(m_.config_dir);
     write_file_atomic(m_.env_file(), render_env_file(member_env(m_, *bootstrap_)), 0600, /*overwrite=*/true);
     save_member_state(m_);
