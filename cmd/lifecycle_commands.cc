@@ -170,6 +170,10 @@ void print_lifecycle_result(const char* verb, const LifecycleOptions& o, const L
   }
   std::string phases;
   for (const auto& p : r.phases_run) phases += (phases.empty() ? "" : ", ") + p;
+  if (r.phases_run.size() == 1) {
+    std::cout << "Phase " << phases << " done for member " << o.member.name << "\n";
+    return;
+  }
   std::cout << verb << " member " << o.member.name << " at " << r.client_url << " (phases: " << phases << ")\n";
   if (r.member_id != 0) std::cout << "  member ID " << fmt::format("{:x}", r.member_id) << "\n";
   std::cout << "  etcdctl: " << o.member.etcdctl_wrapper() << " member list\n";
