@@ -32,6 +32,9 @@ int parse_verify_every(const std::string& spec) {
 Sidecar::Sidecar(EtcdClient& client, BlobStore& store, Catalog* catalog, SidecarOptions options)
     : client_(client), store_(store), catalog_(catalog), options_(std::move(options)) {
   duration_buckets_.assign(std::size(kDurationBuckets), 0);
+  // Before the HTTP server can ask for /metrics: counters continue where the last run of this
+  // host left them, from the first scrape on.
+  load_history();
 }
 
 void Sidecar::stop() {
@@ -77,7 +80,6 @@ void Sidecar::load_history() {
 }
 
 void Sidecar::run() {
-  load_history();  // counters continue where the last run of this host left them
   std::optional<SystemTime> last_tick;
   spdlog::info("backup sidecar started: schedule '{}', {}", options_.schedule.spec(),
                options_.leader_only ? "backups by the leader's sidecar only" : "backups by any member");
