@@ -17,8 +17,6 @@ repo="$(cd "$here/.." && pwd)"
 bench_settings
 THREADS="${BENCH_THREADS:-6}"
 make_workdir
-export ETCDADM_CATALOG="$WORK/catalog.db"
-unset ETCDADM_STORE ETCDCTL_ENDPOINTS ETCDCTL_CACERT ETCDCTL_CERT ETCDCTL_KEY ETCDCTL_USER ETCDCTL_PASSWORD || true
 start_etcd
 
 status_fields() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["hash"], j["revision"], j["totalKey"], j["totalSize"])' "$1"; }

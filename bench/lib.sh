@@ -42,6 +42,10 @@ make_workdir() {
   }
   trap cleanup EXIT
   trap 'exit 130' INT TERM
+  # Everything etcdadm persists outside a store goes into the work dir, and the machine's
+  # etcdctl/etcdadm settings do not leak into the measured commands.
+  export ETCDADM_CATALOG="$WORK/catalog.db"
+  unset ETCDADM_STORE ETCDCTL_ENDPOINTS ETCDCTL_CACERT ETCDCTL_CERT ETCDCTL_KEY ETCDCTL_USER ETCDCTL_PASSWORD || true
 }
 
 # start_etcd: single member in $WORK/etcd, large quota; sets EP (host:port) and ETCD_PID.

@@ -29,7 +29,6 @@ AWS="${AWS:-/usr/bin/aws}"
 [[ -x "$AWS" ]] || die "$AWS missing (apt-get install awscli)"
 
 make_workdir
-export ETCDADM_CATALOG="$WORK/catalog.db"
 # Only what this script sets: the machine may carry AWS settings of its own.
 for v in AWS_PROFILE AWS_CA_BUNDLE AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3 S3_ENDPOINT S3_ACCESS_KEY_ID \
          S3_SECRET_ACCESS_KEY AWS_SESSION_TOKEN ETCDADM_STORE; do unset "$v" || true; done

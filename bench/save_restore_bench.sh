@@ -33,9 +33,6 @@ THREADS="${BENCH_THREADS:-6}"
 command -v gzip >/dev/null || die "gzip missing"
 
 make_workdir
-# Everything etcdadm persists outside the store goes into the temp dir.
-export ETCDADM_CATALOG="$WORK/catalog.db"
-unset ETCDADM_STORE ETCDCTL_ENDPOINTS ETCDCTL_CACERT ETCDCTL_CERT ETCDCTL_KEY ETCDCTL_USER ETCDCTL_PASSWORD || true
 
 RESTORE_PEER="http://127.0.0.1:$(free_port)" # only written into restored member metadata
 

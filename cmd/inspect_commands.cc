@@ -1,21 +1,12 @@
 #include "cmd/inspect_commands.h"
 
-#include <fcntl.h>
 #include <openssl/evp.h>
-#include <stdlib.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <array>
 #include <cstdio>
-#include <cstring>
-#include <exception>
 #include <iomanip>
 #include <iostream>
 #include <memory>
 #include <sstream>
-#include <thread>
-#include <utility>
 
 #include "cmd/connection_flags.h"
 #include "cmd/output.h"
@@ -28,6 +19,7 @@
 #include "restore/restore_keys.h"
 #include "restore/snapshot_diff.h"
 #include "restore/snapshot_inspect.h"
+#include "restore/snapshot_source.h"
 #include "store/snapshot_digest.h"
 
 namespace etcdadm::cli {
@@ -45,47 +37,16 @@ struct SourceFlags {
   }
 };
 
-// How a --file snapshot's SHA-256 trailer is checked: before reading it (get, diff, restore-keys),
-// on a second thread while it is read (inspect --check-trailer), or not at all (inspect's default:
-// the check reads and hashes the whole file once more, which costs more than the inspection). The
-// cheap checks (empty, not a bbolt file, size not db + trailer) are made in every mode. A store
-// backup is always verified when fetched.
-enum class TrailerCheck { kFirst, kConcurrent, kSkip };
-
-// An opened snapshot. A store backup is fetched (verified) into a private temp dir, removed on
-// destruction.
+// A snapshot opened from the command line (a backup in --store, or --file) and how it is named in
+// the output.
 class OpenedSnapshot {
  public:
   OpenedSnapshot(const SourceFlags& f, const std::string& query, TrailerCheck check = TrailerCheck::kFirst) {
     if (!f.file.empty()) {
       if (!query.empty()) throw Error(ErrorKind::kInvalidArgument, "give either a backup or --file, not both");
-      const std::string what = "snapshot file " + f.file;
-      if (check == TrailerCheck::kFirst) {
-        SnapshotDigest d = digest_file(f.file);
-        require_intact_snapshot(d, what, /*allow_missing_trailer=*/true);
-        source_ = {{"file", f.file}};
-        db_ = BoltReader::open(f.file, d.db_bytes);
-        return;
-      }
-      SnapshotDigest d = cheap_digest(f.file);
-      require_intact_snapshot(d, what, /*allow_missing_trailer=*/true);
-      source_ = {{"file", f.file}, {"trailerChecked", check == TrailerCheck::kConcurrent && d.has_trailer}};
-      if (check == TrailerCheck::kConcurrent && d.has_trailer) {
-        trailer_what_ = what;
-        trailer_thread_ = std::thread([this, path = f.file] {
-          try {
-            trailer_digest_ = digest_file(path);
-          } catch (...) {
-            trailer_error_ = std::current_exception();
-          }
-        });
-      }
-      try {
-        db_ = BoltReader::open(f.file, d.db_bytes);
-      } catch (...) {
-        finish_trailer_check();  // a damaged file: the SHA-256 mismatch is the clearer message
-        throw;
-      }
+      snapshot_ = SnapshotSource::open_file(f.file, check);
+      source_ = {{"file", f.file}};
+      if (check != TrailerCheck::kFirst) source_["trailerChecked"] = snapshot_->trailer_checked();
       return;
     }
     if (query.empty()) {
@@ -95,79 +56,17 @@ class OpenedSnapshot {
     auto store = f.store.open();
     Catalog catalog = f.store.open_catalog();
     BackupRecord b = find_backup(*store, catalog, query);
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/etcdadm-inspect-XXXXXX";
-    if (mkdtemp(pattern.data()) == nullptr) throw_errno("cannot create temp dir", pattern, errno);
-    temp_dir_ = pattern;
-    std::string path = temp_dir_ + "/snapshot.db";
-    FetchResult r = fetch_verified(*store, b, path, /*overwrite=*/false, /*durable=*/false);
+    snapshot_ = SnapshotSource::open_backup(*store, b);
     source_ = {{"backup", b.name}, {"store", store->url()}};
-    db_ = BoltReader::open(path, r.digest.db_bytes);
   }
 
-  // With TrailerCheck::kConcurrent: waits for the SHA-256 of the trailer and throws kCorrupt when it
-  // does not match. A no-op otherwise, and after the first call.
-  void finish_trailer_check() {
-    if (!trailer_thread_.joinable()) return;
-    trailer_thread_.join();
-    if (trailer_error_) std::rethrow_exception(std::exchange(trailer_error_, nullptr));
-    require_intact_snapshot(trailer_digest_, trailer_what_, /*allow_missing_trailer=*/true);
-  }
-
-  ~OpenedSnapshot() {
-    if (trailer_thread_.joinable()) trailer_thread_.join();
-    db_.reset();
-    if (!temp_dir_.empty()) {
-      try {
-        remove_all(temp_dir_);
-      } catch (...) {
-      }
-    }
-  }
-  OpenedSnapshot(const OpenedSnapshot&) = delete;
-  OpenedSnapshot& operator=(const OpenedSnapshot&) = delete;
-
-  const BoltReader& db() const { return *db_; }
+  const BoltReader& db() const { return snapshot_->db(); }
   const nlohmann::json& source() const { return source_; }
+  void finish_trailer_check() { snapshot_->finish_trailer_check(); }
 
  private:
-  static SnapshotDigest digest_file(const std::string& path) {
-    SnapshotDigestSink digest(nullptr);
-    read_file_chunks(path, [&](const uint8_t* data, size_t size) { digest.write(data, size); });
-    return digest.finish();
-  }
-
-  // The digest fields that need no hashing: the size rule and page 0's bbolt magic. The trailer is
-  // taken as matching (it is not checked).
-  static SnapshotDigest cheap_digest(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw_errno("cannot open", path, errno);
-    struct stat st {};
-    std::array<uint8_t, 20> head{};
-    ssize_t got = 0;
-    bool ok = ::fstat(fd, &st) == 0;
-    if (ok) got = ::pread(fd, head.data(), head.size(), 0);
-    int err = errno;
-    ::close(fd);
-    if (!ok || got < 0) throw_errno("cannot read", path, err);
-    if (!S_ISREG(st.st_mode)) throw Error(ErrorKind::kInvalidArgument, path + ": not a regular file");
-    SnapshotDigest d;
-    d.total_bytes = static_cast<uint64_t>(st.st_size);
-    static const uint8_t kMagic[4] = {0xed, 0xda, 0x0c, 0xed};  // after the 16-byte page header
-    d.bbolt_magic_ok = got == static_cast<ssize_t>(head.size()) && std::memcmp(head.data() + 16, kMagic, 4) == 0;
-    d.has_trailer = d.total_bytes >= 32 && d.total_bytes % 512 == 32;
-    d.db_bytes = d.has_trailer ? d.total_bytes - 32 : 0;
-    d.trailer_matches = true;
-    return d;
-  }
-
-  std::string temp_dir_;
+  std::unique_ptr<SnapshotSource> snapshot_;
   nlohmann::json source_;
-  std::unique_ptr<BoltReader> db_;
-  std::thread trailer_thread_;
-  std::string trailer_what_;
-  SnapshotDigest trailer_digest_;
-  std::exception_ptr trailer_error_;
 };
 
 std::string hex_id(uint64_t id) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <random>
 #include <vector>
@@ -129,6 +130,20 @@ void write_file_atomic(const std::string& path, const std::string& contents, mod
   AtomicFile f(path, mode, overwrite);
   f.write(contents.data(), contents.size());
   f.commit();
+}
+
+ScratchDir::ScratchDir(const std::string& prefix) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/" + prefix + "-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) throw_errno("cannot create temp dir", pattern, errno);
+  path_ = pattern;
+}
+
+ScratchDir::~ScratchDir() {
+  try {
+    remove_all(path_);
+  } catch (...) {
+  }
 }
 
 std::string read_file(const std::string& path) {

@@ -39,6 +39,20 @@ class AtomicFile {
   uint64_t bytes_written_ = 0;
 };
 
+// A private directory (mode 0700) under $TMPDIR (default /tmp), removed with everything in it on
+// destruction: for scratch copies that must not outlive the command.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& prefix = "etcdadm");
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 // Writes a whole small file atomically (temp + fsync + rename + dir fsync).
 void write_file_atomic(const std::string& path, const std::string& contents, mode_t mode = 0644, bool overwrite = true);
 

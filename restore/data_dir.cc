@@ -14,6 +14,7 @@
 #include "common/fs.h"
 #include "common/subprocess.h"
 #include "restore/fetch.h"
+#include "restore/snapshot_source.h"
 #include "store/snapshot_digest.h"
 
 extern char** environ;
@@ -173,13 +174,6 @@ void restore_with_tool(const PreparedRestore& p, const std::string& snapshot, bo
   result.data_dir = data_dir;
   result.tool = p.tool;
   result.restore_seconds = std::chrono::duration<double>(Clock::now() - t1).count();
-}
-
-// Reads a snapshot file once through the digest check (no copy is made).
-SnapshotDigest digest_snapshot_file(const std::string& path) {
-  SnapshotDigestSink sink(nullptr);
-  read_file_chunks(path, [&](const uint8_t* data, size_t size) { sink.write(data, size); });
-  return sink.finish();
 }
 
 }  // namespace

@@ -1,7 +1,5 @@
 #include "restore/verify.h"
 
-#include <cerrno>
-#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -11,35 +9,8 @@
 
 namespace etcdadm {
 
-namespace {
-
-// A private directory under $TMPDIR, removed with everything in it on destruction.
-class ScratchDir {
- public:
-  ScratchDir() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/etcdadm-verify-XXXXXX";
-    if (mkdtemp(pattern.data()) == nullptr) throw_errno("cannot create temp dir", pattern, errno);
-    path_ = pattern;
-  }
-  ~ScratchDir() {
-    try {
-      remove_all(path_);
-    } catch (...) {
-    }
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-}  // namespace
-
 VerifyResult verify_backup_deep(BlobStore& store, const BackupRecord& backup) {
-  ScratchDir scratch;
+  ScratchDir scratch("etcdadm-verify");
   std::string db_path = scratch.path() + "/snapshot.db";
   VerifyResult r;
   r.fetch = fetch_verified(store, backup, db_path, /*overwrite=*/false, /*durable=*/false);
