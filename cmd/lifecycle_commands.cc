@@ -1,7 +1,6 @@
 #include "cmd/lifecycle_commands.h"
 
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <iostream>
@@ -22,22 +21,12 @@ namespace etcdadm::cli {
 
 namespace {
 
-// Root keeps etcdadm's cache; anyone else gets one in their home (XDG).
-std::string default_cache_dir() {
-  if (::geteuid() == 0) return "/var/cache/etcdadm";
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0')
-    return std::string(xdg) + "/etcdadm";
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
-    return std::string(home) + "/.cache/etcdadm";
-  return "/tmp/etcdadm-cache";
-}
-
 // Where etcd comes from (download, init, join).
 struct ReleaseFlags {
   ReleaseSpec spec;
   std::string version;
   void add_to(CLI::App* c) {
-    spec.cache_dir = default_cache_dir();
+    spec.cache_dir = user_cache_dir();
     auto* g = c->add_option_group("Installing etcd");
     g->add_option("--version", version,
                   std::string("etcd version to install (default ") + kDefaultEtcdVersion +

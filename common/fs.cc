@@ -132,6 +132,13 @@ void write_file_atomic(const std::string& path, const std::string& contents, mod
   f.commit();
 }
 
+std::string user_cache_dir() {
+  if (::geteuid() == 0) return "/var/cache/etcdadm";
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0') return std::string(x) + "/etcdadm";
+  if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0') return std::string(h) + "/.cache/etcdadm";
+  return "/tmp/etcdadm-cache-" + std::to_string(::geteuid());
+}
+
 ScratchDir::ScratchDir(const std::string& prefix) {
   const char* tmp = std::getenv("TMPDIR");
   std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/" + prefix + "-XXXXXX";

@@ -39,6 +39,10 @@ class AtomicFile {
   uint64_t bytes_written_ = 0;
 };
 
+// etcdadm's cache directory for this user: /var/cache/etcdadm for root (etcdadm's place for release
+// tarballs), else $XDG_CACHE_HOME/etcdadm or ~/.cache/etcdadm, else /tmp/etcdadm-cache-<uid>.
+std::string user_cache_dir();
+
 // A private directory (mode 0700) under $TMPDIR (default /tmp), removed with everything in it on
 // destruction: for scratch copies that must not outlive the command.
 class ScratchDir {

@@ -66,10 +66,7 @@ class Stmt {
 
 std::string Catalog::default_path() {
   if (const char* p = std::getenv("ETCDADM_CATALOG"); p != nullptr && *p != 0) return p;
-  if (::geteuid() == 0) return "/var/cache/etcdadm/catalog.db";
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != 0) return std::string(x) + "/etcdadm/catalog.db";
-  if (const char* h = std::getenv("HOME"); h != nullptr && *h != 0) return std::string(h) + "/.cache/etcdadm/catalog.db";
-  return "/tmp/etcdadm-catalog-" + std::to_string(::geteuid()) + ".db";
+  return user_cache_dir() + "/catalog.db";
 }
 
 Catalog::Catalog(const std::string& path) : path_(path) {
