@@ -24,7 +24,7 @@ std::string tail_of(const std::string& path) {
 nlohmann::json start_server(ChildProcess& process, const std::vector<std::string>& argv, const std::string& log,
                             const std::string& ready_file, const std::string& what) {
   process = ChildProcess::start(argv, log);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
   while (!path_exists(ready_file)) {
     if (!process.running() || std::chrono::steady_clock::now() > deadline) {
       process.stop();

@@ -19,7 +19,8 @@ only.  When the proxy is usable, PATH is written atomically with JSON:
 SIGTERM/SIGINT/SIGHUP: children are stopped (SIGTERM, SIGKILL after 3 s) and
 the launcher exits 0.  Every child has PR_SET_PDEATHSIG=SIGKILL, so killing
 the launcher with SIGKILL takes the children down too.  If startup fails or
-takes longer than --timeout (default 30 s), log tails go to stderr and the
+takes longer than --timeout (default 60 s, over up to 3 attempts with
+fresh ports), log tails go to stderr and the
 exit status is non-zero.  If a server dies later, the others are stopped and
 the exit status is 1.
 
@@ -69,6 +70,7 @@ USERS = [
 ]
 PART_POWER = 6
 STOP_GRACE = 3.0
+START_ATTEMPTS = 3
 
 SERVERS = ['account', 'container', 'object', 'proxy']
 
@@ -175,18 +177,41 @@ def swift_python():
     return '/usr/bin/python3'
 
 
-def free_ports(n_tcp, n_udp):
-    socks, ports = [], []
+def ephemeral_range():
     try:
-        for kind, n in ((socket.SOCK_STREAM, n_tcp), (socket.SOCK_DGRAM, n_udp)):
-            for _ in range(n):
-                s = socket.socket(socket.AF_INET, kind)
-                s.bind(('127.0.0.1', 0))
-                socks.append(s)
-                ports.append(s.getsockname()[1])
-    finally:
-        for s in socks:
+        with open('/proc/sys/net/ipv4/ip_local_port_range') as f:
+            lo, hi = (int(x) for x in f.read().split())
+            return lo, hi
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+def free_ports(n_tcp, n_udp):
+    """Ports below the kernel's ephemeral range that are free right now.
+
+    Ports handed out by bind(port 0) come from the ephemeral range, which is
+    also where every outgoing loopback connection of the tests running in
+    parallel takes its local port: one of those can grab the port between
+    this check and the server's bind.  Below the range only another listener
+    can, and a failed bind is retried with new ports (see Launcher.main)."""
+    import random
+    lo = 10000
+    hi = min(ephemeral_range()[0], 65536) - 1
+    rng = random.SystemRandom()
+    ports = []
+    while len(ports) < n_tcp + n_udp:
+        port = rng.randint(lo, hi)
+        if port in ports:
+            continue
+        kind = socket.SOCK_STREAM if len(ports) < n_tcp else socket.SOCK_DGRAM
+        s = socket.socket(socket.AF_INET, kind)
+        try:
+            s.bind(('127.0.0.1', port))
+        except OSError:
+            continue
+        finally:
             s.close()
+        ports.append(port)
     return ports
 
 
@@ -280,6 +305,9 @@ class Launcher(object):
             'log_udp_host = 127.0.0.1',
             'log_udp_port = %d' % self.ports['syslog_sink'],
             'eventlet_debug = false',
+            # Swift retries a busy port for 30 s by default; fail fast so
+            # the launcher can start over with other ports.
+            'bind_timeout = 2',
         ]
         if user:
             lines.append('user = %s' % user)
@@ -616,29 +644,53 @@ use = egg:swift#symlink
         return info
 
     # ------------------------------------------------------------ main
+    def start_once(self, deadline):
+        self.prepare()
+        self.check_stop()
+        self.start_all()
+        self.wait_ready(deadline)
+
+    def reset_for_retry(self):
+        """Forget the failed attempt: its children are stopped; its data
+        (maybe a half-created account) and rings go, logs stay."""
+        import shutil
+        self.children = []
+        shutil.rmtree(self.devices, ignore_errors=True)
+        for n in ('account', 'container', 'object'):
+            for ext in ('.ring.gz', '.builder'):
+                try:
+                    os.unlink(os.path.join(self.etc, n + ext))
+                except OSError:
+                    pass
+
     def main(self):
         self.install_signals()
         t0 = time.monotonic()
         deadline = t0 + self.timeout
-        try:
-            self.prepare()
-            self.check_stop()
-            self.start_all()
-            self.wait_ready(deadline)
-            info = self.write_ready()
-            log('ready in %.2fs: %s (workdir %s)'
-                % (time.monotonic() - t0, info['endpoint'], self.workdir))
-        except Stop:
-            self.stop_all()
-            return 0
-        except StartupError as e:
-            log('startup failed: %s' % e)
-            self.stop_all()
-            self.dump_logs()
-            return 1
-        except BaseException:
-            self.stop_all()
-            raise
+        attempt = 1
+        while True:
+            try:
+                self.start_once(deadline)
+                info = self.write_ready()
+                log('ready in %.2fs: %s (workdir %s)'
+                    % (time.monotonic() - t0, info['endpoint'], self.workdir))
+                break
+            except Stop:
+                self.stop_all()
+                return 0
+            except StartupError as e:
+                log('startup attempt %d failed: %s' % (attempt, e))
+                self.stop_all()
+                self.dump_logs()
+                # A server that lost its port to another process exits
+                # within bind_timeout; new ports usually fix that.
+                if attempt >= START_ATTEMPTS or time.monotonic() > deadline:
+                    return 1
+                attempt += 1
+                self.reset_for_retry()
+            except BaseException:
+                self.stop_all()
+                raise
 
         while not self.stop_requested:
             died = self.check_children()
@@ -659,8 +711,9 @@ def main(argv=None):
                     help='empty work directory (configs, rings, data, logs)')
     ap.add_argument('--ready-file', required=True,
                     help='JSON connection info is written here when ready')
-    ap.add_argument('--timeout', type=float, default=30.0,
-                    help='startup timeout in seconds (default 30)')
+    ap.add_argument('--timeout', type=float, default=60.0,
+                    help='startup timeout in seconds, all attempts '
+                         '(default 60)')
     args = ap.parse_args(argv)
     os.makedirs(args.dir, exist_ok=True)
     return Launcher(args.dir, args.ready_file, args.timeout).main()

@@ -30,18 +30,43 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
-int free_port() {
+namespace {
+
+// The first port of the kernel's ephemeral range (bind to port 0 and outgoing connections use it).
+int ephemeral_range_start() {
+  try {
+    int lo = std::stoi(read_file("/proc/sys/net/ipv4/ip_local_port_range"));
+    if (lo > 10001 && lo <= 65535) return lo;
+  } catch (const std::exception&) {
+  }
+  return 32768;
+}
+
+bool can_bind(int port) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) throw std::runtime_error("bind failed");
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  int port = ntohs(addr.sin_port);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
   ::close(fd);
-  return port;
+  return ok;
+}
+
+}  // namespace
+
+// Picked below the ephemeral range: a port there cannot be taken by one of the many outgoing loopback
+// connections of the tests running in parallel between this check and the server's own bind (a port
+// from bind(0) can, and the server then fails to start).
+int free_port() {
+  thread_local std::mt19937 rng{std::random_device{}()};
+  std::uniform_int_distribution<int> pick(10000, ephemeral_range_start() - 1);
+  for (int i = 0; i < 1000; ++i) {
+    int port = pick(rng);
+    if (can_bind(port)) return port;
+  }
+  throw std::runtime_error("no free TCP port on 127.0.0.1 below the ephemeral range");
 }
 
 Environment fake_environment(std::map<std::string, std::string> vars, std::string home) {

@@ -27,7 +27,7 @@ class TempDir {
   std::string path_;
 };
 
-// A TCP port on 127.0.0.1 that was free a moment ago.
+// A TCP port on 127.0.0.1 that was free a moment ago, below the kernel's ephemeral range.
 int free_port();
 
 // An Environment holding exactly `vars` (and `home`), for credential-chain tests.
