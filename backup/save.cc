@@ -9,6 +9,7 @@
 
 #include "backup/member_select.h"
 #include "common/async_sink.h"
+#include "common/cpu_priority.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "store/snapshot_digest.h"
@@ -39,14 +40,15 @@ class BackupDirWriter {
       }
     }
     // Two stages on two cores: the receiving thread checks the digest, the worker compresses,
-    // hashes the stored bytes and writes. The worker runs 10 nice levels below the receiving
-    // thread: the member streaming the snapshot usually shares this host and sets the pace of the
-    // stream, and the worker catches up in the gaps. The receiving thread itself stays at the
-    // caller's priority: slowed down, it lets gRPC buffer up to ~14 MiB more of the stream
-    // (measured in bench/README.md).
+    // hashes the stored bytes and writes. The member streaming the snapshot usually shares this
+    // host and sets the pace of the stream, so the worker runs at the lowest priority (nice 19) and
+    // catches up in the gaps; under full CPU contention the backup slows down, never etcd (the
+    // stall watchdog only counts time spent waiting for the member). The receiving thread keeps the
+    // caller's nice value: slowed down, it lets gRPC buffer up to ~14 MiB more of the stream. Both
+    // run SCHED_BATCH (save_unrecorded). Measured in bench/README.md.
     stored_ = std::make_unique<HashingSink>(writer_.get());
     encoder_ = make_encoder(compression_, level, *stored_);
-    async_ = std::make_unique<AsyncSink>(*encoder_, 1 << 20, 8, /*worker_nice_increment=*/10);
+    async_ = std::make_unique<AsyncSink>(*encoder_, 1 << 20, 8, /*worker_nice_increment=*/19);
     digest_ = std::make_unique<SnapshotDigestSink>(async_.get());
   }
 
@@ -170,6 +172,8 @@ SaveResult save_unrecorded(EtcdClient& client, BlobStore& store, Catalog* catalo
   }
 
   StoreSettings settings = ensure_store_settings(store, options.compression);
+  // Before the writer's worker thread exists, so that it inherits the policy too (why: cpu_priority.h).
+  ScopedBatchScheduling batch;
   SystemTime started = std::chrono::system_clock::now();
   BackupDirWriter dir(store, settings, options.compression_level, started);
   meta.created_at = format_rfc3339_micros(started);
@@ -244,6 +248,8 @@ SaveResult import_snapshot(const std::string& file, BlobStore& store, Catalog* c
   auto t0 = Clock::now();
   if (!path_exists(file)) throw Error(ErrorKind::kNotFound, "snapshot file " + file + " does not exist");
   StoreSettings settings = ensure_store_settings(store, options.compression);
+  // Before the writer's worker thread exists, so that it inherits the policy too (why: cpu_priority.h).
+  ScopedBatchScheduling batch;
   SystemTime started = std::chrono::system_clock::now();
   BackupDirWriter dir(store, settings, options.compression_level, started);
   read_file_chunks(file, [&](const uint8_t* data, size_t size) { dir.input().write(data, size); });

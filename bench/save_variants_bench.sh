@@ -5,6 +5,8 @@
 #   Each VARIANT is a string of extra `backup save` flags ("" = the defaults), e.g.
 #   bench/save_variants_bench.sh "" "--nice 10" "--compression zstd"
 #   With no arguments: "" and "--nice 10".
+#   A variant may start with a command prefix followed by "::", e.g. "chrt -b 0 :: --nice 10"
+#   runs etcdadm under `chrt -b 0` with `--nice 10`.
 #
 # The etcd is loaded once (load_k8s_like.py, BENCH_DB_MB, default 400 MiB). Then, BENCH_RUNS times
 # (default 3), etcdctl and every variant run one after another, so machine-load drift hits them
@@ -35,8 +37,10 @@ for r in $(seq 1 "$RUNS"); do
   measure ctl "$ETCDCTL" --endpoints "$EP" snapshot save "$WORK/snap.db"
   for i in "${!VARIANTS[@]}"; do
     rm -rf "$WORK/store"
-    # shellcheck disable=SC2086 # a variant is a list of flags
-    measure "v$i" "$ETCDADM" --log-level warn backup save --store "$WORK/store" --endpoints "$EP" -o json ${VARIANTS[$i]}
+    prefix="" flags="${VARIANTS[$i]}"
+    if [[ "$flags" == *"::"* ]]; then prefix="${flags%%::*}" flags="${flags#*::}"; fi
+    # shellcheck disable=SC2086 # a variant is a list of words
+    measure "v$i" $prefix "$ETCDADM" --log-level warn backup save --store "$WORK/store" --endpoints "$EP" -o json $flags
   done
 done
 rm -rf "$WORK/snap.db" "$WORK/store"

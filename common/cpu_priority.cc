@@ -1,6 +1,7 @@
 #include "common/cpu_priority.h"
 
 #include <dirent.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -35,6 +36,18 @@ void set_process_nice(int nice) {
     ::setpriority(PRIO_PROCESS, static_cast<id_t>(std::atoi(e->d_name)), clamp_nice(nice));
   }
   ::closedir(d);
+}
+
+ScopedBatchScheduling::ScopedBatchScheduling() {
+  if (::sched_getscheduler(0) != SCHED_OTHER) return;  // leave real-time, idle or batch threads alone
+  sched_param param{};
+  switched_ = ::sched_setscheduler(0, SCHED_BATCH, &param) == 0;
+}
+
+ScopedBatchScheduling::~ScopedBatchScheduling() {
+  if (!switched_) return;
+  sched_param param{};
+  ::sched_setscheduler(0, SCHED_OTHER, &param);
 }
 
 }  // namespace etcdadm
