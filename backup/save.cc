@@ -41,14 +41,15 @@ class BackupDirWriter {
     }
     // Two stages on two cores: the receiving thread checks the digest, the worker compresses,
     // hashes the stored bytes and writes. The member streaming the snapshot usually shares this
-    // host and sets the pace of the stream, so the worker runs at the lowest priority (nice 19) and
-    // catches up in the gaps; under full CPU contention the backup slows down, never etcd (the
-    // stall watchdog only counts time spent waiting for the member). The receiving thread keeps the
-    // caller's nice value: slowed down, it lets gRPC buffer up to ~14 MiB more of the stream. Both
-    // run SCHED_BATCH (save_unrecorded). Measured in bench/README.md.
+    // host and sets the pace of the stream, so the worker runs 10 nice levels lower and catches up
+    // in the gaps; under CPU contention the backup slows down, not etcd (the stall watchdog only
+    // counts time spent waiting for the member). The receiving thread keeps the caller's nice
+    // value: slowed down, it lets gRPC buffer up to ~14 MiB more of the stream. Both run
+    // SCHED_BATCH (save_unrecorded). Nice 19 for the worker was no faster and raised peak RSS
+    // (bench/README.md).
     stored_ = std::make_unique<HashingSink>(writer_.get());
     encoder_ = make_encoder(compression_, level, *stored_);
-    async_ = std::make_unique<AsyncSink>(*encoder_, 1 << 20, 8, /*worker_nice_increment=*/19);
+    async_ = std::make_unique<AsyncSink>(*encoder_, 1 << 20, 8, /*worker_nice_increment=*/10);
     digest_ = std::make_unique<SnapshotDigestSink>(async_.get());
   }
 

@@ -73,7 +73,7 @@ void add_save(CLI::App& backup) {
   add_compression_flags(c, f->compression, f->level);
   c->add_option("--stall-timeout", f->stall, "abort when the member sends no data for this long");
   c->add_option("--nice", f->nice,
-                "run the save at this nice level (0-19; the compression worker always runs at 19)")
+                "run the save at this nice level (0-19; the compression worker runs 10 levels lower still)")
       ->capture_default_str()
       ->check(CLI::Range(0, 19));
   c->add_option("--clean-abandoned-after", f->abandoned,

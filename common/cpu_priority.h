@@ -3,7 +3,7 @@
 //
 // Why etcdadm uses it: a backup usually runs on the host of the etcd member it reads, and etcd
 // itself needs more than a core to serve a snapshot stream. The save's compression worker runs
-// at the lowest priority, the save runs SCHED_BATCH (below), and `backup save --nice` lowers the
+// 10 nice levels lower, the save runs SCHED_BATCH (below), and `backup save --nice` lowers the
 // whole save (measured in bench/README.md).
 #pragma once
 
