@@ -20,12 +20,10 @@ repo="$(cd "$here/.." && pwd)"
 . "$here/lib.sh"
 
 bench_settings
-THREADS="${BENCH_THREADS:-6}"
 make_workdir
 
 start_etcd
-log "loading to dbSize >= $DB_MB MiB"
-python3 "$here/load_k8s_like.py" --endpoint "$EP" --target-mb "$DB_MB" --threads "$THREADS" >/dev/null
+load_etcd "$DB_MB" >/dev/null
 KEYS=$("$ETCDCTL" --endpoints "$EP" get "" --prefix --keys-only --limit=1 -w json | python3 -c 'import json,sys; print(json.load(sys.stdin)["count"])')
 "$ETCDADM" --log-level warn backup save --store "$WORK/store" --endpoints "$EP" -o json >"$WORK/save.json"
 stop_pid "$ETCD_PID"

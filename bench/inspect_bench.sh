@@ -15,7 +15,6 @@ repo="$(cd "$here/.." && pwd)"
 . "$here/lib.sh"
 
 bench_settings
-THREADS="${BENCH_THREADS:-6}"
 make_workdir
 start_etcd
 
@@ -34,13 +33,10 @@ measure_pair() {
     die "$label: etcdadm and etcdctl disagree: $(status_fields "$WORK/${label}_ctl.json") vs $(status_fields "$WORK/${label}_adm.json")"
 }
 
-QUARTER_MB=$(awk -v t="$DB_MB" 'BEGIN { printf "%.1f", t / 4 }')
-log "loading to dbSize >= $QUARTER_MB MiB"
-next=$(python3 "$here/load_k8s_like.py" --endpoint "$EP" --target-mb "$QUARTER_MB" --threads "$THREADS" | sed -n 's/^next_index=//p')
+next=$(load_etcd "$QUARTER_MB")
 "$ETCDCTL" --endpoints "$EP" snapshot save "$WORK/q.db" >/dev/null
 measure_pair quarter "$WORK/q.db"
-log "loading to dbSize >= $DB_MB MiB"
-python3 "$here/load_k8s_like.py" --endpoint "$EP" --target-mb "$DB_MB" --threads "$THREADS" --start "$next" >/dev/null
+load_etcd "$DB_MB" "$next" >/dev/null
 "$ETCDCTL" --endpoints "$EP" snapshot save "$WORK/full.db" >/dev/null
 measure_pair full "$WORK/full.db"
 

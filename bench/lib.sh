@@ -6,6 +6,8 @@
 bench_settings() {
   DB_MB="${BENCH_DB_MB:-400}"
   RUNS="${BENCH_RUNS:-3}"
+  THREADS="${BENCH_THREADS:-6}"
+  QUARTER_MB=$(awk -v t="$DB_MB" 'BEGIN { printf "%.1f", t / 4 }')
   ETCDADM="${ETCDADM:-$repo/build/cmd/etcdadm}"
   ETCD="${ETCD:-$(command -v etcd || true)}"
   ETCDCTL="${ETCDCTL:-$(command -v etcdctl || true)}"
@@ -71,6 +73,15 @@ start_etcd() {
     [[ $i == 100 ]] && die "etcd did not become healthy"
     sleep 0.2
   done
+}
+
+# load_etcd MIB [START]: writes Kubernetes-like objects (load_k8s_like.py, $THREADS connections) into
+# $EP until its dbSize >= MIB, numbering keys from START (default 0, or where a previous load ended);
+# prints the next free key index, i.e. the number of keys loaded so far.
+load_etcd() {
+  log "loading to dbSize >= $1 MiB"
+  python3 "$here/load_k8s_like.py" --endpoint "$EP" --target-mb "$1" --threads "$THREADS" --start "${2:-0}" |
+    sed -n 's/^next_index=//p'
 }
 
 db_bytes() {

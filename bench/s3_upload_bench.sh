@@ -14,6 +14,7 @@
 # Environment:
 #   BENCH_DB_MB    target etcd db size in MiB (default 400; e.g. 20 for a smoke test)
 #   BENCH_RUNS     runs per measurement (default 3)
+#   BENCH_THREADS  loader connections (default 6)
 #   BENCH_TMPDIR   parent of the temp dir (default ${TMPDIR:-/tmp})
 #   BENCH_RESULTS  also write the markdown report to this file
 #   ETCDADM, ETCD, ETCDCTL, AWS   binaries (defaults: build/cmd/etcdadm, PATH, /usr/bin/aws)
@@ -35,12 +36,9 @@ for v in AWS_PROFILE AWS_CA_BUNDLE AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3 S3_ENDPO
 LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 start_etcd
-QUARTER_MB=$(awk -v t="$DB_MB" 'BEGIN { printf "%.1f", t / 4 }')
-log "loading to dbSize >= $QUARTER_MB MiB"
-next=$(python3 "$here/load_k8s_like.py" --endpoint "$EP" --target-mb "$QUARTER_MB" | sed -n 's/^next_index=//p')
+next=$(load_etcd "$QUARTER_MB")
 "$ETCDCTL" --endpoints "$EP" snapshot save "$WORK/q-snap.db" >/dev/null
-log "loading to dbSize >= $DB_MB MiB"
-python3 "$here/load_k8s_like.py" --endpoint "$EP" --target-mb "$DB_MB" --start "$next" >/dev/null
+load_etcd "$DB_MB" "$next" >/dev/null
 "$ETCDCTL" --endpoints "$EP" snapshot save "$WORK/snap.db" >/dev/null
 stop_pid "$ETCD_PID"  # frees its CPU and memory for the uploads
 SNAP_SIZE=$(stat -c %s "$WORK/snap.db")

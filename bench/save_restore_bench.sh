@@ -29,7 +29,6 @@ repo="$(cd "$here/.." && pwd)"
 . "$here/lib.sh"
 
 bench_settings
-THREADS="${BENCH_THREADS:-6}"
 command -v gzip >/dev/null || die "gzip missing"
 
 make_workdir
@@ -48,9 +47,7 @@ etcdadm_save() {
 }
 
 # ---- load: a quarter, measure once, then the rest -----------------------------------
-QUARTER_MB=$(awk -v t="$DB_MB" 'BEGIN { printf "%.1f", t / 4 }')
-log "loading to dbSize >= $QUARTER_MB MiB"
-next=$(python3 "$here/load_k8s_like.py" --endpoint "$EP" --target-mb "$QUARTER_MB" --threads "$THREADS" | sed -n 's/^next_index=//p')
+next=$(load_etcd "$QUARTER_MB")
 Q_KEYS=$next
 Q_DB=$(db_bytes)
 log "quarter: $Q_KEYS keys, db $(mib "$Q_DB") MiB; $RUNS x (etcdctl save, etcdadm save)"
@@ -62,8 +59,7 @@ done
 Q_STORED=$(json_field "$WORK/q_adm_save.json" storedSize)
 rm -rf "$WORK/q-snap.db" "$WORK/q-store"
 
-log "loading to dbSize >= $DB_MB MiB"
-next=$(python3 "$here/load_k8s_like.py" --endpoint "$EP" --target-mb "$DB_MB" --threads "$THREADS" --start "$next" | sed -n 's/^next_index=//p')
+next=$(load_etcd "$DB_MB" "$next")
 KEYS=$next
 DB=$(db_bytes)
 log "full: $KEYS keys, db $(mib "$DB") MiB"

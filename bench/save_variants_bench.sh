@@ -19,15 +19,13 @@ repo="$(cd "$here/.." && pwd)"
 source "$here/lib.sh"
 
 bench_settings
-THREADS="${BENCH_THREADS:-6}"
 if [[ $# -eq 0 ]]; then set -- "" "--nice 10"; fi
 VARIANTS=("$@")
 
 make_workdir
 LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
 start_etcd
-log "loading to dbSize >= $DB_MB MiB"
-KEYS=$(python3 "$here/load_k8s_like.py" --endpoint "$EP" --target-mb "$DB_MB" --threads "$THREADS" | sed -n 's/^next_index=//p')
+KEYS=$(load_etcd "$DB_MB")
 DB=$(db_bytes)
 log "loaded: $KEYS keys, db $(mib "$DB") MiB"
 
