@@ -1,7 +1,5 @@
 #include "cmd/inspect_commands.h"
 
-#include <openssl/evp.h>
-
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
@@ -11,6 +9,7 @@
 #include "cmd/connection_flags.h"
 #include "cmd/output.h"
 #include "cmd/store_flags.h"
+#include "common/base64.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "restore/bolt_reader.h"
@@ -73,14 +72,6 @@ std::string hex_id(uint64_t id) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(id));
   return buf;
-}
-
-std::string base64(const std::string& s) {
-  std::string out(4 * ((s.size() + 2) / 3) + 1, '\0');
-  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(s.data()), static_cast<int>(s.size()));
-  out.resize(static_cast<size_t>(n));
-  return out;
 }
 
 bool valid_utf8(const std::string& s) {
@@ -286,14 +277,10 @@ void add_get(CLI::App& backup) {
       key = f->args[1];
     }
     OpenedSnapshot snap(f->source, query);
-    std::string begin = key, end;
-    if (f->prefix) {
-      end = prefix_range_end(key);
-      if (begin.empty()) begin = std::string(1, '\0');
-    }
+    PrefixRange range = f->prefix ? prefix_range(key) : PrefixRange{key, ""};
     SnapshotStatus status = snapshot_status(snap.db());
     std::vector<SnapshotKeyValue> kvs;
-    visit_latest(snap.db(), begin, end, [&](const SnapshotKeyValue& kv) {
+    visit_latest(snap.db(), range.key, range.range_end, [&](const SnapshotKeyValue& kv) {
       kvs.push_back(kv);
       if (f->keys_only) kvs.back().value.clear();
     });
@@ -358,8 +345,8 @@ void add_diff(CLI::App& backup) {
     auto fmt = parse_output_format(f->source.store.output);
     OpenedSnapshot a(f->source, f->a);
     OpenedSnapshot b(f->source, f->b);
-    std::string begin = f->prefix.empty() ? std::string(1, '\0') : f->prefix;
-    SnapshotDiff d = diff_snapshots(a.db(), b.db(), begin, prefix_range_end(f->prefix));
+    PrefixRange range = prefix_range(f->prefix);
+    SnapshotDiff d = diff_snapshots(a.db(), b.db(), range.key, range.range_end);
     if (fmt == OutputFormat::kJson) {
       nlohmann::json entries = nlohmann::json::array();
       for (const auto& e : d.entries) {
@@ -413,12 +400,8 @@ void add_restore_keys(CLI::App& backup) {
       throw Error(ErrorKind::kInvalidArgument, "give exactly one of --prefix and --exact-key");
     OpenedSnapshot snap(f->source, f->query);
     std::vector<SnapshotKeyValue> kvs;
-    if (!f->key.empty()) {
-      visit_latest(snap.db(), f->key, "", [&](const SnapshotKeyValue& kv) { kvs.push_back(kv); });
-    } else {
-      visit_latest(snap.db(), f->prefix, prefix_range_end(f->prefix),
-                   [&](const SnapshotKeyValue& kv) { kvs.push_back(kv); });
-    }
+    PrefixRange range = f->key.empty() ? prefix_range(f->prefix) : PrefixRange{f->key, ""};
+    visit_latest(snap.db(), range.key, range.range_end, [&](const SnapshotKeyValue& kv) { kvs.push_back(kv); });
     if (kvs.empty()) {
       throw Error(ErrorKind::kNotFound,
                   "the backup holds no key " + (f->key.empty() ? "with prefix " + f->prefix : f->key));

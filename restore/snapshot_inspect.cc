@@ -497,16 +497,18 @@ void visit_latest(const BoltReader& db, const std::string& key, const std::strin
   for (const auto& [k, kv] : latest) visit(kv);
 }
 
-std::string prefix_range_end(const std::string& prefix) {
+PrefixRange prefix_range(const std::string& prefix) {
+  const std::string no_bound(1, '\0');
+  if (prefix.empty()) return {no_bound, no_bound};
   std::string end = prefix;
   for (size_t i = end.size(); i-- > 0;) {
     if (static_cast<uint8_t>(end[i]) < 0xff) {
       end[i] = static_cast<char>(static_cast<uint8_t>(end[i]) + 1);
       end.resize(i + 1);
-      return end;
+      return {prefix, end};
     }
   }
-  return std::string(1, '\0');  // every byte is 0xff (or no prefix): no upper bound
+  return {prefix, no_bound};  // every byte is 0xff: no upper bound
 }
 
 }  // namespace etcdadm

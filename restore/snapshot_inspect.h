@@ -90,7 +90,11 @@ struct SnapshotKeyValue {
 void visit_latest(const BoltReader& db, const std::string& key, const std::string& range_end,
                   const std::function<void(const SnapshotKeyValue&)>& visit);
 
-// The range end that selects every key with `prefix` (etcd's GetPrefixRangeEnd).
-std::string prefix_range_end(const std::string& prefix);
+// The range that selects every key with `prefix`, as etcd's clientv3.WithPrefix builds it: `end` is
+// GetPrefixRangeEnd(prefix), and an empty prefix means every key ("\0" to "\0").
+struct PrefixRange {
+  std::string key, range_end;
+};
+PrefixRange prefix_range(const std::string& prefix);
 
 }  // namespace etcdadm

@@ -5,6 +5,7 @@
 #include <openssl/pem.h>
 #include <spdlog/spdlog.h>
 
+#include "common/base64.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/retry.h"
@@ -145,19 +146,6 @@ std::unique_ptr<GcsTokenSource> source_from_file(const std::string& path, const 
 }
 
 }  // namespace
-
-std::string base64url(std::string_view data) {
-  std::string out((data.size() + 2) / 3 * 4 + 1, '\0');
-  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), reinterpret_cast<const unsigned char*>(data.data()),
-                          static_cast<int>(data.size()));
-  out.resize(static_cast<size_t>(n));
-  while (!out.empty() && out.back() == '=') out.pop_back();
-  for (auto& c : out) {
-    if (c == '+') c = '-';
-    if (c == '/') c = '_';
-  }
-  return out;
-}
 
 std::string sign_jwt_rs256(const std::string& claims_json, const std::string& private_key_pem, const std::string& key_id) {
   nlohmann::json header = {{"alg", "RS256"}, {"typ", "JWT"}};

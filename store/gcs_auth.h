@@ -55,7 +55,4 @@ std::unique_ptr<GcsTokenSource> make_service_account_source(const std::string& k
 // RS256 JWT of `claims_json` signed with a PEM private key (exposed for tests).
 std::string sign_jwt_rs256(const std::string& claims_json, const std::string& private_key_pem, const std::string& key_id);
 
-// base64url without padding (RFC 7515).
-std::string base64url(std::string_view data);
-
 }  // namespace etcdadm

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "common/base64.h"
 #include "common/error.h"
 #include "common/timefmt.h"
 #include "store/xml_reader.h"
@@ -34,9 +35,7 @@ std::string base64_md5(std::string_view data) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EVP_Digest(data.data(), data.size(), md, &len, EVP_md5(), nullptr);
-  unsigned char out[64];
-  int n = EVP_EncodeBlock(out, md, static_cast<int>(len));
-  return std::string(reinterpret_cast<char*>(out), static_cast<size_t>(n));
+  return base64(std::string_view(reinterpret_cast<const char*>(md), len));
 }
 
 bool bucket_is_dns_safe(const std::string& bucket) { return bucket.find('.') == std::string::npos; }
