@@ -19,7 +19,6 @@
 #include "cmd/store_flags.h"
 #include "common/cpu_priority.h"
 #include "common/error.h"
-#include "common/timefmt.h"
 #include "restore/data_dir.h"
 #include "restore/fetch.h"
 #include "restore/resolve.h"
@@ -171,19 +170,8 @@ void add_verify(CLI::App& backup) {
     if (f->shallow) {
       r = verify_backup(*store, b);
     } else {
-      deep = verify_backup_deep(*store, b);
+      deep = verify_backup_deep(*store, b, &catalog);
       r = deep->fetch;
-      VerificationRecord v;
-      v.revision = deep->status.revision;
-      v.total_key = deep->status.total_key;
-      v.live_keys = deep->live_keys;
-      v.hash = deep->status.hash;
-      v.verified_at_micros = to_unix_micros(std::chrono::system_clock::now());
-      try {
-        catalog.record_verification(store->url(), b, v);
-      } catch (const Error& e) {
-        spdlog::warn("backup verified, but the result could not be cached in the catalog: {}", e.what());
-      }
     }
     if (fmt == OutputFormat::kJson) {
       nlohmann::json j{{"name", b.name},

@@ -1,15 +1,38 @@
 #include "restore/verify.h"
 
+#include <spdlog/spdlog.h>
+
+#include <chrono>
 #include <memory>
 #include <string>
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/timefmt.h"
 #include "restore/bolt_reader.h"
 
 namespace etcdadm {
 
-VerifyResult verify_backup_deep(BlobStore& store, const BackupRecord& backup) {
+namespace {
+
+void record(Catalog* catalog, BlobStore& store, const BackupRecord& backup, const VerifyResult& r) {
+  if (catalog == nullptr) return;
+  VerificationRecord v;
+  v.revision = r.status.revision;
+  v.total_key = r.status.total_key;
+  v.live_keys = r.live_keys;
+  v.hash = r.status.hash;
+  v.verified_at_micros = to_unix_micros(std::chrono::system_clock::now());
+  try {
+    catalog->record_verification(store.url(), backup, v);
+  } catch (const Error& e) {
+    spdlog::warn("backup verified, but the result could not be cached in the catalog: {}", e.what());
+  }
+}
+
+}  // namespace
+
+VerifyResult verify_backup_deep(BlobStore& store, const BackupRecord& backup, Catalog* catalog) {
   ScratchDir scratch("etcdadm-verify");
   std::string db_path = scratch.path() + "/snapshot.db";
   VerifyResult r;
@@ -29,6 +52,7 @@ VerifyResult verify_backup_deep(BlobStore& store, const BackupRecord& backup) {
                     ": every hash matches but the snapshot is structurally damaged: " + detail,
                 "the snapshot was damaged before it was hashed (etcd or disk fault on the member); use another backup");
   }
+  record(catalog, store, backup, r);
   return r;
 }
 
