@@ -24,6 +24,8 @@ std::string tail_of(const std::string& path) {
 nlohmann::json start_server(ChildProcess& process, const std::vector<std::string>& argv, const std::string& log,
                             const std::string& ready_file, const std::string& what) {
   process = ChildProcess::start(argv, log);
+  // Longer than the servers' own start-up limit (the Swift launcher gives up after 60 s, over up to
+  // 3 attempts), so that a failure arrives with the server's own explanation.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
   while (!path_exists(ready_file)) {
     if (!process.running() || std::chrono::steady_clock::now() > deadline) {

@@ -55,7 +55,9 @@ import http.client
 import json
 import os
 import pwd
+import random
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -194,7 +196,6 @@ def free_ports(n_tcp, n_udp):
     parallel takes its local port: one of those can grab the port between
     this check and the server's bind.  Below the range only another listener
     can, and a failed bind is retried with new ports (see Launcher.main)."""
-    import random
     lo = 10000
     hi = min(ephemeral_range()[0], 65536) - 1
     rng = random.SystemRandom()
@@ -653,7 +654,6 @@ use = egg:swift#symlink
     def reset_for_retry(self):
         """Forget the failed attempt: its children are stopped; its data
         (maybe a half-created account) and rings go, logs stay."""
-        import shutil
         self.children = []
         shutil.rmtree(self.devices, ignore_errors=True)
         for n in ('account', 'container', 'object'):
