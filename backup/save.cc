@@ -11,6 +11,7 @@
 #include "common/async_sink.h"
 #include "common/cpu_priority.h"
 #include "common/error.h"
+#include "common/interrupt.h"
 #include "common/fs.h"
 #include "store/snapshot_digest.h"
 
@@ -146,6 +147,7 @@ void clean_abandoned(BlobStore& store, std::chrono::seconds older_than) {
 namespace {
 
 SaveResult save_unrecorded(EtcdClient& client, BlobStore& store, Catalog* catalog, const SaveOptions& options) {
+  InterruptibleWork interruptible;  // SIGINT/SIGTERM unwind through BackupDirWriter, which removes what it wrote
   auto t0 = Clock::now();
   clean_abandoned(store, options.clean_abandoned_after);
   MemberChoice member = choose_member(client, options.preferred_endpoint);
@@ -188,6 +190,7 @@ SaveResult save_unrecorded(EtcdClient& client, BlobStore& store, Catalog* catalo
         if (options.cancel != nullptr && options.cancel->load()) {
           throw Error(ErrorKind::kUnavailable, "backup " + dir.name() + " cancelled (shutting down)");
         }
+        throw_if_interrupted("backup " + dir.name());
         dir.input().write(reinterpret_cast<const uint8_t*>(blob.data()), blob.size());
       },
       options.stall_timeout,
@@ -207,6 +210,7 @@ SaveResult save_unrecorded(EtcdClient& client, BlobStore& store, Catalog* catalo
   meta.raft_index = (after ? *after : before).raftindex();
   meta.raft_term = (after ? *after : before).raftterm();
   meta.duration_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  throw_if_interrupted("backup " + meta.name);
   dir.publish(meta, unix_seconds(started));
   record_in_catalog(catalog, store, meta);
   spdlog::info("backup {} saved: revision {}, db {} bytes, stored {} bytes ({}), {:.2f}s", meta.name, *meta.revision,
@@ -230,6 +234,7 @@ void record_attempt(Catalog* catalog, BlobStore& store, AttemptRecord attempt) {
 SaveResult save_backup(EtcdClient& client, BlobStore& store, Catalog* catalog, const SaveOptions& options) {
   AttemptRecord attempt;
   attempt.started_micros = to_unix_micros(std::chrono::system_clock::now());
+  attempt.origin = options.attempt_origin;
   try {
     SaveResult r = save_unrecorded(client, store, catalog, options);
     attempt.result = "success";
@@ -246,6 +251,7 @@ SaveResult save_backup(EtcdClient& client, BlobStore& store, Catalog* catalog, c
 }
 
 SaveResult import_snapshot(const std::string& file, BlobStore& store, Catalog* catalog, const ImportOptions& options) {
+  InterruptibleWork interruptible;
   auto t0 = Clock::now();
   if (!path_exists(file)) throw Error(ErrorKind::kNotFound, "snapshot file " + file + " does not exist");
   StoreSettings settings = ensure_store_settings(store, options.compression);
@@ -253,7 +259,10 @@ SaveResult import_snapshot(const std::string& file, BlobStore& store, Catalog* c
   ScopedBatchScheduling batch;
   SystemTime started = std::chrono::system_clock::now();
   BackupDirWriter dir(store, settings, options.compression_level, started);
-  read_file_chunks(file, [&](const uint8_t* data, size_t size) { dir.input().write(data, size); });
+  read_file_chunks(file, [&](const uint8_t* data, size_t size) {
+    throw_if_interrupted("import of " + file);
+    dir.input().write(data, size);
+  });
   BackupMeta meta;
   meta.source = "import";
   meta.created_at = format_rfc3339_micros(started);

@@ -28,6 +28,8 @@ struct SaveOptions {
   // When set and it becomes true, the save stops at the next chunk with Error(kUnavailable,
   // "cancelled"); nothing of it stays in the store (the sidecar's shutdown after its grace period).
   const std::atomic<bool>* cancel = nullptr;
+  // Recorded with the attempt in the catalog (AttemptRecord::origin).
+  std::string attempt_origin = "save";
 };
 
 struct SaveResult {

@@ -1,6 +1,7 @@
 #include "backup/sidecar.h"
 
 #include <nlohmann/json.hpp>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <sstream>
@@ -17,8 +18,14 @@ namespace {
 
 using Clock = std::chrono::system_clock;
 const double kDurationBuckets[] = {1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600};
+const char* const kSidecarOrigin = "sidecar";
 
 double unix_seconds_of(SystemTime t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); }
+
+// A sample value in the Prometheus text format, exact: integers as integers, anything else as the
+// shortest decimal that reads back as the same double. (An ostream's default 6 significant digits
+// printed Unix times as 1.79549e+09, thousands of seconds off, and broke every age alert.)
+std::string prometheus_value(double v) { return fmt::format("{}", v); }
 
 }  // namespace
 
@@ -61,7 +68,9 @@ void Sidecar::load_history() {
   if (catalog_ == nullptr) return;
   std::vector<AttemptRecord> history;
   try {
-    history = catalog_->attempts(store_.url(), 100000);
+    // Only this sidecar's kind of attempt: a save run by hand (or from cron) on this host is no
+    // sidecar attempt, and counting it would make a dead sidecar look alive.
+    history = catalog_->attempts(store_.url(), 100000, kSidecarOrigin);
   } catch (const Error& e) {
     spdlog::warn("cannot read the attempt history: {}", e.what());
     return;
@@ -137,6 +146,7 @@ void Sidecar::tick(const std::string& why) {
       a.finished_micros = to_unix_micros(Clock::now());
       a.started_micros = a.finished_micros - static_cast<int64_t>(seconds() * 1e6);
       a.result = "failure";
+      a.origin = kSidecarOrigin;
       a.reason = error_kind_name(e.kind());
       a.message = e.what();
       try {
@@ -156,6 +166,7 @@ void Sidecar::tick(const std::string& why) {
   SaveOptions so = options_.save;
   so.preferred_endpoint = options_.member_endpoint;
   so.cancel = &cancel_;
+  so.attempt_origin = kSidecarOrigin;
   try {
     SaveResult r = save_backup(client_, store_, catalog_, so);
     bool verify_now = options_.verify && options_.verify_every > 0 && (backups_done_ % options_.verify_every) == 0;
@@ -227,7 +238,7 @@ std::string Sidecar::metrics_text() {
   std::lock_guard<std::mutex> lock(mu_);
   std::ostringstream o;
   auto gauge = [&](const char* name, const char* help, double value) {
-    o << "# HELP " << name << " " << help << "\n# TYPE " << name << " gauge\n" << name << " " << value << "\n";
+    o << "# HELP " << name << " " << help << "\n# TYPE " << name << " gauge\n" << name << " " << prometheus_value(value) << "\n";
   };
   gauge("etcdadm_backup_last_success_timestamp_seconds", "Unix time of the last successful backup by this sidecar.",
         last_success_);
@@ -252,10 +263,11 @@ std::string Sidecar::metrics_text() {
   o << "# HELP etcdadm_backup_duration_seconds Duration of backup attempts.\n"
        "# TYPE etcdadm_backup_duration_seconds histogram\n";
   for (size_t i = 0; i < duration_buckets_.size(); ++i) {
-    o << "etcdadm_backup_duration_seconds_bucket{le=\"" << kDurationBuckets[i] << "\"} " << duration_buckets_[i] << "\n";
+    o << "etcdadm_backup_duration_seconds_bucket{le=\"" << prometheus_value(kDurationBuckets[i]) << "\"} "
+      << duration_buckets_[i] << "\n";
   }
   o << "etcdadm_backup_duration_seconds_bucket{le=\"+Inf\"} " << duration_count_ << "\n"
-    << "etcdadm_backup_duration_seconds_sum " << duration_sum_ << "\n"
+    << "etcdadm_backup_duration_seconds_sum " << prometheus_value(duration_sum_) << "\n"
     << "etcdadm_backup_duration_seconds_count " << duration_count_ << "\n";
   return o.str();
 }

@@ -44,7 +44,7 @@ SidecarHttp::SidecarHttp(Sidecar& sidecar, const std::string& listen, std::strin
   server_->Get("/backups", [&sidecar](const httplib::Request&, httplib::Response& res) {
     res.set_content(sidecar.backups_json(), "application/json");
   });
-  server_->Post("/backup", [&sidecar, token](const httplib::Request& req, httplib::Response& res) {
+  auto trigger = [&sidecar, token](const httplib::Request& req, httplib::Response& res) {
     if (!token.empty() && req.get_header_value("Authorization") != "Bearer " + token) {
       res.status = 401;
       res.set_content("missing or wrong bearer token\n", "text/plain");
@@ -53,6 +53,16 @@ SidecarHttp::SidecarHttp(Sidecar& sidecar, const std::string& listen, std::strin
     sidecar.trigger("http from " + req.remote_addr);
     res.status = 202;
     res.set_content("backup triggered\n", "text/plain");
+  };
+  server_->Post("/backup", trigger);
+  // `curl -X POST URL` sends no body and no Content-Length, which cpp-httplib answers with an empty
+  // 400 before any handler runs. The trigger needs no body: take such requests before that check
+  // (only those, so that a request with a body is still read whole and the connection stays sound).
+  server_->set_pre_routing_handler([trigger](const httplib::Request& req, httplib::Response& res) {
+    bool bodyless = !req.has_header("Content-Length") && !req.has_header("Transfer-Encoding");
+    if (req.method != "POST" || req.path != "/backup" || !bodyless) return httplib::Server::HandlerResponse::Unhandled;
+    trigger(req, res);
+    return httplib::Server::HandlerResponse::Handled;
   });
   port_ = port == 0 ? server_->bind_to_any_port(host) : (server_->bind_to_port(host, port) ? port : -1);
   if (port_ <= 0) throw Error(ErrorKind::kUnavailable, "cannot listen on " + listen, "is the port in use?");

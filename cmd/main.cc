@@ -9,6 +9,7 @@
 #include "cmd/certs_commands.h"
 #include "cmd/lifecycle_commands.h"
 #include "common/error.h"
+#include "common/interrupt.h"
 #include "common/log.h"
 
 int main(int argc, char** argv) {
@@ -32,6 +33,8 @@ int main(int argc, char** argv) {
   etcdadm::cli::add_certs_commands(app);
   etcdadm::cli::add_lifecycle_commands(app);
 
+  // SIGINT/SIGTERM: work in progress stops and removes what it wrote (common/interrupt.h).
+  etcdadm::install_interrupt_handlers();
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
@@ -42,10 +45,19 @@ int main(int argc, char** argv) {
   } catch (const etcdadm::Error& e) {
     std::cerr << "Error: " << e.what() << "\n";
     if (!e.hint().empty()) std::cerr << "  hint: " << e.hint() << "\n";
+    // Whatever failed once a stop was asked for failed because of it: 128 + the signal, as a shell
+    // reports a command the signal ended.
+    if (etcdadm::interrupt_signal() != 0) return 128 + etcdadm::interrupt_signal();
     return etcdadm::exit_code_for(e.kind());
   } catch (const std::exception& e) {
     std::cerr << "Error: " << e.what() << "\n";
+    if (etcdadm::interrupt_signal() != 0) return 128 + etcdadm::interrupt_signal();
     return 1;
+  }
+  if (etcdadm::interrupt_signal() != 0) {
+    // The signal came when the work could no longer stop cleanly (it was finishing): it is done.
+    std::cerr << "Interrupted after the work completed; its result above stands\n";
+    return 128 + etcdadm::interrupt_signal();
   }
   return 0;
 }

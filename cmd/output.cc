@@ -95,6 +95,7 @@ void print_attempts(const std::vector<AttemptRecord>& attempts, OutputFormat for
       arr.push_back({{"startedAt", format_rfc3339_micros(from_unix_micros(a.started_micros))},
                      {"durationSeconds", static_cast<double>(a.finished_micros - a.started_micros) / 1e6},
                      {"result", a.result},
+                     {"origin", a.origin},
                      {"reason", a.reason},
                      {"message", a.message},
                      {"backup", a.backup_name}});
@@ -106,11 +107,12 @@ void print_attempts(const std::vector<AttemptRecord>& attempts, OutputFormat for
     std::cout << "no backup attempts recorded on this host\n";
     return;
   }
-  std::printf("%-20s  %-8s  %-8s  %s\n", "STARTED", "SECONDS", "RESULT", "BACKUP / REASON");
+  std::printf("%-20s  %-8s  %-8s  %-8s  %s\n", "STARTED", "SECONDS", "BY", "RESULT", "BACKUP / REASON");
   for (const auto& a : attempts) {
     std::string what = a.result == "success" ? a.backup_name : a.reason + ": " + a.message;
-    std::printf("%-20s  %-8.2f  %-8s  %s\n", format_rfc3339_seconds(from_unix_micros(a.started_micros)).c_str(),
-                static_cast<double>(a.finished_micros - a.started_micros) / 1e6, a.result.c_str(), what.c_str());
+    std::printf("%-20s  %-8.2f  %-8s  %-8s  %s\n", format_rfc3339_seconds(from_unix_micros(a.started_micros)).c_str(),
+                static_cast<double>(a.finished_micros - a.started_micros) / 1e6,
+                a.origin.empty() ? "-" : a.origin.c_str(), a.result.c_str(), what.c_str());
   }
   std::cout.flush();
 }

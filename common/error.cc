@@ -9,6 +9,8 @@ const char* error_kind_name(ErrorKind kind) {
     case ErrorKind::kInvalidArgument: return "invalid argument";
     case ErrorKind::kNotFound: return "not found";
     case ErrorKind::kAlreadyExists: return "already exists";
+    case ErrorKind::kInUse: return "in use";
+    case ErrorKind::kInterrupted: return "interrupted";
     case ErrorKind::kCorrupt: return "corrupt data";
     case ErrorKind::kUnavailable: return "unavailable";
     case ErrorKind::kTimeout: return "timeout";
@@ -25,7 +27,9 @@ int exit_code_for(ErrorKind kind) {
   switch (kind) {
     case ErrorKind::kInvalidArgument: return 2;
     case ErrorKind::kNotFound: return 3;
-    case ErrorKind::kAlreadyExists: return 4;
+    case ErrorKind::kAlreadyExists:
+    case ErrorKind::kInUse: return 4;
+    case ErrorKind::kInterrupted: return 130;  // cmd/ reports 128 + the signal actually received
     case ErrorKind::kCorrupt: return 5;
     case ErrorKind::kUnavailable:
     case ErrorKind::kTimeout:

@@ -12,6 +12,7 @@ enum class ErrorKind {
   kInvalidArgument,   // bad flag, bad URL, bad name: the user must change the command
   kNotFound,          // backup, file or key does not exist
   kAlreadyExists,     // refusing to overwrite something
+  kInUse,             // a running process holds it (an etcd serving from the data dir)
   kCorrupt,           // data failed a hash, size or format check
   kUnavailable,       // endpoint refused, unreachable, not healthy
   kTimeout,           // deadline passed
@@ -19,6 +20,7 @@ enum class ErrorKind {
   kAuth,              // wrong credentials, missing permission
   kIo,                // local disk / filesystem failure
   kExternalTool,      // a helper program (etcdctl, etcdutl) failed
+  kInterrupted,       // SIGINT/SIGTERM stopped the work (exit 128 + the signal: 130, 143)
   kInternal,          // a bug
 };
 

@@ -112,6 +112,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const RunOptions
   auto deadline = options.timeout ? std::chrono::steady_clock::now() + *options.timeout
                                   : std::chrono::steady_clock::time_point::max();
   char buf[8192];
+  std::optional<std::chrono::steady_clock::time_point> kill_at;  // set once cancelled
   for (;;) {
     int wait_ms = -1;
     if (options.timeout) {
@@ -122,6 +123,18 @@ ProcessResult run_process(const std::vector<std::string>& argv, const RunOptions
         break;
       }
       wait_ms = static_cast<int>(left.count());
+    }
+    if (options.cancel != nullptr) {
+      if (options.cancel->load() && !result.cancelled) {
+        result.cancelled = true;
+        ::kill(-pid, SIGTERM);  // its whole process group (spawn made it a leader): a wrapper's children too
+        kill_at = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      }
+      if (kill_at && std::chrono::steady_clock::now() >= *kill_at) {
+        ::kill(-pid, SIGKILL);
+        kill_at.reset();
+      }
+      if (wait_ms < 0 || wait_ms > 100) wait_ms = 100;
     }
     struct pollfd pfd{fds[0], POLLIN, 0};
     int rc = ::poll(&pfd, 1, wait_ms);

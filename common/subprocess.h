@@ -2,6 +2,7 @@
 // quoting problems and no injection. Output is captured or sent to a log file.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <optional>
@@ -15,6 +16,7 @@ struct ProcessResult {
   int exit_code = -1;      // exit status, or 128+signal when killed by a signal
   std::string output;      // stdout and stderr, interleaved
   bool timed_out = false;
+  bool cancelled = false;
 };
 
 struct RunOptions {
@@ -22,6 +24,9 @@ struct RunOptions {
   std::vector<std::string> unset_env;        // removed from the environment
   std::optional<std::chrono::milliseconds> timeout;
   std::string working_dir;
+  // When it becomes true (checked every 100 ms), the child gets SIGTERM, then SIGKILL 5 s later;
+  // run_process returns with `cancelled` set.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // Runs argv[0] (looked up on PATH) to completion. Throws only when it cannot be started.

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "common/error.h"
+#include "common/file_users.h"
 #include "common/fs.h"
 #include "common/retry.h"
 #include "etcdadm/client.h"
@@ -671,6 +672,10 @@ ResetResult run_reset(const ResetOptions& o) {
   init_system->stop(m, o.stop_grace);
   if (m.init_system == InitSystemKind::kKubelet) wait_until_stopped(m, o.stop_grace);
 
+  // Whatever still holds the data dir (an etcd started by hand, or by another init system than the
+  // one recorded) would keep writing into deleted files: delete nothing while it runs.
+  refuse_if_in_use(m.data_dir, "delete the data dir",
+                   "stop the etcd that uses it (kill the PID shown, or its service), then run reset again");
   std::vector<std::string> paths = {m.data_dir, m.env_file(), m.etcdctl_env_file(), m.etcdctl_wrapper()};
   for (const auto& f : init_system->files(m)) paths.push_back(f);
   for (const auto& stem : member_cert_names()) {

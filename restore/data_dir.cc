@@ -1,6 +1,7 @@
 #include "restore/data_dir.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +12,8 @@
 #include <filesystem>
 
 #include "common/error.h"
+#include "common/file_users.h"
+#include "common/interrupt.h"
 #include "common/fs.h"
 #include "common/subprocess.h"
 #include "restore/fetch.h"
@@ -25,17 +28,78 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Removes the staging directory however the restore ends.
-struct StagingDir {
-  std::string path;
+const char* const kStopTheMemberFirst =
+    "stop that etcd first (systemctl stop etcd, or kill the PID shown), then run the restore again; "
+    "--force replaces a data dir that is not empty, never one that is in use";
+
+constexpr const char* kStagingPrefix = ".etcdadm-restore-";
+constexpr const char* kStagingLock = ".lock";
+
+// The restore's private directory beside the data dir (same filesystem, so the result moves into
+// place with one rename). A lock file in it stays flock()ed while the restore runs; the directory is
+// removed however the restore ends (an exception, SIGINT/SIGTERM). One left by a run that could not
+// clean up (kill -9, power loss) is removed by the next restore into the same parent.
+class StagingDir {
+ public:
+  explicit StagingDir(const std::string& parent) : path_(parent + "/" + kStagingPrefix + random_suffix()) {
+    make_dirs(path_, 0700);
+    std::string lock = path_ + "/" + kStagingLock;
+    lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) throw_errno("cannot lock", lock, errno);
+  }
   ~StagingDir() {
     try {
-      if (!path.empty()) remove_all(path);
+      remove_all(path_);
     } catch (const std::exception& e) {
-      spdlog::warn("could not remove staging directory {}: {}", path, e.what());
+      spdlog::warn("could not remove staging directory {}: {}", path_, e.what());
+    }
+    if (lock_fd_ >= 0) ::close(lock_fd_);
+  }
+  StagingDir(const StagingDir&) = delete;
+  StagingDir& operator=(const StagingDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int lock_fd_ = -1;
+};
+
+// Whether a staging directory's restore is over: its lock is free (or, from an etcdadm before the
+// lock file, nothing in it changed for 10 minutes) and no process (a restore tool whose parent
+// died) holds a file in it.
+bool staging_is_abandoned(const std::string& dir) {
+  if (!processes_holding(dir).empty()) return false;
+  std::string lock = dir + "/" + kStagingLock;
+  int fd = ::open(lock.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd >= 0) {
+    bool free = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+    ::close(fd);
+    return free;
+  }
+  std::error_code ec;
+  auto quiet_since = std::filesystem::file_time_type::clock::now() - std::chrono::minutes(10);
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    std::error_code tec;
+    if (it->last_write_time(tec) > quiet_since) return false;
+  }
+  return !ec && std::filesystem::last_write_time(dir, ec) <= quiet_since && !ec;
+}
+
+void remove_abandoned_staging_dirs(const std::string& parent) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(parent, ec)) {
+    std::string name = e.path().filename().string();
+    if (name.rfind(kStagingPrefix, 0) != 0 || !e.is_directory(ec)) continue;
+    if (!staging_is_abandoned(e.path().string())) continue;
+    try {
+      remove_all(e.path().string());
+      spdlog::info("removed {} (left by an earlier restore that was killed)", e.path().string());
+    } catch (const std::exception& err) {
+      spdlog::warn("could not remove the abandoned staging directory {}: {}", e.path().string(), err.what());
     }
   }
-};
+}
 
 void check_options(const RestoreOptions& o) {
   if (o.data_dir.empty()) throw Error(ErrorKind::kInvalidArgument, "no --data-dir given");
@@ -103,6 +167,7 @@ PreparedRestore prepare_restore(const RestoreOptions& in) {
   }
   check_options(o);
   p.data_dir = absolute_path(o.data_dir);
+  refuse_if_in_use(p.data_dir, "restore into", kStopTheMemberFirst);
   if (!is_missing_or_empty_dir(p.data_dir) && !o.force) {
     throw Error(ErrorKind::kAlreadyExists, "data dir " + p.data_dir + " is not empty",
                 "restore into a new directory, or pass --force to replace it (its contents are deleted)");
@@ -113,6 +178,7 @@ PreparedRestore prepare_restore(const RestoreOptions& in) {
   p.tool = find_restore_tool(o.restore_tool);
   p.parent = parent_dir(p.data_dir);
   make_dirs(p.parent);
+  remove_abandoned_staging_dirs(p.parent);
   return p;
 }
 
@@ -138,6 +204,7 @@ void restore_with_tool(const PreparedRestore& p, const std::string& snapshot, bo
   if (snapshot_verified) argv.push_back("--skip-hash-check");
   RunOptions ro;
   ro.env["ETCDCTL_API"] = "3";
+  ro.cancel = interrupt_requested();
   // etcdctl refuses a flag that is also set through its ETCDCTL_* variable: clear them all.
   for (char** e = environ; *e != nullptr; ++e) {
     std::string kv(*e);
@@ -146,6 +213,7 @@ void restore_with_tool(const PreparedRestore& p, const std::string& snapshot, bo
   }
   spdlog::info("restoring with {} {}", p.tool.path, p.tool.version);
   ProcessResult pr = run_process(argv, ro);
+  throw_if_interrupted("restore into " + p.data_dir);
   if (pr.exit_code != 0) {
     throw Error(ErrorKind::kExternalTool,
                 p.tool.path + " snapshot restore failed (exit " + std::to_string(pr.exit_code) + "): " + pr.output,
@@ -158,7 +226,9 @@ void restore_with_tool(const PreparedRestore& p, const std::string& snapshot, bo
   ::chmod(restored.c_str(), 0700);  // etcd warns about (3.4) or refuses (3.5+) wider data dirs
 
   // Swap into place. An existing directory (empty, or non-empty with --force) moves aside first.
+  // Checked again: a member may have been started on it while the restore ran.
   const std::string& data_dir = p.data_dir;
+  refuse_if_in_use(data_dir, "replace", kStopTheMemberFirst);
   std::string old = staging + "/old";
   bool moved_aside = false;
   if (path_exists(data_dir)) {
@@ -179,25 +249,26 @@ void restore_with_tool(const PreparedRestore& p, const std::string& snapshot, bo
 }  // namespace
 
 RestoreResult restore_to_data_dir(BlobStore& store, const BackupRecord& backup, const RestoreOptions& in) {
+  InterruptibleWork interruptible;  // the staging directory goes with the unwinding
   PreparedRestore p = prepare_restore(in);
-  StagingDir staging{p.parent + "/.etcdadm-restore-" + random_suffix()};
-  make_dirs(staging.path, 0700);
+  StagingDir staging(p.parent);
 
   RestoreResult result;
   result.backup_name = backup.name;
   auto t0 = Clock::now();
-  std::string snapshot = staging.path + "/snapshot.db";
+  std::string snapshot = staging.path() + "/snapshot.db";
   // A scratch copy in our private staging dir, read once by the restore tool and deleted.
   FetchResult fetched = fetch_verified(store, backup, snapshot, /*overwrite=*/false, /*durable=*/false);
   result.db_size = fetched.digest.db_bytes;
   result.fetch_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   spdlog::info("backup {} verified ({} bytes db, SHA-256 {}) in {:.2f}s", backup.name, fetched.digest.db_bytes,
                fetched.digest.db_sha256, result.fetch_seconds);
-  restore_with_tool(p, snapshot, /*snapshot_verified=*/true, staging.path, result);
+  restore_with_tool(p, snapshot, /*snapshot_verified=*/true, staging.path(), result);
   return result;
 }
 
 RestoreResult restore_snapshot_file(const std::string& snapshot_file, const RestoreOptions& in, bool skip_hash_check) {
+  InterruptibleWork interruptible;
   PreparedRestore p = prepare_restore(in);
   RestoreResult result;
   result.backup_name = snapshot_file;
@@ -210,9 +281,8 @@ RestoreResult restore_snapshot_file(const std::string& snapshot_file, const Rest
   result.fetch_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   spdlog::info("snapshot {} checked ({} bytes db{}) in {:.2f}s", snapshot_file, digest.db_bytes,
                digest.has_trailer ? ", SHA-256 trailer matches" : ", no trailer", result.fetch_seconds);
-  StagingDir staging{p.parent + "/.etcdadm-restore-" + random_suffix()};
-  make_dirs(staging.path, 0700);
-  restore_with_tool(p, snapshot_file, /*snapshot_verified=*/true, staging.path, result);
+  StagingDir staging(p.parent);
+  restore_with_tool(p, snapshot_file, /*snapshot_verified=*/true, staging.path(), result);
   return result;
 }
 

@@ -5,6 +5,7 @@
 #include "common/async_sink.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/interrupt.h"
 
 namespace etcdadm {
 
@@ -22,6 +23,7 @@ class FileSink : public ByteSink {
 // Reads, hashes and decompresses on this thread; checks the snapshot digest and writes `out` on a
 // second one, so that decompression and SHA-256 + disk writes overlap.
 FetchResult fetch_into(BlobStore& store, const BackupRecord& b, ByteSink* out) {
+  InterruptibleWork interruptible;  // the caller's AtomicFile / scratch dir removes what was written
   const std::string what = "backup " + b.name + " in " + store.url();
   if (b.data_file.empty()) throw Error(ErrorKind::kCorrupt, what + " has no data file (etcd.backup.gz)", "use another backup");
   std::string key = b.name + "/" + b.data_file;
@@ -42,6 +44,7 @@ FetchResult fetch_into(BlobStore& store, const BackupRecord& b, ByteSink* out) {
   std::vector<uint8_t> buf(1 << 20);
   try {
     for (;;) {
+      throw_if_interrupted("reading " + what);
       size_t n = reader->read(buf.data(), buf.size());
       if (n == 0) break;
       stored.write(buf.data(), n);

@@ -28,6 +28,8 @@ if $with_test_servers; then
   # a real S3 server that verifies SigV4 (OpenStack Swift + s3api, with memcached for tempauth)
   # and the AWS CLI as an interop and signing oracle
   packages+=(python3-swift swift swift-proxy swift-account swift-container swift-object memcached awscli systemd)
+  # the Prometheus project's own text-format parser reads the sidecar's /metrics in the tests
+  packages+=(python3-prometheus-client)
   # Node.js runs the GCS emulator (test/support/gcs_emulator); keep a Node.js the machine already has.
   command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
 fi

@@ -15,8 +15,9 @@ namespace etcdadm {
 namespace {
 
 // 1: backups; 2: + attempts (recreated); 3: + the verification columns of backups (migrated from 2
-// in place, keeping rows and attempt history).
-constexpr int kSchemaVersion = 3;
+// in place, keeping rows and attempt history); 4: + attempts.origin (migrated in place; attempts
+// recorded before it have origin '' and count for no one's metrics).
+constexpr int kSchemaVersion = 4;
 
 // Columns of the last `backup verify` (all NULL when never verified). A cache: not in the store.
 constexpr const char* kVerificationColumns[] = {"verified_revision INTEGER", "verified_total_key INTEGER",
@@ -102,9 +103,13 @@ Catalog::Catalog(const std::string& path) : path_(path) {
 
 void Catalog::migrate(int64_t version) {
   if (version == kSchemaVersion) return;
-  if (version == 2) {
-    // v2 -> v3: add the verification cache; rows and attempt history stay.
-    for (const char* column : kVerificationColumns) exec(std::string("ALTER TABLE backups ADD COLUMN ") + column);
+  if (version == 2 || version == 3) {
+    // v2 -> v3: add the verification cache; v3 -> v4: who made each attempt. Rows and attempt
+    // history stay.
+    if (version == 2) {
+      for (const char* column : kVerificationColumns) exec(std::string("ALTER TABLE backups ADD COLUMN ") + column);
+    }
+    exec("ALTER TABLE attempts ADD COLUMN origin TEXT NOT NULL DEFAULT ''");
     exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
     return;
   }
@@ -146,7 +151,8 @@ void Catalog::migrate(int64_t version) {
       " result TEXT NOT NULL,"
       " reason TEXT NOT NULL,"
       " message TEXT NOT NULL,"
-      " backup_name TEXT NOT NULL)");
+      " backup_name TEXT NOT NULL,"
+      " origin TEXT NOT NULL DEFAULT '')");
   exec("CREATE INDEX attempts_by_time ON attempts(store_id, started_micros)");
   exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
 }
@@ -318,20 +324,21 @@ std::vector<BackupRecord> Catalog::backups(const std::string& store_url) {
 void Catalog::record_attempt(const std::string& store_url, const AttemptRecord& a) {
   int64_t sid = store_id(store_url);
   Stmt ins(db_,
-           "INSERT INTO attempts (store_id, started_micros, finished_micros, result, reason, message, backup_name) "
-           "VALUES (?, ?, ?, ?, ?, ?, ?)");
+           "INSERT INTO attempts (store_id, started_micros, finished_micros, result, reason, message, backup_name, origin) "
+           "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
   ins.bind(1, sid).bind(2, a.started_micros).bind(3, a.finished_micros).bind(4, a.result).bind(5, a.reason);
-  ins.bind(6, a.message).bind(7, a.backup_name).step();
+  ins.bind(6, a.message).bind(7, a.backup_name).bind(8, a.origin).step();
 }
 
-std::vector<AttemptRecord> Catalog::attempts(const std::string& store_url, int limit) {
+std::vector<AttemptRecord> Catalog::attempts(const std::string& store_url, int limit, const std::string& origin) {
   std::vector<AttemptRecord> out;
   Stmt sel(db_,
-           "SELECT started_micros, finished_micros, result, reason, message, backup_name FROM attempts "
-           "WHERE store_id = (SELECT id FROM stores WHERE url = ?) ORDER BY started_micros DESC, id DESC LIMIT ?");
-  sel.bind(1, store_url).bind(2, static_cast<int64_t>(limit));
+           "SELECT started_micros, finished_micros, result, reason, message, backup_name, origin FROM attempts "
+           "WHERE store_id = (SELECT id FROM stores WHERE url = ?) AND (? = '' OR origin = ?) "
+           "ORDER BY started_micros DESC, id DESC LIMIT ?");
+  sel.bind(1, store_url).bind(2, origin).bind(3, origin).bind(4, static_cast<int64_t>(limit));
   while (sel.step()) {
-    out.push_back({sel.i64(0), sel.i64(1), sel.text(2), sel.text(3), sel.text(4), sel.text(5)});
+    out.push_back({sel.i64(0), sel.i64(1), sel.text(2), sel.text(3), sel.text(4), sel.text(5), sel.text(6)});
   }
   return out;
 }

@@ -30,6 +30,9 @@ struct AttemptRecord {
   std::string reason;  // error kind on failure ("unavailable", "auth", ...)
   std::string message;
   std::string backup_name;  // the backup written, on success
+  // Who tried: "save" (backup save / import run by hand or from cron), "sidecar" (a sidecar tick
+  // or trigger); "" for attempts recorded before catalog v4. A sidecar's metrics count only its own.
+  std::string origin;
 };
 
 class Catalog {
@@ -60,7 +63,8 @@ class Catalog {
   std::vector<BackupRecord> backups(const std::string& store_url);
   // The attempt history (kept across restarts; lost only with the catalog file).
   void record_attempt(const std::string& store_url, const AttemptRecord& attempt);
-  std::vector<AttemptRecord> attempts(const std::string& store_url, int limit = 100);
+  // Newest first; `origin` non-empty keeps only that origin's attempts.
+  std::vector<AttemptRecord> attempts(const std::string& store_url, int limit = 100, const std::string& origin = "");
   const std::string& path() const { return path_; }
 
  private:

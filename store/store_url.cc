@@ -1,5 +1,8 @@
 #include "store/store_url.h"
 
+#include <cctype>
+#include <regex>
+
 #include "common/error.h"
 #include "common/fs.h"
 #include "store/local_store.h"
@@ -12,8 +15,29 @@ static std::string trim_slashes(std::string s) {
   return s;
 }
 
+// Where `text` begins with a known scheme name, however it was mangled ("s3:/b", "s3//b", "S3://b",
+// "gcs://b"), returns the URL that was probably meant; empty when it does not look like one.
+static std::string probably_meant(const std::string& text) {
+  std::string lower;
+  for (char ch : text) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+  auto rest_after = [&](size_t n) {
+    size_t i = n;
+    while (i < text.size() && (text[i] == ':' || text[i] == '/')) ++i;
+    return text.substr(i);
+  };
+  for (std::string scheme : {"s3", "gs", "gcs", "file"}) {
+    if (lower.rfind(scheme, 0) != 0 || lower.size() == scheme.size()) continue;
+    char next = lower[scheme.size()];
+    if (next != ':' && next != '/') continue;
+    std::string canonical = scheme == "gcs" ? "gs" : scheme;
+    std::string rest = rest_after(scheme.size());
+    return canonical == "file" ? "file:///" + rest : canonical + "://" + rest;
+  }
+  return "";
+}
+
 StoreUrl parse_store_url(const std::string& url) {
-  const std::string forms = "use a path, file:///path, s3://bucket/prefix or gs://bucket/prefix";
+  const std::string forms = "use an absolute path, ./relative/path, file:///path, s3://bucket/prefix or gs://bucket/prefix";
   if (url.empty()) throw Error(ErrorKind::kInvalidArgument, "no backup store given", "pass --store (" + forms + ")");
   StoreUrl out;
   auto bucket_url = [&](StoreUrl::Scheme scheme, size_t skip) {
@@ -24,6 +48,14 @@ StoreUrl parse_store_url(const std::string& url) {
     out.prefix = slash == std::string::npos ? "" : trim_slashes(rest.substr(slash + 1));
     if (out.bucket.empty()) throw Error(ErrorKind::kInvalidArgument, "store URL " + url + " has no bucket", forms);
   };
+  // A typo in a scheme must never turn an object store into a local directory: a cron job would
+  // then "succeed" for months without a byte reaching the bucket.
+  auto refuse_typo = [&](const std::string& why) {
+    std::string meant = probably_meant(url);
+    throw Error(ErrorKind::kInvalidArgument, "store URL '" + url + "' " + why,
+                meant.empty() ? forms : "did you mean " + meant + "? (" + forms + ")");
+  };
+  static const std::regex scheme_like(R"(^[A-Za-z][A-Za-z0-9+.-]*:)");
   if (url.rfind("s3://", 0) == 0) {
     bucket_url(StoreUrl::Scheme::kS3, 5);
   } else if (url.rfind("gs://", 0) == 0) {
@@ -35,9 +67,18 @@ StoreUrl parse_store_url(const std::string& url) {
     }
     out.path = absolute_path(out.path);
   } else if (url.find("://") != std::string::npos) {
-    throw Error(ErrorKind::kInvalidArgument, "unsupported store URL scheme in " + url, forms);
-  } else {
+    refuse_typo("has an unsupported scheme");
+  } else if (std::regex_search(url, scheme_like)) {
+    refuse_typo("looks like a URL without '//' after its scheme");
+  } else if (url.front() == '/') {
     out.path = absolute_path(url);
+  } else if (url.rfind("./", 0) == 0 || url.rfind("../", 0) == 0 || url == "." || url == "..") {
+    out.path = absolute_path(url);
+  } else if (!probably_meant(url).empty()) {
+    refuse_typo("looks like a mistyped object-store URL");
+  } else {
+    throw Error(ErrorKind::kInvalidArgument, "relative store path '" + url + "' is ambiguous",
+                "write ./" + url + " (relative to the working directory) or an absolute path, or a URL: " + forms);
   }
   return out;
 }

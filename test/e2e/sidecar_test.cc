@@ -217,6 +217,71 @@ TEST_F(Sidecar, AttemptHistorySurvivesRestarts) {
   EXPECT_EQ(s2.process.stop(10000ms), 0);
 }
 
+// The exposition is read by a real Prometheus text-format parser (python3-prometheus-client), not
+// by our own regexes: every timestamp must be exact (an ostream printed 1.79549e+09, thousands of
+// seconds off), and only the sidecar's own attempts count (a manual save on the same host, with the
+// same catalog, is no sidecar attempt). A POST without a body (curl -X POST) triggers a backup.
+TEST_F(Sidecar, MetricsAreExactAndCountOnlySidecarAttempts) {
+  auto& m = start_member();
+  std::string catalog = dir_ / "shared-catalog.db";
+  RunOptions env;
+  env.env["ETCDADM_CATALOG"] = catalog;
+  auto manual = run_etcdadm({"backup", "save", "--store", store_, "--endpoints", m.client_url()}, catalog, env);
+  ASSERT_EQ(manual.exit_code, 0) << manual.output;
+  // Hourly schedule and a fresh backup in the store: no tick is due, so no sidecar attempt yet.
+  auto s = start_sidecar(m, "@hourly", {}, catalog);
+  std::this_thread::sleep_for(1100ms);  // backup names have one-second resolution
+  // Exactly what `curl -X POST URL` sends: no body, no Content-Length.
+  std::string post = run_process({"python3", "-c", R"(
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"POST /backup HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: curl/7.88.1\r\nAccept: */*\r\n\r\n")
+s.settimeout(10)
+print(s.recv(4096).decode().split("\r\n")[0])
+)", std::to_string(s.port)}).output;
+  EXPECT_NE(post.find("202"), std::string::npos) << post;
+  for (int i = 0; i < 200 && backups().size() < 2; ++i) std::this_thread::sleep_for(50ms);
+  ASSERT_EQ(backups().size(), 2u) << read_file(s.log);
+  std::string metrics_file = dir_ / "metrics.txt";
+  // Wait until the triggered attempt is recorded in the metrics.
+  for (int i = 0; i < 100; ++i) {
+    write_file_atomic(metrics_file, http("GET", s.url("/metrics")).body);
+    if (read_file(metrics_file).find("etcdadm_backup_last_attempt_success 1") != std::string::npos) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  auto parsed = run_process({"/usr/bin/python3", "-c", R"(
+import json, sys
+from prometheus_client.parser import text_string_to_metric_families
+out = {}
+for family in text_string_to_metric_families(open(sys.argv[1]).read()):
+    for sample in family.samples:
+        key = sample.name + "".join("{%s=%s}" % kv for kv in sorted(sample.labels.items()))
+        out[key] = repr(sample.value)
+print(json.dumps(out))
+)", metrics_file});
+  ASSERT_EQ(parsed.exit_code, 0) << parsed.output << read_file(metrics_file);
+  auto samples = nlohmann::json::parse(parsed.output);
+  auto value = [&](const std::string& key) {
+    EXPECT_TRUE(samples.contains(key)) << key << " missing: " << parsed.output;
+    return samples.contains(key) ? std::stod(samples[key].get<std::string>()) : -1.0;
+  };
+  double newest = std::chrono::duration<double>(backups().back().time.time_since_epoch()).count();
+  EXPECT_NEAR(value("etcdadm_backup_newest_timestamp_seconds"), newest, 1e-3) << read_file(metrics_file);
+  EXPECT_NEAR(value("etcdadm_backup_last_success_timestamp_seconds"), now, 10.0) << read_file(metrics_file);
+  EXPECT_NEAR(value("etcdadm_backup_last_attempt_timestamp_seconds"), now, 10.0) << read_file(metrics_file);
+  EXPECT_EQ(value("etcdadm_backup_attempts_total{result=success}"), 1.0) << read_file(metrics_file);
+  EXPECT_EQ(value("etcdadm_backup_attempts_total{result=failure}"), 0.0);
+  EXPECT_GT(value("etcdadm_backup_last_db_bytes"), 0.0);
+  EXPECT_EQ(s.process.stop(10000ms), 0);
+
+  // Restarted on the same catalog: still only the sidecar's one attempt, not the manual save.
+  auto s2 = start_sidecar(m, "@hourly", {}, catalog);
+  std::string again = http("GET", s2.url("/metrics")).body;
+  EXPECT_NE(again.find("etcdadm_backup_attempts_total{result=\"success\"} 1\n"), std::string::npos) << again;
+  EXPECT_EQ(s2.process.stop(10000ms), 0);
+}
+
 TEST_F(Sidecar, TriggersReadinessAndHistory) {
   auto& m = start_member();
   auto s = start_sidecar(m, "@hourly", {"--ready-max-age", "3s"});

@@ -79,6 +79,7 @@ class EtcdMember {
   const EtcdOptions& options() const { return opts_; }
   ConnectionConfig connection() const;  // config with TLS client files when TLS
   std::string log() const;
+  pid_t pid() const { return proc_.pid(); }
 
  private:
   std::string dir_;

@@ -182,8 +182,9 @@ TEST(CatalogUpgrade, OlderSchemaIsRecreatedInPlace) {
   EXPECT_EQ(history[0].reason, "auth");
 }
 
-// A schema-2 catalog (etcdadm before the verification cache) is migrated in place to schema 3:
-// its backups and attempt history stay, and verification results can be recorded.
+// A schema-2 catalog (etcdadm before the verification cache) is migrated in place to schema 4:
+// its backups and attempt history stay, verification results can be recorded, and attempts are
+// told apart by origin.
 TEST(CatalogUpgrade, Schema2IsMigratedKeepingRows) {
   test::TempDir dir;
   std::string path = dir / "v2.db";
@@ -239,9 +240,20 @@ TEST(CatalogUpgrade, Schema2IsMigratedKeepingRows) {
   sqlite3_stmt* st = nullptr;
   sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr);
   ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_EQ(sqlite3_column_int(st, 0), 3);
+  EXPECT_EQ(sqlite3_column_int(st, 0), 4);
   sqlite3_finalize(st);
   sqlite3_close(db);
+  // The attempt recorded before v4 has no origin: it counts for no sidecar.
+  EXPECT_EQ(c.attempts("file:///x")[0].origin, "");
+  EXPECT_TRUE(c.attempts("file:///x", 100, "sidecar").empty());
+  AttemptRecord a;
+  a.started_micros = 40;
+  a.finished_micros = 50;
+  a.result = "success";
+  a.origin = "sidecar";
+  c.record_attempt("file:///x", a);
+  ASSERT_EQ(c.attempts("file:///x", 100, "sidecar").size(), 1u);
+  EXPECT_EQ(c.attempts("file:///x").size(), 2u);
 }
 
 }  // namespace etcdadm

@@ -1,0 +1,131 @@
+#include "common/file_users.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "common/error.h"
+
+namespace etcdadm {
+
+namespace {
+
+namespace stdfs = std::filesystem;
+
+// The directory as the kernel names it in /proc/<pid>/fd links (symlinks resolved), with a
+// trailing '/' so that /var/lib/etcd does not match /var/lib/etcd2.
+std::string canonical_prefix(const std::string& dir) {
+  std::error_code ec;
+  stdfs::path p = stdfs::canonical(dir, ec);
+  std::string s = ec ? stdfs::absolute(dir).lexically_normal().string() : p.string();
+  if (s.empty() || s.back() != '/') s += '/';
+  return s;
+}
+
+std::string command_line(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!raw.empty() && raw.back() == '\0') raw.pop_back();
+  for (char& c : raw) {
+    if (c == '\0') c = ' ';
+  }
+  if (raw.size() > 200) raw = raw.substr(0, 200) + " ...";
+  return raw;
+}
+
+// Whether another open file description holds a lock on `path` (probed without blocking and
+// without taking the lock for longer than the probe).
+bool is_locked(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) return false;
+  bool locked = false;
+  // flock(): bbolt's lock on member/snap/db, and etcd's WAL lock where OFD locks are missing.
+  if (::flock(fd, LOCK_SH | LOCK_NB) != 0) {
+    locked = errno == EWOULDBLOCK;
+  } else {
+    ::flock(fd, LOCK_UN);
+  }
+  // OFD and POSIX record locks: etcd's fileutil locks WAL files with F_OFD_SETLK on Linux.
+  if (!locked) {
+    struct flock fl {};
+    fl.l_type = F_RDLCK;
+    fl.l_whence = SEEK_SET;
+    if (::fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK) locked = true;
+  }
+  ::close(fd);
+  return locked;
+}
+
+}  // namespace
+
+std::vector<FileHolder> processes_holding(const std::string& dir) {
+  std::vector<FileHolder> out;
+  const std::string prefix = canonical_prefix(dir);
+  const std::string exact = prefix.substr(0, prefix.size() - 1);
+  const pid_t self = ::getpid();
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return out;
+  while (dirent* e = ::readdir(proc)) {
+    char* end = nullptr;
+    long pid = std::strtol(e->d_name, &end, 10);
+    if (end == e->d_name || *end != '\0' || pid == self) continue;
+    std::string fd_dir = "/proc/" + std::string(e->d_name) + "/fd";
+    DIR* fds = ::opendir(fd_dir.c_str());
+    if (fds == nullptr) continue;  // gone, or another user's process (not root)
+    while (dirent* f = ::readdir(fds)) {
+      if (f->d_name[0] == '.') continue;
+      char target[4096];
+      ssize_t n = ::readlink((fd_dir + "/" + f->d_name).c_str(), target, sizeof(target) - 1);
+      if (n <= 0) continue;
+      std::string t(target, static_cast<size_t>(n));
+      // A deleted file still held shows as "<path> (deleted)": it still counts.
+      if (t.rfind(prefix, 0) == 0 || t == exact) {
+        out.push_back({static_cast<pid_t>(pid), command_line(static_cast<pid_t>(pid)), t});
+        break;
+      }
+    }
+    ::closedir(fds);
+  }
+  ::closedir(proc);
+  return out;
+}
+
+std::vector<std::string> locked_files(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (!stdfs::is_directory(dir, ec)) return out;
+  for (auto it = stdfs::recursive_directory_iterator(dir, stdfs::directory_options::skip_permission_denied, ec);
+       !ec && it != stdfs::recursive_directory_iterator(); it.increment(ec)) {
+    std::error_code sec;
+    if (it->is_regular_file(sec) && is_locked(it->path().string())) out.push_back(it->path().string());
+  }
+  return out;
+}
+
+void refuse_if_in_use(const std::string& dir, const std::string& what, const std::string& hint) {
+  std::error_code ec;
+  if (!stdfs::exists(dir, ec)) return;
+  auto holders = processes_holding(dir);
+  if (!holders.empty()) {
+    std::string who;
+    for (const auto& h : holders) {
+      who += "\n  PID " + std::to_string(h.pid) + ": " + h.command + " (holds " + h.file + ")";
+    }
+    throw Error(ErrorKind::kInUse, "cannot " + what + " " + dir + ": it is in use by" + who, hint);
+  }
+  auto locked = locked_files(dir);
+  if (!locked.empty()) {
+    throw Error(ErrorKind::kInUse,
+                "cannot " + what + " " + dir + ": " + locked.front() +
+                    " is locked by a running process (one this user cannot see; etcd locks its db and WAL)",
+                hint);
+  }
+}
+
+}  // namespace etcdadm

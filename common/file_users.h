@@ -1,0 +1,32 @@
+// Who is using a directory: the processes that hold files under it open, and whether any file in
+// it is locked the way etcd locks its data (bbolt flock()s member/snap/db; the WAL's files carry
+// OFD or flock locks). A data dir is replaced or deleted only when nothing uses it: etcd keeps
+// writing into deleted files otherwise, and the "restored" member silently serves old data.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace etcdadm {
+
+struct FileHolder {
+  pid_t pid = 0;
+  std::string command;  // its command line, space-separated (truncated)
+  std::string file;     // one of the files it holds under the directory
+};
+
+// Processes other than this one with a file under `dir` open (from /proc/<pid>/fd; processes of
+// other users are visible only to root).
+std::vector<FileHolder> processes_holding(const std::string& dir);
+
+// Paths under `dir` that carry a lock another open file description holds (flock, POSIX or OFD).
+// Sees locks of every process, also where /proc does not show the holder.
+std::vector<std::string> locked_files(const std::string& dir);
+
+// Throws Error(kInUse) naming the processes (PID and command) when `dir` is in use; `what` says what
+// was about to happen ("restore into", "delete") and `hint` what to do (stop the member first).
+void refuse_if_in_use(const std::string& dir, const std::string& what, const std::string& hint);
+
+}  // namespace etcdadm

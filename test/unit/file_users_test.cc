@@ -1,0 +1,75 @@
+// Telling whether a directory is in use: the locks etcd takes (bbolt's flock on the db, the WAL's
+// OFD locks) are seen even when /proc does not show the holder (another user's process), and the
+// holders /proc does show are named with their PID.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "common/error.h"
+#include "common/file_users.h"
+#include "common/fs.h"
+#include "common/subprocess.h"
+#include "test/support/test_env.h"
+
+namespace etcdadm {
+namespace {
+
+TEST(FileUsers, FlockAndOfdLocksAreSeen) {
+  test::TempDir dir;
+  make_dirs(dir / "member/snap");
+  make_dirs(dir / "member/wal");
+  write_file_atomic(dir / "member/snap/db", "db");
+  write_file_atomic(dir / "member/wal/0.wal", "wal");
+  EXPECT_TRUE(locked_files(dir.path()).empty());
+  EXPECT_NO_THROW(refuse_if_in_use(dir.path(), "restore into", "stop it"));
+
+  int db = ::open((dir / "member/snap/db").c_str(), O_RDWR);
+  ASSERT_EQ(::flock(db, LOCK_EX | LOCK_NB), 0);  // what bbolt does
+  auto locked = locked_files(dir.path());
+  ASSERT_EQ(locked.size(), 1u);
+  EXPECT_EQ(locked[0], dir / "member/snap/db");
+  ::close(db);
+  EXPECT_TRUE(locked_files(dir.path()).empty());
+
+  int wal = ::open((dir / "member/wal/0.wal").c_str(), O_RDWR);
+  struct flock fl {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  ASSERT_EQ(::fcntl(wal, F_OFD_SETLK, &fl), 0);  // what etcd's fileutil.TryLockFile does on Linux
+  try {
+    refuse_if_in_use(dir.path(), "restore into", "stop it");
+    ADD_FAILURE() << "a locked WAL was not seen";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInUse);
+    EXPECT_EQ(exit_code_for(e.kind()), 4);
+    EXPECT_NE(std::string(e.what()).find("0.wal"), std::string::npos) << e.what();
+    EXPECT_EQ(e.hint(), "stop it");
+  }
+  ::close(wal);
+}
+
+TEST(FileUsers, HoldersAreNamedWithPidAndCommand) {
+  test::TempDir dir;
+  write_file_atomic(dir / "held", "x");
+  write_file_atomic(dir.path() + "2", "a sibling with the same prefix is not inside");
+  // A child holding the file open on its stdin.
+  ChildProcess holder = ChildProcess::start({"sh", "-c", "exec sleep 30 < '" + (dir / "held") + "'"}, dir.path() + ".log");
+  std::vector<FileHolder> holders;
+  for (int i = 0; i < 100 && holders.empty(); ++i) {
+    holders = processes_holding(dir.path());
+    if (holders.empty()) usleep(20000);
+  }
+  ASSERT_EQ(holders.size(), 1u);
+  EXPECT_EQ(holders[0].pid, holder.pid());
+  EXPECT_NE(holders[0].command.find("sleep 30"), std::string::npos) << holders[0].command;
+  EXPECT_EQ(holders[0].file, dir / "held");
+  holder.stop(std::chrono::milliseconds(100));
+  EXPECT_TRUE(processes_holding(dir.path()).empty());
+  ::unlink((dir.path() + "2").c_str());
+  ::unlink((dir.path() + ".log").c_str());
+}
+
+}  // namespace
+}  // namespace etcdadm
