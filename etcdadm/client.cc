@@ -89,10 +89,18 @@ CallSite EtcdClient::site(const Conn& c, const std::string& operation) const {
   return CallSite{operation, c.endpoint.url, c.endpoint.tls, !config_.cert.empty(), c.connected_once};
 }
 
-// Waits for the channel to connect within the dial timeout. Failing that, the caller's RPC (sent
-// without wait-for-ready) fails at once with gRPC's reason for the failed connection attempt.
-static bool dial(grpc::Channel& channel, std::chrono::milliseconds dial_timeout) {
-  return channel.WaitForConnected(std::chrono::system_clock::now() + dial_timeout);
+// Waits for the channel to connect within the dial timeout. When a connection attempt failed
+// (refused, TLS rejected), the caller's RPC (sent without wait-for-ready) fails at once with gRPC's
+// reason for it. When the attempt is still pending at the deadline (a host that accepts TCP and
+// never answers, a stopped process), nothing would fail at once: the RPC would wait out its
+// command timeout too, so the dial timeout would not mean what it says. That case throws here.
+static bool dial(grpc::Channel& channel, const std::string& endpoint, std::chrono::milliseconds dial_timeout) {
+  if (channel.WaitForConnected(std::chrono::system_clock::now() + dial_timeout)) return true;
+  if (channel.GetState(false) == GRPC_CHANNEL_TRANSIENT_FAILURE) return false;
+  throw Error(ErrorKind::kTimeout,
+              "could not connect to " + endpoint + " within the dial timeout (" +
+                  std::to_string(dial_timeout.count()) + " ms): the connection was not answered",
+              "check that the address is an etcd client URL and that the member is not hung; raise --dial-timeout for slow links");
 }
 
 void EtcdClient::authenticate(Conn& c) {
@@ -115,7 +123,7 @@ void EtcdClient::authenticate(Conn& c) {
 }
 
 void EtcdClient::prepare(Conn& c, grpc::ClientContext& ctx, std::chrono::milliseconds timeout) {
-  if (!c.connected_once) c.connected_once = dial(*c.channel, config_.dial_timeout);
+  if (!c.connected_once) c.connected_once = dial(*c.channel, c.endpoint.url, config_.dial_timeout);
   if (timeout.count() > 0) ctx.set_deadline(std::chrono::system_clock::now() + timeout);
   if (!config_.user.empty()) {
     if (c.token.empty()) authenticate(c);

@@ -3,9 +3,11 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <regex>
 
 #include "common/error.h"
 #include "common/timefmt.h"
+#include "etcdadm/pki.h"
 
 namespace etcdadm {
 
@@ -27,6 +29,9 @@ void ConnectionConfig::validate() const {
       throw Error(ErrorKind::kInvalidArgument, "cannot read TLS file " + *f, "check the path and its permissions");
     }
   }
+  check_client_tls_files(cacert, cert, key);
+  // Every endpoint is checked before the first is dialled: a typo must not look like a DNS outage.
+  for (const auto& e : endpoints) parse_endpoint(e, tls_configured());
   if (!user.empty() && password.empty()) {
     throw Error(ErrorKind::kInvalidArgument, "user " + user + " given without a password",
                 "pass --password, ETCDCTL_PASSWORD, or --user name:password");
@@ -94,6 +99,13 @@ Endpoint parse_endpoint(const std::string& url, bool tls_configured) {
   bool has_port = rest.back() != ']' && rest.find(':') != std::string::npos &&
                   (rest.front() != '[' || rest.find("]:") != std::string::npos);
   ep.target = has_port ? rest : rest + ":2379";
+  // host: a DNS name or IPv4 address, or an IPv6 address in brackets; port: 1-65535.
+  static const std::regex host_port(R"(^([A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9_])?|\[[0-9A-Fa-f:.%a-zA-Z]+\]):([0-9]{1,5})$)");
+  std::smatch m;
+  if (!std::regex_match(ep.target, m, host_port) || std::stoi(m[3].str()) < 1 || std::stoi(m[3].str()) > 65535) {
+    throw Error(ErrorKind::kInvalidArgument, "malformed endpoint '" + url + "'",
+                "expected [http[s]://]host[:port], e.g. https://10.0.0.1:2379 (several: comma-separated)");
+  }
   return ep;
 }
 

@@ -18,6 +18,10 @@ Error error_from_grpc(const grpc::Status& status, const CallSite& site) {
   const std::string msg = status.error_message();
   const std::string where = operation + " on " + endpoint;
   // etcd reports some auth failures with code UNKNOWN; the text is what is reliable.
+  if (contains(msg, "user name is empty")) {
+    return Error(ErrorKind::kAuth, where + ": this cluster has auth enabled and no user was given (" + msg + ")",
+                 "pass --user (with --password-file, ETCDCTL_PASSWORD or the prompt), or client certificates of a user with the root role");
+  }
   if (contains(msg, "permission denied")) {
     return Error(ErrorKind::kAuth, where + ": permission denied: " + msg,
                  "snapshots, HashKV and membership changes need the root role when auth is enabled");

@@ -61,9 +61,22 @@ const BackupRecord& resolve_backup(const std::vector<BackupRecord>& backups, con
 }
 
 BackupRecord find_backup(BlobStore& store, Catalog& catalog, const std::string& query) {
-  catalog.sync(store);
+  SyncStats synced = catalog.sync(store);
   auto backups = catalog.backups(store.url());
-  return resolve_backup(backups, query, store.url());
+  try {
+    return resolve_backup(backups, query, store.url());
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kNotFound) throw;
+    // The backup is there (its _etcd_backup.meta says complete) but its metadata cannot be read:
+    // that is a damaged backup, not a missing one.
+    for (const auto& [name, why] : synced.unreadable_backups) {
+      if (name.compare(0, query.size(), query) == 0) {
+        throw Error(ErrorKind::kCorrupt, "backup " + name + " in " + store.url() + " is damaged: " + why,
+                    "use another backup (`etcdadm backup list --store " + store.url() + "`)");
+      }
+    }
+    throw;
+  }
 }
 
 }  // namespace etcdadm

@@ -254,6 +254,7 @@ SyncStats Catalog::sync(BlobStore& store) {
         ++stats.added;
       } catch (const Error& e) {
         ++stats.unreadable;
+        stats.unreadable_backups.emplace_back(l.name, e.what());
         spdlog::warn("skipping backup {} in {}: {}", l.name, store.url(), e.what());
       }
     }

@@ -20,6 +20,8 @@ struct SyncStats {
   int removed = 0;
   int unchanged = 0;
   int unreadable = 0;  // listed backups whose metadata could not be read (skipped, warned)
+  // Their names and why (a complete backup whose metadata is garbage is damaged, not absent).
+  std::vector<std::pair<std::string, std::string>> unreadable_backups;
 };
 
 // One backup attempt made from this host (save command or sidecar tick).

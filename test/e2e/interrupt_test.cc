@@ -89,8 +89,8 @@ TEST_F(Interrupt, RestoreStopsItsToolAndRemovesItsStagingDir) {
   // verified snapshot waits in the staging directory and the tool runs.
   std::string tool = dir_ / "slow-etcdctl";
   write_file_atomic(tool,
-                    "#!/bin/sh\nif [ \"$1\" = snapshot ]; then echo $$ > '" + (dir_ / "tool.pid") +
-                        "'; sleep 60; fi\nexec etcdctl \"$@\"\n",
+                    "#!/bin/sh\nif [ \"$1\" = snapshot ]; then echo $$ > '" + (dir_ / "tool.pid.tmp") + "' && mv '" +
+                        (dir_ / "tool.pid.tmp") + "' '" + (dir_ / "tool.pid") + "'; sleep 60; fi\nexec etcdctl \"$@\"\n",
                     0755);
   std::string parent = dir_ / "restores";
   make_dirs(parent);
