@@ -15,10 +15,12 @@
 #include "backup/sidecar_http.h"
 #include "cmd/connection_flags.h"
 #include "cmd/inspect_commands.h"
+#include "cmd/invocation.h"
 #include "cmd/output.h"
 #include "cmd/store_flags.h"
 #include "common/cpu_priority.h"
 #include "common/error.h"
+#include "restore/damage.h"
 #include "restore/data_dir.h"
 #include "restore/fetch.h"
 #include "restore/resolve.h"
@@ -29,6 +31,11 @@
 namespace etcdadm::cli {
 
 namespace {
+
+// For the hint after a damaged backup: this very command with the next candidate in its place.
+CommandForBackup same_command_for(const std::string& query) {
+  return [query](const std::string& name) { return invocation_with(query, name); };
+}
 
 std::optional<Compression> compression_flag(const std::string& s) {
   if (s.empty()) return std::nullopt;
@@ -167,12 +174,14 @@ void add_verify(CLI::App& backup) {
     BackupRecord b = find_backup(*store, catalog, f->query);
     std::optional<VerifyResult> deep;
     FetchResult r;
-    if (f->shallow) {
-      r = verify_backup(*store, b);
-    } else {
-      deep = verify_backup_deep(*store, b, &catalog);
-      r = deep->fetch;
-    }
+    with_damage_recorded(*store, catalog, b, [&] {
+      if (f->shallow) {
+        r = verify_backup(*store, b);
+      } else {
+        deep = verify_backup_deep(*store, b, &catalog);
+        r = deep->fetch;
+      }
+    }, same_command_for(f->query));
     if (fmt == OutputFormat::kJson) {
       nlohmann::json j{{"name", b.name},
                        {"ok", true},
@@ -231,14 +240,18 @@ void add_restore(CLI::App& backup) {
     BackupRecord b = find_backup(*store, catalog, f->query);
     nlohmann::json j = {{"name", b.name}};
     if (!f->output_file.empty()) {
-      FetchResult r = fetch_verified(*store, b, f->output_file, f->restore.force);
+      FetchResult r;
+      with_damage_recorded(*store, catalog, b, [&] { r = fetch_verified(*store, b, f->output_file, f->restore.force); },
+                           same_command_for(f->query));
       j.update({{"output", f->output_file}, {"dbSize", r.digest.db_bytes}, {"dbSha256", r.digest.db_sha256}});
       if (fmt == OutputFormat::kTable) {
         std::cout << "Fetched backup " << b.name << " to " << f->output_file << " (" << human_bytes(r.digest.total_bytes)
                   << ", verified)\n";
       }
     } else {
-      RestoreResult r = restore_to_data_dir(*store, b, f->restore);
+      RestoreResult r;
+      with_damage_recorded(*store, catalog, b, [&] { r = restore_to_data_dir(*store, b, f->restore); },
+                           same_command_for(f->query));
       j.update({{"dataDir", r.data_dir}, {"dbSize", r.db_size}, {"tool", r.tool.path}, {"toolVersion", r.tool.version},
                 {"fetchSeconds", r.fetch_seconds}, {"restoreSeconds", r.restore_seconds}});
       if (fmt == OutputFormat::kTable) {
@@ -344,7 +357,8 @@ void add_sidecar(CLI::App& backup) {
     BlobStore* store_ptr = store.get();
     Catalog* catalog_ptr = &catalog;
     o.verify = [store_ptr, catalog_ptr](const std::string& name) {
-      verify_backup(*store_ptr, find_backup(*store_ptr, *catalog_ptr, name));
+      BackupRecord b = find_backup(*store_ptr, *catalog_ptr, name);
+      with_damage_recorded(*store_ptr, *catalog_ptr, b, [&] { verify_backup(*store_ptr, b); });
     };
     Sidecar sidecar(client, *store, &catalog, o);
     std::unique_ptr<SidecarHttp> http;

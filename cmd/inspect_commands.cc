@@ -1,5 +1,8 @@
 #include "cmd/inspect_commands.h"
 
+#include "cmd/invocation.h"
+#include "restore/damage.h"
+
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
@@ -55,7 +58,8 @@ class OpenedSnapshot {
     auto store = f.store.open();
     Catalog catalog = f.store.open_catalog();
     BackupRecord b = find_backup(*store, catalog, query);
-    snapshot_ = SnapshotSource::open_backup(*store, b);
+    with_damage_recorded(*store, catalog, b, [&] { snapshot_ = SnapshotSource::open_backup(*store, b); },
+                         [query](const std::string& name) { return invocation_with(query, name); });
     source_ = {{"backup", b.name}, {"store", store->url()}};
   }
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cmd/invocation.h"
 #include "cmd/output.h"
 #include "cmd/store_flags.h"
 #include "common/error.h"
@@ -14,6 +15,8 @@
 #include "etcdadm/client.h"
 #include "etcdadm/lifecycle.h"
 #include "etcdadm/release.h"
+#include "restore/damage.h"
+#include "restore/fetch.h"
 #include "restore/member_restore.h"
 #include "restore/resolve.h"
 
@@ -209,7 +212,11 @@ void run_init_command(const InitFlags& f, const std::string& phase) {
     Catalog catalog = f.store.open_catalog();
     // Resolved now, before anything is installed, so a wrong name fails first.
     BackupRecord backup = find_backup(*store, catalog, f.from_backup);
-    spdlog::info("starting from backup {} in {}", backup.name, f.store.store);
+    // Read and checked whole now, before etcd is installed or a certificate issued: a damaged
+    // backup must cost nothing but this message (the restore checks it again as it writes).
+    with_damage_recorded(*store, catalog, backup, [&] { verify_backup(*store, backup); },
+                         [&](const std::string& name) { return invocation_with(f.from_backup, name); });
+    spdlog::info("starting from backup {} in {} (verified)", backup.name, f.store.store);
     o.restore_snapshot = backup_restorer(store, backup);
   }
   auto r = run_init(o, phase);

@@ -7,6 +7,7 @@
 
 #include "cmd/backup_commands.h"
 #include "cmd/certs_commands.h"
+#include "cmd/invocation.h"
 #include "cmd/lifecycle_commands.h"
 #include "common/error.h"
 #include "common/interrupt.h"
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
   // arenas and RSS creeps up; a fixed threshold keeps each large buffer in its own mapping, given
   // back to the kernel on free (measured in bench/README.md: S3 upload peak RSS 93 -> 77 MiB).
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
+  etcdadm::cli::remember_invocation(argc, argv);
   CLI::App app{"etcdadm: etcd backups, restores and member lifecycle"};
   app.require_subcommand(1);
   std::string log_level = "info";

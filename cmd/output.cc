@@ -54,6 +54,18 @@ nlohmann::json record_json(const BackupRecord& r) {
   j["hash"] = v ? nlohmann::json(v->hash) : nlohmann::json(nullptr);
   j["verifiedAt"] =
       v ? nlohmann::json(format_rfc3339_micros(from_unix_micros(v->verified_at_micros))) : nlohmann::json(nullptr);
+  // Known damage (store marker or this host's catalog): null when none is known.
+  if (r.damage) {
+    j["damaged"] = {{"reason", r.damage->reason},
+                    {"detectedAt", r.damage->detected_at_micros
+                                       ? nlohmann::json(format_rfc3339_micros(from_unix_micros(r.damage->detected_at_micros)))
+                                       : nlohmann::json(nullptr)},
+                    {"detectedBy", r.damage->detected_by},
+                    {"inStore", r.damage->in_store}};
+  } else {
+    j["damaged"] = nullptr;
+  }
+  j["status"] = r.damage ? "damaged" : v ? "verified" : "unverified";
   return j;
 }
 
@@ -69,8 +81,9 @@ void print_backups(const std::vector<BackupRecord>& backups, OutputFormat format
     return;
   }
   auto now = std::chrono::system_clock::now();
-  std::printf("%-27s  %-8s  %-10s  %-10s  %-10s  %-10s  %-5s  %-8s  %s\n", "NAME", "AGE", "REVISION", "KEYS", "DB SIZE",
-              "STORED", "COMP", "ETCD", "SOURCE");
+  std::printf("%-27s  %-8s  %-8s  %-10s  %-10s  %-10s  %-10s  %-5s  %-8s  %s\n", "NAME", "AGE", "STATUS", "REVISION",
+              "KEYS", "DB SIZE", "STORED", "COMP", "ETCD", "SOURCE");
+  int damaged = 0;
   for (const auto& r : backups) {
     std::string age = r.taken_at_micros
                           ? format_duration_short(std::chrono::duration_cast<std::chrono::seconds>(now - from_unix_micros(r.taken_at_micros)))
@@ -80,10 +93,18 @@ void print_backups(const std::vector<BackupRecord>& backups, OutputFormat format
                       : r.revision   ? std::to_string(*r.revision) + (r.revision_exact ? "" : "+")
                                      : "-";
     std::string keys = r.verification ? std::to_string(r.verification->live_keys) : "-";
-    std::printf("%-27s  %-8s  %-10s  %-10s  %-10s  %-10s  %-5s  %-8s  %s\n", r.name.c_str(), age.c_str(), rev.c_str(),
-                keys.c_str(), r.db_size ? human_bytes(*r.db_size).c_str() : "-", human_bytes(r.stored_size).c_str(),
+    const char* status = r.damage ? "DAMAGED" : r.verification ? "verified" : "-";
+    damaged += r.damage ? 1 : 0;
+    std::printf("%-27s  %-8s  %-8s  %-10s  %-10s  %-10s  %-10s  %-5s  %-8s  %s\n", r.name.c_str(), age.c_str(), status,
+                rev.c_str(), keys.c_str(), r.db_size ? human_bytes(*r.db_size).c_str() : "-", human_bytes(r.stored_size).c_str(),
                 compression_name(r.compression), r.etcd_version.empty() ? "-" : r.etcd_version.c_str(),
                 r.source.c_str());
+  }
+  if (damaged > 0) {
+    std::printf("\n%d damaged (`latest` skips them):\n", damaged);
+    for (const auto& r : backups) {
+      if (r.damage) std::printf("  %s: %s\n", r.name.c_str(), r.damage->reason.c_str());
+    }
   }
   std::cout.flush();
 }

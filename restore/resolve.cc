@@ -4,6 +4,9 @@
 #include <cstdlib>
 
 #include "common/error.h"
+#include "restore/damage.h"
+
+#include <spdlog/spdlog.h>
 
 namespace etcdadm {
 
@@ -20,14 +23,41 @@ const BackupRecord& resolve_backup(const std::vector<BackupRecord>& backups, con
                 "check --store, or take one with `etcdadm backup save`");
   }
   if (query.empty()) throw Error(ErrorKind::kInvalidArgument, "no backup named", "give a backup name, a prefix of one, or 'latest'");
-  if (query == "latest") return backups.front();
+  if (query == "latest") {
+    // The newest backup not known to be damaged; what it passes over is said, never hidden.
+    for (const auto& r : backups) {
+      if (!r.damage) return r;
+      spdlog::warn("latest: skipping backup {}: recorded as damaged{}: {}", r.name,
+                   r.damage->detected_at_micros
+                       ? " at " + format_rfc3339_seconds(from_unix_micros(r.damage->detected_at_micros))
+                       : std::string(),
+                   r.damage->reason);
+    }
+    throw Error(ErrorKind::kCorrupt, "every backup in " + store_url + " is recorded as damaged",
+                "`etcdadm backup list --store " + store_url +
+                    "` shows why; `etcdadm backup verify NAME` checks one again (and clears the record if it passes)");
+  }
 
   std::vector<const BackupRecord*> prefixed;
+  const BackupRecord* match = nullptr;
   for (const auto& r : backups) {
-    if (r.name == query) return r;
+    if (r.name == query) match = &r;
     if (r.name.compare(0, query.size(), query) == 0) prefixed.push_back(&r);
   }
-  if (prefixed.size() == 1) return *prefixed.front();
+  if (match == nullptr && prefixed.size() == 1) match = prefixed.front();
+  if (match != nullptr) {
+    // A backup named on purpose is used even when recorded damaged (it is checked again anyway),
+    // except one whose metadata cannot be read: nothing could check it.
+    if (match->format == kUnreadableFormat) {
+      auto next = next_intact_candidate(backups, match->name);
+      throw Error(ErrorKind::kCorrupt, "backup " + match->name + " in " + store_url + " is damaged: " + match->damage->reason,
+                  next ? "the next candidate is " + next->name : "no older backup is left that is not known to be damaged");
+    }
+    if (match->damage) {
+      spdlog::warn("backup {} is recorded as damaged ({}); checking it again", match->name, match->damage->reason);
+    }
+    return *match;
+  }
   if (prefixed.size() > 1) {
     std::vector<const BackupRecord*> shown(prefixed.begin(), prefixed.begin() + std::min<size_t>(prefixed.size(), 10));
     throw Error(ErrorKind::kInvalidArgument,
@@ -61,22 +91,9 @@ const BackupRecord& resolve_backup(const std::vector<BackupRecord>& backups, con
 }
 
 BackupRecord find_backup(BlobStore& store, Catalog& catalog, const std::string& query) {
-  SyncStats synced = catalog.sync(store);
+  catalog.sync(store);
   auto backups = catalog.backups(store.url());
-  try {
-    return resolve_backup(backups, query, store.url());
-  } catch (const Error& e) {
-    if (e.kind() != ErrorKind::kNotFound) throw;
-    // The backup is there (its _etcd_backup.meta says complete) but its metadata cannot be read:
-    // that is a damaged backup, not a missing one.
-    for (const auto& [name, why] : synced.unreadable_backups) {
-      if (name.compare(0, query.size(), query) == 0) {
-        throw Error(ErrorKind::kCorrupt, "backup " + name + " in " + store.url() + " is damaged: " + why,
-                    "use another backup (`etcdadm backup list --store " + store.url() + "`)");
-      }
-    }
-    throw;
-  }
+  return resolve_backup(backups, query, store.url());
 }
 
 }  // namespace etcdadm

@@ -10,6 +10,7 @@
 #include "common/fs.h"
 #include "common/timefmt.h"
 #include "restore/bolt_reader.h"
+#include "restore/damage.h"
 
 namespace etcdadm {
 
@@ -53,6 +54,7 @@ VerifyResult verify_backup_deep(BlobStore& store, const BackupRecord& backup, Ca
                 "the snapshot was damaged before it was hashed (etcd or disk fault on the member); use another backup");
   }
   record(catalog, store, backup, r);
+  if (catalog != nullptr) clear_damage(store, *catalog, backup);  // every check passed: whatever was recorded no longer holds
   return r;
 }
 

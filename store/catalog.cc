@@ -16,13 +16,16 @@ namespace {
 
 // 1: backups; 2: + attempts (recreated); 3: + the verification columns of backups (migrated from 2
 // in place, keeping rows and attempt history); 4: + attempts.origin (migrated in place; attempts
-// recorded before it have origin '' and count for no one's metrics).
+// recorded before it have origin '' and count for no one's metrics) + the damage columns of backups.
 constexpr int kSchemaVersion = 4;
 
 // Columns of the last `backup verify` (all NULL when never verified). A cache: not in the store.
 constexpr const char* kVerificationColumns[] = {"verified_revision INTEGER", "verified_total_key INTEGER",
                                                 "verified_live_keys INTEGER", "verified_hash INTEGER",
                                                 "verified_at_micros INTEGER"};
+// Known damage (damage_reason NULL: none known). damage_in_store: the store has the marker.
+constexpr const char* kDamageColumns[] = {"damaged_at_micros INTEGER", "damage_reason TEXT", "damage_by TEXT",
+                                          "damage_in_store INTEGER"};
 
 // RAII prepared statement with typed binders.
 class Stmt {
@@ -109,6 +112,7 @@ void Catalog::migrate(int64_t version) {
     if (version == 2) {
       for (const char* column : kVerificationColumns) exec(std::string("ALTER TABLE backups ADD COLUMN ") + column);
     }
+    for (const char* column : kDamageColumns) exec(std::string("ALTER TABLE backups ADD COLUMN ") + column);
     exec("ALTER TABLE attempts ADD COLUMN origin TEXT NOT NULL DEFAULT ''");
     exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
     return;
@@ -120,6 +124,7 @@ void Catalog::migrate(int64_t version) {
   exec("CREATE TABLE stores (id INTEGER PRIMARY KEY, url TEXT NOT NULL UNIQUE, last_sync_micros INTEGER)");
   std::string verification_columns;
   for (const char* column : kVerificationColumns) verification_columns += std::string(" ") + column + ",";
+  for (const char* column : kDamageColumns) verification_columns += std::string(" ") + column + ",";
   exec(
       "CREATE TABLE backups ("
       " store_id INTEGER NOT NULL REFERENCES stores(id),"
@@ -194,7 +199,8 @@ void Catalog::insert(int64_t sid, const BackupRecord& r) {
   Stmt st(db_,
           "INSERT OR REPLACE INTO backups (store_id, name, taken_at_micros, format, source, data_file, compression,"
           " stored_size, db_size, revision, revision_exact, db_sha256, stored_sha256, hash_trailer, etcd_version,"
-          " cluster_id, member_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+          " cluster_id, member_id, damaged_at_micros, damage_reason, damage_by, damage_in_store)"
+          " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   st.bind(1, sid).bind(2, r.name).bind(3, r.taken_at_micros).bind(4, r.format).bind(5, r.source);
   st.bind(6, r.data_file).bind(7, std::string(compression_name(r.compression))).bind(8, static_cast<int64_t>(r.stored_size));
   if (r.db_size) st.bind(9, static_cast<int64_t>(*r.db_size));
@@ -203,6 +209,12 @@ void Catalog::insert(int64_t sid, const BackupRecord& r) {
   else st.bind_null(10);
   st.bind(11, int64_t{r.revision_exact}).bind(12, r.db_sha256).bind(13, r.stored_sha256);
   st.bind(14, int64_t{r.hash_trailer}).bind(15, r.etcd_version).bind(16, r.cluster_id).bind(17, r.member_id);
+  if (r.damage) {
+    st.bind(18, r.damage->detected_at_micros).bind(19, r.damage->reason).bind(20, r.damage->detected_by);
+    st.bind(21, int64_t{r.damage->in_store});
+  } else {
+    st.bind_null(18).bind_null(19).bind_null(20).bind_null(21);
+  }
   st.step();
 }
 
@@ -232,18 +244,24 @@ SyncStats Catalog::sync(BlobStore& store) {
   std::vector<BackupListing> listed = scan_backups(store);
   int64_t sid = store_id(store.url());
 
-  std::map<std::string, int64_t> known;  // name -> stored size
+  struct Known {
+    int64_t stored_size;
+    bool marked_in_store;  // the row reflects a damage marker in the store
+  };
+  std::map<std::string, Known> known;
   {
-    Stmt sel(db_, "SELECT name, stored_size FROM backups WHERE store_id = ?");
+    Stmt sel(db_, "SELECT name, stored_size, COALESCE(damage_in_store, 0) FROM backups WHERE store_id = ?");
     sel.bind(1, sid);
-    while (sel.step()) known[sel.text(0)] = sel.i64(1);
+    while (sel.step()) known[sel.text(0)] = Known{sel.i64(1), sel.i64(2) != 0};
   }
   exec("BEGIN IMMEDIATE");
   try {
     for (const auto& l : listed) {
       auto it = known.find(l.name);
-      // A known backup whose data file changed size was replaced behind our back: re-read it.
-      if (it != known.end() && (l.data_key.empty() || static_cast<uint64_t>(it->second) == l.data_size)) {
+      // A known backup whose data file changed size was replaced behind our back: re-read it. So is
+      // one whose damage marker appeared (another host found it damaged) or went (re-verified).
+      if (it != known.end() && (l.data_key.empty() || static_cast<uint64_t>(it->second.stored_size) == l.data_size) &&
+          it->second.marked_in_store == l.has_damage_marker) {
         ++stats.unchanged;
         known.erase(it);
         continue;
@@ -254,8 +272,9 @@ SyncStats Catalog::sync(BlobStore& store) {
         ++stats.added;
       } catch (const Error& e) {
         ++stats.unreadable;
-        stats.unreadable_backups.emplace_back(l.name, e.what());
-        spdlog::warn("skipping backup {} in {}: {}", l.name, store.url(), e.what());
+        spdlog::warn("backup {} in {} is damaged: {}", l.name, store.url(), e.what());
+        // Listed as damaged (never silently absent): `latest` skips it and names it.
+        insert(sid, unreadable_backup_record(l, e.what()));
       }
     }
     // Whatever is left in `known` is no longer in the store.
@@ -281,13 +300,34 @@ SyncStats Catalog::rebuild(BlobStore& store) {
   return sync(store);
 }
 
+void Catalog::record_damage(const std::string& store_url, const BackupRecord& r, const DamageRecord& d) {
+  int64_t sid = store_id(store_url);
+  Stmt upd(db_,
+           "UPDATE backups SET damaged_at_micros = ?, damage_reason = ?, damage_by = ?, damage_in_store = ?"
+           " WHERE store_id = ? AND name = ?");
+  upd.bind(1, d.detected_at_micros).bind(2, d.reason).bind(3, d.detected_by).bind(4, int64_t{d.in_store});
+  upd.bind(5, sid).bind(6, r.name).step();
+  if (sqlite3_changes(db_) > 0) return;
+  BackupRecord with = r;
+  with.damage = d;
+  insert(sid, with);
+}
+
+void Catalog::clear_damage(const std::string& store_url, const std::string& name) {
+  Stmt upd(db_,
+           "UPDATE backups SET damaged_at_micros = NULL, damage_reason = NULL, damage_by = NULL, damage_in_store = NULL"
+           " WHERE store_id = (SELECT id FROM stores WHERE url = ?) AND name = ?");
+  upd.bind(1, store_url).bind(2, name).step();
+}
+
 std::vector<BackupRecord> Catalog::backups(const std::string& store_url) {
   std::vector<BackupRecord> out;
   Stmt sel(db_,
            "SELECT b.name, b.taken_at_micros, b.format, b.source, b.data_file, b.compression, b.stored_size, b.db_size,"
            " b.revision, b.revision_exact, b.db_sha256, b.stored_sha256, b.hash_trailer, b.etcd_version, b.cluster_id,"
            " b.member_id, b.verified_revision, b.verified_total_key, b.verified_live_keys, b.verified_hash,"
-           " b.verified_at_micros FROM backups b JOIN stores s ON s.id = b.store_id WHERE s.url = ?"
+           " b.verified_at_micros, b.damaged_at_micros, b.damage_reason, b.damage_by, b.damage_in_store"
+           " FROM backups b JOIN stores s ON s.id = b.store_id WHERE s.url = ?"
            " ORDER BY b.taken_at_micros DESC, b.name DESC");
   sel.bind(1, store_url);
   while (sel.step()) {
@@ -317,6 +357,7 @@ std::vector<BackupRecord> Catalog::backups(const std::string& store_url) {
       v.verified_at_micros = sel.i64(20);
       r.verification = v;
     }
+    if (!sel.is_null(22)) r.damage = DamageRecord{sel.i64(21), sel.text(22), sel.text(23), sel.i64(24) != 0};
     out.push_back(std::move(r));
   }
   return out;

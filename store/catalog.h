@@ -20,8 +20,6 @@ struct SyncStats {
   int removed = 0;
   int unchanged = 0;
   int unreadable = 0;  // listed backups whose metadata could not be read (skipped, warned)
-  // Their names and why (a complete backup whose metadata is garbage is damaged, not absent).
-  std::vector<std::pair<std::string, std::string>> unreadable_backups;
 };
 
 // One backup attempt made from this host (save command or sidecar tick).
@@ -61,6 +59,10 @@ class Catalog {
   // does not know it). Kept by sync() while the backup's data file is unchanged; lost when the
   // backup is re-read (its data file changed size), removed, or the catalog rebuilt.
   void record_verification(const std::string& store_url, const BackupRecord& r, const VerificationRecord& v);
+  // Records that `r` was found damaged (indexing it first when unknown), or that a verification
+  // passed again (clear). Kept by sync() until the store's damage marker says otherwise.
+  void record_damage(const std::string& store_url, const BackupRecord& r, const DamageRecord& d);
+  void clear_damage(const std::string& store_url, const std::string& name);
   // Newest first (by time taken, then name).
   std::vector<BackupRecord> backups(const std::string& store_url);
   // The attempt history (kept across restarts; lost only with the catalog file).

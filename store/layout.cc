@@ -224,6 +224,7 @@ std::vector<BackupListing> scan_backups(BlobStore& store) {
     l.name = dir;
     if (file == kEtcdManagerMetaFile) complete[dir] = true;
     else if (file == kBackupMetaFile) l.has_backup_meta = true;
+    else if (file == kDamageMarkerFile) l.has_damage_marker = true;
     else if (file.rfind(kDataFileStem, 0) == 0) {
       // Prefer the name the layout writes; a stray second data file is ignored.
       if (l.data_key.empty() || file == "etcd.backup.gz") {
@@ -282,7 +283,52 @@ BackupRecord load_backup_record(BlobStore& store, const BackupListing& l) {
   if (r.taken_at_micros == 0) {
     if (auto p = parse_backup_name(l.name)) r.taken_at_micros = to_unix_micros(p->time);
   }
+  if (l.has_damage_marker) {
+    std::string key = l.name + "/" + kDamageMarkerFile;
+    try {
+      r.damage = parse_damage_marker(store.read_small(key), store.url() + "/" + key);
+    } catch (const Error& e) {
+      // A marker we cannot read still says someone found this backup damaged.
+      r.damage = DamageRecord{0, "damage marker present but unreadable (" + std::string(e.what()) + ")", "", true};
+    }
+    r.damage->in_store = true;
+  }
   return r;
+}
+
+BackupRecord unreadable_backup_record(const BackupListing& l, const std::string& reason) {
+  BackupRecord r;
+  r.name = l.name;
+  r.format = kUnreadableFormat;
+  r.source = "";
+  r.data_file = l.data_key.empty() ? "" : l.data_key.substr(l.data_key.find('/') + 1);
+  r.stored_size = l.data_size;
+  if (auto p = parse_backup_name(l.name)) r.taken_at_micros = to_unix_micros(p->time);
+  r.damage = DamageRecord{to_unix_micros(std::chrono::system_clock::now()), "metadata unreadable: " + reason, "", false};
+  return r;
+}
+
+std::string damage_marker_json(const DamageRecord& d) {
+  json j = {{"layoutVersion", kLayoutVersion},
+            {"detectedAt", format_rfc3339_micros(from_unix_micros(d.detected_at_micros))},
+            {"reason", d.reason},
+            {"detectedBy", d.detected_by}};
+  return j.dump(2) + "\n";
+}
+
+DamageRecord parse_damage_marker(const std::string& text, const std::string& where) {
+  DamageRecord d;
+  try {
+    json j = json::parse(text);
+    if (!j.is_object() || !j.contains("reason")) throw Error(ErrorKind::kCorrupt, where + " has no reason");
+    d.reason = j["reason"].get<std::string>();
+    d.detected_by = j.value("detectedBy", "");
+    if (auto t = parse_rfc3339(j.value("detectedAt", ""))) d.detected_at_micros = to_unix_micros(*t);
+  } catch (const json::exception& e) {
+    throw Error(ErrorKind::kCorrupt, where + " is not valid JSON: " + e.what());
+  }
+  d.in_store = true;
+  return d;
 }
 
 }  // namespace etcdadm

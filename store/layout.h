@@ -23,6 +23,8 @@ inline constexpr const char* kEtcdManagerMetaFile = "_etcd_backup.meta";
 inline constexpr const char* kBackupMetaFile = "etcdadm-backup.json";
 inline constexpr const char* kStoreMarkerFile = "etcdadm-store.json";
 inline constexpr const char* kDataFileStem = "etcd.backup";
+// Written into a backup's directory by whoever found the backup damaged (docs/store-format.md §4a).
+inline constexpr const char* kDamageMarkerFile = "etcdadm-damage.json";
 
 // ---- names ----
 // "<UTC RFC3339 seconds>-<6 digits>"; we put the microseconds of that second in the digits.
@@ -97,6 +99,7 @@ struct BackupListing {
   std::string data_key;        // key of the data file ("" when the directory has none)
   uint64_t data_size = 0;
   bool has_backup_meta = false;  // etcdadm-backup.json present
+  bool has_damage_marker = false;  // etcdadm-damage.json present
 };
 // Lists complete backups (directories holding _etcd_backup.meta), sorted by name.
 std::vector<BackupListing> scan_backups(BlobStore& store);
@@ -110,6 +113,20 @@ struct VerificationRecord {
   uint32_t hash = 0;       // etcdctl snapshot status hash (CRC-32C)
   int64_t verified_at_micros = 0;
 };
+
+// A backup found damaged: its data failed a check (hash, decompression, trailer, structure) or its
+// metadata is unreadable. `in_store`: the store carries the damage marker (every host sees it);
+// otherwise only this host's catalog knows (the marker could not be written, or the metadata is
+// unreadable). A later full verification that passes clears both.
+struct DamageRecord {
+  int64_t detected_at_micros = 0;
+  std::string reason;
+  std::string detected_by;  // "etcdadm 0.1.0 on host-a"
+  bool in_store = false;
+};
+std::string damage_marker_json(const DamageRecord& d);
+// Throws kCorrupt when unreadable.
+DamageRecord parse_damage_marker(const std::string& json, const std::string& where);
 
 // What the catalog keeps per backup (merged from whichever metadata exists).
 struct BackupRecord {
@@ -130,7 +147,12 @@ struct BackupRecord {
   std::string member_id;
   std::string source;
   std::optional<VerificationRecord> verification;  // from the catalog; none when never verified
+  std::optional<DamageRecord> damage;              // known to be damaged (store marker or this catalog)
 };
+// The format of a catalog row for a listed backup whose metadata cannot be read (it is damaged).
+inline constexpr const char* kUnreadableFormat = "unreadable";
+// That row: the listing's facts plus the damage, so `backup list` shows it and resolution names it.
+BackupRecord unreadable_backup_record(const BackupListing& listing, const std::string& reason);
 // Reads the metadata of one listed backup.
 BackupRecord load_backup_record(BlobStore& store, const BackupListing& listing);
 BackupRecord record_from_meta(const BackupMeta& meta);

@@ -48,7 +48,9 @@ TEST(Catalog, SyncsIncrementallyAndRebuilds) {
   EXPECT_EQ(fresh.backups(store.url()).size(), 1u);
 }
 
-TEST(Catalog, UnreadableMetadataIsSkippedNotFatal) {
+// A complete backup whose metadata is garbage is listed as damaged (never silently absent), and is
+// not re-read at every sync.
+TEST(Catalog, UnreadableMetadataIsListedAsDamaged) {
   test::TempDir dir;
   LocalStore store(dir / "store");
   add_etcd_manager_backup(store, "2026-01-01T00:00:00Z-000001", 1767225600);
@@ -58,6 +60,47 @@ TEST(Catalog, UnreadableMetadataIsSkippedNotFatal) {
   auto s = cat.sync(store);
   EXPECT_EQ(s.added, 1);
   EXPECT_EQ(s.unreadable, 1);
+  auto list = cat.backups(store.url());
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[0].format, kUnreadableFormat);
+  ASSERT_TRUE(list[0].damage.has_value());
+  EXPECT_NE(list[0].damage->reason.find("metadata unreadable"), std::string::npos) << list[0].damage->reason;
+  EXPECT_FALSE(list[1].damage.has_value());
+  EXPECT_EQ(cat.sync(store).unchanged, 2);
+}
+
+// Damage found by another host reaches this catalog through the store's marker; a marker removed
+// by a later verification clears it; damage only this catalog knows (no marker) is kept.
+TEST(Catalog, DamageMarkersAreSyncedBothWays) {
+  test::TempDir dir;
+  LocalStore store(dir / "store");
+  add_etcd_manager_backup(store, "2026-01-01T00:00:00Z-000001", 1767225600);
+  add_etcd_manager_backup(store, "2026-01-02T00:00:00Z-000001", 1767312000);
+  Catalog cat(":memory:");
+  cat.sync(store);
+  DamageRecord d{1767400000000000, "stored data does not match its recorded SHA-256", "etcdadm on host-b", true};
+  store.write_small("2026-01-02T00:00:00Z-000001/" + std::string(kDamageMarkerFile), damage_marker_json(d));
+  cat.sync(store);
+  auto list = cat.backups(store.url());
+  ASSERT_TRUE(list[0].damage.has_value());
+  EXPECT_EQ(list[0].damage->reason, d.reason);
+  EXPECT_EQ(list[0].damage->detected_by, "etcdadm on host-b");
+  EXPECT_EQ(list[0].damage->detected_at_micros, d.detected_at_micros);
+  EXPECT_TRUE(list[0].damage->in_store);
+  EXPECT_EQ(cat.sync(store).unchanged, 2);
+
+  store.remove("2026-01-02T00:00:00Z-000001/" + std::string(kDamageMarkerFile));
+  cat.sync(store);
+  EXPECT_FALSE(cat.backups(store.url())[0].damage.has_value());
+
+  DamageRecord local{1767400000000000, "walk failed at page 7", "etcdadm on this host", false};
+  cat.record_damage(store.url(), cat.backups(store.url())[1], local);
+  cat.sync(store);
+  auto again = cat.backups(store.url());
+  ASSERT_TRUE(again[1].damage.has_value());
+  EXPECT_FALSE(again[1].damage->in_store);
+  cat.clear_damage(store.url(), again[1].name);
+  EXPECT_FALSE(cat.backups(store.url())[1].damage.has_value());
 }
 
 TEST(Catalog, FallsBackToMemoryWhenPathUnusable) {

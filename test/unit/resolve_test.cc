@@ -56,3 +56,32 @@ TEST(Resolve, UnknownNamesNearestInTime) {
 }
 
 }  // namespace etcdadm
+
+namespace etcdadm {
+
+// `latest` is the newest backup not known to be damaged; a damaged one named on purpose is still
+// used (it is checked again); one whose metadata is unreadable is refused, naming the next one.
+TEST(Resolve, LatestSkipsDamagedBackups) {
+  auto rs = records({"2026-11-20T10:00:00Z-000001", "2026-11-21T10:00:00Z-000002", "2026-11-21T11:30:00Z-000003"});
+  rs[0].damage = DamageRecord{1, "stored data does not match its recorded SHA-256", "", true};
+  EXPECT_EQ(resolve_backup(rs, "latest", "s").name, "2026-11-21T10:00:00Z-000002");
+  EXPECT_EQ(resolve_backup(rs, "2026-11-21T11", "s").name, "2026-11-21T11:30:00Z-000003");
+  rs[0].format = kUnreadableFormat;
+  try {
+    resolve_backup(rs, "2026-11-21T11", "s");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kCorrupt);
+    EXPECT_NE(e.hint().find("2026-11-21T10:00:00Z-000002"), std::string::npos) << e.hint();
+  }
+  for (auto& r : rs) r.damage = DamageRecord{1, "bad", "", false};
+  try {
+    resolve_backup(rs, "latest", "s");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kCorrupt);
+    EXPECT_NE(std::string(e.what()).find("every backup"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace etcdadm

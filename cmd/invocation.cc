@@ -1,0 +1,51 @@
+#include "cmd/invocation.h"
+
+#include <vector>
+
+namespace etcdadm::cli {
+
+namespace {
+
+std::vector<std::string>& args() {
+  static std::vector<std::string> a;
+  return a;
+}
+
+std::string shell_quoted(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_./:=,@+%") ==
+                        std::string::npos) {
+    return s;
+  }
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace
+
+void remember_invocation(int argc, char** argv) { args().assign(argv, argv + argc); }
+
+std::string invocation_with(const std::string& from, const std::string& to) {
+  std::string out;
+  bool replaced = false;
+  bool mask_next = false;
+  for (size_t i = 0; i < args().size(); ++i) {
+    std::string a = args()[i];
+    if (i == 0) a = "etcdadm";
+    if (mask_next) {
+      a = "...";
+      mask_next = false;
+    } else if (a == "--password") {
+      mask_next = true;
+    } else if (a.rfind("--password=", 0) == 0) {
+      a = "--password=...";
+    } else if (!replaced && i > 0 && a == from) {
+      a = to;
+      replaced = true;
+    }
+    out += (out.empty() ? "" : " ") + shell_quoted(a);
+  }
+  return out;
+}
+
+}  // namespace etcdadm::cli

@@ -1,0 +1,15 @@
+// The command line as the operator typed it, to print "the same command, with this instead" in
+// hints (e.g. the next intact backup after a damaged one).
+#pragma once
+
+#include <string>
+
+namespace etcdadm::cli {
+
+void remember_invocation(int argc, char** argv);
+
+// The remembered command with its first argument equal to `from` replaced by `to`, quoted for a
+// POSIX shell where needed. Secrets are not echoed: values of --password are masked.
+std::string invocation_with(const std::string& from, const std::string& to);
+
+}  // namespace etcdadm::cli
