@@ -9,7 +9,7 @@
 #   - etcdadm backup save              (to a local store dir)
 #   - etcdctl snapshot restore         (from the local uncompressed snapshot file)
 #   - etcdadm backup restore latest    (fetch + verify + restore via etcdctl)
-#   - etcdadm backup restore --output  (fetch + verify only; isolates etcdadm's own RSS)
+#   - etcdadm backup restore --output-file  (fetch + verify only; isolates etcdadm's own RSS)
 # Saves alternate etcdctl / etcdadm BENCH_RUNS times, then restores alternate the same
 # way; medians are reported. The same save pair is also run BENCH_RUNS times after a
 # quarter of the data is loaded, to show whether etcdadm's RSS grows with db size.
@@ -100,7 +100,7 @@ for r in $(seq 1 "$RUNS"); do
 done
 log "fetch+verify only (etcdadm backup restore --output), once"
 rm -f "$WORK/fetched.db"
-measure adm_fetch "$ETCDADM" --log-level warn backup restore latest --store "$STORE" --output "$WORK/fetched.db" -o json
+measure adm_fetch "$ETCDADM" --log-level warn backup restore latest --store "$STORE" --output-file "$WORK/fetched.db" -o json
 cmp -s "$WORK/fetched.db" "$WORK/snap.db" && FETCH_SAME="byte-identical to" || FETCH_SAME="differs from"
 rm -f "$WORK/fetched.db"
 

@@ -222,7 +222,14 @@ void add_restore(CLI::App& backup) {
   c->add_option("backup", f->query, "backup name, unique prefix, or 'latest'")->required();
   f->store.add_to(c);
   c->add_option("--data-dir", f->restore.data_dir, "data dir to create (must be absent or empty unless --force)");
-  c->add_option("--output", f->output_file, "only fetch the verified snapshot into this file");
+  // One name for the file and one for the format: `--output json` must not write a file named json.
+  c->add_option("--output-file,--output", f->output_file, "only fetch the verified snapshot into this file (not the format: -o)")
+      ->check([](const std::string& v) -> std::string {
+        for (const char* format : {"json", "table", "simple", "yaml", "fields", "protobuf", "raw"}) {
+          if (v == format) return "'" + v + "' is an output format: use -o " + v + " (--output-file takes a file)";
+        }
+        return "";
+      });
   c->add_option("--name", f->restore.name, "member name")->capture_default_str();
   c->add_option("--initial-cluster", f->restore.initial_cluster, "name=peerURL,... (default: <name>=<advertise peer URL>)");
   c->add_option("--initial-advertise-peer-urls", f->restore.initial_advertise_peer_urls, "this member's peer URLs")
@@ -233,7 +240,7 @@ void add_restore(CLI::App& backup) {
   c->callback([f] {
     auto fmt = parse_output_format(f->store.output);
     if (f->restore.data_dir.empty() == f->output_file.empty()) {
-      throw Error(ErrorKind::kInvalidArgument, "give exactly one of --data-dir and --output");
+      throw Error(ErrorKind::kInvalidArgument, "give exactly one of --data-dir and --output-file");
     }
     auto store = f->store.open();
     Catalog catalog = f->store.open_catalog();

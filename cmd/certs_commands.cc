@@ -26,7 +26,7 @@ void add_check_expiration(CLI::App& certs) {
   auto f = std::make_shared<Flags>();
   auto* c = certs.add_subcommand("check-expiration", "show when each certificate in the certs dir expires");
   c->add_option("--certs-dir", f->dir, "certificate directory")->capture_default_str();
-  c->add_option("-o,--output-format", f->output, "table|json");
+  add_output_format_option(c, f->output);
   c->callback([f] {
     auto fmt = parse_output_format(f->output);
     auto certs = inspect_certs(f->dir);

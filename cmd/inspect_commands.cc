@@ -39,6 +39,24 @@ struct SourceFlags {
   }
 };
 
+// --prefix means one thing on get, diff and restore-keys, as in etcdctl: the KEY argument is a
+// prefix, not one key.
+void add_prefix_flag(CLI::App* c, bool& prefix) {
+  c->add_flag("--prefix", prefix, "KEY is a prefix: every key starting with it (etcdctl's --prefix)");
+}
+
+PrefixRange key_range(const std::string& key, bool prefix) { return prefix ? prefix_range(key) : PrefixRange{key, ""}; }
+
+// "BACKUP KEY", or "KEY" alone with --file.
+std::pair<std::string, std::string> backup_and_key(const std::vector<std::string>& args, const SourceFlags& source) {
+  if (!source.file.empty()) {
+    if (args.size() != 1) throw Error(ErrorKind::kInvalidArgument, "with --file give only the key");
+    return {"", args[0]};
+  }
+  if (args.size() != 2) throw Error(ErrorKind::kInvalidArgument, "give the backup and the key (or --prefix and a prefix)");
+  return {args[0], args[1]};
+}
+
 // A snapshot opened from the command line (a backup in --store, or --file) and how it is named in
 // the output.
 class OpenedSnapshot {
@@ -264,24 +282,16 @@ void add_get(CLI::App& backup) {
       ->required()
       ->expected(1, 2);
   f->source.add_to(c);
-  c->add_flag("--prefix", f->prefix, "every key starting with KEY");
+  add_prefix_flag(c, f->prefix);
   c->add_flag("--keys-only", f->keys_only, "print keys (and revisions) without values");
   c->callback([f] {
     const std::string& out = f->source.store.output;
     if (out != "json" && out != "raw" && out != "table" && out != "simple") {
       throw Error(ErrorKind::kInvalidArgument, "unknown output format '" + out + "'", "use -o table, json or raw");
     }
-    std::string query, key;
-    if (!f->source.file.empty()) {
-      if (f->args.size() != 1) throw Error(ErrorKind::kInvalidArgument, "with --file give only the key");
-      key = f->args[0];
-    } else {
-      if (f->args.size() != 2) throw Error(ErrorKind::kInvalidArgument, "give the backup and the key");
-      query = f->args[0];
-      key = f->args[1];
-    }
+    auto [query, key] = backup_and_key(f->args, f->source);
     OpenedSnapshot snap(f->source, query);
-    PrefixRange range = f->prefix ? prefix_range(key) : PrefixRange{key, ""};
+    PrefixRange range = key_range(key, f->prefix);
     SnapshotStatus status = snapshot_status(snap.db());
     std::vector<SnapshotKeyValue> kvs;
     visit_latest(snap.db(), range.key, range.range_end, [&](const SnapshotKeyValue& kv) {
@@ -337,19 +347,21 @@ void add_get(CLI::App& backup) {
 void add_diff(CLI::App& backup) {
   struct Flags {
     SourceFlags source;
-    std::string a, b, prefix;
+    std::string a, b, key;
+    bool prefix = false;
   };
   auto f = std::make_shared<Flags>();
   auto* c = backup.add_subcommand("diff", "keys added, removed and changed between two backups");
   c->add_option("A", f->a, "the older backup (name, unique prefix or 'latest')")->required();
   c->add_option("B", f->b, "the newer backup")->required();
+  c->add_option("key", f->key, "only this key (every key when omitted)");
   f->source.store.add_to(c);
-  c->add_option("--prefix", f->prefix, "only keys starting with this prefix");
+  add_prefix_flag(c, f->prefix);
   c->callback([f] {
     auto fmt = parse_output_format(f->source.store.output);
     OpenedSnapshot a(f->source, f->a);
     OpenedSnapshot b(f->source, f->b);
-    PrefixRange range = prefix_range(f->prefix);
+    PrefixRange range = key_range(f->key, f->prefix || f->key.empty());
     SnapshotDiff d = diff_snapshots(a.db(), b.db(), range.key, range.range_end);
     if (fmt == OutputFormat::kJson) {
       nlohmann::json entries = nlohmann::json::array();
@@ -362,7 +374,8 @@ void add_diff(CLI::App& backup) {
         put_bytes(j, "key", e.key);
         entries.push_back(std::move(j));
       }
-      nlohmann::json out = {{"a", a.source()},          {"b", b.source()},      {"prefix", f->prefix},
+      nlohmann::json out = {{"a", a.source()},          {"b", b.source()},      {"key", f->key},
+                            {"prefix", f->prefix || f->key.empty()},
                             {"added", d.added},         {"removed", d.removed}, {"changed", d.changed},
                             {"unchanged", d.unchanged}, {"entries", entries}};
       std::cout << out.dump(2) << "\n";
@@ -382,16 +395,19 @@ void add_restore_keys(CLI::App& backup) {
   struct Flags {
     SourceFlags source;
     ConnectionFlags conn;
-    std::string query, prefix, key, conflict = "skip-existing";
+    std::vector<std::string> args;
+    std::string conflict = "skip-existing";
+    bool prefix = false;
     RestoreKeysOptions options;
   };
   auto f = std::make_shared<Flags>();
   auto* c = backup.add_subcommand("restore-keys", "put keys from a backup back into a live cluster");
-  c->add_option("backup", f->query, "backup name, unique prefix or 'latest' (or use --file)");
+  c->add_option("args", f->args, "BACKUP KEY (BACKUP: name, unique prefix or 'latest'; only KEY with --file)")
+      ->required()
+      ->expected(1, 2);
   f->source.add_to(c);
   f->conn.add_to(c);
-  c->add_option("--prefix", f->prefix, "restore every key with this prefix");
-  c->add_option("--exact-key", f->key, "restore this one key");
+  add_prefix_flag(c, f->prefix);
   c->add_option("--conflict", f->conflict, "skip-existing | overwrite | only-if-absent")->capture_default_str();
   c->add_flag("--dry-run", f->options.dry_run, "show what would change, change nothing");
   c->add_option("--max-txn-ops", f->options.max_txn_ops, "operations per transaction (etcd's --max-txn-ops)")
@@ -400,15 +416,13 @@ void add_restore_keys(CLI::App& backup) {
     auto fmt = parse_output_format(f->source.store.output);
     RestoreKeysOptions o = f->options;
     o.policy = parse_conflict_policy(f->conflict);
-    if (f->prefix.empty() == f->key.empty())
-      throw Error(ErrorKind::kInvalidArgument, "give exactly one of --prefix and --exact-key");
-    OpenedSnapshot snap(f->source, f->query);
+    auto [query, key] = backup_and_key(f->args, f->source);
+    OpenedSnapshot snap(f->source, query);
     std::vector<SnapshotKeyValue> kvs;
-    PrefixRange range = f->key.empty() ? prefix_range(f->prefix) : PrefixRange{f->key, ""};
+    PrefixRange range = key_range(key, f->prefix);
     visit_latest(snap.db(), range.key, range.range_end, [&](const SnapshotKeyValue& kv) { kvs.push_back(kv); });
     if (kvs.empty()) {
-      throw Error(ErrorKind::kNotFound,
-                  "the backup holds no key " + (f->key.empty() ? "with prefix " + f->prefix : f->key));
+      throw Error(ErrorKind::kNotFound, "the backup holds no key " + (f->prefix ? "with prefix " + key : key));
     }
     EtcdClient client(f->conn.resolve());
     RestoreKeysResult r = restore_keys(client, kvs, o);

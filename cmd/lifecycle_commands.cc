@@ -133,7 +133,7 @@ struct MemberFlags {
         "do not raise etcd's CPU and I/O priority (systemd: Nice=-10, IOSchedulingClass=best-effort, priority 2)");
     g->add_option("--start-timeout", start_timeout, "how long to wait for the started member to answer")
         ->capture_default_str();
-    c->add_option("-o,--output-format", output, "table|json");
+    add_output_format_option(c, output);
   }
 
   LifecycleOptions options() const {
@@ -380,7 +380,7 @@ void add_info(CLI::App& app) {
   auto f = std::make_shared<Flags>();
   auto* c = app.add_subcommand("info", "this host's member and the cluster: members, leader, versions, db sizes");
   f->location.add_to(c);
-  c->add_option("-o,--output-format", f->output, "table|json");
+  add_output_format_option(c, f->output);
   c->callback([f] {
     auto fmt = parse_output_format(f->output);
     MemberConfig m = f->location.located();

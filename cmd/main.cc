@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   app.parse_complete_callback([&] { etcdadm::init_logging(log_level, log_format); });
 
   app.add_subcommand("version", "print the version")->callback([] { std::cout << "etcdadm " << ETCDADM_VERSION << "\n"; });
+  app.set_version_flag("--version", std::string("etcdadm ") + ETCDADM_VERSION);
   etcdadm::cli::add_backup_commands(app);
   etcdadm::cli::add_certs_commands(app);
   etcdadm::cli::add_lifecycle_commands(app);

@@ -2,6 +2,7 @@
 // result; logs and errors go to stderr.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -14,6 +15,8 @@ namespace etcdadm::cli {
 
 enum class OutputFormat { kTable, kJson };
 OutputFormat parse_output_format(const std::string& s);
+// -o/--output-format, with etcdctl's -w/--write-out and ETCDCTL_WRITE_OUT as the same option.
+void add_output_format_option(CLI::App* c, std::string& output);
 
 std::string human_bytes(uint64_t bytes);
 nlohmann::json record_json(const BackupRecord& r);

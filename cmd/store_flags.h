@@ -10,6 +10,7 @@
 #include "store/blob_store.h"
 #include "store/catalog.h"
 #include "store/store_url.h"
+#include "cmd/output.h"
 
 namespace etcdadm::cli {
 
@@ -26,7 +27,7 @@ struct StoreFlags {
     c->add_option("--store", store, "backup store: path, file:///path, s3://bucket/prefix, gs://bucket/prefix")
         ->envname("ETCDADM_STORE");
     c->add_option("--catalog", catalog, "SQLite catalog file (default: " + Catalog::default_path() + ")");
-    if (with_output) c->add_option("-o,--output-format", output, "table|json");
+    if (with_output) add_output_format_option(c, output);
     auto* g = c->add_option_group("Object store options (S3 and GCS)");
     g->add_option("--s3-endpoint", options.s3.endpoint,
                   "S3-compatible endpoint URL (default: S3_ENDPOINT, AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, else AWS)");
@@ -45,8 +46,8 @@ struct StoreFlags {
                   "GCS JSON API endpoint (default: STORAGE_EMULATOR_HOST, else https://storage.googleapis.com)");
     g->add_option("--ca-bundle", ca_bundle,
                   "PEM CA bundle for the store endpoint (default for S3: AWS_CA_BUNDLE; else system)");
-    g->add_flag("--insecure-skip-tls-verify", insecure,
-                "do not verify the store endpoint's certificate (test setups only)");
+    g->add_flag("--store-insecure-skip-tls-verify", insecure,
+                "do not verify the store endpoint's certificate (test setups only; --insecure-skip-tls-verify is etcd's, as in etcdctl)");
     g->add_option("--upload-concurrency", options.s3.store.concurrency, "parts uploaded in parallel")
         ->default_val(4)
         ->check(CLI::Range(1, 64));

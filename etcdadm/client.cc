@@ -2,6 +2,9 @@
 
 #include <grpc/support/log.h>
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/security/tls_certificate_provider.h>
+#include <grpcpp/security/tls_certificate_verifier.h>
+#include <grpcpp/security/tls_credentials_options.h>
 #include <spdlog/spdlog.h>
 
 #include <atomic>
@@ -54,7 +57,19 @@ EtcdClient::Conn& EtcdClient::conn(const std::string& url) {
   auto c = std::make_unique<Conn>();
   c->endpoint = parse_endpoint(url, config_.tls_configured());
   std::shared_ptr<grpc::ChannelCredentials> creds;
-  if (c->endpoint.tls) {
+  if (c->endpoint.tls && config_.insecure_skip_tls_verify) {
+    // etcdctl's --insecure-skip-tls-verify: encrypted, but the server's certificate is not checked.
+    grpc::experimental::TlsChannelCredentialsOptions opts;
+    opts.set_verify_server_certs(false);
+    opts.set_check_call_host(false);
+    opts.set_certificate_verifier(std::make_shared<grpc::experimental::NoOpCertificateVerifier>());
+    if (!config_.cert.empty()) {
+      std::vector<grpc::experimental::IdentityKeyCertPair> identity = {{read_file(config_.key), read_file(config_.cert)}};
+      opts.set_certificate_provider(std::make_shared<grpc::experimental::StaticDataCertificateProvider>(identity));
+      opts.watch_identity_key_cert_pairs();
+    }
+    creds = grpc::experimental::TlsCredentials(opts);
+  } else if (c->endpoint.tls) {
     grpc::SslCredentialsOptions opts;
     if (!config_.cacert.empty()) opts.pem_root_certs = read_file(config_.cacert);
     if (!config_.cert.empty()) {

@@ -34,7 +34,8 @@ void ConnectionConfig::validate() const {
   for (const auto& e : endpoints) parse_endpoint(e, tls_configured());
   if (!user.empty() && password.empty()) {
     throw Error(ErrorKind::kInvalidArgument, "user " + user + " given without a password",
-                "pass --password, ETCDCTL_PASSWORD, or --user name:password");
+                "pass --password-file FILE or set ETCDCTL_PASSWORD (run on a terminal, etcdadm asks for it); "
+                "--password and --user name:password work too but show in `ps`");
   }
 }
 
@@ -74,6 +75,9 @@ void apply_etcdctl_env(ConnectionConfig& config) {
   str("ETCDCTL_PASSWORD", config.password);
   env_duration("ETCDCTL_DIAL_TIMEOUT", config.dial_timeout);
   env_duration("ETCDCTL_COMMAND_TIMEOUT", config.command_timeout);
+  if (const char* v = std::getenv("ETCDCTL_INSECURE_SKIP_TLS_VERIFY"); v != nullptr && *v != 0) {
+    config.insecure_skip_tls_verify = std::string(v) == "true" || std::string(v) == "1";
+  }
 }
 
 Endpoint parse_endpoint(const std::string& url, bool tls_configured) {

@@ -16,8 +16,11 @@ struct ConnectionConfig {
   std::string password;  // never logged
   std::chrono::milliseconds dial_timeout{2000};
   std::chrono::milliseconds command_timeout{5000};
+  // etcdctl's --insecure-skip-tls-verify: TLS without checking the server's certificate (tests,
+  // or a member whose certificate lacks the address used). Never the default.
+  bool insecure_skip_tls_verify = false;
 
-  bool tls_configured() const { return !cacert.empty() || !cert.empty(); }
+  bool tls_configured() const { return !cacert.empty() || !cert.empty() || insecure_skip_tls_verify; }
   // Splits "name:password" in `user` when no password was given separately.
   void normalise_user();
   // Checks the combination (cert without key, unreadable files ...). Throws kInvalidArgument.
@@ -25,7 +28,8 @@ struct ConnectionConfig {
 };
 
 // Fills fields from ETCDCTL_ENDPOINTS, ETCDCTL_CACERT, ETCDCTL_CERT, ETCDCTL_KEY, ETCDCTL_USER,
-// ETCDCTL_PASSWORD, ETCDCTL_DIAL_TIMEOUT, ETCDCTL_COMMAND_TIMEOUT when they are set.
+// ETCDCTL_PASSWORD, ETCDCTL_DIAL_TIMEOUT, ETCDCTL_COMMAND_TIMEOUT, ETCDCTL_INSECURE_SKIP_TLS_VERIFY
+// when they are set.
 // Called before flags are applied, so flags win.
 void apply_etcdctl_env(ConnectionConfig& config);
 
