@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "common/shell.h"
+
 namespace etcdadm::cli {
 
 namespace {
@@ -9,16 +11,6 @@ namespace {
 std::vector<std::string>& args() {
   static std::vector<std::string> a;
   return a;
-}
-
-std::string shell_quoted(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_./:=,@+%") ==
-                        std::string::npos) {
-    return s;
-  }
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
 }
 
 }  // namespace
@@ -43,7 +35,7 @@ std::string invocation_with(const std::string& from, const std::string& to) {
       a = to;
       replaced = true;
     }
-    out += (out.empty() ? "" : " ") + shell_quoted(a);
+    out += (out.empty() ? "" : " ") + shell_quote(a);
   }
   return out;
 }

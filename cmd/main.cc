@@ -13,6 +13,40 @@
 #include "common/interrupt.h"
 #include "common/log.h"
 
+namespace {
+
+// Every environment variable etcdadm reads, at the end of every --help (a test checks the list
+// against the sources).
+const char* const kEnvironmentHelp = R"(Environment:
+  ETCDADM_STORE        default for --store
+  ETCDADM_CATALOG      the SQLite catalog (default: /var/cache/etcdadm/catalog.db for root,
+                       else $XDG_CACHE_HOME or ~/.cache/etcdadm/catalog.db); one per host is shared by
+                       every etcdadm run and member on it, which is safe
+  ETCDADM_LOG_LEVEL, ETCDADM_LOG_FORMAT   defaults for --log-level, --log-format
+  ETCDADM_SYSTEMD_DIR  where init/join write systemd units (default /etc/systemd/system)
+  ETCDCTL_ENDPOINTS ETCDCTL_CACERT ETCDCTL_CERT ETCDCTL_KEY ETCDCTL_USER ETCDCTL_PASSWORD
+  ETCDCTL_DIAL_TIMEOUT ETCDCTL_COMMAND_TIMEOUT ETCDCTL_INSECURE_SKIP_TLS_VERIFY ETCDCTL_WRITE_OUT
+                       as etcdctl: defaults for the matching flags (flags win)
+  S3 stores: AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_PROFILE AWS_CONFIG_FILE
+    AWS_SHARED_CREDENTIALS_FILE AWS_REGION AWS_DEFAULT_REGION AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3
+    AWS_ENDPOINT_URL_STS AWS_CA_BUNDLE AWS_ROLE_ARN AWS_ROLE_SESSION_NAME AWS_WEB_IDENTITY_TOKEN_FILE
+    AWS_CONTAINER_CREDENTIALS_RELATIVE_URI AWS_CONTAINER_CREDENTIALS_FULL_URI
+    AWS_CONTAINER_AUTHORIZATION_TOKEN AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE AWS_EC2_METADATA_DISABLED
+    AWS_EC2_METADATA_SERVICE_ENDPOINT, and S3_ENDPOINT S3_REGION S3_ACCESS_KEY_ID S3_SECRET_ACCESS_KEY
+    (etcd-manager's names); order and meaning: docs/object-stores.md
+  GCS stores: GOOGLE_APPLICATION_CREDENTIALS STORAGE_EMULATOR_HOST GCE_METADATA_HOST
+  Retention (--policy etcd-manager): ETCD_MANAGER_HOURLY_BACKUPS_RETENTION ETCD_MANAGER_DAILY_BACKUPS_RETENTION
+  TMPDIR               scratch copies of snapshots (verify, inspect, get, diff)
+  TZ                   time zone of cron schedules without CRON_TZ
+)";
+
+void add_environment_footer(CLI::App* app) {
+  app->footer(kEnvironmentHelp);
+  for (CLI::App* sub : app->get_subcommands({})) add_environment_footer(sub);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   // Part and chunk buffers (MiBs each) are often freed by another thread than the one that made
   // them. With glibc's adaptive mmap threshold they would then be recycled through per-thread
@@ -35,6 +69,7 @@ int main(int argc, char** argv) {
   etcdadm::cli::add_backup_commands(app);
   etcdadm::cli::add_certs_commands(app);
   etcdadm::cli::add_lifecycle_commands(app);
+  add_environment_footer(&app);
 
   // SIGINT/SIGTERM: work in progress stops and removes what it wrote (common/interrupt.h).
   etcdadm::install_interrupt_handlers();

@@ -26,7 +26,8 @@ struct StoreFlags {
   void add_to(CLI::App* c, bool with_output = true) {
     c->add_option("--store", store, "backup store: path, file:///path, s3://bucket/prefix, gs://bucket/prefix")
         ->envname("ETCDADM_STORE");
-    c->add_option("--catalog", catalog, "SQLite catalog file (default: " + Catalog::default_path() + ")");
+    c->add_option("--catalog", catalog,
+                  "SQLite catalog file (env ETCDADM_CATALOG; default: " + Catalog::default_path() + ", shared by every etcdadm on this host)");
     if (with_output) add_output_format_option(c, output);
     auto* g = c->add_option_group("Object store options (S3 and GCS)");
     g->add_option("--s3-endpoint", options.s3.endpoint,

@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/file_users.h"
+#include "common/shell.h"
 #include "common/fs.h"
 #include "common/retry.h"
 #include "etcdadm/client.h"
@@ -170,6 +171,44 @@ void wait_member_healthy(const MemberConfig& m, EtcdClient& local, InitSystem& i
 }
 
 // One init or join run: the phases share what earlier ones found out (the bootstrap, the member ID).
+}  // namespace
+
+std::string join_command_for(const LifecycleOptions& o, const MemberConfig& m) {
+  const MemberConfig defaults;
+  const ReleaseSpec release_defaults;
+  std::vector<std::string> args = {"etcdadm", "join", m.client_url(), "--version", m.version};
+  auto flag = [&](const char* name, const std::string& value) {
+    args.push_back(name);
+    args.push_back(value);
+  };
+  // Where etcd comes from: the joining host must install the very same release, also offline.
+  const ReleaseSpec& r = o.release;
+  if (!r.binaries_dir.empty()) {
+    flag("--binaries-dir", r.binaries_dir);
+  } else if (!r.tarball.empty()) {
+    flag("--release-tarball", absolute_path(r.tarball));
+  } else if (r.release_url != release_defaults.release_url) {
+    flag("--release-url", r.release_url);
+  }
+  if (!r.sha256.empty()) flag("--release-sha256", r.sha256);
+  if (r.skip_checksum) args.push_back("--skip-release-checksum");
+  if (r.cache_dir != release_defaults.cache_dir) flag("--cache-dir", r.cache_dir);
+  // The layout this member uses, so the next one matches it (its name and address are its own).
+  if (m.install_dir != defaults.install_dir) flag("--install-dir", m.install_dir);
+  if (m.certs_dir != defaults.certs_dir) flag("--certs-dir", m.certs_dir);
+  if (m.data_dir != defaults.data_dir) flag("--data-dir", m.data_dir);
+  if (m.config_dir != defaults.config_dir) flag("--config-dir", m.config_dir);
+  if (m.client_port != defaults.client_port) flag("--client-port", std::to_string(m.client_port));
+  if (m.peer_port != defaults.peer_port) flag("--peer-port", std::to_string(m.peer_port));
+  if (m.init_system != defaults.init_system) flag("--init-system", init_system_name(m.init_system));
+  if (m.service_name != defaults.service_name) flag("--service-name", m.service_name);
+  std::string out;
+  for (const auto& a : args) out += (out.empty() ? "" : " ") + shell_quote(a);
+  return out;
+}
+
+namespace {
+
 class Runner {
  public:
   Runner(const LifecycleOptions& options, bool join)
@@ -192,10 +231,7 @@ class Runner {
       result_.phases_run.push_back(p.name);
     }
     result_.client_url = m_.client_url();
-    if (!join_) {
-      result_.join_command = "etcdadm join " + m_.client_url() + " --version " + m_.version +
-                             (m_.certs_dir != MemberConfig{}.certs_dir ? " --certs-dir " + m_.certs_dir : "");
-    }
+    if (!join_) result_.join_command = join_command_for(o_, m_);
     return result_;
   }
 

@@ -50,6 +50,12 @@ struct Phase {
   std::string name;
   std::string description;
 };
+// The `etcdadm join` command `init` prints for the next member: the same release source (URL,
+// tarball, binaries dir, checksum, cache) and the same non-default layout, so that it works as
+// printed on a host laid out like this one, offline included; the new member's --name and
+// --bind-address are its own (defaults: host name, primary IPv4).
+std::string join_command_for(const LifecycleOptions& options, const MemberConfig& member);
+
 const std::vector<Phase>& init_phases();
 const std::vector<Phase>& join_phases();
 

@@ -1,6 +1,7 @@
 #include "etcdadm/release.h"
 
 #include <archive.h>
+#include <nlohmann/json.hpp>
 #include <archive_entry.h>
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
@@ -707,6 +708,57 @@ std::string cached_tarball_path(const ReleaseSpec& spec) {
 
 std::string download_release(const ReleaseSpec& spec) { return fetch_release(spec).path; }
 
+namespace {
+
+// What etcdadm last installed into an install dir from a verified tarball: the binaries' own
+// SHA-256s, so that a later install of the same version (a join on an offline host) can use them
+// without fetching anything, and never when one of them was changed since.
+constexpr const char* kInstallManifest = ".etcdadm-installed.json";
+
+void write_install_manifest(const std::string& install_dir, const std::string& version, const std::string& arch,
+                            const Download& dl, const std::vector<std::string>& names) {
+  nlohmann::json j = {{"version", version}, {"arch", arch}, {"source", dl.source},
+                      {"tarballSha256", sha256_of_file(dl.path)}, {"binaries", nlohmann::json::object()}};
+  for (const auto& n : names) j["binaries"][n] = sha256_of_file(install_dir + "/" + n);
+  write_file_atomic(install_dir + "/" + kInstallManifest, j.dump(2) + "\n", 0644, /*overwrite=*/true);
+}
+
+std::optional<InstalledRelease> reuse_verified_install(const ReleaseSpec& spec, const std::string& install_dir,
+                                                       const std::string& want) {
+  std::string path = install_dir + "/" + kInstallManifest;
+  if (!path_exists(path)) return std::nullopt;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read_file(path));
+    if (j.value("version", "") != want || j.value("arch", "") != resolved_arch(spec)) return std::nullopt;
+    // A tarball named by its digest is the one to install, whatever is there.
+    if (!spec.sha256.empty() && j.value("tarballSha256", "") != spec.sha256) return std::nullopt;
+    const auto& bins = j.at("binaries");
+    if (!bins.contains("etcd") || !bins.contains("etcdctl")) return std::nullopt;
+    InstalledRelease r;
+    for (const auto& [name, digest] : bins.items()) {
+      std::string bin = install_dir + "/" + name;
+      if (!path_exists(bin) || sha256_of_file(bin) != digest.get<std::string>()) {
+        spdlog::info("{} differs from what etcdadm installed there: installing etcd {} again", bin, want);
+        return std::nullopt;
+      }
+      r.binaries.push_back(bin);
+    }
+    r.version = want;
+    r.source = install_dir + " (installed from " + j.value("source", "?") + ", tarball SHA-256 " +
+               j.value("tarballSha256", "?") + ")";
+    r.from_cache = true;
+    spdlog::info("etcd {} is already installed in {} from a verified release, every binary unchanged: nothing to fetch",
+                 want, install_dir);
+    return r;
+  } catch (const std::exception& e) {
+    spdlog::debug("ignoring {}: {}", path, e.what());
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
 InstalledRelease install_release(const ReleaseSpec& spec, const std::string& install_dir_arg) {
   std::string install_dir = strip_trailing_slashes(install_dir_arg);
   InstalledRelease result;
@@ -733,12 +785,16 @@ InstalledRelease install_release(const ReleaseSpec& spec, const std::string& ins
       result.binaries.push_back(dest);
     }
     fsync_dir(install_dir);
+    ::unlink((install_dir + "/" + kInstallManifest).c_str());  // these binaries were not checked against a release
     spdlog::info("installed etcd {} from {} into {}", result.version, from, install_dir);
     return result;
   }
 
   if (want.empty()) {
     throw Error(ErrorKind::kInvalidArgument, "no etcd version given", "pass --version (e.g. 3.5.17)");
+  }
+  if (!spec.skip_checksum) {
+    if (auto reused = reuse_verified_install(spec, install_dir, want)) return *reused;
   }
   Download dl = fetch_release(spec);
   result.source = dl.source;
@@ -753,6 +809,9 @@ InstalledRelease install_release(const ReleaseSpec& spec, const std::string& ins
     result.binaries.push_back(dest);
   }
   fsync_dir(install_dir);
+  // Only a verified tarball vouches for the binaries.
+  if (!spec.skip_checksum) write_install_manifest(install_dir, result.version, resolved_arch(spec), dl, names);
+  else ::unlink((install_dir + "/" + kInstallManifest).c_str());
   spdlog::info("installed etcd {} ({}) into {}", result.version, dl.path, install_dir);
   return result;
 }

@@ -4,6 +4,8 @@
 // cannot be mistaken for the output format.
 #include <gtest/gtest.h>
 
+#include <regex>
+#include <set>
 #include <thread>
 
 #include "common/fs.h"
@@ -135,6 +137,39 @@ TEST_F(EtcdctlHabits, PrefixMeansTheSameOnGetDiffAndRestoreKeys) {
   prefixed.insert(prefixed.begin(), {"backup", "restore-keys", a, "/app/a", "--prefix"});
   cli_json(prefixed);
   EXPECT_EQ(value_of(client, "/app/ab"), "2");
+}
+
+}  // namespace
+}  // namespace etcdadm::test
+
+namespace etcdadm::test {
+namespace {
+
+// Every environment variable the product reads is named in --help, of the top level and of each
+// subcommand: found in the sources, so a new variable without help fails here.
+TEST(Help, EveryEnvironmentVariableIsInTheHelp) {
+  std::set<std::string> names;
+  std::regex quoted(R"re("((ETCDCTL|ETCDADM|AWS|S3|GOOGLE|STORAGE|GCE|ETCD_MANAGER)_[A-Z0-9_]+)")re");
+  std::regex getenv_call(R"re(getenv\("([A-Z_]+)"\))re");
+  for (const char* dir : {"common", "store", "backup", "restore", "etcdadm", "cmd"}) {
+    for (const auto& e : std::filesystem::directory_iterator(std::string(ETCDADM_SOURCE_DIR) + "/" + dir)) {
+      std::string ext = e.path().extension().string();
+      if (ext != ".cc" && ext != ".h") continue;
+      std::string text = read_file(e.path().string());
+      for (const std::regex* re : {&quoted, &getenv_call}) {
+        for (std::sregex_iterator it(text.begin(), text.end(), *re), end; it != end; ++it) names.insert((*it)[1]);
+      }
+    }
+  }
+  // Set for the etcd tools etcdadm runs, never read; and the variables every program reads.
+  for (const char* not_ours : {"ETCDCTL_API", "HOME", "PATH"}) names.erase(not_ours);
+  ASSERT_GT(names.size(), 30u);
+  for (std::vector<std::string> args : {std::vector<std::string>{"--help"}, {"backup", "save", "--help"},
+                                        {"backup", "list", "--help"}, {"init", "--help"}}) {
+    auto r = run_etcdadm(args, "/nonexistent/catalog.db");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    for (const auto& n : names) EXPECT_NE(r.output.find(n), std::string::npos) << n << " missing from " << args[0];
+  }
 }
 
 }  // namespace

@@ -3,6 +3,9 @@
 // release URL, every member runs with TLS and client-certificate auth through the `process` init
 // system, and etcdctl (through the generated wrapper) is the oracle for membership and health.
 #include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
 #include <signal.h>
 #include <strings.h>
 #include <sys/stat.h>
@@ -363,6 +366,75 @@ TEST_F(Lifecycle, InitFromSnapshotFileRestoresAndRefusesADamagedOne) {
   ASSERT_NO_FATAL_FAILURE(init(hosts_[0], {"--snapshot", snapshot}));
   auto keys = etcdctl(hosts_[0], {"get", "--prefix", "/registry/secrets/", "--keys-only"});
   EXPECT_EQ(std::count(keys.output.begin(), keys.output.end(), '/'), 20 * 3) << keys.output;
+}
+
+// init --from-backup reads and checks the backup before anything else: a damaged one costs an
+// exit 5 and nothing installed, issued or written. The join command init prints works as printed
+// (plus the new member's own name, address and dirs), offline: it names the release source, and
+// join takes the verified etcd already installed instead of fetching it.
+TEST_F(Lifecycle, DamagedBackupInstallsNothingAndThePrintedJoinWorksOffline) {
+  ASSERT_NO_FATAL_FAILURE(init(hosts_[0]));
+  ASSERT_EQ(etcdctl(hosts_[0], {"put", "/registry/k", "v"}).exit_code, 0);
+  auto conn = connection({&hosts_[0]});
+  std::string store = dir_ / "store";
+  auto saved = etcdadm({"backup", "save", "--store", store, "--endpoints", hosts_[0].client_url(), "--cacert",
+                        conn.cacert, "--cert", conn.cert, "--key", conn.key, "-o", "json"});
+  ASSERT_EQ(saved.exit_code, 0) << saved.output;
+  std::string name = nlohmann::json::parse(saved.output.substr(saved.output.find('{')))["name"];
+  ASSERT_EQ(reset(hosts_[0], {"--force"}).exit_code, 0);
+  std::string data_file = store + "/" + name + "/etcd.backup.gz";
+  std::string good = read_file(data_file);
+  std::string bad = good;
+  bad[bad.size() / 2] ^= 0x10;
+  write_file_atomic(data_file, bad);
+
+  std::string fresh_bin = dir_ / "fresh-bin";
+  std::vector<std::string> init_args = {"init"};
+  for (const auto& f : member_flags(hosts_[0])) init_args.push_back(init_args.back() == "--install-dir" ? fresh_bin : f);
+  init_args.insert(init_args.end(), {"--from-backup", "latest", "--store", store});
+  auto refused = etcdadm(init_args);
+  EXPECT_EQ(refused.exit_code, 5) << refused.output;
+  EXPECT_FALSE(path_exists(fresh_bin + "/etcd")) << "etcd was installed for a damaged backup";
+  EXPECT_FALSE(path_exists(hosts_[0].certs() + "/server.crt")) << "a certificate was issued for a damaged backup";
+  EXPECT_TRUE(is_missing_or_empty_dir(hosts_[0].data()));
+
+  write_file_atomic(data_file, good);
+  auto inited = run_with_member_flags({"init", "-o", "json"}, hosts_[0], {"--from-backup", name, "--store", store});
+  ASSERT_EQ(inited.exit_code, 0) << inited.output;
+  std::string printed = nlohmann::json::parse(inited.output.substr(inited.output.find('{')))["joinCommand"];
+  for (const char* flag : {"--release-url", "--cache-dir", "--install-dir", "--init-system process"}) {
+    EXPECT_NE(printed.find(flag), std::string::npos) << flag << " missing from: " << printed;
+  }
+  // Offline from here: neither the release server nor the cache exists.
+  std::filesystem::remove_all(release_.dir);
+  std::filesystem::remove_all(dir_ / "cache");
+  // The printed command, word for word, with what is this host's own: its name, address and dirs.
+  std::vector<std::string> words;
+  std::istringstream in(printed);
+  for (std::string w; in >> w;) words.push_back(w);
+  ASSERT_GE(words.size(), 3u);
+  EXPECT_EQ(words[0], "etcdadm");
+  std::map<std::string, std::string> own = {{"--certs-dir", hosts_[1].certs()},
+                                            {"--data-dir", hosts_[1].data()},
+                                            {"--config-dir", hosts_[1].conf()},
+                                            {"--client-port", std::to_string(hosts_[1].client_port)},
+                                            {"--peer-port", std::to_string(hosts_[1].peer_port)}};
+  std::vector<std::string> args(words.begin() + 1, words.end());
+  for (size_t i = 0; i + 1 < args.size(); ++i) {
+    if (own.count(args[i])) {
+      args[i + 1] = own[args[i]];
+      own.erase(args[i]);
+    }
+  }
+  for (const auto& [flag, value] : own) args.insert(args.end(), {flag, value});
+  args.insert(args.end(), {"--name", hosts_[1].name, "--bind-address", "127.0.0.1"});
+  copy_ca(hosts_[0], hosts_[1]);
+  auto joined = etcdadm(args);
+  ASSERT_EQ(joined.exit_code, 0) << joined.output;
+  EXPECT_NE(joined.output.find("already installed"), std::string::npos) << joined.output;
+  EXPECT_EQ(member_list(hosts_[0]).size(), 2u);
+  auto value = etcdctl(hosts_[1], {"get", "/registry/k", "--print-value-only"});
+  EXPECT_EQ(value.output, "v\n");
 }
 
 // `etcdadm download`: from a release URL into an install dir (then from the cache), cache only,

@@ -213,7 +213,7 @@ TEST_F(Sidecar, AttemptHistorySurvivesRestarts) {
   std::smatch match;
   ASSERT_TRUE(std::regex_search(metrics, match, std::regex(R"(etcdadm_backup_attempts_total\{result="success"\} (\d+))")));
   EXPECT_GE(static_cast<size_t>(std::stoi(match[1])), successes) << metrics;
-  EXPECT_NE(metrics.find("etcdadm_backup_last_attempt_success 1"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("\netcdadm_backup_last_attempt_success 1\n"), std::string::npos) << metrics;
   EXPECT_EQ(s2.process.stop(10000ms), 0);
 }
 
@@ -243,10 +243,12 @@ print(s.recv(4096).decode().split("\r\n")[0])
   for (int i = 0; i < 200 && backups().size() < 2; ++i) std::this_thread::sleep_for(50ms);
   ASSERT_EQ(backups().size(), 2u) << read_file(s.log);
   std::string metrics_file = dir_ / "metrics.txt";
-  // Wait until the triggered attempt is recorded in the metrics.
-  for (int i = 0; i < 100; ++i) {
-    write_file_atomic(metrics_file, http("GET", s.url("/metrics")).body);
-    if (read_file(metrics_file).find("etcdadm_backup_last_attempt_success 1") != std::string::npos) break;
+  // Wait until the triggered attempt is recorded (the sample line, not the HELP line that names it)
+  // and the store view that follows it lists both backups (it sets the newest-backup gauge).
+  for (int i = 0; i < 200; ++i) {
+    bool listed = nlohmann::json::parse(http("GET", s.url("/backups")).body).size() == 2;
+    write_file_atomic(metrics_file, http("GET", s.url("/metrics")).body, 0644, /*overwrite=*/true);
+    if (listed && read_file(metrics_file).find("\netcdadm_backup_last_attempt_success 1\n") != std::string::npos) break;
     std::this_thread::sleep_for(50ms);
   }
   double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -322,7 +324,7 @@ TEST_F(Sidecar, StoreOutageIsCountedAndBackupsResume) {
   ASSERT_TRUE(std::regex_search(metrics, match, std::regex(R"(etcdadm_backup_attempts_total\{result="failure"\} (\d+))")))
       << metrics;
   EXPECT_GE(std::stoi(match[1]), 1) << metrics;
-  EXPECT_NE(metrics.find("etcdadm_backup_last_attempt_success 0"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("\netcdadm_backup_last_attempt_success 0\n"), std::string::npos) << metrics;
   std::filesystem::remove(store_);
   std::filesystem::rename(store_ + ".away", store_);
   size_t before = backups().size();

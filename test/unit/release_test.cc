@@ -137,7 +137,8 @@ TEST(ReleaseInstall, FromFileUrlThenFromCache) {
   EXPECT_FALSE(got.from_cache);
   EXPECT_EQ(got.source, release_tarball_url(spec));
   EXPECT_EQ(got.binaries, (std::vector<std::string>{tmp / "bin/etcd", tmp / "bin/etcdctl"}));
-  EXPECT_EQ(files_under(tmp / "bin"), (std::vector<std::string>{"etcd", "etcdctl"}));  // nothing else, no temps
+  // Nothing else, no temps; the manifest records what was installed from the verified tarball.
+  EXPECT_EQ(files_under(tmp / "bin"), (std::vector<std::string>{".etcdadm-installed.json", "etcd", "etcdctl"}));
   for (const auto& b : got.binaries) {
     EXPECT_EQ(mode_of(b), 0755u) << b;
     EXPECT_EQ(binary_version(b), "3.4.23");
@@ -150,9 +151,10 @@ TEST(ReleaseInstall, FromFileUrlThenFromCache) {
   EXPECT_EQ(test::file_sha256(cached), rel.sha256);
   EXPECT_EQ(read_file(cached + ".sha256"), rel.sha256 + "  " + name + "\n");
 
-  // The source tarball is damaged now: the second install must come from the (re-verified) cache.
+  // The source tarball is damaged now: the second install (into another dir, which has no verified
+  // install to reuse) must come from the (re-verified) cache.
   write_file_atomic(rel.tarball, "damaged");
-  auto again = install_release(spec, tmp / "bin");
+  auto again = install_release(spec, tmp / "bin2");
   EXPECT_TRUE(again.from_cache);
   EXPECT_EQ(again.version, "3.4.23");
   EXPECT_EQ(download_release(spec), cached);
@@ -294,7 +296,7 @@ TEST(ReleaseTarball, OnlyTheBinariesAreExtracted) {
   auto spec = spec_for(rel, tmp);
   auto got = install_release(spec, tmp / "bin");
   EXPECT_EQ(got.version, "3.5.17");
-  EXPECT_EQ(files_under(tmp / "bin"), (std::vector<std::string>{"etcd", "etcdctl", "etcdutl"}));
+  EXPECT_EQ(files_under(tmp / "bin"), (std::vector<std::string>{".etcdadm-installed.json", "etcd", "etcdctl", "etcdutl"}));
   EXPECT_EQ(read_file(tmp / "bin/etcd"), script("etcd Version: 3.5.17"));
   EXPECT_EQ(mode_of(tmp / "bin/etcdutl"), 0755u);
 }
@@ -430,7 +432,7 @@ TEST(ReleaseCache, OfflineReinstallUsesTheRecordedDigest) {
     auto got = install_release(spec, tmp / "bin2");
     EXPECT_TRUE(got.from_cache);
     EXPECT_EQ(got.version, "3.5.17");
-    EXPECT_EQ(files_under(tmp / "bin2"), (std::vector<std::string>{"etcd", "etcdctl"}));
+    EXPECT_EQ(files_under(tmp / "bin2"), (std::vector<std::string>{".etcdadm-installed.json", "etcd", "etcdctl"}));
     EXPECT_TRUE(log.has("SHA256SUMS does not exist; using cached " + cached + ", verified against the SHA-256 " +
                         rel.sha256 + " recorded in the cache"))
         << log.text();
@@ -507,6 +509,41 @@ TEST(ReleaseInstall, StaleStagingDirsAreRemoved) {
   EXPECT_TRUE(stdfs::is_symlink(bin + "/.etcdadm-install-link"));
   EXPECT_EQ(read_file(tmp / "victim/keep"), "keep");
   EXPECT_FALSE(log.has(".etcdadm-install-new")) << log.text();
+}
+
+}  // namespace
+}  // namespace etcdadm
+
+namespace etcdadm {
+namespace {
+
+// A join on an offline host where etcdadm already installed the requested etcd from a verified
+// release uses those binaries (nothing fetched); a binary changed since, another version, or a
+// --release-sha256 of another tarball is never taken for it.
+TEST(Release, AnInstalledVerifiedReleaseIsReusedOfflineUnlessChanged) {
+  test::TempDir tmp;
+  auto rel = test::make_local_release(tmp / "releases");
+  ReleaseSpec spec = spec_for(rel, tmp);
+  std::string bin = tmp / "bin";
+  InstalledRelease first = install_release(spec, bin);
+  EXPECT_FALSE(first.from_cache);
+  // Offline from now on: no release server, no cache.
+  stdfs::remove_all(rel.dir);
+  stdfs::remove_all(tmp / "cache");
+  InstalledRelease again = install_release(spec, bin);
+  EXPECT_EQ(again.version, rel.version);
+  EXPECT_NE(again.source.find("tarball SHA-256 " + rel.sha256), std::string::npos) << again.source;
+  EXPECT_EQ(again.binaries.size(), first.binaries.size());
+
+  ReleaseSpec other_tarball = spec;
+  other_tarball.sha256 = std::string(64, 'a');
+  EXPECT_THROW(install_release(other_tarball, bin), Error);
+
+  // A binary replaced behind etcdadm's back is not vouched for by the manifest any more.
+  std::string etcdctl = read_file(bin + "/etcdctl");
+  write_file_atomic(bin + "/etcdctl", etcdctl + "x", 0755, /*overwrite=*/true);
+  Error e = expect_error([&] { install_release(spec, bin); }, ErrorKind::kNotFound, "");
+  (void)e;
 }
 
 }  // namespace
