@@ -86,7 +86,10 @@ std::vector<FileHolder> processes_holding(const std::string& dir) {
       std::string t(target, static_cast<size_t>(n));
       // A deleted file still held shows as "<path> (deleted)": it still counts.
       if (t.rfind(prefix, 0) == 0 || t == exact) {
-        out.push_back({static_cast<pid_t>(pid), command_line(static_cast<pid_t>(pid)), t});
+        char exe[4096];
+        ssize_t m = ::readlink(("/proc/" + std::string(e->d_name) + "/exe").c_str(), exe, sizeof(exe) - 1);
+        out.push_back({static_cast<pid_t>(pid), command_line(static_cast<pid_t>(pid)), t,
+                       m > 0 ? std::string(exe, static_cast<size_t>(m)) : std::string()});
         break;
       }
     }
@@ -108,17 +111,34 @@ std::vector<std::string> locked_files(const std::string& dir) {
   return out;
 }
 
+namespace {
+
+[[noreturn]] void throw_in_use(const std::string& dir, const std::vector<FileHolder>& holders, const std::string& what,
+                               const std::string& hint) {
+  std::string who;
+  for (const auto& h : holders) who += "\n  PID " + std::to_string(h.pid) + ": " + h.command + " (holds " + h.file + ")";
+  throw Error(ErrorKind::kInUse, "cannot " + what + " " + dir + ": it is in use by" + who, hint);
+}
+
+}  // namespace
+
+void refuse_if_held_by_others(const std::string& dir, const std::string& expected_exe, const std::string& what,
+                              const std::string& hint) {
+  std::error_code ec;
+  if (!stdfs::exists(dir, ec)) return;
+  std::string expected = stdfs::weakly_canonical(expected_exe, ec).string();
+  std::vector<FileHolder> others;
+  for (auto& h : processes_holding(dir)) {
+    if (h.exe != expected && h.exe != expected_exe) others.push_back(std::move(h));
+  }
+  if (!others.empty()) throw_in_use(dir, others, what, hint);
+}
+
 void refuse_if_in_use(const std::string& dir, const std::string& what, const std::string& hint) {
   std::error_code ec;
   if (!stdfs::exists(dir, ec)) return;
   auto holders = processes_holding(dir);
-  if (!holders.empty()) {
-    std::string who;
-    for (const auto& h : holders) {
-      who += "\n  PID " + std::to_string(h.pid) + ": " + h.command + " (holds " + h.file + ")";
-    }
-    throw Error(ErrorKind::kInUse, "cannot " + what + " " + dir + ": it is in use by" + who, hint);
-  }
+  if (!holders.empty()) throw_in_use(dir, holders, what, hint);
   auto locked = locked_files(dir);
   if (!locked.empty()) {
     throw Error(ErrorKind::kInUse,

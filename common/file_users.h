@@ -15,6 +15,7 @@ struct FileHolder {
   pid_t pid = 0;
   std::string command;  // its command line, space-separated (truncated)
   std::string file;     // one of the files it holds under the directory
+  std::string exe;      // its executable (/proc/<pid>/exe), "" when not readable
 };
 
 // Processes other than this one with a file under `dir` open (from /proc/<pid>/fd; processes of
@@ -28,5 +29,10 @@ std::vector<std::string> locked_files(const std::string& dir);
 // Throws Error(kInUse) naming the processes (PID and command) when `dir` is in use; `what` says what
 // was about to happen ("restore into", "delete") and `hint` what to do (stop the member first).
 void refuse_if_in_use(const std::string& dir, const std::string& what, const std::string& hint);
+
+// The same, except for processes running `expected_exe` (the member's own etcd, which the caller is
+// about to stop): any other holder refuses. Locks are not probed (the expected process holds them).
+void refuse_if_held_by_others(const std::string& dir, const std::string& expected_exe, const std::string& what,
+                              const std::string& hint);
 
 }  // namespace etcdadm

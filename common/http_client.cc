@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "common/error.h"
+#include "common/interrupt.h"
 
 namespace etcdadm {
 
@@ -153,6 +154,12 @@ HttpClient::HttpClient(HttpOptions options) : options_(std::move(options)) {
 
 HttpClient::~HttpClient() { curl_easy_cleanup(curl_); }
 
+// curl calls this about once a second even when no byte moves: a transfer stalled on a dead
+// server still ends within a second of SIGINT/SIGTERM (common/interrupt.h), not at the idle timeout.
+static int abort_when_interrupted(void*, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return interrupt_requested()->load() ? 1 : 0;
+}
+
 HttpResponse HttpClient::perform(const HttpRequest& request, const HttpBodySink& sink) {
   HttpResponse response;
   TransferState st;
@@ -180,6 +187,8 @@ HttpResponse HttpClient::perform(const HttpRequest& request, const HttpBodySink&
   curl_easy_setopt(curl_, CURLOPT_HEADERDATA, &st);
   curl_easy_setopt(curl_, CURLOPT_WRITEFUNCTION, write_body);
   curl_easy_setopt(curl_, CURLOPT_WRITEDATA, &st);
+  curl_easy_setopt(curl_, CURLOPT_XFERINFOFUNCTION, abort_when_interrupted);
+  curl_easy_setopt(curl_, CURLOPT_NOPROGRESS, 0L);
 
   const std::string& m = request.method;
   bool has_body = !request.body.empty() || m == "PUT" || m == "POST";
@@ -210,6 +219,7 @@ HttpResponse HttpClient::perform(const HttpRequest& request, const HttpBodySink&
   CURLcode rc = curl_easy_perform(curl_);
   curl_slist_free_all(headers);
   if (st.sink_error) std::rethrow_exception(st.sink_error);
+  if (rc == CURLE_ABORTED_BY_CALLBACK) throw_if_interrupted(request.method + " " + request.url);
   if (rc != CURLE_OK) throw transport_error(rc, errbuf, request);
   long status = 0;
   curl_easy_getinfo(curl_, CURLINFO_RESPONSE_CODE, &status);

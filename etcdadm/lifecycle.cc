@@ -702,6 +702,10 @@ LifecycleResult run_join(const LifecycleOptions& options, const std::string& pha
 ResetResult run_reset(const ResetOptions& o) {
   ResetResult result;
   const MemberConfig& m = o.member;
+  // Before anything changes (membership included): a process other than this member's etcd that
+  // holds its data dir (a hand-started etcd of another binary, a tool reading the db) stops reset.
+  refuse_if_held_by_others(m.data_dir, m.etcd_binary(), "reset the member that uses",
+                           "stop the process shown (or wait for it), then run reset again; nothing was changed");
   if (!o.skip_remove_member) remove_from_cluster(o, result);
 
   auto init_system = make_init_system(m.init_system);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <thread>
 #include <sstream>
 #include <signal.h>
 #include <strings.h>
@@ -435,6 +436,27 @@ TEST_F(Lifecycle, DamagedBackupInstallsNothingAndThePrintedJoinWorksOffline) {
   EXPECT_EQ(member_list(hosts_[0]).size(), 2u);
   auto value = etcdctl(hosts_[1], {"get", "/registry/k", "--print-value-only"});
   EXPECT_EQ(value.output, "v\n");
+}
+
+// reset deletes nothing while a process other than the member it stops holds the data dir (an etcd
+// started by hand, a backup tool reading the db): it names the PID and keeps data, config and
+// certificates; once that process is gone, reset works.
+TEST_F(Lifecycle, ResetRefusesADataDirAnotherProcessHolds) {
+  ASSERT_NO_FATAL_FAILURE(init(hosts_[0]));
+  std::string db = hosts_[0].data() + "/member/snap/db";
+  ASSERT_TRUE(path_exists(db));
+  ChildProcess holder = ChildProcess::start({"sh", "-c", "exec sleep 60 < '" + db + "'"}, dir_ / "holder.log");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  auto refused = reset(hosts_[0], {"--force"});
+  EXPECT_EQ(refused.exit_code, 4) << refused.output;
+  EXPECT_NE(refused.output.find("PID " + std::to_string(holder.pid())), std::string::npos) << refused.output;
+  EXPECT_TRUE(path_exists(db));
+  EXPECT_TRUE(path_exists(hosts_[0].certs() + "/server.crt"));
+  EXPECT_TRUE(path_exists(hosts_[0].conf() + "/etcdadm.json"));
+  holder.stop(std::chrono::milliseconds(100));
+  auto done = reset(hosts_[0], {"--force"});
+  EXPECT_EQ(done.exit_code, 0) << done.output;
+  EXPECT_FALSE(path_exists(hosts_[0].data()));
 }
 
 // `etcdadm download`: from a release URL into an install dir (then from the cache), cache only,
