@@ -51,12 +51,7 @@ TEST_F(EtcdctlHabits, WriteOutVersionAndOutputFile) {
 
 TEST_F(EtcdctlHabits, PasswordFromTerminalPromptOrFile) {
   auto& m = start_member();
-  RunOptions api3;
-  api3.env["ETCDCTL_API"] = "3";
-  for (std::vector<std::string> args : {std::vector<std::string>{"user", "add", "root:r00t-pass"}, {"auth", "enable"}}) {
-    args.insert(args.begin(), {"etcdctl", "--endpoints", m.client_url()});
-    ASSERT_EQ(run_process(args, api3).exit_code, 0);
-  }
+  enable_auth_with_root(m, "r00t-pass");
   write_file_atomic(dir_ / "password", "r00t-pass\n", 0600);
   auto from_file = cli({"backup", "save", "--store", store_, "--endpoints", m.client_url(), "--user", "root",
                         "--password-file", dir_ / "password"});

@@ -89,32 +89,19 @@ TEST_F(ExitCodes, Row6UnavailableAndTheDialTimeoutMeansWhatItSays) {
   // A listener that completes TCP handshakes (the kernel does, from the backlog) and never answers:
   // a hung member, or the wrong service. --dial-timeout 1s must fail in about 1 s, not wait out the
   // command timeout (10 s) as well.
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  int port = free_port();
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(::listen(fd, 16), 0);
+  SilentListener silent;
   auto t0 = std::chrono::steady_clock::now();
-  expect({"backup", "save", "--store", store_, "--endpoints", "127.0.0.1:" + std::to_string(port), "--dial-timeout", "1s",
+  expect({"backup", "save", "--store", store_, "--endpoints", "127.0.0.1:" + std::to_string(silent.port()), "--dial-timeout", "1s",
           "--command-timeout", "10s"},
          6, "within the dial timeout");
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_LT(seconds, 5.0) << "--dial-timeout 1s took " << seconds << " s";
-  ::close(fd);
   EXPECT_FALSE(path_exists(store_));
 }
 
 TEST_F(ExitCodes, Row7AuthIncludingAuthEnabledWithoutAUser) {
   auto& m = start_member();
-  RunOptions api3;
-  api3.env["ETCDCTL_API"] = "3";
-  for (std::vector<std::string> args : {std::vector<std::string>{"user", "add", "root:r00t-pass"}, {"auth", "enable"}}) {
-    args.insert(args.begin(), {"etcdctl", "--endpoints", m.client_url()});
-    ASSERT_EQ(run_process(args, api3).exit_code, 0);
-  }
+  enable_auth_with_root(m, "r00t-pass");
   expect({"backup", "save", "--store", store_, "--endpoints", m.client_url()}, 7, "pass --user");
   expect({"backup", "save", "--store", store_, "--endpoints", m.client_url(), "--user", "root", "--password", "nope"}, 7,
          "authentication");

@@ -267,4 +267,30 @@ std::vector<std::pair<std::string, std::string>> all_keys(EtcdClient& client, in
   return out;
 }
 
+SilentListener::SilentListener() {
+  fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  port_ = free_port();
+  addr.sin_port = htons(static_cast<uint16_t>(port_));
+  if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd_, 16) != 0) {
+    throw Error(ErrorKind::kInternal, "SilentListener: cannot listen on port " + std::to_string(port_));
+  }
+}
+
+SilentListener::~SilentListener() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void enable_auth_with_root(const EtcdMember& member, const std::string& password) {
+  RunOptions api3;
+  api3.env["ETCDCTL_API"] = "3";
+  for (std::vector<std::string> args : {std::vector<std::string>{"user", "add", "root:" + password}, {"auth", "enable"}}) {
+    args.insert(args.begin(), {"etcdctl", "--endpoints", member.client_url()});
+    auto r = run_process(args, api3);
+    if (r.exit_code != 0) throw Error(ErrorKind::kInternal, "etcdctl " + args[3] + " failed: " + r.output);
+  }
+}
+
 }  // namespace etcdadm::test

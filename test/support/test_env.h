@@ -30,6 +30,21 @@ class TempDir {
 // A TCP port on 127.0.0.1 that was free a moment ago, below the kernel's ephemeral range.
 int free_port();
 
+// A loopback port whose kernel completes TCP handshakes (from the listen backlog) and where nothing
+// ever answers: a hung member, or the wrong service. Closed on destruction.
+class SilentListener {
+ public:
+  SilentListener();
+  ~SilentListener();
+  SilentListener(const SilentListener&) = delete;
+  SilentListener& operator=(const SilentListener&) = delete;
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
 // An Environment holding exactly `vars` (and `home`), for credential-chain tests.
 Environment fake_environment(std::map<std::string, std::string> vars, std::string home = "/nonexistent-home");
 
@@ -87,6 +102,9 @@ class EtcdMember {
   std::string log_path_;
   ChildProcess proc_;
 };
+
+// Adds user root with `password` and turns auth on, with the member's etcdctl (API v3).
+void enable_auth_with_root(const EtcdMember& member, const std::string& password);
 
 // Writes `count` keys "<prefix>NNNNNN" with pseudo-random values of `value_size` bytes, 100 per txn.
 void load_keys(EtcdClient& client, const std::string& prefix, int count, size_t value_size, uint32_t seed = 1);

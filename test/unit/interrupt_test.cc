@@ -22,13 +22,7 @@ namespace {
 
 int interrupted_stalled_get(int sig) {
   install_interrupt_handlers();
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  int port = test::free_port();
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 4) != 0) return 10;
+  test::SilentListener silent;
   InterruptibleWork work;
   std::thread signaller([sig] {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -39,7 +33,7 @@ int interrupted_stalled_get(int sig) {
   try {
     HttpClient client;  // idle timeout 60 s: only the interrupt can end this early
     HttpRequest req;
-    req.url = "http://127.0.0.1:" + std::to_string(port) + "/stalled";
+    req.url = "http://127.0.0.1:" + std::to_string(silent.port()) + "/stalled";
     client.perform(req);
   } catch (const Error& e) {
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
