@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
@@ -218,7 +219,23 @@ void EtcdMember::start() {
   for (;;) {
     try {
       auto st = client.status(client_url());
-      if (st.leader() != 0) return;
+      if (st.leader() != 0) {
+        // The member that answered must be this one: when another test's etcd took our client port
+        // between free_port() and our bind, ours exits and that one answers instead.
+        bool ours = true;
+        try {
+          auto members = client.member_list();
+          ours = false;
+          for (const auto& m : members.members()) {
+            ours = ours || (m.id() == st.header().member_id() &&
+                            std::find(m.peerurls().begin(), m.peerurls().end(), peer_url()) != m.peerurls().end());
+          }
+        } catch (const Error&) {
+          // A learner refuses MemberList: its process still running is the check that remains.
+        }
+        if (!ours) throw std::runtime_error("another etcd answers on " + client_url() + ":\n" + log());
+        if (proc_.running()) return;
+      }
     } catch (const Error&) {
     }
     if (!proc_.running()) throw std::runtime_error("etcd exited during start-up:\n" + log());
