@@ -32,11 +32,6 @@ namespace etcdadm::cli {
 
 namespace {
 
-// For the hint after a damaged backup: this very command with the next candidate in its place.
-CommandForBackup same_command_for(const std::string& query) {
-  return [query](const std::string& name) { return invocation_with(query, name); };
-}
-
 std::optional<Compression> compression_flag(const std::string& s) {
   if (s.empty()) return std::nullopt;
   auto c = parse_compression(s);

@@ -77,7 +77,7 @@ class OpenedSnapshot {
     Catalog catalog = f.store.open_catalog();
     BackupRecord b = find_backup(*store, catalog, query);
     with_damage_recorded(*store, catalog, b, [&] { snapshot_ = SnapshotSource::open_backup(*store, b); },
-                         [query](const std::string& name) { return invocation_with(query, name); });
+                         same_command_for(query));
     source_ = {{"backup", b.name}, {"store", store->url()}};
   }
 

@@ -40,4 +40,8 @@ std::string invocation_with(const std::string& from, const std::string& to) {
   return out;
 }
 
+std::function<std::string(const std::string& name)> same_command_for(const std::string& query) {
+  return [query](const std::string& name) { return invocation_with(query, name); };
+}
+
 }  // namespace etcdadm::cli

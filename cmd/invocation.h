@@ -2,6 +2,7 @@
 // hints (e.g. the next intact backup after a damaged one).
 #pragma once
 
+#include <functional>
 #include <string>
 
 namespace etcdadm::cli {
@@ -11,5 +12,8 @@ void remember_invocation(int argc, char** argv);
 // The remembered command with its first argument equal to `from` replaced by `to`, quoted for a
 // POSIX shell where needed. Secrets are not echoed: values of --password are masked.
 std::string invocation_with(const std::string& from, const std::string& to);
+
+// invocation_with(query, name) as a function of the name: the hint after a damaged backup.
+std::function<std::string(const std::string& name)> same_command_for(const std::string& query);
 
 }  // namespace etcdadm::cli

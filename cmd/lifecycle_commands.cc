@@ -16,7 +16,6 @@
 #include "etcdadm/lifecycle.h"
 #include "etcdadm/release.h"
 #include "restore/damage.h"
-#include "restore/fetch.h"
 #include "restore/member_restore.h"
 #include "restore/resolve.h"
 
@@ -212,12 +211,12 @@ void run_init_command(const InitFlags& f, const std::string& phase) {
     Catalog catalog = f.store.open_catalog();
     // Resolved now, before anything is installed, so a wrong name fails first.
     BackupRecord backup = find_backup(*store, catalog, f.from_backup);
-    // Read and checked whole now, before etcd is installed or a certificate issued: a damaged
-    // backup must cost nothing but this message (the restore checks it again as it writes).
-    with_damage_recorded(*store, catalog, backup, [&] { verify_backup(*store, backup); },
-                         [&](const std::string& name) { return invocation_with(f.from_backup, name); });
+    // Fetched and checked whole now, before etcd is installed or a certificate issued: a damaged
+    // backup costs nothing but this message, and the restore reads the verified copy.
+    with_damage_recorded(*store, catalog, backup,
+                         [&] { o.restore_snapshot = prefetched_backup_restorer(*store, backup, o.member.data_dir); },
+                         same_command_for(f.from_backup));
     spdlog::info("starting from backup {} in {} (verified)", backup.name, f.store.store);
-    o.restore_snapshot = backup_restorer(store, backup);
   }
   auto r = run_init(o, phase);
   print_lifecycle_result("Initialized", o, r, fmt);

@@ -35,35 +35,6 @@ const char* const kStopTheMemberFirst =
 constexpr const char* kStagingPrefix = ".etcdadm-restore-";
 constexpr const char* kStagingLock = ".lock";
 
-// The restore's private directory beside the data dir (same filesystem, so the result moves into
-// place with one rename). A lock file in it stays flock()ed while the restore runs; the directory is
-// removed however the restore ends (an exception, SIGINT/SIGTERM). One left by a run that could not
-// clean up (kill -9, power loss) is removed by the next restore into the same parent.
-class StagingDir {
- public:
-  explicit StagingDir(const std::string& parent) : path_(parent + "/" + kStagingPrefix + random_suffix()) {
-    make_dirs(path_, 0700);
-    std::string lock = path_ + "/" + kStagingLock;
-    lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) throw_errno("cannot lock", lock, errno);
-  }
-  ~StagingDir() {
-    try {
-      remove_all(path_);
-    } catch (const std::exception& e) {
-      spdlog::warn("could not remove staging directory {}: {}", path_, e.what());
-    }
-    if (lock_fd_ >= 0) ::close(lock_fd_);
-  }
-  StagingDir(const StagingDir&) = delete;
-  StagingDir& operator=(const StagingDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-  int lock_fd_ = -1;
-};
-
 // Whether a staging directory's restore is over: its lock is free (or, from an etcdadm before the
 // lock file, nothing in it changed for 10 minutes) and no process (a restore tool whose parent
 // died) holds a file in it.
@@ -114,6 +85,22 @@ void check_options(const RestoreOptions& o) {
 }
 
 }  // namespace
+
+StagingDir::StagingDir(const std::string& parent) : path_(parent + "/" + kStagingPrefix + random_suffix()) {
+  make_dirs(path_, 0700);
+  std::string lock = path_ + "/" + kStagingLock;
+  lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) throw_errno("cannot lock", lock, errno);
+}
+
+StagingDir::~StagingDir() {
+  try {
+    remove_all(path_);
+  } catch (const std::exception& e) {
+    spdlog::warn("could not remove staging directory {}: {}", path_, e.what());
+  }
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+}
 
 RestoreTool find_restore_tool(const std::string& explicit_path) {
   RestoreTool tool;
@@ -267,22 +254,29 @@ RestoreResult restore_to_data_dir(BlobStore& store, const BackupRecord& backup, 
   return result;
 }
 
-RestoreResult restore_snapshot_file(const std::string& snapshot_file, const RestoreOptions& in, bool skip_hash_check) {
+RestoreResult restore_verified_snapshot_file(const std::string& snapshot_file, uint64_t db_bytes,
+                                             const RestoreOptions& in) {
   InterruptibleWork interruptible;
   PreparedRestore p = prepare_restore(in);
   RestoreResult result;
   result.backup_name = snapshot_file;
+  result.db_size = db_bytes;
+  StagingDir staging(p.parent);
+  restore_with_tool(p, snapshot_file, /*snapshot_verified=*/true, staging.path(), result);
+  return result;
+}
+
+RestoreResult restore_snapshot_file(const std::string& snapshot_file, const RestoreOptions& in, bool skip_hash_check) {
   auto t0 = Clock::now();
   SnapshotDigest digest = digest_snapshot_file(snapshot_file);
   // A db copied out of a data dir has no trailer: acceptable only when the user says so, like
   // etcdctl's --skip-hash-check.
   require_intact_snapshot(digest, snapshot_file, /*allow_missing_trailer=*/skip_hash_check);
-  result.db_size = digest.db_bytes;
-  result.fetch_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  double checked = std::chrono::duration<double>(Clock::now() - t0).count();
   spdlog::info("snapshot {} checked ({} bytes db{}) in {:.2f}s", snapshot_file, digest.db_bytes,
-               digest.has_trailer ? ", SHA-256 trailer matches" : ", no trailer", result.fetch_seconds);
-  StagingDir staging(p.parent);
-  restore_with_tool(p, snapshot_file, /*snapshot_verified=*/true, staging.path(), result);
+               digest.has_trailer ? ", SHA-256 trailer matches" : ", no trailer", checked);
+  RestoreResult result = restore_verified_snapshot_file(snapshot_file, digest.db_bytes, in);
+  result.fetch_seconds = checked;
   return result;
 }
 

@@ -21,6 +21,24 @@ struct RestoreOptions {
   std::string restore_tool;  // path to etcdutl/etcdctl; default: etcdutl, else etcdctl on PATH
 };
 
+// A restore's private directory beside the data dir, `<parent>/.etcdadm-restore-<random>` (same
+// filesystem, so the result moves into place with one rename). A lock file in it stays flock()ed
+// while it lives; it is removed however the work ends (an exception, SIGINT/SIGTERM). One left by
+// a run that could not clean up (kill -9, power loss) is removed by the next restore into the same
+// parent; one whose lock is held never is.
+class StagingDir {
+ public:
+  explicit StagingDir(const std::string& parent);
+  ~StagingDir();
+  StagingDir(const StagingDir&) = delete;
+  StagingDir& operator=(const StagingDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int lock_fd_ = -1;
+};
+
 struct RestoreTool {
   std::string path;
   bool is_etcdutl = false;
@@ -46,5 +64,10 @@ RestoreResult restore_to_data_dir(BlobStore& store, const BackupRecord& backup, 
 // without copying it.
 RestoreResult restore_snapshot_file(const std::string& snapshot_file, const RestoreOptions& options,
                                     bool skip_hash_check);
+
+// The same for a snapshot file that etcdadm itself has just fetched and verified (fetch_verified):
+// no second read to check it.
+RestoreResult restore_verified_snapshot_file(const std::string& snapshot_file, uint64_t db_bytes,
+                                             const RestoreOptions& options);
 
 }  // namespace etcdadm

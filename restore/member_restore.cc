@@ -5,6 +5,9 @@
 #include "common/fs.h"
 #include "etcdadm/release.h"
 #include "restore/data_dir.h"
+#include "restore/fetch.h"
+
+#include <chrono>
 
 namespace etcdadm {
 
@@ -35,11 +38,23 @@ SnapshotRestorer snapshot_file_restorer(std::string snapshot_file, bool skip_has
   };
 }
 
-SnapshotRestorer backup_restorer(std::shared_ptr<BlobStore> store, BackupRecord backup) {
-  return [store, backup](const MemberConfig& m, const ClusterBootstrap& b) {
-    auto r = restore_to_data_dir(*store, backup, member_restore_options(m, b));
-    spdlog::info("restored backup {} ({} bytes db, fetched and verified in {:.2f}s) with {} {}", backup.name, r.db_size,
-                 r.fetch_seconds, r.tool.path, r.tool.version);
+SnapshotRestorer prefetched_backup_restorer(BlobStore& store, const BackupRecord& backup, const std::string& data_dir) {
+  std::string parent = parent_dir(absolute_path(data_dir));
+  make_dirs(parent);
+  // A staging dir of its own: locked, so the restore's clean-up of abandoned ones leaves it alone
+  // however long the install before the restore takes, and removes it after a killed init.
+  auto scratch = std::make_shared<StagingDir>(parent);
+  std::string snapshot = scratch->path() + "/snapshot.db";
+  auto t0 = std::chrono::steady_clock::now();
+  FetchResult fetched = fetch_verified(store, backup, snapshot, /*overwrite=*/false, /*durable=*/false);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  spdlog::info("backup {} fetched and verified ({} bytes db, SHA-256 {}) in {:.2f}s", backup.name,
+               fetched.digest.db_bytes, fetched.digest.db_sha256, seconds);
+  uint64_t db_bytes = fetched.digest.db_bytes;
+  std::string name = backup.name;
+  return [scratch, snapshot, db_bytes, name](const MemberConfig& m, const ClusterBootstrap& b) {
+    auto r = restore_verified_snapshot_file(snapshot, db_bytes, member_restore_options(m, b));
+    spdlog::info("restored backup {} ({} bytes db) with {} {}", name, r.db_size, r.tool.path, r.tool.version);
   };
 }
 

@@ -16,7 +16,11 @@ namespace etcdadm {
 // From a snapshot file (its SHA-256 trailer checked first unless skip_hash_check).
 SnapshotRestorer snapshot_file_restorer(std::string snapshot_file, bool skip_hash_check);
 
-// From a backup in a store (stored-bytes hash, decompression and snapshot SHA-256 all verified).
-SnapshotRestorer backup_restorer(std::shared_ptr<BlobStore> store, BackupRecord backup);
+// From a backup in a store, fetched and verified (stored-bytes hash, decompression, snapshot
+// SHA-256) *now*, before the lifecycle installs etcd or issues a certificate: a damaged backup
+// throws kCorrupt here and costs nothing else. The verified copy waits in a private directory
+// beside `data_dir` (same filesystem, room for the db) until the restorer runs, which restores
+// from it without reading the backup again; the copy goes with the last copy of the restorer.
+SnapshotRestorer prefetched_backup_restorer(BlobStore& store, const BackupRecord& backup, const std::string& data_dir);
 
 }  // namespace etcdadm
