@@ -190,7 +190,7 @@ SaveResult save_unrecorded(EtcdClient& client, BlobStore& store, Catalog* catalo
         if (options.cancel != nullptr && options.cancel->load()) {
           throw Error(ErrorKind::kUnavailable, "backup " + dir.name() + " cancelled (shutting down)");
         }
-        throw_if_interrupted("backup " + dir.name());
+        if (interrupted()) throw_if_interrupted("backup " + dir.name());
         dir.input().write(reinterpret_cast<const uint8_t*>(blob.data()), blob.size());
       },
       options.stall_timeout,
@@ -260,7 +260,7 @@ SaveResult import_snapshot(const std::string& file, BlobStore& store, Catalog* c
   SystemTime started = std::chrono::system_clock::now();
   BackupDirWriter dir(store, settings, options.compression_level, started);
   read_file_chunks(file, [&](const uint8_t* data, size_t size) {
-    throw_if_interrupted("import of " + file);
+    if (interrupted()) throw_if_interrupted("import of " + file);
     dir.input().write(data, size);
   });
   BackupMeta meta;

@@ -28,5 +28,8 @@ int interrupt_signal();
 const std::atomic<bool>* interrupt_requested();
 // Throws Error(kInterrupted, "<what> interrupted by SIGINT|SIGTERM") once a stop was asked for.
 void throw_if_interrupted(const std::string& what);
+// One atomic load, for per-chunk loops: build the message only when it is needed,
+// `if (interrupted()) throw_if_interrupted("backup " + name);`.
+inline bool interrupted() { return interrupt_requested()->load(std::memory_order_relaxed); }
 
 }  // namespace etcdadm

@@ -44,7 +44,7 @@ FetchResult fetch_into(BlobStore& store, const BackupRecord& b, ByteSink* out) {
   std::vector<uint8_t> buf(1 << 20);
   try {
     for (;;) {
-      throw_if_interrupted("reading " + what);
+      if (interrupted()) throw_if_interrupted("reading " + what);
       size_t n = reader->read(buf.data(), buf.size());
       if (n == 0) break;
       stored.write(buf.data(), n);
