@@ -201,7 +201,8 @@ SaveResult save_unrecorded(EtcdClient& client, BlobStore& store, Catalog* catalo
           spdlog::debug("status after snapshot start failed: {}", e.what());
         }
       });
-  if (!stream.server_version.empty()) meta.etcd_version = stream.server_version;
+  // Not the server version (that is Status's, above): 3.6+ stream their storage version.
+  meta.storage_version = stream.storage_version;
   SnapshotDigest digest = dir.finish_data("snapshot from " + member.endpoint, /*allow_missing_trailer=*/false);
   fill_digest(meta, digest);
 

@@ -20,6 +20,7 @@
 #include "cmd/store_flags.h"
 #include "common/cpu_priority.h"
 #include "common/error.h"
+#include "etcdadm/etcd_version.h"
 #include "restore/damage.h"
 #include "restore/data_dir.h"
 #include "restore/fetch.h"
@@ -232,6 +233,12 @@ void add_restore(CLI::App& backup) {
   c->add_option("--initial-cluster-token", f->restore.initial_cluster_token, "token of the new cluster")->capture_default_str();
   c->add_flag("--force", f->restore.force, "replace a non-empty data dir / an existing output file");
   c->add_option("--restore-tool", f->restore.restore_tool, "path to etcdutl (3.5+) or etcdctl (3.4)");
+  c->add_option("--target-version", f->restore.target_version,
+                "etcd version the restored member will run (default: the restore tool's); a restore etcd does not "
+                "support across versions is refused before anything is written")
+      ->check([](const std::string& v) {
+        return EtcdVersion::parse(v) ? std::string() : "'" + v + "' is not an etcd version (3.6.16)";
+      });
   c->callback([f] {
     auto fmt = parse_output_format(f->store.output);
     if (f->restore.data_dir.empty() == f->output_file.empty()) {

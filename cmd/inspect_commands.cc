@@ -238,9 +238,9 @@ void add_inspect(CLI::App& backup) {
       "what a backup holds without restoring it: `etcdctl snapshot status` fields, members, keys per prefix, ...");
   c->add_option("backup", f->query, "backup name, unique prefix, or 'latest' (omit with --file)");
   f->source.add_to(c);
-  c->add_option("--semantics", f->semantics, "totalKey as etcdctl 3.4/3.5 (every bbolt entry) or 3.6 (live keys)")
+  c->add_option("--semantics", f->semantics, "totalKey as etcdctl 3.4/3.5 (every bbolt entry) or etcdutl 3.6/3.7 (live keys)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"3.4", "3.5", "3.6"}));
+      ->check(CLI::IsMember({"3.4", "3.5", "3.6", "3.7"}));
   c->add_option("--prefix-depth", f->depth, "'/'-separated levels that make a prefix (/registry/pods is 2)")
       ->capture_default_str()
       ->check(CLI::Range(0, 64));
@@ -249,7 +249,7 @@ void add_inspect(CLI::App& backup) {
               "second thread); JSON field trailerChecked says whether it was");
   c->callback([f] {
     auto fmt = parse_output_format(f->source.store.output);
-    auto semantics = f->semantics == "3.6" ? StatusSemantics::kEtcd36 : StatusSemantics::kEtcd34;
+    auto semantics = f->semantics >= "3.6" ? StatusSemantics::kEtcd36 : StatusSemantics::kEtcd34;
     OpenedSnapshot snap(f->source, f->query, f->check_trailer ? TrailerCheck::kConcurrent : TrailerCheck::kSkip);
     SnapshotInspection r;
     try {

@@ -204,7 +204,7 @@ void run_init_command(const InitFlags& f, const std::string& phase) {
   }
   if (!f.snapshot.empty()) {
     if (!path_exists(f.snapshot)) throw Error(ErrorKind::kNotFound, "snapshot " + f.snapshot + " does not exist");
-    o.restore_snapshot = snapshot_file_restorer(absolute_path(f.snapshot), f.skip_hash_check);
+    o.restore_snapshot = snapshot_file_restorer(absolute_path(f.snapshot), f.skip_hash_check, o.member.version);
   } else if (!f.from_backup.empty()) {
     if (f.store.store.empty()) throw Error(ErrorKind::kInvalidArgument, "--from-backup needs --store");
     std::shared_ptr<BlobStore> store = f.store.open();
@@ -214,7 +214,7 @@ void run_init_command(const InitFlags& f, const std::string& phase) {
     // Fetched and checked whole now, before etcd is installed or a certificate issued: a damaged
     // backup costs nothing but this message, and the restore reads the verified copy.
     with_damage_recorded(*store, catalog, backup,
-                         [&] { o.restore_snapshot = prefetched_backup_restorer(*store, backup, o.member.data_dir); },
+                         [&] { o.restore_snapshot = prefetched_backup_restorer(*store, backup, o.member.data_dir, o.member.version); },
                          same_command_for(f.from_backup));
     spdlog::info("starting from backup {} in {} (verified)", backup.name, f.store.store);
   }

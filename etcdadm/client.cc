@@ -349,7 +349,7 @@ SnapshotStreamResult EtcdClient::snapshot(const std::string& endpoint, const Sna
           first = false;
           if (on_first_chunk) on_first_chunk();
         }
-        if (!msg.version().empty()) result.server_version = msg.version();
+        if (!msg.version().empty()) result.storage_version = msg.version();
         on_chunk(msg.blob(), msg.remaining_bytes());
       } catch (...) {
         callback_error = std::current_exception();

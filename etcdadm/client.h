@@ -29,7 +29,7 @@ using SnapshotChunkFn = std::function<void(std::string_view blob, uint64_t remai
 
 struct SnapshotStreamResult {
   uint64_t bytes = 0;          // all bytes received, digest trailer included
-  std::string server_version;  // SnapshotResponse.version (3.6+ servers only)
+  std::string storage_version;  // SnapshotResponse.version: the member's storage version ("3.6.0"; 3.6+ only)
 };
 
 class EtcdClient {

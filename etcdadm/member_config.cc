@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "etcdadm/etcd_version.h"
 
 namespace etcdadm {
 
@@ -154,13 +155,16 @@ EnvVars member_env(const MemberConfig& c, const ClusterBootstrap& b) {
 }
 
 EnvVars etcdctl_env(const MemberConfig& c) {
-  return {
-      {"ETCDCTL_API", "3"},
-      {"ETCDCTL_ENDPOINTS", c.loopback_client_url()},
-      {"ETCDCTL_CACERT", c.ca_cert()},
-      {"ETCDCTL_CERT", c.cert("etcdctl-etcd-client")},
-      {"ETCDCTL_KEY", c.key("etcdctl-etcd-client")},
-  };
+  EnvVars env;
+  // 3.5+'s etcdctl warns about ETCDCTL_API on every call, on the stderr that scripts read.
+  if (wants_etcdctl_api_variable(c.version)) env.push_back({"ETCDCTL_API", "3"});
+  for (auto& kv : EnvVars{{"ETCDCTL_ENDPOINTS", c.loopback_client_url()},
+                          {"ETCDCTL_CACERT", c.ca_cert()},
+                          {"ETCDCTL_CERT", c.cert("etcdctl-etcd-client")},
+                          {"ETCDCTL_KEY", c.key("etcdctl-etcd-client")}}) {
+    env.push_back(std::move(kv));
+  }
+  return env;
 }
 
 std::string render_env_file(const EnvVars& vars) {

@@ -77,7 +77,8 @@ struct ClusterBootstrap {
 EnvVars member_env(const MemberConfig& config, const ClusterBootstrap& bootstrap);
 
 // The variables etcdctl needs to talk to this member with the etcdctl client certificate
-// (ETCDCTL_API, ETCDCTL_ENDPOINTS, ETCDCTL_CACERT, ETCDCTL_CERT, ETCDCTL_KEY).
+// (ETCDCTL_ENDPOINTS, ETCDCTL_CACERT, ETCDCTL_CERT, ETCDCTL_KEY, and ETCDCTL_API=3 first for 3.4
+// and older: etcd_version.h).
 EnvVars etcdctl_env(const MemberConfig& config);
 
 // NAME=value lines (values are written as they are: etcd's env files hold no quoting), and back.

@@ -15,6 +15,8 @@
 #include "common/file_users.h"
 #include "common/interrupt.h"
 #include "common/fs.h"
+#include "etcdadm/etcd_version.h"
+#include "restore/snapshot_version.h"
 #include "common/subprocess.h"
 #include "restore/fetch.h"
 #include "restore/snapshot_source.h"
@@ -118,8 +120,7 @@ RestoreTool find_restore_tool(const std::string& explicit_path) {
   }
   tool.path = *path;
   tool.is_etcdutl = std::filesystem::path(tool.path).filename().string().find("etcdutl") != std::string::npos;
-  RunOptions ro;
-  ro.env["ETCDCTL_API"] = "3";
+  RunOptions ro;  // no ETCDCTL_API: 3.4's etcdctl defaults to v3, 3.5+ would warn about it
   ro.timeout = std::chrono::seconds(10);
   auto r = run_process({tool.path, "version"}, ro);
   if (r.exit_code != 0) {
@@ -169,11 +170,30 @@ PreparedRestore prepare_restore(const RestoreOptions& in) {
   return p;
 }
 
+// Refuses (kInvalidArgument) a restore that etcd does not support across the snapshot's, the
+// tool's and the target's versions.
+std::optional<EtcdVersion> restore_target(const PreparedRestore& p) {
+  const RestoreOptions& o = p.options;
+  auto target = EtcdVersion::parse(o.target_version.empty() ? p.tool.version : o.target_version);
+  if (!target) {
+    spdlog::warn("cannot tell which etcd the restored member will run ({} reports version '{}'): "
+                 "the cross-version check is skipped", p.tool.path, p.tool.version);
+  }
+  return target;
+}
+
+void check_versions(const PreparedRestore& p, const std::string& snapshot) {
+  auto target = restore_target(p);
+  auto origin = snapshot_origin(snapshot, p.options.snapshot_etcd_version);
+  if (target && origin) check_restore_target(*origin, *target, p.tool.version);
+}
+
 // Runs the restore tool on a verified snapshot into <staging>/data, then swaps that into place.
 // `snapshot_verified`: its SHA-256 was checked by us, so the tool's own (slower) check is skipped.
 void restore_with_tool(const PreparedRestore& p, const std::string& snapshot, bool snapshot_verified,
                        const std::string& staging, RestoreResult& result) {
   const RestoreOptions& o = p.options;
+  check_versions(p, snapshot);
   auto t1 = Clock::now();
   std::string restored = staging + "/data";
   std::vector<std::string> argv = {p.tool.path,
@@ -190,14 +210,13 @@ void restore_with_tool(const PreparedRestore& p, const std::string& snapshot, bo
   // it is skipped; the tool still strips the trailer. See docs/architecture.md.
   if (snapshot_verified) argv.push_back("--skip-hash-check");
   RunOptions ro;
-  ro.env["ETCDCTL_API"] = "3";
   ro.cancel = interrupt_requested();
   // etcdctl refuses a flag that is also set through its ETCDCTL_* variable: clear them all.
   for (char** e = environ; *e != nullptr; ++e) {
     std::string kv(*e);
-    if (kv.rfind("ETCDCTL_", 0) == 0 && kv.rfind("ETCDCTL_API=", 0) != 0)
-      ro.unset_env.push_back(kv.substr(0, kv.find('=')));
+    if (kv.rfind("ETCDCTL_", 0) == 0) ro.unset_env.push_back(kv.substr(0, kv.find('=')));
   }
+  if (wants_etcdctl_api_variable(p.tool.version)) ro.env["ETCDCTL_API"] = "3";
   spdlog::info("restoring with {} {}", p.tool.path, p.tool.version);
   ProcessResult pr = run_process(argv, ro);
   throw_if_interrupted("restore into " + p.data_dir);
@@ -238,6 +257,8 @@ void restore_with_tool(const PreparedRestore& p, const std::string& snapshot, bo
 RestoreResult restore_to_data_dir(BlobStore& store, const BackupRecord& backup, const RestoreOptions& in) {
   InterruptibleWork interruptible;  // the staging directory goes with the unwinding
   PreparedRestore p = prepare_restore(in);
+  if (p.options.snapshot_etcd_version.empty()) p.options.snapshot_etcd_version = backup.etcd_version;
+  if (auto target = restore_target(p)) refuse_newer_recorded_version(p.options.snapshot_etcd_version, *target);
   StagingDir staging(p.parent);
 
   RestoreResult result;

@@ -19,6 +19,11 @@ struct RestoreOptions {
   std::string initial_cluster_token = "etcd-cluster";
   bool force = false;        // replace a non-empty data dir
   std::string restore_tool;  // path to etcdutl/etcdctl; default: etcdutl, else etcdctl on PATH
+  // The etcd the restored member will run ("" = the restore tool's version) and the one the
+  // backup's metadata names ("" = unknown: the db tells). A restore that etcd does not support
+  // across these versions is refused before the data dir is touched (snapshot_version.h).
+  std::string target_version;
+  std::string snapshot_etcd_version;
 };
 
 // A restore's private directory beside the data dir, `<parent>/.etcdadm-restore-<random>` (same

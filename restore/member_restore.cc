@@ -6,6 +6,7 @@
 #include "etcdadm/release.h"
 #include "restore/data_dir.h"
 #include "restore/fetch.h"
+#include "restore/snapshot_version.h"
 
 #include <chrono>
 
@@ -13,8 +14,10 @@ namespace etcdadm {
 
 namespace {
 
-RestoreOptions member_restore_options(const MemberConfig& m, const ClusterBootstrap& b) {
+RestoreOptions member_restore_options(const MemberConfig& m, const ClusterBootstrap& b, const std::string& snapshot_version) {
   RestoreOptions o;
+  o.target_version = m.version;
+  o.snapshot_etcd_version = snapshot_version;
   o.data_dir = m.data_dir;
   o.name = m.name;
   o.initial_cluster = b.initial_cluster;
@@ -28,17 +31,27 @@ RestoreOptions member_restore_options(const MemberConfig& m, const ClusterBootst
   return o;
 }
 
+// Refuses, before anything is installed, a snapshot that etcd `target_version` may not start on.
+void check_fits(const std::string& snapshot, const std::string& recorded, const std::string& target_version) {
+  auto target = EtcdVersion::parse(target_version);
+  auto origin = snapshot_origin(snapshot, recorded);
+  if (target && origin) check_restore_target(*origin, *target, /*tool_version=*/"");
+}
+
 }  // namespace
 
-SnapshotRestorer snapshot_file_restorer(std::string snapshot_file, bool skip_hash_check) {
+SnapshotRestorer snapshot_file_restorer(std::string snapshot_file, bool skip_hash_check, const std::string& target_version) {
+  check_fits(snapshot_file, "", target_version);
   return [snapshot_file, skip_hash_check](const MemberConfig& m, const ClusterBootstrap& b) {
-    auto r = restore_snapshot_file(snapshot_file, member_restore_options(m, b), skip_hash_check);
+    auto r = restore_snapshot_file(snapshot_file, member_restore_options(m, b, ""), skip_hash_check);
     spdlog::info("restored snapshot {} ({} bytes db) with {} {}", snapshot_file, r.db_size, r.tool.path,
                  r.tool.version);
   };
 }
 
-SnapshotRestorer prefetched_backup_restorer(BlobStore& store, const BackupRecord& backup, const std::string& data_dir) {
+SnapshotRestorer prefetched_backup_restorer(BlobStore& store, const BackupRecord& backup, const std::string& data_dir,
+                                            const std::string& target_version) {
+  if (auto target = EtcdVersion::parse(target_version)) refuse_newer_recorded_version(backup.etcd_version, *target);
   std::string parent = parent_dir(absolute_path(data_dir));
   make_dirs(parent);
   // A staging dir of its own: locked, so the restore's clean-up of abandoned ones leaves it alone
@@ -50,10 +63,12 @@ SnapshotRestorer prefetched_backup_restorer(BlobStore& store, const BackupRecord
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   spdlog::info("backup {} fetched and verified ({} bytes db, SHA-256 {}) in {:.2f}s", backup.name,
                fetched.digest.db_bytes, fetched.digest.db_sha256, seconds);
+  check_fits(snapshot, backup.etcd_version, target_version);
   uint64_t db_bytes = fetched.digest.db_bytes;
   std::string name = backup.name;
-  return [scratch, snapshot, db_bytes, name](const MemberConfig& m, const ClusterBootstrap& b) {
-    auto r = restore_verified_snapshot_file(snapshot, db_bytes, member_restore_options(m, b));
+  std::string recorded = backup.etcd_version;
+  return [scratch, snapshot, db_bytes, name, recorded](const MemberConfig& m, const ClusterBootstrap& b) {
+    auto r = restore_verified_snapshot_file(snapshot, db_bytes, member_restore_options(m, b, recorded));
     spdlog::info("restored backup {} ({} bytes db) with {} {}", name, r.db_size, r.tool.path, r.tool.version);
   };
 }

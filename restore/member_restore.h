@@ -13,14 +13,18 @@
 
 namespace etcdadm {
 
-// From a snapshot file (its SHA-256 trailer checked first unless skip_hash_check).
-SnapshotRestorer snapshot_file_restorer(std::string snapshot_file, bool skip_hash_check);
+// From a snapshot file (its SHA-256 trailer checked first unless skip_hash_check). Throws
+// kInvalidArgument now, before anything is installed, when etcd `target_version` ("" = not known)
+// may not start on it (snapshot_version.h).
+SnapshotRestorer snapshot_file_restorer(std::string snapshot_file, bool skip_hash_check, const std::string& target_version);
 
 // From a backup in a store, fetched and verified (stored-bytes hash, decompression, snapshot
 // SHA-256) *now*, before the lifecycle installs etcd or issues a certificate: a damaged backup
 // throws kCorrupt here and costs nothing else. The verified copy waits in a private directory
 // beside `data_dir` (same filesystem, room for the db) until the restorer runs, which restores
 // from it without reading the backup again; the copy goes with the last copy of the restorer.
-SnapshotRestorer prefetched_backup_restorer(BlobStore& store, const BackupRecord& backup, const std::string& data_dir);
+// A backup that etcd `target_version` may not start on is refused then too (kInvalidArgument).
+SnapshotRestorer prefetched_backup_restorer(BlobStore& store, const BackupRecord& backup, const std::string& data_dir,
+                                            const std::string& target_version);
 
 }  // namespace etcdadm

@@ -117,6 +117,7 @@ std::string backup_meta_to_json(const BackupMeta& m) {
       {"toolVersion", m.tool_version},
       {"durationSeconds", m.duration_seconds},
   };
+  if (!m.storage_version.empty()) j["storageVersion"] = m.storage_version;  // layout v1 addition (3.6+ members)
   return j.dump(2) + "\n";
 }
 
@@ -144,6 +145,7 @@ BackupMeta backup_meta_from_json(const std::string& text, const std::string& whe
     m.raft_index = j.value("raftIndex", uint64_t{0});
     m.raft_term = j.value("raftTerm", uint64_t{0});
     m.etcd_version = j.value("etcdVersion", "");
+    m.storage_version = j.value("storageVersion", "");
     m.cluster_id = j.value("clusterId", "");
     m.member_id = j.value("memberId", "");
     m.member_name = j.value("memberName", "");

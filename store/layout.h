@@ -68,7 +68,8 @@ struct BackupMeta {
   bool revision_exact = false;      // false: `revision` is a lower bound (writes raced the snapshot)
   uint64_t raft_index = 0;
   uint64_t raft_term = 0;
-  std::string etcd_version;
+  std::string etcd_version;         // the member's server version ("3.6.16")
+  std::string storage_version;      // its storage version from the snapshot stream (3.6+: "3.6.0"), else ""
   std::string cluster_id;           // hex, as etcdctl prints it
   std::string member_id;            // hex: the member the snapshot came from
   std::string member_name;

@@ -12,6 +12,7 @@
 #include "common/fs.h"
 #include "restore/data_dir.h"
 #include "test/support/cli_fixture.h"
+#include "test/support/etcd_versions.h"
 
 namespace etcdadm::test {
 
@@ -22,8 +23,7 @@ TEST_F(Client, RenewsAnExpiredAuthToken) {
   EtcdOptions o;
   o.extra_flags = {"--auth-token-ttl=1"};
   auto& m = start_member(o);
-  RunOptions api3;
-  api3.env["ETCDCTL_API"] = "3";
+  RunOptions api3 = etcdctl_options();
   for (auto args : std::vector<std::vector<std::string>>{{"user", "add", "root:pw"}, {"auth", "enable"}}) {
     std::vector<std::string> argv = {"etcdctl", "--endpoints", m.client_url()};
     argv.insert(argv.end(), args.begin(), args.end());
@@ -53,8 +53,9 @@ TEST_F(Client, HungMemberTimesOutClearly) {
 }
 
 TEST_F(Client, RestoresThroughEtcdutlWhenPresent) {
-  // No etcd 3.5 is packaged here: a stand-in `etcdutl` forwards to etcdctl 3.4, proving that the
-  // 3.5+ tool is detected, preferred, and given the same arguments etcdutl accepts.
+  // A stand-in `etcdutl` first on PATH forwards to the real etcdutl (3.5+) or, on 3.4, which has
+  // none, to etcdctl: it proves that the 3.5+ tool is detected, preferred over etcdctl, and given
+  // the arguments etcdutl accepts.
   auto& m = start_member();
   EtcdClient client(m.connection());
   client.put("/via/etcdutl", "yes");
@@ -64,9 +65,10 @@ TEST_F(Client, RestoresThroughEtcdutlWhenPresent) {
   std::string argv_log = dir_ / "etcdutl-argv";
   write_file_atomic(bin + "/etcdutl",
                     "#!/bin/sh\n"
-                    "if [ \"$1\" = version ]; then echo 'etcdutl version: 3.5.99'; echo 'API version: 3.5'; exit 0; fi\n"
-                    "echo \"$@\" > '" + argv_log + "'\n"
-                    "ETCDCTL_API=3 exec etcdctl \"$@\"\n",
+                    "if [ \"$1\" = version ]; then echo 'etcdutl version: " + stand_in_etcdutl_version() + "'; exit 0; fi\n"
+                    "echo \"$@\" > '" + argv_log + "'\n" +
+                    (etcd_under_test().has_etcdutl() ? "" : "ETCDCTL_API=3 ") + "exec '" +
+                        etcd_under_test().snapshot_tool() + "' \"$@\"\n",
                     0755);
   RunOptions path;
   path.env["PATH"] = bin + ":" + std::string(std::getenv("PATH"));
@@ -75,7 +77,7 @@ TEST_F(Client, RestoresThroughEtcdutlWhenPresent) {
                 "--initial-advertise-peer-urls", "http://127.0.0.1:1", "-o", "json"},
                path);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("3.5.99"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(bin + "/etcdutl " + stand_in_etcdutl_version()), std::string::npos) << r.output;
   std::string args = read_file(argv_log);
   EXPECT_EQ(args.find("snapshot restore "), 0u) << args;
   EXPECT_NE(args.find("--initial-cluster=x=http://127.0.0.1:1"), std::string::npos) << args;

@@ -11,6 +11,7 @@
 
 #include "common/fs.h"
 #include "test/support/cli_fixture.h"
+#include "test/support/etcd_versions.h"
 
 namespace etcdadm::test {
 namespace {
@@ -64,7 +65,10 @@ TEST_F(ExitCodes, Row3NotFoundRow4AlreadyExistsRow9ExternalTool) {
           "--initial-advertise-peer-urls", m.peer_url()},
          4, "in use");
   std::string tool = dir_ / "broken-etcdutl";
-  write_file_atomic(tool, "#!/bin/sh\n[ \"$1\" = version ] && { echo 'etcdutl version: 3.5.0'; exit 0; }\necho boom >&2; exit 3\n", 0755);
+  write_file_atomic(tool,
+                    "#!/bin/sh\n[ \"$1\" = version ] && { echo 'etcdutl version: " + stand_in_etcdutl_version() +
+                        "'; exit 0; }\necho boom >&2; exit 3\n",
+                    0755);
   expect({"backup", "restore", "latest", "--store", store_, "--data-dir", dir_ / "new", "--name", "m1",
           "--initial-advertise-peer-urls", m.peer_url(), "--restore-tool", tool},
          9, "snapshot restore failed");

@@ -14,6 +14,7 @@
 
 #include "common/fs.h"
 #include "test/support/cli_fixture.h"
+#include "test/support/etcd_versions.h"
 
 namespace etcdadm::test {
 namespace {
@@ -137,7 +138,10 @@ with open(sys.argv[1], "wb") as f:
   ASSERT_EQ(imported.exit_code, 0) << imported.output;
   ::unlink(snap.c_str());
   std::string tool = dir_ / "slow-etcdutl";
-  write_file_atomic(tool, "#!/bin/sh\n[ \"$1\" = version ] && { echo 'etcdutl version: 3.5.0'; exit 0; }\nexec sleep 60\n", 0755);
+  write_file_atomic(tool,
+                    "#!/bin/sh\n[ \"$1\" = version ] && { echo 'etcdutl version: " + stand_in_etcdutl_version() +
+                        "'; exit 0; }\nexec sleep 60\n",
+                    0755);
   std::string parent = dir_ / "restores";
   make_dirs(parent);
   for (int sig : {SIGTERM, SIGINT}) {

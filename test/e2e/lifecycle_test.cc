@@ -1,5 +1,5 @@
 // The member lifecycle end to end, with the etcdadm binary and real etcd members on loopback: the
-// release is Debian's etcd 3.4.23 packed as an etcd release tarball and installed from a file://
+// release is the etcd under test (etcd_versions.h) packed as an etcd release tarball and installed from a file://
 // release URL, every member runs with TLS and client-certificate auth through the `process` init
 // system, and etcdctl (through the generated wrapper) is the oracle for membership and health.
 #include <gtest/gtest.h>
@@ -18,6 +18,7 @@
 
 #include "common/fs.h"
 #include "etcdadm/init_system.h"
+#include "test/support/etcd_versions.h"
 #include "test/support/release_fixture.h"
 #include "test/support/test_env.h"
 
@@ -186,8 +187,7 @@ TEST_F(Lifecycle, InitAndTwoJoinsMakeAHealthyTlsCluster) {
   EXPECT_EQ(get.output, "spec\n");
 
   // Client-certificate auth is on: the CA alone does not let a client in.
-  RunOptions o;
-  o.env["ETCDCTL_API"] = "3";
+  RunOptions o = etcdctl_options();
   o.timeout = std::chrono::seconds(20);
   auto anonymous =
       run_process({bin() + "/etcdctl", "--endpoints", hosts_[0].client_url(), "--cacert", hosts_[0].certs() + "/ca.crt",
@@ -480,7 +480,7 @@ TEST_F(Lifecycle, DownloadInstallsFromReleaseCacheAndBinariesDir) {
   EXPECT_TRUE(path_exists(dir_ / ("dl-cache2/etcd/v" + release_.version + "/etcd-v" + release_.version + "-linux-" +
                                   release_.arch + ".tar.gz")));
 
-  auto from_dir = etcdadm({"download", "--binaries-dir", "/usr/bin", "--install-dir", dir_ / "dl-bin3"});
+  auto from_dir = etcdadm({"download", "--binaries-dir", etcd_under_test().bin_dir, "--install-dir", dir_ / "dl-bin3"});
   ASSERT_EQ(from_dir.exit_code, 0) << from_dir.output;
   EXPECT_NE(from_dir.output.find("Installed etcd " + release_.version), std::string::npos) << from_dir.output;
 

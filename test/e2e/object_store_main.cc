@@ -2,6 +2,7 @@
 // them per test would cost seconds each); every test uses its own bucket.
 #include <gtest/gtest.h>
 
+#include "test/support/etcd_versions.h"
 #include "test/support/object_store_fixture.h"
 
 namespace etcdadm::test {
@@ -30,6 +31,7 @@ class ObjectServersEnvironment : public ::testing::Environment {
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
+  etcdadm::test::use_etcd_under_test();
   ::testing::AddGlobalTestEnvironment(new etcdadm::test::ObjectServersEnvironment());
   return RUN_ALL_TESTS();
 }

@@ -12,6 +12,7 @@
 #include "common/http_client.h"
 #include "store/layout.h"
 #include "store/local_store.h"
+#include "test/support/etcd_versions.h"
 #include "test/support/cli_fixture.h"
 
 namespace etcdadm::test {
@@ -372,8 +373,7 @@ TEST_F(Sidecar, LearnersNeverBackUp) {
   lo.peer_port = free_port();
   lo.initial_cluster = "m1=" + m1.peer_url() + ",learner=http://127.0.0.1:" + std::to_string(lo.peer_port);
   lo.initial_cluster_state = "existing";
-  RunOptions api3;
-  api3.env["ETCDCTL_API"] = "3";
+  RunOptions api3 = etcdctl_options();
   auto add = run_process({"etcdctl", "--endpoints", m1.client_url(), "member", "add", "learner", "--learner",
                           "--peer-urls=http://127.0.0.1:" + std::to_string(lo.peer_port)},
                          api3);

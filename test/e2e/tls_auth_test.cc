@@ -2,6 +2,7 @@
 // errors when the TLS material or the credentials are wrong.
 #include <gtest/gtest.h>
 
+#include "test/support/etcd_versions.h"
 #include "test/support/cli_fixture.h"
 
 namespace etcdadm::test {
@@ -70,8 +71,7 @@ TEST_F(TlsAuth, TlsClientAgainstPlaintextServer) {
 
 TEST_F(TlsAuth, UserPassword) {
   auto& m = start_member();
-  RunOptions api3;
-  api3.env["ETCDCTL_API"] = "3";
+  RunOptions api3 = etcdctl_options();
   auto ctl = [&](std::vector<std::string> args) {
     std::vector<std::string> argv = {"etcdctl", "--endpoints", m.client_url()};
     argv.insert(argv.end(), args.begin(), args.end());

@@ -7,6 +7,7 @@
 
 #include <memory>
 
+#include "test/support/etcd_versions.h"
 #include "test/support/test_env.h"
 
 namespace etcdadm::test {
@@ -47,8 +48,7 @@ class CliTest : public ::testing::Test {
 
   // `etcdctl snapshot save` of member `m` into `path` (the peer tool as an oracle).
   void etcdctl_snapshot(const EtcdMember& m, const std::string& path) {
-    RunOptions api3;
-    api3.env["ETCDCTL_API"] = "3";
+    RunOptions api3 = etcdctl_options();
     auto r = run_process({"etcdctl", "--endpoints", m.client_url(), "snapshot", "save", path}, api3);
     ASSERT_EQ(r.exit_code, 0) << r.output;
   }

@@ -1,5 +1,7 @@
 #include "test/support/release_fixture.h"
 
+#include "test/support/etcd_versions.h"
+
 #include <archive.h>
 #include <archive_entry.h>
 
@@ -149,14 +151,15 @@ LocalRelease make_local_release(const std::string& dir) {
   std::lock_guard<std::mutex> lock(mu);
   if (!packed.release) {
     if (!packed.dir) packed.dir = std::make_unique<TempDir>();
-    std::string version = binary_version("/usr/bin/etcd");
+    const EtcdRelease& etcd = etcd_under_test();
     std::string arch = host_arch();
-    std::string top = "etcd-v" + version + "-linux-" + arch + "/";
-    packed.release = write_release(
-        packed.dir->path(), version, arch,
-        {TarEntry::directory(top),
-         TarEntry::file(top + "README.md", "# etcd " + version + " (test release of the machine's binaries)\n", 0644),
-         TarEntry::copy_of(top + "etcd", "/usr/bin/etcd"), TarEntry::copy_of(top + "etcdctl", "/usr/bin/etcdctl")});
+    std::string top = "etcd-v" + etcd.version + "-linux-" + arch + "/";
+    std::vector<TarEntry> entries = {
+        TarEntry::directory(top),
+        TarEntry::file(top + "README.md", "# etcd " + etcd.version + " (test release of the binaries under test)\n", 0644),
+        TarEntry::copy_of(top + "etcd", etcd.etcd()), TarEntry::copy_of(top + "etcdctl", etcd.etcdctl())};
+    if (etcd.has_etcdutl()) entries.push_back(TarEntry::copy_of(top + "etcdutl", etcd.etcdutl()));
+    packed.release = write_release(packed.dir->path(), etcd.version, arch, entries);
   }
   LocalRelease r = *packed.release;
   r.dir = absolute_path(dir);

@@ -1,9 +1,9 @@
-// etcd release tarballs for tests, without network: the machine's own etcd binaries (Debian's
-// /usr/bin/etcd and /usr/bin/etcdctl, 3.4.23) packed the way the etcd project publishes them, in a
-// directory that a file:// release URL points at:
+// etcd release tarballs for tests, without network: the binaries of the etcd under test (Debian's
+// 3.4.23, or 3.5+ built from Go modules: see etcd_versions.h) packed the way the etcd project
+// publishes them, in a directory that a file:// release URL points at:
 //
-//   <dir>/v3.4.23/etcd-v3.4.23-linux-amd64.tar.gz   (etcd-v3.4.23-linux-amd64/{etcd,etcdctl,README.md})
-//   <dir>/v3.4.23/SHA256SUMS                         ("<hex>  etcd-v3.4.23-linux-amd64.tar.gz")
+//   <dir>/v3.6.16/etcd-v3.6.16-linux-amd64.tar.gz   (etcd-v3.6.16-linux-amd64/{README.md,etcd,etcdctl,etcdutl})
+//   <dir>/v3.6.16/SHA256SUMS                         ("<hex>  etcd-v3.6.16-linux-amd64.tar.gz")
 //
 // Usage:
 //   auto rel = test::make_local_release(tmp / "releases");
@@ -25,14 +25,14 @@ namespace etcdadm::test {
 struct LocalRelease {
   std::string base_url;  // file://<dir>: ReleaseSpec::release_url
   std::string dir;       // the directory given to make_local_release
-  std::string version;   // "3.4.23" (what the packed etcd reports)
+  std::string version;   // "3.6.16" (what the packed etcd reports)
   std::string arch;      // this machine's, in etcd's naming ("amd64")
   std::string tarball;   // full path of <dir>/v<ver>/etcd-v<ver>-linux-<arch>.tar.gz
   std::string sha256;    // its SHA-256 (hex), also in <dir>/v<ver>/SHA256SUMS
 };
 
-// Packs /usr/bin/etcd and /usr/bin/etcdctl as a release under `dir` (created when missing). The
-// tarball is packed once per process (about 0.5 s) and copied for later calls, so each call gets
+// Packs the etcd under test's etcd, etcdctl (and etcdutl, 3.5+) as a release under `dir` (created
+// when missing). The tarball is packed once per process (0.5 s for 3.4, a few seconds for 3.5+) and copied for later calls, so each call gets
 // its own files that a test may modify or delete. Throws when the binaries are missing.
 LocalRelease make_local_release(const std::string& dir);
 

@@ -14,6 +14,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "test/support/etcd_versions.h"
 
 namespace etcdadm::test {
 
@@ -191,7 +192,7 @@ std::string EtcdMember::log() const {
 }
 
 void EtcdMember::start() {
-  std::vector<std::string> argv = {"etcd",
+  std::vector<std::string> argv = {opts_.etcd_binary,
                                    "--name=" + opts_.name,
                                    "--data-dir=" + opts_.data_dir,
                                    "--listen-client-urls=" + client_url(),
@@ -301,8 +302,7 @@ SilentListener::~SilentListener() {
 }
 
 void enable_auth_with_root(const EtcdMember& member, const std::string& password) {
-  RunOptions api3;
-  api3.env["ETCDCTL_API"] = "3";
+  RunOptions api3 = etcdctl_options();
   for (std::vector<std::string> args : {std::vector<std::string>{"user", "add", "root:" + password}, {"auth", "enable"}}) {
     args.insert(args.begin(), {"etcdctl", "--endpoints", member.client_url()});
     auto r = run_process(args, api3);

@@ -79,6 +79,7 @@ struct EtcdOptions {
   std::string initial_cluster_state = "new";
   std::string initial_cluster_token = "etcd-test";
   std::vector<std::string> extra_flags;
+  std::string etcd_binary = "etcd";  // default: the etcd under test (first on PATH); another version's for cross-version tests
 };
 
 // One etcd member on loopback.
