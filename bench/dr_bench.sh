@@ -70,7 +70,7 @@ report() {
   cat <<EOR
 ### Disaster recovery: init --from-backup + 2 joins
 
-- $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, kernel $(uname -r); etcd $VER; repo $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo '?')
+- $(machine); etcd $VER
 - backup: $KEYS keys, db $(mib "$(stat -c %s "$WORK/snap.db")") MiB, stored $(mib "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["storedSize"])' "$WORK/save.json")") MiB (gzip), local store
 - three TLS members on loopback (process init system); after the rebuild: $GOT keys on m3, $HEALTHY/3 endpoints healthy
 

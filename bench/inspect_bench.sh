@@ -46,7 +46,7 @@ report() {
   cat <<EOR
 ### etcdadm backup inspect vs etcdctl snapshot status
 
-- $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, kernel $(uname -r); etcdctl $("$ETCDCTL" version | awk '/^etcdctl version/ { print $3 }'), repo $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo '?')
+- $(machine); etcdctl $("$ETCDCTL" version | awk '/^etcdctl version/ { print $3 }')
 - snapshots: quarter $(mib "$(stat -c %s "$WORK/q.db")") MiB, full $(mib "$(stat -c %s "$WORK/full.db")") MiB; $RUNS runs each, alternating; page cache warm
 - hash/revision/totalKey/totalSize identical for both tools on both files: $(status_fields "$WORK/full_adm.json")
 

@@ -21,6 +21,11 @@ bench_settings() {
 }
 
 die() { echo "bench: $*" >&2; exit 1; }
+# The machine a figure was measured on (CPU model, CPUs, kernel, repo commit): runs on different
+# machines are not one series. Every report starts with it.
+machine() {
+  echo "$(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs ($(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)), kernel $(uname -r), repo $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo '?')"
+}
 log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 

@@ -79,7 +79,7 @@ report() {
   cat <<EOF
 ### etcdadm vs aws s3 cp: upload to a local S3 server (Swift s3api)
 
-- $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, kernel $(uname -r); $("$AWS" --version 2>&1 | cut -d' ' -f1); etcdadm repo $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo '?')
+- $(machine); $("$AWS" --version 2>&1 | cut -d' ' -f1)
 - snapshot $(mib "$SNAP_SIZE") MiB (quarter: $(mib "$Q_SIZE") MiB) of Kubernetes-like data; $RUNS runs each, alternating; load average at start $LOAD_START
 - etcdadm defaults: 8 MiB parts, 4 in parallel, signed payloads (SHA-256 of every part); aws s3 cp defaults: 8 MiB parts, 10 threads
 

@@ -123,8 +123,8 @@ report() {
   cat <<EOF
 ### etcdadm vs etcd tools: save / restore
 
-- $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs ($(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)), kernel $(uname -r)
-- etcd $("$ETCD" --version | awk '/^etcd Version/ { print $3 }'), etcdctl $("$ETCDCTL" version | awk '/^etcdctl version/ { print $3 }'), etcdadm $("$ETCDADM" version 2>/dev/null | awk 'NR == 1 { print $NF }'), repo $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo '?')
+- $(machine)
+- etcd $("$ETCD" --version | awk '/^etcd Version/ { print $3 }'), etcdctl $("$ETCDCTL" version | awk '/^etcdctl version/ { print $3 }'), etcdadm $("$ETCDADM" version 2>/dev/null | awk 'NR == 1 { print $NF }')
 - data: $KEYS Kubernetes-like keys; etcd dbSize $(mib "$DB") MiB (quarter point: $Q_KEYS keys, $(mib "$Q_DB") MiB)
 - load average (1/5/15 min) at start: $LOAD_START, at end: $(cut -d' ' -f1-3 /proc/loadavg)
 - $RUNS runs each (fetch+verify: 1), saves and restores alternating etcdctl/etcdadm; wall = median, "runs" lists every run; page cache not dropped

@@ -46,7 +46,7 @@ rm -rf "$WORK/snap.db" "$WORK/store"
 report() {
   local ctl
   ctl=$(wall ctl)
-  echo "- $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, etcd $("$ETCD" --version | sed -n 's/^etcd Version: //p'), repo $(git -C "$repo" rev-parse --short HEAD)"
+  echo "- $(machine); etcd $("$ETCD" --version | sed -n 's/^etcd Version: //p')"
   echo "- $KEYS keys, dbSize $(mib "$DB") MiB; $RUNS runs, order per run: etcdctl then the variants"
   echo "- load average at start: $LOAD_START, at end: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo

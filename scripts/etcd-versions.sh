@@ -20,20 +20,16 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 pins="$root/test/etcd-versions/versions"
 cache="${ETCDADM_ETCD_BUILDS:-${XDG_CACHE_HOME:-$HOME/.cache}/etcdadm/etcd-builds}"
-# Never fetch another Go toolchain: the machine's Go builds every pinned etcd (see docs/etcd-versions.md).
-export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
 
 die() { echo "etcd-versions.sh: $*" >&2; exit 1; }
-
-# Go from the official tarball lives in /usr/local/go; a non-login shell may not have it on PATH.
-command -v go >/dev/null 2>&1 || [ ! -x /usr/local/go/bin/go ] || PATH="/usr/local/go/bin:$PATH"
+# shellcheck source=lib/go-wrappers.sh
+. "$root/scripts/lib/go-wrappers.sh"
 
 # Sets pin_version, pin_source and pin_dir (where its etcd, etcdctl and, on 3.5+, etcdutl are) for MINOR.
 pin() {
-  local line
-  line="$(awk -v m="$1" '$1 == m { print $2, $3 }' "$pins")"
-  [ -n "$line" ] || die "no etcd $1 in $pins (pinned: $(awk '!/^#/ && NF { printf "%s ", $1 }' "$pins"))"
-  read -r pin_version pin_source <<<"$line"
+  local fields
+  fields="$(pin_fields "$pins" "$1")" || exit 1
+  read -r pin_version pin_source <<<"$fields"
   if [ "$pin_source" = debian ]; then pin_dir=/usr/bin; else pin_dir="$cache/$pin_version"; fi
 }
 
@@ -50,6 +46,8 @@ check_binaries() {  # DIR VERSION -> 0 when every binary is there and reports VE
     [ "$(reported_version "$dir/$name" "$flag")" = "$version" ] || return 1
   done
 }
+
+reports_checked_version() { check_binaries "$1" "$checked_version"; }
 
 update_wrapper() {  # MINOR: rewrite the wrapper's go.mod/go.sum for the pinned tag
   local minor="$1" wrapper="$root/test/etcd-versions/$1"
@@ -70,9 +68,8 @@ tool (
 	go.etcd.io/etcd/server/v3
 )
 EOF
-  rm -f "$wrapper/go.sum"
-  (cd "$wrapper" && go get "go.etcd.io/etcd/server/v3@v$version" "go.etcd.io/etcd/etcdctl/v3@v$version" \
-                          "go.etcd.io/etcd/etcdutl/v3@v$version" && go mod tidy)
+  retidy_wrapper "$wrapper" "go.etcd.io/etcd/server/v3@v$version" "go.etcd.io/etcd/etcdctl/v3@v$version" \
+                            "go.etcd.io/etcd/etcdutl/v3@v$version"
 }
 
 build_minor() {  # MINOR: build into the cache unless the binaries are there and report the version
@@ -89,31 +86,19 @@ build_minor() {  # MINOR: build into the cache unless the binaries are there and
     echo "etcd $version: $dir (cached)"
     return
   fi
-  command -v go >/dev/null || die "etcd $version needs Go 1.25 or newer to build (Debian 12's golang is 1.19: use go.dev's tarball in /usr/local/go)"
+  require_go "etcd $version"
   for module in server etcdctl etcdutl; do
     grep -Eq "go\.etcd\.io/etcd/$module/v3 v$version( |\$)" "$wrapper/go.mod" 2>/dev/null ||
       die "$wrapper/go.mod does not require go.etcd.io/etcd/$module/v3 v$version (pinned in $pins): run scripts/etcd-versions.sh --update $minor"
   done
-  local start tmp
+  local start
   start=$(date +%s)
-  mkdir -p "$cache"
-  tmp="$(mktemp -d "$cache/.build-$version-XXXXXX")"
-  trap 'rm -rf "$tmp"' EXIT
-  # As etcd's own build does: static binaries, no local paths in them.
-  (cd "$wrapper" &&
-     CGO_ENABLED=0 go build -trimpath -o "$tmp/etcd" go.etcd.io/etcd/server/v3 &&
-     CGO_ENABLED=0 go build -trimpath -o "$tmp/etcdctl" go.etcd.io/etcd/etcdctl/v3 &&
-     CGO_ENABLED=0 go build -trimpath -o "$tmp/etcdutl" go.etcd.io/etcd/etcdutl/v3) ||
-    die "building etcd $version failed (wrapper $wrapper)"
-  check_binaries "$tmp" "$version" || die "the etcd $version just built does not report version $version"
-  rm -rf "$dir"
-  chmod 0755 "$tmp"
-  mv "$tmp" "$dir"
-  trap - EXIT
+  # As etcd's own release build does: static binaries, no local paths in them.
+  checked_version="$version"
+  build_wrapper "$wrapper" "$dir" reports_checked_version etcd=go.etcd.io/etcd/server/v3 \
+                etcdctl=go.etcd.io/etcd/etcdctl/v3 etcdutl=go.etcd.io/etcd/etcdutl/v3
   echo "etcd $version: $dir (built in $(( $(date +%s) - start )) s)"
 }
-
-all_minors() { awk '!/^#/ && NF { print $1 }' "$pins"; }
 
 case "${1:-}" in
   --where)
@@ -122,7 +107,7 @@ case "${1:-}" in
     echo "$pin_version $pin_dir"
     ;;
   --list)
-    all_minors
+    pinned_keys "$pins"
     ;;
   --update)
     shift
@@ -134,7 +119,7 @@ case "${1:-}" in
     ;;
   *)
     minors=("$@")
-    [ ${#minors[@]} -gt 0 ] || mapfile -t minors < <(all_minors)
+    [ ${#minors[@]} -gt 0 ] || mapfile -t minors < <(pinned_keys "$pins")
     for m in "${minors[@]}"; do build_minor "$m"; done
     ;;
 esac

@@ -1,7 +1,8 @@
-// The GCS store against the firebase Storage emulator's GCS JSON API (started once for this binary
-// on loopback), with the fault proxy for download resumption. The emulator finalizes a resumable
-// upload on its first PUT, so chunked uploads are tested against a protocol fixture instead
-// (test/unit/gcs_fixture_test.cc); here objects stay below one chunk.
+// The GCS store against two GCS JSON API servers started once for this binary on loopback: the
+// firebase Storage emulator (with the fault proxy for download resumption; it finalizes a
+// resumable upload on its first PUT, so objects stay below one chunk there) and fake-gcs-server,
+// which implements chunked resumable uploads (308 until the last chunk) and ifGenerationMatch, for
+// the chunked path that otherwise only our protocol fixture (test/unit/gcs_fixture_test.cc) checks.
 #include <gtest/gtest.h>
 
 #include "common/error.h"
@@ -70,6 +71,85 @@ TEST_F(GcsStoreTest, DownloadResumesAfterDroppedConnections) {
 }
 
 TEST_F(GcsStoreTest, SaveListVerifyRestoreEndToEnd) { save_list_verify_restore(); }
+
+class FakeGcsServerTest : public ObjectStoreCliTest {
+ protected:
+  void SetUp() override {
+    CliTest::SetUp();
+    bucket_ = "fake-" + std::to_string(++counter_) + "-" + std::to_string(::getpid());
+    g_fake_gcs->create_bucket(bucket_);
+  }
+
+  std::unique_ptr<GcsStore> store(size_t chunk_size) {
+    GcsConfig c;
+    c.endpoint = g_fake_gcs->endpoint();
+    c.retry = RetryPolicy{3, std::chrono::milliseconds(20), std::chrono::milliseconds(200)};
+    return std::make_unique<GcsStore>(std::make_shared<GcsClient>(c, std::make_shared<GcsAuth>(nullptr)), bucket_,
+                                      "backups", chunk_size);
+  }
+
+  // 5 MiB chunks (--upload-part-size' smallest): the ~9 MiB backup below goes up in two.
+  std::vector<std::string> store_flags(const std::string& prefix = "backups") const override {
+    return {"--store", "gs://" + bucket_ + "/" + prefix, "--upload-part-size", "5"};
+  }
+  RunOptions store_env() const override {
+    RunOptions o;
+    o.env["STORAGE_EMULATOR_HOST"] = g_fake_gcs->endpoint();
+    return o;
+  }
+};
+
+TEST_F(FakeGcsServerTest, BlobStoreContract) { check_blob_store_contract(*store(256u << 10)); }
+
+TEST_F(FakeGcsServerTest, ChunkedResumableUploadIsAtomicAndNeverOverwrites) {
+  auto s = store(256u << 10);  // GCS's chunk quantum
+  std::string data = random_bytes((5u << 20) + 123, 5);
+  {
+    auto w = s->create("big.bin", /*overwrite=*/false);
+    // Odd-sized writes: the writer must cut whole 256 KiB chunks whatever the callers hand it.
+    for (size_t off = 0; off < data.size(); off += 100003) {
+      size_t n = std::min<size_t>(100003, data.size() - off);
+      w->write(reinterpret_cast<const uint8_t*>(data.data() + off), n);
+      if (off == 0) EXPECT_FALSE(s->stat("big.bin").has_value()) << "visible before the last chunk";
+    }
+    EXPECT_FALSE(s->stat("big.bin").has_value()) << "visible before commit";
+    w->commit();
+  }
+  auto st = s->stat("big.bin");
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->size, data.size());
+  EXPECT_TRUE(read_all(*s->open("big.bin")) == data);
+
+  // ifGenerationMatch=0 on the session: the server refuses to replace what is there.
+  try {
+    auto again = s->create("big.bin", /*overwrite=*/false);
+    std::string other = random_bytes(1u << 20, 6);
+    again->write(reinterpret_cast<const uint8_t*>(other.data()), other.size());
+    again->commit();
+    ADD_FAILURE() << "a second upload replaced the object";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kAlreadyExists) << e.what();
+  }
+  EXPECT_TRUE(read_all(*s->open("big.bin")) == data);
+
+  // An upload abandoned after some chunks never becomes an object.
+  {
+    auto w = s->create("abandoned.bin", /*overwrite=*/false);
+    w->write(reinterpret_cast<const uint8_t*>(data.data()), 3u << 20);
+    w->abort();
+  }
+  EXPECT_FALSE(s->stat("abandoned.bin").has_value());
+}
+
+TEST_F(FakeGcsServerTest, SaveListVerifyRestoreEndToEndInChunks) {
+  auto& m = start_member();
+  EtcdClient client(m.connection());
+  load_keys(client, "/registry/secrets/", 12000, 1000, 9);  // ~12 MiB of values that do not compress
+  save_list_verify_restore(m);
+  auto listed = cli_json(with_store({"backup", "list", "-o", "json"}), store_env());
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_GT(listed[0]["storedSize"].get<uint64_t>(), 5u << 20) << "fits one 5 MiB chunk: not a chunked upload";
+}
 
 }  // namespace
 }  // namespace etcdadm::test

@@ -1,4 +1,4 @@
-// One Swift s3api server and one GCS emulator for the whole object-store test binary (starting
+// One Swift s3api server, one GCS emulator and one fake-gcs-server for the whole object-store test binary (starting
 // them per test would cost seconds each); every test uses its own bucket.
 #include <gtest/gtest.h>
 
@@ -9,6 +9,7 @@ namespace etcdadm::test {
 
 SwiftS3Server* g_swift = nullptr;
 GcsEmulator* g_gcs = nullptr;
+FakeGcsServer* g_fake_gcs = nullptr;
 
 namespace {
 
@@ -17,8 +18,11 @@ class ObjectServersEnvironment : public ::testing::Environment {
   void SetUp() override {
     g_swift = new SwiftS3Server();
     g_gcs = new GcsEmulator();
+    g_fake_gcs = new FakeGcsServer();
   }
   void TearDown() override {
+    delete g_fake_gcs;
+    g_fake_gcs = nullptr;
     delete g_gcs;
     delete g_swift;
     g_gcs = nullptr;

@@ -1,5 +1,6 @@
 #include "test/support/object_servers.h"
 
+#include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include <thread>
@@ -89,5 +90,49 @@ GcsEmulator::GcsEmulator() {
 GcsEmulator::~GcsEmulator() { process_.stop(std::chrono::milliseconds(10000)); }
 
 std::string GcsEmulator::log_tail() const { return tail_of(dir_ / "emulator.log"); }
+
+std::string go_test_tool(const std::string& name) {
+  auto r = run_process({"bash", std::string(ETCDADM_SOURCE_DIR) + "/scripts/go-test-tools.sh", "--where", name});
+  std::string path = r.output.substr(0, r.output.find('\n'));
+  if (r.exit_code != 0 || !path_exists(path)) {
+    throw std::runtime_error("the test tool " + name + " is not built (" + r.output +
+                             "): run `bash scripts/go-test-tools.sh " + name + "`");
+  }
+  return path;
+}
+
+FakeGcsServer::FakeGcsServer() {
+  // fake-gcs-server cannot report a port it picked itself: a free one, retried if taken meanwhile.
+  for (int attempt = 1;; ++attempt) {
+    port_ = free_port();
+    endpoint_ = "http://127.0.0.1:" + std::to_string(port_);
+    process_ = ChildProcess::start({go_test_tool("fake-gcs-server"), "-scheme", "http", "-host", "127.0.0.1", "-port",
+                                    std::to_string(port_), "-backend", "memory", "-log-level", "warn"},
+                                   dir_ / "fake-gcs-server.log");
+    httplib::Client probe("127.0.0.1", port_);
+    probe.set_connection_timeout(std::chrono::milliseconds(200));
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (process_.running() && std::chrono::steady_clock::now() < deadline) {
+      auto res = probe.Get("/storage/v1/b");
+      if (res && res->status == 200) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    process_.stop();
+    if (attempt == 3) throw std::runtime_error("fake-gcs-server did not start:\n" + log_tail());
+  }
+}
+
+FakeGcsServer::~FakeGcsServer() { process_.stop(std::chrono::milliseconds(10000)); }
+
+void FakeGcsServer::create_bucket(const std::string& name) const {
+  httplib::Client c("127.0.0.1", port_);
+  auto res = c.Post("/storage/v1/b?project=test", nlohmann::json{{"name", name}}.dump(), "application/json");
+  if (!res || res->status != 200) {
+    throw std::runtime_error("fake-gcs-server: cannot create bucket " + name + ": " +
+                             (res ? std::to_string(res->status) + " " + res->body : "no answer"));
+  }
+}
+
+std::string FakeGcsServer::log_tail() const { return tail_of(dir_ / "fake-gcs-server.log"); }
 
 }  // namespace etcdadm::test

@@ -1,6 +1,6 @@
 // Real object-store servers for the S3 and GCS tests, started on loopback by the test and stopped
-// by PID: OpenStack Swift with its s3api middleware (verifies SigV4; test/support/swift_s3_server.py)
-// and the firebase Storage emulator's GCS JSON API (test/support/gcs_emulator/).
+// by PID: OpenStack Swift with its s3api middleware (verifies SigV4; test/support/swift_s3_server.py),
+// the firebase Storage emulator's GCS JSON API (test/support/gcs_emulator/) and fake-gcs-server.
 #pragma once
 
 #include <memory>
@@ -55,5 +55,32 @@ class GcsEmulator {
   ChildProcess process_;
   std::string endpoint_;
 };
+
+// fake-gcs-server (github.com/fsouza/fake-gcs-server, built from Go modules by
+// scripts/go-test-tools.sh), in memory on loopback: the GCS JSON API with chunked resumable uploads
+// (308 with a Range header until the last chunk) and ifGenerationMatch preconditions (412), which
+// the firebase emulator lacks. Buckets must be created first. Known differences from GCS: it does
+// not check a chunk's start offset, and a status query (`Content-Range: bytes */N`, empty body)
+// commits the upload instead of answering 308.
+class FakeGcsServer {
+ public:
+  FakeGcsServer();  // starts and waits until it answers (throws after 30 s)
+  ~FakeGcsServer();
+  FakeGcsServer(const FakeGcsServer&) = delete;
+  FakeGcsServer& operator=(const FakeGcsServer&) = delete;
+  const std::string& endpoint() const { return endpoint_; }
+  void create_bucket(const std::string& name) const;
+  std::string log_tail() const;
+
+ private:
+  TempDir dir_;
+  ChildProcess process_;
+  std::string endpoint_;
+  int port_ = 0;
+};
+
+// The binary of a Go test tool pinned in test/go-tools/tools; throws, naming the command that
+// builds it, when it is missing.
+std::string go_test_tool(const std::string& name);
 
 }  // namespace etcdadm::test

@@ -18,6 +18,7 @@ namespace etcdadm::test {
 
 extern SwiftS3Server* g_swift;
 extern GcsEmulator* g_gcs;
+extern FakeGcsServer* g_fake_gcs;
 
 inline std::string random_bytes(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -85,6 +86,12 @@ class ObjectStoreCliTest : public CliTest {
     auto& m = start_member();
     EtcdClient client(m.connection());
     load_keys(client, "/registry/pods/", 300, 700);
+    save_list_verify_restore(m);
+  }
+
+  // The same flow for a member the test has loaded with data of its own.
+  void save_list_verify_restore(EtcdMember& m) {
+    EtcdClient client(m.connection());
     auto saved = cli_json(
         with_store({"--log-level", "warn", "backup", "save", "--endpoints", m.client_url(), "-o", "json"}), store_env());
     std::string name = saved["name"];
