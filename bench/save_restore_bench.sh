@@ -4,10 +4,10 @@
 # Starts a throw-away single-member etcd on free 127.0.0.1 ports in a temp dir, loads
 # Kubernetes-like objects into it (bench/load_k8s_like.py), then measures wall time and
 # peak RSS (GNU time -v) of:
-#   - etcdctl snapshot save            (alone)
+#   - etcdctl snapshot save            (alone; the server's own etcdctl, and 3.6's as a second anchor)
 #   - gzip -1 of that snapshot         (separately)
 #   - etcdadm backup save              (to a local store dir)
-#   - etcdctl snapshot restore         (from the local uncompressed snapshot file)
+#   - etcdctl snapshot restore         (from the local uncompressed snapshot file; and etcdutl 3.6's)
 #   - etcdadm backup restore latest    (fetch + verify + restore via etcdctl)
 #   - etcdadm backup restore --output-file  (fetch + verify only; isolates etcdadm's own RSS)
 # Saves alternate etcdctl / etcdadm BENCH_RUNS times, then restores alternate the same
@@ -21,6 +21,8 @@
 #   BENCH_TMPDIR   parent of the temp dir (default ${TMPDIR:-/tmp})
 #   BENCH_RESULTS  also write the markdown report to this file
 #   ETCDADM, ETCD, ETCDCTL   binaries (default: build/cmd/etcdadm, etcd and etcdctl on PATH)
+#   ANCHOR_BIN     directory with the second anchor's etcdctl and etcdutl (default: etcd 3.6's, built
+#                  by scripts/etcd-versions.sh 3.6)
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -30,6 +32,12 @@ repo="$(cd "$here/.." && pwd)"
 
 bench_settings
 command -v gzip >/dev/null || die "gzip missing"
+ANCHOR_BIN="${ANCHOR_BIN:-$(bash "$repo/scripts/etcd-versions.sh" --where 3.6 | cut -d' ' -f2)}"
+ANCHOR_ETCDCTL="$ANCHOR_BIN/etcdctl"
+ANCHOR_ETCDUTL="$ANCHOR_BIN/etcdutl"
+[[ -x "$ANCHOR_ETCDCTL" && -x "$ANCHOR_ETCDUTL" ]] ||
+  die "no etcdctl/etcdutl in $ANCHOR_BIN for the 3.6 anchor (bash scripts/etcd-versions.sh 3.6)"
+ANCHOR_VER="$("$ANCHOR_ETCDUTL" version | awk '/^etcdutl version/ { print $3 }')"
 
 make_workdir
 
@@ -69,7 +77,9 @@ STORE="$WORK/store"
 for r in $(seq 1 "$RUNS"); do
   log "save run $r/$RUNS"
   etcdctl_save "$WORK/snap.db" ctl_save
-  rm -f "$WORK/snap.db.gz"
+  rm -f "$WORK/anchor-snap.db"
+  measure anchor_save env -u ETCDCTL_API "$ANCHOR_ETCDCTL" --endpoints "$EP" snapshot save "$WORK/anchor-snap.db"
+  rm -f "$WORK/anchor-snap.db" "$WORK/snap.db.gz"
   measure gzip1 gzip -1 -k -f "$WORK/snap.db"
   etcdadm_save "$STORE" adm_save
   stat -c %s "$WORK/snap.db" >>"$WORK/snap.size"
@@ -89,6 +99,9 @@ for r in $(seq 1 "$RUNS"); do
   log "restore run $r/$RUNS"
   rm -rf "$WORK/r-ctl"
   measure ctl_restore "$ETCDCTL" snapshot restore "$WORK/snap.db" --data-dir "$WORK/r-ctl" "${restore_args[@]}"
+  rm -rf "$WORK/r-ctl"
+  measure anchor_restore env -u ETCDCTL_API "$ANCHOR_ETCDUTL" snapshot restore "$WORK/snap.db" --data-dir "$WORK/r-ctl" \
+    "${restore_args[@]}"
   rm -rf "$WORK/r-ctl" "$WORK/r-adm"
   measure adm_restore "$ETCDADM" --log-level warn backup restore latest --store "$STORE" \
     --data-dir "$WORK/r-adm" "${restore_args[@]}" -o json
@@ -108,7 +121,10 @@ rm -f "$WORK/fetched.db"
 ctl_save=$(wall ctl_save); gz=$(wall gzip1); adm_save=$(wall adm_save)
 ctl_gz=$(awk -v a="$ctl_save" -v b="$gz" 'BEGIN { printf "%.3f", a + b }')
 ctl_rst=$(wall ctl_restore); adm_rst=$(wall adm_restore)
+anchor_save=$(wall anchor_save); anchor_rst=$(wall anchor_restore)
 save_ratio=$(ratio "$adm_save" "$ctl_save")
+save_anchor_ratio=$(ratio "$adm_save" "$anchor_save")
+rst_anchor_ratio=$(ratio "$adm_rst" "$anchor_rst")
 save_gz_ratio=$(ratio "$adm_save" "$ctl_gz")
 rst_ratio=$(ratio "$adm_rst" "$ctl_rst")
 adm_rss_max=$(rss_max_mib adm_save)
@@ -132,10 +148,12 @@ report() {
 | Measurement | wall s (median) | runs (s) | peak RSS MiB (median) | output MiB |
 |---|---:|---|---:|---:|
 | etcdctl snapshot save | $ctl_save | $(allruns "$WORK/m.ctl_save.wall") | $(rss_mib ctl_save) | $(mib "$SNAP_SIZE") (uncompressed) |
+| etcdctl $ANCHOR_VER snapshot save | $anchor_save | $(allruns "$WORK/m.anchor_save.wall") | $(rss_mib anchor_save) | (uncompressed) |
 | gzip -1 of that snapshot | $gz | $(allruns "$WORK/m.gzip1.wall") | $(rss_mib gzip1) | $(mib "$GZ_SIZE") |
 | etcdctl save + gzip -1 (sum of medians) | $ctl_gz | | | $(mib "$GZ_SIZE") |
 | **etcdadm backup save** | **$adm_save** | $(allruns "$WORK/m.adm_save.wall") | **$(rss_mib adm_save)** | $(mib "$STORED_SIZE") (gzip) |
 | etcdctl snapshot restore (local .db) | $ctl_rst | $(allruns "$WORK/m.ctl_restore.wall") | $(rss_mib ctl_restore) | |
+| etcdutl $ANCHOR_VER snapshot restore (local .db) | $anchor_rst | $(allruns "$WORK/m.anchor_restore.wall") | $(rss_mib anchor_restore) | |
 | **etcdadm backup restore latest** | **$adm_rst** | $(allruns "$WORK/m.adm_restore.wall") | $(rss_mib adm_restore) ¹ | |
 | etcdadm backup restore --output (fetch+verify only, 1 run) | $(wall adm_fetch) | | $adm_fetch_rss | $(mib "$SNAP_SIZE") |
 | quarter db: etcdctl snapshot save | $(wall q_ctl_save) | $(allruns "$WORK/m.q_ctl_save.wall") | $(rss_mib q_ctl_save) | $(mib "$Q_DB") (uncompressed) |
@@ -150,8 +168,10 @@ restore fetchSeconds $(median "$WORK/adm_restore.fetch" | awk '{ printf "%.3f", 
 | Check | value | target | met |
 |---|---:|---:|:---:|
 | save wall: etcdadm / etcdctl snapshot save | ${save_ratio}x | <= 0.80x | $(yes_no le "$save_ratio" 0.80) |
+| save wall: etcdadm / etcdctl $ANCHOR_VER snapshot save | ${save_anchor_ratio}x | (info: second anchor) | |
 | save wall: etcdadm / (etcdctl save + gzip -1) | ${save_gz_ratio}x | (info) | |
 | restore wall: etcdadm / etcdctl snapshot restore | ${rst_ratio}x | <= 1.30x | $(yes_no le "$rst_ratio" 1.30) |
+| restore wall: etcdadm / etcdutl $ANCHOR_VER snapshot restore | ${rst_anchor_ratio}x | (info: second anchor) | |
 | etcdadm save peak RSS, full db (max of runs) | $adm_rss_max MiB | <= 64 MiB | $(yes_no le "$adm_rss_max" 64) |
 | etcdadm save peak RSS (max of runs), quarter db -> full db | $adm_rss_q_max -> $adm_rss_max MiB ($rss_growth MiB while db grew $db_growth MiB) | flat (<= +8 MiB) | $(yes_no le "$rss_growth" 8) |
 | etcdadm fetch+verify peak RSS (no etcdctl child) | $adm_fetch_rss MiB | <= 64 MiB | $(yes_no le "$adm_fetch_rss" 64) |
