@@ -10,7 +10,7 @@ export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
 
 require_go() {
   command -v go >/dev/null ||
-    die "$1 needs Go 1.25 or newer to build (Debian 12's golang is 1.19: use go.dev's tarball in /usr/local/go)"
+    die "$1 needs Go 1.26 or newer to build (Debian 12's golang is 1.19: use go.dev's tarball in /usr/local/go)"
 }
 
 # build_wrapper WRAPPER_DIR OUT_DIR CHECK_FN NAME=PACKAGE ...
