@@ -143,6 +143,9 @@ struct PreparedRestore {
   std::string data_dir;  // absolute
   std::string parent;    // where the staging directory goes (same filesystem as data_dir)
   RestoreTool tool;
+  // The etcd the restored member will run: --target-version, else the tool's own version;
+  // nullopt when neither parses (the cross-version check is then skipped, with a warning).
+  std::optional<EtcdVersion> target;
 };
 
 PreparedRestore prepare_restore(const RestoreOptions& in) {
@@ -164,6 +167,11 @@ PreparedRestore prepare_restore(const RestoreOptions& in) {
     throw Error(ErrorKind::kAlreadyExists, p.data_dir + " exists and is not a directory");
   }
   p.tool = find_restore_tool(o.restore_tool);
+  p.target = EtcdVersion::parse(o.target_version.empty() ? p.tool.version : o.target_version);
+  if (!p.target) {
+    spdlog::warn("cannot tell which etcd the restored member will run ({} reports version '{}'): "
+                 "the cross-version check is skipped", p.tool.path, p.tool.version);
+  }
   p.parent = parent_dir(p.data_dir);
   make_dirs(p.parent);
   remove_abandoned_staging_dirs(p.parent);
@@ -172,20 +180,11 @@ PreparedRestore prepare_restore(const RestoreOptions& in) {
 
 // Refuses (kInvalidArgument) a restore that etcd does not support across the snapshot's, the
 // tool's and the target's versions.
-std::optional<EtcdVersion> restore_target(const PreparedRestore& p) {
-  const RestoreOptions& o = p.options;
-  auto target = EtcdVersion::parse(o.target_version.empty() ? p.tool.version : o.target_version);
-  if (!target) {
-    spdlog::warn("cannot tell which etcd the restored member will run ({} reports version '{}'): "
-                 "the cross-version check is skipped", p.tool.path, p.tool.version);
-  }
-  return target;
-}
-
 void check_versions(const PreparedRestore& p, const std::string& snapshot) {
-  auto target = restore_target(p);
-  auto origin = snapshot_origin(snapshot, p.options.snapshot_etcd_version);
-  if (target && origin) check_restore_target(*origin, *target, p.tool.version);
+  if (!p.target) return;
+  if (auto origin = snapshot_origin(snapshot, p.options.snapshot_etcd_version)) {
+    check_restore_target(*origin, *p.target, p.tool.version);
+  }
 }
 
 // Runs the restore tool on a verified snapshot into <staging>/data, then swaps that into place.
@@ -258,7 +257,7 @@ RestoreResult restore_to_data_dir(BlobStore& store, const BackupRecord& backup, 
   InterruptibleWork interruptible;  // the staging directory goes with the unwinding
   PreparedRestore p = prepare_restore(in);
   if (p.options.snapshot_etcd_version.empty()) p.options.snapshot_etcd_version = backup.etcd_version;
-  if (auto target = restore_target(p)) refuse_newer_recorded_version(p.options.snapshot_etcd_version, *target);
+  if (p.target) refuse_newer_recorded_version(p.options.snapshot_etcd_version, *p.target);
   StagingDir staging(p.parent);
 
   RestoreResult result;

@@ -19,8 +19,7 @@ std::optional<SnapshotOrigin> from_db(const std::string& db_path) {
                  db_path, e.what());
     return std::nullopt;
   }
-  bool has_meta = db->has_bucket({"meta"});
-  if (has_meta) {
+  if (db->has_bucket({"meta"})) {
     if (auto sv = db->get({"meta"}, "storageVersion")) {
       if (auto v = EtcdVersion::parse(*sv)) return SnapshotOrigin{*v, "storageVersion " + *sv + " in the db"};
       spdlog::warn("{}: meta/storageVersion is not a version ({}): judging the db as etcd 3.6", db_path, *sv);
@@ -34,10 +33,6 @@ std::optional<SnapshotOrigin> from_db(const std::string& db_path) {
   }
   return SnapshotOrigin{EtcdVersion{3, 4, 0}, "no storageVersion, confState or term in the db's meta bucket (etcd 3.4 or older)"};
 }
-
-}  // namespace
-
-namespace {
 
 std::optional<SnapshotOrigin> recorded_origin(const std::string& recorded) {
   auto rec = EtcdVersion::parse(recorded);

@@ -23,9 +23,6 @@ class SnapshotInspect : public CliTest {
     return run_process(args, api3);
   }
 
-  // `snapshot status` by the tool of the etcd under test (etcdutl 3.5+, etcdctl 3.4).
-  nlohmann::json etcdctl_status(const std::string& file) { return snapshot_status(file); }
-
   // `backup inspect ARGS -o json` counting totalKey as the etcd under test's tool does (every bbolt
   // entry up to 3.5, live keys from 3.6).
   nlohmann::json inspect_as_the_tool(std::vector<std::string> args) {
@@ -118,7 +115,7 @@ TEST_F(SnapshotInspect, StatusGetAndStatsMatchEtcdAndEtcdctl) {
 
   std::string file = dir_ / "snap.db";
   etcdctl_snapshot(m1, file);
-  auto want = etcdctl_status(file);
+  auto want = snapshot_status(file);
   int64_t rev = want["revision"];
 
   auto got = inspect_as_the_tool({"--file", file});
@@ -206,7 +203,7 @@ TEST_F(SnapshotInspect, StoreBackupInspectAndGet) {
   std::string fetched = dir_ / "fetched.db";
   auto r = cli({"backup", "restore", "latest", "--store", store_, "--output", fetched});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  auto want = etcdctl_status(fetched);
+  auto want = snapshot_status(fetched);
 
   auto got = inspect_as_the_tool({"latest", "--store", store_});
   expect_status_equal(got, want);
@@ -262,7 +259,7 @@ TEST_F(SnapshotInspect, AuthAndNospaceAlarmAreReported) {
   ASSERT_EQ(saved.exit_code, 0) << saved.output;
 
   auto got = inspect_as_the_tool({"--file", file});
-  expect_status_equal(got, etcdctl_status(file));
+  expect_status_equal(got, snapshot_status(file));
   EXPECT_EQ(got["authEnabled"], true) << got.dump();
   EXPECT_EQ(got["users"], 2);
   EXPECT_EQ(got["roles"], 2);

@@ -10,6 +10,7 @@
 
 #include "common/fs.h"
 #include "common/subprocess.h"
+#include "etcdadm/etcd_version.h"
 #include "etcdadm/release.h"
 
 namespace etcdadm::test {
@@ -68,12 +69,10 @@ std::string problem_with(const EtcdRelease& r) {
 
 }  // namespace
 
-int EtcdRelease::minor_number() const { return std::stoi(minor.substr(minor.find('.') + 1)); }
+int EtcdRelease::minor_number() const { return EtcdVersion::parse(minor).value().minor; }
 
 bool EtcdRelease::at_least(const std::string& other_minor) const {
-  EtcdRelease other;
-  other.minor = other_minor;
-  return minor_number() >= other.minor_number();
+  return EtcdVersion::parse(minor).value() >= EtcdVersion::parse(other_minor).value();
 }
 
 std::vector<std::string> pinned_etcd_minors() {
