@@ -45,7 +45,7 @@ class BackupDirWriter {
     // host and sets the pace of the stream, so the worker runs 10 nice levels lower and catches up
     // in the gaps; under CPU contention the backup slows down, not etcd (the stall watchdog only
     // counts time spent waiting for the member). The receiving thread keeps the caller's nice
-    // value: slowed down, it lets gRPC buffer up to ~14 MiB more of the stream. Both run
+    // value: slowed down, it would let etcd fill the HTTP/2 window (grpc_window.h). Both run
     // SCHED_BATCH (save_unrecorded). Nice 19 for the worker was no faster and raised peak RSS
     // (bench/README.md).
     stored_ = std::make_unique<HashingSink>(writer_.get());

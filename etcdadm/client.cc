@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "etcdadm/grpc_errors.h"
+#include "etcdadm/grpc_window.h"
 
 namespace etcdadm {
 
@@ -45,6 +46,8 @@ struct EtcdClient::Conn {
 EtcdClient::EtcdClient(ConnectionConfig config) : config_(std::move(config)) {
   config_.normalise_user();
   config_.validate();
+  // Before the first channel exists: bounds what a snapshot stream can buffer (grpc_window.h).
+  if (!pin_http2_stream_window()) spdlog::debug("this gRPC build cannot pin the HTTP/2 window; its BDP estimate sizes it");
 }
 
 EtcdClient::~EtcdClient() = default;
@@ -279,40 +282,23 @@ SnapshotStreamResult EtcdClient::snapshot(const std::string& endpoint, const Sna
   prepare(c, ctx, std::chrono::milliseconds(0));
 
   std::atomic<int64_t> last_progress{Clock::now().time_since_epoch().count()};
+  std::atomic<bool> in_callback{false};
   std::atomic<bool> stalled{false};
   std::mutex wd_mu;
   std::condition_variable wd_cv;
   bool done = false;
-  // The sync API drives the socket only from inside Read(). While on_chunk blocks (a slow
-  // compressor or upload behind a full pipeline), nobody reads the socket or the HTTP/2 PING acks;
-  // when Read() resumes, gRPC 1.51's BDP estimator counts everything that piled up meanwhile as one
-  // ping round trip and grows the stream window (INITIAL_WINDOW_SIZE = 2 x BDP estimate) to its
-  // 32 MiB cap, which the server then fills with data we hold in memory. So while the reader has
-  // been busy for a while, the watchdog polls gRPC's I/O through a private completion queue that
-  // never gets a tag (with the epoll1 poller any pollset drives every fd): ping acks are seen on
-  // time, the estimate stays at the link's real BDP and the window at its 4 MiB floor. The fast
-  // path is untouched: its callbacks return within microseconds, so the watchdog only sleeps.
-  constexpr auto kPollTick = std::chrono::milliseconds(2);
-  constexpr auto kPollWhenBusyFor = std::chrono::milliseconds(1);
-  std::atomic<int64_t> busy_since{0};  // steady_clock ticks when the reader left Read(); 0: inside
-  grpc::CompletionQueue poll_cq;
+  // What gRPC may buffer ahead of on_chunk is bounded by the pinned HTTP/2 window
+  // (grpc_window.h), not by anything here: while on_chunk blocks, the rest of the stream waits in
+  // etcd and the kernel's socket buffers.
+  constexpr auto kWatchdogTick = std::chrono::milliseconds(100);
   std::thread watchdog([&] {
     std::unique_lock<std::mutex> lock(wd_mu);
     while (!done) {
-      const int64_t since = busy_since.load(std::memory_order_relaxed);
-      if (since != 0 && Clock::now().time_since_epoch() - Clock::duration(since) >= kPollWhenBusyFor) {
-        lock.unlock();
-        void* tag;
-        bool ok;
-        poll_cq.AsyncNext(&tag, &ok, std::chrono::system_clock::now() + kPollTick);
-        lock.lock();
-      } else {
-        wd_cv.wait_for(lock, kPollTick);
-      }
+      wd_cv.wait_for(lock, kWatchdogTick);
       // Time spent in our own pipeline (a slow upload behind a full queue) is not the member's
       // stall: only count time while waiting for the next message.
       auto idle = Clock::now().time_since_epoch() - Clock::duration(last_progress.load());
-      if (!done && busy_since.load(std::memory_order_relaxed) == 0 && idle > stall_timeout) {
+      if (!done && !in_callback.load() && idle > stall_timeout) {
         stalled = true;
         ctx.TryCancel();
         return;
@@ -326,11 +312,6 @@ SnapshotStreamResult EtcdClient::snapshot(const std::string& endpoint, const Sna
     }
     wd_cv.notify_all();
     if (watchdog.joinable()) watchdog.join();
-    poll_cq.Shutdown();
-    void* tag;
-    bool ok;
-    while (poll_cq.Next(&tag, &ok)) {
-    }
   };
 
   SnapshotStreamResult result;
@@ -341,9 +322,8 @@ SnapshotStreamResult EtcdClient::snapshot(const std::string& endpoint, const Sna
     etcdserverpb::SnapshotResponse msg;
     bool first = true;
     while (reader->Read(&msg)) {
-      const int64_t now = Clock::now().time_since_epoch().count();
-      last_progress = now;
-      busy_since.store(now, std::memory_order_relaxed);
+      last_progress = Clock::now().time_since_epoch().count();
+      in_callback = true;
       try {
         if (first) {
           first = false;
@@ -357,10 +337,10 @@ SnapshotStreamResult EtcdClient::snapshot(const std::string& endpoint, const Sna
         break;
       }
       last_progress = Clock::now().time_since_epoch().count();
-      busy_since.store(0, std::memory_order_relaxed);
+      in_callback = false;
       result.bytes += msg.blob().size();
     }
-    busy_since.store(0, std::memory_order_relaxed);
+    in_callback = false;
     if (callback_error) {
       while (reader->Read(&msg)) {
       }
