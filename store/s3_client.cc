@@ -160,6 +160,8 @@ HttpResponse S3Client::send(const Call& c, const HttpBodySink& sink) {
     sr.canonical_uri = canonical_uri;
     sr.query = c.query;
     sr.headers = c.headers;
+    const bool conditional = c.create_only && conditional_writes_.load() != ConditionalWrites::kUnsupported;
+    if (conditional) sr.headers.emplace_back("If-None-Match", "*");
     sr.payload_sha256 =
         c.body.empty() ? kEmptyPayloadSha256 : (config_.unsigned_payload ? kUnsignedPayload : sha256_hex(c.body));
     sr.headers.emplace_back("x-amz-content-sha256", sr.payload_sha256);
@@ -177,7 +179,22 @@ HttpResponse S3Client::send(const Call& c, const HttpBodySink& sink) {
     auto client = borrow();
     HttpResponse resp = client->perform(req, sink);
     give_back(std::move(client));
+    if (conditional && resp.ok()) conditional_writes_.store(ConditionalWrites::kSupported);
     if (resp.ok() || (c.allow_404 && resp.status == 404)) return resp;
+
+    if (conditional) {
+      if (resp.status == 412) {
+        throw Error(ErrorKind::kAlreadyExists, "s3://" + c.bucket + "/" + c.key +
+                                                   " already exists: the server refused to replace it (HTTP 412)");
+      }
+      if (resp.status == 501 || resp.body.find("<Code>NotImplemented</Code>") != std::string::npos) {
+        spdlog::debug("{} does not support conditional writes (If-None-Match: *): relying on the check before the upload",
+                      config_.endpoint.empty() ? "S3" : config_.endpoint);
+        conditional_writes_.store(ConditionalWrites::kUnsupported);
+        --redirects;  // not a redirect: the same request without the header
+        continue;
+      }
+    }
 
     // Wrong region: S3 names the right one in a header (or, for 400, in the
     // error body).
@@ -223,8 +240,9 @@ void S3Client::create_bucket(const std::string& bucket) {
   call(c, "creating bucket " + bucket);
 }
 
-std::string S3Client::put_object(const std::string& bucket, const std::string& key, std::string_view body) {
-  Call c{.method = "PUT", .bucket = bucket, .key = key, .body = body};
+std::string S3Client::put_object(const std::string& bucket, const std::string& key, std::string_view body,
+                                 bool create_only) {
+  Call c{.method = "PUT", .bucket = bucket, .key = key, .body = body, .create_only = create_only};
   if (!config_.sse.empty()) {
     c.headers.emplace_back("x-amz-server-side-encryption", config_.sse);
     if (config_.sse == "aws:kms" && !config_.sse_kms_key_id.empty()) {
@@ -341,7 +359,8 @@ std::string S3Client::upload_part(const std::string& bucket, const std::string& 
 }
 
 void S3Client::complete_multipart_upload(const std::string& bucket, const std::string& key,
-                                         const std::string& upload_id, const std::vector<std::string>& part_etags) {
+                                         const std::string& upload_id, const std::vector<std::string>& part_etags,
+                                         bool create_only) {
   std::string body = "<CompleteMultipartUpload>";
   for (size_t i = 0; i < part_etags.size(); ++i) {
     body += "<Part><PartNumber>" + std::to_string(i + 1) + "</PartNumber><ETag>\"" + xml_escape(part_etags[i]) +
@@ -353,7 +372,8 @@ void S3Client::complete_multipart_upload(const std::string& bucket, const std::s
          .key = key,
          .query = {{"uploadId", upload_id}},
          .headers = {{"Content-Type", "application/xml"}},
-         .body = body};
+         .body = body,
+         .create_only = create_only};
   HttpResponse r = call(c, "completing multipart upload of s3://" + bucket + "/" + key);
   // S3 may answer 200 with an <Error> body when completion fails late.
   if (r.body.find("<Error>") != std::string::npos) {

@@ -63,8 +63,11 @@ class S3Client {
 
   // Creates a bucket in the client's region (tests and first-time setup; backups never do this).
   void create_bucket(const std::string& bucket);
-  // Single-request upload (small objects). Returns the ETag.
-  std::string put_object(const std::string& bucket, const std::string& key, std::string_view body);
+  // Single-request upload (small objects). Returns the ETag. With `create_only`, the server refuses
+  // to replace an existing object (If-None-Match: *; 412 -> Error kAlreadyExists) where it supports
+  // conditional writes (AWS since 2024, MinIO); see conditional_writes().
+  std::string put_object(const std::string& bucket, const std::string& key, std::string_view body,
+                         bool create_only = false);
   std::optional<S3ObjectInfo> head_object(const std::string& bucket, const std::string& key);
   // Streams the object from `offset` to its end into `sink`. With `etag`, the server refuses
   // (412 -> Error kCorrupt) if the object changed meanwhile, so a resumed read never mixes two
@@ -80,10 +83,18 @@ class S3Client {
   std::string create_multipart_upload(const std::string& bucket, const std::string& key);
   std::string upload_part(const std::string& bucket, const std::string& key, const std::string& upload_id,
                           int part_number, std::string_view data);
+  // `create_only`: as for put_object, checked when the upload completes.
   void complete_multipart_upload(const std::string& bucket, const std::string& key, const std::string& upload_id,
-                                 const std::vector<std::string>& part_etags);
+                                 const std::vector<std::string>& part_etags, bool create_only = false);
   void abort_multipart_upload(const std::string& bucket, const std::string& key, const std::string& upload_id);
   std::vector<S3Upload> list_multipart_uploads(const std::string& bucket, const std::string& prefix);
+
+  // Whether the server enforces If-None-Match: * on writes. Unknown until the first create_only
+  // write; a server that answers it with 501 (Swift's s3api) is remembered as not supporting it,
+  // and its writes are sent again without the header: there "no overwrite" rests on the check
+  // before the upload alone.
+  enum class ConditionalWrites { kUnknown, kSupported, kUnsupported };
+  ConditionalWrites conditional_writes() const { return conditional_writes_.load(); }
 
  private:
   struct Call {
@@ -94,6 +105,7 @@ class S3Client {
     std::vector<std::pair<std::string, std::string>> headers = {};
     std::string_view body = {};
     bool allow_404 = false;
+    bool create_only = false;  // If-None-Match: * unless the server is known not to support it
   };
   // One attempt: sign, send, follow a region redirect once; a non-2xx answer (other than an
   // allowed 404) is thrown as a classified Error.
@@ -109,6 +121,7 @@ class S3Client {
   mutable std::mutex mu_;
   std::string region_;  // may change after a redirect
   std::vector<std::unique_ptr<HttpClient>> idle_;
+  std::atomic<ConditionalWrites> conditional_writes_{ConditionalWrites::kUnknown};
 };
 
 // Classifies an S3 error response into an Error (exposed for tests). `what` names the operation.

@@ -29,8 +29,13 @@ constexpr int kMaxParts = 10000;
 
 class S3Writer : public BlobWriter {
  public:
-  S3Writer(std::shared_ptr<S3Client> client, std::string bucket, std::string key, S3StoreOptions options)
-      : client_(std::move(client)), bucket_(std::move(bucket)), key_(std::move(key)), options_(options) {
+  S3Writer(std::shared_ptr<S3Client> client, std::string bucket, std::string key, S3StoreOptions options,
+           bool create_only)
+      : client_(std::move(client)),
+        bucket_(std::move(bucket)),
+        key_(std::move(key)),
+        options_(options),
+        create_only_(create_only) {
     buffer_.reserve(s3_part_size(options_.part_size, 1));
   }
 
@@ -58,7 +63,7 @@ class S3Writer : public BlobWriter {
   void commit() override {
     if (done_) throw Error(ErrorKind::kInternal, "commit after commit/abort of s3://" + bucket_ + "/" + key_);
     if (upload_id_.empty()) {
-      client_->put_object(bucket_, key_, buffer_);
+      client_->put_object(bucket_, key_, buffer_, create_only_);
       done_ = true;
       buffer_.clear();
       return;
@@ -70,7 +75,7 @@ class S3Writer : public BlobWriter {
       std::lock_guard<std::mutex> lock(mu_);
       for (int i = 1; i < next_part_; ++i) etags.push_back(etags_.at(i));
     }
-    client_->complete_multipart_upload(bucket_, key_, upload_id_, etags);
+    client_->complete_multipart_upload(bucket_, key_, upload_id_, etags, create_only_);
     done_ = true;
     upload_id_.clear();
   }
@@ -166,6 +171,7 @@ class S3Writer : public BlobWriter {
   std::shared_ptr<S3Client> client_;  // shared: a writer may outlive its store object
   std::string bucket_, key_;
   S3StoreOptions options_;
+  bool create_only_;  // If-None-Match: * on the write that makes the object visible
   std::string buffer_;
   std::string upload_id_;
   int next_part_ = 1;
@@ -207,13 +213,15 @@ std::string S3Store::url() const {
 std::string S3Store::object_key(const std::string& key) const { return keys_.object(key); }
 
 std::unique_ptr<BlobWriter> S3Store::create(const std::string& key, bool overwrite) {
-  // S3-compatible servers differ on conditional PUT (Swift answers 501), so "no overwrite" is a
-  // check before the upload. Backup names carry microseconds, so a race would need two writers of
-  // the same backup in the same microsecond.
+  // "No overwrite" twice: a check now, so that a clash fails before gigabytes go up, and
+  // If-None-Match: * on the write that makes the object visible, which closes the race between two
+  // writers where the server supports conditional writes (AWS, MinIO). Swift's s3api answers that
+  // header with 501 and then only the check holds; backup names carry microseconds, so a race
+  // would need two writers of the same backup in the same microsecond.
   if (!overwrite && client_->head_object(bucket_, object_key(key))) {
     throw Error(ErrorKind::kAlreadyExists, url() + ": " + key + " already exists");
   }
-  return std::make_unique<S3Writer>(client_, bucket_, object_key(key), options_);
+  return std::make_unique<S3Writer>(client_, bucket_, object_key(key), options_, /*create_only=*/!overwrite);
 }
 
 std::unique_ptr<BlobReader> S3Store::open(const std::string& key) {

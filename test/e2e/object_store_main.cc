@@ -1,4 +1,4 @@
-// One Swift s3api server, one GCS emulator and one fake-gcs-server for the whole object-store test binary (starting
+// One Swift s3api server, one MinIO, one GCS emulator and one fake-gcs-server for the whole object-store test binary (starting
 // them per test would cost seconds each); every test uses its own bucket.
 #include <gtest/gtest.h>
 
@@ -10,6 +10,7 @@ namespace etcdadm::test {
 SwiftS3Server* g_swift = nullptr;
 GcsEmulator* g_gcs = nullptr;
 FakeGcsServer* g_fake_gcs = nullptr;
+MinioServer* g_minio = nullptr;
 
 namespace {
 
@@ -19,8 +20,11 @@ class ObjectServersEnvironment : public ::testing::Environment {
     g_swift = new SwiftS3Server();
     g_gcs = new GcsEmulator();
     g_fake_gcs = new FakeGcsServer();
+    g_minio = new MinioServer();
   }
   void TearDown() override {
+    delete g_minio;
+    g_minio = nullptr;
     delete g_fake_gcs;
     g_fake_gcs = nullptr;
     delete g_gcs;

@@ -135,4 +135,65 @@ void FakeGcsServer::create_bucket(const std::string& name) const {
 
 std::string FakeGcsServer::log_tail() const { return tail_of(dir_ / "fake-gcs-server.log"); }
 
+namespace {
+constexpr const char* kMinioUser = "etcdadm-test";
+constexpr const char* kMinioPassword = "etcdadm-test-secret";
+}  // namespace
+
+MinioServer::MinioServer() {
+  RunOptions o;
+  o.env = {{"MINIO_ROOT_USER", kMinioUser},
+           {"MINIO_ROOT_PASSWORD", kMinioPassword},
+           {"MINIO_BROWSER", "off"},
+           {"MINIO_UPDATE", "off"},
+           {"MINIO_CONFIG_DIR", dir_ / "config"},
+           {"HOME", dir_.path()}};
+  // MinIO cannot report ports it picked itself: free ones, retried if taken meanwhile.
+  for (int attempt = 1;; ++attempt) {
+    int port = free_port(), console = free_port();
+    while (console == port) console = free_port();
+    endpoint_ = "http://127.0.0.1:" + std::to_string(port);
+    process_ = ChildProcess::start({go_test_tool("minio"), "server", dir_ / "data", "--address",
+                                    "127.0.0.1:" + std::to_string(port), "--console-address",
+                                    "127.0.0.1:" + std::to_string(console), "--quiet"},
+                                   dir_ / "minio.log", o);
+    httplib::Client probe("127.0.0.1", port);
+    probe.set_connection_timeout(std::chrono::milliseconds(200));
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (process_.running() && std::chrono::steady_clock::now() < deadline) {
+      auto res = probe.Get("/minio/health/live");
+      if (res && res->status == 200) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    process_.stop();
+    if (attempt == 3) throw std::runtime_error("MinIO did not start:\n" + log_tail());
+  }
+}
+
+MinioServer::~MinioServer() { process_.stop(std::chrono::milliseconds(10000)); }
+
+std::shared_ptr<S3Client> MinioServer::client() const {
+  S3Config c;
+  c.endpoint = endpoint_;
+  c.region = "us-east-1";
+  c.path_style = true;
+  AwsCredentials creds;
+  creds.access_key_id = kMinioUser;
+  creds.secret_access_key = kMinioPassword;
+  return std::make_shared<S3Client>(c, make_static_credentials(creds));
+}
+
+void MinioServer::create_bucket(const std::string& bucket) const { client()->create_bucket(bucket); }
+
+std::map<std::string, std::string> MinioServer::env() const {
+  return {{"AWS_ACCESS_KEY_ID", kMinioUser},
+          {"AWS_SECRET_ACCESS_KEY", kMinioPassword},
+          {"AWS_REGION", "us-east-1"},
+          {"AWS_EC2_METADATA_DISABLED", "true"},
+          {"AWS_CONFIG_FILE", "/nonexistent/aws-config"},
+          {"AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/aws-credentials"}};
+}
+
+std::string MinioServer::log_tail() const { return tail_of(dir_ / "minio.log"); }
+
 }  // namespace etcdadm::test

@@ -79,6 +79,29 @@ class FakeGcsServer {
   int port_ = 0;
 };
 
+// MinIO (github.com/minio/minio, built from Go modules by scripts/go-test-tools.sh) in single-drive
+// mode on loopback: an S3 server with SigV4, versioned buckets and conditional writes
+// (If-None-Match: * -> 412), which Swift's s3api lacks.
+class MinioServer {
+ public:
+  MinioServer();  // starts and waits until it is live (throws after 60 s)
+  ~MinioServer();
+  MinioServer(const MinioServer&) = delete;
+  MinioServer& operator=(const MinioServer&) = delete;
+
+  const std::string& endpoint() const { return endpoint_; }
+  std::shared_ptr<S3Client> client() const;
+  void create_bucket(const std::string& bucket) const;
+  // Environment for running etcdadm / aws against this server with its root credentials.
+  std::map<std::string, std::string> env() const;
+  std::string log_tail() const;
+
+ private:
+  TempDir dir_;
+  ChildProcess process_;
+  std::string endpoint_;
+};
+
 // The binary of a Go test tool pinned in test/go-tools/tools; throws, naming the command that
 // builds it, when it is missing.
 std::string go_test_tool(const std::string& name);

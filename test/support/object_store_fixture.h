@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/fs.h"
+#include "common/subprocess.h"
 #include "store/blob_store.h"
 #include "test/support/cli_fixture.h"
 #include "test/support/object_servers.h"
@@ -19,6 +21,31 @@ namespace etcdadm::test {
 extern SwiftS3Server* g_swift;
 extern GcsEmulator* g_gcs;
 extern FakeGcsServer* g_fake_gcs;
+extern MinioServer* g_minio;
+
+// /usr/bin/aws against one of the S3 servers, path-style, with nothing from the machine's AWS setup.
+class AwsCli {
+ public:
+  AwsCli(const std::string& dir, std::string endpoint, std::map<std::string, std::string> env)
+      : config_(dir + "/aws-config"), endpoint_(std::move(endpoint)), env_(std::move(env)) {
+    write_file_atomic(config_, "[default]\nregion = us-east-1\ns3 =\n    addressing_style = path\n");
+  }
+  ProcessResult run(std::vector<std::string> args) const {
+    std::vector<std::string> argv = {"/usr/bin/aws", "--endpoint-url", endpoint_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    RunOptions o;
+    for (const auto& v : cloud_env_vars()) o.unset_env.push_back(v);
+    o.env = env_;
+    o.env["AWS_CONFIG_FILE"] = config_;
+    o.env["AWS_PAGER"] = "";
+    o.timeout = std::chrono::seconds(120);
+    return run_process(argv, o);
+  }
+
+ private:
+  std::string config_, endpoint_;
+  std::map<std::string, std::string> env_;
+};
 
 inline std::string random_bytes(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
