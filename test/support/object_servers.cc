@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <thread>
 
 #include "common/error.h"
@@ -38,6 +39,51 @@ nlohmann::json start_server(ChildProcess& process, const std::vector<std::string
   return nlohmann::json::parse(read_file(ready_file));
 }
 
+// Starts a server that cannot report a port it picked itself on a free one (argv_for(port) is its
+// command line), retried on another port up to three times if it does not answer 200 to
+// GET health_path within `limit` (the port may have been taken meanwhile). Returns the port.
+int start_on_free_port(ChildProcess& process, const std::function<std::vector<std::string>(int)>& argv_for,
+                       const std::string& health_path, const std::string& log, const RunOptions& options,
+                       std::chrono::seconds limit, const std::string& what) {
+  for (int attempt = 1;; ++attempt) {
+    int port = free_port();
+    process = ChildProcess::start(argv_for(port), log, options);
+    httplib::Client probe("127.0.0.1", port);
+    probe.set_connection_timeout(std::chrono::milliseconds(200));
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    while (process.running() && std::chrono::steady_clock::now() < deadline) {
+      auto res = probe.Get(health_path);
+      if (res && res->status == 200) return port;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    process.stop();
+    if (attempt == 3) throw std::runtime_error(what + " did not start:\n" + tail_of(log));
+  }
+}
+
+// A path-style client of a loopback S3 server with static keys.
+std::shared_ptr<S3Client> loopback_s3_client(const std::string& endpoint, const std::string& key,
+                                             const std::string& secret) {
+  S3Config c;
+  c.endpoint = endpoint;
+  c.region = "us-east-1";
+  c.path_style = true;
+  AwsCredentials creds;
+  creds.access_key_id = key;
+  creds.secret_access_key = secret;
+  return std::make_shared<S3Client>(c, make_static_credentials(creds));
+}
+
+// Environment that gives etcdadm / aws these keys and nothing from the machine's AWS setup.
+std::map<std::string, std::string> only_these_aws_keys(const std::string& key, const std::string& secret) {
+  return {{"AWS_ACCESS_KEY_ID", key},
+          {"AWS_SECRET_ACCESS_KEY", secret},
+          {"AWS_REGION", "us-east-1"},
+          {"AWS_EC2_METADATA_DISABLED", "true"},
+          {"AWS_CONFIG_FILE", "/nonexistent/aws-config"},
+          {"AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/aws-credentials"}};
+}
+
 }  // namespace
 
 SwiftS3Server::SwiftS3Server() {
@@ -56,27 +102,11 @@ SwiftS3Server::~SwiftS3Server() { launcher_.stop(std::chrono::milliseconds(10000
 
 std::string SwiftS3Server::log_tail() const { return tail_of(dir_ / "launcher.log"); }
 
-std::shared_ptr<S3Client> SwiftS3Server::client() const {
-  S3Config c;
-  c.endpoint = endpoint_;
-  c.region = "us-east-1";
-  c.path_style = true;
-  AwsCredentials creds;
-  creds.access_key_id = access_key_;
-  creds.secret_access_key = secret_key_;
-  return std::make_shared<S3Client>(c, make_static_credentials(creds));
-}
+std::shared_ptr<S3Client> SwiftS3Server::client() const { return loopback_s3_client(endpoint_, access_key_, secret_key_); }
 
 void SwiftS3Server::create_bucket(const std::string& bucket) const { client()->create_bucket(bucket); }
 
-std::map<std::string, std::string> SwiftS3Server::env() const {
-  return {{"AWS_ACCESS_KEY_ID", access_key_},
-          {"AWS_SECRET_ACCESS_KEY", secret_key_},
-          {"AWS_REGION", "us-east-1"},
-          {"AWS_EC2_METADATA_DISABLED", "true"},
-          {"AWS_CONFIG_FILE", "/nonexistent/aws-config"},
-          {"AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/aws-credentials"}};
-}
+std::map<std::string, std::string> SwiftS3Server::env() const { return only_these_aws_keys(access_key_, secret_key_); }
 
 GcsEmulator::GcsEmulator() {
   auto j = start_server(process_,
@@ -102,24 +132,14 @@ std::string go_test_tool(const std::string& name) {
 }
 
 FakeGcsServer::FakeGcsServer() {
-  // fake-gcs-server cannot report a port it picked itself: a free one, retried if taken meanwhile.
-  for (int attempt = 1;; ++attempt) {
-    port_ = free_port();
-    endpoint_ = "http://127.0.0.1:" + std::to_string(port_);
-    process_ = ChildProcess::start({go_test_tool("fake-gcs-server"), "-scheme", "http", "-host", "127.0.0.1", "-port",
-                                    std::to_string(port_), "-backend", "memory", "-log-level", "warn"},
-                                   dir_ / "fake-gcs-server.log");
-    httplib::Client probe("127.0.0.1", port_);
-    probe.set_connection_timeout(std::chrono::milliseconds(200));
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (process_.running() && std::chrono::steady_clock::now() < deadline) {
-      auto res = probe.Get("/storage/v1/b");
-      if (res && res->status == 200) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    process_.stop();
-    if (attempt == 3) throw std::runtime_error("fake-gcs-server did not start:\n" + log_tail());
-  }
+  port_ = start_on_free_port(
+      process_,
+      [&](int port) {
+        return std::vector<std::string>{go_test_tool("fake-gcs-server"), "-scheme", "http", "-host", "127.0.0.1", "-port",
+                                        std::to_string(port), "-backend", "memory", "-log-level", "warn"};
+      },
+      "/storage/v1/b", dir_ / "fake-gcs-server.log", {}, std::chrono::seconds(30), "fake-gcs-server");
+  endpoint_ = "http://127.0.0.1:" + std::to_string(port_);
 }
 
 FakeGcsServer::~FakeGcsServer() { process_.stop(std::chrono::milliseconds(10000)); }
@@ -148,51 +168,26 @@ MinioServer::MinioServer() {
            {"MINIO_UPDATE", "off"},
            {"MINIO_CONFIG_DIR", dir_ / "config"},
            {"HOME", dir_.path()}};
-  // MinIO cannot report ports it picked itself: free ones, retried if taken meanwhile.
-  for (int attempt = 1;; ++attempt) {
-    int port = free_port(), console = free_port();
-    while (console == port) console = free_port();
-    endpoint_ = "http://127.0.0.1:" + std::to_string(port);
-    process_ = ChildProcess::start({go_test_tool("minio"), "server", dir_ / "data", "--address",
-                                    "127.0.0.1:" + std::to_string(port), "--console-address",
-                                    "127.0.0.1:" + std::to_string(console), "--quiet"},
-                                   dir_ / "minio.log", o);
-    httplib::Client probe("127.0.0.1", port);
-    probe.set_connection_timeout(std::chrono::milliseconds(200));
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (process_.running() && std::chrono::steady_clock::now() < deadline) {
-      auto res = probe.Get("/minio/health/live");
-      if (res && res->status == 200) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    process_.stop();
-    if (attempt == 3) throw std::runtime_error("MinIO did not start:\n" + log_tail());
-  }
+  int port = start_on_free_port(
+      process_,
+      [&](int port) {
+        int console = free_port();
+        while (console == port) console = free_port();
+        return std::vector<std::string>{go_test_tool("minio"), "server", dir_ / "data", "--address",
+                                        "127.0.0.1:" + std::to_string(port), "--console-address",
+                                        "127.0.0.1:" + std::to_string(console), "--quiet"};
+      },
+      "/minio/health/live", dir_ / "minio.log", o, std::chrono::seconds(60), "MinIO");
+  endpoint_ = "http://127.0.0.1:" + std::to_string(port);
 }
 
 MinioServer::~MinioServer() { process_.stop(std::chrono::milliseconds(10000)); }
 
-std::shared_ptr<S3Client> MinioServer::client() const {
-  S3Config c;
-  c.endpoint = endpoint_;
-  c.region = "us-east-1";
-  c.path_style = true;
-  AwsCredentials creds;
-  creds.access_key_id = kMinioUser;
-  creds.secret_access_key = kMinioPassword;
-  return std::make_shared<S3Client>(c, make_static_credentials(creds));
-}
+std::shared_ptr<S3Client> MinioServer::client() const { return loopback_s3_client(endpoint_, kMinioUser, kMinioPassword); }
 
 void MinioServer::create_bucket(const std::string& bucket) const { client()->create_bucket(bucket); }
 
-std::map<std::string, std::string> MinioServer::env() const {
-  return {{"AWS_ACCESS_KEY_ID", kMinioUser},
-          {"AWS_SECRET_ACCESS_KEY", kMinioPassword},
-          {"AWS_REGION", "us-east-1"},
-          {"AWS_EC2_METADATA_DISABLED", "true"},
-          {"AWS_CONFIG_FILE", "/nonexistent/aws-config"},
-          {"AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/aws-credentials"}};
-}
+std::map<std::string, std::string> MinioServer::env() const { return only_these_aws_keys(kMinioUser, kMinioPassword); }
 
 std::string MinioServer::log_tail() const { return tail_of(dir_ / "minio.log"); }
 
