@@ -187,6 +187,11 @@ HttpResponse S3Client::send(const Call& c, const HttpBodySink& sink) {
         throw Error(ErrorKind::kAlreadyExists, "s3://" + c.bucket + "/" + c.key +
                                                    " already exists: the server refused to replace it (HTTP 412)");
       }
+      // AWS: another conditional write of the same key is in flight; one of the two will win.
+      if (resp.status == 409 && resp.body.find("ConditionalRequestConflict") != std::string::npos) {
+        throw Error(ErrorKind::kAlreadyExists,
+                    "s3://" + c.bucket + "/" + c.key + " is being written by another upload (HTTP 409)");
+      }
       if (resp.status == 501 || resp.body.find("<Code>NotImplemented</Code>") != std::string::npos) {
         spdlog::debug("{} does not support conditional writes (If-None-Match: *): relying on the check before the upload",
                       config_.endpoint.empty() ? "S3" : config_.endpoint);

@@ -170,16 +170,18 @@ TEST_F(BadInput, KilledMidSaveLeavesNoBackup) {
   RunOptions ro;
   ro.env["ETCDADM_CATALOG"] = dir_ / "catalog.db";
   auto child = ChildProcess::start(argv, dir_ / "save.log", ro);
-  // Wait until the data file is being written, then kill -9.
+  // Wait until the data file is being written, then kill -9. Only the data file's temp
+  // (".etcd.backup.gz.tmp-*") counts: the store marker's (".etcdadm-store.json.tmp-*") is written
+  // and renamed first, and a kill in that instant would leave no temp file to find.
   bool writing = false;
   for (int i = 0; i < 2000 && !writing; ++i) {
     std::error_code ec;
     if (std::filesystem::exists(store_, ec)) {
       for (const auto& e : std::filesystem::recursive_directory_iterator(store_, ec)) {
-        // The save renames its temp files (the store marker's too) under this loop: a file gone
-        // between the listing and the stat is skipped, never an exception.
+        // The save renames its temp files under this loop: a file gone between the listing and
+        // the stat is skipped, never an exception.
         std::error_code sec;
-        if (e.path().filename().string().find(".tmp-") != std::string::npos && e.is_regular_file(sec) &&
+        if (e.path().filename().string().rfind(".etcd.backup.gz.tmp-", 0) == 0 && e.is_regular_file(sec) &&
             e.file_size(sec) > 0 && !sec)
           writing = true;
       }
