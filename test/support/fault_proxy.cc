@@ -1,5 +1,7 @@
 #include "test/support/fault_proxy.h"
 
+#include <cctype>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -103,15 +105,32 @@ void FaultProxy::accept_loop() {
 void FaultProxy::serve(int client, Plan plan) {
   if (plan.fault != Fault::kNone) ++injected_;
   if (plan.fault == Fault::kHttp503) {
-    // Read the request head, answer like a throttled S3, close.
+    // Read the request, body included, answer like a throttled S3, close. Reading the body first
+    // makes the answer deterministic: closing with a part's body unread would reset the connection,
+    // and the client would see "broken pipe" or the 503 depending on timing.
     std::string head;
-    char buf[4096];
+    char buf[65536];
     while (head.find("\r\n\r\n") == std::string::npos && head.size() < 65536) {
       pollfd p{client, POLLIN, 0};
       if (poll(&p, 1, 2000) <= 0) break;
       ssize_t n = recv(client, buf, sizeof buf, 0);
       if (n <= 0) break;
       head.append(buf, static_cast<size_t>(n));
+    }
+    size_t head_end = head.find("\r\n\r\n");
+    if (head_end != std::string::npos) {
+      size_t body_seen = head.size() - (head_end + 4), body_size = 0;
+      std::string lower = head.substr(0, head_end);
+      for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      size_t cl = lower.find("\r\ncontent-length:");
+      if (cl != std::string::npos) body_size = std::stoull(lower.substr(cl + 17));
+      while (body_seen < body_size) {
+        pollfd p{client, POLLIN, 0};
+        if (poll(&p, 1, 2000) <= 0) break;
+        ssize_t n = recv(client, buf, sizeof buf, 0);
+        if (n <= 0) break;
+        body_seen += static_cast<size_t>(n);
+      }
     }
     std::string body = "<?xml version=\"1.0\"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate."
                        "</Message></Error>";
