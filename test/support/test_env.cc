@@ -1,6 +1,9 @@
 #include "test/support/test_env.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -8,7 +11,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -56,6 +61,27 @@ bool can_bind(int port) {
   return ok;
 }
 
+// A port handed out stays reserved for the life of the process that took it: never handed out
+// twice here, and held by an flock on /tmp/etcdadm-test-ports/<port> against the other test
+// processes that ctest -j runs beside this one (the lock ends with the process, however it ends).
+// Without it, two picks could name the same free port before either was bound, and an etcd
+// would fail with "address already in use" (seen once in a five-run series).
+bool reserve_port(int port) {
+  static std::mutex mu;
+  static std::set<int> reserved;
+  std::lock_guard<std::mutex> lock(mu);
+  if (reserved.count(port)) return false;
+  const std::string dir = "/tmp/etcdadm-test-ports";
+  ::mkdir(dir.c_str(), 01777);
+  int fd = ::open((dir + "/" + std::to_string(port)).c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0666);
+  if (fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    return false;  // another test process holds it
+  }
+  reserved.insert(port);  // the fd stays open on purpose: it holds the lock
+  return true;
+}
+
 }  // namespace
 
 // Picked below the ephemeral range: a port there cannot be taken by one of the many outgoing loopback
@@ -66,7 +92,7 @@ int free_port() {
   std::uniform_int_distribution<int> pick(10000, ephemeral_range_start() - 1);
   for (int i = 0; i < 1000; ++i) {
     int port = pick(rng);
-    if (can_bind(port)) return port;
+    if (can_bind(port) && reserve_port(port)) return port;
   }
   throw std::runtime_error("no free TCP port on 127.0.0.1 below the ephemeral range");
 }

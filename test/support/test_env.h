@@ -27,7 +27,8 @@ class TempDir {
   std::string path_;
 };
 
-// A TCP port on 127.0.0.1 that was free a moment ago, below the kernel's ephemeral range.
+// A TCP port on 127.0.0.1 that was free a moment ago, below the kernel's ephemeral range, and
+// reserved for this process: no other free_port() call, here or in a concurrent test process, returns it.
 int free_port();
 
 // A loopback port whose kernel completes TCP handshakes (from the listen backlog) and where nothing
