@@ -2,7 +2,6 @@
 
 #include <grpcpp/version_info.h>
 
-#include <atomic>
 #include <mutex>
 
 #if GRPC_CPP_VERSION_MAJOR == 1 && GRPC_CPP_VERSION_MINOR == 51
@@ -28,24 +27,20 @@ namespace {
 // announces it in a SETTINGS frame (INITIAL_WINDOW_SIZE); the connection window follows it.
 class FixedWindow final : public grpc_core::chttp2::TestOnlyTransportTargetWindowEstimatesMocker {
  public:
-  double ComputeNextTargetInitialWindowSizeFromPeriodicUpdate(double) override {
-    return static_cast<double>(bytes.load(std::memory_order_relaxed));
-  }
-  std::atomic<uint32_t> bytes{kHttp2StreamWindowBytes};
+  double ComputeNextTargetInitialWindowSizeFromPeriodicUpdate(double) override { return kHttp2StreamWindowBytes; }
 };
 }  // namespace
 #endif
 
-bool pin_http2_stream_window(uint32_t bytes) {
+bool pin_http2_stream_window() {
 #ifdef ETCDADM_HAVE_WINDOW_HOOK
   // Never destroyed: transports may consult it until the process exits.
-  static FixedWindow* const window = new FixedWindow();
   static std::once_flag installed;
-  window->bytes.store(bytes, std::memory_order_relaxed);
-  std::call_once(installed, [] { grpc_core::chttp2::g_test_only_transport_target_window_estimates_mocker = window; });
+  std::call_once(installed, [] {
+    grpc_core::chttp2::g_test_only_transport_target_window_estimates_mocker = new FixedWindow();
+  });
   return true;
 #else
-  (void)bytes;
   return false;
 #endif
 }

@@ -12,9 +12,9 @@ namespace etcdadm {
 // 10 ms round trip still streams at up to 200 MB/s.
 inline constexpr uint32_t kHttp2StreamWindowBytes = 2u << 20;
 
-// Pins the initial (per-stream) window that gRPC's chttp2 transport announces, for every channel
-// created afterwards. Idempotent and thread-safe. Returns false when this gRPC build offers no
-// way to do it (then its BDP-driven window applies).
+// Pins the initial (per-stream) window that gRPC's chttp2 transport announces at
+// kHttp2StreamWindowBytes, for every channel created afterwards. Idempotent and thread-safe.
+// Returns false when this gRPC build offers no way to do it (then its BDP-driven window applies).
 //
 // Why: gRPC 1.51 sizes the window from its BDP estimate, 2 x the bytes received during one ping
 // round trip, up to 32 MiB. etcd 3.6 streams a snapshot in bursts of several MiB ahead of its ping
@@ -24,6 +24,6 @@ inline constexpr uint32_t kHttp2StreamWindowBytes = 2u << 20;
 // transport's estimate hook, grpc_core::chttp2::g_test_only_transport_target_window_estimates_mocker
 // (exported by libgrpc.so.29, consulted on every BDP update, its value becomes the window): we set
 // it, for gRPC 1.51 only, where its layout is known.
-bool pin_http2_stream_window(uint32_t bytes = kHttp2StreamWindowBytes);
+bool pin_http2_stream_window();
 
 }  // namespace etcdadm

@@ -342,8 +342,6 @@ TEST_F(Lifecycle, ResetShrinksRejoinWorksAndLastMemberRefuses) {
   EXPECT_FALSE(path_exists(hosts_[0].certs()));
 }
 
-// init --snapshot FILE: the first member of a new cluster from an `etcdctl snapshot save` file; a
-// damaged file is refused before anything is restored.
 // The DR runbook one minor up: a backup of the previous pinned etcd minor starts the first member
 // of the etcd under test (what a rolling upgrade allows; etcd_version.h), restored by the
 // installed etcd's own tool, with every key and the HashKV at the backup revision.
@@ -381,6 +379,8 @@ TEST_F(Lifecycle, InitFromABackupOfThePreviousMinor) {
   EXPECT_EQ(client.hash_kv(hosts_[0].client_url(), revision).hash(), hash);
 }
 
+// init --snapshot FILE: the first member of a new cluster from an `etcdctl snapshot save` file; a
+// damaged file is refused before anything is restored.
 TEST_F(Lifecycle, InitFromSnapshotFileRestoresAndRefusesADamagedOne) {
   ASSERT_NO_FATAL_FAILURE(init(hosts_[0]));
   for (int i = 0; i < 20; ++i) {

@@ -91,12 +91,7 @@ TEST_F(S3StoreTest, BlobStoreContract) { check_blob_store_contract(*store()); }
 // sends it again without the header, and "no overwrite" rests on the check before the upload.
 // (MinioStoreTest.RacingWriters* shows the race closed where the server supports the header.)
 TEST_F(S3StoreTest, WithoutConditionalWritesTheCheckBeforeTheUploadStillRefuses) {
-  S3Config c = g_swift->client()->config();
-  c.retry = fast_retry();
-  AwsCredentials creds;
-  creds.access_key_id = g_swift->access_key();
-  creds.secret_access_key = g_swift->secret_key();
-  auto client = std::make_shared<S3Client>(c, make_static_credentials(creds));
+  auto client = g_swift->client();  // a client of its own: what it learns is this test's
   S3Store s(client, bucket_, "backups", small_parts());
   EXPECT_EQ(client->conditional_writes(), S3Client::ConditionalWrites::kUnknown);
   for (size_t bytes : {size_t(1000), size_t(6u << 20)}) {  // a single PUT, then a multipart upload
