@@ -3,17 +3,45 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
-#include <cctype>
+#include <memory>
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/text.h"
+#include "common/token_bucket.h"
 
 namespace etcdadm {
 
+namespace {
+
+// Bounds on what a client may make the sidecar do: nothing it serves needs a request body, and
+// Prometheus scrapes and kubelet probes come a few times a minute.
+constexpr size_t kMaxRequestBody = 4096;
+constexpr double kRequestsPerSecond = 50, kRequestBurst = 100;
+// Wrong or missing trigger tokens: after a burst, one guess per second, so that the token cannot
+// be brute-forced over the network whatever its length.
+constexpr double kAuthFailuresPerSecond = 1, kAuthFailureBurst = 5;
+
+// Compares in time independent of where the strings differ (the length of the expected one leaks,
+// which the token's entropy, not its length, protects).
+bool same_secret(const std::string& given, const std::string& expected) {
+  unsigned char diff = given.size() == expected.size() ? 0 : 1;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    diff |= static_cast<unsigned char>(expected[i] ^ (i < given.size() ? given[i] : 0));
+  }
+  return diff == 0;
+}
+
+void too_many(httplib::Response& res) {
+  res.status = 429;
+  res.set_header("Retry-After", "1");
+  res.set_content("too many requests\n", "text/plain");
+}
+
+}  // namespace
+
 std::string read_trigger_token(const std::string& path) {
-  std::string token = read_file(path);
-  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
-  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.front()))) token.erase(token.begin());
+  std::string token = trim_space(read_file(path));
   if (token.empty()) throw Error(ErrorKind::kInvalidArgument, "trigger token file " + path + " is empty");
   return token;
 }
@@ -44,11 +72,17 @@ SidecarHttp::SidecarHttp(Sidecar& sidecar, const std::string& listen, std::strin
   server_->Get("/backups", [&sidecar](const httplib::Request&, httplib::Response& res) {
     res.set_content(sidecar.backups_json(), "application/json");
   });
-  auto trigger = [&sidecar, token](const httplib::Request& req, httplib::Response& res) {
-    if (!token.empty() && req.get_header_value("Authorization") != "Bearer " + token) {
-      res.status = 401;
-      res.set_content("missing or wrong bearer token\n", "text/plain");
-      return;
+  auto auth_failures = std::make_shared<TokenBucket>(kAuthFailuresPerSecond, kAuthFailureBurst);
+  auto trigger = [&sidecar, token, auth_failures](const httplib::Request& req, httplib::Response& res) {
+    if (!token.empty()) {
+      if (auth_failures->exhausted()) return too_many(res);  // no guess is even checked
+      if (!same_secret(req.get_header_value("Authorization"), "Bearer " + token)) {
+        auth_failures->try_take();
+        spdlog::warn("POST /backup from {} refused: missing or wrong bearer token", req.remote_addr);
+        res.status = 401;
+        res.set_content("missing or wrong bearer token\n", "text/plain");
+        return;
+      }
     }
     sidecar.trigger("http from " + req.remote_addr);
     res.status = 202;
@@ -58,11 +92,32 @@ SidecarHttp::SidecarHttp(Sidecar& sidecar, const std::string& listen, std::strin
   // `curl -X POST URL` sends no body and no Content-Length, which cpp-httplib answers with an empty
   // 400 before any handler runs. The trigger needs no body: take such requests before that check
   // (only those, so that a request with a body is still read whole and the connection stays sound).
-  server_->set_pre_routing_handler([trigger](const httplib::Request& req, httplib::Response& res) {
+  auto requests = std::make_shared<TokenBucket>(kRequestsPerSecond, kRequestBurst);
+  server_->set_pre_routing_handler([trigger, requests](const httplib::Request& req, httplib::Response& res) {
+    if (!requests->try_take()) {
+      too_many(res);
+      return httplib::Server::HandlerResponse::Handled;
+    }
     bool bodyless = !req.has_header("Content-Length") && !req.has_header("Transfer-Encoding");
     if (req.method != "POST" || req.path != "/backup" || !bodyless) return httplib::Server::HandlerResponse::Unhandled;
     trigger(req, res);
     return httplib::Server::HandlerResponse::Handled;
+  });
+  server_->set_payload_max_length(kMaxRequestBody);  // larger bodies: 413, unread
+  server_->set_read_timeout(5, 0);
+  server_->set_write_timeout(5, 0);
+  server_->set_keep_alive_timeout(5);
+  // Whatever a handler throws stays in the log: the body names no path, store or internal detail.
+  server_->set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+    try {
+      if (ep) std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      spdlog::error("HTTP {} {} failed: {}", req.method, req.path, e.what());
+    } catch (...) {
+      spdlog::error("HTTP {} {} failed", req.method, req.path);
+    }
+    res.status = 500;
+    res.set_content("internal error (see the sidecar's log)\n", "text/plain");
   });
   port_ = port == 0 ? server_->bind_to_any_port(host) : (server_->bind_to_port(host, port) ? port : -1);
   if (port_ <= 0) throw Error(ErrorKind::kUnavailable, "cannot listen on " + listen, "is the port in use?");

@@ -40,10 +40,22 @@ std::optional<Compression> compression_flag(const std::string& s) {
   return c;
 }
 
-void add_compression_flags(CLI::App* c, std::string& compression, int& level) {
-  c->add_option("--compression", compression, "gzip|zstd|none (only when creating a store; default gzip)");
-  c->add_option("--compression-level", level, "codec level (gzip 0-3 via ISA-L, default 1; zstd 1-19, default 1)");
-}
+// Flags of the commands that write backups and may create the store.
+struct StoreCreationFlags {
+  std::string compression, mode;
+  int level = -1;
+  void add_to(CLI::App* c) {
+    c->add_option("--compression", compression, "gzip|zstd|none (only when creating a store; default gzip)");
+    c->add_option("--compression-level", level, "codec level (gzip 0-3 via ISA-L, default 1; zstd 1-19, default 1)");
+    c->add_option("--store-mode", mode,
+                  "local store file mode, recorded in the store (default 0600, directories 0700; 0640 lets a backup "
+                  "group read)");
+  }
+  std::optional<uint32_t> file_mode() const {
+    if (mode.empty()) return std::nullopt;
+    return parse_store_file_mode(mode);
+  }
+};
 
 void print_saved(const SaveResult& r, OutputFormat fmt) {
   if (fmt == OutputFormat::kJson) {
@@ -63,8 +75,8 @@ void add_save(CLI::App& backup) {
   struct Flags {
     StoreFlags store;
     ConnectionFlags conn;
-    std::string prefer, compression, stall = "30s", abandoned = "24h";
-    int level = -1;
+    StoreCreationFlags creation;
+    std::string prefer, stall = "30s", abandoned = "24h";
     int nice = 0;
   };
   auto f = std::make_shared<Flags>();
@@ -72,7 +84,7 @@ void add_save(CLI::App& backup) {
   f->store.add_to(c);
   f->conn.add_to(c);
   c->add_option("--prefer-endpoint", f->prefer, "take the snapshot from this member when it is healthy");
-  add_compression_flags(c, f->compression, f->level);
+  f->creation.add_to(c);
   c->add_option("--stall-timeout", f->stall, "abort when the member sends no data for this long");
   c->add_option("--nice", f->nice,
                 "run the save at this nice level (0-19; the compression worker runs 10 levels lower still)")
@@ -85,8 +97,9 @@ void add_save(CLI::App& backup) {
     SaveOptions o;
     o.clean_abandoned_after = duration_flag("--clean-abandoned-after", f->abandoned, true);
     o.preferred_endpoint = f->prefer;
-    o.compression = compression_flag(f->compression);
-    o.compression_level = f->level;
+    o.compression = compression_flag(f->creation.compression);
+    o.store_file_mode = f->creation.file_mode();
+    o.compression_level = f->creation.level;
     o.stall_timeout = duration_flag("--stall-timeout", f->stall, false);
     auto fmt = parse_output_format(f->store.output);
     set_process_nice(f->nice);  // before any worker thread exists, so they all inherit it
@@ -100,21 +113,22 @@ void add_save(CLI::App& backup) {
 void add_import(CLI::App& backup) {
   struct Flags {
     StoreFlags store;
-    std::string file, compression, etcd_version;
-    int level = -1;
+    StoreCreationFlags creation;
+    std::string file, etcd_version;
     bool skip_hash_check = false;
   };
   auto f = std::make_shared<Flags>();
   auto* c = backup.add_subcommand("import", "store a snapshot file (e.g. from `etcdctl snapshot save`) as a backup");
   c->add_option("file", f->file, "snapshot file")->required();
   f->store.add_to(c);
-  add_compression_flags(c, f->compression, f->level);
+  f->creation.add_to(c);
   c->add_option("--etcd-version", f->etcd_version, "etcd version that wrote the snapshot (recorded in the metadata)");
   c->add_flag("--skip-hash-check", f->skip_hash_check, "accept a db without SHA-256 trailer (copied from a data dir)");
   c->callback([f] {
     ImportOptions o;
-    o.compression = compression_flag(f->compression);
-    o.compression_level = f->level;
+    o.compression = compression_flag(f->creation.compression);
+    o.store_file_mode = f->creation.file_mode();
+    o.compression_level = f->creation.level;
     o.skip_hash_check = f->skip_hash_check;
     o.etcd_version = f->etcd_version;
     auto fmt = parse_output_format(f->store.output);
@@ -314,8 +328,8 @@ void add_sidecar(CLI::App& backup) {
     StoreFlags store;
     ConnectionFlags conn;
     std::string schedule = "@hourly", retention, verify = "always", listen = "127.0.0.1:9791", token_file;
-    std::string ready_max_age = "2h", grace = "30s", compression, stall = "30s", abandoned = "24h";
-    int level = -1;
+    StoreCreationFlags creation;
+    std::string ready_max_age = "2h", grace = "30s", stall = "30s", abandoned = "24h";
     bool any_member = false;
   };
   auto f = std::make_shared<Flags>();
@@ -333,7 +347,7 @@ void add_sidecar(CLI::App& backup) {
   c->add_option("--ready-max-age", f->ready_max_age, "/readyz fails when the newest backup is older")->capture_default_str();
   c->add_option("--shutdown-grace", f->grace, "on SIGTERM, how long a running backup may take to finish")
       ->capture_default_str();
-  add_compression_flags(c, f->compression, f->level);
+  f->creation.add_to(c);
   c->add_option("--stall-timeout", f->stall, "abort when the member sends no data for this long")->capture_default_str();
   c->add_option("--clean-abandoned-after", f->abandoned, "remove leftovers of killed saves this old (0: never)")
       ->capture_default_str();
@@ -352,8 +366,9 @@ void add_sidecar(CLI::App& backup) {
     o.verify_every = parse_verify_every(f->verify);
     o.ready_max_age = duration_flag("--ready-max-age", f->ready_max_age, false);
     o.shutdown_grace = duration_flag("--shutdown-grace", f->grace, true);
-    o.save.compression = compression_flag(f->compression);
-    o.save.compression_level = f->level;
+    o.save.compression = compression_flag(f->creation.compression);
+    o.save.store_file_mode = f->creation.file_mode();
+    o.save.compression_level = f->creation.level;
     o.save.stall_timeout = duration_flag("--stall-timeout", f->stall, false);
     o.save.clean_abandoned_after = duration_flag("--clean-abandoned-after", f->abandoned, true);
     std::string token = f->token_file.empty() ? "" : read_trigger_token(f->token_file);

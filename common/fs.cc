@@ -186,9 +186,28 @@ void make_dirs(const std::string& path, mode_t mode) {
   for (const auto& part : p) {
     cur = cur.empty() ? part.string() : (stdfs::path(cur) / part).string();
     if (cur == "/" || part.empty()) continue;
-    if (::mkdir(cur.c_str(), mode) != 0 && errno != EEXIST) throw_errno("cannot create directory", cur, errno);
+    if (::mkdir(cur.c_str(), mode) == 0) {
+      // mkdir() applies the umask; a directory we create gets exactly the mode asked for, so that a
+      // permissive umask cannot open a private directory and a strict one cannot close a shared one.
+      if (::chmod(cur.c_str(), mode) != 0) throw_errno("cannot set the mode of", cur, errno);
+    } else if (errno != EEXIST) {
+      throw_errno("cannot create directory", cur, errno);
+    }
   }
   if (!is_directory(path)) throw Error(ErrorKind::kIo, "not a directory: " + path);
+}
+
+void remove_group_and_other_access(const std::string& root) {
+  auto tighten = [](const stdfs::path& p) {
+    struct stat st;
+    if (::lstat(p.c_str(), &st) != 0) throw_errno("cannot stat", p.string(), errno);
+    if (S_ISLNK(st.st_mode) || (st.st_mode & 077) == 0) return;
+    if (::chmod(p.c_str(), st.st_mode & 07700) != 0) throw_errno("cannot set the mode of", p.string(), errno);
+  };
+  tighten(root);
+  std::error_code ec;
+  for (stdfs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) tighten(it->path());
+  if (ec) throw Error(ErrorKind::kIo, "cannot walk " + root + ": " + ec.message());
 }
 
 bool path_exists(const std::string& path) {

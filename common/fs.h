@@ -73,8 +73,13 @@ void write_all(int fd, const void* data, size_t size, const std::string& path_fo
 // fsync() of a directory, so that renames/creations inside it survive a crash.
 void fsync_dir(const std::string& dir);
 
-// mkdir -p with the given mode for the directories it creates.
+// mkdir -p with exactly the given mode (umask not applied) for the directories it creates;
+// directories that exist keep theirs.
 void make_dirs(const std::string& path, mode_t mode = 0755);
+
+// Takes every group and other permission bit off `root` and everything under it (symlinks are
+// not followed). For trees written by tools whose modes depend on the umask they ran under.
+void remove_group_and_other_access(const std::string& root);
 
 bool path_exists(const std::string& path);
 bool is_directory(const std::string& path);

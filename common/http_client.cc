@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "common/error.h"
+#include "common/text.h"
 #include "common/interrupt.h"
 
 namespace etcdadm {
@@ -17,6 +18,7 @@ namespace etcdadm {
 namespace {
 
 constexpr size_t kMaxErrorBody = 64 * 1024;
+constexpr size_t kMaxBufferedBody = 64 << 20;
 
 void global_init_once() {
   static std::once_flag once;
@@ -74,18 +76,20 @@ size_t write_body(char* data, size_t size, size_t nmemb, void* userdata) {
     return n;
   }
   if (st->response->ok()) {
-    st->response->body.append(data, n);  // a 2xx body without a sink is wanted whole
+    // A 2xx body without a sink is wanted whole: listings, metadata, tokens. None comes near the
+    // bound, which keeps a broken or hostile endpoint from filling the memory.
+    if (st->response->body.size() + n > kMaxBufferedBody) {
+      st->sink_error = std::make_exception_ptr(
+          Error(ErrorKind::kCorrupt, st->request->method + " " + st->request->url.substr(0, st->request->url.find('?')) +
+                                         ": the answer is larger than " + std::to_string(kMaxBufferedBody >> 20) +
+                                         " MiB, more than any listing or metadata document"));
+      return CURL_WRITEFUNC_ERROR;
+    }
+    st->response->body.append(data, n);
   } else if (st->response->body.size() < kMaxErrorBody) {
     st->response->body.append(data, std::min(n, kMaxErrorBody - st->response->body.size()));
   }
   return n;
-}
-
-std::string trim(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  size_t i = 0;
-  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-  return s.substr(i);
 }
 
 size_t on_header(char* data, size_t size, size_t nitems, void* userdata) {
@@ -103,7 +107,7 @@ size_t on_header(char* data, size_t size, size_t nitems, void* userdata) {
   if (colon == std::string::npos) return n;
   std::string name = line.substr(0, colon);
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
-  st->response->headers[name] = trim(line.substr(colon + 1));
+  st->response->headers[name] = trim_space(line.substr(colon + 1));
   return n;
 }
 

@@ -63,6 +63,9 @@ std::optional<SystemTime> parse_rfc3339(const std::string& s) {
     return std::nullopt;
   }
   if (mon < 1 || mon > 12 || day < 1 || day > 31 || hour > 23 || min > 59 || sec > 60) return std::nullopt;
+  // SystemTime counts nanoseconds in 64 bits: years 1678-2262 only. Anything a backup, a server
+  // or a credential can mean lies within 1970-2200; outside, the conversion would overflow.
+  if (year < 1970 || year > 2200) return std::nullopt;
   int64_t micros = 0;
   if (pos < s.size() && s[pos] == '.') {
     ++pos;

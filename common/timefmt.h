@@ -19,7 +19,8 @@ SystemTime from_unix_micros(int64_t micros);
 std::string format_rfc3339_seconds(SystemTime t);
 // "2026-11-21T10:04:05.123456Z" (UTC, microsecond precision).
 std::string format_rfc3339_micros(SystemTime t);
-// Parses "YYYY-MM-DDTHH:MM:SS[.frac](Z|+hh:mm|-hh:mm)". Returns nullopt when malformed.
+// Parses "YYYY-MM-DDTHH:MM:SS[.frac](Z|+hh:mm|-hh:mm)". Returns nullopt when malformed or when
+// the year is outside 1970-2200 (what SystemTime can hold, with room for offsets).
 std::optional<SystemTime> parse_rfc3339(const std::string& s);
 
 // Calendar fields of `t` in UTC, and back (struct tm fields may be out of range: normalized).

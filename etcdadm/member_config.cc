@@ -169,7 +169,18 @@ EnvVars etcdctl_env(const MemberConfig& c) {
 
 std::string render_env_file(const EnvVars& vars) {
   std::string out;
-  for (const auto& [k, v] : vars) out += k + "=" + v + "\n";
+  for (const auto& [k, v] : vars) {
+    // Names and values come from flags and from the cluster a member joins (member names, URLs):
+    // a line break would add a line, and so a variable, of someone else's choosing.
+    bool name_ok = !k.empty() && !(k[0] >= '0' && k[0] <= '9') &&
+                   k.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos;
+    if (!name_ok) throw Error(ErrorKind::kInvalidArgument, "'" + k.substr(0, 64) + "' is not an environment variable name");
+    if (v.find_first_of(std::string("\n\r\0", 3)) != std::string::npos) {
+      throw Error(ErrorKind::kInvalidArgument, "the value for " + k + " holds a line break or NUL, which an env file cannot carry",
+                  "check the member names and URLs given (or reported by the cluster being joined)");
+    }
+    out += k + "=" + v + "\n";
+  }
   return out;
 }
 

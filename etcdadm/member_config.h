@@ -82,6 +82,8 @@ EnvVars member_env(const MemberConfig& config, const ClusterBootstrap& bootstrap
 EnvVars etcdctl_env(const MemberConfig& config);
 
 // NAME=value lines (values are written as they are: etcd's env files hold no quoting), and back.
+// Rendering refuses (kInvalidArgument) a name that is not [A-Za-z_][A-Za-z0-9_]* and a value
+// holding a line break or NUL, which would smuggle in lines of its own.
 // Parsing ignores blank lines and # comments and accepts optional "export " and double quotes.
 std::string render_env_file(const EnvVars& vars);
 EnvVars parse_env_file(const std::string& text);

@@ -21,6 +21,7 @@ void record_damage(BlobStore& store, Catalog& catalog, const BackupRecord& b, co
   DamageRecord d{to_unix_micros(std::chrono::system_clock::now()), reason, this_tool(), false};
   if (b.format != kUnreadableFormat) {
     try {
+      apply_store_settings(store);  // the marker is readable by whoever may read the backup
       store.write_small(b.name + "/" + kDamageMarkerFile, damage_marker_json(d), /*overwrite=*/true);
       d.in_store = true;
     } catch (const Error& e) {

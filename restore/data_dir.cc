@@ -228,7 +228,11 @@ void restore_with_tool(const PreparedRestore& p, const std::string& snapshot, bo
   if (!is_directory(restored + "/member")) {
     throw Error(ErrorKind::kExternalTool, p.tool.path + " reported success but wrote no member directory");
   }
-  ::chmod(restored.c_str(), 0700);  // etcd warns about (3.4) or refuses (3.5+) wider data dirs
+  // etcd writes its files 0600 and directories 0700, but etcdctl 3.4 writes the raft snapshot
+  // file through the umask (0666 under umask 0). The data dir holds every Secret: owner only.
+  // (And etcd warns about (3.4) or refuses (3.5+) a data dir wider than 0700.)
+  remove_group_and_other_access(restored);
+  ::chmod(restored.c_str(), 0700);
 
   // Swap into place. An existing directory (empty, or non-empty with --force) moves aside first.
   // Checked again: a member may have been started on it while the restore ran.

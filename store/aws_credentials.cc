@@ -4,14 +4,14 @@
 
 #include <cstdlib>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/retry.h"
 #include "common/timefmt.h"
-#include "store/xml_reader.h"
+#include "common/text.h"
+#include "store/aws_responses.h"
 
 namespace etcdadm {
 
@@ -19,13 +19,6 @@ namespace {
 
 using Clock = std::chrono::system_clock;
 constexpr auto kRefreshMargin = std::chrono::minutes(5);
-
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
 
 // An AWS shared config/credentials file: section -> key -> value. Indented "sub = value" lines
 // under a key with an empty value (e.g. "s3 =\n  addressing_style = path") become "key.sub".
@@ -37,18 +30,18 @@ IniFile parse_ini(const std::string& text) {
   std::istringstream in(text);
   std::string raw;
   while (std::getline(in, raw)) {
-    std::string line = trim(raw);
+    std::string line = trim_space(raw);
     if (line.empty() || line[0] == '#' || line[0] == ';') continue;
     if (line.front() == '[' && line.back() == ']') {
-      section = trim(line.substr(1, line.size() - 2));
+      section = trim_space(line.substr(1, line.size() - 2));
       parent.clear();
       out[section];
       continue;
     }
     auto eq = line.find('=');
     if (eq == std::string::npos || section.empty()) continue;
-    std::string key = trim(line.substr(0, eq));
-    std::string value = trim(line.substr(eq + 1));
+    std::string key = trim_space(line.substr(0, eq));
+    std::string value = trim_space(line.substr(eq + 1));
     bool indented = !raw.empty() && (raw[0] == ' ' || raw[0] == '\t');
     if (indented && !parent.empty()) {
       out[section][parent + "." + key] = value;
@@ -94,34 +87,6 @@ const std::map<std::string, std::string>* config_section(const IniFile& ini, con
 std::string get_or_empty(const std::map<std::string, std::string>& m, const std::string& k) {
   auto it = m.find(k);
   return it == m.end() ? "" : it->second;
-}
-
-std::optional<Clock::time_point> parse_expiration(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  auto t = parse_rfc3339(s);
-  if (!t) throw Error(ErrorKind::kAuth, "credentials carry an unreadable expiration time: " + s);
-  return *t;
-}
-
-// Credentials JSON as served by the container endpoint and IMDS.
-AwsCredentials credentials_from_json(const std::string& body, const std::string& source) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(body);
-  } catch (const std::exception&) {
-    throw Error(ErrorKind::kAuth, source + " returned something that is not credentials JSON");
-  }
-  AwsCredentials c;
-  c.access_key_id = j.value("AccessKeyId", "");
-  c.secret_access_key = j.value("SecretAccessKey", "");
-  c.session_token = j.value("Token", "");
-  c.expiration = parse_expiration(j.value("Expiration", ""));
-  c.source = source;
-  if (c.access_key_id.empty() || c.secret_access_key.empty()) {
-    std::string code = j.value("Code", "");
-    throw Error(ErrorKind::kAuth, source + " returned no credentials" + (code.empty() ? "" : " (" + code + ")"));
-  }
-  return c;
 }
 
 class StaticSource : public AwsCredentialSource {
@@ -176,7 +141,7 @@ class WebIdentitySource : public AwsCredentialSource {
   std::optional<AwsCredentials> resolve() override {
     std::string token;
     try {
-      token = trim(read_file(token_file_));
+      token = trim_space(read_file(token_file_));
     } catch (const Error& e) {
       throw Error(ErrorKind::kAuth, "web identity token file " + token_file_ + " cannot be read: " + e.what(),
                   "check AWS_WEB_IDENTITY_TOKEN_FILE and the service account token projection");
@@ -202,15 +167,9 @@ class WebIdentitySource : public AwsCredentialSource {
                    }
                  });
     if (!resp.ok()) {
-      std::string code, message;
-      try {
-        XmlElement x = parse_xml(resp.body, "STS error");
-        if (const XmlElement* err = x.find("Error")) {
-          code = err->child_text("Code");
-          message = err->child_text("Message");
-        }
-      } catch (const Error&) {
-      }
+      S3ErrorBody e = parse_s3_error_body(resp.body);  // STS answers the same <Error> document
+      const std::string& code = e.code;
+      const std::string& message = e.message;
       throw Error(ErrorKind::kAuth,
                   "STS refused AssumeRoleWithWebIdentity for role " + role_arn_ + ": HTTP " +
                       std::to_string(resp.status) + (code.empty() ? "" : " " + code) +
@@ -319,7 +278,7 @@ class ContainerSource : public AwsCredentialSource {
     req.url = !rel.empty() ? "http://169.254.170.2" + rel : full;
     std::string token = env_.value("AWS_CONTAINER_AUTHORIZATION_TOKEN");
     std::string token_file = env_.value("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
-    if (!token_file.empty()) token = trim(read_file(token_file));
+    if (!token_file.empty()) token = trim_space(read_file(token_file));
     if (!token.empty()) req.headers.emplace_back("Authorization", token);
     HttpResponse resp;
     with_retries(RetryPolicy{3, std::chrono::milliseconds(100), std::chrono::milliseconds(1000)}, name(), [&] {
@@ -328,7 +287,7 @@ class ContainerSource : public AwsCredentialSource {
       if (resp.status >= 500) throw Error(ErrorKind::kUnavailable, "HTTP " + std::to_string(resp.status));
     });
     if (!resp.ok()) throw Error(ErrorKind::kAuth, name() + " answered HTTP " + std::to_string(resp.status));
-    return credentials_from_json(resp.body, name());
+    return parse_credentials_json(resp.body, name());
   }
 
  private:
@@ -373,11 +332,11 @@ class InstanceMetadataSource : public AwsCredentialSource {
                   "attach an instance profile, or give credentials another way");
     }
     if (!roles.ok()) throw Error(ErrorKind::kAuth, name() + " answered HTTP " + std::to_string(roles.status));
-    std::string role = trim(roles.body.substr(0, roles.body.find('\n')));
+    std::string role = trim_space(roles.body.substr(0, roles.body.find('\n')));
     HttpResponse creds = get("/latest/meta-data/iam/security-credentials/" + role);
     if (!creds.ok())
       throw Error(ErrorKind::kAuth, name() + " answered HTTP " + std::to_string(creds.status) + " for role " + role);
-    return credentials_from_json(creds.body, name() + " (role " + role + ")");
+    return parse_credentials_json(creds.body, name() + " (role " + role + ")");
   }
 
  private:
@@ -477,21 +436,6 @@ std::string aws_profile_region(const Environment& env) {
   if (!config) return "";
   const auto* sec = config_section(*config, profile_name(env));
   return sec == nullptr ? "" : get_or_empty(*sec, "region");
-}
-
-AwsCredentials parse_sts_credentials(const std::string& xml) {
-  XmlElement doc = parse_xml(xml, "STS response");
-  const XmlElement* c = doc.find("Credentials");
-  if (c == nullptr) throw Error(ErrorKind::kAuth, "STS response holds no <Credentials>");
-  AwsCredentials out;
-  out.access_key_id = trim(c->child_text("AccessKeyId"));
-  out.secret_access_key = trim(c->child_text("SecretAccessKey"));
-  out.session_token = trim(c->child_text("SessionToken"));
-  out.expiration = parse_expiration(trim(c->child_text("Expiration")));
-  if (out.access_key_id.empty() || out.secret_access_key.empty()) {
-    throw Error(ErrorKind::kAuth, "STS response holds incomplete credentials");
-  }
-  return out;
 }
 
 }  // namespace etcdadm

@@ -69,7 +69,4 @@ std::shared_ptr<AwsCredentialProvider> make_default_credential_chain(const Envir
 // The region from the shared config file's profile ("region = ..."), or "".
 std::string aws_profile_region(const Environment& env);
 
-// Parses an STS AssumeRoleWithWebIdentity response body (exposed for tests).
-AwsCredentials parse_sts_credentials(const std::string& xml);
-
 }  // namespace etcdadm

@@ -68,6 +68,21 @@ class BlobStore {
     return {};
   }
 
+  // Who may read what this store writes, on backends with file modes (local directories): files
+  // get exactly `file_mode` (umask not applied), directories the same bits plus search wherever
+  // read is granted (0600 -> 0700, 0640 -> 0750). Object stores have no modes; etcdadm never sets
+  // an ACL on what it uploads, so the bucket's policy decides there.
+  virtual void set_file_mode(uint32_t file_mode) { (void)file_mode; }
+
+  // What in the store allows more access than `file_mode` (and its directory mode) grants: files
+  // and directories written by an older etcdadm or changed by hand, which let other users read the
+  // cluster's Secrets. One line per finding kind, with an example path and the fix; empty when
+  // nothing is exposed or the backend has no modes.
+  virtual std::vector<std::string> access_findings(uint32_t file_mode) {
+    (void)file_mode;
+    return {};
+  }
+
   // Forgets cached credentials so the next request resolves them again from their source (files
   // rewritten by an operator or a secret rotation; the sidecar calls it on SIGHUP). Thread-safe.
   virtual void reload_credentials() {}

@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/retry.h"
+#include "store/gcs_responses.h"
 
 namespace etcdadm {
 
@@ -33,17 +34,13 @@ GcsToken exchange_token(const std::string& url, const std::string& form, const H
       throw Error(ErrorKind::kUnavailable, what + ": HTTP " + std::to_string(resp.status));
     }
   });
-  nlohmann::json j = nlohmann::json::parse(resp.body, nullptr, false);
-  if (!resp.ok() || j.is_discarded() || !j.contains("access_token")) {
-    std::string detail = j.is_discarded() ? resp.body.substr(0, 200)
-                                          : j.value("error", std::string()) + " " + j.value("error_description", std::string());
-    throw Error(ErrorKind::kAuth, what + " refused: HTTP " + std::to_string(resp.status) + " " + detail,
-                "check the service account key (is it revoked?) and the token endpoint");
+  GcsTokenAnswer answer;
+  try {
+    answer = parse_gcs_token_answer(resp.status, resp.body, what);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::kAuth, e.what(), "check the service account key (is it revoked?) and the token endpoint");
   }
-  GcsToken t;
-  t.access_token = j["access_token"].get<std::string>();
-  t.expiry = Clock::now() + std::chrono::seconds(j.value("expires_in", 3600));
-  return t;
+  return GcsToken{answer.access_token, Clock::now() + answer.expires_in};
 }
 
 class ServiceAccountSource : public GcsTokenSource {
@@ -111,20 +108,30 @@ class MetadataServerSource : public GcsTokenSource {
                   "set GOOGLE_APPLICATION_CREDENTIALS to a service-account key file, or run on GCE/GKE with workload "
                   "identity");
     }
-    nlohmann::json j = nlohmann::json::parse(resp.body, nullptr, false);
-    if (!resp.ok() || j.is_discarded() || !j.contains("access_token")) {
-      throw Error(ErrorKind::kAuth, name() + " gave no token: HTTP " + std::to_string(resp.status),
-                  "check that the node/pod has a service account with storage access");
+    GcsTokenAnswer answer;
+    try {
+      answer = parse_gcs_token_answer(resp.status, resp.body, name());
+    } catch (const Error& e) {
+      throw Error(ErrorKind::kAuth, e.what(), "check that the node/pod has a service account with storage access");
     }
-    GcsToken t;
-    t.access_token = j["access_token"].get<std::string>();
-    t.expiry = Clock::now() + std::chrono::seconds(j.value("expires_in", 3600));
-    return t;
+    return GcsToken{answer.access_token, Clock::now() + answer.expires_in};
   }
 
  private:
   std::string host_;
 };
+
+// The fields etcdadm reads from a credentials file must be strings when present: json::value()
+// would otherwise throw a type_error that names neither the file nor the field.
+void require_string_fields(const nlohmann::json& j, const std::string& where) {
+  for (const char* field : {"type", "client_email", "token_uri", "private_key", "private_key_id", "client_id",
+                            "client_secret", "refresh_token"}) {
+    if (j.contains(field) && !j[field].is_string()) {
+      throw Error(ErrorKind::kAuth, where + ": \"" + field + "\" is not a string",
+                  "use the key file as Google issued it (gcloud iam service-accounts keys create)");
+    }
+  }
+}
 
 std::unique_ptr<GcsTokenSource> source_from_file(const std::string& path, const HttpOptions& http) {
   std::string text;
@@ -138,6 +145,7 @@ std::unique_ptr<GcsTokenSource> source_from_file(const std::string& path, const 
   if (j.is_discarded() || !j.is_object()) {
     throw Error(ErrorKind::kAuth, "GCS credentials file " + path + " is not JSON");
   }
+  require_string_fields(j, "GCS credentials file " + path);
   std::string type = j.value("type", "");
   if (type == "service_account") return std::make_unique<ServiceAccountSource>(j, http);
   if (type == "authorized_user") return std::make_unique<AuthorizedUserSource>(j, http);
@@ -200,7 +208,8 @@ std::string GcsAuth::source_name() const { return source_ ? source_->name() : "n
 
 std::unique_ptr<GcsTokenSource> make_service_account_source(const std::string& key_json, const HttpOptions& http) {
   nlohmann::json j = nlohmann::json::parse(key_json, nullptr, false);
-  if (j.is_discarded()) throw Error(ErrorKind::kAuth, "service account key is not JSON");
+  if (j.is_discarded() || !j.is_object()) throw Error(ErrorKind::kAuth, "service account key is not a JSON object");
+  require_string_fields(j, "service account key");
   return std::make_unique<ServiceAccountSource>(j, http);
 }
 

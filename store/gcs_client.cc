@@ -1,6 +1,5 @@
 #include "store/gcs_client.h"
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "common/error.h"
@@ -8,53 +7,10 @@
 
 namespace etcdadm {
 
-namespace {
-
-std::string json_string(const nlohmann::json& j, const char* key) {
-  if (!j.contains(key)) return "";
-  const auto& v = j[key];
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_number()) return std::to_string(v.get<int64_t>());
-  return "";
-}
-
-GcsObjectInfo object_from_json(const nlohmann::json& j) {
-  GcsObjectInfo o;
-  o.name = json_string(j, "name");
-  std::string size = json_string(j, "size");
-  o.size = size.empty() ? 0 : std::stoull(size);
-  auto t = parse_rfc3339(json_string(j, "updated"));
-  o.modified_unix_micros = t ? to_unix_micros(*t) : 0;
-  o.generation = json_string(j, "generation");
-  return o;
-}
-
-nlohmann::json parse_json(const std::string& body, const std::string& what) {
-  nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
-  if (j.is_discarded()) throw Error(ErrorKind::kCorrupt, what + ": the server's answer is not JSON: " + body.substr(0, 200));
-  return j;
-}
-
-// "bytes=0-1048575" -> 1048576 bytes persisted; absent -> 0.
-uint64_t persisted_from_range(const std::string& range) {
-  auto dash = range.find('-');
-  if (range.empty() || dash == std::string::npos) return 0;
-  return std::stoull(range.substr(dash + 1)) + 1;
-}
-
-}  // namespace
-
 Error gcs_error(const HttpResponse& response, const std::string& what) {
-  std::string message, reason;
-  nlohmann::json j = nlohmann::json::parse(response.body, nullptr, false);
-  if (!j.is_discarded() && j.contains("error") && j["error"].is_object()) {
-    message = j["error"].value("message", "");
-    if (j["error"].contains("errors") && j["error"]["errors"].is_array() && !j["error"]["errors"].empty()) {
-      reason = j["error"]["errors"][0].value("reason", "");
-    }
-  } else {
-    message = response.body.substr(0, 200);
-  }
+  GcsErrorBody body = parse_gcs_error_body(response.body);
+  const std::string& message = body.message;
+  const std::string& reason = body.reason;
   long st = response.status;
   std::string text = what + ": HTTP " + std::to_string(st) + (reason.empty() ? "" : " " + reason) +
                      (message.empty() ? "" : ": " + message);
@@ -123,7 +79,7 @@ std::optional<GcsObjectInfo> GcsClient::get_metadata(const std::string& bucket, 
       return;
     }
     if (!r.ok()) throw gcs_error(r, what);
-    out = object_from_json(parse_json(r.body, what));
+    out = parse_gcs_object(r.body, what);
   });
   return out;
 }
@@ -141,7 +97,7 @@ GcsObjectInfo GcsClient::upload_media(const std::string& bucket, const std::stri
     req.body = body;
     HttpResponse r = send(req);
     if (!r.ok()) throw gcs_error(r, what);
-    out = object_from_json(parse_json(r.body, what));
+    out = parse_gcs_object(r.body, what);
   });
   return out;
 }
@@ -171,7 +127,7 @@ std::optional<uint64_t> GcsClient::query_session(const std::string& session) {
   req.url = session;
   req.headers = {{"Content-Range", "bytes */*"}};
   HttpResponse r = send(req);
-  if (r.status == 308) return persisted_from_range(r.header("range"));
+  if (r.status == 308) return parse_persisted_range(r.header("range"), "status of resumable upload");
   if (r.ok()) return std::nullopt;
   throw gcs_error(r, "status of resumable upload");
 }
@@ -216,7 +172,7 @@ bool GcsClient::upload_chunk(const std::string& session, uint64_t offset, std::s
     req.body = rest;
     HttpResponse r = send(req);
     if (r.status == 308) {
-      uint64_t held = persisted_from_range(r.header("range"));
+      uint64_t held = parse_persisted_range(r.header("range"), what);
       if (held < sent_from || held > end) {
         throw Error(ErrorKind::kCorrupt, what + ": the server reports " + std::to_string(held) +
                                              " bytes persisted, outside what was sent");
@@ -285,12 +241,7 @@ GcsListPage GcsClient::list(const std::string& bucket, const std::string& prefix
               (page_token.empty() ? "" : "&pageToken=" + percent_encode(page_token));
     HttpResponse r = send(req);
     if (!r.ok()) throw gcs_error(r, what);
-    nlohmann::json j = parse_json(r.body, what);
-    page = GcsListPage{};
-    if (j.contains("items")) {
-      for (const auto& item : j["items"]) page.objects.push_back(object_from_json(item));
-    }
-    page.next_page_token = json_string(j, "nextPageToken");
+    page = parse_gcs_list_page(r.body, what);
   });
   return page;
 }

@@ -17,6 +17,7 @@
 #include "common/http_client.h"
 #include "common/retry.h"
 #include "store/gcs_auth.h"
+#include "store/gcs_responses.h"
 
 namespace etcdadm {
 
@@ -24,18 +25,6 @@ struct GcsConfig {
   std::string endpoint = "https://storage.googleapis.com";
   HttpOptions http;
   RetryPolicy retry;
-};
-
-struct GcsObjectInfo {
-  std::string name;
-  uint64_t size = 0;
-  int64_t modified_unix_micros = 0;
-  std::string generation;
-};
-
-struct GcsListPage {
-  std::vector<GcsObjectInfo> objects;
-  std::string next_page_token;
 };
 
 class GcsClient {

@@ -1,7 +1,9 @@
 #include "store/layout.h"
 
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
+#include <cstdio>
 #include <map>
 
 #include "common/error.h"
@@ -34,56 +36,135 @@ std::string data_file_name(Compression c) { return std::string(kDataFileStem) + 
 
 // ---- store marker ----
 
+namespace {
+
+std::string octal_file_mode(uint32_t mode) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%04o", mode);
+  return buf;
+}
+
+// Why a mode is not one a store may have, or "" when it is.
+std::string store_mode_problem(uint32_t mode) {
+  if (mode > 0777) return "only permission bits are allowed (no setuid, setgid or sticky)";
+  if ((mode & 0600) != 0600) return "the owner must be able to read and write (prune, verify and the next save need it)";
+  if ((mode & 0111) != 0) return "execute bits make no sense on backup files";
+  if ((mode & 0007) != 0) return "other users must get nothing: a backup holds every Secret of the cluster";
+  if ((mode & 0060) == 0020) return "group write without group read makes no sense";
+  return "";
+}
+
+std::string marker_json(const StoreSettings& s) {
+  json j = {{"layoutVersion", s.layout_version},
+            {"compression", compression_name(s.compression)},
+            {"createdAt", s.created_at},
+            {"createdBy", s.created_by}};
+  if (s.file_mode) j["fileMode"] = octal_file_mode(*s.file_mode);
+  return j.dump(2) + "\n";
+}
+
+void warn_about_access(BlobStore& store, const StoreSettings& s) {
+  for (const auto& finding : store.access_findings(s.effective_file_mode())) spdlog::warn("{}", finding);
+}
+
+}  // namespace
+
+uint32_t parse_store_file_mode(const std::string& text) {
+  bool octal = !text.empty() && text.size() <= 5 &&
+               text.find_first_not_of("01234567") == std::string::npos;
+  if (!octal) {
+    throw Error(ErrorKind::kInvalidArgument, "invalid store mode '" + text + "': not an octal file mode",
+                "e.g. 0600 (owner only, the default) or 0640 (a backup group may read)");
+  }
+  uint32_t mode = static_cast<uint32_t>(std::stoul(text, nullptr, 8));
+  if (std::string why = store_mode_problem(mode); !why.empty()) {
+    throw Error(ErrorKind::kInvalidArgument, "store mode " + octal_file_mode(mode) + " refused: " + why,
+                "use 0600 (owner only), 0640 (group may read) or 0660 (group may read and write)");
+  }
+  return mode;
+}
+
 std::optional<StoreSettings> read_store_settings(BlobStore& store) {
   if (!store.stat(kStoreMarkerFile)) return std::nullopt;
-  std::string text = store.read_small(kStoreMarkerFile);
+  return parse_store_settings(store.read_small(kStoreMarkerFile), store.url() + "/" + kStoreMarkerFile);
+}
+
+StoreSettings parse_store_settings(const std::string& text, const std::string& where) {
   StoreSettings s;
   try {
     json j = json::parse(text);
+    if (!j.is_object()) throw Error(ErrorKind::kCorrupt, "store marker " + where + " is not a JSON object");
     s.layout_version = j.value("layoutVersion", 0);
     auto c = parse_compression(j.value("compression", "gzip"));
-    if (!c) throw Error(ErrorKind::kCorrupt, "unknown compression '" + j.value("compression", "") + "'");
+    if (!c) throw Error(ErrorKind::kCorrupt, "unknown compression '" + j.value("compression", "") + "' in " + where);
     s.compression = *c;
+    if (j.contains("fileMode")) {
+      try {
+        s.file_mode = parse_store_file_mode(j.at("fileMode").get<std::string>());
+      } catch (const Error& e) {
+        throw Error(ErrorKind::kCorrupt, "store marker " + where + ": " + e.what(),
+                    "set \"fileMode\" to \"0600\", \"0640\" or \"0660\"");
+      }
+    }
     s.created_at = j.value("createdAt", "");
     s.created_by = j.value("createdBy", "");
   } catch (const json::exception& e) {
-    throw Error(ErrorKind::kCorrupt, "store marker " + store.url() + "/" + kStoreMarkerFile + " is not valid JSON: " + e.what());
+    throw Error(ErrorKind::kCorrupt, "store marker " + where + " is not valid JSON: " + e.what());
   }
   if (s.layout_version > kLayoutVersion) {
     throw Error(ErrorKind::kInvalidArgument,
-                "store " + store.url() + " uses layout version " + std::to_string(s.layout_version) +
+                where + " says layout version " + std::to_string(s.layout_version) +
                     ", newer than this etcdadm understands (" + std::to_string(kLayoutVersion) + ")",
                 "upgrade etcdadm");
   }
   return s;
 }
 
-StoreSettings ensure_store_settings(BlobStore& store, std::optional<Compression> requested) {
+StoreSettings ensure_store_settings(BlobStore& store, const StoreRequest& requested) {
   if (auto existing = read_store_settings(store)) {
-    if (requested && *requested != existing->compression) {
+    if (requested.compression && *requested.compression != existing->compression) {
       throw Error(ErrorKind::kInvalidArgument,
                   std::string("store ") + store.url() + " was created with compression " + compression_name(existing->compression) +
-                      ", not " + compression_name(*requested),
+                      ", not " + compression_name(*requested.compression),
                   "drop --compression, or use a new store for a different compression");
     }
+    if (requested.file_mode && existing->file_mode && *requested.file_mode != *existing->file_mode) {
+      throw Error(ErrorKind::kInvalidArgument,
+                  "store " + store.url() + " was created with file mode " + octal_file_mode(*existing->file_mode) +
+                      ", not " + octal_file_mode(*requested.file_mode),
+                  "drop --store-mode; to change a store's mode, chmod its files and directories and edit \"fileMode\" in " +
+                      std::string(kStoreMarkerFile) + " (docs/store-format.md)");
+    }
+    // A store from before file modes: its marker learns the mode asked for.
+    bool record_mode = requested.file_mode && !existing->file_mode;
+    if (record_mode) existing->file_mode = requested.file_mode;
+    store.set_file_mode(existing->effective_file_mode());
+    if (record_mode) store.write_small(kStoreMarkerFile, marker_json(*existing), /*overwrite=*/true);
+    warn_about_access(store, *existing);
     return *existing;
   }
   StoreSettings s;
-  s.compression = requested.value_or(Compression::kGzip);
+  s.compression = requested.compression.value_or(Compression::kGzip);
+  s.file_mode = requested.file_mode.value_or(kDefaultStoreFileMode);
   s.created_at = format_rfc3339_seconds(std::chrono::system_clock::now());
   s.created_by = std::string("etcdadm ") + ETCDADM_VERSION;
-  json j = {{"layoutVersion", s.layout_version},
-            {"compression", compression_name(s.compression)},
-            {"createdAt", s.created_at},
-            {"createdBy", s.created_by}};
+  // Before the marker, which is the first file of a new store and as private as the rest.
+  store.set_file_mode(*s.file_mode);
   try {
-    store.write_small(kStoreMarkerFile, j.dump(2) + "\n", /*overwrite=*/false);
+    store.write_small(kStoreMarkerFile, marker_json(s), /*overwrite=*/false);
   } catch (const Error& e) {
     // Another writer created it first: theirs counts.
     if (e.kind() != ErrorKind::kAlreadyExists) throw;
     return ensure_store_settings(store, requested);
   }
+  // An etcd-manager store (no marker) may hold backups written with looser modes.
+  warn_about_access(store, s);
   return s;
+}
+
+void apply_store_settings(BlobStore& store) {
+  auto s = read_store_settings(store);
+  store.set_file_mode(s ? s->effective_file_mode() : kDefaultStoreFileMode);
 }
 
 // ---- metadata ----

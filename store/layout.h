@@ -37,17 +37,38 @@ std::optional<ParsedName> parse_backup_name(const std::string& name);
 std::string data_file_name(Compression c);
 
 // ---- store marker ----
+// The mode of backup files in a local store unless its marker records another: a backup holds
+// every Secret of the cluster, as private as `etcdctl snapshot save` makes its file.
+inline constexpr uint32_t kDefaultStoreFileMode = 0600;
 struct StoreSettings {
   int layout_version = kLayoutVersion;
   Compression compression = Compression::kGzip;
+  // "fileMode" in the marker; absent in stores made before it existed, which then get the default.
+  std::optional<uint32_t> file_mode;
   std::string created_at;
   std::string created_by;
+  uint32_t effective_file_mode() const { return file_mode.value_or(kDefaultStoreFileMode); }
 };
+// What a writing command asks of a store it may create (flags --compression, --store-mode).
+struct StoreRequest {
+  std::optional<Compression> compression;
+  std::optional<uint32_t> file_mode;
+};
+// Parses a --store-mode value: octal, owner read+write, group nothing, read or read+write, others
+// nothing (0600, 0640, 0660). Throws kInvalidArgument naming what is wrong.
+uint32_t parse_store_file_mode(const std::string& text);
 std::optional<StoreSettings> read_store_settings(BlobStore& store);
-// Returns the store's settings, writing the marker when the store has none. A `requested`
-// compression that contradicts an existing marker is refused (kInvalidArgument): one store, one
-// format, so that every reader knows what to expect.
-StoreSettings ensure_store_settings(BlobStore& store, std::optional<Compression> requested);
+// The marker's text; `where` names it in errors (kCorrupt; kInvalidArgument for a newer layout).
+StoreSettings parse_store_settings(const std::string& text, const std::string& where);
+// Returns the store's settings, writing the marker when the store has none, and sets the store's
+// file mode from them (BlobStore::set_file_mode). A requested compression or file mode that
+// contradicts the marker is refused (kInvalidArgument): one store, one format and one audience,
+// so that every reader knows what to expect. A marker from before file modes gets the requested
+// mode recorded. Logs a warning for each BlobStore::access_findings line.
+StoreSettings ensure_store_settings(BlobStore& store, const StoreRequest& requested);
+// The settings of an existing store applied to `store` (its file mode), for commands that add to
+// a store without creating it (damage markers). No marker: the defaults.
+void apply_store_settings(BlobStore& store);
 
 // ---- per-backup metadata ----
 struct BackupMeta {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <filesystem>
 
 #include "common/error.h"
@@ -19,8 +20,8 @@ namespace {
 
 class LocalWriter : public BlobWriter {
  public:
-  LocalWriter(const std::string& path, bool overwrite, std::string root)
-      : file_(path, 0644, overwrite), root_(std::move(root)) {}
+  LocalWriter(const std::string& path, mode_t mode, bool overwrite, std::string root)
+      : file_(path, mode, overwrite), root_(std::move(root)) {}
   ~LocalWriter() override { abort(); }
   void write(const uint8_t* d, size_t n) override { file_.write(d, n); }
   void commit() override {
@@ -77,6 +78,69 @@ bool is_temp_name(const std::string& filename) {
 
 }  // namespace
 
+uint32_t store_directory_mode(uint32_t file_mode) {
+  uint32_t search = (file_mode & 0444) >> 2;
+  return (file_mode & 0777) | search | 0100;
+}
+
+namespace {
+
+std::string octal_mode(uint32_t mode) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%04o", mode & 07777);
+  return buf;
+}
+
+// The chmod that takes a store written with looser modes down to `file_mode`.
+std::string tightening_chmod(uint32_t file_mode) {
+  std::string group;
+  if ((file_mode & 0060) == 0) group = "g-rwx,";
+  else if ((file_mode & 0020) == 0) group = "g-w,";
+  return group + "o-rwx";
+}
+
+}  // namespace
+
+std::vector<std::string> LocalStore::access_findings(uint32_t file_mode) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (!stdfs::is_directory(root_, ec)) return out;
+  const uint32_t dir_mode = store_directory_mode(file_mode);
+  struct Exposed {
+    uint64_t count = 0;
+    std::string example;
+    uint32_t example_mode = 0;
+  } files, dirs;
+  // The root itself is left out: it is often a mount point or a directory the operator made for
+  // several purposes, and what it exposes is the names of the backups, not their contents.
+  for (stdfs::recursive_directory_iterator it(root_, stdfs::directory_options::skip_permission_denied, ec), end;
+       !ec && it != end; it.increment(ec)) {
+    struct stat st;
+    if (::lstat(it->path().c_str(), &st) != 0) continue;
+    uint32_t mode = st.st_mode & 07777;
+    Exposed* e = nullptr;
+    if (S_ISREG(st.st_mode) && (mode & ~file_mode & 0077) != 0) e = &files;
+    if (S_ISDIR(st.st_mode) && (mode & ~dir_mode & 0077) != 0) e = &dirs;
+    if (e == nullptr) continue;
+    if (e->count++ == 0) {
+      e->example = it->path().string();
+      e->example_mode = mode;
+    }
+  }
+  std::string fix = "chmod -R " + tightening_chmod(file_mode) + " " + root_;
+  if (files.count > 0) {
+    out.push_back(std::to_string(files.count) + " file(s) in store " + root_ + " allow more access than the store's mode " +
+                  octal_mode(file_mode) + " (e.g. " + files.example + " is " + octal_mode(files.example_mode) +
+                  "): other users may read the cluster's data, Secrets included, from them; fix with `" + fix + "`");
+  }
+  if (dirs.count > 0) {
+    out.push_back(std::to_string(dirs.count) + " directory(ies) in store " + root_ + " allow more access than " +
+                  octal_mode(dir_mode) + " (e.g. " + dirs.example + " is " + octal_mode(dirs.example_mode) +
+                  "); fix with `" + fix + "`");
+  }
+  return out;
+}
+
 LocalStore::LocalStore(std::string root) : root_(absolute_path(root)) {}
 
 std::string LocalStore::url() const { return "file://" + root_; }
@@ -92,10 +156,10 @@ std::unique_ptr<BlobWriter> LocalStore::create(const std::string& key, bool over
   std::string path = path_of(key);
   std::string dir = parent_dir(path);
   bool existed = is_directory(dir);
-  make_dirs(dir);
+  make_dirs(dir, store_directory_mode(file_mode_));
   // A new directory entry must itself be durable before files inside it matter.
   if (!existed) fsync_dir(parent_dir(dir));
-  return std::make_unique<LocalWriter>(path, overwrite, root_);
+  return std::make_unique<LocalWriter>(path, file_mode_, overwrite, root_);
 }
 
 std::unique_ptr<BlobReader> LocalStore::open(const std::string& key) {

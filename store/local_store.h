@@ -1,5 +1,7 @@
 // Backup store in a local directory (or any mounted filesystem: NFS, CSI volume).
 // Atomic visibility: temp file in the target directory, fsync, link/rename, directory fsync.
+// Privacy: files and directories are created with exactly the store's mode (0600/0700 unless the
+// store marker records another), whatever the umask.
 #pragma once
 
 #include "store/blob_store.h"
@@ -18,11 +20,20 @@ class LocalStore : public BlobStore {
   std::vector<BlobInfo> list(const std::string& prefix) override;
   void remove(const std::string& key) override;
   std::vector<std::string> remove_abandoned(std::chrono::seconds older_than) override;
+  void set_file_mode(uint32_t file_mode) override { file_mode_ = file_mode; }
+  std::vector<std::string> access_findings(uint32_t file_mode) override;
   const std::string& root() const { return root_; }
 
  private:
   std::string path_of(const std::string& key) const;
   std::string root_;
+  // Private until the store's marker says otherwise (BlobStore::set_file_mode): a backup holds
+  // every Secret of the cluster, so it is never readable by other users by default.
+  uint32_t file_mode_ = 0600;
 };
+
+// The mode of a store directory holding files of `file_mode`: the same bits plus search (x) for
+// each class that may read (0600 -> 0700, 0640 -> 0750, 0660 -> 0770).
+uint32_t store_directory_mode(uint32_t file_mode);
 
 }  // namespace etcdadm

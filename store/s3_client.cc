@@ -5,10 +5,12 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <set>
 
 #include "common/base64.h"
 #include "common/error.h"
 #include "common/timefmt.h"
+#include "store/aws_responses.h"
 #include "store/xml_reader.h"
 
 namespace etcdadm {
@@ -19,16 +21,6 @@ int64_t http_date_micros(const std::string& s) {
   if (s.empty()) return 0;
   time_t t = curl_getdate(s.c_str(), nullptr);
   return t < 0 ? 0 : static_cast<int64_t>(t) * 1000000;
-}
-
-int64_t iso_date_micros(const std::string& s) {
-  auto t = parse_rfc3339(s);  // "2026-11-21T07:06:34.000Z"
-  return t ? to_unix_micros(*t) : 0;
-}
-
-std::string strip_quotes(std::string s) {
-  if (s.size() >= 2 && s.front() == '"' && s.back() == '"') return s.substr(1, s.size() - 2);
-  return s;
 }
 
 std::string base64_md5(std::string_view data) {
@@ -43,19 +35,9 @@ bool bucket_is_dns_safe(const std::string& bucket) { return bucket.find('.') == 
 }  // namespace
 
 Error s3_error(const HttpResponse& response, const std::string& what, const std::string& access_key_id) {
-  std::string code, message;
-  if (!response.body.empty()) {
-    try {
-      XmlElement x = parse_xml(response.body, what);
-      const XmlElement* err = x.name == "Error" ? &x : x.find("Error");
-      if (err != nullptr) {
-        code = err->child_text("Code");
-        message = err->child_text("Message");
-      }
-    } catch (const Error&) {
-      message = response.body.substr(0, 200);
-    }
-  }
+  S3ErrorBody body = parse_s3_error_body(response.body);
+  const std::string& code = body.code;
+  const std::string& message = body.message;
   long st = response.status;
   std::string text = what + ": HTTP " + std::to_string(st) + (code.empty() ? "" : " " + code) +
                      (message.empty() ? "" : ": " + message);
@@ -205,11 +187,10 @@ HttpResponse S3Client::send(const Call& c, const HttpBodySink& sink) {
     // error body).
     std::string right = resp.header("x-amz-bucket-region");
     if (right.empty() && resp.status == 400 && resp.body.find("AuthorizationHeaderMalformed") != std::string::npos) {
-      try {
-        right = parse_xml(resp.body, "S3 error").child_text("Region");
-      } catch (const Error&) {
-      }
+      right = parse_s3_error_body(resp.body).region;
     }
+    // The region becomes part of the host name of every later request: only a region name counts.
+    if (!is_valid_region_name(right)) right.clear();
     if (!right.empty() && right != region && redirects == 0 &&
         (resp.status == 301 || resp.status == 307 || resp.status == 400)) {
       spdlog::info("bucket {} is in region {}, not {}: switching", c.bucket, right, region);
@@ -255,7 +236,7 @@ std::string S3Client::put_object(const std::string& bucket, const std::string& k
     }
   }
   HttpResponse r = call(c, "upload of s3://" + bucket + "/" + key);
-  return strip_quotes(r.header("etag"));
+  return unquote_etag(r.header("etag"));
 }
 
 std::optional<S3ObjectInfo> S3Client::head_object(const std::string& bucket, const std::string& key) {
@@ -267,7 +248,7 @@ std::optional<S3ObjectInfo> S3Client::head_object(const std::string& bucket, con
   info.key = key;
   info.size = std::stoull(r.header("content-length").empty() ? "0" : r.header("content-length"));
   info.modified_unix_micros = http_date_micros(r.header("last-modified"));
-  info.etag = strip_quotes(r.header("etag"));
+  info.etag = unquote_etag(r.header("etag"));
   return info;
 }
 
@@ -286,23 +267,7 @@ S3ListPage S3Client::list_objects(const std::string& bucket, const std::string& 
   if (!prefix.empty()) c.query.emplace_back("prefix", prefix);
   if (!token.empty()) c.query.emplace_back("continuation-token", token);
   HttpResponse r = call(c, "listing s3://" + bucket + "/" + prefix);
-  XmlElement x = parse_xml(r.body, "ListObjectsV2 response of s3://" + bucket);
-  S3ListPage page;
-  for (const XmlElement* o : x.children_named("Contents")) {
-    S3ObjectInfo info;
-    info.key = o->child_text("Key");
-    info.size = std::stoull(o->child_text("Size").empty() ? "0" : o->child_text("Size"));
-    info.modified_unix_micros = iso_date_micros(o->child_text("LastModified"));
-    info.etag = strip_quotes(o->child_text("ETag"));
-    page.objects.push_back(std::move(info));
-  }
-  if (x.child_text("IsTruncated") == "true") {
-    page.next_continuation_token = x.child_text("NextContinuationToken");
-    if (page.next_continuation_token.empty()) {
-      throw Error(ErrorKind::kCorrupt, "S3 listing of s3://" + bucket + " is truncated but has no continuation token");
-    }
-  }
-  return page;
+  return parse_list_objects_v2(r.body, "ListObjectsV2 response of s3://" + bucket + "/" + prefix);
 }
 
 void S3Client::delete_object(const std::string& bucket, const std::string& key) {
@@ -324,13 +289,11 @@ void S3Client::delete_objects(const std::string& bucket, const std::vector<std::
          .headers = {{"Content-MD5", base64_md5(body)}, {"Content-Type", "application/xml"}},
          .body = body};
   HttpResponse r = call(c, "batch delete in s3://" + bucket);
-  XmlElement x = parse_xml(r.body, "DeleteObjects response");
-  auto errors = x.children_named("Error");
+  auto errors = parse_delete_objects_result(r.body, "DeleteObjects response");
   if (!errors.empty()) {
     throw Error(ErrorKind::kAuth,
                 "S3 did not delete " + std::to_string(errors.size()) + " of " + std::to_string(keys.size()) +
-                    " objects, e.g. " + errors[0]->child_text("Key") + ": " + errors[0]->child_text("Code") + " " +
-                    errors[0]->child_text("Message"),
+                    " objects, e.g. " + errors[0].key + ": " + errors[0].code + " " + errors[0].message,
                 "check s3:DeleteObject permission on the prefix");
   }
 }
@@ -344,10 +307,7 @@ std::string S3Client::create_multipart_upload(const std::string& bucket, const s
     }
   }
   HttpResponse r = call(c, "starting multipart upload of s3://" + bucket + "/" + key);
-  std::string id = parse_xml(r.body, "CreateMultipartUpload response").child_text("UploadId");
-  if (id.empty())
-    throw Error(ErrorKind::kCorrupt, "CreateMultipartUpload for s3://" + bucket + "/" + key + " returned no UploadId");
-  return id;
+  return parse_upload_id(r.body, "CreateMultipartUpload response for s3://" + bucket + "/" + key);
 }
 
 std::string S3Client::upload_part(const std::string& bucket, const std::string& key, const std::string& upload_id,
@@ -358,7 +318,7 @@ std::string S3Client::upload_part(const std::string& bucket, const std::string& 
          .query = {{"partNumber", std::to_string(part_number)}, {"uploadId", upload_id}},
          .body = data};
   HttpResponse r = call(c, "upload of part " + std::to_string(part_number) + " of s3://" + bucket + "/" + key);
-  std::string etag = strip_quotes(r.header("etag"));
+  std::string etag = unquote_etag(r.header("etag"));
   if (etag.empty()) throw Error(ErrorKind::kCorrupt, "S3 returned no ETag for part " + std::to_string(part_number));
   return etag;
 }
@@ -382,10 +342,10 @@ void S3Client::complete_multipart_upload(const std::string& bucket, const std::s
   HttpResponse r = call(c, "completing multipart upload of s3://" + bucket + "/" + key);
   // S3 may answer 200 with an <Error> body when completion fails late.
   if (r.body.find("<Error>") != std::string::npos) {
-    XmlElement x = parse_xml(r.body, "CompleteMultipartUpload response");
-    if (x.name == "Error") {
+    S3ErrorBody late = parse_s3_error_body(r.body);
+    if (late.is_error_document) {
       HttpResponse as_error = r;
-      as_error.status = x.child_text("Code") == "InternalError" ? 500 : 400;
+      as_error.status = late.code == "InternalError" ? 500 : 400;
       throw s3_error(as_error, "completing multipart upload of s3://" + bucket + "/" + key, "");
     }
   }
@@ -400,20 +360,23 @@ void S3Client::abort_multipart_upload(const std::string& bucket, const std::stri
 std::vector<S3Upload> S3Client::list_multipart_uploads(const std::string& bucket, const std::string& prefix) {
   std::vector<S3Upload> out;
   std::string key_marker, id_marker;
+  std::set<std::string> markers_seen;
   for (;;) {
     Call c{.method = "GET", .bucket = bucket, .key = "", .query = {{"uploads", ""}}};
     if (!prefix.empty()) c.query.emplace_back("prefix", prefix);
     if (!key_marker.empty()) c.query.emplace_back("key-marker", key_marker);
     if (!id_marker.empty()) c.query.emplace_back("upload-id-marker", id_marker);
     HttpResponse r = call(c, "listing multipart uploads in s3://" + bucket);
-    XmlElement x = parse_xml(r.body, "ListMultipartUploads response");
-    for (const XmlElement* u : x.children_named("Upload")) {
-      out.push_back({u->child_text("Key"), u->child_text("UploadId"), iso_date_micros(u->child_text("Initiated"))});
+    std::string what = "ListMultipartUploads response of s3://" + bucket + "/" + prefix;
+    S3UploadsPage page = parse_list_multipart_uploads(r.body, what);
+    out.insert(out.end(), page.uploads.begin(), page.uploads.end());
+    if (page.next_key_marker.empty()) break;
+    key_marker = page.next_key_marker;
+    id_marker = page.next_upload_id_marker;
+    // Markers that do not advance would page forever.
+    if (!markers_seen.insert(key_marker + '\n' + id_marker).second) {
+      throw Error(ErrorKind::kCorrupt, what + " returned the same page markers twice");
     }
-    if (x.child_text("IsTruncated") != "true") break;
-    key_marker = x.child_text("NextKeyMarker");
-    id_marker = x.child_text("NextUploadIdMarker");
-    if (key_marker.empty()) break;
   }
   return out;
 }

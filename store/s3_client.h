@@ -21,6 +21,7 @@
 #include "common/http_client.h"
 #include "common/retry.h"
 #include "store/aws_credentials.h"
+#include "store/aws_responses.h"
 
 namespace etcdadm {
 
@@ -33,24 +34,6 @@ struct S3Config {
   std::string sse;                // "", "AES256" or "aws:kms"
   std::string sse_kms_key_id;     // with sse == "aws:kms"; "" = the account's default key
   RetryPolicy retry;
-};
-
-struct S3ObjectInfo {
-  std::string key;
-  uint64_t size = 0;
-  int64_t modified_unix_micros = 0;
-  std::string etag;
-};
-
-struct S3ListPage {
-  std::vector<S3ObjectInfo> objects;
-  std::string next_continuation_token;  // "" when this was the last page
-};
-
-struct S3Upload {
-  std::string key;
-  std::string upload_id;
-  int64_t initiated_unix_micros = 0;
 };
 
 class S3Client {

@@ -366,6 +366,69 @@ TEST_F(Sidecar, RetentionTokenAndConcurrentCronSaves) {
   EXPECT_NE(open.output.find("trigger token"), std::string::npos) << open.output;
 }
 
+TEST_F(Sidecar, HttpBoundsHostileRequestsAndTellsThemNothing) {
+  auto& m = start_member();
+  write_file_atomic(dir_ / "token", "s3cret-token\n", 0600);
+  auto s = start_sidecar(m, "@hourly", {"--trigger-token-file", dir_ / "token"});
+  HttpClient client;
+  auto post = [&](const std::string& token, std::string_view body = {}) {
+    HttpRequest req;
+    req.method = "POST";
+    req.url = s.url("/backup");
+    if (!token.empty()) req.headers = {{"Authorization", "Bearer " + token}};
+    req.body = body;
+    return client.perform(req);
+  };
+  std::vector<HttpResponse> answers;
+  // A body larger than anything the sidecar serves needs: refused before any handler, even with
+  // the right token. (8 KiB: small enough to be sent whole before the answer, so no reset mid-send.)
+  std::string big(8 * 1024, 'x');
+  answers.push_back(post("s3cret-token", big));
+  EXPECT_EQ(answers.back().status, 413);
+  // Guessing the token: five wrong guesses are answered, then one a second at most; while
+  // guesses are throttled, none is checked, the right token included.
+  for (int i = 0; i < 5; ++i) {
+    answers.push_back(post("guess-" + std::to_string(i)));
+    EXPECT_EQ(answers.back().status, 401) << i;
+  }
+  answers.push_back(post("guess-5"));
+  EXPECT_EQ(answers.back().status, 429);
+  EXPECT_EQ(answers.back().header("retry-after"), "1");
+  EXPECT_EQ(post("s3cret-token").status, 429);
+  std::this_thread::sleep_for(1100ms);
+  EXPECT_EQ(post("s3cret-token").status, 202);
+  // A header line longer than any real client sends, a TLS hello, and a path out of the tree.
+  auto raw = run_process({"python3", "-c", R"(
+import socket, sys
+def ask(data):
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+    s.sendall(data)
+    s.settimeout(10)
+    try:
+        answer = s.recv(4096).decode(errors="replace")
+    except ConnectionResetError:
+        answer = ""
+    print(repr(answer if answer else "closed"))
+ask(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Long: " + b"a" * 20000 + b"\r\n\r\n")
+ask(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + b"\x00" * 64 + b"\r\n\r\n")
+ask(b"GET /../../etc/passwd HTTP/1.1\r\nHost: x\r\n\r\n")
+)", std::to_string(s.port)});
+  ASSERT_EQ(raw.exit_code, 0) << raw.output;
+  EXPECT_EQ(raw.output.find("200 OK"), std::string::npos) << raw.output;
+  EXPECT_EQ(raw.output.find("root:"), std::string::npos) << raw.output;
+  answers.push_back(http("GET", s.url("/no-such-endpoint")));
+  EXPECT_EQ(answers.back().status, 404);
+  // No answer names the store, a path on this host or an internal detail.
+  for (const auto& a : answers) {
+    EXPECT_EQ(a.body.find(store_), std::string::npos) << a.body;
+    EXPECT_EQ(a.body.find(dir_.path()), std::string::npos) << a.body;
+    EXPECT_LT(a.body.size(), 100u) << a.body;
+  }
+  EXPECT_EQ(raw.output.find(dir_.path()), std::string::npos) << raw.output;
+  EXPECT_EQ(http("GET", s.url("/healthz")).status, 200);  // and it still serves
+  EXPECT_EQ(s.process.stop(10000ms), 0);
+}
+
 TEST_F(Sidecar, LearnersNeverBackUp) {
   auto& m1 = start_member();
   EtcdOptions lo;

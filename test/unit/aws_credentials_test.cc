@@ -11,6 +11,7 @@
 #include "common/fs.h"
 #include "common/timefmt.h"
 #include "store/aws_credentials.h"
+#include "store/aws_responses.h"
 #include "store/s3_store.h"
 #include "test/support/fixture_server.h"
 #include "test/support/test_env.h"

@@ -335,5 +335,23 @@ TEST(GcsTokenFixture, EmulatorHostMeansNoAuthAndUnknownCredentialTypeIsRejected)
   EXPECT_EQ(resolve_gcs_config(GcsSettings{}, env_of({})).endpoint, "https://storage.googleapis.com");
 }
 
+TEST(GcsTokenFixture, CredentialFieldsOfTheWrongTypeAreRefusedByName) {
+  // json::value() threw nlohmann's type_error, which named neither the file nor the field.
+  TempDir dir;
+  write_file_atomic(dir / "sa.json", R"({"type":"service_account","client_email":5,"private_key":"k"})");
+  try {
+    make_gcs_auth(env_of({{"GOOGLE_APPLICATION_CREDENTIALS", dir / "sa.json"}}), HttpOptions{});
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kAuth);
+    EXPECT_NE(std::string(e.what()).find("\"client_email\" is not a string"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(dir / "sa.json"), std::string::npos) << e.what();
+  }
+  write_file_atomic(dir / "t.json", R"({"type":["service_account"]})");
+  EXPECT_THROW(make_gcs_auth(env_of({{"GOOGLE_APPLICATION_CREDENTIALS", dir / "t.json"}}), HttpOptions{}), Error);
+  EXPECT_THROW(make_service_account_source(R"({"token_uri":{}})", HttpOptions{}), Error);
+  EXPECT_THROW(make_service_account_source("[]", HttpOptions{}), Error);
+}
+
 }  // namespace
 }  // namespace etcdadm

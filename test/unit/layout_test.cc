@@ -4,7 +4,11 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/sha256.h"
+#include <sys/stat.h>
+
+#include <cstdlib>
 #include <cstring>
+
 #include "store/layout.h"
 #include "store/local_store.h"
 #include "store/snapshot_digest.h"
@@ -187,9 +191,141 @@ TEST(StoreSettings, MarkerDecidesCompression) {
   test::TempDir dir;
   LocalStore store(dir.path());
   EXPECT_FALSE(read_store_settings(store));
-  EXPECT_EQ(ensure_store_settings(store, Compression::kZstd).compression, Compression::kZstd);
-  EXPECT_EQ(ensure_store_settings(store, std::nullopt).compression, Compression::kZstd);
-  EXPECT_THROW(ensure_store_settings(store, Compression::kGzip), Error);
+  EXPECT_EQ(ensure_store_settings(store, {Compression::kZstd, std::nullopt}).compression, Compression::kZstd);
+  EXPECT_EQ(ensure_store_settings(store, {}).compression, Compression::kZstd);
+  EXPECT_THROW(ensure_store_settings(store, {Compression::kGzip, std::nullopt}), Error);
+}
+
+namespace {
+
+uint32_t mode_of(const std::string& path) {
+  struct stat st;
+  EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
+  return st.st_mode & 07777;
+}
+
+// Runs `body` with the given umask, restoring the old one afterwards.
+template <typename F>
+void with_umask(mode_t mask, F body) {
+  mode_t old = ::umask(mask);
+  try {
+    body();
+  } catch (...) {
+    ::umask(old);
+    throw;
+  }
+  ::umask(old);
+}
+
+}  // namespace
+
+TEST(StoreFileMode, ParsesTheModesAStoreMayHaveAndRefusesTheRest) {
+  EXPECT_EQ(parse_store_file_mode("0600"), 0600u);
+  EXPECT_EQ(parse_store_file_mode("600"), 0600u);
+  EXPECT_EQ(parse_store_file_mode("0640"), 0640u);
+  EXPECT_EQ(parse_store_file_mode("0660"), 0660u);
+  for (const char* bad : {"0644", "0604", "0666", "0400", "0700", "0620", "04600", "rw-------", "", "0x180", "9600",
+                          "01000000"}) {
+    EXPECT_THROW(parse_store_file_mode(bad), Error) << bad;
+  }
+  try {
+    parse_store_file_mode("0644");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("other users"), std::string::npos) << e.what();
+  }
+}
+
+TEST(StoreFileMode, ANewLocalStoreIsPrivateWhateverTheUmask) {
+  with_umask(0, [] {
+    test::TempDir dir;
+    std::string root = dir.path() + "/new/store";
+    LocalStore store(root);
+    StoreSettings s = ensure_store_settings(store, {});
+    EXPECT_EQ(s.file_mode, 0600u);
+    store.write_small("2026-01-01T00:00:00Z-000000/etcd.backup.gz", "secret bytes");
+    EXPECT_EQ(mode_of(root + "/" + kStoreMarkerFile), 0600u);
+    EXPECT_EQ(mode_of(root + "/2026-01-01T00:00:00Z-000000/etcd.backup.gz"), 0600u);
+    EXPECT_EQ(mode_of(root + "/2026-01-01T00:00:00Z-000000"), 0700u);
+    EXPECT_EQ(mode_of(root), 0700u);
+    EXPECT_EQ(mode_of(dir.path() + "/new"), 0700u);  // every directory etcdadm made on the way
+    EXPECT_NE(read_file(root + "/" + kStoreMarkerFile).find("\"fileMode\": \"0600\""), std::string::npos);
+  });
+}
+
+TEST(StoreFileMode, AGroupModeIsRecordedAndKeptUnderAStrictUmask) {
+  test::TempDir dir;
+  with_umask(077, [&] {
+    LocalStore store(dir.path() + "/s");
+    EXPECT_EQ(ensure_store_settings(store, {std::nullopt, 0640}).file_mode, 0640u);
+    store.write_small("b/etcd.backup.gz", "x");
+    EXPECT_EQ(mode_of(dir.path() + "/s/b/etcd.backup.gz"), 0640u);
+    EXPECT_EQ(mode_of(dir.path() + "/s/b"), 0750u);
+  });
+  // A later writer without --store-mode gets the recorded mode; a different one is refused.
+  LocalStore again(dir.path() + "/s");
+  EXPECT_EQ(ensure_store_settings(again, {}).file_mode, 0640u);
+  again.write_small("c/etcd.backup.gz", "x");
+  EXPECT_EQ(mode_of(dir.path() + "/s/c/etcd.backup.gz"), 0640u);
+  try {
+    ensure_store_settings(again, {std::nullopt, 0600});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("0640"), std::string::npos) << e.what();
+  }
+}
+
+TEST(StoreFileMode, AStoreFromBeforeModesStaysReadableAndItsExposedFilesAreFound) {
+  test::TempDir dir;
+  std::string root = dir.path() + "/old";
+  // What etcdadm wrote before: 0755 directories, 0644 files, a marker without "fileMode".
+  make_dirs(root + "/2025-01-01T00:00:00Z-000000", 0755);
+  ::chmod(root.c_str(), 0755);
+  write_file_atomic(root + "/" + kStoreMarkerFile,
+                    R"({"layoutVersion": 1, "compression": "gzip", "createdAt": "2025-01-01T00:00:00Z"})", 0644);
+  write_file_atomic(root + "/2025-01-01T00:00:00Z-000000/etcd.backup.gz", "old secret", 0644);
+  write_file_atomic(root + "/2025-01-01T00:00:00Z-000000/_etcd_backup.meta", "{}", 0644);
+  LocalStore store(root);
+  auto settings = read_store_settings(store);
+  ASSERT_TRUE(settings);
+  EXPECT_FALSE(settings->file_mode);
+  EXPECT_EQ(settings->effective_file_mode(), 0600u);
+
+  auto findings = store.access_findings(0600);
+  ASSERT_EQ(findings.size(), 2u);
+  EXPECT_NE(findings[0].find("3 file(s)"), std::string::npos) << findings[0];  // marker + 2 backup files
+  EXPECT_NE(findings[0].find("0644"), std::string::npos) << findings[0];
+  EXPECT_NE(findings[0].find("chmod -R g-rwx,o-rwx " + root), std::string::npos) << findings[0];
+  EXPECT_NE(findings[1].find("1 directory"), std::string::npos) << findings[1];  // the root is not counted
+
+  // New files are private even though the marker predates modes; the marker is not rewritten.
+  ensure_store_settings(store, {});
+  store.write_small("2026-01-01T00:00:00Z-000000/etcd.backup.gz", "new secret");
+  EXPECT_EQ(mode_of(root + "/2026-01-01T00:00:00Z-000000/etcd.backup.gz"), 0600u);
+  EXPECT_EQ(mode_of(root + "/2026-01-01T00:00:00Z-000000"), 0700u);
+  EXPECT_EQ(read_file(root + "/" + kStoreMarkerFile).find("fileMode"), std::string::npos);
+
+  // After the suggested chmod nothing is found; --store-mode on such a store is recorded.
+  ASSERT_EQ(std::system(("chmod -R g-rwx,o-rwx " + root).c_str()), 0);
+  EXPECT_TRUE(store.access_findings(0600).empty());
+  EXPECT_EQ(ensure_store_settings(store, {std::nullopt, 0600}).file_mode, 0600u);
+  EXPECT_EQ(read_store_settings(store)->file_mode, 0600u);
+}
+
+TEST(StoreFileMode, AMarkerWithABadModeIsCorruptNotIgnored) {
+  test::TempDir dir;
+  write_file_atomic(dir.path() + "/" + kStoreMarkerFile, R"({"layoutVersion": 1, "fileMode": "0644"})", 0600);
+  LocalStore store(dir.path());
+  try {
+    read_store_settings(store);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kCorrupt);
+  }
+  write_file_atomic(dir.path() + "/" + kStoreMarkerFile, R"({"layoutVersion": 1, "fileMode": 384})", 0600, true);
+  EXPECT_THROW(read_store_settings(store), Error);  // a number, not the documented octal string
 }
 
 }  // namespace etcdadm

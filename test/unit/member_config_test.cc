@@ -104,6 +104,17 @@ TEST(MemberConfig, ParsesHandWrittenEnvFiles) {
   EXPECT_EQ(parse_env_file(render_env_file(env)), env);
 }
 
+TEST(MemberConfig, EnvFileRefusesWhatWouldAddLinesOfItsOwn) {
+  // A member name reported by the cluster being joined ends up in ETCD_INITIAL_CLUSTER.
+  EXPECT_THROW(render_env_file({{"ETCD_INITIAL_CLUSTER", "m1=http://a:2380\nETCD_UNSAFE_NO_FSYNC=true"}}), Error);
+  EXPECT_THROW(render_env_file({{"ETCD_NAME", "m1\r"}}), Error);
+  EXPECT_THROW(render_env_file({{"ETCD_NAME", std::string("m1\0x", 4)}}), Error);
+  EXPECT_THROW(render_env_file({{"ETCD NAME", "m1"}}), Error);
+  EXPECT_THROW(render_env_file({{"1ETCD", "m1"}}), Error);
+  EXPECT_THROW(render_env_file({{"", "m1"}}), Error);
+  EXPECT_EQ(render_env_file({{"ETCD_NAME", "m 1=\"x\""}}), "ETCD_NAME=m 1=\"x\"\n");
+}
+
 TEST(MemberConfig, StateFileRoundTripsAndIsPrivate) {
   test::TempDir dir;
   MemberConfig m = sample();

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cctype>
 #include <mutex>
 
 #include "common/error.h"
@@ -18,8 +19,19 @@ namespace {
 using test::FixtureServer;
 
 struct Seen {
-  std::string method, path, host, authorization, content_sha256, token, sse, kms_key;
+  std::string method, path, host, authorization, content_sha256, token, sse, kms_key, acl_headers;
 };
+
+// Every header of `req` that would set an object's ACL (x-amz-acl, x-amz-grant-*), as "name;".
+std::string acl_headers_of(const httplib::Request& req) {
+  std::string out;
+  for (const auto& [name, value] : req.headers) {
+    std::string lower;
+    for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower == "x-amz-acl" || lower.rfind("x-amz-grant-", 0) == 0) out += lower + ";";
+  }
+  return out;
+}
 
 // Records every request; answers HEAD/GET/PUT of objects and multipart creation minimally.
 void record_all(httplib::Server& server, std::mutex& mu, std::vector<Seen>& seen) {
@@ -28,7 +40,7 @@ void record_all(httplib::Server& server, std::mutex& mu, std::vector<Seen>& seen
     seen.push_back({req.method, req.path, req.get_header_value("Host"), req.get_header_value("Authorization"),
                     req.get_header_value("x-amz-content-sha256"), req.get_header_value("x-amz-security-token"),
                     req.get_header_value("x-amz-server-side-encryption"),
-                    req.get_header_value("x-amz-server-side-encryption-aws-kms-key-id")});
+                    req.get_header_value("x-amz-server-side-encryption-aws-kms-key-id"), acl_headers_of(req)});
   };
   server.Put(".*", [record](const httplib::Request& req, httplib::Response& res) {
     record(req);
@@ -51,6 +63,14 @@ struct RecordingFixture {
   std::mutex mu;
   std::vector<Seen> seen;
 };
+
+// Path-style addressing of a fixture (it has no DNS for bucket host names).
+S3Config path_style_config(const FixtureServer& fx) {
+  S3Config c;
+  c.endpoint = fx.url();
+  c.path_style = true;
+  return c;
+}
 
 AwsCredentials creds(std::string token = "") {
   AwsCredentials c;
@@ -99,9 +119,7 @@ TEST(S3ClientFixture, WrongRegionIsFollowedOnceAndRemembered) {
     res.set_content("<ListBucketResult><IsTruncated>false</IsTruncated></ListBucketResult>", "application/xml");
   });
   fx.start();
-  S3Config c;
-  c.endpoint = fx.url();
-  c.path_style = true;
+  S3Config c = path_style_config(fx);
   c.region = "us-east-1";
   S3Client client(c, make_static_credentials(creds()));
   EXPECT_TRUE(client.list_objects("b", "", "").objects.empty());
@@ -111,13 +129,52 @@ TEST(S3ClientFixture, WrongRegionIsFollowedOnceAndRemembered) {
   EXPECT_EQ(calls.load(), 3) << "the region must be remembered";
 }
 
+TEST(S3ClientFixture, ARegionThatIsNoRegionNameIsNeverFollowed) {
+  // The region becomes part of the AWS host name: "s3.<region>.amazonaws.com". A server (or
+  // anything in between on plain HTTP) naming "attacker.example/#" must not redirect the client.
+  FixtureServer fx;
+  std::atomic<int> calls{0};
+  fx.server.Get(".*", [&](const httplib::Request&, httplib::Response& res) {
+    ++calls;
+    res.status = 400;
+    res.set_content("<Error><Code>AuthorizationHeaderMalformed</Code><Message>wrong region</Message>"
+                    "<Region>attacker.example/#</Region></Error>",
+                    "application/xml");
+  });
+  fx.start();
+  S3Config c = path_style_config(fx);
+  c.region = "us-east-1";
+  S3Client client(c, make_static_credentials(creds()));
+  EXPECT_THROW(client.list_objects("b", "", ""), Error);
+  EXPECT_EQ(client.region(), "us-east-1");
+  EXPECT_EQ(calls.load(), 1);
+}
+
+TEST(S3ClientFixture, AnEndlessAnswerIsCutOffNotBuffered) {
+  FixtureServer fx;
+  fx.server.Get(".*", [](const httplib::Request&, httplib::Response& res) {
+    res.set_chunked_content_provider("application/xml", [](size_t, httplib::DataSink& sink) {
+      static const std::string chunk = "<ListBucketResult>" + std::string(1 << 20, ' ');
+      return sink.write(chunk.data(), chunk.size());  // until the client hangs up
+    });
+  });
+  fx.start();
+  S3Config c = path_style_config(fx);
+  S3Client client(c, make_static_credentials(creds()));
+  try {
+    client.list_objects("b", "", "");
+    FAIL() << "an endless listing was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kCorrupt) << e.what();
+    EXPECT_NE(std::string(e.what()).find("larger than 64 MiB"), std::string::npos) << e.what();
+  }
+}
+
 TEST(S3ClientFixture, SseUnsignedPayloadAndSessionTokenHeadersAreSentAndSigned) {
   RecordingFixture f;
   auto& fx = f.fx;
   auto& seen = f.seen;
-  S3Config c;
-  c.endpoint = fx.url();
-  c.path_style = true;
+  S3Config c = path_style_config(fx);
   c.sse = "aws:kms";
   c.sse_kms_key_id = "arn:aws:kms:eu-west-1:1:key/abc";
   c.unsigned_payload = true;
@@ -132,6 +189,8 @@ TEST(S3ClientFixture, SseUnsignedPayloadAndSessionTokenHeadersAreSentAndSigned) 
     EXPECT_NE(seen[i].authorization.find("x-amz-server-side-encryption-aws-kms-key-id"), std::string::npos);
   }
   EXPECT_EQ(seen[2].sse, "") << "parts inherit the upload's encryption";
+  // No upload ever carries an ACL: a backup's readers are whoever the bucket policy allows.
+  for (const auto& s : seen) EXPECT_EQ(s.acl_headers, "") << s.method << " " << s.path;
   EXPECT_EQ(seen[0].content_sha256, "UNSIGNED-PAYLOAD");
   EXPECT_EQ(seen[0].token, "session-xyz");
   EXPECT_NE(seen[0].authorization.find("x-amz-security-token"), std::string::npos);
@@ -182,9 +241,7 @@ TEST(S3ClientFixture, ResumedReadAnsweredWithTheWholeObjectNeverReachesTheReader
     res.set_content("0123456789", "application/octet-stream");
   });
   fx.start();
-  S3Config c;
-  c.endpoint = fx.url();
-  c.path_style = true;
+  S3Config c = path_style_config(fx);
   S3Client client(c, make_static_credentials(creds()));
   std::string got;
   try {
@@ -209,9 +266,7 @@ TEST(S3ClientFixture, NotImplementedIsNotRetried) {
                     "application/xml");
   });
   fx.start();
-  S3Config c;
-  c.endpoint = fx.url();
-  c.path_style = true;
+  S3Config c = path_style_config(fx);
   c.sse = "AES256";
   S3Client client(c, make_static_credentials(creds()));
   try {

@@ -1,0 +1,18 @@
+// Small text helpers shared by the parsers (credentials files, HTTP headers, XML values).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace etcdadm {
+
+// `s` without leading and trailing ASCII whitespace (space, \t, \r, \n, \v, \f).
+inline std::string trim_space(std::string_view s) {
+  constexpr std::string_view kSpace = " \t\r\n\v\f";
+  size_t b = s.find_first_not_of(kSpace);
+  if (b == std::string_view::npos) return "";
+  size_t e = s.find_last_not_of(kSpace);
+  return std::string(s.substr(b, e - b + 1));
+}
+
+}  // namespace etcdadm

@@ -1,0 +1,52 @@
+// What the GCS JSON API and Google's token endpoints answer, read from their JSON: pure functions,
+// no I/O, so that broken and hostile answers can be tested and fuzzed on their own
+// (bench/fuzz/gcs_responses_fuzz.cc). Every function throws etcdadm::Error and nothing else: a
+// field of the wrong type counts as absent, a number that is not one is kCorrupt (kAuth for
+// tokens), never a std:: exception or a silently wrong value.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace etcdadm {
+
+struct GcsObjectInfo {
+  std::string name;
+  uint64_t size = 0;
+  int64_t modified_unix_micros = 0;
+  std::string generation;
+};
+
+struct GcsListPage {
+  std::vector<GcsObjectInfo> objects;
+  std::string next_page_token;
+};
+
+// An object resource (metadata GET, upload answers).
+GcsObjectInfo parse_gcs_object(const std::string& body, const std::string& what);
+// objects.list.
+GcsListPage parse_gcs_list_page(const std::string& body, const std::string& what);
+
+// The error document GCS answers failures with. Never throws: a body that is not one yields an
+// empty reason and (up to 200 bytes of) the body as the message.
+struct GcsErrorBody {
+  std::string message, reason;
+};
+GcsErrorBody parse_gcs_error_body(const std::string& body);
+
+// The bytes a resumable session holds, from the Range header of a 308 ("bytes=0-1048575" ->
+// 1048576; absent -> 0). kCorrupt when it is not of that form.
+uint64_t parse_persisted_range(const std::string& range, const std::string& what);
+
+// An OAuth2 token answer (token endpoint, metadata server): the token and its lifetime, clamped
+// to [0 s, 24 h]. kAuth, with the server's error and description when it gave them, when
+// `status` is not 2xx or there is no token.
+struct GcsTokenAnswer {
+  std::string access_token;
+  std::chrono::seconds expires_in{3600};
+};
+GcsTokenAnswer parse_gcs_token_answer(long status, const std::string& body, const std::string& what);
+
+}  // namespace etcdadm
