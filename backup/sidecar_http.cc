@@ -1,7 +1,16 @@
 #include "backup/sidecar_http.h"
 
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
 
 #include <memory>
 
@@ -32,6 +41,90 @@ bool same_secret(const std::string& given, const std::string& expected) {
   return diff == 0;
 }
 
+// What one connection may make the server read, and for how long: cpp-httplib 0.11 (Debian 12)
+// bounds each header line (8 KiB) but not their number, so a client sending header lines without
+// end grew the sidecar without bound (2.7 GB of RSS after 20 s, measured). Every connection now
+// carries one request, read through this budget and deadline.
+constexpr size_t kConnectionReadBudget = 32 * 1024;  // request line + headers + a 4 KiB body
+constexpr auto kConnectionDeadline = std::chrono::seconds(10);
+
+// A socket read through a byte budget and a deadline for the whole connection (cpp-httplib's own
+// stream times out per read only, so a slow sender could hold a worker forever).
+class BudgetedSocketStream : public httplib::Stream {
+ public:
+  BudgetedSocketStream(int fd, size_t budget, std::chrono::steady_clock::time_point deadline)
+      : fd_(fd), budget_(budget), deadline_(deadline) {}
+  bool is_readable() const override { return budget_ > 0 && wait_for(POLLIN); }
+  bool is_writable() const override { return wait_for(POLLOUT); }
+  ssize_t read(char* ptr, size_t size) override {
+    if (budget_ == 0 || !wait_for(POLLIN)) return -1;  // over budget or past the deadline: cut off
+    ssize_t n;
+    do {
+      n = ::recv(fd_, ptr, std::min(size, budget_), 0);
+    } while (n < 0 && errno == EINTR);
+    if (n > 0) budget_ -= static_cast<size_t>(n);
+    return n;
+  }
+  ssize_t write(const char* ptr, size_t size) override {
+    if (!wait_for(POLLOUT)) return -1;
+    ssize_t n;
+    do {
+      n = ::send(fd_, ptr, size, MSG_NOSIGNAL);
+    } while (n < 0 && errno == EINTR);
+    return n;
+  }
+  void get_remote_ip_and_port(std::string& ip, int& port) const override { address(::getpeername, ip, port); }
+  void get_local_ip_and_port(std::string& ip, int& port) const override { address(::getsockname, ip, port); }
+  socket_t socket() const override { return fd_; }
+
+ private:
+  bool wait_for(short events) const {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    pollfd p{fd_, events, 0};
+    int r;
+    do {
+      r = ::poll(&p, 1, static_cast<int>(left.count()));
+    } while (r < 0 && errno == EINTR);
+    return r > 0;
+  }
+  void address(int (*get)(int, sockaddr*, socklen_t*), std::string& ip, int& port) const {
+    sockaddr_storage a{};
+    socklen_t len = sizeof a;
+    ip.clear();
+    port = 0;
+    if (get(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) return;
+    char buf[INET6_ADDRSTRLEN] = {0};
+    if (a.ss_family == AF_INET) {
+      auto* in = reinterpret_cast<sockaddr_in*>(&a);
+      ::inet_ntop(AF_INET, &in->sin_addr, buf, sizeof buf);
+      port = ntohs(in->sin_port);
+    } else if (a.ss_family == AF_INET6) {
+      auto* in6 = reinterpret_cast<sockaddr_in6*>(&a);
+      ::inet_ntop(AF_INET6, &in6->sin6_addr, buf, sizeof buf);
+      port = ntohs(in6->sin6_port);
+    }
+    ip = buf;
+  }
+  int fd_;
+  size_t budget_;
+  std::chrono::steady_clock::time_point deadline_;
+};
+
+// cpp-httplib's server with each accepted connection served as one request through a
+// BudgetedSocketStream (the library calls this override for every connection it accepts).
+class BoundedServer : public httplib::Server {
+ private:
+  bool process_and_close_socket(socket_t sock) override {
+    BudgetedSocketStream stream(sock, kConnectionReadBudget, std::chrono::steady_clock::now() + kConnectionDeadline);
+    bool connection_closed = false;
+    bool ok = process_request(stream, /*close_connection=*/true, connection_closed, nullptr);
+    ::shutdown(sock, SHUT_RDWR);
+    ::close(sock);
+    return ok;
+  }
+};
+
 void too_many(httplib::Response& res) {
   res.status = 429;
   res.set_header("Retry-After", "1");
@@ -47,7 +140,7 @@ std::string read_trigger_token(const std::string& path) {
 }
 
 SidecarHttp::SidecarHttp(Sidecar& sidecar, const std::string& listen, std::string token)
-    : server_(std::make_unique<httplib::Server>()) {
+    : server_(std::make_unique<BoundedServer>()) {
   auto colon = listen.rfind(':');
   if (colon == std::string::npos) {
     throw Error(ErrorKind::kInvalidArgument, "--listen " + listen + " is not host:port", "e.g. 127.0.0.1:9791");
@@ -104,9 +197,6 @@ SidecarHttp::SidecarHttp(Sidecar& sidecar, const std::string& listen, std::strin
     return httplib::Server::HandlerResponse::Handled;
   });
   server_->set_payload_max_length(kMaxRequestBody);  // larger bodies: 413, unread
-  server_->set_read_timeout(5, 0);
-  server_->set_write_timeout(5, 0);
-  server_->set_keep_alive_timeout(5);
   // Whatever a handler throws stays in the log: the body names no path, store or internal detail.
   server_->set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
     try {

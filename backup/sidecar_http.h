@@ -5,8 +5,10 @@
 //   GET  /backups   the store's backups (JSON, from the catalog)
 //   POST /backup    run a backup now. Needs "Authorization: Bearer <token>" when a token is set;
 //                   a token is required when listening beyond loopback.
-// Bounds: request bodies up to 4 KiB (413 beyond), 5 s read/write timeouts, 50 requests a second
-// (burst 100; 429 beyond), wrong tokens one a second after a burst of 5 (429 without checking).
+// Bounds: one request per connection, read within 32 KiB and 10 s (cpp-httplib 0.11 does not
+// bound the number of header lines); request bodies up to 4 KiB (413 beyond); 50 requests a
+// second (burst 100; 429 beyond); wrong tokens one a second after a burst of 5 (429 without
+// checking).
 // Error bodies are fixed short texts: no exception text, path or store name (those go to the log).
 #pragma once
 

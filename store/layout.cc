@@ -7,6 +7,7 @@
 #include <map>
 
 #include "common/error.h"
+#include "common/text.h"
 
 namespace etcdadm {
 
@@ -38,12 +39,6 @@ std::string data_file_name(Compression c) { return std::string(kDataFileStem) + 
 
 namespace {
 
-std::string octal_file_mode(uint32_t mode) {
-  char buf[8];
-  std::snprintf(buf, sizeof buf, "%04o", mode);
-  return buf;
-}
-
 // Why a mode is not one a store may have, or "" when it is.
 std::string store_mode_problem(uint32_t mode) {
   if (mode > 0777) return "only permission bits are allowed (no setuid, setgid or sticky)";
@@ -59,7 +54,7 @@ std::string marker_json(const StoreSettings& s) {
             {"compression", compression_name(s.compression)},
             {"createdAt", s.created_at},
             {"createdBy", s.created_by}};
-  if (s.file_mode) j["fileMode"] = octal_file_mode(*s.file_mode);
+  if (s.file_mode) j["fileMode"] = octal_mode(*s.file_mode);
   return j.dump(2) + "\n";
 }
 
@@ -78,7 +73,7 @@ uint32_t parse_store_file_mode(const std::string& text) {
   }
   uint32_t mode = static_cast<uint32_t>(std::stoul(text, nullptr, 8));
   if (std::string why = store_mode_problem(mode); !why.empty()) {
-    throw Error(ErrorKind::kInvalidArgument, "store mode " + octal_file_mode(mode) + " refused: " + why,
+    throw Error(ErrorKind::kInvalidArgument, "store mode " + octal_mode(mode) + " refused: " + why,
                 "use 0600 (owner only), 0640 (group may read) or 0660 (group may read and write)");
   }
   return mode;
@@ -130,8 +125,8 @@ StoreSettings ensure_store_settings(BlobStore& store, const StoreRequest& reques
     }
     if (requested.file_mode && existing->file_mode && *requested.file_mode != *existing->file_mode) {
       throw Error(ErrorKind::kInvalidArgument,
-                  "store " + store.url() + " was created with file mode " + octal_file_mode(*existing->file_mode) +
-                      ", not " + octal_file_mode(*requested.file_mode),
+                  "store " + store.url() + " was created with file mode " + octal_mode(*existing->file_mode) +
+                      ", not " + octal_mode(*requested.file_mode),
                   "drop --store-mode; to change a store's mode, chmod its files and directories and edit \"fileMode\" in " +
                       std::string(kStoreMarkerFile) + " (docs/store-format.md)");
     }

@@ -6,11 +6,11 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <filesystem>
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/text.h"
 
 namespace etcdadm {
 
@@ -84,12 +84,6 @@ uint32_t store_directory_mode(uint32_t file_mode) {
 }
 
 namespace {
-
-std::string octal_mode(uint32_t mode) {
-  char buf[8];
-  std::snprintf(buf, sizeof buf, "%04o", mode & 07777);
-  return buf;
-}
 
 // The chmod that takes a store written with looser modes down to `file_mode`.
 std::string tightening_chmod(uint32_t file_mode) {

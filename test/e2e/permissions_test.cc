@@ -11,6 +11,7 @@
 
 #include "common/fs.h"
 #include "common/http_client.h"
+#include "common/text.h"
 #include "test/support/cli_fixture.h"
 #include "test/support/etcd_versions.h"
 
@@ -29,11 +30,7 @@ std::vector<std::string> looser_than(const std::string& root, uint32_t file_mode
     if (::lstat(p.c_str(), &st) != 0) return;
     uint32_t mode = st.st_mode & 07777;
     uint32_t allowed = S_ISDIR(st.st_mode) ? dir_mode : file_mode;
-    if ((mode & ~allowed & 0077) != 0) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "%04o", mode);
-      out.push_back(p.string() + " " + buf);
-    }
+    if ((mode & ~allowed & 0077) != 0) out.push_back(p.string() + " " + octal_mode(mode));
   };
   check(root);
   for (auto it = stdfs::recursive_directory_iterator(root); it != stdfs::recursive_directory_iterator(); ++it) {

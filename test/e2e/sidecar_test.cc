@@ -412,8 +412,29 @@ def ask(data):
 ask(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Long: " + b"a" * 20000 + b"\r\n\r\n")
 ask(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + b"\x00" * 64 + b"\r\n\r\n")
 ask(b"GET /../../etc/passwd HTTP/1.1\r\nHost: x\r\n\r\n")
+# Header lines without end: the server must stop reading long before 200 MB.
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.settimeout(10)
+s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+chunk = (b"X-A: " + b"a" * 1000 + b"\r\n") * 100
+sent = 0
+try:
+    while sent < 200_000_000:
+        s.sendall(chunk)
+        sent += len(chunk)
+except OSError:
+    pass
+print("flood_sent=%d" % sent)
 )", std::to_string(s.port)});
   ASSERT_EQ(raw.exit_code, 0) << raw.output;
+  // cpp-httplib 0.11 alone read all 200 MB and kept it (2.7 GB RSS after 20 s of this).
+  auto flood_at = raw.output.find("flood_sent=");
+  ASSERT_NE(flood_at, std::string::npos) << raw.output;
+  EXPECT_LT(std::stoll(raw.output.substr(flood_at + 11)), 20'000'000) << raw.output;
+  std::string status = read_file("/proc/" + std::to_string(s.process.pid()) + "/status");
+  auto hwm = status.find("VmHWM:");
+  ASSERT_NE(hwm, std::string::npos);
+  EXPECT_LT(std::stoll(status.substr(hwm + 6)), 200 * 1024) << "peak RSS in KiB: " << status.substr(hwm, 30);
   EXPECT_EQ(raw.output.find("200 OK"), std::string::npos) << raw.output;
   EXPECT_EQ(raw.output.find("root:"), std::string::npos) << raw.output;
   answers.push_back(http("GET", s.url("/no-such-endpoint")));
