@@ -46,7 +46,13 @@ class LocalWriter : public BlobWriter {
 class LocalReader : public BlobReader {
  public:
   explicit LocalReader(const std::string& path) : path_(path) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // A store holds regular files only: a symbolic link could point at any file the reading user
+    // (often root, for a restore) may read, and make it look like a backup.
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd_ < 0 && errno == ELOOP) {
+      throw Error(ErrorKind::kCorrupt, path + " is a symbolic link; a backup store holds only regular files",
+                  "replace the link with the file itself");
+    }
     if (fd_ < 0) throw_errno("cannot open", path, errno);
     struct stat st;
     if (::fstat(fd_, &st) != 0) throw_errno("cannot stat", path, errno);
@@ -172,7 +178,7 @@ std::unique_ptr<BlobReader> LocalStore::open(const std::string& key) {
 std::optional<BlobInfo> LocalStore::stat(const std::string& key) {
   struct stat st;
   std::string path = path_of(key);
-  if (::stat(path.c_str(), &st) != 0) {
+  if (::lstat(path.c_str(), &st) != 0) {  // a link is no blob (LocalReader)
     if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
     throw_errno("cannot stat", path, errno);
   }
@@ -196,13 +202,13 @@ std::vector<BlobInfo> LocalStore::list(const std::string& prefix) {
   if (ec) throw Error(ErrorKind::kIo, "cannot list " + start.string() + ": " + ec.message());
   for (; it != end; it.increment(ec)) {
     if (ec) throw Error(ErrorKind::kIo, "cannot list " + root_ + ": " + ec.message());
-    if (!it->is_regular_file(ec)) continue;
+    if (it->symlink_status(ec).type() != stdfs::file_type::regular) continue;  // links are no blobs
     std::string name = it->path().filename().string();
     if (is_temp_name(name)) continue;  // uncommitted writes are not blobs
     std::string key = it->path().lexically_relative(root_).string();
     if (key.compare(0, prefix.size(), prefix) != 0) continue;
     struct stat st;
-    if (::stat(it->path().c_str(), &st) != 0) continue;  // removed while listing
+    if (::lstat(it->path().c_str(), &st) != 0) continue;  // removed while listing
     out.push_back(BlobInfo{key, static_cast<uint64_t>(st.st_size),
                            static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000 + st.st_mtim.tv_nsec / 1000});
   }

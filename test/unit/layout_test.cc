@@ -5,6 +5,7 @@
 #include "common/fs.h"
 #include "common/sha256.h"
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -185,6 +186,25 @@ TEST(LocalStore, AtomicCreateAndList) {
   store.remove("a/one");
   EXPECT_TRUE(store.list("").empty());
   EXPECT_THROW(store.create("../escape", false), Error);
+}
+
+TEST(LocalStoreLinks, ASymbolicLinkIsNoBlob) {
+  test::TempDir dir;
+  write_file_atomic(dir.path() + "/secret", "not a backup", 0600);
+  LocalStore store(dir.path() + "/s");
+  store.write_small("b/etcd.backup.gz", "x");
+  ASSERT_EQ(::symlink((dir.path() + "/secret").c_str(), (dir.path() + "/s/b/_etcd_backup.meta").c_str()), 0);
+  auto listed = store.list("");
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].key, "b/etcd.backup.gz");
+  EXPECT_FALSE(store.stat("b/_etcd_backup.meta"));
+  try {
+    store.open("b/_etcd_backup.meta");
+    FAIL() << "a link was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kCorrupt);
+    EXPECT_NE(std::string(e.what()).find("symbolic link"), std::string::npos) << e.what();
+  }
 }
 
 TEST(StoreSettings, MarkerDecidesCompression) {
