@@ -4,7 +4,9 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <limits>
 #include <map>
+#include <type_traits>
 
 #include "common/error.h"
 #include "common/text.h"
@@ -34,6 +36,37 @@ std::optional<ParsedName> parse_backup_name(const std::string& name) {
 }
 
 std::string data_file_name(Compression c) { return std::string(kDataFileStem) + compression_extension(c); }
+
+// ---- checked numbers ----
+
+namespace {
+
+// An integer field, checked. nlohmann converts a float or an out-of-range number with a plain cast:
+// undefined behaviour for 2.9e26 into uint64_t (found by the store_metadata fuzz target), a silent
+// wrap for -1. nullopt when the field is absent or null; kCorrupt when it is no integer of T's range.
+template <typename T>
+std::optional<T> integer_field(const json& j, const char* key, const std::string& where) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  constexpr auto kMax = static_cast<uint64_t>(std::numeric_limits<T>::max());
+  if (it->is_number_unsigned()) {
+    uint64_t v = it->get<uint64_t>();
+    if (v <= kMax) return static_cast<T>(v);
+  } else if (it->is_number_integer()) {
+    int64_t v = it->get<int64_t>();
+    if (std::is_signed_v<T> ? v >= static_cast<int64_t>(std::numeric_limits<T>::min()) : v >= 0) return static_cast<T>(v);
+  }
+  throw Error(ErrorKind::kCorrupt, where + ": \"" + key + "\" is not an integer in range");
+}
+
+template <typename T>
+T required_integer(const json& j, const char* key, const std::string& where) {
+  auto v = integer_field<T>(j, key, where);
+  if (!v) throw Error(ErrorKind::kCorrupt, where + ": \"" + key + "\" is missing");
+  return *v;
+}
+
+}  // namespace
 
 // ---- store marker ----
 
@@ -89,7 +122,7 @@ StoreSettings parse_store_settings(const std::string& text, const std::string& w
   try {
     json j = json::parse(text);
     if (!j.is_object()) throw Error(ErrorKind::kCorrupt, "store marker " + where + " is not a JSON object");
-    s.layout_version = j.value("layoutVersion", 0);
+    s.layout_version = integer_field<int>(j, "layoutVersion", where).value_or(0);
     auto c = parse_compression(j.value("compression", "gzip"));
     if (!c) throw Error(ErrorKind::kCorrupt, "unknown compression '" + j.value("compression", "") + "' in " + where);
     s.compression = *c;
@@ -201,7 +234,7 @@ BackupMeta backup_meta_from_json(const std::string& text, const std::string& whe
   BackupMeta m;
   try {
     json j = json::parse(text);
-    m.layout_version = j.at("layoutVersion").get<int>();
+    m.layout_version = required_integer<int>(j, "layoutVersion", where);
     m.name = j.value("name", "");
     m.created_at = j.value("createdAt", "");
     m.source = j.value("source", "snapshot");
@@ -210,16 +243,16 @@ BackupMeta backup_meta_from_json(const std::string& text, const std::string& whe
     if (!c) throw Error(ErrorKind::kCorrupt, where + ": unknown compression " + j.value("compression", ""));
     m.compression = *c;
     m.encryption = j.value("encryption", "none");
-    m.db_size = j.value("dbSize", uint64_t{0});
-    m.snapshot_size = j.value("snapshotSize", uint64_t{0});
-    m.stored_size = j.at("storedSize").get<uint64_t>();
+    m.db_size = integer_field<uint64_t>(j, "dbSize", where).value_or(0);
+    m.snapshot_size = integer_field<uint64_t>(j, "snapshotSize", where).value_or(0);
+    m.stored_size = required_integer<uint64_t>(j, "storedSize", where);
     m.db_sha256 = j.value("dbSha256", "");
     m.stored_sha256 = j.value("storedSha256", "");
     m.hash_trailer = j.value("hashTrailer", true);
-    if (j.contains("revision") && !j["revision"].is_null()) m.revision = j["revision"].get<int64_t>();
+    m.revision = integer_field<int64_t>(j, "revision", where);
     m.revision_exact = j.value("revisionExact", false);
-    m.raft_index = j.value("raftIndex", uint64_t{0});
-    m.raft_term = j.value("raftTerm", uint64_t{0});
+    m.raft_index = integer_field<uint64_t>(j, "raftIndex", where).value_or(0);
+    m.raft_term = integer_field<uint64_t>(j, "raftTerm", where).value_or(0);
     m.etcd_version = j.value("etcdVersion", "");
     m.storage_version = j.value("storageVersion", "");
     m.cluster_id = j.value("clusterId", "");
@@ -227,7 +260,7 @@ BackupMeta backup_meta_from_json(const std::string& text, const std::string& whe
     m.member_name = j.value("memberName", "");
     m.endpoint = j.value("endpoint", "");
     m.from_leader = j.value("fromLeader", false);
-    m.member_count = j.value("memberCount", 0);
+    m.member_count = integer_field<int>(j, "memberCount", where).value_or(0);
     m.tool_version = j.value("toolVersion", "");
     m.duration_seconds = j.value("durationSeconds", 0.0);
   } catch (const json::exception& e) {
@@ -268,14 +301,14 @@ EtcdManagerMeta parse_etcd_manager_meta(const std::string& text, const std::stri
     m.etcd_version = j.value("etcdVersion", "");
     if (j.contains("timestamp")) {
       const auto& ts = j["timestamp"];
-      if (ts.is_number_integer()) m.timestamp = ts.get<int64_t>();
+      if (ts.is_number_integer()) m.timestamp = integer_field<int64_t>(j, "timestamp", where);
       else if (ts.is_string()) m.timestamp = std::stoll(ts.get<std::string>());
     }
     if (j.contains("clusterSpec") && j["clusterSpec"].is_object()) {
       const auto& spec = j["clusterSpec"];
       if (spec.contains("memberCount")) {
         const auto& mc = spec["memberCount"];
-        m.member_count = mc.is_string() ? std::stoi(mc.get<std::string>()) : mc.get<int>();
+        m.member_count = mc.is_string() ? std::stoi(mc.get<std::string>()) : required_integer<int>(spec, "memberCount", where);
       }
       if (m.etcd_version.empty()) m.etcd_version = spec.value("etcdVersion", "");
     }

@@ -188,6 +188,25 @@ TEST(LocalStore, AtomicCreateAndList) {
   EXPECT_THROW(store.create("../escape", false), Error);
 }
 
+TEST(BackupMetaNumbers, FloatsAndNegativesWhereIntegersBelongAreCorrupt) {
+  // nlohmann cast 2.9e26 into uint64_t (undefined behaviour; found by the store_metadata fuzz
+  // target) and wrapped -1 to 2^64-1.
+  auto meta = [](const std::string& stored_size) {
+    return R"({"layoutVersion": 1, "dataFile": "etcd.backup.gz", "storedSize": )" + stored_size + "}";
+  };
+  EXPECT_EQ(backup_meta_from_json(meta("881"), "t").stored_size, 881u);
+  for (const char* bad : {"2.87778e+26", "-1", "1.5", "\"881\"", "18446744073709551616"}) {
+    try {
+      backup_meta_from_json(meta(bad), "t");
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kCorrupt) << bad;
+    }
+  }
+  EXPECT_THROW(parse_etcd_manager_meta(R"({"clusterSpec": {"memberCount": 1e30}})", "t"), Error);
+  EXPECT_THROW(parse_store_settings(R"({"layoutVersion": 1e30})", "t"), Error);
+}
+
 TEST(LocalStoreLinks, ASymbolicLinkIsNoBlob) {
   test::TempDir dir;
   write_file_atomic(dir.path() + "/secret", "not a backup", 0600);
