@@ -174,7 +174,7 @@ SaveResult save_unrecorded(EtcdClient& client, BlobStore& store, Catalog* catalo
     spdlog::warn("cannot list members ({}); the metadata will lack the member count", e.what());
   }
 
-  StoreSettings settings = ensure_store_settings(store, {options.compression, options.store_file_mode});
+  StoreSettings settings = ensure_store_settings(store, options.store);
   // Before the writer's worker thread exists, so that it inherits the policy too (why: cpu_priority.h).
   ScopedBatchScheduling batch;
   SystemTime started = std::chrono::system_clock::now();
@@ -255,7 +255,7 @@ SaveResult import_snapshot(const std::string& file, BlobStore& store, Catalog* c
   InterruptibleWork interruptible;
   auto t0 = Clock::now();
   if (!path_exists(file)) throw Error(ErrorKind::kNotFound, "snapshot file " + file + " does not exist");
-  StoreSettings settings = ensure_store_settings(store, {options.compression, options.store_file_mode});
+  StoreSettings settings = ensure_store_settings(store, options.store);
   // Before the writer's worker thread exists, so that it inherits the policy too (why: cpu_priority.h).
   ScopedBatchScheduling batch;
   SystemTime started = std::chrono::system_clock::now();

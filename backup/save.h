@@ -19,8 +19,9 @@ namespace etcdadm {
 
 struct SaveOptions {
   std::string preferred_endpoint;                  // take the snapshot from this member when healthy
-  std::optional<Compression> compression;          // default: the store's setting (gzip for new stores)
-  std::optional<uint32_t> store_file_mode;         // --store-mode; default: the store's setting (0600 for new stores)
+  // --compression / --store-mode: only for a new store (or a marker from before file modes);
+  // default: the store's settings (gzip, 0600 for new stores).
+  StoreRequest store;
   int compression_level = -1;                      // < 0: codec default
   std::chrono::milliseconds stall_timeout{30000};  // give up when the member sends nothing this long
   // Before saving, remove what earlier saves killed mid-upload left in the store once it is this
@@ -41,8 +42,7 @@ struct SaveResult {
 SaveResult save_backup(EtcdClient& client, BlobStore& store, Catalog* catalog, const SaveOptions& options);
 
 struct ImportOptions {
-  std::optional<Compression> compression;
-  std::optional<uint32_t> store_file_mode;
+  StoreRequest store;  // as SaveOptions::store
   int compression_level = -1;
   bool skip_hash_check = false;   // accept a db without SHA-256 trailer (copied from a data dir)
   std::string etcd_version;       // recorded in the metadata (unknown otherwise)

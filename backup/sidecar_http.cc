@@ -184,7 +184,7 @@ SidecarHttp::SidecarHttp(Sidecar& sidecar, const std::string& listen, std::strin
   server_->Post("/backup", trigger);
   // `curl -X POST URL` sends no body and no Content-Length, which cpp-httplib answers with an empty
   // 400 before any handler runs. The trigger needs no body: take such requests before that check
-  // (only those, so that a request with a body is still read whole and the connection stays sound).
+  // (only those: a request with a body still goes through the body-size check).
   auto requests = std::make_shared<TokenBucket>(kRequestsPerSecond, kRequestBurst);
   server_->set_pre_routing_handler([trigger, requests](const httplib::Request& req, httplib::Response& res) {
     if (!requests->try_take()) {

@@ -51,9 +51,8 @@ struct StoreCreationFlags {
                   "local store file mode, recorded in the store (default 0600, directories 0700; 0640 lets a backup "
                   "group read)");
   }
-  std::optional<uint32_t> file_mode() const {
-    if (mode.empty()) return std::nullopt;
-    return parse_store_file_mode(mode);
+  StoreRequest request() const {
+    return {compression_flag(compression), mode.empty() ? std::nullopt : std::optional(parse_store_file_mode(mode))};
   }
 };
 
@@ -97,8 +96,7 @@ void add_save(CLI::App& backup) {
     SaveOptions o;
     o.clean_abandoned_after = duration_flag("--clean-abandoned-after", f->abandoned, true);
     o.preferred_endpoint = f->prefer;
-    o.compression = compression_flag(f->creation.compression);
-    o.store_file_mode = f->creation.file_mode();
+    o.store = f->creation.request();
     o.compression_level = f->creation.level;
     o.stall_timeout = duration_flag("--stall-timeout", f->stall, false);
     auto fmt = parse_output_format(f->store.output);
@@ -126,8 +124,7 @@ void add_import(CLI::App& backup) {
   c->add_flag("--skip-hash-check", f->skip_hash_check, "accept a db without SHA-256 trailer (copied from a data dir)");
   c->callback([f] {
     ImportOptions o;
-    o.compression = compression_flag(f->creation.compression);
-    o.store_file_mode = f->creation.file_mode();
+    o.store = f->creation.request();
     o.compression_level = f->creation.level;
     o.skip_hash_check = f->skip_hash_check;
     o.etcd_version = f->etcd_version;
@@ -366,8 +363,7 @@ void add_sidecar(CLI::App& backup) {
     o.verify_every = parse_verify_every(f->verify);
     o.ready_max_age = duration_flag("--ready-max-age", f->ready_max_age, false);
     o.shutdown_grace = duration_flag("--shutdown-grace", f->grace, true);
-    o.save.compression = compression_flag(f->creation.compression);
-    o.save.store_file_mode = f->creation.file_mode();
+    o.save.store = f->creation.request();
     o.save.compression_level = f->creation.level;
     o.save.stall_timeout = duration_flag("--stall-timeout", f->stall, false);
     o.save.clean_abandoned_after = duration_flag("--clean-abandoned-after", f->abandoned, true);
