@@ -26,40 +26,15 @@
 #include <mutex>
 
 #include "common/error.h"
+#include "restore/bolt_format.h"
 
 namespace etcdadm {
 namespace {
 
-constexpr uint16_t kBranchFlag = 0x01;
-constexpr uint16_t kLeafFlag = 0x02;
-constexpr uint16_t kMetaFlag = 0x04;
-constexpr uint32_t kBucketLeafFlag = 0x01;
-constexpr uint32_t kMagic = 0xED0CDAED;
-constexpr uint32_t kVersion = 2;
-constexpr size_t kPageHeaderSize = 16;
-constexpr size_t kElementSize = 16;                // branch and leaf elements are both 16 bytes
-constexpr size_t kMetaEnd = kPageHeaderSize + 64;  // header + meta body incl. checksum
-constexpr size_t kBucketHeaderSize = 16;
+using namespace bolt;
+
 constexpr int kMaxDepth = 64;
 constexpr size_t kCacheSlots = 8;
-constexpr uint32_t kMinPageSize = 512;
-constexpr uint32_t kMaxPageSize = 65536;
-
-template <typename T>
-T load(const char* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-uint64_t fnv1a64(const char* p, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (size_t i = 0; i < n; ++i) {
-    h ^= static_cast<unsigned char>(p[i]);
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 // Where the bytes come from: a file read with pread, or a buffer in memory (tests, fuzzing).
 class Source {
@@ -400,16 +375,18 @@ struct BoltReader::Impl {
     if (id != static_cast<uint64_t>(which)) return "header names page " + std::to_string(id);
     if (load<uint16_t>(buf + 8) != kMetaFlag) return "not flagged as a meta page";
     const char* m = buf + kPageHeaderSize;
-    if (load<uint32_t>(m) != kMagic) return "bad magic";
-    if (load<uint32_t>(m + 4) != kVersion) return "unsupported version " + std::to_string(load<uint32_t>(m + 4));
-    if (load<uint64_t>(m + 56) != fnv1a64(m, 56)) return "checksum mismatch";
+    if (load<uint32_t>(m + kMetaMagic) != kMagic) return "bad magic";
+    if (load<uint32_t>(m + kMetaVersion) != kVersion) return "unsupported version " + std::to_string(load<uint32_t>(m + kMetaVersion));
+    if (load<uint64_t>(m + kMetaChecksum) != fnv1a64(m, kMetaChecksum)) return "checksum mismatch";
     BoltMeta r;
-    r.page_size = load<uint32_t>(m + 8);
+    r.page_size = load<uint32_t>(m + kMetaPageSize);
+    r.flags = load<uint32_t>(m + kMetaFlags);
+    r.root_sequence = load<uint64_t>(m + kMetaRootSequence);
     r.version = kVersion;
-    r.root_pgid = load<uint64_t>(m + 16);
-    r.freelist_pgid = load<uint64_t>(m + 32);
-    r.high_water_pgid = load<uint64_t>(m + 40);
-    r.txid = load<uint64_t>(m + 48);
+    r.root_pgid = load<uint64_t>(m + kMetaRoot);
+    r.freelist_pgid = load<uint64_t>(m + kMetaFreelist);
+    r.high_water_pgid = load<uint64_t>(m + kMetaHighWater);
+    r.txid = load<uint64_t>(m + kMetaTxid);
     r.meta_page = which;
     if (r.page_size < kMinPageSize || r.page_size > kMaxPageSize || (r.page_size & (r.page_size - 1)) != 0) {
       return "implausible page size " + std::to_string(r.page_size);

@@ -23,7 +23,9 @@ namespace etcdadm {
 struct BoltMeta {
   uint32_t page_size = 0;
   uint32_t version = 0;
+  uint32_t flags = 0;            // meta flags (unused by bbolt today; kept as found)
   uint64_t root_pgid = 0;        // root bucket's root page
+  uint64_t root_sequence = 0;    // root bucket's sequence
   uint64_t freelist_pgid = 0;    // 0xFFFFFFFFFFFFFFFF with etcd's NoFreelistSync
   uint64_t high_water_pgid = 0;  // meta.pgid: pages in use
   uint64_t txid = 0;

@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # Builds the Go programs the tests use as outside oracles (etcd itself: scripts/etcd-versions.sh)
-# from pinned wrapper modules, into a cache directory keyed by version, and reuses them when
-# present. Test tools only: the product never builds or ships Go.
+# into a cache directory keyed by version, and reuses them when present: third-party programs from
+# pinned wrapper modules, our own test tools from their source in this repository. Test tools
+# only: the product never builds or ships Go.
 #
 # Usage: scripts/go-test-tools.sh [NAME ...]          build what is missing (default: every tool)
 #        scripts/go-test-tools.sh --update NAME ...   re-pin the wrapper's go.mod/go.sum to the
-#                                                     version in the pin file, then build
+#                                                     version in the pin file (a source tool:
+#                                                     `go mod tidy` in its module), then build
 #        scripts/go-test-tools.sh --where NAME        print the path of that tool's binary (built or not)
 #
-# Pins: test/go-tools/tools (NAME MODULE VERSION MAIN_PACKAGE); wrapper modules: test/go-tools/NAME/.
+# Pins: test/go-tools/tools (NAME MODULE VERSION MAIN_PACKAGE); the module is test/go-tools/NAME/:
+# a wrapper module requiring MODULE at VERSION or, when VERSION is "source", the tool's own source
+# (module MODULE, MAIN_PACKAGE relative to it), whose version is src-<SHA-256 prefix of its go.mod,
+# go.sum and *.go files> so that any edit builds it anew.
 # Cache: $ETCDADM_GO_TOOLS (default ${XDG_CACHE_HOME:-$HOME/.cache}/etcdadm/go-tools)/NAME-VERSION/NAME.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -19,19 +24,32 @@ die() { echo "go-test-tools.sh: $*" >&2; exit 1; }
 # shellcheck source=lib/go-wrappers.sh
 . "$root/scripts/lib/go-wrappers.sh"
 
-# Sets pin_module, pin_version, pin_package and pin_dir for NAME.
+# Sets pin_module, pin_version, pin_package, pin_source (true for a source tool) and pin_dir for NAME.
 pin() {
   local fields
   fields="$(pin_fields "$pins" "$1")" || exit 1
   read -r pin_module pin_version pin_package <<<"$fields"
+  pin_source=false
+  if [ "$pin_version" = source ]; then
+    pin_source=true
+    pin_version="src-$(source_hash "$root/test/go-tools/$1")" || exit 1
+  fi
   pin_dir="$cache/$1-$pin_version"
+}
+
+# source_hash DIR: 16 hex digits of a SHA-256 over the names and contents of DIR's go.mod, go.sum
+# and *.go files (subdirectories included), the cache key of a source tool.
+source_hash() {
+  [ -f "$1/go.mod" ] || die "$1/go.mod is missing (a source tool's module, pinned in $pins)"
+  (cd "$1" && find . -type f \( -name go.mod -o -name go.sum -o -name '*.go' \) -print0 |
+    LC_ALL=C sort -z | xargs -0 -r sha256sum) | sha256sum | cut -c1-16
 }
 
 # A tool is usable when its binary is there and runs (`-help` may exit non-zero: only "it starts").
 runs() { [ -x "$1/$checked_name" ] && { "$1/$checked_name" -help >/dev/null 2>&1 || [ $? -le 2 ]; }; }
 
 build_tool() {
-  local name="$1" wrapper="$root/test/go-tools/$1"
+  local name="$1" wrapper="$root/test/go-tools/$1"  # a wrapper module, or a source tool's own module
   pin "$name"
   checked_name="$name"
   if runs "$pin_dir"; then
@@ -39,8 +57,13 @@ build_tool() {
     return
   fi
   require_go "$name $pin_version"
-  grep -Eq "^[[:space:]]*(require[[:space:]]+)?${pin_module//./\\.} ${pin_version}( |\$)" "$wrapper/go.mod" ||
-    die "$wrapper/go.mod does not require $pin_module $pin_version (pinned in $pins): run scripts/go-test-tools.sh --update $name"
+  if $pin_source; then
+    grep -Eq "^module[[:space:]]+${pin_module//./\\.}[[:space:]]*\$" "$wrapper/go.mod" ||
+      die "$wrapper/go.mod is not module $pin_module (pinned in $pins)"
+  else
+    grep -Eq "^[[:space:]]*(require[[:space:]]+)?${pin_module//./\\.} ${pin_version}( |\$)" "$wrapper/go.mod" ||
+      die "$wrapper/go.mod does not require $pin_module $pin_version (pinned in $pins): run scripts/go-test-tools.sh --update $name"
+  fi
   local start
   start=$(date +%s)
   build_wrapper "$wrapper" "$pin_dir" runs "$name=$pin_package"
@@ -50,6 +73,11 @@ build_tool() {
 update_wrapper() {
   local name="$1" wrapper="$root/test/go-tools/$1"
   pin "$name"
+  if $pin_source; then  # our own source: only re-pin its go.sum (and go.mod's requirements)
+    require_go "$name"
+    (cd "$wrapper" && go mod tidy) || die "go mod tidy failed in $wrapper"
+    return
+  fi
   mkdir -p "$wrapper"
   cat >"$wrapper/go.mod" <<EOF
 // Wrapper module that builds $name ($pin_module $pin_version), a test oracle (never shipped);

@@ -1,6 +1,8 @@
 # Building Go programs that the tests use (never the product) from wrapper modules: a directory
 # whose go.mod `require`s the upstream module at a pinned version and names its main packages in
 # `tool` lines (so `go mod tidy` keeps them), with a committed go.sum pinning every module.
+# build_wrapper also builds our own test tools from their source module in the repository (the
+# "source" pins of scripts/go-test-tools.sh), which have a committed go.sum too.
 # Sourced by scripts/etcd-versions.sh and scripts/go-test-tools.sh; they define die().
 
 # Go from go.dev's tarball lives in /usr/local/go, which a non-login shell may not have on PATH.
@@ -14,7 +16,7 @@ require_go() {
 }
 
 # build_wrapper WRAPPER_DIR OUT_DIR CHECK_FN NAME=PACKAGE ...
-# Builds each PACKAGE of the wrapper module as NAME (static, -trimpath, as release builds are)
+# Builds each PACKAGE of the wrapper (or source) module as NAME (static, -trimpath, as release builds are)
 # into a temporary directory beside OUT_DIR, runs `CHECK_FN TMPDIR` on the result, and only then
 # renames it to OUT_DIR: an interrupted or failed build never leaves a directory that looks done.
 build_wrapper() {

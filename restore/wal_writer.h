@@ -1,0 +1,47 @@
+// Writing a new etcd WAL file (the member's raft log) as etcd's wal package writes one: records
+// framed by an 8-byte little-endian length (the low 56 bits; when the record is padded to a
+// multiple of 8 bytes, the top byte is 0x80 | pad), each a walpb.Record whose crc is the running
+// CRC-32C (Castagnoli) over the data of every record so far, the first record being the crc
+// record carrying the previous file's CRC (0 for the first file). The file is preallocated the way
+// etcd preallocates its segments (64,000,000 bytes), and what follows the last record is zeros,
+// which etcd's reader takes as the end of the log.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace etcdadm {
+
+enum class WalRecordType : int64_t { kMetadata = 1, kEntry = 2, kState = 3, kCrc = 4, kSnapshot = 5 };
+
+constexpr uint64_t kWalSegmentBytes = 64 * 1000 * 1000;  // etcd's wal.SegmentSizeBytes
+
+// WAL segment file name: <seq %016x>-<index %016x>.wal.
+std::string wal_file_name(uint64_t seq, uint64_t index);
+
+// One frame (length, record, padding) for a record of `type` with `data`, continuing the running
+// CRC `crc` (updated). `has_data`: etcd leaves a crc record's data unset (nil), not empty.
+std::string wal_frame(WalRecordType type, const std::string& data, bool has_data, uint32_t& crc);
+
+class WalFileWriter {
+ public:
+  // Creates `path` (mode 0600, must not exist) preallocated to `preallocate` bytes, and writes the
+  // crc record with CRC 0.
+  WalFileWriter(std::string path, uint64_t preallocate = kWalSegmentBytes);
+  ~WalFileWriter();
+  WalFileWriter(const WalFileWriter&) = delete;
+  WalFileWriter& operator=(const WalFileWriter&) = delete;
+
+  void append(WalRecordType type, const std::string& data);
+  // Writes what was appended and fsyncs the file.
+  void sync();
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  uint32_t crc_ = 0;
+  std::string pending_;
+  uint64_t offset_ = 0;
+};
+
+}  // namespace etcdadm
