@@ -487,6 +487,21 @@ bool BoltReader::has_bucket(const std::vector<std::string>& path) const {
   }
 }
 
+std::optional<std::pair<std::string, std::string>> BoltReader::last(const std::vector<std::string>& path) const {
+  Node n = impl_->resolve(path, nullptr);
+  for (int depth = 0;; ++depth) {
+    if (depth > kMaxDepth) impl_->corrupt(n.pgid, "tree deeper than " + std::to_string(kMaxDepth) + " levels");
+    const size_t count = n.count();
+    if (n.flags() == kLeafFlag) {
+      if (count == 0) return std::nullopt;
+      LeafElem e = impl_->leaf_elem(n, count - 1);
+      return std::make_pair(std::string(e.key), std::string(e.value));
+    }
+    if (count == 0) impl_->corrupt(n.pgid, "branch page without elements");
+    n = impl_->read_page(impl_->branch_elem(n, count - 1).child, n.pgid, nullptr);
+  }
+}
+
 std::optional<std::string> BoltReader::get(const std::vector<std::string>& path, std::string_view key) const {
   Node n = impl_->resolve(path, nullptr);
   std::optional<Hit> hit = impl_->find(n, key);

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace etcdadm {
@@ -54,6 +55,9 @@ class BoltReader {
   // top-level buckets) in key order. Throws kNotFound when a bucket on the path does not exist.
   void for_each(const std::vector<std::string>& path, const BoltVisitor& visit) const;
   bool has_bucket(const std::vector<std::string>& path) const;
+  // The entry with the greatest key of the bucket at `path` (nullopt when it is empty), found by
+  // descending the rightmost edge of its tree: cheap however large the bucket.
+  std::optional<std::pair<std::string, std::string>> last(const std::vector<std::string>& path) const;
   // One value by key (nullopt when absent; nested buckets are not values).
   std::optional<std::string> get(const std::vector<std::string>& path, std::string_view key) const;
 

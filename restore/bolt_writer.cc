@@ -292,6 +292,7 @@ class Writer {
       if (old && !(old->flags & kBucketLeafFlag)) {
         throw Error(ErrorKind::kCorrupt, path_ + ": top-level entry " + name + " is a key, not a bucket");
       }
+      if (old && puts.empty() && !replaced.at(name)) continue;  // ensure_bucket of one that exists
       Element e;
       e.flags = kBucketLeafFlag;
       e.key = name;
@@ -372,6 +373,8 @@ BoltUpdate::BoltUpdate(std::string path, uint64_t db_bytes) : path_(std::move(pa
 void BoltUpdate::put(const std::string& bucket, const std::string& key, const std::string& value) {
   changes_[bucket].entries[key] = value;
 }
+
+void BoltUpdate::ensure_bucket(const std::string& bucket) { changes_[bucket]; }
 
 void BoltUpdate::replace_bucket(const std::string& bucket, std::map<std::string, std::string> entries) {
   Change& c = changes_[bucket];

@@ -35,6 +35,9 @@ class BoltUpdate {
   // puts to it in this update are dropped). Its sequence number is kept.
   void replace_bucket(const std::string& bucket, std::map<std::string, std::string> entries);
 
+  // The top-level bucket `bucket` exists afterwards (an empty one is created when absent).
+  void ensure_bucket(const std::string& bucket);
+
   // Writes and syncs the new pages, then the new meta page. Nothing changes on disk before this.
   void commit();
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstdio>
 
 #include "common/crc32c.h"
@@ -37,35 +38,19 @@ std::string wal_frame(WalRecordType type, const std::string& data, bool has_data
   return frame;
 }
 
-WalFileWriter::WalFileWriter(std::string path, uint64_t preallocate) : path_(std::move(path)) {
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd_ < 0) throw_errno("cannot create", path_, errno);
-  if (preallocate > 0) {
-    int err = ::posix_fallocate(fd_, 0, static_cast<off_t>(preallocate));
-    if (err != 0) throw_errno("cannot preallocate " + std::to_string(preallocate) + " bytes for", path_, err);
+void write_new_wal_file(const std::string& path, const std::string& frames, uint64_t preallocate) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) throw_errno("cannot create", path, errno);
+  try {
+    int err = ::posix_fallocate(fd, 0, static_cast<off_t>(std::max<uint64_t>(preallocate, frames.size())));
+    if (err != 0) throw_errno("cannot allocate " + std::to_string(preallocate) + " bytes for", path, err);
+    write_all(fd, frames.data(), frames.size(), path);
+    if (::fdatasync(fd) != 0) throw_errno("cannot sync", path, errno);
+  } catch (...) {
+    ::close(fd);
+    throw;
   }
-  pending_ = wal_frame(WalRecordType::kCrc, "", /*has_data=*/false, crc_);
-}
-
-WalFileWriter::~WalFileWriter() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-void WalFileWriter::append(WalRecordType type, const std::string& data) {
-  pending_ += wal_frame(type, data, /*has_data=*/true, crc_);
-}
-
-void WalFileWriter::sync() {
-  size_t done = 0;
-  while (done < pending_.size()) {
-    ssize_t r = ::pwrite(fd_, pending_.data() + done, pending_.size() - done, static_cast<off_t>(offset_ + done));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) throw_errno("cannot write", path_, errno);
-    done += static_cast<size_t>(r);
-  }
-  offset_ += pending_.size();
-  pending_.clear();
-  if (::fdatasync(fd_) != 0) throw_errno("cannot sync", path_, errno);
+  ::close(fd);
 }
 
 }  // namespace etcdadm

@@ -23,25 +23,9 @@ std::string wal_file_name(uint64_t seq, uint64_t index);
 // CRC `crc` (updated). `has_data`: etcd leaves a crc record's data unset (nil), not empty.
 std::string wal_frame(WalRecordType type, const std::string& data, bool has_data, uint32_t& crc);
 
-class WalFileWriter {
- public:
-  // Creates `path` (mode 0600, must not exist) preallocated to `preallocate` bytes, and writes the
-  // crc record with CRC 0.
-  WalFileWriter(std::string path, uint64_t preallocate = kWalSegmentBytes);
-  ~WalFileWriter();
-  WalFileWriter(const WalFileWriter&) = delete;
-  WalFileWriter& operator=(const WalFileWriter&) = delete;
-
-  void append(WalRecordType type, const std::string& data);
-  // Writes what was appended and fsyncs the file.
-  void sync();
-
- private:
-  std::string path_;
-  int fd_ = -1;
-  uint32_t crc_ = 0;
-  std::string pending_;
-  uint64_t offset_ = 0;
-};
+// Creates `path` (mode 0600; it must not exist) preallocated to `preallocate` bytes as etcd does
+// (fallocate: the rest reads as zeros), writes `frames` (wal_frame()s, the first being the crc
+// record) at its start and fdatasyncs it.
+void write_new_wal_file(const std::string& path, const std::string& frames, uint64_t preallocate = kWalSegmentBytes);
 
 }  // namespace etcdadm
