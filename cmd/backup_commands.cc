@@ -17,6 +17,8 @@
 #include "cmd/inspect_commands.h"
 #include "cmd/invocation.h"
 #include "cmd/output.h"
+#include "cmd/restore_flags.h"
+#include "restore/new_cluster.h"
 #include "cmd/store_flags.h"
 #include "common/cpu_priority.h"
 #include "common/error.h"
@@ -243,9 +245,11 @@ void add_restore(CLI::App& backup) {
       ->capture_default_str();
   c->add_option("--initial-cluster-token", f->restore.initial_cluster_token, "token of the new cluster")->capture_default_str();
   c->add_flag("--force", f->restore.force, "replace a non-empty data dir / an existing output file");
-  c->add_option("--restore-tool", f->restore.restore_tool, "path to etcdutl (3.5+) or etcdctl (3.4)");
+  add_restore_method_flags(c, f->restore.method);
+  c->add_option("--restore-tool", f->restore.restore_tool, "path to etcdutl (3.5+) or etcdctl (3.4): restore with it");
   c->add_option("--target-version", f->restore.target_version,
-                "etcd version the restored member will run (default: the restore tool's); a restore etcd does not "
+                "etcd version the restored member will run (default: the snapshot's, or the restore tool's); a "
+                "restore etcd does not "
                 "support across versions is refused before anything is written")
       ->check([](const std::string& v) {
         return EtcdVersion::parse(v) ? std::string() : "'" + v + "' is not an etcd version (3.6.16)";
@@ -272,11 +276,27 @@ void add_restore(CLI::App& backup) {
       RestoreResult r;
       with_damage_recorded(*store, catalog, b, [&] { r = restore_to_data_dir(*store, b, f->restore); },
                            same_command_for(f->query));
-      j.update({{"dataDir", r.data_dir}, {"dbSize", r.db_size}, {"tool", r.tool.path}, {"toolVersion", r.tool.version},
-                {"fetchSeconds", r.fetch_seconds}, {"restoreSeconds", r.restore_seconds}});
+      j.update({{"dataDir", r.data_dir}, {"dbSize", r.db_size}, {"fetchSeconds", r.fetch_seconds},
+                {"restoreSeconds", r.restore_seconds}});
+      if (r.native) {
+        j.update({{"restoreWith", "native"}, {"etcdVersion", r.flavor}, {"memberId", id_hex(r.member_id)},
+                  {"clusterId", id_hex(r.cluster_id)}, {"snapshotRevision", r.snapshot_revision},
+                  {"revision", r.revision}});
+      } else {
+        j.update({{"restoreWith", r.tool.is_etcdutl ? "etcdutl" : "etcdctl"}, {"tool", r.tool.path},
+                  {"toolVersion", r.tool.version}});
+      }
       if (fmt == OutputFormat::kTable) {
+        std::string how = r.native ? "written natively for etcd " + r.flavor + ", member " + id_hex(r.member_id) +
+                                         ", cluster " + id_hex(r.cluster_id) + ", revision " + std::to_string(r.revision)
+                                   : r.tool.path + " " + r.tool.version;
         std::cout << "Restored backup " << b.name << " into " << r.data_dir << " (" << human_bytes(r.db_size) << " db, "
-                  << r.tool.path << " " << r.tool.version << ")\n"
+                  << how << ")\n";
+        if (r.native && r.revision != r.snapshot_revision) {
+          std::cout << "The revision moved from " << r.snapshot_revision << " to " << r.revision
+                    << "; older revisions read as compacted: restart every kube-apiserver once etcd is up.\n";
+        }
+        std::cout
                   << "Start etcd with --data-dir " << r.data_dir << " --name " << f->restore.name
                   << " and the same --initial-cluster / --initial-advertise-peer-urls; every other member must be\n"
                   << "restored from the same backup (or join this one as a new member).\n";

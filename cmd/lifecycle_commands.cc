@@ -9,6 +9,7 @@
 
 #include "cmd/invocation.h"
 #include "cmd/output.h"
+#include "cmd/restore_flags.h"
 #include "cmd/store_flags.h"
 #include "common/error.h"
 #include "common/fs.h"
@@ -181,6 +182,7 @@ struct InitFlags {
   bool skip_hash_check = false;
   std::string from_backup;
   StoreFlags store;
+  RestoreMethod restore;
 };
 
 void add_init_flags(CLI::App* c, InitFlags& f) {
@@ -193,6 +195,7 @@ void add_init_flags(CLI::App* c, InitFlags& f) {
   g->add_option("--from-backup", f.from_backup,
                 "start the first member from this backup (name, prefix or 'latest') in --store");
   f.store.add_to(g, /*with_output=*/false);
+  add_restore_method_flags(g, f.restore);
 }
 
 void run_init_command(const InitFlags& f, const std::string& phase) {
@@ -202,9 +205,13 @@ void run_init_command(const InitFlags& f, const std::string& phase) {
   if (!f.snapshot.empty() && !f.from_backup.empty()) {
     throw Error(ErrorKind::kInvalidArgument, "give at most one of --snapshot and --from-backup");
   }
+  if (f.snapshot.empty() && f.from_backup.empty() &&
+      (!f.restore.restore_with.empty() || f.restore.bump_revision > 0 || f.restore.mark_compacted)) {
+    throw Error(ErrorKind::kInvalidArgument, "--restore-with, --bump-revision and --mark-compacted go with --snapshot or --from-backup");
+  }
   if (!f.snapshot.empty()) {
     if (!path_exists(f.snapshot)) throw Error(ErrorKind::kNotFound, "snapshot " + f.snapshot + " does not exist");
-    o.restore_snapshot = snapshot_file_restorer(absolute_path(f.snapshot), f.skip_hash_check, o.member.version);
+    o.restore_snapshot = snapshot_file_restorer(absolute_path(f.snapshot), f.skip_hash_check, o.member.version, f.restore);
   } else if (!f.from_backup.empty()) {
     if (f.store.store.empty()) throw Error(ErrorKind::kInvalidArgument, "--from-backup needs --store");
     std::shared_ptr<BlobStore> store = f.store.open();
@@ -214,7 +221,7 @@ void run_init_command(const InitFlags& f, const std::string& phase) {
     // Fetched and checked whole now, before etcd is installed or a certificate issued: a damaged
     // backup costs nothing but this message, and the restore reads the verified copy.
     with_damage_recorded(*store, catalog, backup,
-                         [&] { o.restore_snapshot = prefetched_backup_restorer(*store, backup, o.member.data_dir, o.member.version); },
+                         [&] { o.restore_snapshot = prefetched_backup_restorer(*store, backup, o.member.data_dir, o.member.version, f.restore); },
                          same_command_for(f.from_backup));
     spdlog::info("starting from backup {} in {} (verified)", backup.name, f.store.store);
   }

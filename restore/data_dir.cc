@@ -10,15 +10,22 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
+#include <optional>
+#include <algorithm>
 
 #include "common/error.h"
 #include "common/file_users.h"
 #include "common/interrupt.h"
 #include "common/fs.h"
+#include "common/text.h"
 #include "etcdadm/etcd_version.h"
+#include "etcdadm/release.h"
 #include "restore/snapshot_version.h"
 #include "common/subprocess.h"
 #include "restore/fetch.h"
+#include "restore/native_restore.h"
+#include "restore/new_cluster.h"
 #include "restore/snapshot_source.h"
 #include "store/snapshot_digest.h"
 
@@ -142,11 +149,48 @@ struct PreparedRestore {
   RestoreOptions options;
   std::string data_dir;  // absolute
   std::string parent;    // where the staging directory goes (same filesystem as data_dir)
-  RestoreTool tool;
-  // The etcd the restored member will run: --target-version, else the tool's own version;
-  // nullopt when neither parses (the cross-version check is then skipped, with a warning).
+  bool native = true;
+  RestoreTool tool;          // when !native
+  NativeRestorePlan plan;    // when native
+  // The etcd the restored member will run: --target-version, else the tool's own version (a
+  // native restore: else the snapshot's); nullopt when not known yet.
   std::optional<EtcdVersion> target;
 };
+
+std::vector<std::string> split_urls(const std::string& list) {
+  std::vector<std::string> urls;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t end = list.find(',', start);
+    if (end == std::string::npos) end = list.size();
+    std::string u = trim_space(std::string_view(list).substr(start, end - start));
+    if (!u.empty()) urls.push_back(u);
+    start = end + 1;
+  }
+  std::sort(urls.begin(), urls.end());
+  return urls;
+}
+
+// The new cluster, checked as etcd's restore checks it (etcd's VerifyBootstrap): the member is in
+// --initial-cluster with exactly its --initial-advertise-peer-urls. etcd would also accept URLs
+// that differ but resolve to the same addresses; etcdadm compares them as written.
+NativeRestorePlan native_plan(const RestoreOptions& o) {
+  NativeRestorePlan plan;
+  plan.cluster = plan_new_cluster(o.initial_cluster, o.initial_cluster_token);
+  plan.member_name = o.name;
+  const NewMember& me = plan.cluster.member(o.name);
+  if (split_urls(o.initial_advertise_peer_urls) != me.peer_urls) {
+    std::string theirs;
+    for (const std::string& u : me.peer_urls) theirs += (theirs.empty() ? "" : ",") + u;
+    throw Error(ErrorKind::kInvalidArgument,
+                "--initial-cluster has " + o.name + "=" + theirs + " but --initial-advertise-peer-urls is " +
+                    o.initial_advertise_peer_urls,
+                "give the member the same peer URLs in both flags");
+  }
+  plan.bump_revision = o.method.bump_revision;
+  plan.mark_compacted = o.method.mark_compacted;
+  return plan;
+}
 
 PreparedRestore prepare_restore(const RestoreOptions& in) {
   PreparedRestore p;
@@ -157,6 +201,15 @@ PreparedRestore prepare_restore(const RestoreOptions& in) {
     o.initial_cluster = o.name + "=" + first_url;
   }
   check_options(o);
+  const std::string& with = o.method.restore_with;
+  if (!with.empty() && with != "native" && with != "etcdutl" && with != "etcdctl") {
+    throw Error(ErrorKind::kInvalidArgument, "--restore-with " + with + ": expected native, etcdutl or etcdctl");
+  }
+  check_revision_bump(o.method.bump_revision, o.method.mark_compacted);
+  p.native = o.method.native() && o.restore_tool.empty();
+  if (p.native && with == "native" && !o.restore_tool.empty()) {
+    throw Error(ErrorKind::kInvalidArgument, "--restore-tool goes with --restore-with etcdutl|etcdctl, not native");
+  }
   p.data_dir = absolute_path(o.data_dir);
   refuse_if_in_use(p.data_dir, "restore into", kStopTheMemberFirst);
   if (!is_missing_or_empty_dir(p.data_dir) && !o.force) {
@@ -166,11 +219,41 @@ PreparedRestore prepare_restore(const RestoreOptions& in) {
   if (path_exists(p.data_dir) && !is_directory(p.data_dir)) {
     throw Error(ErrorKind::kAlreadyExists, p.data_dir + " exists and is not a directory");
   }
-  p.tool = find_restore_tool(o.restore_tool);
-  p.target = EtcdVersion::parse(o.target_version.empty() ? p.tool.version : o.target_version);
-  if (!p.target) {
-    spdlog::warn("cannot tell which etcd the restored member will run ({} reports version '{}'): "
-                 "the cross-version check is skipped", p.tool.path, p.tool.version);
+  if (p.native) {
+    p.plan = native_plan(o);
+    p.target = EtcdVersion::parse(o.target_version);
+    if (o.target_version.empty()) {
+      // The etcd on this host is the one that will start on the data dir: restore for it (and refuse
+      // what it cannot start on) rather than for whatever version the snapshot came from.
+      if (auto etcd = find_executable("etcd")) {
+        try {
+          p.target = EtcdVersion::parse(binary_version(*etcd));
+        } catch (const Error& e) {
+          spdlog::warn("cannot tell the version of {} ({}): restoring for the snapshot's etcd", *etcd, e.what());
+        }
+        if (p.target) spdlog::info("restoring for etcd {} ({}; --target-version to choose another)", p.target->str(), *etcd);
+      }
+    }
+    if (p.target && !native_restore_verified(*p.target)) {
+      throw Error(ErrorKind::kInvalidArgument,
+                  "the native restore writes data dirs for etcd " + native_restore_verified_versions() +
+                      " (verified by etcdadm's tests), not for etcd " + p.target->str(),
+                  "restore with etcd's own tool: --restore-with etcdutl (etcdutl " + p.target->minor_str() +
+                      " on PATH, or --restore-tool PATH)");
+    }
+  } else {
+    p.tool = find_restore_tool(o.restore_tool.empty() ? with : o.restore_tool);
+    p.target = EtcdVersion::parse(o.target_version.empty() ? p.tool.version : o.target_version);
+    if (!p.target) {
+      spdlog::warn("cannot tell which etcd the restored member will run ({} reports version '{}'): "
+                   "the cross-version check is skipped", p.tool.path, p.tool.version);
+    }
+    auto tool_version = EtcdVersion::parse(p.tool.version);
+    if (o.method.bump_revision > 0 && !p.tool.is_etcdutl && !(tool_version && *tool_version >= EtcdVersion{3, 5, 0})) {
+      throw Error(ErrorKind::kInvalidArgument,
+                  p.tool.path + " " + p.tool.version + " cannot bump the revision (etcdutl 3.5+ can)",
+                  "drop --restore-with: the native restore bumps the revision for etcd 3.4 too");
+    }
   }
   p.parent = parent_dir(p.data_dir);
   make_dirs(p.parent);
@@ -185,6 +268,72 @@ void check_versions(const PreparedRestore& p, const std::string& snapshot) {
   if (auto origin = snapshot_origin(snapshot, p.options.snapshot_etcd_version)) {
     check_restore_target(*origin, *p.target, p.tool.version);
   }
+}
+
+// The etcd version whose restore output the native restore writes for `db`: the target's, else
+// the snapshot's. Refuses snapshots of versions the native restore is not verified for, naming the
+// way that still works.
+EtcdVersion native_flavor(const PreparedRestore& p, const std::string& db) {
+  auto origin = snapshot_origin(db, p.options.snapshot_etcd_version);
+  if (!origin) return p.target.value_or(EtcdVersion{3, 5, 0});  // unreadable: the writer says why
+  if (!native_restore_verified(origin->version)) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "the native restore is verified for snapshots of etcd " + native_restore_verified_versions() +
+                    "; this one is from etcd " + origin->version.minor_str() + " (" + origin->evidence + ")",
+                "restore with etcd's own tool: --restore-with etcdutl (etcdutl " + origin->version.minor_str() +
+                    " on PATH, or --restore-tool PATH)");
+  }
+  EtcdVersion target = p.target.value_or(origin->version);
+  check_restore_target(*origin, target, /*tool_version=*/"");
+  return target;
+}
+
+// Moves the finished data dir `restored` (inside `staging`) into place. An existing directory
+// (empty, or non-empty with --force) moves aside first, and comes back if the rename fails.
+void swap_into_place(const PreparedRestore& p, const std::string& restored, const std::string& staging) {
+  // Checked again: a member may have been started on it while the restore ran.
+  const std::string& data_dir = p.data_dir;
+  refuse_if_in_use(data_dir, "replace", kStopTheMemberFirst);
+  std::string old = staging + "/old";
+  bool moved_aside = false;
+  if (path_exists(data_dir)) {
+    if (::rename(data_dir.c_str(), old.c_str()) != 0) throw_errno("cannot move aside", data_dir, errno);
+    moved_aside = true;
+  }
+  if (::rename(restored.c_str(), data_dir.c_str()) != 0) {
+    int err = errno;
+    if (moved_aside) ::rename(old.c_str(), data_dir.c_str());  // put the old data dir back
+    throw_errno("cannot move restored data into", data_dir, err);
+  }
+  fsync_dir(p.parent);
+}
+
+// Writes the verified snapshot to the path it is given and returns its db size (trailer excluded).
+using PlaceSnapshot = std::function<uint64_t(const std::string& db_path)>;
+
+// The native restore into <staging>/data, then swapped into place.
+void restore_natively(const PreparedRestore& p, const PlaceSnapshot& place, const std::string& staging,
+                      RestoreResult& result) {
+  auto t1 = Clock::now();
+  std::string restored = staging + "/data";
+  NativeDataDirWriter writer(restored, p.plan);
+  uint64_t db_bytes = place(writer.db_path());
+  EtcdVersion flavor = native_flavor(p, writer.db_path());
+  throw_if_interrupted("restore into " + p.data_dir);
+  NativeRestoreResult r = writer.finish(db_bytes, flavor);
+  throw_if_interrupted("restore into " + p.data_dir);
+  swap_into_place(p, restored, staging);
+  result.data_dir = p.data_dir;
+  result.native = true;
+  result.flavor = flavor.str();
+  result.member_id = r.member_id;
+  result.cluster_id = r.cluster_id;
+  result.snapshot_revision = r.snapshot_revision;
+  result.revision = r.revision;
+  result.restore_seconds = std::chrono::duration<double>(Clock::now() - t1).count();
+  spdlog::info("wrote {} natively for etcd {}: member {} of cluster {}, revision {}{}", p.data_dir, result.flavor,
+               id_hex(r.member_id), id_hex(r.cluster_id), r.revision,
+               r.revision != r.snapshot_revision ? " (bumped from " + std::to_string(r.snapshot_revision) + ", older revisions compacted)" : "");
 }
 
 // Runs the restore tool on a verified snapshot into <staging>/data, then swaps that into place.
@@ -208,6 +357,10 @@ void restore_with_tool(const PreparedRestore& p, const std::string& snapshot, bo
   // check would read all of them again (etcd 3.4's Go SHA-256 has no SHA-NI: ~1 s per 400 MB), so
   // it is skipped; the tool still strips the trailer. See docs/architecture.md.
   if (snapshot_verified) argv.push_back("--skip-hash-check");
+  if (o.method.bump_revision > 0) {
+    argv.push_back("--bump-revision=" + std::to_string(o.method.bump_revision));
+    argv.push_back("--mark-compacted");
+  }
   RunOptions ro;
   ro.cancel = interrupt_requested();
   // etcdctl refuses a flag that is also set through its ETCDCTL_* variable: clear them all.
@@ -233,26 +386,17 @@ void restore_with_tool(const PreparedRestore& p, const std::string& snapshot, bo
   // (And etcd warns about (3.4) or refuses (3.5+) a data dir wider than 0700.)
   remove_group_and_other_access(restored);
   ::chmod(restored.c_str(), 0700);
-
-  // Swap into place. An existing directory (empty, or non-empty with --force) moves aside first.
-  // Checked again: a member may have been started on it while the restore ran.
-  const std::string& data_dir = p.data_dir;
-  refuse_if_in_use(data_dir, "replace", kStopTheMemberFirst);
-  std::string old = staging + "/old";
-  bool moved_aside = false;
-  if (path_exists(data_dir)) {
-    if (::rename(data_dir.c_str(), old.c_str()) != 0) throw_errno("cannot move aside", data_dir, errno);
-    moved_aside = true;
-  }
-  if (::rename(restored.c_str(), data_dir.c_str()) != 0) {
-    int err = errno;
-    if (moved_aside) ::rename(old.c_str(), data_dir.c_str());  // put the old data dir back
-    throw_errno("cannot move restored data into", data_dir, err);
-  }
-  fsync_dir(p.parent);
-  result.data_dir = data_dir;
+  swap_into_place(p, restored, staging);
+  result.data_dir = p.data_dir;
   result.tool = p.tool;
   result.restore_seconds = std::chrono::duration<double>(Clock::now() - t1).count();
+}
+
+// A snapshot file already verified by us, into the restore's data dir: copied (the copy is
+// changed in place by the native restore; the file stays as it was).
+uint64_t copy_snapshot(const std::string& snapshot_file, uint64_t db_bytes, const std::string& db_path) {
+  std::filesystem::copy_file(snapshot_file, db_path);
+  return db_bytes;
 }
 
 }  // namespace
@@ -266,14 +410,25 @@ RestoreResult restore_to_data_dir(BlobStore& store, const BackupRecord& backup, 
 
   RestoreResult result;
   result.backup_name = backup.name;
-  auto t0 = Clock::now();
-  std::string snapshot = staging.path() + "/snapshot.db";
+  auto fetch = [&](const std::string& path) {
+    auto t0 = Clock::now();
+    // Not synced here: the native restore syncs the db with its own commit; a tool reads it once.
+    FetchResult fetched = fetch_verified(store, backup, path, /*overwrite=*/false, /*durable=*/false);
+    result.db_size = fetched.digest.db_bytes;
+    result.fetch_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    spdlog::info("backup {} verified ({} bytes db, SHA-256 {}) in {:.2f}s", backup.name, fetched.digest.db_bytes,
+                 fetched.digest.db_sha256, result.fetch_seconds);
+    return fetched.digest.db_bytes;
+  };
+  if (p.native) {
+    // Straight into the new data dir: the verified snapshot becomes member/snap/db, no copy.
+    restore_natively(p, fetch, staging.path(), result);
+    result.restore_seconds -= result.fetch_seconds;
+    return result;
+  }
   // A scratch copy in our private staging dir, read once by the restore tool and deleted.
-  FetchResult fetched = fetch_verified(store, backup, snapshot, /*overwrite=*/false, /*durable=*/false);
-  result.db_size = fetched.digest.db_bytes;
-  result.fetch_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  spdlog::info("backup {} verified ({} bytes db, SHA-256 {}) in {:.2f}s", backup.name, fetched.digest.db_bytes,
-               fetched.digest.db_sha256, result.fetch_seconds);
+  std::string snapshot = staging.path() + "/snapshot.db";
+  fetch(snapshot);
   restore_with_tool(p, snapshot, /*snapshot_verified=*/true, staging.path(), result);
   return result;
 }
@@ -286,7 +441,12 @@ RestoreResult restore_verified_snapshot_file(const std::string& snapshot_file, u
   result.backup_name = snapshot_file;
   result.db_size = db_bytes;
   StagingDir staging(p.parent);
-  restore_with_tool(p, snapshot_file, /*snapshot_verified=*/true, staging.path(), result);
+  if (p.native) {
+    restore_natively(p, [&](const std::string& db) { return copy_snapshot(snapshot_file, db_bytes, db); },
+                     staging.path(), result);
+  } else {
+    restore_with_tool(p, snapshot_file, /*snapshot_verified=*/true, staging.path(), result);
+  }
   return result;
 }
 

@@ -1,7 +1,8 @@
-// Restoring a verified snapshot into an etcd data directory with etcd's own tool
-// (`etcdutl snapshot restore` for 3.5+, `ETCDCTL_API=3 etcdctl snapshot restore` for 3.4).
-// All work happens in a staging directory beside the target; the target is replaced by a rename
-// only after the tool succeeded, so a failed restore never leaves a half-restored data dir.
+// Restoring a verified snapshot into an etcd data directory: natively by default (etcdadm writes
+// the member's db, WAL and raft snapshot itself: native_restore.h), or with etcd's own tool
+// (`etcdutl snapshot restore` for 3.5+, `ETCDCTL_API=3 etcdctl snapshot restore` for 3.4) when
+// asked. All work happens in a staging directory beside the target; the target is replaced by a
+// rename only after everything succeeded, so a failed restore never leaves a half-restored data dir.
 #pragma once
 
 #include <string>
@@ -11,6 +12,15 @@
 
 namespace etcdadm {
 
+// How the data dir is written, and what changes for Kubernetes (--restore-with, --bump-revision,
+// --mark-compacted of `backup restore` and `init --from-backup/--snapshot`).
+struct RestoreMethod {
+  std::string restore_with;  // "" or "native": etcdadm writes it; "etcdutl" / "etcdctl": that tool
+  uint64_t bump_revision = 0;
+  bool mark_compacted = false;
+  bool native() const { return restore_with.empty() || restore_with == "native"; }
+};
+
 struct RestoreOptions {
   std::string data_dir;
   std::string name = "default";
@@ -18,8 +28,10 @@ struct RestoreOptions {
   std::string initial_advertise_peer_urls = "http://localhost:2380";
   std::string initial_cluster_token = "etcd-cluster";
   bool force = false;        // replace a non-empty data dir
-  std::string restore_tool;  // path to etcdutl/etcdctl; default: etcdutl, else etcdctl on PATH
-  // The etcd the restored member will run ("" = the restore tool's version) and the one the
+  RestoreMethod method;
+  std::string restore_tool;  // path to etcdutl/etcdctl (implies a tool restore); default: the one on PATH
+  // The etcd the restored member will run ("" = the restore tool's version; natively: the
+  // snapshot's) and the one the
   // backup's metadata names ("" = unknown: the db tells). A restore that etcd does not support
   // across these versions is refused before the data dir is touched (snapshot_version.h).
   std::string target_version;
@@ -57,7 +69,15 @@ struct RestoreResult {
   std::string backup_name;
   std::string data_dir;
   uint64_t db_size = 0;
-  RestoreTool tool;
+  bool native = false;
+  RestoreTool tool;  // when !native
+  // Natively: the new member's and cluster's IDs, the snapshot's newest revision and the member's
+  // revision after a bump (the same without one).
+  uint64_t member_id = 0;
+  uint64_t cluster_id = 0;
+  int64_t snapshot_revision = 0;
+  int64_t revision = 0;
+  std::string flavor;  // natively: the etcd version whose restore output was written
   double fetch_seconds = 0;
   double restore_seconds = 0;
 };

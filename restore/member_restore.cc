@@ -6,6 +6,7 @@
 #include "etcdadm/release.h"
 #include "restore/data_dir.h"
 #include "restore/fetch.h"
+#include "restore/native_restore.h"
 #include "restore/snapshot_version.h"
 
 #include <chrono>
@@ -14,8 +15,10 @@ namespace etcdadm {
 
 namespace {
 
-RestoreOptions member_restore_options(const MemberConfig& m, const ClusterBootstrap& b, const std::string& snapshot_version) {
+RestoreOptions member_restore_options(const MemberConfig& m, const ClusterBootstrap& b, const std::string& snapshot_version,
+                                      const RestoreMethod& method) {
   RestoreOptions o;
+  o.method = method;
   o.target_version = m.version;
   o.snapshot_etcd_version = snapshot_version;
   o.data_dir = m.data_dir;
@@ -23,6 +26,7 @@ RestoreOptions member_restore_options(const MemberConfig& m, const ClusterBootst
   o.initial_cluster = b.initial_cluster;
   o.initial_advertise_peer_urls = m.peer_url();
   o.initial_cluster_token = b.token;
+  if (method.native()) return o;
   // The tools that came with the member's etcd: etcdutl (3.5+) or etcdctl (3.4). An etcdutl left
   // in the install dir by another version is not used for this member's data.
   std::string etcdutl = m.install_dir + "/etcdutl";
@@ -38,19 +42,26 @@ void check_fits(const std::string& snapshot, const std::string& recorded, const 
   if (target && origin) check_restore_target(*origin, *target, /*tool_version=*/"");
 }
 
+std::string how(const RestoreResult& r) {
+  return r.native ? "natively for etcd " + r.flavor + " (revision " + std::to_string(r.revision) + ")"
+                  : "with " + r.tool.path + " " + r.tool.version;
+}
+
 }  // namespace
 
-SnapshotRestorer snapshot_file_restorer(std::string snapshot_file, bool skip_hash_check, const std::string& target_version) {
+SnapshotRestorer snapshot_file_restorer(std::string snapshot_file, bool skip_hash_check, const std::string& target_version,
+                                        const RestoreMethod& method) {
   check_fits(snapshot_file, "", target_version);
-  return [snapshot_file, skip_hash_check](const MemberConfig& m, const ClusterBootstrap& b) {
-    auto r = restore_snapshot_file(snapshot_file, member_restore_options(m, b, ""), skip_hash_check);
-    spdlog::info("restored snapshot {} ({} bytes db) with {} {}", snapshot_file, r.db_size, r.tool.path,
-                 r.tool.version);
+  check_revision_bump(method.bump_revision, method.mark_compacted);
+  return [snapshot_file, skip_hash_check, method](const MemberConfig& m, const ClusterBootstrap& b) {
+    auto r = restore_snapshot_file(snapshot_file, member_restore_options(m, b, "", method), skip_hash_check);
+    spdlog::info("restored snapshot {} ({} bytes db) {}", snapshot_file, r.db_size, how(r));
   };
 }
 
 SnapshotRestorer prefetched_backup_restorer(BlobStore& store, const BackupRecord& backup, const std::string& data_dir,
-                                            const std::string& target_version) {
+                                            const std::string& target_version, const RestoreMethod& method) {
+  check_revision_bump(method.bump_revision, method.mark_compacted);
   if (auto target = EtcdVersion::parse(target_version)) refuse_newer_recorded_version(backup.etcd_version, *target);
   std::string parent = parent_dir(absolute_path(data_dir));
   make_dirs(parent);
@@ -67,9 +78,9 @@ SnapshotRestorer prefetched_backup_restorer(BlobStore& store, const BackupRecord
   uint64_t db_bytes = fetched.digest.db_bytes;
   std::string name = backup.name;
   std::string recorded = backup.etcd_version;
-  return [scratch, snapshot, db_bytes, name, recorded](const MemberConfig& m, const ClusterBootstrap& b) {
-    auto r = restore_verified_snapshot_file(snapshot, db_bytes, member_restore_options(m, b, recorded));
-    spdlog::info("restored backup {} ({} bytes db) with {} {}", name, r.db_size, r.tool.path, r.tool.version);
+  return [scratch, snapshot, db_bytes, name, recorded, method](const MemberConfig& m, const ClusterBootstrap& b) {
+    auto r = restore_verified_snapshot_file(snapshot, db_bytes, member_restore_options(m, b, recorded, method));
+    spdlog::info("restored backup {} ({} bytes db) {}", name, r.db_size, how(r));
   };
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "etcdadm/lifecycle.h"
+#include "restore/data_dir.h"
 #include "store/blob_store.h"
 #include "store/layout.h"
 
@@ -16,7 +17,9 @@ namespace etcdadm {
 // From a snapshot file (its SHA-256 trailer checked first unless skip_hash_check). Throws
 // kInvalidArgument now, before anything is installed, when etcd `target_version` ("" = not known)
 // may not start on it (snapshot_version.h).
-SnapshotRestorer snapshot_file_restorer(std::string snapshot_file, bool skip_hash_check, const std::string& target_version);
+// `method`: native (default) or the member's own etcd tool, and the revision bump.
+SnapshotRestorer snapshot_file_restorer(std::string snapshot_file, bool skip_hash_check, const std::string& target_version,
+                                        const RestoreMethod& method);
 
 // From a backup in a store, fetched and verified (stored-bytes hash, decompression, snapshot
 // SHA-256) *now*, before the lifecycle installs etcd or issues a certificate: a damaged backup
@@ -25,6 +28,6 @@ SnapshotRestorer snapshot_file_restorer(std::string snapshot_file, bool skip_has
 // from it without reading the backup again; the copy goes with the last copy of the restorer.
 // A backup that etcd `target_version` may not start on is refused then too (kInvalidArgument).
 SnapshotRestorer prefetched_backup_restorer(BlobStore& store, const BackupRecord& backup, const std::string& data_dir,
-                                            const std::string& target_version);
+                                            const std::string& target_version, const RestoreMethod& method);
 
 }  // namespace etcdadm

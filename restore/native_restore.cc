@@ -273,7 +273,7 @@ NativeDataDirWriter::NativeDataDirWriter(std::string data_dir, NativeRestorePlan
   db_path_ = data_dir_ + "/member/snap/db";
 }
 
-NativeRestoreResult NativeDataDirWriter::finish(uint64_t db_bytes) {
+NativeRestoreResult NativeDataDirWriter::finish(uint64_t db_bytes, const EtcdVersion& flavor) {
   const NewCluster& cluster = plan_.cluster;
   NativeRestoreResult result;
   result.member_id = cluster.member(plan_.member_name).id;
@@ -309,7 +309,7 @@ NativeRestoreResult NativeDataDirWriter::finish(uint64_t db_bytes) {
   db.replace_bucket("members_removed", {});
   db.ensure_bucket("cluster");
   db.put("meta", "consistent_index", big_endian_u64(cluster.members.size()));
-  if (!is_34(plan_.flavor)) db.put("meta", "term", big_endian_u64(kRaftTerm));
+  if (!is_34(flavor)) db.put("meta", "term", big_endian_u64(kRaftTerm));
   if (plan_.bump_revision > 0) {
     // etcdutl's modifyLatestRevision: an empty value at (latest main + N, 0), and the scheduled
     // compaction that etcd finishes on start, so that every older revision reads as compacted.
@@ -322,11 +322,11 @@ NativeRestoreResult NativeDataDirWriter::finish(uint64_t db_bytes) {
 
   make_private_dir(data_dir_ + "/member/wal");
   write_new_wal_file(data_dir_ + "/member/wal/" + wal_file_name(0, 0),
-                     wal_records_for_restore(cluster, plan_.member_name, plan_.flavor));
+                     wal_records_for_restore(cluster, plan_.member_name, flavor));
   char snap_name[64];
   std::snprintf(snap_name, sizeof snap_name, "%016llx-%016llx.snap", static_cast<unsigned long long>(kRaftTerm),
                 static_cast<unsigned long long>(cluster.members.size()));
-  write_synced_file(data_dir_ + "/member/snap/" + snap_name, snap_file_for_restore(cluster, plan_.flavor));
+  write_synced_file(data_dir_ + "/member/snap/" + snap_name, snap_file_for_restore(cluster, flavor));
   for (const char* dir : {"/member/wal", "/member/snap", "/member", ""}) fsync_dir(data_dir_ + dir);
   return result;
 }

@@ -30,7 +30,6 @@ namespace etcdadm {
 struct NativeRestorePlan {
   NewCluster cluster;
   std::string member_name;  // the member this data dir is for
-  EtcdVersion flavor;       // whose etcd tool's output to reproduce (3.4 .. 3.7)
   // --bump-revision / --mark-compacted, as etcdutl's: both or neither.
   uint64_t bump_revision = 0;
   bool mark_compacted = false;
@@ -61,9 +60,10 @@ class NativeDataDirWriter {
  public:
   NativeDataDirWriter(std::string data_dir, NativeRestorePlan plan);
   const std::string& db_path() const { return db_path_; }
-  // Throws kCorrupt when the db is not an etcd backend (no `meta` or `key` bucket, revisions that
-  // are not revisions) before changing it.
-  NativeRestoreResult finish(uint64_t db_bytes);
+  // `flavor`: the etcd whose tool's output to reproduce (3.4 .. 3.7: the version the member will
+  // run). Throws kCorrupt when the db is not an etcd backend (no `meta` or `key` bucket, revisions
+  // that are not revisions) before changing it.
+  NativeRestoreResult finish(uint64_t db_bytes, const EtcdVersion& flavor);
 
  private:
   std::string data_dir_, db_path_;

@@ -53,8 +53,8 @@ TEST_F(Client, HungMemberTimesOutClearly) {
 }
 
 TEST_F(Client, RestoresThroughEtcdutlWhenPresent) {
-  // A stand-in `etcdutl` first on PATH forwards to the real etcdutl (3.5+) or, on 3.4, which has
-  // none, to etcdctl: it proves that the 3.5+ tool is detected, preferred over etcdctl, and given
+  // With --restore-with etcdutl, a stand-in `etcdutl` first on PATH forwards to the real etcdutl
+  // (3.5+) or, on 3.4, which has none, to etcdctl: it proves that the 3.5+ tool is found and given
   // the arguments etcdutl accepts.
   auto& m = start_member();
   EtcdClient client(m.connection());
@@ -74,7 +74,7 @@ TEST_F(Client, RestoresThroughEtcdutlWhenPresent) {
   path.env["PATH"] = bin + ":" + std::string(std::getenv("PATH"));
   std::string data = dir_ / "restored";
   auto r = cli({"backup", "restore", "latest", "--store", store_, "--data-dir", data, "--name", "x",
-                "--initial-advertise-peer-urls", "http://127.0.0.1:1", "-o", "json"},
+                "--initial-advertise-peer-urls", "http://127.0.0.1:1", "--restore-with", "etcdutl", "-o", "json"},
                path);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find(bin + "/etcdutl " + stand_in_etcdutl_version()), std::string::npos) << r.output;

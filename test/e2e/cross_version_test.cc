@@ -1,7 +1,10 @@
 // Restores across etcd versions, on real binaries, as etcd allows them (etcd_version.h). Each
 // minor's suite (ETCDADM_TEST_ETCD=N) takes backups with the etcd of its neighbours:
-//   - from the previous pinned minor: restored with N's own tool (first on PATH), etcd N starts on
-//     it with the same keys and HashKV at the backup's revision (what a rolling upgrade allows);
+//   - from the previous pinned minor: restored natively for N and with N's own tool (first on
+//     PATH), etcd N starts on it with the same keys and HashKV at the backup's revision (what a
+//     rolling upgrade allows);
+//   - of N itself, restored natively for the next minor: that etcd starts on it (etcdctl 3.4's own
+//     restore leaves data etcd 3.5+ cannot start on);
 //   - from the next minor, or from two minors back: refused by `backup restore`, `init --snapshot`
 //     and `init --from-backup` before anything is written or installed, the supported path named,
 //     whether the version is recorded in the metadata or only the db tells (an unlabelled import).
@@ -125,22 +128,56 @@ TEST_F(CrossVersion, ABackupOfThePreviousMinorRestoresAndThisEtcdStartsOnIt) {
   if (!previous) GTEST_SKIP() << "no etcd minor before " << etcd_under_test().minor << " is pinned";
   Saved s = backup_from(*previous);
 
+  for (bool native : {true, false}) {
+    SCOPED_TRACE(native ? "native" : "etcd's tool");
+    EtcdOptions o;
+    o.name = "r";
+    o.peer_port = free_port();
+    o.data_dir = dir_ / (native ? "restored-native" : "restored-tool");
+    o.initial_cluster_token = "etcd-cluster";  // backup restore's default
+    auto args = restore_args(s.store, o.data_dir, o.peer_port);
+    if (!native) args.insert(args.end(), {"--restore-with", etcd_under_test().has_etcdutl() ? "etcdutl" : "etcdctl"});
+    auto r = cli(args);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    if (native) {
+      // The etcd first on PATH is the one under test: the data dir is written for it.
+      EXPECT_NE(r.output.find("written natively for etcd " + etcd_under_test().version), std::string::npos) << r.output;
+    } else {
+      EXPECT_NE(r.output.find("restoring with " + etcd_under_test().snapshot_tool()), std::string::npos) << r.output;
+    }
+    EXPECT_NE(r.output.find("a one-minor upgrade"), std::string::npos) << r.output;
+
+    auto& restored = start_member(o);
+    EtcdClient c(restored.connection());
+    EXPECT_EQ(c.status(restored.client_url()).version(), etcd_under_test().version);
+    EXPECT_EQ(all_keys(c, s.revision), s.keys);
+    EXPECT_EQ(c.hash_kv(restored.client_url(), s.revision).hash(), s.hash);
+    c.put("/written/after/restore", "ok");  // a working member, not just a readable one
+    restored.stop();
+  }
+}
+
+TEST_F(CrossVersion, ANativeRestoreForTheNextMinorStartsThere) {
+  auto next = neighbour(+1);
+  if (!next) GTEST_SKIP() << "no etcd minor after " << etcd_under_test().minor << " is pinned";
+  Saved s = backup_from(etcd_under_test());
   EtcdOptions o;
   o.name = "r";
+  o.etcd_binary = next->etcd();
   o.peer_port = free_port();
   o.data_dir = dir_ / "restored";
-  o.initial_cluster_token = "etcd-cluster";  // backup restore's default
-  auto r = cli(restore_args(s.store, o.data_dir, o.peer_port));
+  o.initial_cluster_token = "etcd-cluster";
+  auto args = restore_args(s.store, o.data_dir, o.peer_port);
+  args.insert(args.end(), {"--target-version", next->version});
+  auto r = cli(args);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("restoring with " + etcd_under_test().snapshot_tool()), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("a one-minor upgrade"), std::string::npos) << r.output;
-
+  EXPECT_NE(r.output.find("written natively for etcd " + next->version), std::string::npos) << r.output;
   auto& restored = start_member(o);
   EtcdClient c(restored.connection());
-  EXPECT_EQ(c.status(restored.client_url()).version(), etcd_under_test().version);
+  EXPECT_EQ(c.status(restored.client_url()).version(), next->version);
   EXPECT_EQ(all_keys(c, s.revision), s.keys);
   EXPECT_EQ(c.hash_kv(restored.client_url(), s.revision).hash(), s.hash);
-  c.put("/written/after/restore", "ok");  // a working member, not just a readable one
+  c.put("/written/after/restore", "ok");
 }
 
 TEST_F(CrossVersion, NewerAndSkippedMinorsAreRefusedBeforeAnythingIsWritten) {
@@ -162,7 +199,8 @@ TEST_F(CrossVersion, NewerAndSkippedMinorsAreRefusedBeforeAnythingIsWritten) {
 
 TEST_F(CrossVersion, TheRestoreToolMustBeTheTargetsOwn) {
   // Measured: etcd 3.6 panics ("failed to update; member unknown") on a 3.4 snapshot restored by
-  // etcdctl 3.4, which writes the membership only where 3.5 still looks for it.
+  // etcdctl 3.4, which writes the membership only where 3.5 still looks for it. (The native
+  // restore writes it everywhere: ANativeRestoreForTheNextMinorStartsThere.)
   auto next = neighbour(+1);
   if (!next) GTEST_SKIP() << "no etcd minor after " << etcd_under_test().minor << " is pinned";
   EtcdOptions o;
@@ -173,7 +211,8 @@ TEST_F(CrossVersion, TheRestoreToolMustBeTheTargetsOwn) {
   ASSERT_EQ(cli({"backup", "save", "--store", store_, "--endpoints", m.client_url()}).exit_code, 0);
   std::string data = dir_ / "data";
   auto args = restore_args(store_, data, free_port());
-  args.insert(args.end(), {"--target-version", next->version});
+  args.insert(args.end(), {"--target-version", next->version, "--restore-with",
+                           etcd_under_test().has_etcdutl() ? "etcdutl" : "etcdctl"});
   auto r = cli(args);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("the tool writes the data dir for its own version"), std::string::npos) << r.output;
