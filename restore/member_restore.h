@@ -1,7 +1,8 @@
 // Restores that start a new cluster's first member (`etcdadm init --snapshot FILE` and
 // `etcdadm init --from-backup NAME --store URL`): the lifecycle's snapshot phase calls one of these
 // with the member it is creating, so the data dir is restored with exactly that member's name,
-// peer URL and a fresh cluster token, by the etcd tools just installed for it.
+// peer URL and a fresh cluster token, for the etcd version just installed for it: natively, or with
+// that install's etcdutl/etcdctl when the RestoreMethod asks for a tool.
 #pragma once
 
 #include <memory>

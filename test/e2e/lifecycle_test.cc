@@ -381,12 +381,19 @@ TEST_F(Lifecycle, InitFromABackupOfThePreviousMinor) {
 
 // init --snapshot FILE: the first member of a new cluster from an `etcdctl snapshot save` file; a
 // damaged file is refused before anything is restored.
-TEST_F(Lifecycle, InitFromSnapshotFileRestoresAndRefusesADamagedOne) {
+TEST_F(Lifecycle, InitFromSnapshotFileRestoresAndRefusesADamagedOne) {  // and bumps the revision
   ASSERT_NO_FATAL_FAILURE(init(hosts_[0]));
   for (int i = 0; i < 20; ++i) {
     ASSERT_EQ(etcdctl(hosts_[0], {"put", "/registry/secrets/s" + std::to_string(i), "v" + std::to_string(i)}).exit_code,
               0);
   }
+  auto revision_of = [&](const std::vector<std::string>& get) {
+    auto r = etcdctl(hosts_[0], get);
+    auto brace = r.output.find('{');
+    return brace == std::string::npos ? int64_t{-1}
+                                      : nlohmann::json::parse(r.output.substr(brace))["header"]["revision"].get<int64_t>();
+  };
+  const int64_t before = revision_of({"get", "/registry/secrets/s0", "-w", "json"});
   std::string snapshot = dir_ / "etcdctl.db";
   auto saved = etcdctl(hosts_[0], {"snapshot", "save", snapshot});
   ASSERT_EQ(saved.exit_code, 0) << saved.output;
@@ -400,10 +407,14 @@ TEST_F(Lifecycle, InitFromSnapshotFileRestoresAndRefusesADamagedOne) {
   EXPECT_EQ(bad.exit_code, 5) << bad.output;
   EXPECT_NE(bad.output.find("failed its SHA-256 check"), std::string::npos) << bad.output;
   EXPECT_TRUE(is_missing_or_empty_dir(hosts_[0].data()));
-  // The failed run stopped before configure: a plain re-run with a good file goes through.
-  ASSERT_NO_FATAL_FAILURE(init(hosts_[0], {"--snapshot", snapshot}));
+  // The failed run stopped before configure: a re-run with a good file goes through, here with
+  // the revision bump a Kubernetes restore wants.
+  ASSERT_NO_FATAL_FAILURE(init(hosts_[0], {"--snapshot", snapshot, "--bump-revision", "1000", "--mark-compacted"}));
   auto keys = etcdctl(hosts_[0], {"get", "--prefix", "/registry/secrets/", "--keys-only"});
   EXPECT_EQ(std::count(keys.output.begin(), keys.output.end(), '/'), 20 * 3) << keys.output;
+  EXPECT_EQ(revision_of({"get", "/registry/secrets/s0", "-w", "json"}), before + 1000);
+  auto old = etcdctl(hosts_[0], {"get", "/registry/secrets/s0", "--rev", std::to_string(before)});
+  EXPECT_NE(old.output.find("compacted"), std::string::npos) << old.output;
 }
 
 // init --from-backup reads and checks the backup before anything else: a damaged one costs an
