@@ -41,7 +41,10 @@ ANCHOR_ETCDUTL="$ANCHOR_BIN/etcdutl"
 ANCHOR_VER="$("$ANCHOR_ETCDUTL" version | awk '/^etcdutl version/ { print $3 }')"
 # The first anchor restores with the server's own tool: etcdctl up to 3.5, etcdutl beside it from 3.6
 # on (etcdctl 3.6 has no `snapshot restore`).
-if "$ETCDCTL" snapshot --help 2>&1 | grep -q restore; then
+# (etcdctl 3.4 lists its subcommands for `snapshot` but not for `snapshot --help`; the help is
+# captured first: `grep -q` closing the pipe early fails the pipeline under pipefail.)
+snapshot_help="$({ "$ETCDCTL" snapshot --help; "$ETCDCTL" snapshot; } 2>&1 || true)"
+if grep -q restore <<<"$snapshot_help"; then
   RESTORE_TOOL=("$ETCDCTL")
 else
   RESTORE_TOOL=(env -u ETCDCTL_API "$(dirname "$ETCDCTL")/etcdutl")

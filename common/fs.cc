@@ -44,6 +44,23 @@ std::string absolute_path(const std::string& path) {
   return s;
 }
 
+void write_new_synced_file(const std::string& path, const std::string& contents, uint64_t allocate) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) throw_errno("cannot create", path, errno);
+  try {
+    if (allocate > contents.size()) {
+      int err = ::posix_fallocate(fd, 0, static_cast<off_t>(allocate));
+      if (err != 0) throw_errno("cannot allocate " + std::to_string(allocate) + " bytes for", path, err);
+    }
+    write_all(fd, contents.data(), contents.size(), path);
+    if (::fsync(fd) != 0) throw_errno("cannot sync", path, errno);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+}
+
 void write_all(int fd, const void* data, size_t size, const std::string& path_for_errors) {
   auto* p = static_cast<const char*>(data);
   while (size > 0) {

@@ -70,6 +70,11 @@ void read_file_chunks(const std::string& path, const std::function<void(const ui
 // Writes all bytes to fd, retrying on EINTR and short writes.
 void write_all(int fd, const void* data, size_t size, const std::string& path_for_errors);
 
+// Creates `path` (mode 0600; it must not exist), allocated to at least `allocate` bytes with
+// fallocate (what is not written reads as zeros), writes `contents` at its start and fsyncs it.
+// For files inside a directory that is not visible yet (a restore's staging dir): not atomic.
+void write_new_synced_file(const std::string& path, const std::string& contents, uint64_t allocate = 0);
+
 // fsync() of a directory, so that renames/creations inside it survive a crash.
 void fsync_dir(const std::string& dir);
 

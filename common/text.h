@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace etcdadm {
 
@@ -15,6 +16,21 @@ inline std::string trim_space(std::string_view s) {
   if (b == std::string_view::npos) return "";
   size_t e = s.find_last_not_of(kSpace);
   return std::string(s.substr(b, e - b + 1));
+}
+
+// The items of a comma-separated list (--endpoints, --initial-cluster, peer URLs), each trimmed
+// with trim_space; empty items are dropped.
+inline std::vector<std::string> split_list(std::string_view s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(',', start);
+    if (end == std::string_view::npos) end = s.size();
+    std::string item = trim_space(s.substr(start, end - start));
+    if (!item.empty()) out.push_back(std::move(item));
+    start = end + 1;
+  }
+  return out;
 }
 
 // Permission bits as chmod and ls -l's octal show them: 0600, 0755, 4755.

@@ -1,5 +1,7 @@
 #include "etcdadm/connection.h"
 
+#include "common/text.h"
+
 #include <unistd.h>
 
 #include <cstdlib>
@@ -39,20 +41,7 @@ void ConnectionConfig::validate() const {
   }
 }
 
-std::vector<std::string> split_endpoints(const std::string& csv) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= csv.size()) {
-    size_t end = csv.find(',', start);
-    if (end == std::string::npos) end = csv.size();
-    std::string item = csv.substr(start, end - start);
-    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
-    while (!item.empty() && item.back() == ' ') item.pop_back();
-    if (!item.empty()) out.push_back(item);
-    start = end + 1;
-  }
-  return out;
-}
+std::vector<std::string> split_endpoints(const std::string& csv) { return split_list(csv); }
 
 static void env_duration(const char* name, std::chrono::milliseconds& out) {
   const char* v = std::getenv(name);

@@ -157,16 +157,8 @@ struct PreparedRestore {
   std::optional<EtcdVersion> target;
 };
 
-std::vector<std::string> split_urls(const std::string& list) {
-  std::vector<std::string> urls;
-  size_t start = 0;
-  while (start <= list.size()) {
-    size_t end = list.find(',', start);
-    if (end == std::string::npos) end = list.size();
-    std::string u = trim_space(std::string_view(list).substr(start, end - start));
-    if (!u.empty()) urls.push_back(u);
-    start = end + 1;
-  }
+std::vector<std::string> sorted_urls(const std::string& list) {
+  std::vector<std::string> urls = split_list(list);
   std::sort(urls.begin(), urls.end());
   return urls;
 }
@@ -179,7 +171,7 @@ NativeRestorePlan native_plan(const RestoreOptions& o) {
   plan.cluster = plan_new_cluster(o.initial_cluster, o.initial_cluster_token);
   plan.member_name = o.name;
   const NewMember& me = plan.cluster.member(o.name);
-  if (split_urls(o.initial_advertise_peer_urls) != me.peer_urls) {
+  if (sorted_urls(o.initial_advertise_peer_urls) != me.peer_urls) {
     std::string theirs;
     for (const std::string& u : me.peer_urls) theirs += (theirs.empty() ? "" : ",") + u;
     throw Error(ErrorKind::kInvalidArgument,
@@ -392,9 +384,11 @@ void restore_with_tool(const PreparedRestore& p, const std::string& snapshot, bo
   result.restore_seconds = std::chrono::duration<double>(Clock::now() - t1).count();
 }
 
-// A snapshot file already verified by us, into the restore's data dir: copied (the copy is
-// changed in place by the native restore; the file stays as it was).
-uint64_t copy_snapshot(const std::string& snapshot_file, uint64_t db_bytes, const std::string& db_path) {
+// A snapshot file already verified by us, into the restore's data dir: moved when it is ours to
+// consume (a prefetched scratch copy on the same filesystem), else copied (the native restore
+// changes the db in place; the user's file stays as it was).
+uint64_t place_snapshot(const std::string& snapshot_file, uint64_t db_bytes, bool consume, const std::string& db_path) {
+  if (consume && ::rename(snapshot_file.c_str(), db_path.c_str()) == 0) return db_bytes;
   std::filesystem::copy_file(snapshot_file, db_path);
   return db_bytes;
 }
@@ -434,7 +428,7 @@ RestoreResult restore_to_data_dir(BlobStore& store, const BackupRecord& backup, 
 }
 
 RestoreResult restore_verified_snapshot_file(const std::string& snapshot_file, uint64_t db_bytes,
-                                             const RestoreOptions& in) {
+                                             const RestoreOptions& in, bool consume) {
   InterruptibleWork interruptible;
   PreparedRestore p = prepare_restore(in);
   RestoreResult result;
@@ -442,7 +436,7 @@ RestoreResult restore_verified_snapshot_file(const std::string& snapshot_file, u
   result.db_size = db_bytes;
   StagingDir staging(p.parent);
   if (p.native) {
-    restore_natively(p, [&](const std::string& db) { return copy_snapshot(snapshot_file, db_bytes, db); },
+    restore_natively(p, [&](const std::string& db) { return place_snapshot(snapshot_file, db_bytes, consume, db); },
                      staging.path(), result);
   } else {
     restore_with_tool(p, snapshot_file, /*snapshot_verified=*/true, staging.path(), result);

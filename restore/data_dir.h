@@ -91,8 +91,9 @@ RestoreResult restore_snapshot_file(const std::string& snapshot_file, const Rest
                                     bool skip_hash_check);
 
 // The same for a snapshot file that etcdadm itself has just fetched and verified (fetch_verified):
-// no second read to check it.
+// no second read to check it. `consume`: the file is a scratch copy the native restore may move
+// into the data dir instead of copying it (it is gone afterwards).
 RestoreResult restore_verified_snapshot_file(const std::string& snapshot_file, uint64_t db_bytes,
-                                             const RestoreOptions& options);
+                                             const RestoreOptions& options, bool consume = false);
 
 }  // namespace etcdadm

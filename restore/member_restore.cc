@@ -79,7 +79,9 @@ SnapshotRestorer prefetched_backup_restorer(BlobStore& store, const BackupRecord
   std::string name = backup.name;
   std::string recorded = backup.etcd_version;
   return [scratch, snapshot, db_bytes, name, recorded, method](const MemberConfig& m, const ClusterBootstrap& b) {
-    auto r = restore_verified_snapshot_file(snapshot, db_bytes, member_restore_options(m, b, recorded, method));
+    // The scratch copy is moved into the data dir (same filesystem): no second 400 MB write.
+    auto r = restore_verified_snapshot_file(snapshot, db_bytes, member_restore_options(m, b, recorded, method),
+                                            /*consume=*/true);
     spdlog::info("restored backup {} ({} bytes db) {}", name, r.db_size, how(r));
   };
 }

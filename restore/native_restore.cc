@@ -130,19 +130,6 @@ void make_private_dir(const std::string& path) {
   if (::chmod(path.c_str(), 0700) != 0) throw_errno("cannot chmod", path, errno);  // whatever the umask
 }
 
-void write_synced_file(const std::string& path, const std::string& bytes) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) throw_errno("cannot create", path, errno);
-  try {
-    write_all(fd, bytes.data(), bytes.size(), path);
-    if (::fsync(fd) != 0) throw_errno("cannot sync", path, errno);
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  ::close(fd);
-}
-
 }  // namespace
 
 bool native_restore_verified(const EtcdVersion& v) { return v.major == 3 && v.minor >= 4 && v.minor <= 7; }
@@ -321,12 +308,12 @@ NativeRestoreResult NativeDataDirWriter::finish(uint64_t db_bytes, const EtcdVer
   db.commit();
 
   make_private_dir(data_dir_ + "/member/wal");
-  write_new_wal_file(data_dir_ + "/member/wal/" + wal_file_name(0, 0),
-                     wal_records_for_restore(cluster, plan_.member_name, flavor));
+  write_new_synced_file(data_dir_ + "/member/wal/" + wal_file_name(0, 0),
+                        wal_records_for_restore(cluster, plan_.member_name, flavor), kWalSegmentBytes);
   char snap_name[64];
   std::snprintf(snap_name, sizeof snap_name, "%016llx-%016llx.snap", static_cast<unsigned long long>(kRaftTerm),
                 static_cast<unsigned long long>(cluster.members.size()));
-  write_synced_file(data_dir_ + "/member/snap/" + snap_name, snap_file_for_restore(cluster, flavor));
+  write_new_synced_file(data_dir_ + "/member/snap/" + snap_name, snap_file_for_restore(cluster, flavor));
   for (const char* dir : {"/member/wal", "/member/snap", "/member", ""}) fsync_dir(data_dir_ + dir);
   return result;
 }

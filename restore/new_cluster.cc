@@ -82,13 +82,7 @@ const NewMember& NewCluster::member(const std::string& name) const {
 NewCluster plan_new_cluster(const std::string& initial_cluster, const std::string& token) {
   std::map<std::string, std::vector<std::string>> urls_by_name;
   std::set<std::string> seen;
-  size_t start = 0;
-  while (start <= initial_cluster.size()) {
-    size_t end = initial_cluster.find(',', start);
-    if (end == std::string::npos) end = initial_cluster.size();
-    std::string pair = initial_cluster.substr(start, end - start);
-    start = end + 1;
-    if (trim_space(pair).empty()) continue;
+  for (const std::string& pair : split_list(initial_cluster)) {
     auto eq = pair.find('=');
     if (eq == std::string::npos || eq == 0) {
       throw Error(ErrorKind::kInvalidArgument, "--initial-cluster entry '" + pair + "' is not name=peer-URL");

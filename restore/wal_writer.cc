@@ -1,15 +1,8 @@
 #include "restore/wal_writer.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <algorithm>
 #include <cstdio>
 
 #include "common/crc32c.h"
-#include "common/error.h"
-#include "common/fs.h"
 #include "etcdadm/proto/datadir.pb.h"
 
 namespace etcdadm {
@@ -36,21 +29,6 @@ std::string wal_frame(WalRecordType type, const std::string& data, bool has_data
   frame += body;
   frame.append(pad, '\0');
   return frame;
-}
-
-void write_new_wal_file(const std::string& path, const std::string& frames, uint64_t preallocate) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) throw_errno("cannot create", path, errno);
-  try {
-    int err = ::posix_fallocate(fd, 0, static_cast<off_t>(std::max<uint64_t>(preallocate, frames.size())));
-    if (err != 0) throw_errno("cannot allocate " + std::to_string(preallocate) + " bytes for", path, err);
-    write_all(fd, frames.data(), frames.size(), path);
-    if (::fdatasync(fd) != 0) throw_errno("cannot sync", path, errno);
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  ::close(fd);
 }
 
 }  // namespace etcdadm

@@ -3,8 +3,8 @@
 // multiple of 8 bytes, the top byte is 0x80 | pad), each a walpb.Record whose crc is the running
 // CRC-32C (Castagnoli) over the data of every record so far, the first record being the crc
 // record carrying the previous file's CRC (0 for the first file). The file is preallocated the way
-// etcd preallocates its segments (64,000,000 bytes), and what follows the last record is zeros,
-// which etcd's reader takes as the end of the log.
+// etcd preallocates its segments (64,000,000 bytes: kWalSegmentBytes, for write_new_synced_file),
+// and what follows the last record is zeros, which etcd's reader takes as the end of the log.
 #pragma once
 
 #include <cstdint>
@@ -22,10 +22,5 @@ std::string wal_file_name(uint64_t seq, uint64_t index);
 // One frame (length, record, padding) for a record of `type` with `data`, continuing the running
 // CRC `crc` (updated). `has_data`: etcd leaves a crc record's data unset (nil), not empty.
 std::string wal_frame(WalRecordType type, const std::string& data, bool has_data, uint32_t& crc);
-
-// Creates `path` (mode 0600; it must not exist) preallocated to `preallocate` bytes as etcd does
-// (fallocate: the rest reads as zeros), writes `frames` (wal_frame()s, the first being the crc
-// record) at its start and fdatasyncs it.
-void write_new_wal_file(const std::string& path, const std::string& frames, uint64_t preallocate = kWalSegmentBytes);
 
 }  // namespace etcdadm
