@@ -198,10 +198,10 @@ PreparedRestore prepare_restore(const RestoreOptions& in) {
     throw Error(ErrorKind::kInvalidArgument, "--restore-with " + with + ": expected native, etcdutl or etcdctl");
   }
   check_revision_bump(o.method.bump_revision, o.method.mark_compacted);
-  p.native = o.method.native() && o.restore_tool.empty();
-  if (p.native && with == "native" && !o.restore_tool.empty()) {
+  if (with == "native" && !o.restore_tool.empty()) {
     throw Error(ErrorKind::kInvalidArgument, "--restore-tool goes with --restore-with etcdutl|etcdctl, not native");
   }
+  p.native = o.method.native() && o.restore_tool.empty();
   p.data_dir = absolute_path(o.data_dir);
   refuse_if_in_use(p.data_dir, "restore into", kStopTheMemberFirst);
   if (!is_missing_or_empty_dir(p.data_dir) && !o.force) {

@@ -304,6 +304,16 @@ TEST_F(NativeRestore, UnverifiedVersionsAreRefusedNamingEtcdsTool) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--initial-advertise-peer-urls"), std::string::npos) << r.output;
   EXPECT_FALSE(path_exists(data));
+  // A bump means nothing for a plain snapshot file, and native with a tool path is a contradiction.
+  std::string file = dir_ / "snap.db";
+  r = cli({"backup", "restore", "latest", "--store", store_, "--output-file", file, "--bump-revision", "10", "--mark-compacted"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_FALSE(path_exists(file));
+  auto both = restore_args(data, "m1", "m1=http://127.0.0.1:2380", "http://127.0.0.1:2380");
+  both.insert(both.end(), {"--restore-with", "native", "--restore-tool", "/usr/bin/etcdctl"});
+  r = cli(both);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_FALSE(path_exists(data));
 }
 
 }  // namespace etcdadm::test
