@@ -12,7 +12,6 @@
 #include <utility>
 
 #include "common/error.h"
-#include "common/fs.h"
 #include "restore/bolt_format.h"
 
 namespace etcdadm {
