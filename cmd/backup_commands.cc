@@ -248,8 +248,8 @@ void add_restore(CLI::App& backup) {
   add_restore_method_flags(c, f->restore.method);
   c->add_option("--restore-tool", f->restore.restore_tool, "path to etcdutl (3.5+) or etcdctl (3.4): restore with it");
   c->add_option("--target-version", f->restore.target_version,
-                "etcd version the restored member will run (default: the snapshot's, or the restore tool's); a "
-                "restore etcd does not "
+                "etcd version the restored member will run (default: the etcd on PATH, else the snapshot's; with "
+                "--restore-with, the tool's); a restore etcd does not "
                 "support across versions is refused before anything is written")
       ->check([](const std::string& v) {
         return EtcdVersion::parse(v) ? std::string() : "'" + v + "' is not an etcd version (3.6.16)";

@@ -44,6 +44,18 @@ std::string absolute_path(const std::string& path) {
   return s;
 }
 
+bool pread_exact(int fd, uint64_t offset, char* out, size_t size, const std::string& path_for_errors) {
+  size_t done = 0;
+  while (done < size) {
+    ssize_t r = ::pread(fd, out + done, size - done, static_cast<off_t>(offset + done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) throw_errno("cannot read", path_for_errors, errno);
+    if (r == 0) return false;
+    done += static_cast<size_t>(r);
+  }
+  return true;
+}
+
 void write_new_synced_file(const std::string& path, const std::string& contents, uint64_t allocate) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) throw_errno("cannot create", path, errno);

@@ -70,6 +70,10 @@ void read_file_chunks(const std::string& path, const std::function<void(const ui
 // Writes all bytes to fd, retrying on EINTR and short writes.
 void write_all(int fd, const void* data, size_t size, const std::string& path_for_errors);
 
+// Reads exactly `size` bytes at `offset` (retrying short reads and EINTR). Returns false when the
+// file ends first; throws kIo (naming `path_for_errors`) on a read error.
+bool pread_exact(int fd, uint64_t offset, char* out, size_t size, const std::string& path_for_errors);
+
 // Creates `path` (mode 0600; it must not exist), allocated to at least `allocate` bytes with
 // fallocate (what is not written reads as zeros), writes `contents` at its start and fsyncs it.
 // For files inside a directory that is not visible yet (a restore's staging dir): not atomic.

@@ -25,6 +25,7 @@ constexpr size_t kBucketHeaderSize = 16;  // root pgid u64, sequence u64
 // opening bbolt rebuilds the free list from the pages the tree does not reach.
 constexpr uint64_t kNoFreelist = 0xFFFFFFFFFFFFFFFFULL;
 constexpr uint32_t kMinPageSize = 512;
+constexpr int kMaxDepth = 64;  // deeper trees are refused as damage (a real one is a handful of levels)
 constexpr uint32_t kMaxPageSize = 65536;
 
 // Offsets inside the meta body (which starts kPageHeaderSize into page 0 or 1).

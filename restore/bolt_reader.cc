@@ -26,6 +26,7 @@
 #include <mutex>
 
 #include "common/error.h"
+#include "common/fs.h"
 #include "restore/bolt_format.h"
 
 namespace etcdadm {
@@ -33,7 +34,6 @@ namespace {
 
 using namespace bolt;
 
-constexpr int kMaxDepth = 64;
 constexpr size_t kCacheSlots = 8;
 
 // Where the bytes come from: a file read with pread, or a buffer in memory (tests, fuzzing).
@@ -90,20 +90,12 @@ class FileSource : public Source {
   }
 
   void pread_full(uint64_t off, size_t n, char* out) const {
-    size_t done = 0;
-    while (done < n) {
-      ssize_t r = ::pread(fd_, out + done, n - done, static_cast<off_t>(off + done));
-      if (r < 0) {
-        if (errno == EINTR) continue;
-        throw_errno("cannot read", path_, errno);
-      }
-      if (r == 0) {
-        throw Error(ErrorKind::kCorrupt, path_ + ": short read at offset " + std::to_string(off + done) +
-                                             " (the file shrank while being read?)");
-      }
-      done += static_cast<size_t>(r);
+    if (!pread_exact(fd_, off, out, n, path_)) {
+      throw Error(ErrorKind::kCorrupt, path_ + ": short read at offset " + std::to_string(off) +
+                                           " (the file shrank while being read?)");
     }
   }
+
 
  private:
   static constexpr size_t kMinWindow = 64 * 1024;

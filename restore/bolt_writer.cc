@@ -9,17 +9,17 @@
 
 #include <cerrno>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "common/error.h"
+#include "common/fs.h"
 #include "restore/bolt_format.h"
 
 namespace etcdadm {
 namespace {
 
 using namespace bolt;
-
-constexpr int kMaxDepth = 64;
 
 // One element of a node: a leaf's key/value (flags: kBucketLeafFlag for a nested bucket) or a
 // branch's key/child page.
@@ -98,6 +98,9 @@ Node parse_node(const char* p, size_t len, const std::string& what) {
   n.leaf = flags == kLeafFlag;
   if (kPageHeaderSize + size_t{count} * kElementSize > len) corrupt("elements overrun the page");
   n.elements.resize(count);
+  // bbolt packs each element's key (and value) after the previous one's: data that overlaps or
+  // goes backwards is damage, and would let a page of a few MiB make us copy terabytes.
+  uint64_t data_end = kPageHeaderSize + size_t{count} * kElementSize;
   for (size_t i = 0; i < count; ++i) {
     size_t off = kPageHeaderSize + i * kElementSize;
     const char* el = p + off;
@@ -114,6 +117,8 @@ Node parse_node(const char* p, size_t len, const std::string& what) {
       e.child = load<uint64_t>(el + 8);
     }
     if (kstart + klen + vlen > len) corrupt("element " + std::to_string(i) + " points outside the page");
+    if (kstart < data_end) corrupt("element " + std::to_string(i) + " overlaps the data before it");
+    data_end = kstart + klen + vlen;
     e.key.assign(p + kstart, klen);
     e.value.assign(p + kstart + klen, vlen);
     if (i > 0 && !(n.elements[i - 1].key < e.key)) corrupt("keys out of order at element " + std::to_string(i));
@@ -192,6 +197,11 @@ class Writer {
   using Puts = std::map<std::string, Element>;
   std::vector<Element> rewrite(uint64_t pgid, Puts::const_iterator begin, Puts::const_iterator end, int depth) {
     if (depth > kMaxDepth) throw Error(ErrorKind::kCorrupt, path_ + ": tree deeper than " + std::to_string(kMaxDepth));
+    // A page reached twice is a cycle or a shared subtree: refused, which also bounds what the
+    // levels of one rewrite hold in memory by the file's size.
+    if (!rewritten_.insert(pgid).second) {
+      throw Error(ErrorKind::kCorrupt, path_ + ": page " + std::to_string(pgid) + " is reached twice in the tree");
+    }
     Node n = read_node(pgid);
     if (n.leaf) return write_nodes(merge(std::move(n.elements), begin, end), /*leaf=*/true);
     std::vector<Element> out;
@@ -256,8 +266,10 @@ class Writer {
     if (replace || !old) {
       // leaf stays empty: the puts are the whole contents
     } else if (root == 0) {
-      leaf = parse_node(old->data() + kBucketHeaderSize, old->size() - kBucketHeaderSize, path_ + ": inline bucket")
-                 .elements;
+      Node inline_node =
+          parse_node(old->data() + kBucketHeaderSize, old->size() - kBucketHeaderSize, path_ + ": inline bucket");
+      if (!inline_node.leaf) throw Error(ErrorKind::kCorrupt, path_ + ": an inline bucket that is not a leaf");
+      leaf = std::move(inline_node.elements);
     } else {
       Node n = read_node(root);
       if (n.leaf) {
@@ -331,13 +343,8 @@ class Writer {
 
  private:
   void read_at(uint64_t off, char* out, size_t n) {
-    size_t done = 0;
-    while (done < n) {
-      ssize_t r = ::pread(fd_, out + done, n - done, static_cast<off_t>(off + done));
-      if (r < 0 && errno == EINTR) continue;
-      if (r < 0) throw_errno("cannot read", path_, errno);
-      if (r == 0) throw Error(ErrorKind::kCorrupt, path_ + ": short read at offset " + std::to_string(off + done));
-      done += static_cast<size_t>(r);
+    if (!pread_exact(fd_, off, out, n, path_)) {
+      throw Error(ErrorKind::kCorrupt, path_ + ": the file ends before offset " + std::to_string(off + n));
     }
   }
 
@@ -360,6 +367,7 @@ class Writer {
   uint64_t next_pgid_;
   int fd_ = -1;
   std::vector<std::pair<uint64_t, std::string>> pages_;  // new pages, in pgid order
+  std::set<uint64_t> rewritten_;                          // pages rewrite() has read
 };
 
 }  // namespace

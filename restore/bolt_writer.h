@@ -1,7 +1,7 @@
 // A copy-on-write update of an existing bbolt file (etcd's backend), committed the way bbolt
 // commits a write transaction: every node on the path to a change is written to a new page after
 // the pages in use, never over a page the current tree uses; then the file is synced; then the next
-// meta page (txid + 1, on page txid % 2) is written and synced. A crash before the meta write leaves
+// meta page (txid T + 1, on page (T + 1) % 2, as bbolt places it) is written and synced. A crash before the meta write leaves
 // the old tree valid; after it, the new one. The free list is not written (meta.freelist = "none",
 // as etcd's NoFreelistSync does): bbolt rebuilds it on open from the pages the tree does not reach,
 // which is how the pages this update leaves behind become free.

@@ -184,6 +184,16 @@ NativeRestorePlan native_plan(const RestoreOptions& o) {
   return plan;
 }
 
+// Whether etcd's restore tool knows --bump-revision/--mark-compacted (backported to some 3.4 and
+// 3.5 patch releases): its own help says.
+bool tool_can_bump(const RestoreTool& tool) {
+  RunOptions ro;
+  ro.timeout = std::chrono::seconds(10);
+  if (wants_etcdctl_api_variable(tool.version)) ro.env["ETCDCTL_API"] = "3";
+  auto r = run_process({tool.path, "snapshot", "restore", "--help"}, ro);
+  return r.output.find("--bump-revision") != std::string::npos && r.output.find("--mark-compacted") != std::string::npos;
+}
+
 PreparedRestore prepare_restore(const RestoreOptions& in) {
   PreparedRestore p;
   p.options = in;
@@ -240,11 +250,10 @@ PreparedRestore prepare_restore(const RestoreOptions& in) {
       spdlog::warn("cannot tell which etcd the restored member will run ({} reports version '{}'): "
                    "the cross-version check is skipped", p.tool.path, p.tool.version);
     }
-    auto tool_version = EtcdVersion::parse(p.tool.version);
-    if (o.method.bump_revision > 0 && !p.tool.is_etcdutl && !(tool_version && *tool_version >= EtcdVersion{3, 5, 0})) {
+    if (o.method.bump_revision > 0 && !tool_can_bump(p.tool)) {
       throw Error(ErrorKind::kInvalidArgument,
-                  p.tool.path + " " + p.tool.version + " cannot bump the revision (etcdutl 3.5+ can)",
-                  "drop --restore-with: the native restore bumps the revision for etcd 3.4 too");
+                  p.tool.path + " " + p.tool.version + " has no --bump-revision (etcd added it in later patch releases)",
+                  "drop --restore-with: the native restore bumps the revision for every etcd it writes for");
     }
   }
   p.parent = parent_dir(p.data_dir);
@@ -262,40 +271,57 @@ void check_versions(const PreparedRestore& p, const std::string& snapshot) {
   }
 }
 
+void refuse_unverified_snapshot(const SnapshotOrigin& origin) {
+  if (native_restore_verified(origin.version)) return;
+  throw Error(ErrorKind::kInvalidArgument,
+              "the native restore is verified for snapshots of etcd " + native_restore_verified_versions() +
+                  "; this one is from etcd " + origin.version.minor_str() + " (" + origin.evidence + ")",
+              "restore with etcd's own tool: --restore-with etcdutl (etcdutl " + origin.version.minor_str() +
+                  " on PATH, or --restore-tool PATH)");
+}
+
+// Before a fetch: a backup whose metadata already names an etcd the native restore does not
+// know is refused without reading it.
+void refuse_unverified_recorded_version(const std::string& recorded) {
+  if (auto v = EtcdVersion::parse(recorded)) refuse_unverified_snapshot({*v, "etcd " + recorded + " recorded in the backup metadata"});
+}
+
 // The etcd version whose restore output the native restore writes for `db`: the target's, else
 // the snapshot's. Refuses snapshots of versions the native restore is not verified for, naming the
 // way that still works.
 EtcdVersion native_flavor(const PreparedRestore& p, const std::string& db) {
   auto origin = snapshot_origin(db, p.options.snapshot_etcd_version);
   if (!origin) return p.target.value_or(EtcdVersion{3, 5, 0});  // unreadable: the writer says why
-  if (!native_restore_verified(origin->version)) {
-    throw Error(ErrorKind::kInvalidArgument,
-                "the native restore is verified for snapshots of etcd " + native_restore_verified_versions() +
-                    "; this one is from etcd " + origin->version.minor_str() + " (" + origin->evidence + ")",
-                "restore with etcd's own tool: --restore-with etcdutl (etcdutl " + origin->version.minor_str() +
-                    " on PATH, or --restore-tool PATH)");
-  }
+  refuse_unverified_snapshot(*origin);
   EtcdVersion target = p.target.value_or(origin->version);
   check_restore_target(*origin, target, /*tool_version=*/"");
   return target;
 }
 
-// Moves the finished data dir `restored` (inside `staging`) into place. An existing directory
-// (empty, or non-empty with --force) moves aside first, and comes back if the rename fails.
+// Moves the finished data dir `restored` (inside `staging`) into place, exchanging it with an
+// existing directory (empty, or non-empty with --force).
 void swap_into_place(const PreparedRestore& p, const std::string& restored, const std::string& staging) {
   // Checked again: a member may have been started on it while the restore ran.
   const std::string& data_dir = p.data_dir;
   refuse_if_in_use(data_dir, "replace", kStopTheMemberFirst);
-  std::string old = staging + "/old";
-  bool moved_aside = false;
   if (path_exists(data_dir)) {
+    // One atomic exchange: at every instant the target is the old dir or the new one (the old one
+    // ends in the staging dir and goes with it). Filesystems without RENAME_EXCHANGE get two
+    // renames, the old dir put back if the second fails.
+    if (::renameat2(AT_FDCWD, restored.c_str(), AT_FDCWD, data_dir.c_str(), RENAME_EXCHANGE) == 0) {
+      fsync_dir(p.parent);
+      return;
+    }
+    if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP) throw_errno("cannot swap in", data_dir, errno);
+    std::string old = staging + "/old";
     if (::rename(data_dir.c_str(), old.c_str()) != 0) throw_errno("cannot move aside", data_dir, errno);
-    moved_aside = true;
-  }
-  if (::rename(restored.c_str(), data_dir.c_str()) != 0) {
-    int err = errno;
-    if (moved_aside) ::rename(old.c_str(), data_dir.c_str());  // put the old data dir back
-    throw_errno("cannot move restored data into", data_dir, err);
+    if (::rename(restored.c_str(), data_dir.c_str()) != 0) {
+      int err = errno;
+      ::rename(old.c_str(), data_dir.c_str());  // put the old data dir back
+      throw_errno("cannot move restored data into", data_dir, err);
+    }
+  } else if (::rename(restored.c_str(), data_dir.c_str()) != 0) {
+    throw_errno("cannot move restored data into", data_dir, errno);
   }
   fsync_dir(p.parent);
 }
@@ -390,6 +416,9 @@ void restore_with_tool(const PreparedRestore& p, const std::string& snapshot, bo
 uint64_t place_snapshot(const std::string& snapshot_file, uint64_t db_bytes, bool consume, const std::string& db_path) {
   if (consume && ::rename(snapshot_file.c_str(), db_path.c_str()) == 0) return db_bytes;
   std::filesystem::copy_file(snapshot_file, db_path);
+  // copy_file gives the copy the source's mode (a 0444 or 0644 file): the db is the member's,
+  // owner-only and writable.
+  if (::chmod(db_path.c_str(), 0600) != 0) throw_errno("cannot chmod", db_path, errno);
   return db_bytes;
 }
 
@@ -400,6 +429,7 @@ RestoreResult restore_to_data_dir(BlobStore& store, const BackupRecord& backup, 
   PreparedRestore p = prepare_restore(in);
   if (p.options.snapshot_etcd_version.empty()) p.options.snapshot_etcd_version = backup.etcd_version;
   if (p.target) refuse_newer_recorded_version(p.options.snapshot_etcd_version, *p.target);
+  if (p.native) refuse_unverified_recorded_version(p.options.snapshot_etcd_version);
   StagingDir staging(p.parent);
 
   RestoreResult result;

@@ -30,8 +30,8 @@ struct RestoreOptions {
   bool force = false;        // replace a non-empty data dir
   RestoreMethod method;
   std::string restore_tool;  // path to etcdutl/etcdctl (implies a tool restore); default: the one on PATH
-  // The etcd the restored member will run ("" = the restore tool's version; natively: the
-  // snapshot's) and the one the
+  // The etcd the restored member will run ("" = the restore tool's version; natively: the etcd
+  // first on PATH, else the snapshot's) and the one the
   // backup's metadata names ("" = unknown: the db tells). A restore that etcd does not support
   // across these versions is refused before the data dir is touched (snapshot_version.h).
   std::string target_version;

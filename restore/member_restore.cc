@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/error.h"
 #include "common/fs.h"
 #include "etcdadm/release.h"
 #include "restore/data_dir.h"
@@ -35,6 +36,18 @@ RestoreOptions member_restore_options(const MemberConfig& m, const ClusterBootst
   return o;
 }
 
+// Refuses, before anything is installed, a native restore for an etcd it is not verified for.
+void check_method(const RestoreMethod& method, const std::string& target_version) {
+  check_revision_bump(method.bump_revision, method.mark_compacted);
+  auto target = EtcdVersion::parse(target_version);
+  if (method.native() && target && !native_restore_verified(*target)) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "the native restore writes data dirs for etcd " + native_restore_verified_versions() +
+                    ", not for etcd " + target->str(),
+                "add --restore-with etcdutl: the restore then uses the etcdutl installed with etcd " + target->str());
+  }
+}
+
 // Refuses, before anything is installed, a snapshot that etcd `target_version` may not start on.
 void check_fits(const std::string& snapshot, const std::string& recorded, const std::string& target_version) {
   auto target = EtcdVersion::parse(target_version);
@@ -51,8 +64,8 @@ std::string how(const RestoreResult& r) {
 
 SnapshotRestorer snapshot_file_restorer(std::string snapshot_file, bool skip_hash_check, const std::string& target_version,
                                         const RestoreMethod& method) {
+  check_method(method, target_version);
   check_fits(snapshot_file, "", target_version);
-  check_revision_bump(method.bump_revision, method.mark_compacted);
   return [snapshot_file, skip_hash_check, method](const MemberConfig& m, const ClusterBootstrap& b) {
     auto r = restore_snapshot_file(snapshot_file, member_restore_options(m, b, "", method), skip_hash_check);
     spdlog::info("restored snapshot {} ({} bytes db) {}", snapshot_file, r.db_size, how(r));
@@ -61,7 +74,7 @@ SnapshotRestorer snapshot_file_restorer(std::string snapshot_file, bool skip_has
 
 SnapshotRestorer prefetched_backup_restorer(BlobStore& store, const BackupRecord& backup, const std::string& data_dir,
                                             const std::string& target_version, const RestoreMethod& method) {
-  check_revision_bump(method.bump_revision, method.mark_compacted);
+  check_method(method, target_version);
   if (auto target = EtcdVersion::parse(target_version)) refuse_newer_recorded_version(backup.etcd_version, *target);
   std::string parent = parent_dir(absolute_path(data_dir));
   make_dirs(parent);

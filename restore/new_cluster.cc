@@ -3,6 +3,7 @@
 #include <openssl/sha.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -19,19 +20,32 @@ uint64_t first_8_bytes_big_endian(const unsigned char* digest) {
   return v;
 }
 
-// etcd's types.NewURLs check for one peer URL.
+bool has_control_character(std::string_view s) {
+  for (unsigned char c : s) {
+    if (c < 0x20 || c == 0x7f) return true;
+  }
+  return false;
+}
+
+// etcd's types.NewURLs check for one peer URL (3.5+: unix and unixs URLs are not checked for
+// host:port and path), with the scheme in lower case as Go's url.URL.String() writes it (the
+// member ID is computed from that string). Go refuses control characters in URLs.
 std::string checked_peer_url(std::string url) {
-  url = std::string(trim_space(url));
+  url = trim_space(url);
   auto bad = [&](const std::string& why) {
     throw Error(ErrorKind::kInvalidArgument, "peer URL '" + url + "' in --initial-cluster: " + why);
   };
+  if (has_control_character(url)) bad("control characters in a URL");
   auto sep = url.find("://");
-  if (sep == std::string::npos) bad("not a URL (scheme://host:port)");
+  if (sep == std::string::npos || sep == 0) bad("not a URL (scheme://host:port)");
+  for (size_t i = 0; i < sep; ++i) url[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(url[i])));
   std::string scheme = url.substr(0, sep);
-  if (scheme != "http" && scheme != "https" && scheme != "unix" && scheme != "unixs") {
-    bad("the scheme must be http, https, unix or unixs");
-  }
   std::string rest = url.substr(sep + 3);
+  if (scheme == "unix" || scheme == "unixs") {
+    if (rest.empty()) bad("no socket address");
+    return url;
+  }
+  if (scheme != "http" && scheme != "https") bad("the scheme must be http, https, unix or unixs");
   if (rest.find_first_of("/?#") != std::string::npos) bad("a peer URL must not contain a path");
   auto colon = rest.rfind(':');
   bool bracketed = !rest.empty() && rest[0] == '[';
@@ -86,6 +100,11 @@ NewCluster plan_new_cluster(const std::string& initial_cluster, const std::strin
     auto eq = pair.find('=');
     if (eq == std::string::npos || eq == 0) {
       throw Error(ErrorKind::kInvalidArgument, "--initial-cluster entry '" + pair + "' is not name=peer-URL");
+    }
+    // Names end up in JSON in the WAL and the db; etcd's Go versions escape control characters
+    // differently (\b vs \u0008), and no sane member name has one.
+    if (has_control_character(pair.substr(0, eq))) {
+      throw Error(ErrorKind::kInvalidArgument, "--initial-cluster: a member name with control characters");
     }
     std::string url = checked_peer_url(pair.substr(eq + 1));
     if (!seen.insert(url).second) {

@@ -56,6 +56,17 @@ TEST(NewCluster, RefusesWhatEtcdRefuses) {
     EXPECT_THROW(plan_new_cluster(bad, "tok"), Error) << bad;
   }
   EXPECT_THROW(plan_new_cluster(kOne, "tok").member("m2"), Error);
+  EXPECT_THROW(plan_new_cluster("m\b1=http://127.0.0.1:2380", "tok"), Error) << "control character in a name";
+  EXPECT_THROW(plan_new_cluster("m1=http://127.0.0.1:23\n80", "tok"), Error) << "control character in a URL";
+}
+
+TEST(NewCluster, SchemesAreLowerCasedAndUnixSocketsAccepted) {
+  // Go's url.URL.String() lower-cases the scheme; the ID is computed from that string.
+  NewCluster upper = plan_new_cluster("m1=HTTP://127.0.0.1:2380", "tok");
+  EXPECT_EQ(upper.members[0].peer_urls, std::vector<std::string>{"http://127.0.0.1:2380"});
+  EXPECT_EQ(id_hex(upper.members[0].id), "71405583d3e2d5ce");
+  // etcd 3.5+ take unix sockets as they are (no host:port, a path).
+  EXPECT_NO_THROW(plan_new_cluster("m1=unix:///run/etcd/peer.sock", "tok"));
 }
 
 TEST(NativeRestoreBytes, MemberJsonIsGoJson) {
