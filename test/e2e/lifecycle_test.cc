@@ -448,7 +448,10 @@ TEST_F(Lifecycle, DamagedBackupInstallsNothingAndThePrintedJoinWorksOffline) {
   EXPECT_TRUE(is_missing_or_empty_dir(hosts_[0].data()));
 
   write_file_atomic(data_file, good);
-  auto inited = run_with_member_flags({"init", "-o", "json"}, hosts_[0], {"--from-backup", name, "--store", store});
+  // With the revision bump of a Kubernetes restore: the joined member below serves it too.
+  auto inited = run_with_member_flags({"init", "-o", "json"}, hosts_[0],
+                                      {"--from-backup", name, "--store", store, "--bump-revision", "1000000",
+                                       "--mark-compacted"});
   ASSERT_EQ(inited.exit_code, 0) << inited.output;
   std::string printed = nlohmann::json::parse(inited.output.substr(inited.output.find('{')))["joinCommand"];
   for (const char* flag : {"--release-url", "--cache-dir", "--install-dir", "--init-system process"}) {
@@ -484,6 +487,11 @@ TEST_F(Lifecycle, DamagedBackupInstallsNothingAndThePrintedJoinWorksOffline) {
   EXPECT_EQ(member_list(hosts_[0]).size(), 2u);
   auto value = etcdctl(hosts_[1], {"get", "/registry/k", "--print-value-only"});
   EXPECT_EQ(value.output, "v\n");
+  auto bumped = etcdctl(hosts_[1], {"get", "/registry/k", "-w", "json"});
+  auto brace = bumped.output.find('{');
+  ASSERT_NE(brace, std::string::npos) << bumped.output;
+  EXPECT_GT(nlohmann::json::parse(bumped.output.substr(brace))["header"]["revision"].get<int64_t>(), 1000000)
+      << bumped.output;
 }
 
 // reset deletes nothing while a process other than the member it stops holds the data dir (an etcd
