@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything etcdadm needs to build and test on Debian 12, from Debian packages only.
 # Idempotent: safe to run again; apt-get skips what is already there.
-# --with-test-servers also installs what the tests run against: Swift (S3), the AWS CLI, and the
-# GCS emulator's npm packages.
+# --with-test-servers also installs what the tests run against: Swift (S3), the AWS CLI, age (the
+# oracle for our age encryption), and the GCS emulator's npm packages.
 set -euo pipefail
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -27,7 +27,7 @@ with_test_servers=false
 if $with_test_servers; then
   # a real S3 server that verifies SigV4 (OpenStack Swift + s3api, with memcached for tempauth)
   # and the AWS CLI as an interop and signing oracle
-  packages+=(python3-swift swift swift-proxy swift-account swift-container swift-object memcached awscli systemd)
+  packages+=(python3-swift swift swift-proxy swift-account swift-container swift-object memcached awscli systemd age)
   # the Prometheus project's own text-format parser reads the sidecar's /metrics in the tests
   packages+=(python3-prometheus-client)
   # Node.js runs the GCS emulator (test/support/gcs_emulator); keep a Node.js the machine already has.

@@ -13,6 +13,8 @@
 
 #include "common/error.h"
 #include "common/sha256.h"
+#include "common/subprocess.h"
+#include "test/support/test_env.h"
 
 namespace etcdadm {
 namespace {
@@ -220,6 +222,53 @@ TEST(Age, PassphrasesUseScryptAlone) {
   EXPECT_EQ(outcome(file, ids, 5, got), "header failure");
   to.x25519 = {age::generate_identity().recipient()};
   EXPECT_THROW(encrypt(to, "x", 1), Error) << "recipients and a passphrase together";
+}
+
+// Debian's age 1.1.1 (the reference implementation, installed with the test dependencies) reads
+// what we write and writes what we read, to X25519 recipients; a passphrase file of ours opens with
+// its scrypt parameters checked by age itself (age -d prompts on a terminal for passphrases, so
+// that direction is covered by the kit's scrypt vectors instead).
+TEST(Age, DebianAgeReadsOursAndWeReadItsFiles) {
+  ASSERT_TRUE(std::filesystem::exists("/usr/bin/age")) << "install Debian's age: bash scripts/install-deps.sh --with-test-servers";
+  test::TempDir dir;
+  age::X25519Identity ours = age::generate_identity();
+  std::string keys = dir / "keys.txt";
+  {
+    std::ofstream out(keys);
+    out << "# ours\n" << ours.str() << "\n";
+  }
+  std::string plain(200000, '\0');
+  for (size_t i = 0; i < plain.size(); ++i) plain[i] = static_cast<char>((i * 131) >> 3);
+  {
+    std::ofstream out(dir / "plain.bin", std::ios::binary);
+    out.write(plain.data(), static_cast<std::streamsize>(plain.size()));
+  }
+  // Ours -> age -d.
+  age::Recipients to;
+  to.x25519 = {ours.recipient(), age::generate_identity().recipient()};
+  {
+    std::string file = encrypt(to, plain, 65536);
+    std::ofstream out(dir / "ours.age", std::ios::binary);
+    out.write(file.data(), static_cast<std::streamsize>(file.size()));
+  }
+  auto dec = run_process({"/usr/bin/age", "-d", "-i", keys, "-o", dir / "from-ours.bin", dir / "ours.age"});
+  ASSERT_EQ(dec.exit_code, 0) << dec.output;
+  EXPECT_EQ(read_all(dir / "from-ours.bin"), plain);
+  // age -e -> ours, with a key age-keygen made.
+  auto gen = run_process({"/usr/bin/age-keygen", "-o", dir / "theirs.txt"});
+  ASSERT_EQ(gen.exit_code, 0) << gen.output;
+  auto theirs = age::parse_identity_file(read_all(dir / "theirs.txt"), "theirs.txt");
+  ASSERT_EQ(theirs.size(), 1u);
+  auto enc = run_process({"/usr/bin/age", "-r", theirs[0].recipient().str(), "-r", ours.recipient().str(), "-o",
+                          dir / "theirs.age", dir / "plain.bin"});
+  ASSERT_EQ(enc.exit_code, 0) << enc.output;
+  for (const auto& id : {theirs[0], ours}) {
+    age::Identities ids;
+    ids.x25519 = {id};
+    std::string got;
+    EXPECT_EQ(outcome(read_all(dir / "theirs.age"), ids, 8192, got), "success");
+    EXPECT_EQ(got, plain);
+  }
 }
 
 }  // namespace
