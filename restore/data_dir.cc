@@ -45,8 +45,8 @@ constexpr const char* kStagingPrefix = ".etcdadm-restore-";
 constexpr const char* kStagingLock = ".lock";
 
 // Whether a staging directory's restore is over: its lock is free (or, from an etcdadm before the
-// lock file, nothing in it changed for 10 minutes) and no process (a restore tool whose parent
-// died) holds a file in it.
+// lock file, nothing in it changed for 10 minutes; or it is empty and 10 s old, killed before its
+// lock existed) and no process (a restore tool whose parent died) holds a file in it.
 bool staging_is_abandoned(const std::string& dir) {
   if (!processes_holding(dir).empty()) return false;
   std::string lock = dir + "/" + kStagingLock;
@@ -57,6 +57,13 @@ bool staging_is_abandoned(const std::string& dir) {
     return free;
   }
   std::error_code ec;
+  // An empty dir without a lock: a restore killed between creating its staging dir and its lock
+  // file, microseconds apart; after 10 s no live restore can still be in that gap.
+  if (std::filesystem::is_empty(dir, ec) && !ec) {
+    auto made = std::filesystem::last_write_time(dir, ec);
+    return !ec && made <= std::filesystem::file_time_type::clock::now() - std::chrono::seconds(10);
+  }
+  ec.clear();
   auto quiet_since = std::filesystem::file_time_type::clock::now() - std::chrono::minutes(10);
   for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
        !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {

@@ -174,6 +174,13 @@ TEST_F(Interrupt, NextRestoreRemovesStagingDirsOfKilledRunsUnlessHeld) {
   make_dirs(killed);
   write_file_atomic(killed + "/.lock", "");
   write_file_atomic(killed + "/snapshot.db", std::string(1 << 20, 'y'));
+  // Killed between creating its dir and its lock file: empty. Gone once 10 s old; a fresh one may
+  // be a restore in that very gap, and stays.
+  std::string lockless = parent + "/.etcdadm-restore-nolock1";
+  make_dirs(lockless);
+  ASSERT_EQ(run_process({"touch", "-d", "20 seconds ago", lockless}).exit_code, 0);
+  std::string fresh = parent + "/.etcdadm-restore-nolock2";
+  make_dirs(fresh);
   // One whose restore still runs (its lock is held): kept.
   std::string running = parent + "/.etcdadm-restore-running1";
   make_dirs(running);
@@ -192,6 +199,8 @@ TEST_F(Interrupt, NextRestoreRemovesStagingDirsOfKilledRunsUnlessHeld) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_FALSE(path_exists(legacy)) << r.output;
   EXPECT_FALSE(path_exists(killed)) << r.output;
+  EXPECT_FALSE(path_exists(lockless)) << r.output;
+  EXPECT_TRUE(path_exists(fresh)) << "an empty staging dir seconds old was removed";
   EXPECT_TRUE(path_exists(running + "/.lock")) << "a staging dir whose restore runs was removed";
   EXPECT_NE(r.output.find("left by an earlier restore"), std::string::npos) << r.output;
   holder.stop(100ms);
