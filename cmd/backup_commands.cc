@@ -259,8 +259,7 @@ void add_restore(CLI::App& backup) {
     if (f->restore.data_dir.empty() == f->output_file.empty()) {
       throw Error(ErrorKind::kInvalidArgument, "give exactly one of --data-dir and --output-file");
     }
-    const RestoreMethod& m = f->restore.method;
-    if (!f->output_file.empty() && (!m.restore_with.empty() || m.bump_revision > 0 || m.mark_compacted)) {
+    if (!f->output_file.empty() && f->restore.method.any_given()) {
       throw Error(ErrorKind::kInvalidArgument,
                   "--restore-with, --bump-revision and --mark-compacted go with --data-dir (--output-file writes the "
                   "snapshot as it was saved)");

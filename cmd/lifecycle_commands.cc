@@ -205,8 +205,7 @@ void run_init_command(const InitFlags& f, const std::string& phase) {
   if (!f.snapshot.empty() && !f.from_backup.empty()) {
     throw Error(ErrorKind::kInvalidArgument, "give at most one of --snapshot and --from-backup");
   }
-  if (f.snapshot.empty() && f.from_backup.empty() &&
-      (!f.restore.restore_with.empty() || f.restore.bump_revision > 0 || f.restore.mark_compacted)) {
+  if (f.snapshot.empty() && f.from_backup.empty() && f.restore.any_given()) {
     throw Error(ErrorKind::kInvalidArgument, "--restore-with, --bump-revision and --mark-compacted go with --snapshot or --from-backup");
   }
   if (!f.snapshot.empty()) {

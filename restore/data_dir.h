@@ -19,6 +19,8 @@ struct RestoreMethod {
   uint64_t bump_revision = 0;
   bool mark_compacted = false;
   bool native() const { return restore_with.empty() || restore_with == "native"; }
+  // Whether any of the three flags was given (they mean nothing without a data dir to write).
+  bool any_given() const { return !restore_with.empty() || bump_revision > 0 || mark_compacted; }
 };
 
 struct RestoreOptions {
