@@ -23,8 +23,8 @@ std::map<std::string, std::vector<std::string>> keys_by_directory(BlobStore& sto
   return out;
 }
 
-void delete_backup(BlobStore& store, const std::string& name, const std::vector<std::string>& keys) {
-  std::string marker = name + "/" + kEtcdManagerMetaFile;
+void delete_backup(BlobStore& store, const BackupListing& backup, const std::vector<std::string>& keys) {
+  const std::string& marker = backup.completion_key;
   store.remove(marker);  // first: from here on no reader sees this backup
   std::vector<std::string> rest;
   for (const auto& k : keys) {
@@ -40,14 +40,18 @@ PruneResult prune_backups(BlobStore& store, Catalog* catalog, const RetentionPol
   PruneResult r;
   r.dry_run = dry_run;
   std::vector<std::string> names;
-  for (const auto& l : scan_backups(store)) names.push_back(l.name);
+  std::map<std::string, BackupListing> listings;
+  for (auto& l : scan_backups(store)) {
+    names.push_back(l.name);
+    listings[l.name] = std::move(l);
+  }
   r.plan = plan_retention(names, now, policy);
   for (const auto& u : r.plan.unparseable) spdlog::warn("not pruning {}: its name is not a backup time", u);
   if (dry_run) return r;
 
   auto dirs = keys_by_directory(store);
   for (const auto& name : r.plan.remove) {
-    delete_backup(store, name, dirs[name]);
+    delete_backup(store, listings.at(name), dirs[name]);
     r.deleted.push_back(name);
     spdlog::info("pruned backup {} ({})", name, policy.describe());
   }

@@ -26,9 +26,12 @@ using Clock = std::chrono::steady_clock;
 // returns, it removes whatever it had written: an interrupted backup never shows up.
 class BackupDirWriter {
  public:
-  BackupDirWriter(BlobStore& store, const StoreSettings& settings, int level, SystemTime started)
-      : store_(store), compression_(settings.compression) {
-    data_file_ = data_file_name(compression_);
+  // `encrypt_to`: the age recipients of an encrypted store (recipients_for_save), else nullopt.
+  BackupDirWriter(BlobStore& store, const StoreSettings& settings, const std::optional<age::Recipients>& encrypt_to,
+                  int level, SystemTime started)
+      : store_(store), compression_(settings.compression), encrypted_(encrypt_to.has_value()) {
+    if (encrypt_to) encrypted_to_ = settings.encryption->recipient_labels();
+    data_file_ = data_file_name(compression_, encrypted_);
     // Names carry microseconds; a clash means two saves in the same microsecond: take the next one.
     for (int attempt = 0;; ++attempt) {
       name_ = make_backup_name(started + std::chrono::microseconds(attempt));
@@ -48,8 +51,10 @@ class BackupDirWriter {
     // value: slowed down, it would let etcd fill the HTTP/2 window (grpc_window.h). Both run
     // SCHED_BATCH (save_unrecorded). Nice 19 for the worker was no faster and raised peak RSS
     // (bench/README.md).
+    // Compress, then encrypt, then hash what is stored: one pass, no plaintext ever stored.
     stored_ = std::make_unique<HashingSink>(writer_.get());
-    encoder_ = make_encoder(compression_, level, *stored_);
+    if (encrypt_to) encryptor_ = age::make_encryptor(*encrypt_to, *stored_);
+    encoder_ = make_encoder(compression_, level, encryptor_ ? static_cast<ByteSink&>(*encryptor_) : *stored_);
     async_ = std::make_unique<AsyncSink>(*encoder_, 1 << 20, 8, /*worker_nice_increment=*/10);
     digest_ = std::make_unique<SnapshotDigestSink>(async_.get());
   }
@@ -72,6 +77,7 @@ class BackupDirWriter {
   SnapshotDigest finish_data(const std::string& what, bool allow_missing_trailer) {
     async_->close();
     encoder_->finish();
+    if (encryptor_) encryptor_->finish();
     SnapshotDigest d = digest_->finish();
     require_intact_snapshot(d, what, allow_missing_trailer);
     stored_size_ = stored_->bytes();
@@ -85,24 +91,32 @@ class BackupDirWriter {
     meta.name = name_;
     meta.data_file = data_file_;
     meta.compression = compression_;
+    meta.encryption = encrypted_ ? kEncryptionAge : kEncryptionNone;
+    meta.encrypted_to = encrypted_to_;
     meta.stored_size = stored_size_;
     meta.stored_sha256 = stored_sha256_;
     std::string meta_key = name_ + "/" + kBackupMetaFile;
     store_.write_small(meta_key, backup_meta_to_json(meta));
     committed_.push_back(meta_key);
-    // etcd-manager's file goes last: its presence is what makes the backup exist.
-    store_.write_small(name_ + "/" + kEtcdManagerMetaFile,
-                       etcd_manager_meta_json(meta.etcd_version, unix_seconds, meta.member_count));
+    // The last file is what makes the backup exist: etcd-manager's, or for an encrypted backup,
+    // which etcd-manager cannot restore, our metadata (layout v2), so etcd-manager never lists it.
+    if (!encrypted_) {
+      store_.write_small(name_ + "/" + kEtcdManagerMetaFile,
+                         etcd_manager_meta_json(meta.etcd_version, unix_seconds, meta.member_count));
+    }
     published_ = true;
   }
 
  private:
   BlobStore& store_;
   Compression compression_;
+  bool encrypted_;
+  std::vector<std::string> encrypted_to_;
   std::string name_;
   std::string data_file_;
   std::unique_ptr<BlobWriter> writer_;
   std::unique_ptr<HashingSink> stored_;
+  std::unique_ptr<StreamCodec> encryptor_;
   std::unique_ptr<StreamCodec> encoder_;
   std::unique_ptr<AsyncSink> async_;
   std::unique_ptr<SnapshotDigestSink> digest_;
@@ -120,6 +134,15 @@ void fill_digest(BackupMeta& meta, const SnapshotDigest& d) {
 }
 
 int64_t unix_seconds(SystemTime t) { return to_unix_micros(t) / 1000000; }
+
+// The store's settings (creating its marker when new) and, for an encrypted store, the recipients
+// a backup is encrypted to: everything a save must know before it takes a snapshot.
+std::pair<StoreSettings, std::optional<age::Recipients>> prepare_store(BlobStore& store, const StoreRequest& request) {
+  StoreSettings settings = ensure_store_settings(store, request);
+  std::optional<age::Recipients> to;
+  if (settings.encryption) to = recipients_for_save(*settings.encryption, request.encryption, store.url());
+  return {settings, to};
+}
 
 void record_in_catalog(Catalog* catalog, BlobStore& store, const BackupMeta& meta) {
   if (catalog == nullptr) return;
@@ -174,11 +197,11 @@ SaveResult save_unrecorded(EtcdClient& client, BlobStore& store, Catalog* catalo
     spdlog::warn("cannot list members ({}); the metadata will lack the member count", e.what());
   }
 
-  StoreSettings settings = ensure_store_settings(store, options.store);
+  auto [settings, encrypt_to] = prepare_store(store, options.store);
   // Before the writer's worker thread exists, so that it inherits the policy too (why: cpu_priority.h).
   ScopedBatchScheduling batch;
   SystemTime started = std::chrono::system_clock::now();
-  BackupDirWriter dir(store, settings, options.compression_level, started);
+  BackupDirWriter dir(store, settings, encrypt_to, options.compression_level, started);
   meta.created_at = format_rfc3339_micros(started);
 
   // The snapshot's revision lies between the revision before the call and the revision once the
@@ -255,15 +278,38 @@ SaveResult import_snapshot(const std::string& file, BlobStore& store, Catalog* c
   InterruptibleWork interruptible;
   auto t0 = Clock::now();
   if (!path_exists(file)) throw Error(ErrorKind::kNotFound, "snapshot file " + file + " does not exist");
-  StoreSettings settings = ensure_store_settings(store, options.store);
+  auto [settings, encrypt_to] = prepare_store(store, options.store);
   // Before the writer's worker thread exists, so that it inherits the policy too (why: cpu_priority.h).
   ScopedBatchScheduling batch;
   SystemTime started = std::chrono::system_clock::now();
-  BackupDirWriter dir(store, settings, options.compression_level, started);
+  BackupDirWriter dir(store, settings, encrypt_to, options.compression_level, started);
+  // A snapshot someone encrypted with `age -r` is decrypted on the way in (then compressed and
+  // encrypted to the store's recipients, if any): the store keeps one format.
+  std::unique_ptr<StreamCodec> decryptor;
+  bool first = true;
   read_file_chunks(file, [&](const uint8_t* data, size_t size) {
     if (interrupted()) throw_if_interrupted("import of " + file);
-    dir.input().write(data, size);
+    if (first) {
+      first = false;
+      if (age::looks_like_age(std::string_view(reinterpret_cast<const char*>(data), size))) {
+        const age::Identities* keys = store.decryption_keys();
+        if (keys == nullptr) {
+          throw Error(ErrorKind::kAuth, "snapshot file " + file + " is encrypted with age and no key was given",
+                      "give its identity with --identity FILE (or ETCDADM_AGE_IDENTITY_FILE), or its passphrase with "
+                      "--passphrase-file");
+        }
+        decryptor = age::make_decryptor(*keys, dir.input());
+      }
+    }
+    (decryptor ? static_cast<ByteSink&>(*decryptor) : dir.input()).write(data, size);
   });
+  if (decryptor) {
+    try {
+      decryptor->finish();
+    } catch (const Error& e) {
+      throw e.wrap("snapshot file " + file);
+    }
+  }
   BackupMeta meta;
   meta.source = "import";
   meta.created_at = format_rfc3339_micros(started);

@@ -34,6 +34,7 @@ struct SourceFlags {
   std::string file;
   void add_to(CLI::App* c) {
     store.add_to(c);
+    store.add_key_flags(c, /*identities=*/true);
     c->add_option("--file", file,
                   "read this local snapshot file (e.g. from `etcdctl snapshot save`) instead of a backup");
   }
@@ -356,6 +357,7 @@ void add_diff(CLI::App& backup) {
   c->add_option("B", f->b, "the newer backup")->required();
   c->add_option("key", f->key, "only this key (every key when omitted)");
   f->source.store.add_to(c);
+  f->source.store.add_key_flags(c, /*identities=*/true);
   add_prefix_flag(c, f->prefix);
   c->callback([f] {
     auto fmt = parse_output_format(f->source.store.output);

@@ -195,6 +195,7 @@ void add_init_flags(CLI::App* c, InitFlags& f) {
   g->add_option("--from-backup", f.from_backup,
                 "start the first member from this backup (name, prefix or 'latest') in --store");
   f.store.add_to(g, /*with_output=*/false);
+  f.store.add_key_flags(c, /*identities=*/true);
   add_restore_method_flags(g, f.restore);
 }
 

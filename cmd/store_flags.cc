@@ -2,8 +2,53 @@
 
 #include "common/error.h"
 #include "common/timefmt.h"
+#include "store/encryption.h"
 
 namespace etcdadm::cli {
+
+void StoreFlags::add_key_flags(CLI::App* c, bool identities) {
+  key_flags_ = true;
+  identity_flags_ = identities;
+  auto* g = c->add_option_group("Encryption keys (age)");
+  g->add_option("--passphrase-file", passphrase_file_,
+                "file (mode 0600) whose first line is the passphrase of a passphrase-encrypted store (env "
+                "ETCDADM_AGE_PASSPHRASE holds the passphrase itself)");
+  if (identities) {
+    g->add_option("--identity", identity_files_,
+                  "age identity file (mode 0600, as age-keygen writes it; repeatable, several keys per file) that opens "
+                  "encrypted backups (env ETCDADM_AGE_IDENTITY_FILE; ETCDADM_AGE_IDENTITY holds identity lines "
+                  "themselves)");
+  }
+}
+
+const std::optional<std::string>& StoreFlags::passphrase() const {
+  if (!passphrase_) {
+    // Both read, so that the environment never keeps the secret for a child process.
+    std::optional<std::string> from_env = take_secret_env("ETCDADM_AGE_PASSPHRASE");
+    if (!passphrase_file_.empty()) passphrase_ = load_passphrase_file(passphrase_file_);
+    else passphrase_ = from_env;
+  }
+  return *passphrase_;
+}
+
+std::shared_ptr<const age::Identities> StoreFlags::keys() const {
+  if (keys_resolved_) return keys_;
+  keys_resolved_ = true;
+  auto ids = std::make_shared<age::Identities>();
+  if (identity_flags_) {
+    std::vector<std::string> files = identity_files_;
+    if (auto env_file = take_secret_env("ETCDADM_AGE_IDENTITY_FILE"); env_file && files.empty()) files.push_back(*env_file);
+    for (const auto& file : files) {
+      for (auto& id : load_identity_file(file)) ids->x25519.push_back(id);
+    }
+    if (auto text = take_secret_env("ETCDADM_AGE_IDENTITY")) {
+      for (auto& id : age::parse_identity_file(*text, "ETCDADM_AGE_IDENTITY")) ids->x25519.push_back(id);
+    }
+  }
+  ids->passphrase = passphrase();
+  if (!ids->x25519.empty() || ids->passphrase) keys_ = ids;
+  return keys_;
+}
 
 std::chrono::seconds duration_flag(const std::string& flag, const std::string& value, bool allow_zero) {
   auto d = parse_duration(value);

@@ -5,8 +5,11 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "store/age.h"
 #include "store/blob_store.h"
 #include "store/catalog.h"
 #include "store/store_url.h"
@@ -57,15 +60,34 @@ struct StoreFlags {
         ->default_val(8)
         ->check(CLI::Range(5, 5120));
   }
+  // Keys for encrypted stores: --passphrase-file (writes a passphrase store and reads it) and, with
+  // `identities`, --identity (reads). Environment: ETCDADM_AGE_PASSPHRASE, ETCDADM_AGE_IDENTITY
+  // (identity lines), ETCDADM_AGE_IDENTITY_FILE; each is removed from the environment once read.
+  void add_key_flags(CLI::App* c, bool identities);
+  // The passphrase from --passphrase-file or ETCDADM_AGE_PASSPHRASE (read once).
+  const std::optional<std::string>& passphrase() const;
+  // Everything given to open encrypted backups; nullptr when nothing was.
+  std::shared_ptr<const age::Identities> keys() const;
+  // The store, holding keys() when the command takes them.
   std::unique_ptr<BlobStore> open() const {
     StoreOptions o = options;
     o.s3.store.part_size = static_cast<size_t>(part_size_mib) << 20;
     o.gcs.chunk_size = static_cast<size_t>(part_size_mib) << 20;
     o.s3.ca_bundle = o.gcs.ca_bundle = ca_bundle;
     o.s3.insecure_skip_verify = o.gcs.insecure_skip_verify = insecure;
-    return open_store(store, o);
+    auto s = open_store(store, o);
+    if (key_flags_) s->set_decryption_keys(keys());
+    return s;
   }
   Catalog open_catalog() const { return Catalog::open_or_memory(catalog.empty() ? Catalog::default_path() : catalog); }
+
+ private:
+  bool key_flags_ = false, identity_flags_ = false;
+  std::vector<std::string> identity_files_;
+  std::string passphrase_file_;
+  mutable std::optional<std::optional<std::string>> passphrase_;   // resolved once
+  mutable std::shared_ptr<const age::Identities> keys_;
+  mutable bool keys_resolved_ = false;
 };
 
 // Parses a duration flag ("30s", "15m", "2h", "7d"); throws kInvalidArgument naming the flag.

@@ -6,6 +6,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/interrupt.h"
+#include "store/encryption.h"
 
 namespace etcdadm {
 
@@ -20,27 +21,33 @@ class FileSink : public ByteSink {
   AtomicFile& f_;
 };
 
+Error stored_mismatch_error(const std::string& what, const BackupRecord& b, const FetchResult& r) {
+  return Error(ErrorKind::kCorrupt,
+               what + ": stored data does not match its recorded SHA-256 (recorded " + b.stored_sha256 + ", read " +
+                   r.stored_sha256 + ", " + std::to_string(r.stored_bytes) + " of " + std::to_string(b.stored_size) + " bytes)",
+               "the backup was modified or damaged in the store; use another backup");
+}
+
 // Reads, hashes and decompresses on this thread; checks the snapshot digest and writes `out` on a
 // second one, so that decompression and SHA-256 + disk writes overlap.
 FetchResult fetch_into(BlobStore& store, const BackupRecord& b, ByteSink* out) {
   InterruptibleWork interruptible;  // the caller's AtomicFile / scratch dir removes what was written
   const std::string what = "backup " + b.name + " in " + store.url();
   if (b.data_file.empty()) throw Error(ErrorKind::kCorrupt, what + " has no data file (etcd.backup.gz)", "use another backup");
+  if (b.encrypted()) require_keys_for(b.encrypted_to, store.decryption_keys(), what);
   std::string key = b.name + "/" + b.data_file;
   auto reader = store.open(key);
 
+  // stored bytes -> SHA-256 -> [age decryption] -> decompression -> snapshot digest -> out
   SnapshotDigestSink digest(out);
   AsyncSink async(digest);
   auto decoder = make_decoder(b.compression, async);
-  HashingSink stored(decoder.get());
+  std::unique_ptr<StreamCodec> decryptor;
+  if (b.encrypted()) decryptor = age::make_decryptor(*store.decryption_keys(), *decoder);
+  HashingSink stored(decryptor ? static_cast<ByteSink*>(decryptor.get()) : decoder.get());
 
   FetchResult r;
-  auto stored_mismatch = [&] {
-    return Error(ErrorKind::kCorrupt,
-                 what + ": stored data does not match its recorded SHA-256 (recorded " + b.stored_sha256 + ", read " +
-                     r.stored_sha256 + ", " + std::to_string(r.stored_bytes) + " of " + std::to_string(b.stored_size) + " bytes)",
-                 "the backup was modified or damaged in the store; use another backup");
-  };
+  auto stored_mismatch = [&] { return stored_mismatch_error(what, b, r); };
   std::vector<uint8_t> buf(1 << 20);
   try {
     for (;;) {
@@ -49,10 +56,12 @@ FetchResult fetch_into(BlobStore& store, const BackupRecord& b, ByteSink* out) {
       if (n == 0) break;
       stored.write(buf.data(), n);
     }
+    if (decryptor) decryptor->finish();
     decoder->finish();
     async.close();
   } catch (const Error& e) {
-    if (e.kind() != ErrorKind::kCorrupt) throw;
+    // kAuth: no key opened the age header, or its MAC failed; a damaged header looks the same.
+    if (e.kind() != ErrorKind::kCorrupt && !(e.kind() == ErrorKind::kAuth && b.encrypted())) throw;
     // The decoder noticed first. With a recorded hash, hash the whole blob to name the real cause:
     // the stored bytes changed (bit rot, tampering, truncation) since the backup was written.
     if (!b.stored_sha256.empty()) {
@@ -66,6 +75,14 @@ FetchResult fetch_into(BlobStore& store, const BackupRecord& b, ByteSink* out) {
       r.stored_bytes = full.bytes();
       r.stored_sha256 = to_hex(full.finish());
       if (r.stored_sha256 != b.stored_sha256) throw stored_mismatch();
+    }
+    if (e.kind() == ErrorKind::kAuth) {
+      std::string to = b.encrypted_to.empty() ? std::string("unrecorded recipients") : "";
+      for (const auto& r : b.encrypted_to) to += (to.empty() ? "" : ", ") + r;
+      throw Error(ErrorKind::kAuth,
+                  what + " cannot be decrypted with " + describe_keys(store.decryption_keys()) + " (" + e.what() +
+                      "); it is encrypted to " + to,
+                  "give the identity file (or passphrase) of one of those recipients; nothing was written");
     }
     throw e.wrap(what + " is damaged");
   }
@@ -94,5 +111,36 @@ FetchResult fetch_verified(BlobStore& store, const BackupRecord& backup, const s
 }
 
 FetchResult verify_backup(BlobStore& store, const BackupRecord& backup) { return fetch_into(store, backup, nullptr); }
+
+FetchResult verify_stored_bytes(BlobStore& store, const BackupRecord& b) {
+  InterruptibleWork interruptible;
+  const std::string what = "backup " + b.name + " in " + store.url();
+  if (b.data_file.empty()) throw Error(ErrorKind::kCorrupt, what + " has no data file", "use another backup");
+  auto reader = store.open(b.name + "/" + b.data_file);
+  HashingSink stored(nullptr);
+  std::string head;  // the first bytes, until the age header is complete
+  bool header_checked = !b.encrypted();
+  std::vector<uint8_t> buf(1 << 20);
+  for (;;) {
+    if (interrupted()) throw_if_interrupted("reading " + what);
+    size_t n = reader->read(buf.data(), buf.size());
+    if (n == 0) break;
+    stored.write(buf.data(), n);
+    if (!header_checked) {
+      head.append(reinterpret_cast<const char*>(buf.data()), n);
+      try {
+        header_checked = age::header_size(head).has_value();
+      } catch (const Error& e) {
+        throw e.wrap(what + " is damaged");
+      }
+    }
+  }
+  FetchResult r;
+  r.stored_bytes = stored.bytes();
+  r.stored_sha256 = to_hex(stored.finish());
+  if (!b.stored_sha256.empty() && r.stored_sha256 != b.stored_sha256) throw stored_mismatch_error(what, b, r);
+  if (!header_checked) throw Error(ErrorKind::kCorrupt, what + " is damaged: not a valid age file: it ends inside the header");
+  return r;
+}
 
 }  // namespace etcdadm

@@ -26,4 +26,9 @@ FetchResult fetch_verified(BlobStore& store, const BackupRecord& backup, const s
 // The same checks without writing anything (`backup verify`).
 FetchResult verify_backup(BlobStore& store, const BackupRecord& backup);
 
+// What can be checked of an encrypted backup without its key (a sidecar that holds only the
+// public recipients, `backup verify --shallow` without --identity): the stored bytes against their
+// recorded SHA-256, and a well-formed age header. `digest` stays empty.
+FetchResult verify_stored_bytes(BlobStore& store, const BackupRecord& backup);
+
 }  // namespace etcdadm

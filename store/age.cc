@@ -405,23 +405,39 @@ void chunk_nonce(uint64_t counter, bool last, uint8_t nonce[12]) {
   nonce[11] = last ? 1 : 0;
 }
 
+// The header (up to and including the MAC line) that gives `to` the file key.
+std::string make_header(std::string_view file_key, const Recipients& to) {
+  if (to.passphrase && !to.x25519.empty()) {
+    throw Error(ErrorKind::kInvalidArgument, "age encrypts to recipients or to a passphrase, not both");
+  }
+  if (!to.passphrase && to.x25519.empty()) throw Error(ErrorKind::kInvalidArgument, "no age recipient");
+  if (to.passphrase && to.passphrase->empty()) throw Error(ErrorKind::kInvalidArgument, "an empty passphrase");
+  std::string header(kVersionLine);
+  if (to.passphrase) {
+    header += format_stanza(scrypt_stanza(*to.passphrase, to.scrypt_work_factor, file_key));
+  } else {
+    for (const X25519Recipient& r : to.x25519) header += format_stanza(x25519_stanza(r, file_key));
+  }
+  header += "---";
+  header += " " + base64_unpadded(header_mac(file_key, header)) + "\n";
+  return header;
+}
+
+// The file key of a parsed header, its MAC checked.
+std::string open_header(std::string_view data, const ParsedHeader& h, const Identities& ids) {
+  std::string file_key = unwrap_file_key(h.stanzas, ids);
+  std::string mac = header_mac(file_key, data.substr(0, h.mac_input_end));
+  if (CRYPTO_memcmp(mac.data(), h.mac.data(), 32) != 0) {
+    throw Error(ErrorKind::kAuth, "age file: the header MAC does not match (tampered header, or not the key it was made with)");
+  }
+  return file_key;
+}
+
 class Encryptor : public StreamCodec {
  public:
   Encryptor(const Recipients& to, ByteSink& out) : out_(out) {
-    if (to.passphrase && !to.x25519.empty()) {
-      throw Error(ErrorKind::kInvalidArgument, "age encrypts to recipients or to a passphrase, not both");
-    }
-    if (!to.passphrase && to.x25519.empty()) throw Error(ErrorKind::kInvalidArgument, "no age recipient");
-    if (to.passphrase && to.passphrase->empty()) throw Error(ErrorKind::kInvalidArgument, "an empty passphrase");
     std::string file_key = random_bytes(kFileKeySize);
-    std::string header(kVersionLine);
-    if (to.passphrase) {
-      header += format_stanza(scrypt_stanza(*to.passphrase, to.scrypt_work_factor, file_key));
-    } else {
-      for (const X25519Recipient& r : to.x25519) header += format_stanza(x25519_stanza(r, file_key));
-    }
-    header += "---";
-    header += " " + base64_unpadded(header_mac(file_key, header)) + "\n";
+    std::string header = make_header(file_key, to);
     std::string nonce = random_bytes(kNonceSize);
     header += nonce;
     emit(header);
@@ -502,11 +518,7 @@ class Decryptor : public StreamCodec {
       return false;
     }
     if (buf_.size() < h->size + kNonceSize) return false;
-    std::string file_key = unwrap_file_key(h->stanzas, ids_);
-    std::string mac = header_mac(file_key, std::string_view(buf_).substr(0, h->mac_input_end));
-    if (CRYPTO_memcmp(mac.data(), h->mac.data(), 32) != 0) {
-      throw Error(ErrorKind::kAuth, "age file: the header MAC does not match (tampered header, or not the key it was made with)");
-    }
+    std::string file_key = open_header(buf_, *h, ids_);
     key_ = hkdf_sha256(file_key, std::string_view(buf_).substr(h->size, kNonceSize), "payload");
     pos_ = h->size + kNonceSize;
     return true;
@@ -675,6 +687,24 @@ std::unique_ptr<StreamCodec> make_encryptor(const Recipients& to, ByteSink& out)
 
 std::unique_ptr<StreamCodec> make_decryptor(const Identities& with, ByteSink& out) {
   return std::make_unique<Decryptor>(with, out);
+}
+
+bool looks_like_age(std::string_view head) {
+  size_t n = std::min(head.size(), kVersionLine.size());
+  return n > 0 && head.substr(0, n) == kVersionLine.substr(0, n);
+}
+
+std::optional<size_t> header_size(std::string_view head) {
+  auto h = parse_header(head);
+  if (!h) return std::nullopt;
+  return h->size;
+}
+
+RewrappedHeader rewrap_header(std::string_view head, const Identities& with, const Recipients& to) {
+  auto h = parse_header(head);
+  if (!h) header_failure("the file ends inside the header");
+  std::string file_key = open_header(head, *h, with);
+  return RewrappedHeader{h->size, make_header(file_key, to)};
 }
 
 }  // namespace etcdadm::age

@@ -70,6 +70,21 @@ std::unique_ptr<StreamCodec> make_encryptor(const Recipients& to, ByteSink& out)
 // authenticated; finish() fails unless the final chunk was seen and nothing followed it.
 std::unique_ptr<StreamCodec> make_decryptor(const Identities& with, ByteSink& out);
 
+// True when `head` (the first bytes of a file, any number) starts like an age file.
+bool looks_like_age(std::string_view head);
+// The size of the header (through the MAC line) at the start of `head`; nullopt while `head` ends
+// inside it. Throws kCorrupt for a malformed header.
+std::optional<size_t> header_size(std::string_view head);
+
+// Rekeying: the file key of an age file is wrapped for new recipients, the payload (nonce and
+// chunks, everything after the header) stays byte for byte valid. `head` holds at least the whole
+// header; `with` must open it (kAuth otherwise, kCorrupt for a malformed header).
+struct RewrappedHeader {
+  size_t old_header_size = 0;  // bytes of `head` the new header replaces
+  std::string header;          // for `to`, with its own MAC
+};
+RewrappedHeader rewrap_header(std::string_view head, const Identities& with, const Recipients& to);
+
 // Bech32 (BIP 173, checksum constant 1, no length limit), for the key encodings; exposed for tests.
 std::string bech32_encode(const std::string& hrp, const uint8_t* data, size_t size);
 // nullopt for a malformed string (mixed case, bad checksum, bad padding). The HRP is returned in

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "store/age.h"
 #include "store/codec.h"
 
 namespace etcdadm {
@@ -87,9 +88,18 @@ class BlobStore {
   // rewritten by an operator or a secret rotation; the sidecar calls it on SIGHUP). Thread-safe.
   virtual void reload_credentials() {}
 
+  // The keys this process holds to open encrypted backups (--identity, --passphrase-file and
+  // their environment variables). Every read of a backup starts from the store handle a command
+  // opened, so the keys travel with it, as its credentials do. nullptr: none given.
+  void set_decryption_keys(std::shared_ptr<const age::Identities> keys) { decryption_keys_ = std::move(keys); }
+  const age::Identities* decryption_keys() const { return decryption_keys_.get(); }
+
   // Convenience for small files (metadata, markers).
   std::string read_small(const std::string& key, size_t limit = 16 * 1024 * 1024);
   void write_small(const std::string& key, const std::string& contents, bool overwrite = false);
+
+ private:
+  std::shared_ptr<const age::Identities> decryption_keys_;
 };
 
 // Key mapping shared by the object-store backends: a store rooted at `root` ("" or "a/b", no

@@ -16,8 +16,9 @@ namespace {
 
 // 1: backups; 2: + attempts (recreated); 3: + the verification columns of backups (migrated from 2
 // in place, keeping rows and attempt history); 4: + attempts.origin (migrated in place; attempts
-// recorded before it have origin '' and count for no one's metrics) + the damage columns of backups.
-constexpr int kSchemaVersion = 4;
+// recorded before it have origin '' and count for no one's metrics) + the damage columns of backups;
+// 5: + the encryption columns of backups (migrated in place: rows from before are unencrypted).
+constexpr int kSchemaVersion = 5;
 
 // Columns of the last `backup verify` (all NULL when never verified). A cache: not in the store.
 constexpr const char* kVerificationColumns[] = {"verified_revision INTEGER", "verified_total_key INTEGER",
@@ -26,6 +27,27 @@ constexpr const char* kVerificationColumns[] = {"verified_revision INTEGER", "ve
 // Known damage (damage_reason NULL: none known). damage_in_store: the store has the marker.
 constexpr const char* kDamageColumns[] = {"damaged_at_micros INTEGER", "damage_reason TEXT", "damage_by TEXT",
                                           "damage_in_store INTEGER"};
+// "none" | "age", and the recipients one per line.
+constexpr const char* kEncryptionColumns[] = {"encryption TEXT NOT NULL DEFAULT 'none'",
+                                              "encrypted_to TEXT NOT NULL DEFAULT ''"};
+
+std::string join_lines(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : "\n") + s;
+  return out;
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    out.push_back(text.substr(start, nl == std::string::npos ? std::string::npos : nl - start));
+    if (nl == std::string::npos) break;
+    start = nl + 1;
+  }
+  return out;
+}
 
 // RAII prepared statement with typed binders.
 class Stmt {
@@ -106,14 +128,17 @@ Catalog::Catalog(const std::string& path) : path_(path) {
 
 void Catalog::migrate(int64_t version) {
   if (version == kSchemaVersion) return;
-  if (version == 2 || version == 3) {
-    // v2 -> v3: add the verification cache; v3 -> v4: who made each attempt. Rows and attempt
-    // history stay.
+  if (version >= 2 && version <= 4) {
+    // v2 -> v3: add the verification cache; v3 -> v4: who made each attempt; v4 -> v5: encryption.
+    // Rows and attempt history stay.
     if (version == 2) {
       for (const char* column : kVerificationColumns) exec(std::string("ALTER TABLE backups ADD COLUMN ") + column);
     }
-    for (const char* column : kDamageColumns) exec(std::string("ALTER TABLE backups ADD COLUMN ") + column);
-    exec("ALTER TABLE attempts ADD COLUMN origin TEXT NOT NULL DEFAULT ''");
+    if (version <= 3) {
+      for (const char* column : kDamageColumns) exec(std::string("ALTER TABLE backups ADD COLUMN ") + column);
+      exec("ALTER TABLE attempts ADD COLUMN origin TEXT NOT NULL DEFAULT ''");
+    }
+    for (const char* column : kEncryptionColumns) exec(std::string("ALTER TABLE backups ADD COLUMN ") + column);
     exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
     return;
   }
@@ -125,6 +150,7 @@ void Catalog::migrate(int64_t version) {
   std::string verification_columns;
   for (const char* column : kVerificationColumns) verification_columns += std::string(" ") + column + ",";
   for (const char* column : kDamageColumns) verification_columns += std::string(" ") + column + ",";
+  for (const char* column : kEncryptionColumns) verification_columns += std::string(" ") + column + ",";
   exec(
       "CREATE TABLE backups ("
       " store_id INTEGER NOT NULL REFERENCES stores(id),"
@@ -199,8 +225,9 @@ void Catalog::insert(int64_t sid, const BackupRecord& r) {
   Stmt st(db_,
           "INSERT OR REPLACE INTO backups (store_id, name, taken_at_micros, format, source, data_file, compression,"
           " stored_size, db_size, revision, revision_exact, db_sha256, stored_sha256, hash_trailer, etcd_version,"
-          " cluster_id, member_id, damaged_at_micros, damage_reason, damage_by, damage_in_store)"
-          " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+          " cluster_id, member_id, damaged_at_micros, damage_reason, damage_by, damage_in_store, encryption,"
+          " encrypted_to)"
+          " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   st.bind(1, sid).bind(2, r.name).bind(3, r.taken_at_micros).bind(4, r.format).bind(5, r.source);
   st.bind(6, r.data_file).bind(7, std::string(compression_name(r.compression))).bind(8, static_cast<int64_t>(r.stored_size));
   if (r.db_size) st.bind(9, static_cast<int64_t>(*r.db_size));
@@ -215,6 +242,7 @@ void Catalog::insert(int64_t sid, const BackupRecord& r) {
   } else {
     st.bind_null(18).bind_null(19).bind_null(20).bind_null(21);
   }
+  st.bind(22, r.encryption).bind(23, join_lines(r.encrypted_to));
   st.step();
 }
 
@@ -326,7 +354,8 @@ std::vector<BackupRecord> Catalog::backups(const std::string& store_url) {
            "SELECT b.name, b.taken_at_micros, b.format, b.source, b.data_file, b.compression, b.stored_size, b.db_size,"
            " b.revision, b.revision_exact, b.db_sha256, b.stored_sha256, b.hash_trailer, b.etcd_version, b.cluster_id,"
            " b.member_id, b.verified_revision, b.verified_total_key, b.verified_live_keys, b.verified_hash,"
-           " b.verified_at_micros, b.damaged_at_micros, b.damage_reason, b.damage_by, b.damage_in_store"
+           " b.verified_at_micros, b.damaged_at_micros, b.damage_reason, b.damage_by, b.damage_in_store,"
+           " b.encryption, b.encrypted_to"
            " FROM backups b JOIN stores s ON s.id = b.store_id WHERE s.url = ?"
            " ORDER BY b.taken_at_micros DESC, b.name DESC");
   sel.bind(1, store_url);
@@ -358,6 +387,8 @@ std::vector<BackupRecord> Catalog::backups(const std::string& store_url) {
       r.verification = v;
     }
     if (!sel.is_null(22)) r.damage = DamageRecord{sel.i64(21), sel.text(22), sel.text(23), sel.i64(24) != 0};
+    r.encryption = sel.text(25);
+    r.encrypted_to = split_lines(sel.text(26));
     out.push_back(std::move(r));
   }
   return out;

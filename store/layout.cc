@@ -35,7 +35,15 @@ std::optional<ParsedName> parse_backup_name(const std::string& name) {
   return ParsedName{*t + std::chrono::microseconds(suffix), suffix};
 }
 
-std::string data_file_name(Compression c) { return std::string(kDataFileStem) + compression_extension(c); }
+std::string data_file_name(Compression c, bool encrypted) {
+  return std::string(kDataFileStem) + compression_extension(c) + (encrypted ? kAgeFileExtension : "");
+}
+
+namespace {
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+}  // namespace
 
 // ---- checked numbers ----
 
@@ -88,6 +96,7 @@ std::string marker_json(const StoreSettings& s) {
             {"createdAt", s.created_at},
             {"createdBy", s.created_by}};
   if (s.file_mode) j["fileMode"] = octal_mode(*s.file_mode);
+  if (s.encryption) j["encryption"] = store_encryption_json(*s.encryption);
   return j.dump(2) + "\n";
 }
 
@@ -136,20 +145,27 @@ StoreSettings parse_store_settings(const std::string& text, const std::string& w
     }
     s.created_at = j.value("createdAt", "");
     s.created_by = j.value("createdBy", "");
+    if (s.layout_version > kNewestLayoutVersion) {
+      throw Error(ErrorKind::kInvalidArgument,
+                  where + " says layout version " + std::to_string(s.layout_version) +
+                      ", newer than this etcdadm understands (" + std::to_string(kNewestLayoutVersion) + ")",
+                  "upgrade etcdadm");
+    }
+    if (j.contains("encryption")) s.encryption = parse_store_encryption(j["encryption"], where);
+    if (s.encryption && s.layout_version < kEncryptedLayoutVersion) {
+      // An older etcdadm would read this marker and write plain backups into an encrypted store.
+      throw Error(ErrorKind::kCorrupt, "store marker " + where + " has \"encryption\" but layout version " +
+                                           std::to_string(s.layout_version) + " (an encrypted store is version 2)");
+    }
   } catch (const json::exception& e) {
     throw Error(ErrorKind::kCorrupt, "store marker " + where + " is not valid JSON: " + e.what());
-  }
-  if (s.layout_version > kLayoutVersion) {
-    throw Error(ErrorKind::kInvalidArgument,
-                where + " says layout version " + std::to_string(s.layout_version) +
-                    ", newer than this etcdadm understands (" + std::to_string(kLayoutVersion) + ")",
-                "upgrade etcdadm");
   }
   return s;
 }
 
 StoreSettings ensure_store_settings(BlobStore& store, const StoreRequest& requested) {
   if (auto existing = read_store_settings(store)) {
+    check_encryption_request(existing->encryption, requested.encryption, store.url());
     if (requested.compression && *requested.compression != existing->compression) {
       throw Error(ErrorKind::kInvalidArgument,
                   std::string("store ") + store.url() + " was created with compression " + compression_name(existing->compression) +
@@ -174,6 +190,8 @@ StoreSettings ensure_store_settings(BlobStore& store, const StoreRequest& reques
   StoreSettings s;
   s.compression = requested.compression.value_or(Compression::kGzip);
   s.file_mode = requested.file_mode.value_or(kDefaultStoreFileMode);
+  s.encryption = new_store_encryption(requested.encryption);
+  if (s.encryption) s.layout_version = kEncryptedLayoutVersion;
   s.created_at = format_rfc3339_seconds(std::chrono::system_clock::now());
   s.created_by = std::string("etcdadm ") + ETCDADM_VERSION;
   // Before the marker, which is the first file of a new store and as private as the rest.
@@ -193,6 +211,19 @@ StoreSettings ensure_store_settings(BlobStore& store, const StoreRequest& reques
 void apply_store_settings(BlobStore& store) {
   auto s = read_store_settings(store);
   store.set_file_mode(s ? s->effective_file_mode() : kDefaultStoreFileMode);
+}
+
+StoreSettings change_store_recipients(BlobStore& store, const EncryptionRequest& to) {
+  auto s = read_store_settings(store);
+  if (!s || !s->encryption) {
+    throw Error(ErrorKind::kInvalidArgument, "store " + store.url() + " is not encrypted: it has no recipients to change",
+                "a store is encrypted from its creation on: save encrypted backups into a new store");
+  }
+  s->encryption = new_store_encryption(to);
+  store.set_file_mode(s->effective_file_mode());
+  // One atomic overwrite: a save reads the old recipients or the new ones, never a mix.
+  store.write_small(kStoreMarkerFile, marker_json(*s), /*overwrite=*/true);
+  return *s;
 }
 
 // ---- metadata ----
@@ -227,6 +258,7 @@ std::string backup_meta_to_json(const BackupMeta& m) {
       {"durationSeconds", m.duration_seconds},
   };
   if (!m.storage_version.empty()) j["storageVersion"] = m.storage_version;  // layout v1 addition (3.6+ members)
+  if (m.encryption != kEncryptionNone) j["encryptedTo"] = m.encrypted_to;   // layout v2
   return j.dump(2) + "\n";
 }
 
@@ -242,7 +274,8 @@ BackupMeta backup_meta_from_json(const std::string& text, const std::string& whe
     auto c = parse_compression(j.value("compression", "gzip"));
     if (!c) throw Error(ErrorKind::kCorrupt, where + ": unknown compression " + j.value("compression", ""));
     m.compression = *c;
-    m.encryption = j.value("encryption", "none");
+    m.encryption = j.value("encryption", kEncryptionNone);
+    if (auto to = j.find("encryptedTo"); to != j.end() && !to->is_null()) m.encrypted_to = to->get<std::vector<std::string>>();
     m.db_size = integer_field<uint64_t>(j, "dbSize", where).value_or(0);
     m.snapshot_size = integer_field<uint64_t>(j, "snapshotSize", where).value_or(0);
     m.stored_size = required_integer<uint64_t>(j, "storedSize", where);
@@ -266,7 +299,7 @@ BackupMeta backup_meta_from_json(const std::string& text, const std::string& whe
   } catch (const json::exception& e) {
     throw Error(ErrorKind::kCorrupt, where + " is not valid backup metadata: " + e.what());
   }
-  if (m.encryption != "none") {
+  if (m.encryption != kEncryptionNone && m.encryption != kEncryptionAge) {
     throw Error(ErrorKind::kInvalidArgument, where + " is encrypted (" + m.encryption + "), which this etcdadm cannot read",
                 "upgrade etcdadm");
   }
@@ -346,7 +379,15 @@ std::vector<BackupListing> scan_backups(BlobStore& store) {
   }
   std::vector<BackupListing> out;
   for (auto& [dir, l] : dirs) {
-    if (complete.count(dir)) out.push_back(std::move(l));
+    if (complete.count(dir)) {
+      l.completion_key = dir + "/" + kEtcdManagerMetaFile;
+    } else if (l.has_backup_meta && ends_with(l.data_key, kAgeFileExtension)) {
+      // Layout v2: an encrypted backup's metadata is its last file.
+      l.completion_key = dir + "/" + kBackupMetaFile;
+    } else {
+      continue;
+    }
+    out.push_back(std::move(l));
   }
   return out;
 }
@@ -357,6 +398,8 @@ BackupRecord record_from_meta(const BackupMeta& m) {
   r.format = "etcdadm";
   r.data_file = m.data_file;
   r.compression = m.compression;
+  r.encryption = m.encryption;
+  r.encrypted_to = m.encrypted_to;
   r.stored_size = m.stored_size;
   r.db_size = m.db_size;
   r.revision = m.revision;

@@ -1,10 +1,14 @@
-// Store layout v1 (docs/store-format.md is the normative prose). A backup is the directory
+// Store layout v1 and v2 (docs/store-format.md is the normative prose). A backup is the directory
 // <name>/ holding, in write order:
 //   1. etcd.backup.gz | etcd.backup.zst | etcd.backup   the snapshot db + SHA-256 trailer
 //   2. etcdadm-backup.json                               our metadata (BackupMeta)
 //   3. _etcd_backup.meta                                 etcd-manager's metadata, exactly its fields
 // A backup exists once (3) exists. The store root holds etcdadm-store.json (StoreSettings).
 // Stores written by etcd-manager (no marker, no etcdadm-backup.json) are read as well.
+// Layout v2 is a store encrypted with age (store/encryption.h): its data files end in ".age" and
+// have no (3), which etcd-manager could list but never restore; there (2) is written last and its
+// presence is what makes the backup exist. Etcdadm before v2 refuses such a store whole, so that
+// it never writes a plain backup into it.
 #pragma once
 
 #include <cstdint>
@@ -15,10 +19,13 @@
 #include "common/timefmt.h"
 #include "store/blob_store.h"
 #include "store/codec.h"
+#include "store/encryption.h"
 
 namespace etcdadm {
 
-inline constexpr int kLayoutVersion = 1;
+inline constexpr int kLayoutVersion = 1;           // what plain stores and all backup metadata say
+inline constexpr int kEncryptedLayoutVersion = 2;  // an encrypted store's marker
+inline constexpr int kNewestLayoutVersion = 2;     // the newest this etcdadm reads and writes
 inline constexpr const char* kEtcdManagerMetaFile = "_etcd_backup.meta";
 inline constexpr const char* kBackupMetaFile = "etcdadm-backup.json";
 inline constexpr const char* kStoreMarkerFile = "etcdadm-store.json";
@@ -34,7 +41,8 @@ struct ParsedName {
   int64_t suffix = 0;
 };
 std::optional<ParsedName> parse_backup_name(const std::string& name);
-std::string data_file_name(Compression c);
+// "etcd.backup.gz", and "etcd.backup.gz.age" when encrypted.
+std::string data_file_name(Compression c, bool encrypted);
 
 // ---- store marker ----
 // The mode of backup files in a local store unless its marker records another: a backup holds
@@ -45,6 +53,8 @@ struct StoreSettings {
   Compression compression = Compression::kGzip;
   // "fileMode" in the marker; absent in stores made before it existed, which then get the default.
   std::optional<uint32_t> file_mode;
+  // "encryption" in the marker (layout v2); nullopt: backups are stored in the clear.
+  std::optional<StoreEncryption> encryption;
   std::string created_at;
   std::string created_by;
   uint32_t effective_file_mode() const { return file_mode.value_or(kDefaultStoreFileMode); }
@@ -53,6 +63,8 @@ struct StoreSettings {
 struct StoreRequest {
   std::optional<Compression> compression;
   std::optional<uint32_t> file_mode;
+  // Recipients for a new store; the passphrase of a passphrase store (--passphrase-file).
+  EncryptionRequest encryption;
 };
 // Parses a --store-mode value: octal, owner read+write, group nothing, read or read+write, others
 // nothing (0600, 0640, 0660). Throws kInvalidArgument naming what is wrong.
@@ -61,14 +73,17 @@ std::optional<StoreSettings> read_store_settings(BlobStore& store);
 // The marker's text; `where` names it in errors (kCorrupt; kInvalidArgument for a newer layout).
 StoreSettings parse_store_settings(const std::string& text, const std::string& where);
 // Returns the store's settings, writing the marker when the store has none, and sets the store's
-// file mode from them (BlobStore::set_file_mode). A requested compression or file mode that
-// contradicts the marker is refused (kInvalidArgument): one store, one format and one audience,
-// so that every reader knows what to expect. A marker from before file modes gets the requested
+// file mode from them (BlobStore::set_file_mode). A requested compression, file mode or
+// encryption that contradicts the marker is refused (kInvalidArgument): one store, one format and
+// one audience, so that every reader knows what to expect. A marker from before file modes gets the requested
 // mode recorded. Logs a warning for each BlobStore::access_findings line.
 StoreSettings ensure_store_settings(BlobStore& store, const StoreRequest& requested);
 // The settings of an existing store applied to `store` (its file mode), for commands that add to
 // a store without creating it (damage markers). No marker: the defaults.
 void apply_store_settings(BlobStore& store);
+// Replaces the marker's recipients (`backup rekey --encrypt-to`): backups saved from now on are
+// encrypted to `to`. The store must be encrypted already (kInvalidArgument otherwise).
+StoreSettings change_store_recipients(BlobStore& store, const EncryptionRequest& to);
 
 // ---- per-backup metadata ----
 struct BackupMeta {
@@ -78,7 +93,9 @@ struct BackupMeta {
   std::string source = "snapshot";  // "snapshot" (streamed from a member) | "import" (a file)
   std::string data_file;            // file name inside the backup directory
   Compression compression = Compression::kGzip;
-  std::string encryption = "none";
+  std::string encryption = kEncryptionNone;  // "none" | "age"
+  // age: who can open the data file, by public key ("age1...") or "scrypt" for a passphrase.
+  std::vector<std::string> encrypted_to;
   uint64_t db_size = 0;             // bytes of the bbolt db (trailer excluded)
   uint64_t snapshot_size = 0;       // bytes before compression (db + trailer when present)
   uint64_t stored_size = 0;         // bytes of the data file
@@ -122,8 +139,12 @@ struct BackupListing {
   uint64_t data_size = 0;
   bool has_backup_meta = false;  // etcdadm-backup.json present
   bool has_damage_marker = false;  // etcdadm-damage.json present
+  // The file whose presence makes the backup exist: _etcd_backup.meta, or etcdadm-backup.json for
+  // an encrypted one. Deleting a backup removes it first.
+  std::string completion_key;
 };
-// Lists complete backups (directories holding _etcd_backup.meta), sorted by name.
+// Lists complete backups (directories holding _etcd_backup.meta, or an encrypted data file and
+// etcdadm-backup.json), sorted by name.
 std::vector<BackupListing> scan_backups(BlobStore& store);
 
 // The result of the last structural verification (`backup verify`), cached in the catalog only:
@@ -157,6 +178,9 @@ struct BackupRecord {
   std::string format;            // "etcdadm" | "etcd-manager"
   std::string data_file;
   Compression compression = Compression::kGzip;
+  std::string encryption = kEncryptionNone;
+  std::vector<std::string> encrypted_to;  // as BackupMeta::encrypted_to
+  bool encrypted() const { return encryption != kEncryptionNone; }
   uint64_t stored_size = 0;
   std::optional<uint64_t> db_size;
   std::optional<int64_t> revision;

@@ -225,9 +225,9 @@ TEST(CatalogUpgrade, OlderSchemaIsRecreatedInPlace) {
   EXPECT_EQ(history[0].reason, "auth");
 }
 
-// A schema-2 catalog (etcdadm before the verification cache) is migrated in place to schema 4:
-// its backups and attempt history stay, verification results can be recorded, and attempts are
-// told apart by origin.
+// A schema-2 catalog (etcdadm before the verification cache) is migrated in place to schema 5:
+// its backups and attempt history stay, verification results can be recorded, attempts are told
+// apart by origin, and the rows from before read as unencrypted.
 TEST(CatalogUpgrade, Schema2IsMigratedKeepingRows) {
   test::TempDir dir;
   std::string path = dir / "v2.db";
@@ -267,6 +267,9 @@ TEST(CatalogUpgrade, Schema2IsMigratedKeepingRows) {
   EXPECT_EQ(*list[0].revision, 77);
   EXPECT_EQ(list[0].etcd_version, "3.5.9");
   EXPECT_FALSE(list[0].verification.has_value());
+  EXPECT_EQ(list[0].encryption, "none");
+  EXPECT_FALSE(list[0].encrypted());
+  EXPECT_TRUE(list[0].encrypted_to.empty());
   ASSERT_EQ(c.attempts("file:///x").size(), 1u);
 
   VerificationRecord v;
@@ -283,7 +286,7 @@ TEST(CatalogUpgrade, Schema2IsMigratedKeepingRows) {
   sqlite3_stmt* st = nullptr;
   sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr);
   ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_EQ(sqlite3_column_int(st, 0), 4);
+  EXPECT_EQ(sqlite3_column_int(st, 0), 5);
   sqlite3_finalize(st);
   sqlite3_close(db);
   // The attempt recorded before v4 has no origin: it counts for no sidecar.
