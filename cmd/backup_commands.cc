@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "backup/prune.h"
+#include "backup/rekey.h"
 #include "backup/save.h"
 #include "backup/sidecar.h"
 #include "backup/sidecar_http.h"
@@ -43,20 +44,38 @@ std::optional<Compression> compression_flag(const std::string& s) {
   return c;
 }
 
+// Age recipients given on the command line (public keys: no mode check on their files).
+struct RecipientFlags {
+  std::vector<std::string> encrypt_to, encrypt_to_files;
+  // `env`: also read ETCDADM_AGE_RECIPIENTS (comma-separated), for commands run from units.
+  void add_to(CLI::App* c, const std::string& what, bool env) {
+    auto* o = c->add_option("--encrypt-to", encrypt_to,
+                            "age recipient (age1..., repeatable): " + what +
+                                (env ? " (env ETCDADM_AGE_RECIPIENTS, comma-separated)" : ""))
+                  ->delimiter(',');
+    if (env) o->envname("ETCDADM_AGE_RECIPIENTS");
+    c->add_option("--encrypt-to-file", encrypt_to_files,
+                  "file of age recipients, one per line as `age -R` reads it (repeatable)");
+  }
+  bool given() const { return !encrypt_to.empty() || !encrypt_to_files.empty(); }
+  std::vector<age::X25519Recipient> recipients() const {
+    std::vector<age::X25519Recipient> out;
+    for (const auto& text : encrypt_to) out.push_back(age::parse_recipient(text));
+    for (const auto& file : encrypt_to_files) {
+      for (const auto& recipient : load_recipients_file(file)) out.push_back(recipient);
+    }
+    return out;
+  }
+};
+
 // Flags of the commands that write backups and may create the store.
 struct StoreCreationFlags {
   std::string compression, mode;
-  std::vector<std::string> encrypt_to, encrypt_to_files;
+  RecipientFlags recipients;
   int level = -1;
   void add_to(CLI::App* c) {
-    c->add_option("--encrypt-to", encrypt_to,
-                  "age recipient (age1..., repeatable): create the store encrypted to these public keys (env "
-                  "ETCDADM_AGE_RECIPIENTS, comma-separated)")
-        ->envname("ETCDADM_AGE_RECIPIENTS")
-        ->delimiter(',');
-    c->add_option("--encrypt-to-file", encrypt_to_files,
-                  "file of age recipients, one per line as `age -R` reads it (repeatable); with --passphrase-file instead, "
-                  "the store is encrypted to that passphrase");
+    recipients.add_to(c, "create the store encrypted to these public keys (--passphrase-file instead: to a passphrase)",
+                      /*env=*/true);
     c->add_option("--compression", compression, "gzip|zstd|none (only when creating a store; default gzip)");
     c->add_option("--compression-level", level, "codec level (gzip 0-3 via ISA-L, default 1; zstd 1-19, default 1)");
     c->add_option("--store-mode", mode,
@@ -66,10 +85,7 @@ struct StoreCreationFlags {
   // `passphrase`: StoreFlags::passphrase() (creates a passphrase store, or writes into one).
   StoreRequest request(const std::optional<std::string>& passphrase) const {
     StoreRequest r{compression_flag(compression), mode.empty() ? std::nullopt : std::optional(parse_store_file_mode(mode)), {}};
-    for (const auto& text : encrypt_to) r.encryption.x25519.push_back(age::parse_recipient(text));
-    for (const auto& file : encrypt_to_files) {
-      for (const auto& recipient : load_recipients_file(file)) r.encryption.x25519.push_back(recipient);
-    }
+    r.encryption.x25519 = recipients.recipients();
     r.encryption.passphrase = passphrase;
     return r;
   }
@@ -383,6 +399,71 @@ void add_prune(CLI::App& backup) {
   });
 }
 
+void add_rekey(CLI::App& backup) {
+  struct Flags {
+    StoreFlags store;
+    RecipientFlags recipients;
+    std::string new_passphrase_file;
+    std::vector<std::string> queries;
+    bool all = false;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* c = backup.add_subcommand(
+      "rekey",
+      "change who can open an encrypted store's backups: new recipients for later saves, and existing backups "
+      "re-wrapped for them (the age header only; the payload is not re-encrypted)");
+  c->add_option("backups", f->queries, "backups to rekey (name, unique prefix or 'latest')");
+  c->add_flag("--all", f->all, "rekey every backup not yet encrypted to the store's recipients");
+  f->store.add_to(c);
+  f->store.add_key_flags(c, /*identities=*/true);
+  f->recipients.add_to(c, "the store's new recipients (replacing the old ones)", /*env=*/false);
+  c->add_option("--new-passphrase-file", f->new_passphrase_file,
+                "file (mode 0600) holding the store's new passphrase (instead of recipients)");
+  c->callback([f] {
+    auto fmt = parse_output_format(f->store.output);
+    if (f->all && !f->queries.empty()) throw Error(ErrorKind::kInvalidArgument, "give backup names or --all, not both");
+    RekeyOptions o;
+    if (f->recipients.given() || !f->new_passphrase_file.empty()) {
+      EncryptionRequest to;
+      to.x25519 = f->recipients.recipients();
+      if (!f->new_passphrase_file.empty()) to.passphrase = load_passphrase_file(f->new_passphrase_file);
+      o.new_recipients = to;
+    }
+    if (!o.new_recipients && !f->all && f->queries.empty()) {
+      throw Error(ErrorKind::kInvalidArgument, "nothing to do",
+                  "give new recipients (--encrypt-to, --encrypt-to-file, --new-passphrase-file), backups to rekey, or --all");
+    }
+    o.current_passphrase = f->store.passphrase();
+    o.all = f->all;
+    auto store = f->store.open();
+    Catalog catalog = f->store.open_catalog();
+    for (const auto& q : f->queries) o.names.push_back(find_backup(*store, catalog, q).name);
+    RekeyResult r = rekey_backups(*store, &catalog, o);
+    if (fmt == OutputFormat::kJson) {
+      std::cout << nlohmann::json{{"recipients", r.recipients},
+                                  {"storeChanged", r.store_changed},
+                                  {"rekeyed", r.rekeyed},
+                                  {"alreadyEncryptedToThem", r.already}}
+                       .dump(2)
+                << "\n";
+      return;
+    }
+    std::string to;
+    for (const auto& l : r.recipients) to += (to.empty() ? "" : ", ") + l;
+    if (r.store_changed) std::cout << "Backups saved from now on are encrypted to " << to << "\n";
+    std::cout << "Rekeyed " << r.rekeyed.size() << " backup(s) to " << to;
+    if (!r.already.empty()) std::cout << " (" << r.already.size() << " already were)";
+    std::cout << "\n";
+    if (!r.store_changed && !f->all) return;
+    if (f->all) {
+      std::cout << "An old identity no longer opens these backups in the store; copies made before (downloads, "
+                   "noncurrent object versions) still open with it: docs/encryption.md\n";
+    } else {
+      std::cout << "Existing backups still open with the old keys until rekeyed: etcdadm backup rekey --all\n";
+    }
+  });
+}
+
 void add_sidecar(CLI::App& backup) {
   struct Flags {
     StoreFlags store;
@@ -492,6 +573,7 @@ void add_backup_commands(CLI::App& app) {
   add_verify(*backup);
   add_restore(*backup);
   add_prune(*backup);
+  add_rekey(*backup);
   add_sidecar(*backup);
   add_inspect_commands(*backup);
 }

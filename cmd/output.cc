@@ -42,6 +42,8 @@ nlohmann::json record_json(const BackupRecord& r) {
       {"source", r.source},
       {"dataFile", r.data_file},
       {"compression", compression_name(r.compression)},
+      {"encryption", r.encryption},
+      {"encryptedTo", r.encrypted_to},
       {"storedSize", r.stored_size},
       {"dbSize", r.db_size ? nlohmann::json(*r.db_size) : nlohmann::json(nullptr)},
       {"revision", r.revision ? nlohmann::json(*r.revision) : nlohmann::json(nullptr)},
@@ -87,8 +89,8 @@ void print_backups(const std::vector<BackupRecord>& backups, OutputFormat format
     return;
   }
   auto now = std::chrono::system_clock::now();
-  std::printf("%-27s  %-8s  %-8s  %-10s  %-10s  %-10s  %-10s  %-5s  %-8s  %s\n", "NAME", "AGE", "STATUS", "REVISION",
-              "KEYS", "DB SIZE", "STORED", "COMP", "ETCD", "SOURCE");
+  std::printf("%-27s  %-8s  %-8s  %-10s  %-10s  %-10s  %-10s  %-8s  %-8s  %s\n", "NAME", "AGE", "STATUS", "REVISION",
+              "KEYS", "DB SIZE", "STORED", "FORMAT", "ETCD", "SOURCE");
   int damaged = 0;
   for (const auto& r : backups) {
     std::string age = r.taken_at_micros
@@ -101,9 +103,11 @@ void print_backups(const std::vector<BackupRecord>& backups, OutputFormat format
     std::string keys = r.verification ? std::to_string(r.verification->live_keys) : "-";
     const char* status = r.damage ? "DAMAGED" : r.verification ? "verified" : "-";
     damaged += r.damage ? 1 : 0;
-    std::printf("%-27s  %-8s  %-8s  %-10s  %-10s  %-10s  %-10s  %-5s  %-8s  %s\n", r.name.c_str(), age.c_str(), status,
+    // "gzip", or "gzip+age" for an encrypted backup.
+    std::string format = std::string(compression_name(r.compression)) + (r.encrypted() ? "+" + r.encryption : "");
+    std::printf("%-27s  %-8s  %-8s  %-10s  %-10s  %-10s  %-10s  %-8s  %-8s  %s\n", r.name.c_str(), age.c_str(), status,
                 rev.c_str(), keys.c_str(), r.db_size ? human_bytes(*r.db_size).c_str() : "-", human_bytes(r.stored_size).c_str(),
-                compression_name(r.compression), r.etcd_version.empty() ? "-" : r.etcd_version.c_str(),
+                format.c_str(), r.etcd_version.empty() ? "-" : r.etcd_version.c_str(),
                 r.source.c_str());
   }
   if (damaged > 0) {

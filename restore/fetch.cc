@@ -30,11 +30,18 @@ Error stored_mismatch_error(const std::string& what, const BackupRecord& b, cons
 
 // Reads, hashes and decompresses on this thread; checks the snapshot digest and writes `out` on a
 // second one, so that decompression and SHA-256 + disk writes overlap.
-FetchResult fetch_into(BlobStore& store, const BackupRecord& b, ByteSink* out) {
+// The record to check an encrypted backup against: its metadata as the store has it now, since
+// `backup rekey` (on any host) rewrites the data file and the metadata in place.
+BackupRecord current_record(BlobStore& store, const BackupRecord& listed) {
+  return listed.encrypted() ? reload_backup_record(store, listed) : listed;
+}
+
+FetchResult fetch_into(BlobStore& store, const BackupRecord& listed, ByteSink* out) {
   InterruptibleWork interruptible;  // the caller's AtomicFile / scratch dir removes what was written
-  const std::string what = "backup " + b.name + " in " + store.url();
-  if (b.data_file.empty()) throw Error(ErrorKind::kCorrupt, what + " has no data file (etcd.backup.gz)", "use another backup");
-  if (b.encrypted()) require_keys_for(b.encrypted_to, store.decryption_keys(), what);
+  const std::string what = "backup " + listed.name + " in " + store.url();
+  if (listed.data_file.empty()) throw Error(ErrorKind::kCorrupt, what + " has no data file (etcd.backup.gz)", "use another backup");
+  const BackupRecord b = current_record(store, listed);
+  if (b.encrypted()) require_keys_for(b.recipients(), store.decryption_keys(), what);
   std::string key = b.name + "/" + b.data_file;
   auto reader = store.open(key);
 
@@ -74,11 +81,11 @@ FetchResult fetch_into(BlobStore& store, const BackupRecord& b, ByteSink* out) {
       }
       r.stored_bytes = full.bytes();
       r.stored_sha256 = to_hex(full.finish());
-      if (r.stored_sha256 != b.stored_sha256) throw stored_mismatch();
+      if (!b.stored_sha256_matches(r.stored_sha256)) throw stored_mismatch();
     }
     if (e.kind() == ErrorKind::kAuth) {
-      std::string to = b.encrypted_to.empty() ? std::string("unrecorded recipients") : "";
-      for (const auto& r : b.encrypted_to) to += (to.empty() ? "" : ", ") + r;
+      std::string to = b.recipients().empty() ? std::string("unrecorded recipients") : "";
+      for (const auto& r : b.recipients()) to += (to.empty() ? "" : ", ") + r;
       throw Error(ErrorKind::kAuth,
                   what + " cannot be decrypted with " + describe_keys(store.decryption_keys()) + " (" + e.what() +
                       "); it is encrypted to " + to,
@@ -89,7 +96,7 @@ FetchResult fetch_into(BlobStore& store, const BackupRecord& b, ByteSink* out) {
 
   r.stored_bytes = stored.bytes();
   r.stored_sha256 = to_hex(stored.finish());
-  if (!b.stored_sha256.empty() && r.stored_sha256 != b.stored_sha256) throw stored_mismatch();
+  if (!b.stored_sha256_matches(r.stored_sha256)) throw stored_mismatch();
   r.digest = digest.finish();
   require_intact_snapshot(r.digest, what, !b.hash_trailer);
   if (!b.db_sha256.empty() && r.digest.db_sha256 != b.db_sha256) {
@@ -112,10 +119,11 @@ FetchResult fetch_verified(BlobStore& store, const BackupRecord& backup, const s
 
 FetchResult verify_backup(BlobStore& store, const BackupRecord& backup) { return fetch_into(store, backup, nullptr); }
 
-FetchResult verify_stored_bytes(BlobStore& store, const BackupRecord& b) {
+FetchResult verify_stored_bytes(BlobStore& store, const BackupRecord& listed) {
   InterruptibleWork interruptible;
-  const std::string what = "backup " + b.name + " in " + store.url();
-  if (b.data_file.empty()) throw Error(ErrorKind::kCorrupt, what + " has no data file", "use another backup");
+  const std::string what = "backup " + listed.name + " in " + store.url();
+  if (listed.data_file.empty()) throw Error(ErrorKind::kCorrupt, what + " has no data file", "use another backup");
+  const BackupRecord b = current_record(store, listed);
   auto reader = store.open(b.name + "/" + b.data_file);
   HashingSink stored(nullptr);
   std::string head;  // the first bytes, until the age header is complete
@@ -138,7 +146,7 @@ FetchResult verify_stored_bytes(BlobStore& store, const BackupRecord& b) {
   FetchResult r;
   r.stored_bytes = stored.bytes();
   r.stored_sha256 = to_hex(stored.finish());
-  if (!b.stored_sha256.empty() && r.stored_sha256 != b.stored_sha256) throw stored_mismatch_error(what, b, r);
+  if (!b.stored_sha256_matches(r.stored_sha256)) throw stored_mismatch_error(what, b, r);
   if (!header_checked) throw Error(ErrorKind::kCorrupt, what + " is damaged: not a valid age file: it ends inside the header");
   return r;
 }

@@ -27,9 +27,11 @@ constexpr const char* kVerificationColumns[] = {"verified_revision INTEGER", "ve
 // Known damage (damage_reason NULL: none known). damage_in_store: the store has the marker.
 constexpr const char* kDamageColumns[] = {"damaged_at_micros INTEGER", "damage_reason TEXT", "damage_by TEXT",
                                           "damage_in_store INTEGER"};
-// "none" | "age", and the recipients one per line.
+// "none" | "age", the recipients one per line, and the data file's modification time when the
+// metadata was read (0: unknown), which tells a rekeyed backup from one the catalog knows.
 constexpr const char* kEncryptionColumns[] = {"encryption TEXT NOT NULL DEFAULT 'none'",
-                                              "encrypted_to TEXT NOT NULL DEFAULT ''"};
+                                              "encrypted_to TEXT NOT NULL DEFAULT ''",
+                                              "data_modified_micros INTEGER NOT NULL DEFAULT 0"};
 
 std::string join_lines(const std::vector<std::string>& items) {
   std::string out;
@@ -226,8 +228,8 @@ void Catalog::insert(int64_t sid, const BackupRecord& r) {
           "INSERT OR REPLACE INTO backups (store_id, name, taken_at_micros, format, source, data_file, compression,"
           " stored_size, db_size, revision, revision_exact, db_sha256, stored_sha256, hash_trailer, etcd_version,"
           " cluster_id, member_id, damaged_at_micros, damage_reason, damage_by, damage_in_store, encryption,"
-          " encrypted_to)"
-          " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+          " encrypted_to, data_modified_micros)"
+          " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   st.bind(1, sid).bind(2, r.name).bind(3, r.taken_at_micros).bind(4, r.format).bind(5, r.source);
   st.bind(6, r.data_file).bind(7, std::string(compression_name(r.compression))).bind(8, static_cast<int64_t>(r.stored_size));
   if (r.db_size) st.bind(9, static_cast<int64_t>(*r.db_size));
@@ -242,7 +244,7 @@ void Catalog::insert(int64_t sid, const BackupRecord& r) {
   } else {
     st.bind_null(18).bind_null(19).bind_null(20).bind_null(21);
   }
-  st.bind(22, r.encryption).bind(23, join_lines(r.encrypted_to));
+  st.bind(22, r.encryption).bind(23, join_lines(r.encrypted_to)).bind(24, r.data_modified_micros);
   st.step();
 }
 
@@ -275,24 +277,34 @@ SyncStats Catalog::sync(BlobStore& store) {
   struct Known {
     int64_t stored_size;
     bool marked_in_store;  // the row reflects a damage marker in the store
+    int64_t data_modified_micros;
   };
   std::map<std::string, Known> known;
   {
-    Stmt sel(db_, "SELECT name, stored_size, COALESCE(damage_in_store, 0) FROM backups WHERE store_id = ?");
+    Stmt sel(db_,
+             "SELECT name, stored_size, COALESCE(damage_in_store, 0), data_modified_micros FROM backups WHERE store_id = ?");
     sel.bind(1, sid);
-    while (sel.step()) known[sel.text(0)] = Known{sel.i64(1), sel.i64(2) != 0};
+    while (sel.step()) known[sel.text(0)] = Known{sel.i64(1), sel.i64(2) != 0, sel.i64(3)};
   }
   exec("BEGIN IMMEDIATE");
   try {
     for (const auto& l : listed) {
       auto it = known.find(l.name);
-      // A known backup whose data file changed size was replaced behind our back: re-read it. So is
-      // one whose damage marker appeared (another host found it damaged) or went (re-verified).
+      // A known backup whose data file changed size or modification time was replaced behind our
+      // back (a rekey): re-read it. So is one whose damage marker appeared (another host found it
+      // damaged) or went (re-verified). A row without a time (recorded by a save) learns it here.
       if (it != known.end() && (l.data_key.empty() || static_cast<uint64_t>(it->second.stored_size) == l.data_size) &&
           it->second.marked_in_store == l.has_damage_marker) {
-        ++stats.unchanged;
-        known.erase(it);
-        continue;
+        int64_t known_time = it->second.data_modified_micros;
+        if (known_time == 0 || l.data_modified_micros == 0 || known_time == l.data_modified_micros) {
+          if (known_time == 0 && l.data_modified_micros != 0) {
+            Stmt upd(db_, "UPDATE backups SET data_modified_micros = ? WHERE store_id = ? AND name = ?");
+            upd.bind(1, l.data_modified_micros).bind(2, sid).bind(3, l.name).step();
+          }
+          ++stats.unchanged;
+          known.erase(it);
+          continue;
+        }
       }
       if (it != known.end()) known.erase(it);
       try {

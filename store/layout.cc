@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <limits>
 #include <map>
@@ -259,6 +260,11 @@ std::string backup_meta_to_json(const BackupMeta& m) {
   };
   if (!m.storage_version.empty()) j["storageVersion"] = m.storage_version;  // layout v1 addition (3.6+ members)
   if (m.encryption != kEncryptionNone) j["encryptedTo"] = m.encrypted_to;   // layout v2
+  if (m.rekey) {
+    j["rekeyInProgress"] = {{"storedSha256", m.rekey->stored_sha256},
+                            {"storedSize", m.rekey->stored_size},
+                            {"encryptedTo", m.rekey->encrypted_to}};
+  }
   return j.dump(2) + "\n";
 }
 
@@ -276,6 +282,13 @@ BackupMeta backup_meta_from_json(const std::string& text, const std::string& whe
     m.compression = *c;
     m.encryption = j.value("encryption", kEncryptionNone);
     if (auto to = j.find("encryptedTo"); to != j.end() && !to->is_null()) m.encrypted_to = to->get<std::vector<std::string>>();
+    if (auto rk = j.find("rekeyInProgress"); rk != j.end() && !rk->is_null()) {
+      RekeyInProgress r;
+      r.stored_sha256 = rk->at("storedSha256").get<std::string>();
+      r.stored_size = required_integer<uint64_t>(*rk, "storedSize", where);
+      r.encrypted_to = rk->at("encryptedTo").get<std::vector<std::string>>();
+      m.rekey = r;
+    }
     m.db_size = integer_field<uint64_t>(j, "dbSize", where).value_or(0);
     m.snapshot_size = integer_field<uint64_t>(j, "snapshotSize", where).value_or(0);
     m.stored_size = required_integer<uint64_t>(j, "storedSize", where);
@@ -374,6 +387,7 @@ std::vector<BackupListing> scan_backups(BlobStore& store) {
       if (l.data_key.empty() || file == "etcd.backup.gz") {
         l.data_key = blob.key;
         l.data_size = blob.size;
+        l.data_modified_micros = blob.modified_unix_micros;
       }
     }
   }
@@ -400,6 +414,7 @@ BackupRecord record_from_meta(const BackupMeta& m) {
   r.compression = m.compression;
   r.encryption = m.encryption;
   r.encrypted_to = m.encrypted_to;
+  r.rekey = m.rekey;
   r.stored_size = m.stored_size;
   r.db_size = m.db_size;
   r.revision = m.revision;
@@ -437,6 +452,7 @@ BackupRecord load_backup_record(BlobStore& store, const BackupListing& l) {
   if (r.taken_at_micros == 0) {
     if (auto p = parse_backup_name(l.name)) r.taken_at_micros = to_unix_micros(p->time);
   }
+  r.data_modified_micros = l.data_modified_micros;
   if (l.has_damage_marker) {
     std::string key = l.name + "/" + kDamageMarkerFile;
     try {
@@ -447,6 +463,26 @@ BackupRecord load_backup_record(BlobStore& store, const BackupListing& l) {
     }
     r.damage->in_store = true;
   }
+  return r;
+}
+
+std::vector<std::string> BackupRecord::recipients() const {
+  std::vector<std::string> out = encrypted_to;
+  if (rekey) {
+    for (const auto& r : rekey->encrypted_to) {
+      if (std::find(out.begin(), out.end(), r) == out.end()) out.push_back(r);
+    }
+  }
+  return out;
+}
+
+BackupRecord reload_backup_record(BlobStore& store, const BackupRecord& b) {
+  std::string key = b.name + "/" + kBackupMetaFile;
+  BackupRecord r = record_from_meta(backup_meta_from_json(store.read_small(key), store.url() + "/" + key));
+  r.name = b.name;
+  if (r.taken_at_micros == 0) r.taken_at_micros = b.taken_at_micros;
+  r.verification = b.verification;
+  r.damage = b.damage;
   return r;
 }
 

@@ -86,6 +86,14 @@ void apply_store_settings(BlobStore& store);
 StoreSettings change_store_recipients(BlobStore& store, const EncryptionRequest& to);
 
 // ---- per-backup metadata ----
+// A `backup rekey` under way (layout v2, "rekeyInProgress"): the data file is being replaced by
+// one whose age header is for `encrypted_to`. Until the metadata is rewritten without it, either
+// data file is the backup, so readers accept both digests and both recipient lists.
+struct RekeyInProgress {
+  std::string stored_sha256;
+  uint64_t stored_size = 0;
+  std::vector<std::string> encrypted_to;
+};
 struct BackupMeta {
   int layout_version = kLayoutVersion;
   std::string name;
@@ -96,6 +104,7 @@ struct BackupMeta {
   std::string encryption = kEncryptionNone;  // "none" | "age"
   // age: who can open the data file, by public key ("age1...") or "scrypt" for a passphrase.
   std::vector<std::string> encrypted_to;
+  std::optional<RekeyInProgress> rekey;
   uint64_t db_size = 0;             // bytes of the bbolt db (trailer excluded)
   uint64_t snapshot_size = 0;       // bytes before compression (db + trailer when present)
   uint64_t stored_size = 0;         // bytes of the data file
@@ -139,6 +148,7 @@ struct BackupListing {
   uint64_t data_size = 0;
   bool has_backup_meta = false;  // etcdadm-backup.json present
   bool has_damage_marker = false;  // etcdadm-damage.json present
+  int64_t data_modified_micros = 0;  // the data file's modification time (a rekey replaces it)
   // The file whose presence makes the backup exist: _etcd_backup.meta, or etcdadm-backup.json for
   // an encrypted one. Deleting a backup removes it first.
   std::string completion_key;
@@ -181,7 +191,20 @@ struct BackupRecord {
   std::string encryption = kEncryptionNone;
   std::vector<std::string> encrypted_to;  // as BackupMeta::encrypted_to
   bool encrypted() const { return encryption != kEncryptionNone; }
+  // From the metadata only (the catalog does not keep it): readers of an encrypted backup read its
+  // metadata again from the store, since rekey rewrites it in place.
+  std::optional<RekeyInProgress> rekey;
+  // Whether `sha256` is the data file's recorded digest (either one while a rekey is under way);
+  // true when none is recorded.
+  bool stored_sha256_matches(const std::string& sha256) const {
+    return stored_sha256.empty() || sha256 == stored_sha256 || (rekey && sha256 == rekey->stored_sha256);
+  }
+  // Who can open the data file: encrypted_to, and the new recipients of a rekey under way.
+  std::vector<std::string> recipients() const;
   uint64_t stored_size = 0;
+  // The data file's modification time when the catalog read the metadata (0: unknown). A newer
+  // one means the file was replaced (rekey) and the metadata must be read again.
+  int64_t data_modified_micros = 0;
   std::optional<uint64_t> db_size;
   std::optional<int64_t> revision;
   bool revision_exact = false;
@@ -201,6 +224,9 @@ inline constexpr const char* kUnreadableFormat = "unreadable";
 BackupRecord unreadable_backup_record(const BackupListing& listing, const std::string& reason);
 // Reads the metadata of one listed backup.
 BackupRecord load_backup_record(BlobStore& store, const BackupListing& listing);
+// `b` with its etcdadm metadata read again from the store (digests, recipients, a rekey under
+// way); what the catalog alone knows (verification, damage) is kept.
+BackupRecord reload_backup_record(BlobStore& store, const BackupRecord& b);
 BackupRecord record_from_meta(const BackupMeta& meta);
 
 }  // namespace etcdadm

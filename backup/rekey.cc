@@ -1,0 +1,153 @@
+#include "backup/rekey.h"
+
+#include <spdlog/spdlog.h>
+
+#include <set>
+
+#include "common/byte_sink.h"
+#include "common/error.h"
+#include "common/interrupt.h"
+#include "store/layout.h"
+
+namespace etcdadm {
+
+namespace {
+
+std::set<std::string> as_set(const std::vector<std::string>& v) { return {v.begin(), v.end()}; }
+
+// Steps 1-4 of rekey.h for one backup.
+void rekey_one(BlobStore& store, const std::string& name, const age::Identities& keys, const age::Recipients& to,
+               const std::vector<std::string>& to_labels) {
+  const std::string what = "backup " + name + " in " + store.url();
+  const std::string meta_key = name + "/" + kBackupMetaFile;
+  BackupMeta meta = backup_meta_from_json(store.read_small(meta_key), store.url() + "/" + meta_key);
+  BackupRecord record = record_from_meta(meta);
+  const std::string data_key = name + "/" + meta.data_file;
+
+  auto reader = store.open(data_key);
+  auto writer = store.create(data_key, /*overwrite=*/true);  // visible only at commit()
+  HashingSink old_stored(nullptr);
+  HashingSink new_stored(writer.get());
+  std::string head;  // the first bytes, until the old header is complete
+  bool header_done = false;
+  std::vector<uint8_t> buf(1 << 20);
+  try {
+    for (;;) {
+      if (interrupted()) throw_if_interrupted("rekey of " + what);
+      size_t n = reader->read(buf.data(), buf.size());
+      if (n == 0) break;
+      old_stored.write(buf.data(), n);
+      if (header_done) {
+        new_stored.write(buf.data(), n);
+        continue;
+      }
+      head.append(reinterpret_cast<const char*>(buf.data()), n);
+      if (!age::header_size(head)) continue;
+      age::RewrappedHeader h = age::rewrap_header(head, keys, to);
+      new_stored.write(reinterpret_cast<const uint8_t*>(h.header.data()), h.header.size());
+      new_stored.write(reinterpret_cast<const uint8_t*>(head.data()) + h.old_header_size, head.size() - h.old_header_size);
+      header_done = true;
+    }
+  } catch (const Error& e) {
+    writer->abort();
+    if (e.kind() == ErrorKind::kAuth) {
+      throw Error(ErrorKind::kAuth, what + " cannot be opened with the keys given (" + e.what() + "); it is encrypted to " +
+                                        [&] {
+                                          std::string s;
+                                          for (const auto& r : record.recipients()) s += (s.empty() ? "" : ", ") + r;
+                                          return s;
+                                        }(),
+                  "give the identity file (or passphrase) of one of its recipients with --identity / --passphrase-file");
+    }
+    throw e.wrap(what);
+  }
+  std::string old_sha = to_hex(old_stored.finish());
+  if (!header_done || !record.stored_sha256_matches(old_sha)) {
+    writer->abort();
+    throw Error(ErrorKind::kCorrupt,
+                what + ": the data file does not match its recorded SHA-256" + (header_done ? "" : " (it ends inside the age header)"),
+                "a damaged backup is not rekeyed; `etcdadm backup verify` it, or delete it");
+  }
+  RekeyInProgress next{to_hex(new_stored.finish()), new_stored.bytes(), to_labels};
+
+  meta.rekey = next;
+  store.write_small(meta_key, backup_meta_to_json(meta), /*overwrite=*/true);
+  writer->commit();
+  meta.stored_sha256 = next.stored_sha256;
+  meta.stored_size = next.stored_size;
+  meta.encrypted_to = next.encrypted_to;
+  meta.rekey.reset();
+  store.write_small(meta_key, backup_meta_to_json(meta), /*overwrite=*/true);
+}
+
+}  // namespace
+
+RekeyResult rekey_backups(BlobStore& store, Catalog* catalog, const RekeyOptions& o) {
+  InterruptibleWork interruptible;
+  auto settings = read_store_settings(store);
+  if (!settings || !settings->encryption) {
+    throw Error(ErrorKind::kInvalidArgument, "store " + store.url() + " is not encrypted: there is nothing to rekey",
+                "a store is encrypted from its creation on: save encrypted backups into a new store");
+  }
+  store.set_file_mode(settings->effective_file_mode());
+  RekeyResult r;
+  EncryptionRequest writer;
+  writer.passphrase = o.current_passphrase;
+  if (o.new_recipients) {
+    // The target's passphrase is checked against the check it gets (recipients_for_save below).
+    *settings = change_store_recipients(store, *o.new_recipients);
+    writer = *o.new_recipients;
+    r.store_changed = true;
+    spdlog::info("store {}: backups saved from now on are encrypted to {}", store.url(),
+                 [&] {
+                   std::string s;
+                   for (const auto& l : settings->encryption->recipient_labels()) s += (s.empty() ? "" : ", ") + l;
+                   return s;
+                 }());
+  }
+  age::Recipients to = recipients_for_save(*settings->encryption, writer, store.url());
+  r.recipients = settings->encryption->recipient_labels();
+
+  std::vector<std::string> names = o.names;
+  if (o.all) {
+    names.clear();
+    for (const auto& l : scan_backups(store)) names.push_back(l.name);
+  }
+  if (names.empty()) return r;
+  const age::Identities* keys = store.decryption_keys();
+  for (const auto& name : names) {
+    const std::string meta_key = name + "/" + kBackupMetaFile;
+    if (!store.stat(meta_key)) {
+      if (o.all) continue;  // an etcd-manager backup: not ours, never encrypted
+      throw Error(ErrorKind::kNotFound, "backup " + name + " in " + store.url() + " has no etcdadm metadata",
+                  "only encrypted etcdadm backups can be rekeyed");
+    }
+    BackupMeta meta = backup_meta_from_json(store.read_small(meta_key), store.url() + "/" + meta_key);
+    if (meta.encryption == kEncryptionNone) {
+      if (o.all) continue;
+      throw Error(ErrorKind::kInvalidArgument, "backup " + name + " is not encrypted", "only encrypted backups can be rekeyed");
+    }
+    // A passphrase target is re-made every time (its salt is new); recipients only when they differ.
+    if (!meta.rekey && as_set(meta.encrypted_to) == as_set(r.recipients) && !settings->encryption->passphrase) {
+      r.already.push_back(name);
+      continue;
+    }
+    if (keys == nullptr) {
+      throw Error(ErrorKind::kAuth, "rekeying backup " + name + " needs a key that opens it: none was given",
+                  "give an identity of its current recipients with --identity (or the passphrase with --passphrase-file)");
+    }
+    rekey_one(store, name, *keys, to, r.recipients);
+    r.rekeyed.push_back(name);
+    spdlog::info("rekeyed backup {}", name);
+  }
+  if (catalog != nullptr) {
+    try {
+      catalog->sync(store);
+    } catch (const Error& e) {
+      spdlog::warn("catalog not updated after rekey: {}", e.what());
+    }
+  }
+  return r;
+}
+
+}  // namespace etcdadm
