@@ -72,6 +72,22 @@ TEST_F(GcsStoreTest, DownloadResumesAfterDroppedConnections) {
 
 TEST_F(GcsStoreTest, SaveListVerifyRestoreEndToEnd) { save_list_verify_restore(); }
 
+TEST_F(GcsStoreTest, EncryptedSaveListVerifyRestoreEndToEnd) {
+  auto& m = start_member();
+  EtcdClient client(m.connection());
+  load_keys(client, "/registry/pods/", 300, 700);
+  AgeFlags age = age_flags();
+  save_list_verify_restore(m, age.save, age.read);
+  auto listed = cli_json(with_store({"backup", "list", "-o", "json"}), store_env());
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0]["encryptedTo"], nlohmann::json::array({age.recipient}));
+  // Without the identity: refused naming the recipient, nothing written.
+  auto refused = cli(with_store({"backup", "restore", "latest", "--output-file", dir_ / "x.db"}), store_env());
+  EXPECT_EQ(refused.exit_code, 7) << refused.output;
+  EXPECT_NE(refused.output.find(age.recipient), std::string::npos) << refused.output;
+  EXPECT_FALSE(path_exists(dir_ / "x.db"));
+}
+
 class FakeGcsServerTest : public ObjectStoreCliTest {
  protected:
   void SetUp() override {
@@ -141,13 +157,16 @@ TEST_F(FakeGcsServerTest, ChunkedResumableUploadIsAtomicAndNeverOverwrites) {
   EXPECT_FALSE(s->stat("abandoned.bin").has_value());
 }
 
-TEST_F(FakeGcsServerTest, SaveListVerifyRestoreEndToEndInChunks) {
+TEST_F(FakeGcsServerTest, EncryptedSaveListVerifyRestoreEndToEndInChunks) {
   auto& m = start_member();
   EtcdClient client(m.connection());
   load_keys(client, "/registry/secrets/", 12000, 1000, 9);  // ~12 MiB of values that do not compress
-  save_list_verify_restore(m);
+  // Encrypted: age's 64 KiB chunks cross the upload's 5 MiB chunks.
+  AgeFlags age = age_flags();
+  save_list_verify_restore(m, age.save, age.read);
   auto listed = cli_json(with_store({"backup", "list", "-o", "json"}), store_env());
   ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0]["encryption"], "age");
   EXPECT_GT(listed[0]["storedSize"].get<uint64_t>(), 5u << 20) << "fits one 5 MiB chunk: not a chunked upload";
 }
 

@@ -116,11 +116,36 @@ class ObjectStoreCliTest : public CliTest {
     save_list_verify_restore(m);
   }
 
-  // The same flow for a member the test has loaded with data of its own.
-  void save_list_verify_restore(EtcdMember& m) {
+  // An age identity made by Debian's age-keygen in the test dir: the flags that make a save encrypt
+  // to it, and those that let a reader open what it wrote.
+  struct AgeFlags {
+    std::vector<std::string> save, read;
+    std::string recipient, identity_file;
+  };
+  AgeFlags age_flags() {
+    AgeFlags f;
+    f.identity_file = dir_ / "age-key.txt";
+    auto gen = run_process({"age-keygen", "-o", f.identity_file});
+    EXPECT_EQ(gen.exit_code, 0) << gen.output;
+    auto pub = run_process({"age-keygen", "-y", f.identity_file});
+    f.recipient = pub.output.substr(0, pub.output.find('\n'));
+    f.save = {"--encrypt-to", f.recipient};
+    f.read = {"--identity", f.identity_file};
+    return f;
+  }
+
+  // The same flow for a member the test has loaded with data of its own. `save_extra` and
+  // `read_extra` go to the save and to the commands that read the backup (encryption flags).
+  void save_list_verify_restore(EtcdMember& m, const std::vector<std::string>& save_extra = {},
+                                const std::vector<std::string>& read_extra = {}) {
     EtcdClient client(m.connection());
+    auto plus = [](std::vector<std::string> args, const std::vector<std::string>& extra) {
+      args.insert(args.end(), extra.begin(), extra.end());
+      return args;
+    };
     auto saved = cli_json(
-        with_store({"--log-level", "warn", "backup", "save", "--endpoints", m.client_url(), "-o", "json"}), store_env());
+        with_store(plus({"--log-level", "warn", "backup", "save", "--endpoints", m.client_url(), "-o", "json"}, save_extra)),
+        store_env());
     std::string name = saved["name"];
     int64_t revision = saved["revision"];
     load_keys(client, "/registry/later/", 10, 10);
@@ -128,7 +153,7 @@ class ObjectStoreCliTest : public CliTest {
     auto listed = cli_json(with_store({"backup", "list", "-o", "json"}), store_env());
     ASSERT_EQ(listed.size(), 1u);
     EXPECT_EQ(listed[0]["name"], name);
-    auto v = cli(with_store({"backup", "verify", name}), store_env());
+    auto v = cli(with_store(plus({"backup", "verify", name}, read_extra)), store_env());
     EXPECT_EQ(v.exit_code, 0) << v.output;
 
     EtcdOptions ro;
@@ -136,8 +161,9 @@ class ObjectStoreCliTest : public CliTest {
     ro.peer_port = free_port();
     ro.data_dir = dir_ / "r1-data";
     ro.initial_cluster_token = "etcd-cluster";
-    auto rr = cli(with_store({"backup", "restore", "latest", "--data-dir", ro.data_dir, "--name", "r1",
-                              "--initial-advertise-peer-urls", "http://127.0.0.1:" + std::to_string(ro.peer_port)}),
+    auto rr = cli(with_store(plus({"backup", "restore", "latest", "--data-dir", ro.data_dir, "--name", "r1",
+                                   "--initial-advertise-peer-urls", "http://127.0.0.1:" + std::to_string(ro.peer_port)},
+                                  read_extra)),
                   store_env());
     ASSERT_EQ(rr.exit_code, 0) << rr.output;
     auto& restored = start_member(ro);
