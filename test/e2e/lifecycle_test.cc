@@ -218,6 +218,8 @@ TEST_F(Lifecycle, InitAndTwoJoinsMakeAHealthyTlsCluster) {
 
 // 2. The disaster-recovery runbook (docs/operations.md): backup, lose every member, rebuild from the
 //    backup with init --from-backup and two joins; every key and the KV hash come back, TLS works.
+//    The store is encrypted (docs/encryption.md): the saving host needs only the recipient, the
+//    rebuilding one the identity.
 TEST_F(Lifecycle, WholeClusterRebuiltFromBackup) {
   ASSERT_NO_FATAL_FAILURE(three_member_cluster());
   auto conn = connection({&hosts_[0], &hosts_[1], &hosts_[2]});
@@ -235,9 +237,14 @@ TEST_F(Lifecycle, WholeClusterRebuiltFromBackup) {
     expected = all_keys(client);
   }
   std::string store = dir_ / "store";
+  std::string identity = dir_ / "age-key.txt";
+  ASSERT_EQ(run_process({"age-keygen", "-o", identity}).exit_code, 0);
+  auto recipient = run_process({"age-keygen", "-y", identity}).output;
+  recipient = recipient.substr(0, recipient.find('\n'));
   auto saved = etcdadm({"backup", "save", "--store", store, "--endpoints",
                         hosts_[0].client_url() + "," + hosts_[1].client_url() + "," + hosts_[2].client_url(),
-                        "--cacert", conn.cacert, "--cert", conn.cert, "--key", conn.key, "-o", "json"});
+                        "--cacert", conn.cacert, "--cert", conn.cert, "--key", conn.key, "-o", "json",
+                        "--encrypt-to", recipient});
   ASSERT_EQ(saved.exit_code, 0) << saved.output;
   revision = nlohmann::json::parse(saved.output.substr(saved.output.find('{')))["revision"].get<int64_t>();
   {
@@ -258,8 +265,12 @@ TEST_F(Lifecycle, WholeClusterRebuiltFromBackup) {
     EXPECT_TRUE(path_exists(h.certs() + "/ca.key"));
   }
 
-  // The runbook.
-  ASSERT_NO_FATAL_FAILURE(init(hosts_[0], {"--from-backup", "latest", "--store", store}));
+  // The runbook. Without the identity, init refuses before installing anything.
+  auto refused = run_with_member_flags({"init"}, hosts_[0], {"--from-backup", "latest", "--store", store});
+  EXPECT_EQ(refused.exit_code, 7) << refused.output;
+  EXPECT_NE(refused.output.find(recipient), std::string::npos) << refused.output;
+  EXPECT_FALSE(path_exists(hosts_[0].data() + "/member"));
+  ASSERT_NO_FATAL_FAILURE(init(hosts_[0], {"--from-backup", "latest", "--store", store, "--identity", identity}));
   ASSERT_NO_FATAL_FAILURE(join(hosts_[1], hosts_[0]));
   ASSERT_NO_FATAL_FAILURE(join(hosts_[2], hosts_[0]));
 

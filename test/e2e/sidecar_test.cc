@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <regex>
 #include <thread>
 
@@ -335,6 +336,38 @@ TEST_F(Sidecar, StoreOutageIsCountedAndBackupsResume) {
   for (const auto& e : std::filesystem::recursive_directory_iterator(store_)) {
     EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << e.path();
   }
+}
+
+// A sidecar of an encrypted store holds only the public recipient: it encrypts every backup, checks
+// what it can read back without a key (the stored bytes and the age header), and its retention
+// deletes encrypted backups whole (their metadata first: it is what makes them exist).
+TEST_F(Sidecar, AnEncryptedStoreNeedsOnlyTheRecipientAndRetentionDeletesWholeBackups) {
+  auto& m = start_member();
+  std::string key = dir_ / "age-key.txt";
+  ASSERT_EQ(run_process({"age-keygen", "-o", key}).exit_code, 0);
+  std::string recipient = run_process({"age-keygen", "-y", key}).output;
+  recipient = recipient.substr(0, recipient.find('\n'));
+  auto s = start_sidecar(m, "@every 1s", {"--encrypt-to", recipient, "--retention", "count:2"});
+  std::this_thread::sleep_for(3500ms);
+  EXPECT_EQ(s.process.stop(10000ms), 0);
+  std::string log = read_file(s.log);
+  EXPECT_NE(log.find(", verified"), std::string::npos) << log;
+  EXPECT_EQ(log.find("AGE-SECRET-KEY"), std::string::npos);
+  auto kept = backups();
+  ASSERT_GE(kept.size(), 1u) << log;
+  EXPECT_LE(kept.size(), 3u) << log;  // retention keeps 2, after each backup: a stop may fall in between
+  // Only the kept backups' files are left, each an encrypted backup with nothing for etcd-manager.
+  size_t dirs = 0;
+  for (const auto& e : std::filesystem::directory_iterator(store_)) {
+    if (!e.is_directory() || std::filesystem::is_empty(e.path())) continue;
+    ++dirs;
+    EXPECT_TRUE(path_exists(e.path() / "etcd.backup.gz.age")) << e.path();
+    EXPECT_FALSE(path_exists(e.path() / "_etcd_backup.meta")) << e.path();
+  }
+  EXPECT_EQ(dirs, kept.size());
+  // The operator with the identity restores the newest.
+  auto fetched = cli({"backup", "restore", "latest", "--store", store_, "--identity", key, "--output-file", dir_ / "s.db"});
+  EXPECT_EQ(fetched.exit_code, 0) << fetched.output;
 }
 
 TEST_F(Sidecar, RetentionTokenAndConcurrentCronSaves) {
