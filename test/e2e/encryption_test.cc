@@ -120,6 +120,20 @@ TEST_F(Encryption, AgeReadsOurBackupAndARestoreStartsEtcdWithTheSameHashKV) {
   identity_text.env["ETCDADM_AGE_IDENTITY"] = read_file(dir_ / "key.txt");
   auto diff = cli({"backup", "diff", name, second["name"], "--store", store_}, identity_text);
   EXPECT_EQ(diff.exit_code, 0) << diff.output;
+  auto inspected = cli_json({"backup", "inspect", name, "--store", store_, "--identity", dir_ / "key.txt", "-o", "json"});
+  EXPECT_EQ(inspected["revision"], revision);
+  auto put_back = cli({"backup", "restore-keys", name, "/registry/secrets/", "--prefix", "--dry-run", "--store", store_,
+                       "--identity", dir_ / "key.txt", "--endpoints", m.client_url()});
+  EXPECT_EQ(put_back.exit_code, 0) << put_back.output;
+  // Without the identity each of them is refused, naming the recipient.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"backup", "inspect", name, "--store", store_},
+        std::vector<std::string>{"backup", "get", name, "/registry/secrets/", "--prefix", "--store", store_},
+        std::vector<std::string>{"backup", "verify", name, "--store", store_}}) {
+    auto refused = cli(args);
+    EXPECT_EQ(refused.exit_code, 7) << args[1] << ": " << refused.output;
+    EXPECT_NE(refused.output.find(recipient), std::string::npos) << args[1] << ": " << refused.output;
+  }
 
   EtcdOptions ro;
   ro.name = "r1";
