@@ -69,13 +69,7 @@ PruneResult prune_backups(BlobStore& store, Catalog* catalog, const RetentionPol
     r.leftovers_removed.push_back(dir);
     spdlog::info("removed incomplete backup directory {}", dir);
   }
-  if (catalog != nullptr) {
-    try {
-      catalog->sync(store);
-    } catch (const Error& e) {
-      spdlog::warn("catalog not updated after pruning: {}", e.what());
-    }
-  }
+  sync_after(catalog, store, "pruning");
   return r;
 }
 

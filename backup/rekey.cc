@@ -6,6 +6,7 @@
 
 #include "common/byte_sink.h"
 #include "common/error.h"
+#include "common/text.h"
 #include "common/interrupt.h"
 #include "store/layout.h"
 
@@ -51,12 +52,9 @@ void rekey_one(BlobStore& store, const std::string& name, const age::Identities&
   } catch (const Error& e) {
     writer->abort();
     if (e.kind() == ErrorKind::kAuth) {
-      throw Error(ErrorKind::kAuth, what + " cannot be opened with the keys given (" + e.what() + "); it is encrypted to " +
-                                        [&] {
-                                          std::string s;
-                                          for (const auto& r : record.recipients()) s += (s.empty() ? "" : ", ") + r;
-                                          return s;
-                                        }(),
+      throw Error(ErrorKind::kAuth,
+                  what + " cannot be opened with the keys given (" + e.what() + "); it is encrypted to " +
+                      join_list(record.recipients()),
                   "give the identity file (or passphrase) of one of its recipients with --identity / --passphrase-file");
     }
     throw e.wrap(what);
@@ -99,11 +97,7 @@ RekeyResult rekey_backups(BlobStore& store, Catalog* catalog, const RekeyOptions
     writer = *o.new_recipients;
     r.store_changed = true;
     spdlog::info("store {}: backups saved from now on are encrypted to {}", store.url(),
-                 [&] {
-                   std::string s;
-                   for (const auto& l : settings->encryption->recipient_labels()) s += (s.empty() ? "" : ", ") + l;
-                   return s;
-                 }());
+                 join_list(settings->encryption->recipient_labels()));
   }
   age::Recipients to = recipients_for_save(*settings->encryption, writer, store.url());
   r.recipients = settings->encryption->recipient_labels();
@@ -140,13 +134,7 @@ RekeyResult rekey_backups(BlobStore& store, Catalog* catalog, const RekeyOptions
     r.rekeyed.push_back(name);
     spdlog::info("rekeyed backup {}", name);
   }
-  if (catalog != nullptr) {
-    try {
-      catalog->sync(store);
-    } catch (const Error& e) {
-      spdlog::warn("catalog not updated after rekey: {}", e.what());
-    }
-  }
+  sync_after(catalog, store, "rekey");
   return r;
 }
 

@@ -23,6 +23,7 @@
 #include "cmd/store_flags.h"
 #include "common/cpu_priority.h"
 #include "common/error.h"
+#include "common/text.h"
 #include "etcdadm/etcd_version.h"
 #include "restore/damage.h"
 #include "restore/data_dir.h"
@@ -448,8 +449,7 @@ void add_rekey(CLI::App& backup) {
                 << "\n";
       return;
     }
-    std::string to;
-    for (const auto& l : r.recipients) to += (to.empty() ? "" : ", ") + l;
+    std::string to = join_list(r.recipients);
     if (r.store_changed) std::cout << "Backups saved from now on are encrypted to " << to << "\n";
     std::cout << "Rekeyed " << r.rekeyed.size() << " backup(s) to " << to;
     if (!r.already.empty()) std::cout << " (" << r.already.size() << " already were)";

@@ -24,6 +24,11 @@ const char* const kEnvironmentHelp = R"(Environment:
                        every etcdadm run and member on it, which is safe
   ETCDADM_LOG_LEVEL, ETCDADM_LOG_FORMAT   defaults for --log-level, --log-format
   ETCDADM_SYSTEMD_DIR  where init/join write systemd units (default /etc/systemd/system)
+  Encrypted stores (docs/encryption.md; secrets are removed from the environment once read):
+    ETCDADM_AGE_RECIPIENTS     recipients a new store is encrypted to (comma-separated age1...)
+    ETCDADM_AGE_IDENTITY_FILE  identity file that opens backups (mode 0600)
+    ETCDADM_AGE_IDENTITY       identity lines themselves (AGE-SECRET-KEY-1...)
+    ETCDADM_AGE_PASSPHRASE     the passphrase of a passphrase store
   ETCDCTL_ENDPOINTS ETCDCTL_CACERT ETCDCTL_CERT ETCDCTL_KEY ETCDCTL_USER ETCDCTL_PASSWORD
   ETCDCTL_DIAL_TIMEOUT ETCDCTL_COMMAND_TIMEOUT ETCDCTL_INSECURE_SKIP_TLS_VERIFY ETCDCTL_WRITE_OUT
                        as etcdctl: defaults for the matching flags (flags win)

@@ -1,10 +1,12 @@
 #include "common/fs.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
@@ -168,11 +170,49 @@ std::string user_cache_dir() {
   return "/tmp/etcdadm-cache-" + std::to_string(::geteuid());
 }
 
+namespace {
+
+constexpr const char* kScratchLock = ".lock";
+
+// Best effort, never throws: the dirs of `prefix` in `parent` that a killed process left.
+void remove_abandoned_scratch_dirs(const std::string& parent, const std::string& prefix) {
+  std::error_code ec;
+  const std::string start = prefix + "-";
+  for (const auto& e : std::filesystem::directory_iterator(parent, ec)) {
+    std::string name = e.path().filename().string();
+    if (name.size() != start.size() + 6 || name.compare(0, start.size(), start) != 0) continue;
+    std::error_code err;
+    if (!e.is_directory(err) || e.is_symlink(err)) continue;
+    int fd = ::open((e.path() / kScratchLock).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    bool abandoned;
+    if (fd >= 0) {
+      abandoned = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+      ::close(fd);
+    } else {
+      auto made = std::filesystem::last_write_time(e.path(), err);
+      abandoned = !err && made < std::filesystem::file_time_type::clock::now() - std::chrono::minutes(1);
+    }
+    if (abandoned) std::filesystem::remove_all(e.path(), err);  // another user's: not ours to remove, fails
+  }
+}
+
+}  // namespace
+
 ScratchDir::ScratchDir(const std::string& prefix) {
   const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/" + prefix + "-XXXXXX";
+  std::string parent = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+  remove_abandoned_scratch_dirs(parent, prefix);
+  std::string pattern = parent + "/" + prefix + "-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) throw_errno("cannot create temp dir", pattern, errno);
   path_ = pattern;
+  std::string lock = path_ + "/" + kScratchLock;
+  lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    int saved = errno;
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+    throw_errno("cannot lock", lock, saved);
+  }
 }
 
 ScratchDir::~ScratchDir() {
@@ -180,6 +220,7 @@ ScratchDir::~ScratchDir() {
     remove_all(path_);
   } catch (...) {
   }
+  if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
 std::string read_file(const std::string& path) {

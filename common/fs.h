@@ -45,6 +45,11 @@ std::string user_cache_dir();
 
 // A private directory (mode 0700) under $TMPDIR (default /tmp), removed with everything in it on
 // destruction: for scratch copies that must not outlive the command.
+// A private (0700) temp dir in $TMPDIR (else /tmp) named <prefix>-XXXXXX, removed with
+// everything in it by the destructor. It may hold a decrypted snapshot, and a process killed with
+// SIGKILL runs no destructor: each dir is held by an flock on its `.lock` for its lifetime, and
+// creating one removes the dirs of the same prefix whose lock nobody holds any more (and lockless
+// ones, killed before their lock existed, once a minute old).
 class ScratchDir {
  public:
   explicit ScratchDir(const std::string& prefix = "etcdadm");
@@ -55,6 +60,7 @@ class ScratchDir {
 
  private:
   std::string path_;
+  int lock_fd_ = -1;
 };
 
 // Writes a whole small file atomically (temp + fsync + rename + dir fsync).

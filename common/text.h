@@ -33,6 +33,13 @@ inline std::vector<std::string> split_list(std::string_view s) {
   return out;
 }
 
+// The items joined with ", " (recipient lists, names in messages).
+inline std::string join_list(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
 // Permission bits as chmod and ls -l's octal show them: 0600, 0755, 4755.
 inline std::string octal_mode(uint32_t mode) {
   char buf[8];

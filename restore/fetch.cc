@@ -4,6 +4,7 @@
 
 #include "common/async_sink.h"
 #include "common/error.h"
+#include "common/text.h"
 #include "common/fs.h"
 #include "common/interrupt.h"
 #include "store/encryption.h"
@@ -84,8 +85,7 @@ FetchResult fetch_into(BlobStore& store, const BackupRecord& listed, ByteSink* o
       if (!b.stored_sha256_matches(r.stored_sha256)) throw stored_mismatch();
     }
     if (e.kind() == ErrorKind::kAuth) {
-      std::string to = b.recipients().empty() ? std::string("unrecorded recipients") : "";
-      for (const auto& r : b.recipients()) to += (to.empty() ? "" : ", ") + r;
+      std::string to = b.recipients().empty() ? std::string("unrecorded recipients") : join_list(b.recipients());
       throw Error(ErrorKind::kAuth,
                   what + " cannot be decrypted with " + describe_keys(store.decryption_keys()) + " (" + e.what() +
                       "); it is encrypted to " + to,

@@ -190,6 +190,15 @@ void Catalog::migrate(int64_t version) {
   exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
 }
 
+void sync_after(Catalog* catalog, BlobStore& store, const char* after) {
+  if (catalog == nullptr) return;
+  try {
+    catalog->sync(store);
+  } catch (const Error& e) {
+    spdlog::warn("catalog not updated after {}: {}", after, e.what());
+  }
+}
+
 Catalog Catalog::open_or_memory(const std::string& path) {
   try {
     return Catalog(path);

@@ -35,6 +35,12 @@ struct AttemptRecord {
   std::string origin;
 };
 
+class Catalog;
+
+// After a command changed a store (prune, rekey): catalog->sync(store), only logged when it fails
+// (`after` names the command): the store is the truth, and the next sync catches up.
+void sync_after(Catalog* catalog, BlobStore& store, const char* after);
+
 class Catalog {
  public:
   // root: /var/cache/etcdadm/catalog.db; others: $XDG_CACHE_HOME/etcdadm/catalog.db or

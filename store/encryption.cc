@@ -14,6 +14,7 @@
 #include "common/base64.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/text.h"
 
 namespace etcdadm {
 
@@ -43,12 +44,6 @@ std::string age_decrypt(const age::Identities& with, std::string_view file) {
   dec->write(reinterpret_cast<const uint8_t*>(file.data()), file.size());
   dec->finish();
   return sink.out;
-}
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
-  return out;
 }
 
 std::set<std::string> labels_of(const std::vector<age::X25519Recipient>& rs) {
@@ -131,14 +126,14 @@ void check_encryption_request(const std::optional<StoreEncryption>& existing, co
   if (existing->passphrase != request.passphrase.has_value()) {
     throw Error(ErrorKind::kInvalidArgument,
                 "store " + store_url + " is encrypted to " +
-                    (existing->passphrase ? std::string("a passphrase") : "recipients " + join(existing->recipient_labels())) +
+                    (existing->passphrase ? std::string("a passphrase") : "recipients " + join_list(existing->recipient_labels())) +
                     ", not to " + (request.passphrase ? std::string("a passphrase") : "recipients"),
                 existing->passphrase ? "give the store's passphrase with --passphrase-file or ETCDADM_AGE_PASSPHRASE"
                                      : "drop --passphrase-file; the store's recipients need no secret to write");
   }
   if (!existing->passphrase && labels_of(request.x25519) != labels_of(existing->x25519)) {
     throw Error(ErrorKind::kInvalidArgument,
-                "store " + store_url + " encrypts to " + join(existing->recipient_labels()) + ", not to the recipients given",
+                "store " + store_url + " encrypts to " + join_list(existing->recipient_labels()) + ", not to the recipients given",
                 "drop --encrypt-to/--encrypt-to-file to use the store's recipients, or change them with `etcdadm backup "
                 "rekey --store " + store_url + " --encrypt-to ...`");
   }
@@ -175,7 +170,7 @@ std::string describe_keys(const age::Identities* keys) {
   if (!keys->x25519.empty()) {
     std::vector<std::string> pubs;
     for (const auto& id : keys->x25519) pubs.push_back(id.recipient().str());
-    parts.push_back(std::string(keys->x25519.size() == 1 ? "identity " : "identities ") + join(pubs));
+    parts.push_back(std::string(keys->x25519.size() == 1 ? "identity " : "identities ") + join_list(pubs));
   }
   if (keys->passphrase) parts.push_back("a passphrase");
   return parts.size() == 2 ? parts[0] + " and " + parts[1] : parts[0];
@@ -196,7 +191,7 @@ void require_keys_for(const std::vector<std::string>& recipients, const age::Ide
     }
   }
   if (can) return;
-  std::string to = passphrase_backup ? std::string("a passphrase") : recipients.empty() ? "unrecorded recipients" : join(recipients);
+  std::string to = passphrase_backup ? std::string("a passphrase") : recipients.empty() ? "unrecorded recipients" : join_list(recipients);
   throw Error(ErrorKind::kAuth, what + " is encrypted (age) to " + to + "; given: " + describe_keys(keys),
               passphrase_backup ? "give the passphrase with --passphrase-file FILE (mode 0600) or ETCDADM_AGE_PASSPHRASE"
                                 : "give the identity file of one of these recipients with --identity FILE (mode 0600) or "

@@ -73,14 +73,7 @@ TEST_F(GcsStoreTest, DownloadResumesAfterDroppedConnections) {
 TEST_F(GcsStoreTest, SaveListVerifyRestoreEndToEnd) { save_list_verify_restore(); }
 
 TEST_F(GcsStoreTest, EncryptedSaveListVerifyRestoreEndToEnd) {
-  auto& m = start_member();
-  EtcdClient client(m.connection());
-  load_keys(client, "/registry/pods/", 300, 700);
-  AgeFlags age = age_flags();
-  save_list_verify_restore(m, age.save, age.read);
-  auto listed = cli_json(with_store({"backup", "list", "-o", "json"}), store_env());
-  ASSERT_EQ(listed.size(), 1u);
-  EXPECT_EQ(listed[0]["encryptedTo"], nlohmann::json::array({age.recipient}));
+  auto [age, backup] = encrypted_save_list_verify_restore("/registry/pods/", 300, 700);
   // Without the identity: refused naming the recipient, nothing written.
   auto refused = cli(with_store({"backup", "restore", "latest", "--output-file", dir_ / "x.db"}), store_env());
   EXPECT_EQ(refused.exit_code, 7) << refused.output;

@@ -378,15 +378,8 @@ TEST_F(S3StoreTest, OurBackupIsReadableByAwsCliGunzipAndEtcdctl) {
 // (aws s3 cp, age -d, gunzip, etcd's tool) reads the object; the bucket holds no etcd-manager file
 // for it, and `aws s3 cp` of the object alone gives nothing readable without the key.
 TEST_F(S3StoreTest, EncryptedBackupRoundTripsAndAwsCliAgeAndEtcdctlReadIt) {
-  auto& m = start_member();
-  EtcdClient client(m.connection());
-  load_keys(client, "/registry/secrets/", 200, 500);
-  AgeFlags age = age_flags();
-  save_list_verify_restore(m, age.save, age.read);
-  auto listed = cli_json(with_store({"backup", "list", "-o", "json"}), store_env());
-  ASSERT_EQ(listed.size(), 1u);
-  std::string name = listed[0]["name"];
-  EXPECT_EQ(listed[0]["dataFile"], "etcd.backup.gz.age");
+  auto [age, backup] = encrypted_save_list_verify_restore("/registry/secrets/", 200, 500);
+  std::string name = backup["name"];
   AwsCli aws(dir_.path(), g_swift->endpoint(), g_swift->env());
   auto ls = aws.run({"s3", "ls", url() + "/" + name + "/"});
   ASSERT_EQ(ls.exit_code, 0) << ls.output;
@@ -396,7 +389,7 @@ TEST_F(S3StoreTest, EncryptedBackupRoundTripsAndAwsCliAgeAndEtcdctlReadIt) {
   auto manual = run_process({"/bin/sh", "-c", "age -d -i '" + age.identity_file + "' '" + dir_ / "fetched.gz.age" +
                                                   "' | gunzip > '" + dir_ / "fetched.db" + "'"});
   ASSERT_EQ(manual.exit_code, 0) << manual.output;
-  EXPECT_EQ(snapshot_status(dir_ / "fetched.db")["revision"], listed[0]["revision"]);
+  EXPECT_EQ(snapshot_status(dir_ / "fetched.db")["revision"], backup["revision"]);
   EXPECT_NE(run_process({"gunzip", "-t", dir_ / "fetched.gz.age"}).exit_code, 0);  // not readable without the key
 }
 

@@ -134,6 +134,22 @@ class ObjectStoreCliTest : public CliTest {
     return f;
   }
 
+  // The flow on an encrypted store, for a member loaded with `count` keys of `value_size` bytes
+  // under `prefix`: the identity it used and the one backup as `backup list -o json` shows it.
+  std::pair<AgeFlags, nlohmann::json> encrypted_save_list_verify_restore(const std::string& prefix, int count,
+                                                                        size_t value_size) {
+    auto& m = start_member();
+    EtcdClient client(m.connection());
+    load_keys(client, prefix, count, value_size);
+    AgeFlags age = age_flags();
+    save_list_verify_restore(m, age.save, age.read);
+    auto listed = cli_json(with_store({"backup", "list", "-o", "json"}), store_env());
+    EXPECT_EQ(listed.size(), 1u);
+    EXPECT_EQ(listed[0]["encryptedTo"], nlohmann::json::array({age.recipient}));
+    EXPECT_EQ(listed[0]["dataFile"], "etcd.backup.gz.age");
+    return {age, listed[0]};
+  }
+
   // The same flow for a member the test has loaded with data of its own. `save_extra` and
   // `read_extra` go to the save and to the commands that read the backup (encryption flags).
   void save_list_verify_restore(EtcdMember& m, const std::vector<std::string>& save_extra = {},

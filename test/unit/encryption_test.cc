@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "common/error.h"
 #include "common/fs.h"
@@ -330,6 +333,49 @@ TEST(AgeRewrap, TheNewHeaderOpensTheUnchangedPayloadAndTheOldKeyNoLonger) {
   age::Identities with_pass;
   with_pass.passphrase = "pw";
   EXPECT_EQ(decrypt(with_pass, pass_file), plain);
+}
+
+}  // namespace etcdadm
+
+namespace etcdadm {
+
+// A scratch dir may hold a decrypted snapshot: one that a SIGKILL left behind is removed by the
+// next one made with the same prefix; a live one (its lock held) is not.
+TEST(ScratchDir, AKilledProcesssDirIsRemovedByTheNextAndALiveOneIsKept) {
+  test::TempDir tmp;
+  const char* old = std::getenv("TMPDIR");
+  std::string saved = old != nullptr ? old : "";
+  ::setenv("TMPDIR", tmp.path().c_str(), 1);
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  pid_t child = ::fork();
+  if (child == 0) {
+    auto* d = new ScratchDir("etcdadm-scratch-test");  // never destroyed: the process is killed
+    write_file_atomic(d->path() + "/snapshot.db", "plaintext", 0600);
+    ssize_t ignored = ::write(fds[1], d->path().c_str(), d->path().size());
+    (void)ignored;
+    ::raise(SIGKILL);
+  }
+  ::close(fds[1]);
+  char buf[512] = {};
+  ssize_t n = ::read(fds[0], buf, sizeof buf - 1);
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_GT(n, 0);
+  std::string killed(buf, static_cast<size_t>(n));
+  ASSERT_TRUE(path_exists(killed + "/snapshot.db"));
+  {
+    ScratchDir live("etcdadm-scratch-test");
+    EXPECT_FALSE(path_exists(killed)) << "left by a killed process";
+    ScratchDir second("etcdadm-scratch-test");
+    EXPECT_TRUE(path_exists(live.path())) << "a live scratch dir was removed";
+    struct stat st {};
+    ASSERT_EQ(::stat(second.path().c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0700u);
+  }
+  if (old != nullptr) ::setenv("TMPDIR", saved.c_str(), 1);
+  else ::unsetenv("TMPDIR");
 }
 
 }  // namespace etcdadm
