@@ -90,8 +90,14 @@ void Sidecar::load_history() {
 
 void Sidecar::run() {
   std::optional<SystemTime> last_tick;
-  spdlog::info("backup sidecar started: schedule '{}', {}", options_.schedule.spec(),
-               options_.leader_only ? "backups by the leader's sidecar only" : "backups by any member");
+  spdlog::info("backup sidecar started: schedule '{}', {}{}", options_.schedule.spec(),
+               options_.leader_only ? "backups by the leader's sidecar only" : "backups by any member",
+               options_.continuous ? ", continuous change log" : "");
+  if (options_.continuous) {
+    log_ = std::make_unique<ChangeLogLoop>(client_, store_, *options_.continuous,
+                                           [this](const std::string& why) { trigger(why); });
+    log_->start();
+  }
   for (;;) {
     std::optional<SystemTime> newest;
     try {
@@ -115,6 +121,7 @@ void Sidecar::run() {
     last_tick = Clock::now();
     tick(why);
   }
+  if (log_) log_->stop();  // stores what the log holds
   spdlog::info("backup sidecar stopped");
 }
 
@@ -230,6 +237,13 @@ bool Sidecar::ready(std::string* why) {
            std::to_string(options_.ready_max_age.count()) + "s)";
     return false;
   }
+  if (log_) {
+    if (auto rpo = log_->rpo_seconds(); rpo && *rpo > static_cast<double>(options_.continuous->max_rpo.count())) {
+      *why = "change log RPO is " + std::to_string(static_cast<int64_t>(*rpo)) + "s (limit " +
+             std::to_string(options_.continuous->max_rpo.count()) + "s)";
+      return false;
+    }
+  }
   *why = "newest backup is " + std::to_string(age.count()) + "s old";
   return true;
 }
@@ -251,6 +265,24 @@ std::string Sidecar::metrics_text() {
   gauge("etcdadm_backup_last_revision", "etcd revision of the last backup.", static_cast<double>(last_revision_));
   gauge("etcdadm_backup_member_is_leader", "1 when the local member was the raft leader at the last tick.",
         is_leader_ ? 1 : 0);
+  if (log_) {
+    ChangeLogLoopStatus s = log_->status();
+    auto rpo = log_->rpo_seconds();
+    gauge("etcdadm_changelog_capturing", "1 while this sidecar writes the change log (its member leads).", s.running ? 1 : 0);
+    gauge("etcdadm_changelog_rpo_seconds",
+          "Seconds since the newest revision in the store was received (0: nothing newer received; -1: not capturing).",
+          rpo ? *rpo : -1);
+    gauge("etcdadm_changelog_stored_revision", "The newest revision safely in the store.", static_cast<double>(s.stored_revision));
+    gauge("etcdadm_changelog_lag_revisions", "Revisions received but not yet in the store.",
+          static_cast<double>(s.received_revision > s.stored_revision ? s.received_revision - s.stored_revision : 0));
+    o << "# HELP etcdadm_changelog_segments_total Change log segments written.\n# TYPE etcdadm_changelog_segments_total counter\n"
+      << "etcdadm_changelog_segments_total " << s.segments_written << "\n";
+    o << "# HELP etcdadm_changelog_bytes_total Change log bytes written.\n# TYPE etcdadm_changelog_bytes_total counter\n"
+      << "etcdadm_changelog_bytes_total " << s.bytes_written << "\n";
+    o << "# HELP etcdadm_changelog_gaps_total Gaps in the change log (etcd compacted what it needed).\n"
+         "# TYPE etcdadm_changelog_gaps_total counter\n"
+      << "etcdadm_changelog_gaps_total " << s.gaps << "\n";
+  }
   o << "# HELP etcdadm_backup_attempts_total Backup ticks by result.\n# TYPE etcdadm_backup_attempts_total counter\n";
   for (const char* r : {"success", "failure", "skipped"}) {
     o << "etcdadm_backup_attempts_total{result=\"" << r << "\"} " << (attempts_.count(r) ? attempts_.at(r) : 0) << "\n";

@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 
+#include "backup/changelog_loop.h"
 #include "backup/retention.h"
 #include "backup/save.h"
 #include "backup/schedule.h"
@@ -37,6 +38,8 @@ struct SidecarOptions {
   // restore/fetch.h, which backup/ does not depend on).
   std::function<void(const std::string& name)> verify;
   std::chrono::seconds ready_max_age{std::chrono::hours(2)};
+  // --continuous: the change log beside the snapshots (changelog_loop.h); nullopt: snapshots only.
+  std::optional<ChangeLogLoopOptions> continuous;
   std::chrono::seconds shutdown_grace{std::chrono::seconds(30)};
 };
 
@@ -70,6 +73,7 @@ class Sidecar {
   BlobStore& store_;
   Catalog* catalog_;
   SidecarOptions options_;
+  std::unique_ptr<ChangeLogLoop> log_;
 
   std::mutex mu_;
   std::condition_variable cv_;

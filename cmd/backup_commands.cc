@@ -277,7 +277,7 @@ void add_verify(CLI::App& backup) {
 void add_restore(CLI::App& backup) {
   struct Flags {
     StoreFlags store;
-    std::string query, output_file;
+    std::string query, output_file, to_time;
     RestoreOptions restore;
   };
   auto f = std::make_shared<Flags>();
@@ -285,6 +285,11 @@ void add_restore(CLI::App& backup) {
   c->add_option("backup", f->query, "backup name, unique prefix, or 'latest'")->required();
   f->store.add_to(c);
   f->store.add_key_flags(c, /*identities=*/true);
+  c->add_option("--to-revision", f->restore.point_in_time.revision,
+                "point in time: the snapshot, then its change log replayed up to exactly this revision ("
+                "with the backup 'latest': the newest backup at or before it whose log reaches it)");
+  c->add_option("--to-time", f->to_time,
+                "point in time: the state at this time (RFC 3339, or relative: -10m): every revision received by then");
   c->add_option("--data-dir", f->restore.data_dir, "data dir to create (must be absent or empty unless --force)");
   // One name for the file and one for the format: `--output json` must not write a file named json.
   c->add_option("--output-file,--output", f->output_file, "only fetch the verified snapshot into this file (not the format: -o)")
@@ -319,9 +324,18 @@ void add_restore(CLI::App& backup) {
                   "--restore-with, --bump-revision and --mark-compacted go with --data-dir (--output-file writes the "
                   "snapshot as it was saved)");
     }
+    if (!f->to_time.empty()) {
+      f->restore.point_in_time.time = parse_point_in_time(f->to_time, std::chrono::system_clock::now());
+    }
+    PointInTime& pit = f->restore.point_in_time;
+    if (pit.revision > 0 && pit.time) throw Error(ErrorKind::kInvalidArgument, "give --to-revision or --to-time, not both");
+    if (pit.given() && !f->output_file.empty()) {
+      throw Error(ErrorKind::kInvalidArgument, "--to-revision and --to-time go with --data-dir (the replay writes a data dir)");
+    }
     auto store = f->store.open();
     Catalog catalog = f->store.open_catalog();
     BackupRecord b = find_backup(*store, catalog, f->query);
+    if (pit.given() && f->query == "latest") b = choose_backup_for(*store, catalog.backups(store->url()), pit);
     nlohmann::json j = {{"name", b.name}};
     if (!f->output_file.empty()) {
       FetchResult r;
@@ -342,6 +356,13 @@ void add_restore(CLI::App& backup) {
         j.update({{"restoreWith", "native"}, {"etcdVersion", r.flavor}, {"memberId", id_hex(r.member_id)},
                   {"clusterId", id_hex(r.cluster_id)}, {"snapshotRevision", r.snapshot_revision},
                   {"revision", r.revision}});
+        if (r.replay) {
+          j["replay"] = {{"fromRevision", r.replay->snapshot_revision},
+                         {"toRevision", r.replay->revision},
+                         {"revisions", r.replay->records},
+                         {"events", r.replay->events},
+                         {"segments", r.replay->segments}};
+        }
       } else {
         j.update({{"restoreWith", r.tool.is_etcdutl ? "etcdutl" : "etcdctl"}, {"tool", r.tool.path},
                   {"toolVersion", r.tool.version}});
@@ -352,6 +373,11 @@ void add_restore(CLI::App& backup) {
                                    : r.tool.path + " " + r.tool.version;
         std::cout << "Restored backup " << b.name << " into " << r.data_dir << " (" << human_bytes(r.db_size) << " db, "
                   << how << ")\n";
+        if (r.replay) {
+          std::cout << "Change log replayed from revision " << r.replay->snapshot_revision << " to " << r.replay->revision
+                    << " (" << r.replay->records << " revisions, " << r.replay->events << " events, " << r.replay->segments
+                    << " segments)\n";
+        }
         if (r.native && r.revision != r.snapshot_revision) {
           std::cout << "The revision moved from " << r.snapshot_revision << " to " << r.revision
                     << "; older revisions read as compacted: restart every kube-apiserver once etcd is up.\n";
@@ -472,6 +498,9 @@ void add_sidecar(CLI::App& backup) {
     StoreCreationFlags creation;
     std::string ready_max_age = "2h", grace = "30s", stall = "30s", abandoned = "24h";
     bool any_member = false;
+    bool continuous = false;
+    std::string segment_interval = "5s", max_rpo = "60s";
+    int segment_size_mib = 16;
   };
   auto f = std::make_shared<Flags>();
   auto* c = backup.add_subcommand("sidecar", "run beside an etcd member: scheduled, leader-aware, retained backups");
@@ -493,6 +522,17 @@ void add_sidecar(CLI::App& backup) {
   c->add_option("--stall-timeout", f->stall, "abort when the member sends no data for this long")->capture_default_str();
   c->add_option("--clean-abandoned-after", f->abandoned, "remove leftovers of killed saves this old (0: never)")
       ->capture_default_str();
+  auto* g = c->add_option_group("Continuous backup (the change log: point-in-time restores, RPO in seconds)");
+  g->add_flag("--continuous", f->continuous,
+              "keep the change log beside the snapshots: every revision, in segments under changelog/ (the writing "
+              "member's sidecar; docs/operations.md)");
+  g->add_option("--segment-interval", f->segment_interval, "cut a change log segment at least this often")
+      ->capture_default_str();
+  g->add_option("--segment-size", f->segment_size_mib, "or once its records reach this many MiB")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  g->add_option("--max-rpo", f->max_rpo, "/readyz fails when the newest revision in the store is older than this")
+      ->capture_default_str();
   c->callback([f] {
     // Signals go to a dedicated thread: block them before any other thread exists.
     sigset_t signals;
@@ -513,9 +553,20 @@ void add_sidecar(CLI::App& backup) {
     o.save.stall_timeout = duration_flag("--stall-timeout", f->stall, false);
     o.save.clean_abandoned_after = duration_flag("--clean-abandoned-after", f->abandoned, true);
     std::string token = f->token_file.empty() ? "" : read_trigger_token(f->token_file);
+    if (f->continuous) {
+      ChangeLogLoopOptions lo;
+      lo.leader_only = o.leader_only;
+      lo.capture.segment_interval = std::chrono::duration_cast<std::chrono::milliseconds>(
+          duration_flag("--segment-interval", f->segment_interval, false));
+      lo.capture.segment_bytes = static_cast<uint64_t>(f->segment_size_mib) << 20;
+      lo.max_rpo = duration_flag("--max-rpo", f->max_rpo, false);
+      lo.writer = o.save.store.encryption;
+      o.continuous = lo;
+    }
 
     ConnectionConfig cc = f->conn.resolve();
     o.member_endpoint = cc.endpoints.front();
+    if (o.continuous) o.continuous->member_endpoint = o.member_endpoint;
     auto store = f->store.open();
     Catalog catalog = f->store.open_catalog();
     EtcdClient client(cc);

@@ -36,6 +36,8 @@ struct EtcdClient::Conn {
   Endpoint endpoint;
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<etcdserverpb::KV::Stub> kv;
+  std::unique_ptr<etcdserverpb::Watch::Stub> watch;
+  std::unique_ptr<etcdserverpb::Lease::Stub> lease;
   std::unique_ptr<etcdserverpb::Maintenance::Stub> maintenance;
   std::unique_ptr<etcdserverpb::Cluster::Stub> cluster;
   std::unique_ptr<etcdserverpb::Auth::Stub> auth;
@@ -95,6 +97,8 @@ EtcdClient::Conn& EtcdClient::conn(const std::string& url) {
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
   c->channel = grpc::CreateCustomChannel(c->endpoint.target, creds, args);
   c->kv = etcdserverpb::KV::NewStub(c->channel);
+  c->watch = etcdserverpb::Watch::NewStub(c->channel);
+  c->lease = etcdserverpb::Lease::NewStub(c->channel);
   c->maintenance = etcdserverpb::Maintenance::NewStub(c->channel);
   c->cluster = etcdserverpb::Cluster::NewStub(c->channel);
   c->auth = etcdserverpb::Auth::NewStub(c->channel);
@@ -270,6 +274,110 @@ etcdserverpb::TxnResponse EtcdClient::txn(const etcdserverpb::TxnRequest& reques
   etcdserverpb::TxnResponse resp;
   call_cluster("Txn", [&](Conn& c, grpc::ClientContext& ctx) { return c.kv->Txn(&ctx, request, &resp); });
   return resp;
+}
+
+etcdserverpb::LeaseGrantResponse EtcdClient::lease_grant(int64_t ttl_seconds, int64_t id) {
+  etcdserverpb::LeaseGrantRequest req;
+  req.set_ttl(ttl_seconds);
+  req.set_id(id);
+  etcdserverpb::LeaseGrantResponse resp;
+  call_cluster("LeaseGrant", [&](Conn& c, grpc::ClientContext& ctx) { return c.lease->LeaseGrant(&ctx, req, &resp); });
+  return resp;
+}
+
+etcdserverpb::LeaseRevokeResponse EtcdClient::lease_revoke(int64_t id) {
+  etcdserverpb::LeaseRevokeRequest req;
+  req.set_id(id);
+  etcdserverpb::LeaseRevokeResponse resp;
+  call_cluster("LeaseRevoke", [&](Conn& c, grpc::ClientContext& ctx) { return c.lease->LeaseRevoke(&ctx, req, &resp); });
+  return resp;
+}
+
+etcdserverpb::LeaseTimeToLiveResponse EtcdClient::lease_time_to_live(int64_t id) {
+  etcdserverpb::LeaseTimeToLiveRequest req;
+  req.set_id(id);
+  etcdserverpb::LeaseTimeToLiveResponse resp;
+  call_cluster("LeaseTimeToLive",
+               [&](Conn& c, grpc::ClientContext& ctx) { return c.lease->LeaseTimeToLive(&ctx, req, &resp); });
+  return resp;
+}
+
+void EtcdClient::watch_all(const std::string& endpoint, int64_t start_revision,
+                           const std::function<bool(const etcdserverpb::WatchResponse&)>& on_response,
+                           const std::atomic<bool>& stop, std::chrono::milliseconds progress_every) {
+  Conn& c = conn(endpoint);
+  grpc::ClientContext ctx;
+  prepare(c, ctx, std::chrono::milliseconds(0));  // a watch has no deadline
+  auto stream = c.watch->Watch(&ctx);
+  std::mutex write_mu;  // the ticker's progress requests and the create request
+  etcdserverpb::WatchRequest create;
+  auto* cr = create.mutable_create_request();
+  cr->set_key(std::string(1, '\0'));
+  cr->set_range_end(std::string(1, '\0'));  // every key
+  cr->set_start_revision(start_revision);
+  cr->set_progress_notify(true);
+  {
+    std::lock_guard<std::mutex> lock(write_mu);
+    stream->Write(create);
+  }
+  // A ticker: cancels the stream when `stop` is set, asks for progress while the stream is quiet.
+  std::atomic<int64_t> last_message{Clock::now().time_since_epoch().count()};
+  std::mutex tick_mu;
+  std::condition_variable tick_cv;
+  bool done = false;
+  std::thread ticker([&] {
+    std::unique_lock<std::mutex> lock(tick_mu);
+    while (!done) {
+      tick_cv.wait_for(lock, std::chrono::milliseconds(100));
+      if (done) return;
+      if (stop.load()) {
+        ctx.TryCancel();
+        return;
+      }
+      auto quiet = Clock::now().time_since_epoch() - Clock::duration(last_message.load());
+      if (quiet >= progress_every) {
+        last_message = Clock::now().time_since_epoch().count();
+        etcdserverpb::WatchRequest progress;
+        progress.mutable_progress_request();
+        std::lock_guard<std::mutex> wl(write_mu);
+        stream->Write(progress);
+      }
+    }
+  });
+  auto stop_ticker = [&] {
+    {
+      std::lock_guard<std::mutex> lock(tick_mu);
+      done = true;
+    }
+    tick_cv.notify_all();
+    if (ticker.joinable()) ticker.join();
+  };
+  std::exception_ptr callback_error;
+  bool ended_by_caller = false;
+  etcdserverpb::WatchResponse msg;
+  while (stream->Read(&msg)) {
+    last_message = Clock::now().time_since_epoch().count();
+    c.connected_once = true;
+    try {
+      if (!on_response(msg)) {
+        ended_by_caller = true;
+        ctx.TryCancel();
+        break;
+      }
+    } catch (...) {
+      callback_error = std::current_exception();
+      ctx.TryCancel();
+      break;
+    }
+  }
+  stop_ticker();
+  while (stream->Read(&msg)) {
+  }
+  grpc::Status st = stream->Finish();
+  if (callback_error) std::rethrow_exception(callback_error);
+  if (ended_by_caller || stop.load()) return;
+  if (!st.ok()) throw error_from_grpc(st, site(c, "Watch"));
+  throw Error(ErrorKind::kUnavailable, "the watch on " + endpoint + " ended", "the member closed the stream; it is retried");
 }
 
 SnapshotStreamResult EtcdClient::snapshot(const std::string& endpoint, const SnapshotChunkFn& on_chunk,

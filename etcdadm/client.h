@@ -4,6 +4,7 @@
 // it expires), dial and command timeouts. Every failure is an etcdadm::Error with a clear message.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -60,6 +61,20 @@ class EtcdClient {
   etcdserverpb::PutResponse put(const std::string& key, const std::string& value);
   etcdserverpb::DeleteRangeResponse delete_range(const etcdserverpb::DeleteRangeRequest& request);
   etcdserverpb::TxnResponse txn(const etcdserverpb::TxnRequest& request);
+  etcdserverpb::LeaseGrantResponse lease_grant(int64_t ttl_seconds, int64_t id = 0);
+  etcdserverpb::LeaseRevokeResponse lease_revoke(int64_t id);
+  etcdserverpb::LeaseTimeToLiveResponse lease_time_to_live(int64_t id);
+
+  // ---- watch ----
+  // Watches the whole keyspace on `endpoint` from `start_revision`, passing every WatchResponse
+  // (events, the creation, progress notifications, a cancellation) to `on_response` on this
+  // thread. Returns when `stop` becomes true (checked every 100 ms) or `on_response` returns false;
+  // throws when the stream fails (the member went away: kUnavailable) or `on_response` throws.
+  // Progress notifications are asked for, and a progress request is sent every `progress_every`
+  // while no events arrive, so a quiet cluster still tells how far it is.
+  void watch_all(const std::string& endpoint, int64_t start_revision,
+                 const std::function<bool(const etcdserverpb::WatchResponse&)>& on_response, const std::atomic<bool>& stop,
+                 std::chrono::milliseconds progress_every = std::chrono::seconds(1));
 
  private:
   struct Conn;

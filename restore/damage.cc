@@ -1,5 +1,7 @@
 #include "restore/damage.h"
 
+#include "changelog/segment.h"
+
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -62,7 +64,8 @@ void with_damage_recorded(BlobStore& store, Catalog& catalog, const BackupRecord
   try {
     work();
   } catch (const Error& e) {
-    if (e.kind() != ErrorKind::kCorrupt) throw;
+    // A damaged change log segment says nothing about the snapshot it extends.
+    if (e.kind() != ErrorKind::kCorrupt || dynamic_cast<const changelog::SegmentError*>(&e) != nullptr) throw;
     record_damage(store, catalog, b, e.what());
     std::optional<BackupRecord> next;
     try {

@@ -219,6 +219,11 @@ PreparedRestore prepare_restore(const RestoreOptions& in) {
     throw Error(ErrorKind::kInvalidArgument, "--restore-tool goes with --restore-with etcdutl|etcdctl, not native");
   }
   p.native = o.method.native() && o.restore_tool.empty();
+  if (!p.native && o.point_in_time.given()) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "a point-in-time restore is native: etcd's tools cannot replay the change log",
+                "drop --restore-with / --restore-tool");
+  }
   p.data_dir = absolute_path(o.data_dir);
   refuse_if_in_use(p.data_dir, "restore into", kStopTheMemberFirst);
   if (!is_missing_or_empty_dir(p.data_dir) && !o.force) {
@@ -336,14 +341,20 @@ void swap_into_place(const PreparedRestore& p, const std::string& restored, cons
 // Writes the verified snapshot to the path it is given and returns its db size (trailer excluded).
 using PlaceSnapshot = std::function<uint64_t(const std::string& db_path)>;
 
+// Changes the placed snapshot before the member's files are written (the point-in-time replay);
+// returns the db's bytes afterwards.
+using ExtendSnapshot = std::function<uint64_t(const std::string& db_path, uint64_t db_bytes)>;
+
 // The native restore into <staging>/data, then swapped into place.
 void restore_natively(const PreparedRestore& p, const PlaceSnapshot& place, const std::string& staging,
-                      RestoreResult& result) {
+                      RestoreResult& result, const ExtendSnapshot& extend = nullptr) {
   auto t1 = Clock::now();
   std::string restored = staging + "/data";
   NativeDataDirWriter writer(restored, p.plan);
   uint64_t db_bytes = place(writer.db_path());
   EtcdVersion flavor = native_flavor(p, writer.db_path());
+  throw_if_interrupted("restore into " + p.data_dir);
+  if (extend) db_bytes = extend(writer.db_path(), db_bytes);
   throw_if_interrupted("restore into " + p.data_dir);
   NativeRestoreResult r = writer.finish(db_bytes, flavor);
   throw_if_interrupted("restore into " + p.data_dir);
@@ -453,10 +464,18 @@ RestoreResult restore_to_data_dir(BlobStore& store, const BackupRecord& backup, 
   };
   if (p.native) {
     // Straight into the new data dir: the verified snapshot becomes member/snap/db, no copy.
-    restore_natively(p, fetch, staging.path(), result);
+    ExtendSnapshot replay;
+    if (p.options.point_in_time.given()) {
+      replay = [&](const std::string& db_path, uint64_t db_bytes) {
+        result.replay = replay_to(store, backup, db_path, db_bytes, p.options.point_in_time);
+        return uint64_t{0};
+      };
+    }
+    restore_natively(p, fetch, staging.path(), result, replay);
     result.restore_seconds -= result.fetch_seconds;
     return result;
   }
+
   // A scratch copy in our private staging dir, read once by the restore tool and deleted.
   std::string snapshot = staging.path() + "/snapshot.db";
   fetch(snapshot);

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "restore/pitr.h"
 #include "store/blob_store.h"
 #include "store/layout.h"
 
@@ -38,6 +39,9 @@ struct RestoreOptions {
   // across these versions is refused before the data dir is touched (snapshot_version.h).
   std::string target_version;
   std::string snapshot_etcd_version;
+  // Point-in-time (restore/pitr.h): the change log replayed onto the snapshot up to this target
+  // (native restores of store backups only).
+  PointInTime point_in_time;
 };
 
 // A restore's private directory beside the data dir, `<parent>/.etcdadm-restore-<random>` (same
@@ -80,6 +84,7 @@ struct RestoreResult {
   int64_t snapshot_revision = 0;
   int64_t revision = 0;
   std::string flavor;  // natively: the etcd version whose restore output was written
+  std::optional<ReplayResult> replay;  // a point-in-time restore: what the change log added
   double fetch_seconds = 0;
   double restore_seconds = 0;
 };

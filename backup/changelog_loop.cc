@@ -1,0 +1,172 @@
+#include "backup/changelog_loop.h"
+
+#include <spdlog/spdlog.h>
+
+#include "backup/member_select.h"
+#include "common/error.h"
+#include "common/timefmt.h"
+#include "store/layout.h"
+
+namespace etcdadm {
+
+namespace {
+
+// Sleeps up to `d`, waking early when `stop` is set.
+void nap(const std::atomic<bool>& stop, std::chrono::milliseconds d) {
+  auto until = std::chrono::steady_clock::now() + d;
+  while (!stop.load() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
+
+}  // namespace
+
+ChangeLogLoop::ChangeLogLoop(EtcdClient& client, BlobStore& store, ChangeLogLoopOptions options,
+                             std::function<void(const std::string&)> request_backup)
+    : client_(client), store_(store), options_(std::move(options)), request_backup_(std::move(request_backup)) {}
+
+ChangeLogLoop::~ChangeLogLoop() { stop(); }
+
+void ChangeLogLoop::start() {
+  stop_ = false;
+  thread_ = std::thread([this] { loop(); });
+}
+
+void ChangeLogLoop::stop() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+ChangeLogLoopStatus ChangeLogLoop::status() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  ChangeLogLoopStatus s = status_;
+  if (live_ != nullptr) {
+    s.stored_revision = live_->stored_revision.load();
+    s.stored_observed_micros = live_->stored_observed_micros.load();
+    s.received_revision = live_->received_revision.load();
+    s.segments_written = status_.segments_written + live_->segments_written.load();
+    s.bytes_written = status_.bytes_written + live_->bytes_written.load();
+  }
+  return s;
+}
+
+std::optional<double> ChangeLogLoop::rpo_seconds() const {
+  ChangeLogLoopStatus s = status();
+  if (!s.running || s.stored_observed_micros == 0) return std::nullopt;
+  // Nothing received since what is stored: the store is as fresh as the cluster (a quiet cluster).
+  if (s.received_revision <= s.stored_revision) return 0.0;
+  return static_cast<double>(to_unix_micros(std::chrono::system_clock::now()) - s.stored_observed_micros) / 1e6;
+}
+
+std::optional<int64_t> ChangeLogLoop::start_revision(const std::string& cluster_id) {
+  auto listed = scan_backups(store_);
+  for (auto it = listed.rbegin(); it != listed.rend(); ++it) {  // newest first
+    BackupRecord b;
+    try {
+      b = load_backup_record(store_, *it);
+    } catch (const Error& e) {
+      continue;  // unreadable: `backup list` reports it
+    }
+    if (b.cluster_id != cluster_id || !b.revision) continue;
+    auto chain = changelog::chain_from(changelog::list_segments(store_, cluster_id), *b.revision);
+    return chain.reaches + 1;
+  }
+  return std::nullopt;
+}
+
+void ChangeLogLoop::loop() {
+  int64_t restart_after_gap = 0;  // after a gap: a backup must reach this revision first
+  bool asked_for_backup = false;
+  while (!stop_.load()) {
+    try {
+      auto st = client_.status(options_.member_endpoint);
+      std::string cluster_id = format_id(st.header().cluster_id());
+      bool leader = st.leader() == st.header().member_id();
+      if (options_.leader_only && !leader) {
+        nap(stop_, std::chrono::seconds(1));
+        continue;
+      }
+      auto start = start_revision(cluster_id);
+      if (!start || *start < restart_after_gap) {
+        if (!asked_for_backup) {
+          request_backup_(start ? "change log gap: a new snapshot starts the log again" : "change log: no backup to start from");
+          asked_for_backup = true;
+        }
+        nap(stop_, std::chrono::seconds(1));
+        continue;
+      }
+      asked_for_backup = false;
+      changelog::CaptureOptions co = options_.capture;
+      co.cluster_id = cluster_id;
+      // Segments are stored as the store stores backups: its compression, its recipients.
+      StoreSettings settings = read_store_settings(store_).value_or(StoreSettings{});
+      co.compression = settings.compression;
+      co.encrypt_to.reset();
+      if (settings.encryption) co.encrypt_to = recipients_for_save(*settings.encryption, options_.writer, store_.url());
+      changelog::Capture capture(client_, store_, options_.member_endpoint, co);
+      std::atomic<bool> capture_stop{false};
+      // Ends the capture when the sidecar stops or (leader_only) the member no longer leads.
+      std::thread guard([&] {
+        while (!stop_.load() && !capture_stop.load()) {
+          nap(stop_, std::chrono::seconds(1));
+          if (stop_.load() || !options_.leader_only) continue;
+          try {
+            auto s = client_.status(options_.member_endpoint);
+            if (s.leader() != s.header().member_id()) {
+              spdlog::info("change log: member {} no longer leads; the new leader's sidecar continues the log",
+                           format_id(s.header().member_id()));
+              break;
+            }
+          } catch (const Error& e) {
+            spdlog::debug("change log: leadership check failed: {}", e.what());
+          }
+        }
+        capture_stop = true;
+      });
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        status_.running = true;
+        live_ = &capture.stats();
+      }
+      spdlog::info("change log: capturing cluster {} from revision {}", cluster_id, *start);
+      std::exception_ptr failure;
+      try {
+        capture.run(*start, capture_stop);
+      } catch (...) {
+        failure = std::current_exception();
+      }
+      capture_stop = true;
+      guard.join();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        status_.running = false;
+        status_.segments_written += capture.stats().segments_written.load();
+        status_.bytes_written += capture.stats().bytes_written.load();
+        status_.stored_revision = capture.stats().stored_revision.load();
+        status_.stored_observed_micros = capture.stats().stored_observed_micros.load();
+        status_.received_revision = capture.stats().received_revision.load();
+        live_ = nullptr;
+      }
+      if (failure) std::rethrow_exception(failure);
+    } catch (const changelog::LogGap& gap) {
+      spdlog::error("change log GAP: {}; revisions {}..{} cannot be restored to. Taking a new snapshot now; the log "
+                    "restarts from it",
+                    gap.what(), gap.wanted_revision, gap.first_available > 0 ? gap.first_available - 1 : gap.wanted_revision);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        ++status_.gaps;
+        status_.last_error = gap.what();
+      }
+      restart_after_gap = gap.first_available;
+      request_backup_("change log gap");
+      asked_for_backup = true;
+    } catch (const std::exception& e) {
+      spdlog::warn("change log: {}; retrying", e.what());
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        status_.last_error = e.what();
+      }
+      nap(stop_, std::chrono::seconds(1));
+    }
+  }
+}
+
+}  // namespace etcdadm

@@ -1,0 +1,143 @@
+#include "changelog/capture.h"
+
+#include <spdlog/spdlog.h>
+
+#include <condition_variable>
+#include <set>
+#include <thread>
+
+#include "common/timefmt.h"
+
+namespace etcdadm::changelog {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+int64_t now_micros() { return to_unix_micros(std::chrono::system_clock::now()); }
+}  // namespace
+
+Capture::Capture(EtcdClient& client, BlobStore& store, std::string endpoint, CaptureOptions options)
+    : client_(client), store_(store), endpoint_(std::move(endpoint)), options_(std::move(options)) {}
+
+// Takes the builder out under `lock` (released while the segment is written, so the watch keeps
+// reading) and writes it.
+void Capture::flush_locked_out(std::unique_lock<std::mutex>& lock) {
+  if (!builder_ || builder_->empty()) return;
+  std::unique_ptr<SegmentBuilder> full = std::move(builder_);
+  std::lock_guard<std::mutex> writing(write_mu_);  // taken before the lock is released: order kept
+  lock.unlock();
+  SegmentName written = full->write(store_, options_.cluster_id);
+  stats_.segments_written += 1;
+  stats_.revisions_written += written.last_revision - written.first_revision + 1;
+  if (auto info = store_.stat(written.key())) stats_.bytes_written += static_cast<int64_t>(info->size);
+  stats_.stored_revision = written.last_revision;
+  stats_.stored_observed_micros = written.last_observed_ms * 1000;
+  spdlog::debug("change log segment {}..{} written", written.first_revision, written.last_revision);
+  lock.lock();
+}
+
+int64_t Capture::run(int64_t start_revision, const std::atomic<bool>& stop) {
+  stats_.stored_revision = start_revision - 1;
+  int64_t expected = start_revision;  // the next revision the log needs
+  std::set<int64_t> leases_seen;      // leases whose TTL this run has recorded
+  std::exception_ptr flusher_error;
+  std::atomic<bool> flusher_failed{false};  // set after flusher_error: reading it then is safe
+  std::atomic<bool> finished{false};
+  std::mutex cv_mu;
+  std::condition_variable cv;
+
+  // Cuts a segment once its oldest record is `segment_interval` old, even when no event follows.
+  std::thread flusher([&] {
+    std::unique_lock<std::mutex> wait_lock(cv_mu);
+    while (!finished.load()) {
+      cv.wait_for(wait_lock, std::chrono::milliseconds(50));
+      try {
+        std::unique_lock<std::mutex> lock(mu_);
+        if (builder_ && !builder_->empty() && Clock::now() - pending_since_ >= options_.segment_interval) {
+          flush_locked_out(lock);
+        }
+      } catch (...) {
+        flusher_error = std::current_exception();
+        flusher_failed = true;
+        return;
+      }
+    }
+  });
+  auto stop_flusher = [&] {
+    finished = true;
+    cv.notify_all();
+    if (flusher.joinable()) flusher.join();
+  };
+
+  try {
+    client_.watch_all(
+        endpoint_, start_revision,
+        [&](const etcdserverpb::WatchResponse& resp) {
+          // A failed segment write ends the run (progress answers come at least every second).
+          if (flusher_failed.load()) std::rethrow_exception(flusher_error);
+          if (resp.canceled()) {
+            if (resp.compact_revision() != 0) {
+              throw LogGap(expected, resp.compact_revision() + 1,
+                           "etcd compacted the revisions the change log needs: revision " + std::to_string(expected) +
+                               " is gone (compacted up to " + std::to_string(resp.compact_revision()) + ")");
+            }
+            throw Error(ErrorKind::kUnavailable, "the watch was cancelled by the member: " + resp.cancel_reason());
+          }
+          const auto& events = resp.events();
+          int i = 0;
+          while (i < events.size()) {
+            Record record;
+            int64_t rev = events[i].kv().mod_revision();
+            if (rev < expected) {  // already in the log (a resumed watch): never twice
+              ++i;
+              continue;
+            }
+            if (rev != expected) {
+              throw LogGap(expected, rev, "the watch jumped from revision " + std::to_string(expected - 1) + " to " +
+                                              std::to_string(rev));
+            }
+            record.set_revision(rev);
+            record.set_observed_unix_micros(now_micros());
+            for (; i < events.size() && events[i].kv().mod_revision() == rev; ++i) {
+              *record.add_events() = events[i];
+              int64_t lease = events[i].type() == etcdserverpb::Event::PUT ? events[i].kv().lease() : 0;
+              if (lease != 0 && leases_seen.insert(lease).second) {
+                auto* grant = record.add_leases();
+                grant->set_id(lease);
+                auto ttl = client_.lease_time_to_live(lease);
+                // TTL -1: the lease is gone already; its keys' deletions follow in the log.
+                grant->set_granted_ttl(ttl.ttl() == -1 ? -1 : ttl.grantedttl());
+              }
+            }
+            std::unique_lock<std::mutex> lock(mu_);
+            if (!builder_) {
+              builder_ = std::make_unique<SegmentBuilder>(options_.compression, options_.encrypt_to);
+              pending_since_ = Clock::now();
+            }
+            builder_->add(record);
+            stats_.received_revision = rev;
+            expected = rev + 1;
+            if (builder_->plaintext_bytes() >= options_.segment_bytes) flush_locked_out(lock);
+          }
+          return true;
+        },
+        stop);
+  } catch (...) {
+    stop_flusher();
+    // What was received is still good: store it, so the next run (or a new snapshot) starts after it.
+    try {
+      std::unique_lock<std::mutex> lock(mu_);
+      flush_locked_out(lock);
+    } catch (const std::exception& e) {
+      spdlog::warn("change log: the last records could not be written: {}", e.what());
+    }
+    throw;
+  }
+  stop_flusher();
+  if (flusher_failed.load()) std::rethrow_exception(flusher_error);
+  std::unique_lock<std::mutex> lock(mu_);
+  flush_locked_out(lock);
+  return stats_.stored_revision.load();
+}
+
+}  // namespace etcdadm::changelog

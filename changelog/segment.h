@@ -1,0 +1,94 @@
+// The change log beside the snapshots (docs/store-format.md §8): every revision of the cluster
+// after a snapshot, in segments under changelog/<cluster ID>/. A segment's name is its metadata
+// (revision range, time of its last revision, SHA-256 of its stored bytes), so one listing gives
+// the restorable window without reading any segment. Its bytes are built like a backup's data
+// file: the records, compressed as the store says, then encrypted to the store's recipients when
+// the store is encrypted; each segment is one blob, visible at once or not at all.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "etcdadm/proto/changelog.pb.h"
+#include "store/age.h"
+#include "store/blob_store.h"
+#include "store/codec.h"
+
+namespace etcdadm::changelog {
+
+inline constexpr const char* kChangeLogDir = "changelog";
+
+// A segment failed a check (digest, decryption, decompression, records). The snapshot it extends
+// is not damaged by it: callers must not record the backup as damaged (restore/damage.h).
+class SegmentError : public Error {
+ public:
+  using Error::Error;
+  explicit SegmentError(const Error& e) : Error(e) {}
+};
+// The first bytes of every segment's plaintext: the format and its version.
+inline constexpr const char* kSegmentMagic = "etcdadm-changelog-v1\n";
+
+struct SegmentName {
+  std::string cluster_id;        // lower-case hex, as backup metadata records it
+  int64_t first_revision = 0;    // the first record's revision
+  int64_t last_revision = 0;     // the last record's; every revision in between is in the segment
+  int64_t last_observed_ms = 0;  // unix milliseconds when the last revision was received
+  std::string sha256;            // lower-case hex SHA-256 of the stored bytes
+  Compression compression = Compression::kGzip;
+  bool encrypted = false;
+  // changelog/<cluster>/<first %020>-<last %020>-<ms %013>-<sha256>.seg[.gz|.zst][.age]
+  std::string key() const;
+};
+// nullopt for a key that is not a segment's (other files are ignored, not errors).
+std::optional<SegmentName> parse_segment_key(const std::string& key);
+
+// Every segment of one cluster's log in the store, ordered by first revision, then last.
+std::vector<SegmentName> list_segments(BlobStore& store, const std::string& cluster_id);
+
+// One segment in the making: records in, the stored bytes built in memory as they come (the
+// segment size bounds the memory), written to the store in one atomic create.
+class SegmentBuilder {
+ public:
+  // `encrypt_to`: the store's recipients when it is encrypted (recipients_for_save).
+  SegmentBuilder(Compression compression, std::optional<age::Recipients> encrypt_to);
+  ~SegmentBuilder();
+  // Appends the next revision. Throws kInternal unless it is exactly last() + 1 (or the first).
+  void add(const Record& record);
+  bool empty() const { return first_ == 0; }
+  int64_t first() const { return first_; }
+  int64_t last() const { return last_; }
+  uint64_t plaintext_bytes() const { return plaintext_bytes_; }
+  // Finishes the bytes and creates the segment (never overwriting); returns its name. The builder
+  // is spent afterwards.
+  SegmentName write(BlobStore& store, const std::string& cluster_id);
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+  int64_t first_ = 0, last_ = 0, last_observed_ms_ = 0;
+  uint64_t plaintext_bytes_ = 0;
+};
+
+// Reads a segment whole and checks it: the stored bytes against the name's SHA-256 (before any
+// decryption), age (the store's keys: BlobStore::decryption_keys), the decompression, the magic,
+// and the records: exactly first..last of the name, one per revision, in order. `record` gets
+// each record as it is decoded. Throws kCorrupt naming the segment (kAuth: no key opens it).
+void read_segment(BlobStore& store, const SegmentName& segment, const std::function<void(const Record&)>& record);
+
+// The segments that carry a log from `from_revision` (exclusive: the snapshot's revision) as far
+// as it reaches without a gap, at most to `to_revision` (0: as far as it goes). Overlapping
+// segments (two sidecars racing at a hand-over) are resolved by revision: each revision comes from
+// exactly one segment, never twice.
+struct LogChain {
+  std::vector<SegmentName> segments;
+  int64_t reaches = 0;             // the last revision the chain holds (from_revision when none)
+  int64_t reaches_observed_ms = 0; // when that revision was received (0 when none)
+  std::optional<int64_t> next_segment_start;  // first revision after a gap, when the log goes on beyond one
+};
+LogChain chain_from(const std::vector<SegmentName>& segments, int64_t from_revision, int64_t to_revision = 0);
+
+}  // namespace etcdadm::changelog

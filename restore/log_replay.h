@@ -1,0 +1,49 @@
+// Point-in-time restore's replay: the change log's records written straight into a restored
+// snapshot's bbolt db, as etcd's own mvcc layer would have written them, so that every revision
+// after the snapshot comes out identical to the original cluster's (one original revision = one
+// replayed revision; same sub-revisions, create/mod revisions, versions, values and leases):
+//   - key bucket: (revision, sub) -> the event's KeyValue for a PUT; (revision, sub) + 't' ->
+//     KeyValue{key} for a DELETE (etcd's tombstone), exactly the bytes etcd stores;
+//   - lease bucket: each lease a record grants -> leasepb.Lease{ID, TTL} (the granted TTL), as
+//     etcd's lessor persists a grant. A lease already gone when the sidecar asked is not
+//     created: its keys' deletions are in the log.
+// No etcd runs, so no lease can expire mid-replay (what makes delta replays through a live etcd
+// lose or invent deletions). Records are applied in bbolt write transactions of a bounded size
+// (bolt_writer.h); the data dir is the restore's staging copy, so a failure leaves nothing.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "etcdadm/proto/changelog.pb.h"
+
+namespace etcdadm {
+
+class BoltUpdate;
+
+class LogReplay {
+ public:
+  // `db_bytes`: the database's bytes in the file (the snapshot's trailer excluded); 0 = the whole
+  // file. `snapshot_revision`: the db's newest revision (newest_revision): records at or below it
+  // are already in the db and must not be given.
+  LogReplay(std::string db_path, uint64_t db_bytes, int64_t snapshot_revision);
+  ~LogReplay();
+  // The next revision: exactly revision() + 1 (kInternal otherwise, a caller's bug).
+  void apply(const changelog::Record& record);
+  // Commits what is buffered. After it, the db file is exactly the database (no trailer).
+  void finish();
+  int64_t revision() const { return revision_; }
+  uint64_t events() const { return events_; }
+
+ private:
+  void commit_batch();
+  std::string path_;
+  uint64_t db_bytes_;
+  int64_t revision_;
+  uint64_t events_ = 0;
+  uint64_t batch_bytes_ = 0;
+  std::unique_ptr<BoltUpdate> batch_;
+};
+
+}  // namespace etcdadm

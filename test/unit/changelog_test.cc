@@ -1,0 +1,195 @@
+// The change log's segment format (changelog/segment.h): names, the bytes (compressed, encrypted),
+// every check a reader makes, and how a chain of segments is chosen across overlaps and gaps.
+#include <gtest/gtest.h>
+
+#include "changelog/segment.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "store/local_store.h"
+#include "test/support/test_env.h"
+
+namespace etcdadm::changelog {
+
+namespace {
+
+Record make_record(int64_t rev, int events = 1, int64_t lease = 0) {
+  Record r;
+  r.set_revision(rev);
+  r.set_observed_unix_micros(1795000000000000 + rev * 1000);
+  for (int i = 0; i < events; ++i) {
+    auto* e = r.add_events();
+    e->set_type(i % 3 == 2 ? etcdserverpb::Event::DELETE : etcdserverpb::Event::PUT);
+    e->mutable_kv()->set_key("/k/" + std::to_string(rev) + "/" + std::to_string(i));
+    e->mutable_kv()->set_mod_revision(rev);
+    if (e->type() == etcdserverpb::Event::PUT) {
+      e->mutable_kv()->set_create_revision(rev);
+      e->mutable_kv()->set_version(1);
+      e->mutable_kv()->set_value(std::string(100 + i, 'v'));
+      e->mutable_kv()->set_lease(lease);
+    }
+  }
+  if (lease != 0) {
+    auto* g = r.add_leases();
+    g->set_id(lease);
+    g->set_granted_ttl(30);
+  }
+  return r;
+}
+
+SegmentName write_segment(BlobStore& store, int64_t first, int64_t last, Compression c = Compression::kGzip,
+                          std::optional<age::Recipients> to = std::nullopt) {
+  SegmentBuilder b(c, to);
+  for (int64_t rev = first; rev <= last; ++rev) b.add(make_record(rev, 1 + static_cast<int>(rev % 4), rev % 5 == 0 ? rev : 0));
+  return b.write(store, "cdf818194e3a8c32");
+}
+
+std::vector<int64_t> revisions_of(BlobStore& store, const SegmentName& s) {
+  std::vector<int64_t> out;
+  read_segment(store, s, [&](const Record& r) { out.push_back(r.revision()); });
+  return out;
+}
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no error";
+  return "";
+}
+
+}  // namespace
+
+TEST(ChangeLogSegment, NamesCarryTheRangeTimeAndDigestAndParseBack) {
+  SegmentName s;
+  s.cluster_id = "cdf818194e3a8c32";
+  s.first_revision = 1001;
+  s.last_revision = 1500;
+  s.last_observed_ms = 1795242990123;
+  s.sha256 = std::string(64, 'a');
+  s.compression = Compression::kGzip;
+  s.encrypted = true;
+  EXPECT_EQ(s.key(), "changelog/cdf818194e3a8c32/00000000000000001001-00000000000000001500-1795242990123-" +
+                         std::string(64, 'a') + ".seg.gz.age");
+  auto back = parse_segment_key(s.key());
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->first_revision, 1001);
+  EXPECT_EQ(back->last_revision, 1500);
+  EXPECT_EQ(back->last_observed_ms, 1795242990123);
+  EXPECT_TRUE(back->encrypted);
+  EXPECT_EQ(back->compression, Compression::kGzip);
+  for (const char* bad : {"changelog/x/readme", "changelog/cdf8/00000000000000001001-00000000000000001500.seg.gz",
+                          "other/cdf8/00000000000000001001-00000000000000001500-1795242990123-aaaa.seg",
+                          "changelog/cdf8/00000000000000001501-00000000000000001500-1795242990123-"
+                          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.seg.gz"}) {
+    EXPECT_FALSE(parse_segment_key(bad)) << bad;
+  }
+}
+
+TEST(ChangeLogSegment, RecordsComeBackInOrderCompressedOrEncrypted) {
+  test::TempDir dir;
+  LocalStore store(dir.path());
+  auto plain = write_segment(store, 10, 40, Compression::kZstd);
+  EXPECT_EQ(revisions_of(store, plain).size(), 31u);
+  auto id = age::generate_identity();
+  age::Recipients to;
+  to.x25519 = {id.recipient()};
+  auto enc = write_segment(store, 41, 60, Compression::kGzip, to);
+  EXPECT_TRUE(enc.encrypted);
+  // Without the key: refused, naming the segment; with it: every record.
+  EXPECT_NE(message_of([&] { revisions_of(store, enc); }).find(enc.key()), std::string::npos);
+  auto keys = std::make_shared<age::Identities>();
+  keys->x25519 = {id};
+  store.set_decryption_keys(keys);
+  auto revs = revisions_of(store, enc);
+  ASSERT_EQ(revs.size(), 20u);
+  EXPECT_EQ(revs.front(), 41);
+  EXPECT_EQ(revs.back(), 60);
+  // A record's content survives: events, leases, times.
+  std::optional<Record> r45;
+  read_segment(store, enc, [&](const Record& r) {
+    if (r.revision() == 45) r45 = r;
+  });
+  ASSERT_TRUE(r45);
+  EXPECT_EQ(r45->SerializeAsString(), make_record(45, 2, 45).SerializeAsString());
+  auto listed = list_segments(store, "cdf818194e3a8c32");
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_EQ(listed[0].first_revision, 10);
+  EXPECT_EQ(listed[1].first_revision, 41);
+  // A builder refuses a revision that does not follow.
+  SegmentBuilder b(Compression::kGzip, std::nullopt);
+  b.add(make_record(5));
+  EXPECT_THROW(b.add(make_record(7)), Error);
+}
+
+TEST(ChangeLogSegment, DamageAWrongRangeAndAMissingSegmentAreNamed) {
+  test::TempDir dir;
+  LocalStore store(dir.path());
+  auto s = write_segment(store, 100, 120);
+  std::string path = dir / s.key();
+  std::string good = read_file(path);
+
+  std::string bad = good;
+  bad[bad.size() / 2] ^= 0x20;
+  write_file_atomic(path, bad, 0600);
+  std::string m = message_of([&] { revisions_of(store, s); });
+  EXPECT_NE(m.find("SHA-256"), std::string::npos) << m;
+  EXPECT_NE(m.find(s.key()), std::string::npos) << m;
+
+  // The same bytes under a name that claims one revision more (digest agreeing): the records say otherwise.
+  write_file_atomic(path, good, 0600);
+  SegmentName longer = s;
+  longer.last_revision = 121;
+  write_file_atomic(dir / longer.key(), good, 0600);
+  m = message_of([&] { revisions_of(store, longer); });
+  EXPECT_NE(m.find("ends at revision 120"), std::string::npos) << m;
+  SegmentName later = s;
+  later.first_revision = 101;
+  later.last_revision = 121;
+  write_file_atomic(dir / later.key(), good, 0600);
+  m = message_of([&] { revisions_of(store, later); });
+  EXPECT_NE(m.find("revision 100 where 101 belongs"), std::string::npos) << m;
+
+  SegmentName missing = s;
+  missing.first_revision = 500;
+  missing.last_revision = 510;
+  m = message_of([&] { revisions_of(store, missing); });
+  EXPECT_NE(m.find("missing"), std::string::npos) << m;
+}
+
+TEST(ChangeLogChain, OverlapsResolveByRevisionAndGapsStopTheChain) {
+  auto seg = [](int64_t first, int64_t last, int64_t ms = 0) {
+    SegmentName s;
+    s.cluster_id = "c";
+    s.first_revision = first;
+    s.last_revision = last;
+    s.last_observed_ms = ms ? ms : last * 10;
+    s.sha256 = std::to_string(first);
+    return s;
+  };
+  // 101-200, a racing 150-250 and 180-220, then 251-300; a gap; 400-500.
+  std::vector<SegmentName> all = {seg(101, 200), seg(150, 250), seg(180, 220), seg(251, 300), seg(400, 500)};
+  LogChain c = chain_from(all, 100);
+  ASSERT_EQ(c.segments.size(), 3u);
+  EXPECT_EQ(c.segments[0].first_revision, 101);
+  EXPECT_EQ(c.segments[1].first_revision, 150);  // reaches furthest from 201
+  EXPECT_EQ(c.segments[2].first_revision, 251);
+  EXPECT_EQ(c.reaches, 300);
+  EXPECT_EQ(c.reaches_observed_ms, 3000);
+  ASSERT_TRUE(c.next_segment_start);
+  EXPECT_EQ(*c.next_segment_start, 400);
+  // A snapshot inside a segment starts there; a target stops the chain early.
+  LogChain mid = chain_from(all, 160, 210);
+  ASSERT_EQ(mid.segments.size(), 1u);
+  EXPECT_EQ(mid.segments[0].first_revision, 150);
+  EXPECT_EQ(mid.reaches, 250);
+  // After the gap, a snapshot of revision 399 continues with the last segment.
+  EXPECT_EQ(chain_from(all, 399).reaches, 500);
+  // No segment carries a snapshot at 300 on: the chain reaches the snapshot itself.
+  LogChain none = chain_from(all, 350);
+  EXPECT_TRUE(none.segments.empty());
+  EXPECT_EQ(none.reaches, 350);
+}
+
+}  // namespace etcdadm::changelog
