@@ -6,6 +6,7 @@
 #include <set>
 
 #include "common/error.h"
+#include "changelog/segment.h"
 #include "store/layout.h"
 
 namespace etcdadm {
@@ -33,6 +34,38 @@ void delete_backup(BlobStore& store, const BackupListing& backup, const std::vec
   store.remove_many(rest);
 }
 
+// The segments of the change log that no kept backup reaches into: those whose last revision is at
+// or below the oldest kept backup of their cluster (a replay from it starts after them), and all of
+// a cluster none of whose backups is kept.
+std::vector<std::string> unneeded_segments(BlobStore& store, const std::map<std::string, BackupListing>& listings,
+                                           const std::vector<std::string>& kept) {
+  std::vector<std::string> out;
+  auto all = store.list(std::string(changelog::kChangeLogDir) + "/");
+  if (all.empty()) return out;  // no change log: no metadata to read
+  std::map<std::string, int64_t> oldest_kept;  // cluster -> revision of its oldest kept backup
+  for (const auto& name : kept) {
+    auto it = listings.find(name);
+    if (it == listings.end()) continue;
+    BackupRecord r;
+    try {
+      r = load_backup_record(store, it->second);
+    } catch (const Error&) {
+      // Unreadable metadata: its cluster is unknown, so nothing may be deleted on its account.
+      return {};
+    }
+    if (r.cluster_id.empty() || !r.revision) continue;
+    auto [pos, fresh] = oldest_kept.emplace(r.cluster_id, *r.revision);
+    if (!fresh && *r.revision < pos->second) pos->second = *r.revision;
+  }
+  for (const auto& blob : all) {
+    auto s = changelog::parse_segment_key(blob.key);
+    if (!s) continue;
+    auto it = oldest_kept.find(s->cluster_id);
+    if (it == oldest_kept.end() || s->last_revision <= it->second) out.push_back(blob.key);
+  }
+  return out;
+}
+
 }  // namespace
 
 PruneResult prune_backups(BlobStore& store, Catalog* catalog, const RetentionPolicy& policy, SystemTime now,
@@ -47,6 +80,10 @@ PruneResult prune_backups(BlobStore& store, Catalog* catalog, const RetentionPol
   }
   r.plan = plan_retention(names, now, policy);
   for (const auto& u : r.plan.unparseable) spdlog::warn("not pruning {}: its name is not a backup time", u);
+  // Names the policy cannot read are kept: their segments too.
+  std::vector<std::string> kept = r.plan.keep;
+  kept.insert(kept.end(), r.plan.unparseable.begin(), r.plan.unparseable.end());
+  r.segments_removed = unneeded_segments(store, listings, kept);
   if (dry_run) return r;
 
   auto dirs = keys_by_directory(store);
@@ -69,6 +106,9 @@ PruneResult prune_backups(BlobStore& store, Catalog* catalog, const RetentionPol
     r.leftovers_removed.push_back(dir);
     spdlog::info("removed incomplete backup directory {}", dir);
   }
+  // After the backups: a segment goes only once no kept backup can need it.
+  store.remove_many(r.segments_removed);
+  if (!r.segments_removed.empty()) spdlog::info("pruned {} change log segments no kept backup needs", r.segments_removed.size());
   sync_after(catalog, store, "pruning");
   return r;
 }

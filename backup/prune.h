@@ -19,10 +19,15 @@ struct PruneResult {
   RetentionPlan plan;
   std::vector<std::string> deleted;  // empty on a dry run
   std::vector<std::string> leftovers_removed;  // directories without _etcd_backup.meta, cleaned up
+  // Change log segments no kept backup needs (wholly at or below the oldest kept backup's
+  // revision of their cluster, or of a cluster with no kept backup): deleted, or on a dry run,
+  // what would be.
+  std::vector<std::string> segments_removed;
   bool dry_run = false;
 };
 
-// Plans (and unless dry_run, applies) `policy` at time `now`. Directories that hold files but no
+// Plans (and unless dry_run, applies) `policy` at time `now`. Change log segments are kept exactly
+// as long as a kept backup they extend (docs/store-format.md §8). Directories that hold files but no
 // `_etcd_backup.meta` (earlier interrupted prunes) are removed too when not dry-running and older
 // than the newest backup. The catalog, when given, is synced afterwards.
 PruneResult prune_backups(BlobStore& store, Catalog* catalog, const RetentionPolicy& policy, SystemTime now,

@@ -196,7 +196,8 @@ void add_list(CLI::App& backup) {
     }
     if (f->rebuild) catalog.rebuild(*store);
     else catalog.sync(*store);
-    print_backups(catalog.backups(store->url()), fmt);
+    auto backups = catalog.backups(store->url());
+    print_backups(backups, fmt, log_windows(*store, backups));
   });
 }
 
@@ -415,6 +416,7 @@ void add_prune(CLI::App& backup) {
                           {"keep", r.plan.keep},
                           {"delete", r.plan.remove},
                           {"deleted", r.deleted},
+                          {"changeLogSegments", r.segments_removed.size()},
                           {"unparseable", r.plan.unparseable}};
       std::cout << j.dump(2) << "\n";
       return;
@@ -423,6 +425,10 @@ void add_prune(CLI::App& backup) {
               << (r.dry_run ? "would delete " : "deleted ") << r.plan.remove.size() << "\n";
     for (const auto& n : r.plan.remove) std::cout << (r.dry_run ? "  would delete " : "  deleted ") << n << "\n";
     for (const auto& n : r.plan.unparseable) std::cout << "  left alone (name is not a backup time): " << n << "\n";
+    if (!r.segments_removed.empty()) {
+      std::cout << (r.dry_run ? "  would delete " : "  deleted ") << r.segments_removed.size()
+                << " change log segments no kept backup needs\n";
+    }
   });
 }
 

@@ -77,10 +77,32 @@ nlohmann::json record_json(const BackupRecord& r) {
   return j;
 }
 
-void print_backups(const std::vector<BackupRecord>& backups, OutputFormat format) {
+namespace {
+
+// The change log's reach from one backup: revision, when it was received, and a gap after it.
+nlohmann::json window_json(const std::map<std::string, changelog::LogChain>& windows, const std::string& name) {
+  auto it = windows.find(name);
+  if (it == windows.end() || it->second.segments.empty()) return nullptr;
+  const auto& c = it->second;
+  nlohmann::json j = {{"revision", c.reaches},
+                      {"receivedAt", format_rfc3339_micros(from_unix_micros(c.reaches_observed_ms * 1000))},
+                      {"segments", c.segments.size()}};
+  j["gapBefore"] = c.next_segment_start ? nlohmann::json(*c.next_segment_start) : nlohmann::json(nullptr);
+  return j;
+}
+
+}  // namespace
+
+void print_backups(const std::vector<BackupRecord>& backups, OutputFormat format,
+                   const std::map<std::string, changelog::LogChain>& windows) {
   if (format == OutputFormat::kJson) {
     nlohmann::json arr = nlohmann::json::array();
-    for (const auto& r : backups) arr.push_back(record_json(r));
+    for (const auto& r : backups) {
+      auto j = record_json(r);
+      // Point-in-time restores from this backup reach this far (null: no change log from it).
+      j["changeLog"] = window_json(windows, r.name);
+      arr.push_back(std::move(j));
+    }
     std::cout << arr.dump(2) << "\n";
     return;
   }
@@ -89,8 +111,8 @@ void print_backups(const std::vector<BackupRecord>& backups, OutputFormat format
     return;
   }
   auto now = std::chrono::system_clock::now();
-  std::printf("%-27s  %-8s  %-8s  %-10s  %-10s  %-10s  %-10s  %-8s  %-8s  %s\n", "NAME", "AGE", "STATUS", "REVISION",
-              "KEYS", "DB SIZE", "STORED", "FORMAT", "ETCD", "SOURCE");
+  std::printf("%-27s  %-8s  %-8s  %-10s  %-10s  %-10s  %-10s  %-8s  %-8s  %-8s  %s\n", "NAME", "AGE", "STATUS",
+              "REVISION", "KEYS", "DB SIZE", "STORED", "FORMAT", "ETCD", "SOURCE", "LOG TO");
   int damaged = 0;
   for (const auto& r : backups) {
     std::string age = r.taken_at_micros
@@ -105,10 +127,16 @@ void print_backups(const std::vector<BackupRecord>& backups, OutputFormat format
     damaged += r.damage ? 1 : 0;
     // "gzip", or "gzip+age" for an encrypted backup.
     std::string format = std::string(compression_name(r.compression)) + (r.encrypted() ? "+" + r.encryption : "");
-    std::printf("%-27s  %-8s  %-8s  %-10s  %-10s  %-10s  %-10s  %-8s  %-8s  %s\n", r.name.c_str(), age.c_str(), status,
+    // How far a point-in-time restore from this backup reaches: "1234 (12s ago)", "+ gap" after it.
+    std::string log_to = "-";
+    if (auto it = windows.find(r.name); it != windows.end() && !it->second.segments.empty()) {
+      const auto& c = it->second;
+      auto since = std::chrono::duration_cast<std::chrono::seconds>(now - from_unix_micros(c.reaches_observed_ms * 1000));
+      log_to = std::to_string(c.reaches) + " (" + format_duration_short(since) + " ago)" + (c.next_segment_start ? ", gap" : "");
+    }
+    std::printf("%-27s  %-8s  %-8s  %-10s  %-10s  %-10s  %-10s  %-8s  %-8s  %-8s  %s\n", r.name.c_str(), age.c_str(), status,
                 rev.c_str(), keys.c_str(), r.db_size ? human_bytes(*r.db_size).c_str() : "-", human_bytes(r.stored_size).c_str(),
-                format.c_str(), r.etcd_version.empty() ? "-" : r.etcd_version.c_str(),
-                r.source.c_str());
+                format.c_str(), r.etcd_version.empty() ? "-" : r.etcd_version.c_str(), r.source.c_str(), log_to.c_str());
   }
   if (damaged > 0) {
     std::printf("\n%d damaged (`latest` skips them):\n", damaged);

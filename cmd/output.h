@@ -5,9 +5,11 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <string>
 #include <vector>
 
+#include "changelog/segment.h"
 #include "store/catalog.h"
 #include "store/layout.h"
 
@@ -20,7 +22,9 @@ void add_output_format_option(CLI::App* c, std::string& output);
 
 std::string human_bytes(uint64_t bytes);
 nlohmann::json record_json(const BackupRecord& r);
-void print_backups(const std::vector<BackupRecord>& newest_first, OutputFormat format);
+// `windows`: how far each backup's change log reaches (restore/pitr.h log_windows), by name.
+void print_backups(const std::vector<BackupRecord>& newest_first, OutputFormat format,
+                   const std::map<std::string, changelog::LogChain>& windows = {});
 void print_attempts(const std::vector<AttemptRecord>& newest_first, OutputFormat format);
 
 }  // namespace etcdadm::cli

@@ -40,6 +40,19 @@ changelog::LogChain log_reach(BlobStore& store, const BackupRecord& backup, int6
   return changelog::chain_from(changelog::list_segments(store, backup.cluster_id), *backup.revision, to_revision);
 }
 
+std::map<std::string, changelog::LogChain> log_windows(BlobStore& store, const std::vector<BackupRecord>& backups) {
+  std::map<std::string, std::vector<changelog::SegmentName>> by_cluster;
+  std::map<std::string, changelog::LogChain> out;
+  for (const auto& b : backups) {
+    if (b.cluster_id.empty() || !b.revision) continue;
+    auto it = by_cluster.find(b.cluster_id);
+    if (it == by_cluster.end()) it = by_cluster.emplace(b.cluster_id, changelog::list_segments(store, b.cluster_id)).first;
+    if (it->second.empty()) continue;
+    out[b.name] = changelog::chain_from(it->second, *b.revision);
+  }
+  return out;
+}
+
 BackupRecord choose_backup_for(BlobStore& store, const std::vector<BackupRecord>& backups, const PointInTime& target) {
   int64_t best_reach = 0, best_reach_ms = 0;
   std::optional<int64_t> best_gap_end;

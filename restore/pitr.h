@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,11 @@ SystemTime parse_point_in_time(const std::string& text, SystemTime now);
 // How far the change log carries a snapshot of `revision` (its metadata's; the db may hold a few
 // more when the revision was a lower bound): the chain from it, as segment names alone tell.
 changelog::LogChain log_reach(BlobStore& store, const BackupRecord& backup, int64_t to_revision = 0);
+
+// For `backup list`: how far each backup's change log reaches (by name; backups without a cluster
+// ID or revision, and those whose log is empty, get the chain that reaches their own revision).
+// One listing of the change log per cluster.
+std::map<std::string, changelog::LogChain> log_windows(BlobStore& store, const std::vector<BackupRecord>& backups);
 
 // The backup a point-in-time restore starts from: the newest one (not known damaged, with a
 // cluster ID and revision) taken at or before the target whose change log reaches the target.

@@ -13,6 +13,7 @@
 #include "changelog/segment.h"
 #include "common/fs.h"
 #include "common/subprocess.h"
+#include "common/timefmt.h"
 #include "store/local_store.h"
 #include "test/support/cli_fixture.h"
 
@@ -191,6 +192,64 @@ TEST_F(ChangeLog, ADamagedMissingOrMisnamedSegmentIsRefusedBeforeAnyDataDir) {
 
   auto ok = restore_to(last, dir_ / "data", free_port());
   EXPECT_EQ(ok.exit_code, 0) << ok.output;
+}
+
+TEST_F(ChangeLog, ListShowsTheWindowTimeTargetsWorkAndPruneKeepsWhatKeptBackupsNeed) {
+  auto& m = start_member();
+  EtcdClient client(m.connection());
+  load_keys(client, "/a/", 20, 100, 1);
+  auto first = save(m);
+  const std::string cluster_id = first["clusterId"];
+  auto sidecar = start_sidecar(m);
+  load_keys(client, "/b/", 20, 100, 2);
+  const int64_t r1 = current_revision(client, m.client_url());
+  wait_for_log(cluster_id, first["revision"], r1);
+  std::this_thread::sleep_for(1200ms);
+  const std::string t_between = format_rfc3339_micros(std::chrono::system_clock::now());
+  std::this_thread::sleep_for(300ms);
+  load_keys(client, "/c/", 20, 100, 3);
+  const int64_t r2 = current_revision(client, m.client_url());
+  wait_for_log(cluster_id, first["revision"], r2);
+
+  auto listed = cli_json({"backup", "list", "--store", store_, "-o", "json"});
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0]["changeLog"]["revision"], r2) << listed.dump();
+
+  // --to-time: every revision received by then, and nothing after.
+  EtcdOptions ro;
+  ro.name = "r";
+  ro.peer_port = free_port();
+  ro.data_dir = dir_ / "at-time";
+  auto at_time = cli({"backup", "restore", "latest", "--store", store_, "--to-time", t_between, "--data-dir", ro.data_dir,
+                      "--name", "r", "--initial-cluster-token", "etcd-test", "--initial-advertise-peer-urls",
+                      "http://127.0.0.1:" + std::to_string(ro.peer_port), "-o", "json"});
+  ASSERT_EQ(at_time.exit_code, 0) << at_time.output;
+  auto& restored = start_member(ro);
+  EtcdClient rc(restored.connection());
+  EXPECT_EQ(current_revision(rc, restored.client_url()), r1);
+  EXPECT_EQ(rc.hash_kv(restored.client_url(), r1).hash(), client.hash_kv(m.client_url(), r1).hash());
+  restored.stop();
+
+  // A second backup while the log runs, more writes, then retention keeps only the newest backup:
+  // the segments it needs stay, the older ones go, and the old backup's window is gone with it.
+  auto second = save(m);
+  const int64_t s2 = second["revision"];
+  load_keys(client, "/d/", 20, 100, 4);
+  const int64_t r3 = current_revision(client, m.client_url());
+  wait_for_log(cluster_id, first["revision"], r3);
+  EXPECT_EQ(sidecar.stop(10000ms), 0);
+  LocalStore store(store_);
+  size_t before = changelog::list_segments(store, cluster_id).size();
+  auto pruned = cli_json({"backup", "prune", "--store", store_, "--policy", "count:1", "-o", "json"});
+  EXPECT_EQ(pruned["deleted"].size(), 1u);
+  auto after = changelog::list_segments(store, cluster_id);
+  EXPECT_EQ(pruned["changeLogSegments"].get<size_t>(), before - after.size());
+  for (const auto& seg : after) EXPECT_GT(seg.last_revision, s2) << seg.key();
+  EXPECT_EQ(changelog::chain_from(after, s2).reaches, r3);
+  auto gone = restore_to(r1, dir_ / "gone", free_port());
+  EXPECT_EQ(gone.exit_code, 3) << gone.output;
+  auto kept = restore_to(r3, dir_ / "kept", free_port());
+  EXPECT_EQ(kept.exit_code, 0) << kept.output;
 }
 
 }  // namespace etcdadm::test
