@@ -77,6 +77,23 @@ class ChangeLog : public CliTest {
     return cli(args);
   }
 
+  // Restores to `target` into a new data dir, starts etcd on it, and expects its HashKV and every
+  // key's fields at `target` to equal the live member's.
+  void expect_exact_restore(const EtcdMember& live, EtcdClient& client, int64_t target, const std::string& dir_name) {
+    SCOPED_TRACE("target revision " + std::to_string(target));
+    EtcdOptions ro;
+    ro.name = "r";
+    ro.peer_port = free_port();
+    ro.data_dir = dir_ / dir_name;
+    auto r = restore_to(target, ro.data_dir, ro.peer_port);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    auto& restored = start_member(ro);
+    EtcdClient rc(restored.connection());
+    EXPECT_EQ(rc.hash_kv(restored.client_url(), target).hash(), client.hash_kv(live.client_url(), target).hash());
+    EXPECT_EQ(full_kvs(rc, target), full_kvs(client, target));
+    restored.stop();
+  }
+
   // An encrypted store: saves and the sidecar encrypt to an identity made by age-keygen; restores
   // read with it (read_args_).
   std::vector<std::string> encrypt() {
@@ -142,20 +159,7 @@ TEST_F(ChangeLog, RestoresToAnyRevisionMatchTheLiveClusterExactly) {
   EXPECT_EQ(sidecar.stop(10000ms), 0);
 
   int n = 0;
-  for (int64_t target : {middle, after_expiry, last}) {
-    SCOPED_TRACE("target revision " + std::to_string(target));
-    EtcdOptions ro;
-    ro.name = "r";
-    ro.peer_port = free_port();
-    ro.data_dir = dir_ / ("restored-" + std::to_string(n++));
-    auto r = restore_to(target, ro.data_dir, ro.peer_port);
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    auto& restored = start_member(ro);
-    EtcdClient rc(restored.connection());
-    EXPECT_EQ(rc.hash_kv(restored.client_url(), target).hash(), client.hash_kv(m.client_url(), target).hash());
-    EXPECT_EQ(full_kvs(rc, target), full_kvs(client, target));
-    restored.stop();
-  }
+  for (int64_t target : {middle, after_expiry, last}) expect_exact_restore(m, client, target, "restored-" + std::to_string(n++));
   // Beyond the log's end: refused, naming the newest reachable revision; no data dir.
   auto beyond = restore_to(last + 1000, dir_ / "beyond", free_port());
   EXPECT_EQ(beyond.exit_code, 3) << beyond.output;
@@ -309,16 +313,7 @@ TEST_F(ChangeLog, ASidecarKilledMidSegmentLeavesNoGap) {
   auto chain = changelog::chain_from(changelog::list_segments(store, cluster_id), saved["revision"]);
   EXPECT_EQ(chain.reaches, last);
   EXPECT_FALSE(chain.next_segment_start);
-  EtcdOptions ro;
-  ro.name = "r";
-  ro.peer_port = free_port();
-  ro.data_dir = dir_ / "restored";
-  auto r = restore_to(last, ro.data_dir, ro.peer_port);
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  auto& restored = start_member(ro);
-  EtcdClient rc(restored.connection());
-  EXPECT_EQ(rc.hash_kv(restored.client_url(), last).hash(), client.hash_kv(m.client_url(), last).hash());
-  EXPECT_EQ(full_kvs(rc, last), full_kvs(client, last));
+  expect_exact_restore(m, client, last, "restored");
 }
 
 }  // namespace etcdadm::test
