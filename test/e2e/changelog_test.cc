@@ -80,6 +80,11 @@ class ChangeLog : public CliTest {
   // Restores to `target` into a new data dir, starts etcd on it, and expects its HashKV and every
   // key's fields at `target` to equal the live member's.
   void expect_exact_restore(const EtcdMember& live, EtcdClient& client, int64_t target, const std::string& dir_name) {
+    expect_restore_equals(target, dir_name, client.hash_kv(live.client_url(), target).hash(), full_kvs(client, target));
+  }
+  // The same against what the live member showed before it compacted `target` away.
+  void expect_restore_equals(int64_t target, const std::string& dir_name, uint32_t hash,
+                             const std::vector<std::string>& kvs) {
     SCOPED_TRACE("target revision " + std::to_string(target));
     EtcdOptions ro;
     ro.name = "r";
@@ -89,8 +94,8 @@ class ChangeLog : public CliTest {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     auto& restored = start_member(ro);
     EtcdClient rc(restored.connection());
-    EXPECT_EQ(rc.hash_kv(restored.client_url(), target).hash(), client.hash_kv(live.client_url(), target).hash());
-    EXPECT_EQ(full_kvs(rc, target), full_kvs(client, target));
+    EXPECT_EQ(rc.hash_kv(restored.client_url(), target).hash(), hash);
+    EXPECT_EQ(full_kvs(rc, target), kvs);
     restored.stop();
   }
 
@@ -314,6 +319,54 @@ TEST_F(ChangeLog, ASidecarKilledMidSegmentLeavesNoGap) {
   EXPECT_EQ(chain.reaches, last);
   EXPECT_FALSE(chain.next_segment_start);
   expect_exact_restore(m, client, last, "restored");
+}
+
+// A compaction that outruns a stopped sidecar: the restarted sidecar reports the gap, a new backup
+// is taken at once and the log restarts from it; restores before the gap and after the new backup
+// are exact, a target inside the gap is refused naming it.
+TEST_F(ChangeLog, AGapFromACompactionTakesANewBackupAndTargetsInsideItAreRefused) {
+  auto& m = start_member();
+  EtcdClient client(m.connection());
+  auto saved = save(m);
+  const std::string cluster_id = saved["clusterId"];
+  auto sidecar = start_sidecar(m);
+  load_keys(client, "/before/", 20, 100, 1);
+  const int64_t before_gap = current_revision(client, m.client_url());
+  wait_for_log(cluster_id, saved["revision"], before_gap);
+  EXPECT_EQ(sidecar.stop(10000ms), 0);
+  // What the live member shows at before_gap, while it still can (the compaction below removes it).
+  const uint32_t hash_before_gap = client.hash_kv(m.client_url(), before_gap).hash();
+  const auto kvs_before_gap = full_kvs(client, before_gap);
+
+  load_keys(client, "/while-down/", 20, 100, 2);
+  const int64_t inside_gap = current_revision(client, m.client_url());
+  load_keys(client, "/while-down-2/", 20, 100, 3);
+  auto compacted = run_process({"etcdctl", "--endpoints", m.client_url(), "compact",
+                                std::to_string(current_revision(client, m.client_url()))},
+                               etcdctl_options());
+  ASSERT_EQ(compacted.exit_code, 0) << compacted.output;
+
+  auto again = start_sidecar(m);
+  // The gap makes the sidecar take a backup; the log continues from it.
+  std::optional<int64_t> new_backup_revision;
+  for (int i = 0; i < 200 && !new_backup_revision; ++i) {
+    std::this_thread::sleep_for(100ms);
+    auto listed = cli_json({"backup", "list", "--store", store_, "-o", "json"});
+    if (listed.size() >= 2) new_backup_revision = listed[0]["revision"].get<int64_t>();
+  }
+  ASSERT_TRUE(new_backup_revision) << read_file(dir_ / "sidecar.log");
+  load_keys(client, "/after/", 20, 100, 4);
+  const int64_t last = current_revision(client, m.client_url());
+  wait_for_log(cluster_id, *new_backup_revision, last);
+  EXPECT_EQ(again.stop(10000ms), 0);
+  EXPECT_NE(read_file(dir_ / "sidecar.log").find("change log GAP"), std::string::npos);
+
+  expect_restore_equals(before_gap, "before-gap", hash_before_gap, kvs_before_gap);
+  expect_exact_restore(m, client, last, "after-gap");
+  auto inside = restore_to(inside_gap, dir_ / "inside", free_port());
+  EXPECT_EQ(inside.exit_code, 3) << inside.output;
+  EXPECT_NE(inside.output.find("gap before revision"), std::string::npos) << inside.output;
+  EXPECT_FALSE(path_exists(dir_ / "inside"));
 }
 
 }  // namespace etcdadm::test
