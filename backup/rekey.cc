@@ -16,12 +16,11 @@ namespace {
 
 std::set<std::string> as_set(const std::vector<std::string>& v) { return {v.begin(), v.end()}; }
 
-// Steps 1-4 of rekey.h for one backup.
-void rekey_one(BlobStore& store, const std::string& name, const age::Identities& keys, const age::Recipients& to,
-               const std::vector<std::string>& to_labels) {
+// Steps 1-4 of rekey.h for one backup, whose metadata as just read is `meta`.
+void rekey_one(BlobStore& store, const std::string& name, BackupMeta meta, const age::Identities& keys,
+               const age::Recipients& to, const std::vector<std::string>& to_labels) {
   const std::string what = "backup " + name + " in " + store.url();
   const std::string meta_key = name + "/" + kBackupMetaFile;
-  BackupMeta meta = backup_meta_from_json(store.read_small(meta_key), store.url() + "/" + meta_key);
   BackupRecord record = record_from_meta(meta);
   const std::string data_key = name + "/" + meta.data_file;
 
@@ -102,17 +101,20 @@ RekeyResult rekey_backups(BlobStore& store, Catalog* catalog, const RekeyOptions
   age::Recipients to = recipients_for_save(*settings->encryption, writer, store.url());
   r.recipients = settings->encryption->recipient_labels();
 
+  // With --all, the listing says which backups have our metadata (etcd-manager's have none and are
+  // never encrypted); named backups are looked at one by one.
   std::vector<std::string> names = o.names;
   if (o.all) {
     names.clear();
-    for (const auto& l : scan_backups(store)) names.push_back(l.name);
+    for (const auto& l : scan_backups(store)) {
+      if (l.has_backup_meta) names.push_back(l.name);
+    }
   }
   if (names.empty()) return r;
   const age::Identities* keys = store.decryption_keys();
   for (const auto& name : names) {
     const std::string meta_key = name + "/" + kBackupMetaFile;
-    if (!store.stat(meta_key)) {
-      if (o.all) continue;  // an etcd-manager backup: not ours, never encrypted
+    if (!o.all && !store.stat(meta_key)) {
       throw Error(ErrorKind::kNotFound, "backup " + name + " in " + store.url() + " has no etcdadm metadata",
                   "only encrypted etcdadm backups can be rekeyed");
     }
@@ -130,7 +132,7 @@ RekeyResult rekey_backups(BlobStore& store, Catalog* catalog, const RekeyOptions
       throw Error(ErrorKind::kAuth, "rekeying backup " + name + " needs a key that opens it: none was given",
                   "give an identity of its current recipients with --identity (or the passphrase with --passphrase-file)");
     }
-    rekey_one(store, name, *keys, to, r.recipients);
+    rekey_one(store, name, std::move(meta), *keys, to, r.recipients);
     r.rekeyed.push_back(name);
     spdlog::info("rekeyed backup {}", name);
   }

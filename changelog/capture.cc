@@ -29,7 +29,7 @@ void Capture::flush_locked_out(std::unique_lock<std::mutex>& lock) {
   SegmentName written = full->write(store_, options_.cluster_id);
   stats_.segments_written += 1;
   stats_.revisions_written += written.last_revision - written.first_revision + 1;
-  if (auto info = store_.stat(written.key())) stats_.bytes_written += static_cast<int64_t>(info->size);
+  stats_.bytes_written += static_cast<int64_t>(full->stored_bytes());
   stats_.stored_revision = written.last_revision;
   stats_.stored_observed_micros = written.last_observed_ms * 1000;
   spdlog::debug("change log segment {}..{} written", written.first_revision, written.last_revision);

@@ -222,6 +222,7 @@ SegmentName SegmentBuilder::write(BlobStore& store, const std::string& cluster_i
   const std::string& bytes = impl_->bytes.out;
   writer->write(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
   writer->commit();
+  stored_bytes_ = bytes.size();
   impl_.reset();
   return name;
 }

@@ -63,14 +63,17 @@ class SegmentBuilder {
   int64_t last() const { return last_; }
   uint64_t plaintext_bytes() const { return plaintext_bytes_; }
   // Finishes the bytes and creates the segment (never overwriting); returns its name. The builder
-  // is spent afterwards.
+  // is spent afterwards, except for stored_bytes().
   SegmentName write(BlobStore& store, const std::string& cluster_id);
+  // After write(): the segment's size as stored.
+  uint64_t stored_bytes() const { return stored_bytes_; }
 
  private:
   class Impl;
   std::unique_ptr<Impl> impl_;
   int64_t first_ = 0, last_ = 0, last_observed_ms_ = 0;
   uint64_t plaintext_bytes_ = 0;
+  uint64_t stored_bytes_ = 0;
 };
 
 // Reads a segment whole and checks it: the stored bytes against the name's SHA-256 (before any

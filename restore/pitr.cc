@@ -31,29 +31,38 @@ SystemTime parse_point_in_time(const std::string& text, SystemTime now) {
               "an RFC 3339 time (2026-11-24T22:00:00Z) or a time relative to now (-10m, -2h)");
 }
 
-changelog::LogChain log_reach(BlobStore& store, const BackupRecord& backup, int64_t to_revision) {
-  changelog::LogChain none;
-  if (backup.cluster_id.empty() || !backup.revision) {
-    none.reaches = backup.revision.value_or(0);
-    return none;
+namespace {
+
+// The segments of each cluster's log, listed once per cluster however many backups ask.
+class SegmentsByCluster {
+ public:
+  explicit SegmentsByCluster(BlobStore& store) : store_(store) {}
+  const std::vector<changelog::SegmentName>& of(const std::string& cluster_id) {
+    auto it = listed_.find(cluster_id);
+    if (it == listed_.end()) it = listed_.emplace(cluster_id, changelog::list_segments(store_, cluster_id)).first;
+    return it->second;
   }
-  return changelog::chain_from(changelog::list_segments(store, backup.cluster_id), *backup.revision, to_revision);
-}
+
+ private:
+  BlobStore& store_;
+  std::map<std::string, std::vector<changelog::SegmentName>> listed_;
+};
+
+}  // namespace
 
 std::map<std::string, changelog::LogChain> log_windows(BlobStore& store, const std::vector<BackupRecord>& backups) {
-  std::map<std::string, std::vector<changelog::SegmentName>> by_cluster;
+  SegmentsByCluster segments(store);
   std::map<std::string, changelog::LogChain> out;
   for (const auto& b : backups) {
     if (b.cluster_id.empty() || !b.revision) continue;
-    auto it = by_cluster.find(b.cluster_id);
-    if (it == by_cluster.end()) it = by_cluster.emplace(b.cluster_id, changelog::list_segments(store, b.cluster_id)).first;
-    if (it->second.empty()) continue;
-    out[b.name] = changelog::chain_from(it->second, *b.revision);
+    const auto& of_cluster = segments.of(b.cluster_id);
+    if (!of_cluster.empty()) out[b.name] = changelog::chain_from(of_cluster, *b.revision);
   }
   return out;
 }
 
 BackupRecord choose_backup_for(BlobStore& store, const std::vector<BackupRecord>& backups, const PointInTime& target) {
+  SegmentsByCluster segments(store);
   int64_t best_reach = 0, best_reach_ms = 0;
   std::optional<int64_t> best_gap_end;
   std::string best_name;
@@ -61,7 +70,7 @@ BackupRecord choose_backup_for(BlobStore& store, const std::vector<BackupRecord>
     if (b.damage || !b.revision || b.cluster_id.empty()) continue;
     if (target.revision > 0 && *b.revision > target.revision) continue;
     if (target.time && b.taken_at_micros > to_unix_micros(*target.time)) continue;
-    changelog::LogChain chain = log_reach(store, b, target.revision);
+    changelog::LogChain chain = changelog::chain_from(segments.of(b.cluster_id), *b.revision, target.revision);
     if (chain.reaches > best_reach) {
       best_reach = chain.reaches;
       best_reach_ms = chain.reaches_observed_ms;

@@ -27,10 +27,6 @@ struct PointInTime {
 // to `now` ("-10m", "-2h", "-30s"). Throws kInvalidArgument.
 SystemTime parse_point_in_time(const std::string& text, SystemTime now);
 
-// How far the change log carries a snapshot of `revision` (its metadata's; the db may hold a few
-// more when the revision was a lower bound): the chain from it, as segment names alone tell.
-changelog::LogChain log_reach(BlobStore& store, const BackupRecord& backup, int64_t to_revision = 0);
-
 // For `backup list`: how far each backup's change log reaches (by name; backups without a cluster
 // ID or revision, and those whose log is empty, get the chain that reaches their own revision).
 // One listing of the change log per cluster.
