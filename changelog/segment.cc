@@ -14,12 +14,6 @@ namespace etcdadm::changelog {
 
 namespace {
 
-class StringSink : public ByteSink {
- public:
-  void write(const uint8_t* d, size_t n) override { out.append(reinterpret_cast<const char*>(d), n); }
-  std::string out;
-};
-
 void put_uvarint(std::string& out, uint64_t v) {
   while (v >= 0x80) {
     out.push_back(static_cast<char>((v & 0x7f) | 0x80));

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "common/sha256.h"
 
@@ -31,6 +32,13 @@ class HashingSink : public ByteSink {
   ByteSink* next_;
   Sha256 hash_;
   uint64_t bytes_ = 0;
+};
+
+// Collects everything in memory: for small things only (a change log segment, a test's file).
+class StringSink : public ByteSink {
+ public:
+  void write(const uint8_t* data, size_t size) override { out.append(reinterpret_cast<const char*>(data), size); }
+  std::string out;
 };
 
 }  // namespace etcdadm

@@ -689,6 +689,22 @@ std::unique_ptr<StreamCodec> make_decryptor(const Identities& with, ByteSink& ou
   return std::make_unique<Decryptor>(with, out);
 }
 
+std::string encrypt(const Recipients& to, std::string_view plain) {
+  StringSink sink;
+  auto e = make_encryptor(to, sink);
+  e->write(reinterpret_cast<const uint8_t*>(plain.data()), plain.size());
+  e->finish();
+  return sink.out;
+}
+
+std::string decrypt(const Identities& with, std::string_view file) {
+  StringSink sink;
+  auto d = make_decryptor(with, sink);
+  d->write(reinterpret_cast<const uint8_t*>(file.data()), file.size());
+  d->finish();
+  return sink.out;
+}
+
 bool looks_like_age(std::string_view head) {
   size_t n = std::min(head.size(), kVersionLine.size());
   return n > 0 && head.substr(0, n) == kVersionLine.substr(0, n);

@@ -70,6 +70,10 @@ std::unique_ptr<StreamCodec> make_encryptor(const Recipients& to, ByteSink& out)
 // authenticated; finish() fails unless the final chunk was seen and nothing followed it.
 std::unique_ptr<StreamCodec> make_decryptor(const Identities& with, ByteSink& out);
 
+// The same for a whole file held in memory (a marker's passphrase check, tests).
+std::string encrypt(const Recipients& to, std::string_view plain);
+std::string decrypt(const Identities& with, std::string_view file);
+
 // True when `head` (the first bytes of a file, any number) starts like an age file.
 bool looks_like_age(std::string_view head);
 // The size of the header (through the MAC line) at the start of `head`; nullopt while `head` ends

@@ -24,28 +24,6 @@ using json = nlohmann::json;
 
 constexpr std::string_view kPassphraseCheckText = "etcdadm store passphrase check v1\n";
 
-class StringSink : public ByteSink {
- public:
-  void write(const uint8_t* d, size_t n) override { out.append(reinterpret_cast<const char*>(d), n); }
-  std::string out;
-};
-
-std::string age_encrypt(const age::Recipients& to, std::string_view plain) {
-  StringSink sink;
-  auto enc = age::make_encryptor(to, sink);
-  enc->write(reinterpret_cast<const uint8_t*>(plain.data()), plain.size());
-  enc->finish();
-  return sink.out;
-}
-
-std::string age_decrypt(const age::Identities& with, std::string_view file) {
-  StringSink sink;
-  auto dec = age::make_decryptor(with, sink);
-  dec->write(reinterpret_cast<const uint8_t*>(file.data()), file.size());
-  dec->finish();
-  return sink.out;
-}
-
 std::set<std::string> labels_of(const std::vector<age::X25519Recipient>& rs) {
   std::set<std::string> out;
   for (const auto& r : rs) out.insert(r.str());
@@ -106,7 +84,7 @@ std::optional<StoreEncryption> new_store_encryption(const EncryptionRequest& req
     e.passphrase = true;
     age::Recipients to;
     to.passphrase = request.passphrase;
-    e.passphrase_check = base64_unpadded(age_encrypt(to, kPassphraseCheckText));
+    e.passphrase_check = base64_unpadded(age::encrypt(to, kPassphraseCheckText));
   } else {
     std::set<std::string> seen;
     for (const auto& r : request.x25519) {
@@ -154,7 +132,7 @@ age::Recipients recipients_for_save(const StoreEncryption& e, const EncryptionRe
   auto file = base64_unpadded_decode(e.passphrase_check);
   if (!file) throw Error(ErrorKind::kCorrupt, "store " + store_url + ": the marker's \"passphraseCheck\" is not base64");
   try {
-    if (age_decrypt(check, *file) != kPassphraseCheckText) throw Error(ErrorKind::kAuth, "check text differs");
+    if (age::decrypt(check, *file) != kPassphraseCheckText) throw Error(ErrorKind::kAuth, "check text differs");
   } catch (const Error& err) {
     if (err.kind() != ErrorKind::kAuth) throw Error(ErrorKind::kCorrupt, "store " + store_url + ": the marker's passphrase check is damaged: " + err.what());
     throw Error(ErrorKind::kAuth, "the passphrase given is not store " + store_url + "'s: nothing was written",

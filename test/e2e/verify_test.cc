@@ -18,12 +18,6 @@ namespace etcdadm::test {
 
 namespace {
 
-class StringSink : public ByteSink {
- public:
-  void write(const uint8_t* d, size_t n) override { out.append(reinterpret_cast<const char*>(d), n); }
-  std::string out;
-};
-
 template <typename T>
 T read_le(const std::string& s, size_t off) {
   T v{};

@@ -21,12 +21,6 @@ namespace {
 
 const std::string kKit = std::string(ETCDADM_SOURCE_DIR) + "/test/data/age-testkit";
 
-class StringSink : public ByteSink {
- public:
-  void write(const uint8_t* data, size_t size) override { s.append(reinterpret_cast<const char*>(data), size); }
-  std::string s;
-};
-
 std::string read_all(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
@@ -84,7 +78,7 @@ std::string outcome(const std::string& file, const age::Identities& ids, size_t 
       d->write(reinterpret_cast<const uint8_t*>(file.data() + i), std::min(piece, file.size() - i));
     }
     d->finish();
-    plain = out.s;
+    plain = out.out;
     return "success";
   } catch (const Error& e) {
     std::string m = e.what();
@@ -169,7 +163,7 @@ std::string encrypt(const age::Recipients& to, const std::string& plain, size_t 
     e->write(reinterpret_cast<const uint8_t*>(plain.data() + i), std::min(piece, plain.size() - i));
   }
   e->finish();
-  return out.s;
+  return out.out;
 }
 
 TEST(Age, RoundTripsAtChunkBoundariesToEveryRecipient) {

@@ -13,11 +13,6 @@ namespace etcdadm {
 
 namespace {
 
-struct StringSink : ByteSink {
-  std::string data;
-  void write(const uint8_t* d, size_t n) override { data.append(reinterpret_cast<const char*>(d), n); }
-};
-
 std::string sample(size_t size) {
   // Compressible (repeated field names) with some noise, like Kubernetes objects.
   std::mt19937 rng(7);
@@ -34,7 +29,7 @@ std::string encode(Compression c, const std::string& in, size_t chunk = 65536) {
     enc->write(reinterpret_cast<const uint8_t*>(in.data() + off), std::min(chunk, in.size() - off));
   }
   enc->finish();
-  return out.data;
+  return out.out;
 }
 
 std::string decode(Compression c, const std::string& in, size_t chunk = 65536) {
@@ -44,7 +39,7 @@ std::string decode(Compression c, const std::string& in, size_t chunk = 65536) {
     dec->write(reinterpret_cast<const uint8_t*>(in.data() + off), std::min(chunk, in.size() - off));
   }
   dec->finish();
-  return out.data;
+  return out.out;
 }
 
 }  // namespace
@@ -113,7 +108,7 @@ TEST(AsyncSink, DeliversInOrderAndPropagatesErrors) {
       async.write(reinterpret_cast<const uint8_t*>(in.data() + off), std::min<size_t>(777, in.size() - off));
     }
     async.close();
-    EXPECT_EQ(out.data, in);
+    EXPECT_EQ(out.out, in);
   }
   struct Failing : ByteSink {
     void write(const uint8_t*, size_t) override { throw Error(ErrorKind::kIo, "disk full"); }

@@ -22,28 +22,6 @@ namespace etcdadm {
 
 namespace {
 
-class StringSink : public ByteSink {
- public:
-  void write(const uint8_t* d, size_t n) override { out.append(reinterpret_cast<const char*>(d), n); }
-  std::string out;
-};
-
-std::string encrypt(const age::Recipients& to, const std::string& plain) {
-  StringSink sink;
-  auto e = age::make_encryptor(to, sink);
-  e->write(reinterpret_cast<const uint8_t*>(plain.data()), plain.size());
-  e->finish();
-  return sink.out;
-}
-
-std::string decrypt(const age::Identities& with, const std::string& file) {
-  StringSink sink;
-  auto d = age::make_decryptor(with, sink);
-  d->write(reinterpret_cast<const uint8_t*>(file.data()), file.size());
-  d->finish();
-  return sink.out;
-}
-
 ErrorKind kind_of(const std::function<void()>& f) {
   try {
     f();
@@ -304,7 +282,7 @@ TEST(AgeRewrap, TheNewHeaderOpensTheUnchangedPayloadAndTheOldKeyNoLonger) {
   to_old.x25519 = {old_id.recipient()};
   std::string plain(200000, 'x');
   for (size_t i = 0; i < plain.size(); ++i) plain[i] = static_cast<char>(i * 7 + i / 300);
-  std::string file = encrypt(to_old, plain);
+  std::string file = age::encrypt(to_old, plain);
 
   age::Identities with_old, with_new, with_third;
   with_old.x25519 = {old_id};
@@ -317,9 +295,9 @@ TEST(AgeRewrap, TheNewHeaderOpensTheUnchangedPayloadAndTheOldKeyNoLonger) {
   EXPECT_EQ(h.old_header_size, header);
   std::string rekeyed = h.header + file.substr(header);
   EXPECT_EQ(rekeyed.substr(rekeyed.size() - (file.size() - header)), file.substr(header));  // payload byte for byte
-  EXPECT_EQ(decrypt(with_new, rekeyed), plain);
-  EXPECT_EQ(decrypt(with_third, rekeyed), plain);
-  EXPECT_EQ(kind_of([&] { decrypt(with_old, rekeyed); }), ErrorKind::kAuth);
+  EXPECT_EQ(age::decrypt(with_new, rekeyed), plain);
+  EXPECT_EQ(age::decrypt(with_third, rekeyed), plain);
+  EXPECT_EQ(kind_of([&] { age::decrypt(with_old, rekeyed); }), ErrorKind::kAuth);
   // Only a key of the file can rewrap it; a partial header is asked for more.
   EXPECT_EQ(kind_of([&] { age::rewrap_header(file.substr(0, header), with_third, to_new); }), ErrorKind::kAuth);
   EXPECT_FALSE(age::header_size(file.substr(0, header - 1)));
@@ -332,7 +310,7 @@ TEST(AgeRewrap, TheNewHeaderOpensTheUnchangedPayloadAndTheOldKeyNoLonger) {
   std::string pass_file = age::rewrap_header(file.substr(0, header), with_old, to_pass).header + file.substr(header);
   age::Identities with_pass;
   with_pass.passphrase = "pw";
-  EXPECT_EQ(decrypt(with_pass, pass_file), plain);
+  EXPECT_EQ(age::decrypt(with_pass, pass_file), plain);
 }
 
 }  // namespace etcdadm
