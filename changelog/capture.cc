@@ -6,6 +6,7 @@
 #include <set>
 #include <thread>
 
+#include "changelog/heartbeat.h"
 #include "common/timefmt.h"
 
 namespace etcdadm::changelog {
@@ -36,6 +37,25 @@ void Capture::flush_locked_out(std::unique_lock<std::mutex>& lock) {
   lock.lock();
 }
 
+void Capture::try_heartbeat() {
+  try {
+    Heartbeat hb;
+    hb.checked_at_micros = now_micros();  // before the read: every write acknowledged by then is <= its revision
+    etcdserverpb::RangeRequest req;       // linearizable (not serializable): the cluster's revision, not a stale one
+    req.set_key(std::string(1, '\0'));
+    req.set_limit(1);
+    req.set_count_only(true);
+    hb.revision = client_.range(req).header().revision();
+    if (stats_.stored_revision.load() < hb.revision) return;  // records are on their way: a segment follows
+    write_heartbeat(store_, options_.cluster_id, hb);
+    stats_.heartbeats_written += 1;
+    spdlog::debug("change log heartbeat: revision {} at {}", hb.revision,
+                  format_rfc3339_micros(from_unix_micros(hb.checked_at_micros)));
+  } catch (const std::exception& e) {
+    spdlog::warn("change log: no heartbeat this time: {}", e.what());
+  }
+}
+
 int64_t Capture::run(int64_t start_revision, const std::atomic<bool>& stop) {
   stats_.stored_revision = start_revision - 1;
   int64_t expected = start_revision;  // the next revision the log needs
@@ -46,15 +66,24 @@ int64_t Capture::run(int64_t start_revision, const std::atomic<bool>& stop) {
   std::mutex cv_mu;
   std::condition_variable cv;
 
-  // Cuts a segment once its oldest record is `segment_interval` old, even when no event follows.
+  // Cuts a segment once its oldest record is `segment_interval` old, even when no event follows;
+  // while nothing is pending, writes a heartbeat every `heartbeat_interval`.
   std::thread flusher([&] {
     std::unique_lock<std::mutex> wait_lock(cv_mu);
+    auto last_heartbeat = Clock::now();
     while (!finished.load()) {
       cv.wait_for(wait_lock, std::chrono::milliseconds(50));
       try {
         std::unique_lock<std::mutex> lock(mu_);
-        if (builder_ && !builder_->empty() && Clock::now() - pending_since_ >= options_.segment_interval) {
+        bool idle = !builder_ || builder_->empty();
+        if (!idle && Clock::now() - pending_since_ >= options_.segment_interval) {
           flush_locked_out(lock);
+          last_heartbeat = Clock::now();  // nothing to prove until the cluster has been quiet a while
+        }
+        lock.unlock();
+        if (idle && options_.heartbeat_interval.count() > 0 && Clock::now() - last_heartbeat >= options_.heartbeat_interval) {
+          try_heartbeat();
+          last_heartbeat = Clock::now();
         }
       } catch (...) {
         flusher_error = std::current_exception();
@@ -137,6 +166,9 @@ int64_t Capture::run(int64_t start_revision, const std::atomic<bool>& stop) {
   if (flusher_failed.load()) std::rethrow_exception(flusher_error);
   std::unique_lock<std::mutex> lock(mu_);
   flush_locked_out(lock);
+  lock.unlock();
+  // A clean stop: the log is known complete up to now (when nothing arrived since the last record).
+  if (options_.heartbeat_interval.count() > 0) try_heartbeat();
   return stats_.stored_revision.load();
 }
 

@@ -27,6 +27,9 @@ struct CaptureOptions {
   uint64_t segment_bytes = 16u << 20;  // plaintext bytes of records
   Compression compression = Compression::kGzip;
   std::optional<age::Recipients> encrypt_to;
+  // While nothing is pending, a heartbeat (changelog/heartbeat.h) this often; 0: none. One is
+  // also written when the run stops cleanly.
+  std::chrono::milliseconds heartbeat_interval{std::chrono::seconds(60)};
 };
 
 // The log cannot continue from where it was asked to: etcd compacted the revisions in between
@@ -47,6 +50,7 @@ struct CaptureStats {
   std::atomic<int64_t> stored_revision{0};         // the newest revision safely in the store
   std::atomic<int64_t> stored_observed_micros{0};  // when it was received
   std::atomic<int64_t> received_revision{0};       // the newest revision received from etcd
+  std::atomic<int64_t> heartbeats_written{0};
 };
 
 class Capture {
@@ -62,6 +66,9 @@ class Capture {
 
  private:
   void flush_locked_out(std::unique_lock<std::mutex>& lock);
+  // Writes a heartbeat when the log in the store holds the cluster's revision now; failures are
+  // logged (a heartbeat only extends what --to-time may target).
+  void try_heartbeat();
 
   EtcdClient& client_;
   BlobStore& store_;

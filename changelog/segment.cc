@@ -148,10 +148,16 @@ std::optional<SegmentName> parse_segment_key(const std::string& key) {
   return s;
 }
 
-std::vector<SegmentName> list_segments(BlobStore& store, const std::string& cluster_id) {
+std::vector<SegmentName> list_segments(BlobStore& store, const std::string& cluster_id, bool* heartbeat_listed) {
   std::vector<SegmentName> out;
-  for (const auto& blob : store.list(std::string(kChangeLogDir) + "/" + cluster_id + "/")) {
-    if (auto s = parse_segment_key(blob.key); s && s->cluster_id == cluster_id) out.push_back(std::move(*s));
+  const std::string dir = std::string(kChangeLogDir) + "/" + cluster_id + "/";
+  if (heartbeat_listed != nullptr) *heartbeat_listed = false;
+  for (const auto& blob : store.list(dir)) {
+    if (auto s = parse_segment_key(blob.key); s && s->cluster_id == cluster_id) {
+      out.push_back(std::move(*s));
+    } else if (heartbeat_listed != nullptr && blob.key == dir + kHeartbeatFile) {
+      *heartbeat_listed = true;
+    }
   }
   std::sort(out.begin(), out.end(), [](const SegmentName& a, const SegmentName& b) {
     return a.first_revision != b.first_revision ? a.first_revision < b.first_revision : a.last_revision < b.last_revision;
@@ -223,8 +229,12 @@ SegmentName SegmentBuilder::write(BlobStore& store, const std::string& cluster_i
 
 // ---- reading ----
 
-void read_segment(BlobStore& store, const SegmentName& segment, const std::function<void(const Record&)>& record) {
-  const std::string what = "change log segment " + segment.key() + " in " + store.url();
+std::string segment_description(BlobStore& store, const SegmentName& segment) {
+  return "change log segment " + segment.key() + " in " + store.url();
+}
+
+std::string read_segment_bytes(BlobStore& store, const SegmentName& segment) {
+  const std::string what = segment_description(store, segment);
   // Whole, then hashed: damage is named before any decryption or decompression is tried. A
   // segment is at most --segment-size of plaintext, compressed.
   std::string stored;
@@ -242,6 +252,12 @@ void read_segment(BlobStore& store, const SegmentName& segment, const std::funct
                        what + " is damaged: its bytes have SHA-256 " + sha + ", its name says " + segment.sha256,
                        "the segment was modified or damaged in the store; restore to a revision before it");
   }
+  return stored;
+}
+
+void read_segment(BlobStore& store, const SegmentName& segment, const std::function<void(const Record&)>& record) {
+  const std::string what = segment_description(store, segment);
+  std::string stored = read_segment_bytes(store, segment);
   RecordParser parser(segment, what, record);
   auto decoder = make_decoder(segment.compression, parser);
   std::unique_ptr<StreamCodec> decryptor;
@@ -269,6 +285,7 @@ void read_segment(BlobStore& store, const SegmentName& segment, const std::funct
 
 LogChain chain_from(const std::vector<SegmentName>& segments, int64_t from_revision, int64_t to_revision) {
   LogChain chain;
+  chain.from_revision = from_revision;
   chain.reaches = from_revision;
   int64_t next = from_revision + 1;
   for (;;) {

@@ -21,6 +21,8 @@
 namespace etcdadm::changelog {
 
 inline constexpr const char* kChangeLogDir = "changelog";
+// Beside the segments: changelog/<cluster>/heartbeat.json (heartbeat.h).
+inline constexpr const char* kHeartbeatFile = "heartbeat.json";
 
 // A segment failed a check (digest, decryption, decompression, records). The snapshot it extends
 // is not damaged by it: callers must not record the backup as damaged (restore/damage.h).
@@ -47,7 +49,8 @@ struct SegmentName {
 std::optional<SegmentName> parse_segment_key(const std::string& key);
 
 // Every segment of one cluster's log in the store, ordered by first revision, then last.
-std::vector<SegmentName> list_segments(BlobStore& store, const std::string& cluster_id);
+// `heartbeat_listed`: set to whether the same listing showed the log's heartbeat (heartbeat.h).
+std::vector<SegmentName> list_segments(BlobStore& store, const std::string& cluster_id, bool* heartbeat_listed = nullptr);
 
 // One segment in the making: records in, the stored bytes built in memory as they come (the
 // segment size bounds the memory), written to the store in one atomic create.
@@ -81,12 +84,19 @@ class SegmentBuilder {
 // and the records: exactly first..last of the name, one per revision, in order. `record` gets
 // each record as it is decoded. Throws kCorrupt naming the segment (kAuth: no key opens it).
 void read_segment(BlobStore& store, const SegmentName& segment, const std::function<void(const Record&)>& record);
+// Only the first check: the stored bytes, read whole, against the name's SHA-256 (what can be
+// checked of an encrypted segment without its key; what `backup rekey` re-wraps). Throws
+// SegmentError (kCorrupt) naming the segment.
+std::string read_segment_bytes(BlobStore& store, const SegmentName& segment);
+// "change log segment <key> in <store URL>", as every message about a segment names it.
+std::string segment_description(BlobStore& store, const SegmentName& segment);
 
 // The segments that carry a log from `from_revision` (exclusive: the snapshot's revision) as far
 // as it reaches without a gap, at most to `to_revision` (0: as far as it goes). Overlapping
 // segments (two sidecars racing at a hand-over) are resolved by revision: each revision comes from
 // exactly one segment, never twice.
 struct LogChain {
+  int64_t from_revision = 0;       // the snapshot's revision the chain extends
   std::vector<SegmentName> segments;
   int64_t reaches = 0;             // the last revision the chain holds (from_revision when none)
   int64_t reaches_observed_ms = 0; // when that revision was received (0 when none)

@@ -201,6 +201,26 @@ void add_list(CLI::App& backup) {
   });
 }
 
+nlohmann::json change_log_check_json(const ChangeLogCheck& log) {
+  nlohmann::json j{{"segments", log.segments}, {"fromRevision", log.snapshot_revision + 1}, {"revision", log.reaches},
+                   {"time", format_rfc3339_micros(from_unix_micros(log.reaches_observed_ms * 1000))},
+                   {"decrypted", log.decrypted}};
+  if (log.decrypted) j["records"] = log.records;
+  if (log.next_segment_start) j["gapBefore"] = *log.next_segment_start;
+  return j;
+}
+
+void print_change_log_check(const ChangeLogCheck& log) {
+  if (log.segments == 0) return;
+  std::cout << "  change log: " << log.segments << " segment(s) intact, revisions " << log.snapshot_revision + 1 << ".."
+            << log.reaches << " (received by " << format_rfc3339_micros(from_unix_micros(log.reaches_observed_ms * 1000))
+            << ")" << (log.decrypted ? ", every record checked" : ", not decrypted: digests only") << "\n";
+  if (log.next_segment_start) {
+    std::cout << "  the log has a gap: revisions " << log.reaches + 1 << ".." << *log.next_segment_start - 1
+              << " are not in the store (a newer backup starts the log again)\n";
+  }
+}
+
 void add_verify(CLI::App& backup) {
   struct Flags {
     StoreFlags store;
@@ -234,15 +254,26 @@ void add_verify(CLI::App& backup) {
         r = deep->fetch;
       }
     }, same_command_for(f->query));
+    // Then the change log that extends it (a damaged segment is not the snapshot's damage: it is
+    // not recorded as such, and the message says the snapshot is intact).
+    ChangeLogCheck log;
+    try {
+      log = verify_change_log(*store, b, /*decrypt=*/!stored_only);
+    } catch (const changelog::SegmentError& e) {
+      throw Error(e.kind(), "backup " + b.name + " is intact, but its change log is not: " + e.what(),
+                  e.hint().empty() ? "point-in-time restores can reach only revisions before that segment" : e.hint());
+    }
     if (stored_only) {
       if (fmt == OutputFormat::kJson) {
-        std::cout << nlohmann::json{{"name", b.name}, {"ok", true}, {"structure", "skipped"}, {"decrypted", false},
-                                    {"storedSha256", r.stored_sha256}, {"storedSize", r.stored_bytes}}.dump(2)
-                  << "\n";
+        nlohmann::json j{{"name", b.name}, {"ok", true}, {"structure", "skipped"}, {"decrypted", false},
+                         {"storedSha256", r.stored_sha256}, {"storedSize", r.stored_bytes}};
+        if (log.segments > 0) j["changeLog"] = change_log_check_json(log);
+        std::cout << j.dump(2) << "\n";
       } else {
         std::cout << "Backup " << b.name << ": stored bytes intact (" << human_bytes(r.stored_bytes) << ", sha256 "
                   << r.stored_sha256 << "), age header well-formed\n"
                   << "  not decrypted (no --identity): the snapshot inside is not checked\n";
+        print_change_log_check(log);
       }
       return;
     }
@@ -261,6 +292,7 @@ void add_verify(CLI::App& backup) {
         j["hash"] = deep->status.hash;
         j["totalSize"] = deep->status.total_size;
       }
+      if (log.segments > 0) j["changeLog"] = change_log_check_json(log);
       std::cout << j.dump(2) << "\n";
     } else {
       std::cout << "Backup " << b.name << " is intact: db " << human_bytes(r.digest.db_bytes) << ", sha256 "
@@ -271,6 +303,7 @@ void add_verify(CLI::App& backup) {
       } else {
         std::cout << "  structure not checked (--shallow)\n";
       }
+      print_change_log_check(log);
     }
   });
 }
@@ -278,7 +311,7 @@ void add_verify(CLI::App& backup) {
 void add_restore(CLI::App& backup) {
   struct Flags {
     StoreFlags store;
-    std::string query, output_file, to_time;
+    std::string query, output_file, to_revision, to_time;
     RestoreOptions restore;
   };
   auto f = std::make_shared<Flags>();
@@ -286,9 +319,10 @@ void add_restore(CLI::App& backup) {
   c->add_option("backup", f->query, "backup name, unique prefix, or 'latest'")->required();
   f->store.add_to(c);
   f->store.add_key_flags(c, /*identities=*/true);
-  c->add_option("--to-revision", f->restore.point_in_time.revision,
+  c->add_option("--to-revision", f->to_revision,
                 "point in time: the snapshot, then its change log replayed up to exactly this revision ("
-                "with the backup 'latest': the newest backup at or before it whose log reaches it)");
+                "with the backup 'latest': the newest backup at or before it whose log reaches it); 'end': as far as "
+                "the change log reaches (the newest state in the store)");
   c->add_option("--to-time", f->to_time,
                 "point in time: the state at this time (RFC 3339, or relative: -10m): every revision received by then");
   c->add_option("--data-dir", f->restore.data_dir, "data dir to create (must be absent or empty unless --force)");
@@ -325,11 +359,8 @@ void add_restore(CLI::App& backup) {
                   "--restore-with, --bump-revision and --mark-compacted go with --data-dir (--output-file writes the "
                   "snapshot as it was saved)");
     }
-    if (!f->to_time.empty()) {
-      f->restore.point_in_time.time = parse_point_in_time(f->to_time, std::chrono::system_clock::now());
-    }
-    PointInTime& pit = f->restore.point_in_time;
-    if (pit.revision > 0 && pit.time) throw Error(ErrorKind::kInvalidArgument, "give --to-revision or --to-time, not both");
+    f->restore.point_in_time = point_in_time_from_flags(f->to_revision, f->to_time, std::chrono::system_clock::now());
+    const PointInTime& pit = f->restore.point_in_time;
     if (pit.given() && !f->output_file.empty()) {
       throw Error(ErrorKind::kInvalidArgument, "--to-revision and --to-time go with --data-dir (the replay writes a data dir)");
     }
@@ -505,7 +536,7 @@ void add_sidecar(CLI::App& backup) {
     std::string ready_max_age = "2h", grace = "30s", stall = "30s", abandoned = "24h";
     bool any_member = false;
     bool continuous = false;
-    std::string segment_interval = "5s", max_rpo = "60s";
+    std::string segment_interval = "5s", max_rpo = "60s", heartbeat_interval = "1m";
     int segment_size_mib = 16;
   };
   auto f = std::make_shared<Flags>();
@@ -539,6 +570,10 @@ void add_sidecar(CLI::App& backup) {
       ->check(CLI::Range(1, 1024));
   g->add_option("--max-rpo", f->max_rpo, "/readyz fails when the newest revision in the store is older than this")
       ->capture_default_str();
+  g->add_option("--heartbeat-interval", f->heartbeat_interval,
+                "on a quiet cluster, record this often that the log is complete (so --to-time can target the quiet "
+                "time; one small object overwritten; 0: never)")
+      ->capture_default_str();
   c->callback([f] {
     // Signals go to a dedicated thread: block them before any other thread exists.
     sigset_t signals;
@@ -565,6 +600,8 @@ void add_sidecar(CLI::App& backup) {
       lo.capture.segment_interval = std::chrono::duration_cast<std::chrono::milliseconds>(
           duration_flag("--segment-interval", f->segment_interval, false));
       lo.capture.segment_bytes = static_cast<uint64_t>(f->segment_size_mib) << 20;
+      lo.capture.heartbeat_interval = std::chrono::duration_cast<std::chrono::milliseconds>(
+          duration_flag("--heartbeat-interval", f->heartbeat_interval, true));
       lo.max_rpo = duration_flag("--max-rpo", f->max_rpo, false);
       lo.writer = o.save.store.encryption;
       o.continuous = lo;

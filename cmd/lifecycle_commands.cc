@@ -183,6 +183,7 @@ struct InitFlags {
   std::string from_backup;
   StoreFlags store;
   RestoreMethod restore;
+  std::string to_revision, to_time;
 };
 
 void add_init_flags(CLI::App* c, InitFlags& f) {
@@ -194,6 +195,11 @@ void add_init_flags(CLI::App* c, InitFlags& f) {
               "accept a --snapshot without SHA-256 trailer (a db copied from a data dir)");
   g->add_option("--from-backup", f.from_backup,
                 "start the first member from this backup (name, prefix or 'latest') in --store");
+  g->add_option("--to-revision", f.to_revision,
+                "with --from-backup: the backup's change log replayed up to exactly this revision (with 'latest': the "
+                "newest backup at or before it whose log reaches it); 'end': as far as the change log reaches");
+  g->add_option("--to-time", f.to_time,
+                "with --from-backup: the state at this time (RFC 3339, or relative: -10m): every revision received by then");
   f.store.add_to(g, /*with_output=*/false);
   f.store.add_key_flags(c, /*identities=*/true);
   add_restore_method_flags(g, f.restore);
@@ -209,6 +215,10 @@ void run_init_command(const InitFlags& f, const std::string& phase) {
   if (f.snapshot.empty() && f.from_backup.empty() && f.restore.any_given()) {
     throw Error(ErrorKind::kInvalidArgument, "--restore-with, --bump-revision and --mark-compacted go with --snapshot or --from-backup");
   }
+  PointInTime pit = point_in_time_from_flags(f.to_revision, f.to_time, std::chrono::system_clock::now());
+  if (pit.given() && f.from_backup.empty()) {
+    throw Error(ErrorKind::kInvalidArgument, "--to-revision and --to-time go with --from-backup (they replay its change log)");
+  }
   if (!f.snapshot.empty()) {
     if (!path_exists(f.snapshot)) throw Error(ErrorKind::kNotFound, "snapshot " + f.snapshot + " does not exist");
     o.restore_snapshot = snapshot_file_restorer(absolute_path(f.snapshot), f.skip_hash_check, o.member.version, f.restore);
@@ -218,10 +228,15 @@ void run_init_command(const InitFlags& f, const std::string& phase) {
     Catalog catalog = f.store.open_catalog();
     // Resolved now, before anything is installed, so a wrong name fails first.
     BackupRecord backup = find_backup(*store, catalog, f.from_backup);
-    // Fetched and checked whole now, before etcd is installed or a certificate issued: a damaged
-    // backup costs nothing but this message, and the restore reads the verified copy.
+    if (pit.given() && f.from_backup == "latest") backup = choose_backup_for(*store, catalog.backups(store->url()), pit);
+    // Fetched and checked whole now (and the change log replayed onto it), before etcd is
+    // installed or a certificate issued: a damaged backup or segment costs nothing but this
+    // message, and the restore reads the verified copy.
     with_damage_recorded(*store, catalog, backup,
-                         [&] { o.restore_snapshot = prefetched_backup_restorer(*store, backup, o.member.data_dir, o.member.version, f.restore); },
+                         [&] {
+                           o.restore_snapshot = prefetched_backup_restorer(*store, backup, o.member.data_dir,
+                                                                           o.member.version, f.restore, pit);
+                         },
                          same_command_for(f.from_backup));
     spdlog::info("starting from backup {} in {} (verified)", backup.name, f.store.store);
   }

@@ -80,12 +80,14 @@ nlohmann::json record_json(const BackupRecord& r) {
 namespace {
 
 // The change log's reach from one backup: revision, when it was received, and a gap after it.
-nlohmann::json window_json(const std::map<std::string, changelog::LogChain>& windows, const std::string& name) {
+nlohmann::json window_json(const std::map<std::string, LogWindow>& windows, const std::string& name) {
   auto it = windows.find(name);
-  if (it == windows.end() || it->second.segments.empty()) return nullptr;
-  const auto& c = it->second;
+  if (it == windows.end()) return nullptr;
+  const auto& c = it->second.chain;
   nlohmann::json j = {{"revision", c.reaches},
-                      {"receivedAt", format_rfc3339_micros(from_unix_micros(c.reaches_observed_ms * 1000))},
+                      {"receivedAt", c.reaches_observed_ms > 0 ? nlohmann::json(format_rfc3339_micros(from_unix_micros(c.reaches_observed_ms * 1000)))
+                                                               : nlohmann::json(nullptr)},
+                      {"completeUntil", format_rfc3339_micros(from_unix_micros(it->second.complete_until_micros))},
                       {"segments", c.segments.size()}};
   j["gapBefore"] = c.next_segment_start ? nlohmann::json(*c.next_segment_start) : nlohmann::json(nullptr);
   return j;
@@ -94,7 +96,7 @@ nlohmann::json window_json(const std::map<std::string, changelog::LogChain>& win
 }  // namespace
 
 void print_backups(const std::vector<BackupRecord>& backups, OutputFormat format,
-                   const std::map<std::string, changelog::LogChain>& windows) {
+                   const std::map<std::string, LogWindow>& windows) {
   if (format == OutputFormat::kJson) {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& r : backups) {
@@ -129,9 +131,10 @@ void print_backups(const std::vector<BackupRecord>& backups, OutputFormat format
     std::string format = std::string(compression_name(r.compression)) + (r.encrypted() ? "+" + r.encryption : "");
     // How far a point-in-time restore from this backup reaches: "1234 (12s ago)", "+ gap" after it.
     std::string log_to = "-";
-    if (auto it = windows.find(r.name); it != windows.end() && !it->second.segments.empty()) {
-      const auto& c = it->second;
-      auto since = std::chrono::duration_cast<std::chrono::seconds>(now - from_unix_micros(c.reaches_observed_ms * 1000));
+    if (auto it = windows.find(r.name); it != windows.end() && it->second.complete_until_micros > 0) {
+      const auto& c = it->second.chain;
+      // "ago": until when the log is known complete (its newest record, or the heartbeat).
+      auto since = std::chrono::duration_cast<std::chrono::seconds>(now - from_unix_micros(it->second.complete_until_micros));
       log_to = std::to_string(c.reaches) + " (" + format_duration_short(since) + " ago)" + (c.next_segment_start ? ", gap" : "");
     }
     std::printf("%-27s  %-8s  %-8s  %-10s  %-10s  %-10s  %-10s  %-8s  %-8s  %-8s  %s\n", r.name.c_str(), age.c_str(), status,

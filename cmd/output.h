@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "changelog/segment.h"
+#include "restore/pitr.h"
 #include "store/catalog.h"
 #include "store/layout.h"
 
@@ -24,7 +24,7 @@ std::string human_bytes(uint64_t bytes);
 nlohmann::json record_json(const BackupRecord& r);
 // `windows`: how far each backup's change log reaches (restore/pitr.h log_windows), by name.
 void print_backups(const std::vector<BackupRecord>& newest_first, OutputFormat format,
-                   const std::map<std::string, changelog::LogChain>& windows = {});
+                   const std::map<std::string, LogWindow>& windows = {});
 void print_attempts(const std::vector<AttemptRecord>& newest_first, OutputFormat format);
 
 }  // namespace etcdadm::cli

@@ -11,6 +11,7 @@
 #include "restore/snapshot_version.h"
 
 #include <chrono>
+#include <filesystem>
 
 namespace etcdadm {
 
@@ -73,8 +74,13 @@ SnapshotRestorer snapshot_file_restorer(std::string snapshot_file, bool skip_has
 }
 
 SnapshotRestorer prefetched_backup_restorer(BlobStore& store, const BackupRecord& backup, const std::string& data_dir,
-                                            const std::string& target_version, const RestoreMethod& method) {
+                                            const std::string& target_version, const RestoreMethod& method,
+                                            const PointInTime& point_in_time) {
   check_method(method, target_version);
+  if (point_in_time.given() && !method.native()) {
+    throw Error(ErrorKind::kInvalidArgument, "a point-in-time restore is native: etcd's tools cannot replay the change log",
+                "drop --restore-with");
+  }
   if (auto target = EtcdVersion::parse(target_version)) refuse_newer_recorded_version(backup.etcd_version, *target);
   std::string parent = parent_dir(absolute_path(data_dir));
   make_dirs(parent);
@@ -89,6 +95,12 @@ SnapshotRestorer prefetched_backup_restorer(BlobStore& store, const BackupRecord
                fetched.digest.db_bytes, fetched.digest.db_sha256, seconds);
   check_fits(snapshot, backup.etcd_version, target_version);
   uint64_t db_bytes = fetched.digest.db_bytes;
+  if (point_in_time.given()) {
+    ReplayResult replayed = replay_to(store, backup, snapshot, db_bytes, point_in_time);
+    db_bytes = std::filesystem::file_size(snapshot);  // the replay leaves the database alone, without the trailer
+    spdlog::info("backup {} brought to revision {} by its change log ({} revisions)", backup.name, replayed.revision,
+                 replayed.records);
+  }
   std::string name = backup.name;
   std::string recorded = backup.etcd_version;
   return [scratch, snapshot, db_bytes, name, recorded, method](const MemberConfig& m, const ClusterBootstrap& b) {

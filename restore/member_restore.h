@@ -28,7 +28,11 @@ SnapshotRestorer snapshot_file_restorer(std::string snapshot_file, bool skip_has
 // beside `data_dir` (same filesystem, room for the db) until the restorer runs, which restores
 // from it without reading the backup again; the copy goes with the last copy of the restorer.
 // A backup that etcd `target_version` may not start on is refused then too (kInvalidArgument).
+// With a point in time (native restores only), the backup's change log is replayed onto the
+// verified copy then too, every segment checked as it is read: nothing is installed before the
+// whole log the target needs has been read and found intact.
 SnapshotRestorer prefetched_backup_restorer(BlobStore& store, const BackupRecord& backup, const std::string& data_dir,
-                                            const std::string& target_version, const RestoreMethod& method);
+                                            const std::string& target_version, const RestoreMethod& method,
+                                            const PointInTime& point_in_time = {});
 
 }  // namespace etcdadm

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "changelog/heartbeat.h"
 #include "common/error.h"
 #include "restore/bolt_reader.h"
 #include "restore/log_replay.h"
@@ -18,7 +19,7 @@ std::string when_ms(int64_t ms) { return ms > 0 ? format_rfc3339_micros(from_uni
 std::string PointInTime::describe() const {
   if (revision > 0) return "revision " + std::to_string(revision);
   if (time) return format_rfc3339_micros(*time);
-  return "the newest state";
+  return "the end of the change log";
 }
 
 SystemTime parse_point_in_time(const std::string& text, SystemTime now) {
@@ -31,32 +32,73 @@ SystemTime parse_point_in_time(const std::string& text, SystemTime now) {
               "an RFC 3339 time (2026-11-24T22:00:00Z) or a time relative to now (-10m, -2h)");
 }
 
+PointInTime point_in_time_from_flags(const std::string& to_revision, const std::string& to_time, SystemTime now) {
+  if (!to_revision.empty() && !to_time.empty()) {
+    throw Error(ErrorKind::kInvalidArgument, "give --to-revision or --to-time, not both");
+  }
+  PointInTime pit;
+  if (!to_time.empty()) pit.time = parse_point_in_time(to_time, now);
+  if (to_revision == "end") {
+    pit.log_end = true;
+  } else if (!to_revision.empty()) {
+    size_t used = 0;
+    try {
+      pit.revision = std::stoll(to_revision, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != to_revision.size() || pit.revision <= 0) {
+      throw Error(ErrorKind::kInvalidArgument, "invalid --to-revision " + to_revision,
+                  "a revision (a positive number), or 'end' for the newest revision the change log holds");
+    }
+  }
+  return pit;
+}
+
 namespace {
 
-// The segments of each cluster's log, listed once per cluster however many backups ask.
+// The segments and the heartbeat of each cluster's log, read once per cluster however many
+// backups ask.
 class SegmentsByCluster {
  public:
   explicit SegmentsByCluster(BlobStore& store) : store_(store) {}
-  const std::vector<changelog::SegmentName>& of(const std::string& cluster_id) {
-    auto it = listed_.find(cluster_id);
-    if (it == listed_.end()) it = listed_.emplace(cluster_id, changelog::list_segments(store_, cluster_id)).first;
-    return it->second;
-  }
+  const std::vector<changelog::SegmentName>& of(const std::string& cluster_id) { return log(cluster_id).segments; }
+  const std::optional<changelog::Heartbeat>& heartbeat(const std::string& cluster_id) { return log(cluster_id).heartbeat; }
 
  private:
+  struct Log {
+    std::vector<changelog::SegmentName> segments;
+    std::optional<changelog::Heartbeat> heartbeat;
+  };
+  const Log& log(const std::string& cluster_id) {
+    auto it = listed_.find(cluster_id);
+    if (it == listed_.end()) {
+      Log l;
+      bool heartbeat_listed = false;
+      l.segments = changelog::list_segments(store_, cluster_id, &heartbeat_listed);
+      if (heartbeat_listed) l.heartbeat = changelog::read_heartbeat(store_, cluster_id);
+      it = listed_.emplace(cluster_id, std::move(l)).first;
+    }
+    return it->second;
+  }
   BlobStore& store_;
-  std::map<std::string, std::vector<changelog::SegmentName>> listed_;
+  std::map<std::string, Log> listed_;
 };
 
 }  // namespace
 
-std::map<std::string, changelog::LogChain> log_windows(BlobStore& store, const std::vector<BackupRecord>& backups) {
+std::map<std::string, LogWindow> log_windows(BlobStore& store, const std::vector<BackupRecord>& backups) {
   SegmentsByCluster segments(store);
-  std::map<std::string, changelog::LogChain> out;
+  std::map<std::string, LogWindow> out;
   for (const auto& b : backups) {
     if (b.cluster_id.empty() || !b.revision) continue;
     const auto& of_cluster = segments.of(b.cluster_id);
-    if (!of_cluster.empty()) out[b.name] = changelog::chain_from(of_cluster, *b.revision);
+    if (of_cluster.empty() && !segments.heartbeat(b.cluster_id)) continue;
+    LogWindow w;
+    w.chain = changelog::chain_from(of_cluster, *b.revision);
+    w.complete_until_micros = changelog::complete_until_micros(w.chain, segments.heartbeat(b.cluster_id));
+    if (w.complete_until_micros == 0) continue;  // no segment extends it, no heartbeat speaks for it
+    out[b.name] = std::move(w);
   }
   return out;
 }
@@ -71,26 +113,51 @@ BackupRecord choose_backup_for(BlobStore& store, const std::vector<BackupRecord>
     if (target.revision > 0 && *b.revision > target.revision) continue;
     if (target.time && b.taken_at_micros > to_unix_micros(*target.time)) continue;
     changelog::LogChain chain = changelog::chain_from(segments.of(b.cluster_id), *b.revision, target.revision);
+    const int64_t complete_until = changelog::complete_until_micros(chain, segments.heartbeat(b.cluster_id));
     if (chain.reaches > best_reach) {
       best_reach = chain.reaches;
-      best_reach_ms = chain.reaches_observed_ms;
+      best_reach_ms = complete_until / 1000;
       best_gap_end = chain.next_segment_start;
       best_name = b.name;
     }
-    // A time is reached when the unbroken log from the snapshot holds a revision received after
-    // it: then every revision received before it is in the log too.
-    bool reaches = target.revision > 0 ? chain.reaches >= target.revision
-                                       : chain.reaches_observed_ms * 1000 >= to_unix_micros(*target.time);
+    // A time is reached when the unbroken log from the snapshot is known complete until then: it
+    // holds a revision received after it, or a heartbeat after it proves the cluster had no
+    // revision the log lacks (changelog/heartbeat.h). The end of the log: the
+    // newest backup's log reaches furthest (an older one's log is the same log, or ends at a gap).
+    bool reaches = target.log_end ||
+                   (target.revision > 0 ? chain.reaches >= target.revision : complete_until >= to_unix_micros(*target.time));
     if (reaches) return b;
   }
   throw Error(ErrorKind::kNotFound,
               "no backup and change log reach " + target.describe() +
                   (best_name.empty() ? ": no backup with a cluster ID and revision is old enough"
-                                     : ": the furthest is revision " + std::to_string(best_reach) + " (received " +
+                                     : ": the furthest is revision " + std::to_string(best_reach) + " (the log is complete until " +
                                            when_ms(best_reach_ms) + "), from backup " + best_name +
                                            (best_gap_end ? "; the log has a gap before revision " + std::to_string(*best_gap_end)
                                                          : "")),
               "pick an earlier target, or `etcdadm backup list` to see each backup's restorable window");
+}
+
+ChangeLogCheck verify_change_log(BlobStore& store, const BackupRecord& backup, bool decrypt) {
+  ChangeLogCheck check;
+  if (backup.cluster_id.empty() || !backup.revision) return check;
+  check.snapshot_revision = check.reaches = *backup.revision;
+  changelog::LogChain chain = changelog::chain_from(changelog::list_segments(store, backup.cluster_id), *backup.revision);
+  check.next_segment_start = chain.next_segment_start;
+  check.decrypted = decrypt;
+  for (const auto& segment : chain.segments) {
+    if (decrypt) {
+      changelog::read_segment(store, segment, [&](const changelog::Record& rec) {
+        if (rec.revision() > check.reaches) ++check.records;  // overlapping segments: each revision once
+      });
+    } else {
+      changelog::read_segment_bytes(store, segment);
+    }
+    ++check.segments;
+    check.reaches = segment.last_revision;
+    check.reaches_observed_ms = segment.last_observed_ms;
+  }
+  return check;
 }
 
 ReplayResult replay_to(BlobStore& store, const BackupRecord& backup, const std::string& db_path, uint64_t db_bytes,
@@ -119,6 +186,16 @@ ReplayResult replay_to(BlobStore& store, const BackupRecord& backup, const std::
                 "pick a target at or before revision " + std::to_string(chain.reaches));
   }
   const int64_t until_micros = target.time ? to_unix_micros(*target.time) : INT64_MAX;
+  if (target.time && chain.reaches_observed_ms * 1000 < until_micros) {
+    const int64_t complete_until =
+        changelog::complete_until_micros(chain, changelog::read_heartbeat(store, backup.cluster_id));
+    if (complete_until < until_micros) {
+      throw Error(ErrorKind::kNotFound,
+                  target.describe() + " is beyond the change log of backup " + backup.name + ": it is complete until " +
+                      when_ms(complete_until / 1000) + " (revision " + std::to_string(chain.reaches) + ")",
+                  "pick a time at or before " + when_ms(complete_until / 1000));
+    }
+  }
   LogReplay replay(db_path, db_bytes, r.snapshot_revision);
   bool done = false;
   for (const auto& segment : chain.segments) {

@@ -17,25 +17,48 @@
 namespace etcdadm {
 
 struct PointInTime {
-  int64_t revision = 0;             // --to-revision (0: not given)
+  int64_t revision = 0;             // --to-revision N (0: not given)
   std::optional<SystemTime> time;   // --to-time
-  bool given() const { return revision > 0 || time.has_value(); }
-  std::string describe() const;     // "revision 1234" / "2026-11-24T22:00:00Z"
+  bool log_end = false;             // --to-revision end: as far as the change log reaches
+  bool given() const { return revision > 0 || time.has_value() || log_end; }
+  std::string describe() const;     // "revision 1234" / "2026-11-24T22:00:00Z" / "the end of the change log"
 };
 
 // Parses --to-time: RFC 3339 ("2026-11-24T22:00:00Z", fractions and offsets allowed) or relative
 // to `now` ("-10m", "-2h", "-30s"). Throws kInvalidArgument.
 SystemTime parse_point_in_time(const std::string& text, SystemTime now);
+// The target of --to-revision (a revision, or "end") and --to-time, either or neither given
+// (empty strings). Throws kInvalidArgument for both or a malformed one.
+PointInTime point_in_time_from_flags(const std::string& to_revision, const std::string& to_time, SystemTime now);
 
-// For `backup list`: how far each backup's change log reaches (by name; backups without a cluster
-// ID or revision, and those whose log is empty, get the chain that reaches their own revision).
-// One listing of the change log per cluster.
-std::map<std::string, changelog::LogChain> log_windows(BlobStore& store, const std::vector<BackupRecord>& backups);
+// For `backup list`: how far each backup's change log reaches (by name; only backups with a cluster
+// ID, a revision and a change log in the store), and until when it is known complete (its last
+// revision's time, or the heartbeat's: changelog/heartbeat.h). One listing per cluster.
+struct LogWindow {
+  changelog::LogChain chain;
+  int64_t complete_until_micros = 0;
+};
+std::map<std::string, LogWindow> log_windows(BlobStore& store, const std::vector<BackupRecord>& backups);
 
 // The backup a point-in-time restore starts from: the newest one (not known damaged, with a
 // cluster ID and revision) taken at or before the target whose change log reaches the target.
 // Throws kNotFound naming the newest reachable revision and time when none does.
 BackupRecord choose_backup_for(BlobStore& store, const std::vector<BackupRecord>& backups, const PointInTime& target);
+
+// `backup verify`: the change log that extends `backup`, as far as it reaches without a gap: every
+// segment's stored bytes against its SHA-256 and, with `decrypt` (the key is at hand or the store
+// is plain), its records too (one per revision, exactly the range its name gives). Throws
+// changelog::SegmentError naming the first segment that fails.
+struct ChangeLogCheck {
+  int segments = 0;
+  int64_t records = 0;          // counted only when decrypted
+  int64_t snapshot_revision = 0;
+  int64_t reaches = 0;          // the last revision the log holds (snapshot_revision when none)
+  int64_t reaches_observed_ms = 0;
+  std::optional<int64_t> next_segment_start;  // the log goes on after a gap, from this revision
+  bool decrypted = false;
+};
+ChangeLogCheck verify_change_log(BlobStore& store, const BackupRecord& backup, bool decrypt);
 
 struct ReplayResult {
   int64_t snapshot_revision = 0;

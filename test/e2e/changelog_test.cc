@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "changelog/heartbeat.h"
 #include "changelog/segment.h"
 #include "common/fs.h"
 #include "common/subprocess.h"
@@ -23,21 +24,6 @@ namespace etcdadm::test {
 namespace {
 
 using namespace std::chrono_literals;
-
-// Every key at `revision` with all its fields, as one comparable string per key.
-std::vector<std::string> full_kvs(EtcdClient& c, int64_t revision) {
-  etcdserverpb::RangeRequest req;
-  req.set_key(std::string(1, '\0'));
-  req.set_range_end(std::string(1, '\0'));
-  req.set_revision(revision);
-  std::vector<std::string> out;
-  auto resp = c.range(req);
-  for (const auto& kv : resp.kvs()) {
-    out.push_back(kv.key() + " c=" + std::to_string(kv.create_revision()) + " m=" + std::to_string(kv.mod_revision()) +
-                  " v=" + std::to_string(kv.version()) + " l=" + std::to_string(kv.lease()) + " " + kv.value());
-  }
-  return out;
-}
 
 int64_t current_revision(EtcdClient& c, const std::string& endpoint) { return c.status(endpoint).header().revision(); }
 
@@ -80,7 +66,7 @@ class ChangeLog : public CliTest {
   // Restores to `target` into a new data dir, starts etcd on it, and expects its HashKV and every
   // key's fields at `target` to equal the live member's.
   void expect_exact_restore(const EtcdMember& live, EtcdClient& client, int64_t target, const std::string& dir_name) {
-    expect_restore_equals(target, dir_name, client.hash_kv(live.client_url(), target).hash(), full_kvs(client, target));
+    expect_restore_equals(target, dir_name, client.hash_kv(live.client_url(), target).hash(), all_key_fields(client, target));
   }
   // The same against what the live member showed before it compacted `target` away.
   void expect_restore_equals(int64_t target, const std::string& dir_name, uint32_t hash,
@@ -95,7 +81,7 @@ class ChangeLog : public CliTest {
     auto& restored = start_member(ro);
     EtcdClient rc(restored.connection());
     EXPECT_EQ(rc.hash_kv(restored.client_url(), target).hash(), hash);
-    EXPECT_EQ(full_kvs(rc, target), kvs);
+    EXPECT_EQ(all_key_fields(rc, target), kvs);
     restored.stop();
   }
 
@@ -199,11 +185,24 @@ TEST_F(ChangeLog, ADamagedMissingOrMisnamedSegmentIsRefusedBeforeAnyDataDir) {
     EXPECT_NE(r.output.find(expect), std::string::npos) << what << ": " << r.output;
     EXPECT_FALSE(path_exists(dir_ / "data")) << what;
   };
+  // `backup verify` reads every segment of the backup's log: all intact, every revision once.
+  auto verified = cli_json({"backup", "verify", "latest", "--store", store_, "-o", "json"});
+  EXPECT_EQ(verified["changeLog"]["segments"].get<size_t>(), segments.size()) << verified.dump();
+  EXPECT_EQ(verified["changeLog"]["revision"], last) << verified.dump();
+  EXPECT_EQ(verified["changeLog"]["records"], last - snapshot_revision) << verified.dump();
+  EXPECT_FALSE(verified["changeLog"].contains("gapBefore")) << verified.dump();
+
   std::string bad = good;
   bad[bad.size() / 2] ^= 0x04;
   write_file_atomic(path, bad, 0600);
   refused("a flipped byte", victim.key());
+  auto verify_bad = cli({"backup", "verify", "latest", "--store", store_});
+  EXPECT_NE(verify_bad.exit_code, 0) << verify_bad.output;
+  EXPECT_NE(verify_bad.output.find("is intact, but its change log is not"), std::string::npos) << verify_bad.output;
+  EXPECT_NE(verify_bad.output.find(victim.key()), std::string::npos) << verify_bad.output;
   write_file_atomic(path, good, 0600);
+  // The snapshot was not recorded as damaged for it: `backup list` still offers it.
+  EXPECT_EQ(cli_json({"backup", "list", "--store", store_, "-o", "json"})[0]["damaged"], nullptr);
 
   // Missing: the log has a gap, the target lies beyond its end.
   std::filesystem::rename(path, dir_ / "aside");
@@ -228,7 +227,7 @@ TEST_F(ChangeLog, ListShowsTheWindowTimeTargetsWorkAndPruneKeepsWhatKeptBackupsN
   load_keys(client, "/a/", 20, 100, 1);
   auto first = save(m, encrypt());
   const std::string cluster_id = first["clusterId"];
-  auto sidecar = start_sidecar(m);
+  auto sidecar = start_sidecar(m, {"--heartbeat-interval", "1s"});
   load_keys(client, "/b/", 20, 100, 2);
   const int64_t r1 = current_revision(client, m.client_url());
   wait_for_log(cluster_id, first["revision"], r1);
@@ -246,6 +245,13 @@ TEST_F(ChangeLog, ListShowsTheWindowTimeTargetsWorkAndPruneKeepsWhatKeptBackupsN
     LocalStore store(store_);
     for (const auto& seg : changelog::list_segments(store, cluster_id)) EXPECT_TRUE(seg.encrypted) << seg.key();
   }
+  // Without the key, verify checks what it can: the stored bytes of the backup and of each segment.
+  auto keyless_verify = cli_json({"backup", "verify", "latest", "--shallow", "--store", store_, "-o", "json"});
+  EXPECT_EQ(keyless_verify["changeLog"]["decrypted"], false) << keyless_verify.dump();
+  EXPECT_EQ(keyless_verify["changeLog"]["revision"], r2) << keyless_verify.dump();
+  auto keyed_verify = cli_json({"backup", "verify", "latest", "--store", store_, "-o", "json", "--identity", read_args_[1]});
+  EXPECT_EQ(keyed_verify["changeLog"]["decrypted"], true) << keyed_verify.dump();
+  EXPECT_EQ(keyed_verify["changeLog"]["records"], r2 - first["revision"].get<int64_t>()) << keyed_verify.dump();
   // Without the identity the replay is refused, naming the segment; nothing is written.
   auto keyless = cli({"backup", "restore", "latest", "--store", store_, "--to-revision", std::to_string(r1), "--data-dir",
                       dir_ / "keyless", "--name", "r", "--initial-advertise-peer-urls", "http://127.0.0.1:2380"});
@@ -266,6 +272,29 @@ TEST_F(ChangeLog, ListShowsTheWindowTimeTargetsWorkAndPruneKeepsWhatKeptBackupsN
   EXPECT_EQ(current_revision(rc, restored.client_url()), r1);
   EXPECT_EQ(rc.hash_kv(restored.client_url(), r1).hash(), client.hash_kv(m.client_url(), r1).hash());
   restored.stop();
+
+  // A time after the last write: provable only once a heartbeat after it is in the store (the
+  // cluster is quiet now, so no segment will ever say so). Before: refused; after: the state at r2.
+  const auto quiet = std::chrono::system_clock::now();
+  const std::string t_quiet = format_rfc3339_micros(quiet);
+  auto to_time = [&](const std::string& t, const std::string& dir) {
+    return cli({"backup", "restore", "latest", "--store", store_, "--to-time", t, "--data-dir", dir_ / dir, "--name", "r",
+                "--initial-cluster-token", "etcd-test", "--initial-advertise-peer-urls", "http://127.0.0.1:2380", "-o",
+                "json", "--identity", read_args_[1]});
+  };
+  auto future = to_time(format_rfc3339_micros(quiet + std::chrono::hours(1)), "future");
+  EXPECT_EQ(future.exit_code, 3) << future.output;
+  EXPECT_NE(future.output.find("complete until"), std::string::npos) << future.output;
+  EXPECT_FALSE(path_exists(dir_ / "future"));
+  LocalStore plain_listing(store_);
+  for (int i = 0; i < 100; ++i) {
+    auto hb = changelog::read_heartbeat(plain_listing, cluster_id);
+    if (hb && hb->checked_at_micros >= to_unix_micros(quiet)) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  auto at_quiet = to_time(t_quiet, "at-quiet");
+  ASSERT_EQ(at_quiet.exit_code, 0) << at_quiet.output << read_file(dir_ / "sidecar.log");
+  EXPECT_EQ(nlohmann::json::parse(at_quiet.output.substr(at_quiet.output.find('{')))["revision"], r2) << at_quiet.output;
 
   // A second backup while the log runs (the store knows whom to encrypt to), more writes, then
   // retention keeps only the newest backup:
@@ -336,7 +365,7 @@ TEST_F(ChangeLog, AGapFromACompactionTakesANewBackupAndTargetsInsideItAreRefused
   EXPECT_EQ(sidecar.stop(10000ms), 0);
   // What the live member shows at before_gap, while it still can (the compaction below removes it).
   const uint32_t hash_before_gap = client.hash_kv(m.client_url(), before_gap).hash();
-  const auto kvs_before_gap = full_kvs(client, before_gap);
+  const auto kvs_before_gap = all_key_fields(client, before_gap);
 
   load_keys(client, "/while-down/", 20, 100, 2);
   const int64_t inside_gap = current_revision(client, m.client_url());

@@ -12,12 +12,16 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "changelog/segment.h"
 #include "common/fs.h"
+#include "common/subprocess.h"
 #include "etcdadm/init_system.h"
+#include "store/local_store.h"
 #include "test/support/etcd_versions.h"
 #include "test/support/release_fixture.h"
 #include "test/support/test_env.h"
@@ -285,6 +289,123 @@ TEST_F(Lifecycle, WholeClusterRebuiltFromBackup) {
   for (const auto& h : health) EXPECT_TRUE(h["health"].get<bool>()) << h.dump();
   // A new cluster (fresh token): members of the lost one could never rejoin it by accident.
   EXPECT_NE(info(hosts_[0])["clusterId"], old_cluster_id);
+}
+
+// 2b. Continuous backups across a leader change, then the whole cluster lost and rebuilt to the last
+//     revision in the store: a sidecar with --continuous beside each of the three TLS members; the
+//     leader's keeps the log; leadership moves (etcdctl move-leader) while a client writes; the new
+//     leader's sidecar continues the log where the store's ends (no gap, each revision replayed
+//     once); every etcd is killed; `init --from-backup latest --to-revision end` and two joins bring
+//     back every key with all its fields and the KV hash of the original cluster at its last revision.
+TEST_F(Lifecycle, ChangeLogHandsOverAtALeaderChangeAndTheClusterComesBackToItsLastRevision) {
+  using namespace std::chrono_literals;
+  ASSERT_NO_FATAL_FAILURE(three_member_cluster());
+  auto conn = connection({&hosts_[0], &hosts_[1], &hosts_[2]});
+  std::string store = dir_ / "store";
+  std::vector<std::string> tls = {"--cacert", conn.cacert, "--cert", conn.cert, "--key", conn.key};
+  auto saved = etcdadm({"backup", "save", "--store", store, "--endpoints", hosts_[0].client_url(), "-o", "json",
+                        "--cacert", conn.cacert, "--cert", conn.cert, "--key", conn.key});
+  ASSERT_EQ(saved.exit_code, 0) << saved.output;
+  auto saved_json = nlohmann::json::parse(saved.output.substr(saved.output.find('{')));
+  const int64_t snapshot_revision = saved_json["revision"];
+  const std::string cluster_id = saved_json["clusterId"];
+
+  std::vector<ChildProcess> sidecars;
+  for (const auto& h : hosts_) {
+    std::vector<std::string> argv = {ETCDADM_BIN, "--log-level", "debug", "backup", "sidecar", "--store", store,
+                                     "--endpoints", h.client_url(), "--schedule", "@hourly", "--listen", "",
+                                     "--continuous", "--segment-interval", "1s"};
+    argv.insert(argv.end(), tls.begin(), tls.end());
+    RunOptions ro;
+    ro.env["ETCDADM_CATALOG"] = dir_ / (h.name + "-catalog.db");
+    sidecars.push_back(ChildProcess::start(argv, dir_ / (h.name + "-sidecar.log"), ro));
+  }
+  EtcdClient client(conn);
+  auto log_reaches = [&] {
+    LocalStore s(store);
+    return changelog::chain_from(changelog::list_segments(s, cluster_id), snapshot_revision);
+  };
+  auto wait_for_log = [&](int64_t revision) {
+    for (int i = 0; i < 300 && log_reaches().reaches < revision; ++i) std::this_thread::sleep_for(100ms);
+    ASSERT_GE(log_reaches().reaches, revision) << read_file(dir_ / "m1-sidecar.log");
+  };
+  auto leader_index = [&] {
+    auto st = client.status(hosts_[0].client_url());
+    for (size_t i = 0; i < hosts_.size(); ++i) {
+      if (client.status(hosts_[i].client_url()).header().member_id() == st.leader()) return i;
+    }
+    return size_t{99};
+  };
+
+  load_keys(client, "/registry/pods/", 100, 300, 1);
+  wait_for_log(client.status(hosts_[0].client_url()).header().revision());
+  const size_t old_leader = leader_index();
+  ASSERT_LT(old_leader, hosts_.size());
+  const size_t new_leader = (old_leader + 1) % hosts_.size();
+
+  // A client writes all through the move; a write that meets the election is retried.
+  std::atomic<bool> writing{true};
+  std::atomic<int> written{0};
+  std::thread writer([&] {
+    EtcdClient w(conn);
+    for (int i = 0; writing.load(); ++i) {
+      try {
+        w.put("/registry/leases/writer-" + std::to_string(i % 50), std::string(200, 'a' + i % 26));
+        ++written;
+      } catch (const std::exception&) {
+        std::this_thread::sleep_for(50ms);
+      }
+    }
+  });
+  std::this_thread::sleep_for(1500ms);
+  auto new_leader_id = client.status(hosts_[new_leader].client_url()).header().member_id();
+  std::ostringstream hex_id;
+  hex_id << std::hex << new_leader_id;
+  auto moved = etcdctl(hosts_[old_leader], {"move-leader", hex_id.str()});
+  EXPECT_EQ(moved.exit_code, 0) << moved.output;
+  std::this_thread::sleep_for(3000ms);
+  writing = false;
+  writer.join();
+  EXPECT_EQ(leader_index(), new_leader);
+  EXPECT_GT(written.load(), 20);
+  const int64_t last = client.status(hosts_[new_leader].client_url()).header().revision();
+  ASSERT_NO_FATAL_FAILURE(wait_for_log(last));
+  // The old leader's sidecar let go, the new one's took over from the store's end of the log.
+  std::string old_log = read_file(dir_ / (hosts_[old_leader].name + "-sidecar.log"));
+  std::string new_log = read_file(dir_ / (hosts_[new_leader].name + "-sidecar.log"));
+  EXPECT_NE(old_log.find("no longer leads"), std::string::npos) << old_log;
+  EXPECT_NE(new_log.find("change log: capturing cluster " + cluster_id), std::string::npos) << new_log;
+  auto chain = log_reaches();
+  EXPECT_EQ(chain.reaches, last);
+  EXPECT_FALSE(chain.next_segment_start);
+  const uint32_t hash_at_last = client.hash_kv(hosts_[0].client_url(), last).hash();
+  const auto fields_at_last = all_key_fields(client, last);
+
+  // Every etcd killed at once; the sidecars stop after it.
+  for (const auto& h : hosts_) {
+    int pid = running_pid(h.conf() + "/etcd.pid", bin() + "/etcd");
+    ASSERT_GT(pid, 0);
+    ::kill(pid, SIGKILL);
+  }
+  for (auto& sc : sidecars) sc.stop(10000ms);
+  for (const auto& h : hosts_) {
+    auto r = reset(h, {"--skip-remove-member", "--force"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  // A revision the log does not reach is refused before anything is installed.
+  auto beyond = run_with_member_flags({"init"}, hosts_[0],
+                                      {"--from-backup", "latest", "--store", store, "--to-revision", std::to_string(last + 1)});
+  EXPECT_EQ(beyond.exit_code, 3) << beyond.output;
+  EXPECT_NE(beyond.output.find(std::to_string(last)), std::string::npos) << beyond.output;
+  EXPECT_FALSE(path_exists(hosts_[0].data() + "/member"));
+
+  ASSERT_NO_FATAL_FAILURE(init(hosts_[0], {"--from-backup", "latest", "--store", store, "--to-revision", "end"}));
+  ASSERT_NO_FATAL_FAILURE(join(hosts_[1], hosts_[0]));
+  ASSERT_NO_FATAL_FAILURE(join(hosts_[2], hosts_[0]));
+  EtcdClient restored(conn);
+  EXPECT_EQ(restored.status(hosts_[0].client_url()).header().revision(), last);
+  EXPECT_EQ(all_key_fields(restored, last), fields_at_last);
+  for (const auto& h : hosts_) EXPECT_EQ(restored.hash_kv(h.client_url(), last).hash(), hash_at_last) << h.name;
 }
 
 // 3. reset of one member shrinks the cluster; it can join again; the last member refuses a reset.

@@ -1,5 +1,7 @@
 #include "test/support/test_env.h"
 
+#include <functional>
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <sys/file.h>
@@ -11,6 +13,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <random>
 #include <set>
@@ -293,8 +296,10 @@ void load_keys(EtcdClient& client, const std::string& prefix, int count, size_t 
   }
 }
 
-std::vector<std::pair<std::string, std::string>> all_keys(EtcdClient& client, int64_t revision) {
-  std::vector<std::pair<std::string, std::string>> out;
+namespace {
+
+// Every key-value at `revision` (0 = latest), a page at a time, all pages at the same revision.
+void for_each_kv(EtcdClient& client, int64_t revision, const std::function<void(const etcdserverpb::KeyValue&)>& each) {
   std::string from(1, '\0');
   for (;;) {
     etcdserverpb::RangeRequest req;
@@ -304,10 +309,26 @@ std::vector<std::pair<std::string, std::string>> all_keys(EtcdClient& client, in
     req.set_revision(revision);
     auto resp = client.range(req);
     if (revision == 0) revision = resp.header().revision();  // later pages read the same revision
-    for (const auto& kv : resp.kvs()) out.emplace_back(kv.key(), kv.value());
+    for (const auto& kv : resp.kvs()) each(kv);
     if (!resp.more() || resp.kvs_size() == 0) break;
     from = resp.kvs(resp.kvs_size() - 1).key() + std::string(1, '\0');
   }
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> all_keys(EtcdClient& client, int64_t revision) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for_each_kv(client, revision, [&](const etcdserverpb::KeyValue& kv) { out.emplace_back(kv.key(), kv.value()); });
+  return out;
+}
+
+std::vector<std::string> all_key_fields(EtcdClient& client, int64_t revision) {
+  std::vector<std::string> out;
+  for_each_kv(client, revision, [&](const etcdserverpb::KeyValue& kv) {
+    out.push_back(kv.key() + " c=" + std::to_string(kv.create_revision()) + " m=" + std::to_string(kv.mod_revision()) +
+                  " v=" + std::to_string(kv.version()) + " l=" + std::to_string(kv.lease()) + " " + kv.value());
+  });
   return out;
 }
 

@@ -113,5 +113,8 @@ void load_keys(EtcdClient& client, const std::string& prefix, int count, size_t 
 
 // Every key/value in the cluster at `revision` (0 = latest), in key order.
 std::vector<std::pair<std::string, std::string>> all_keys(EtcdClient& client, int64_t revision = 0);
+// The same with every field a restore must bring back (create and mod revision, version, lease),
+// one comparable line per key.
+std::vector<std::string> all_key_fields(EtcdClient& client, int64_t revision = 0);
 
 }  // namespace etcdadm::test

@@ -2,9 +2,11 @@
 // every check a reader makes, and how a chain of segments is chosen across overlaps and gaps.
 #include <gtest/gtest.h>
 
+#include "changelog/heartbeat.h"
 #include "changelog/segment.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "restore/pitr.h"
 #include "store/local_store.h"
 #include "test/support/test_env.h"
 
@@ -190,6 +192,62 @@ TEST(ChangeLogChain, OverlapsResolveByRevisionAndGapsStopTheChain) {
   LogChain none = chain_from(all, 350);
   EXPECT_TRUE(none.segments.empty());
   EXPECT_EQ(none.reaches, 350);
+}
+
+TEST(PointInTimeTarget, RevisionEndAndTimeParseAndBadOnesAreRefused) {
+  SystemTime now = *parse_rfc3339("2026-11-25T02:00:00Z");
+  PointInTime none = point_in_time_from_flags("", "", now);
+  EXPECT_FALSE(none.given());
+  PointInTime rev = point_in_time_from_flags("1234", "", now);
+  EXPECT_EQ(rev.revision, 1234);
+  EXPECT_EQ(rev.describe(), "revision 1234");
+  PointInTime end = point_in_time_from_flags("end", "", now);
+  EXPECT_TRUE(end.given());
+  EXPECT_TRUE(end.log_end);
+  EXPECT_EQ(end.describe(), "the end of the change log");
+  PointInTime ago = point_in_time_from_flags("", "-10m", now);
+  ASSERT_TRUE(ago.time);
+  EXPECT_EQ(format_rfc3339_micros(*ago.time), "2026-11-25T01:50:00.000000Z");
+  PointInTime at = point_in_time_from_flags("", "2026-11-25T03:30:00+02:00", now);
+  EXPECT_EQ(format_rfc3339_micros(*at.time), "2026-11-25T01:30:00.000000Z");
+  for (auto [r, t] : std::vector<std::pair<std::string, std::string>>{
+           {"12x", ""}, {"0", ""}, {"-5", ""}, {"last", ""}, {"", "yesterday"}, {"", "-0s"}, {"5", "-1m"}}) {
+    EXPECT_THROW(point_in_time_from_flags(r, t, now), Error) << r << " / " << t;
+  }
+}
+
+TEST(ChangeLogHeartbeat, WrittenBesideTheSegmentsAndProvesOnlyWhatTheChainHolds) {
+  test::TempDir dir;
+  LocalStore store(dir / "store");
+  EXPECT_FALSE(read_heartbeat(store, "c1"));
+  write_heartbeat(store, "c1", Heartbeat{250, 1795000000123456});
+  write_heartbeat(store, "c1", Heartbeat{300, 1795000009000000});  // overwritten in place
+  bool listed = false;
+  EXPECT_TRUE(list_segments(store, "c1", &listed).empty());
+  EXPECT_TRUE(listed);
+  auto hb = read_heartbeat(store, "c1");
+  ASSERT_TRUE(hb);
+  EXPECT_EQ(hb->revision, 300);
+  EXPECT_EQ(hb->checked_at_micros, 1795000009000000);
+  EXPECT_NE(read_file(dir / "store/changelog/c1/heartbeat.json").find("\"checkedAt\":\"2026-11-18T"), std::string::npos);
+
+  LogChain chain;  // a snapshot at 200, segments to 300, the last received at ms 1795000005000
+  chain.from_revision = 200;
+  chain.reaches = 300;
+  chain.reaches_observed_ms = 1795000005000;
+  EXPECT_EQ(complete_until_micros(chain, std::nullopt), 1795000005000000);
+  EXPECT_EQ(complete_until_micros(chain, hb), 1795000009000000);            // quiet since revision 300
+  EXPECT_EQ(complete_until_micros(chain, Heartbeat{301, 1795000009000000}),  // 301 is not in the chain
+            1795000005000000);
+  EXPECT_EQ(complete_until_micros(chain, Heartbeat{150, 1795000009000000}),  // before the snapshot
+            1795000005000000);
+  LogChain bare;  // a snapshot at 300 and a quiet cluster since
+  bare.from_revision = bare.reaches = 300;
+  EXPECT_EQ(complete_until_micros(bare, hb), 1795000009000000);
+
+  // A damaged heartbeat only stops proving: it is ignored, never an error.
+  write_file_atomic(dir / "store/changelog/c1/heartbeat.json", "{not json", 0600, /*overwrite=*/true);
+  EXPECT_FALSE(read_heartbeat(store, "c1"));
 }
 
 }  // namespace etcdadm::changelog
