@@ -100,7 +100,11 @@ void ChangeLogLoop::loop() {
       StoreSettings settings = read_store_settings(store_).value_or(StoreSettings{});
       co.compression = settings.compression;
       co.encrypt_to.reset();
-      if (settings.encryption) co.encrypt_to = recipients_for_save(*settings.encryption, options_.writer, store_.url());
+      co.key_id.clear();
+      if (settings.encryption) {
+        co.encrypt_to = recipients_for_save(*settings.encryption, options_.writer, store_.url());
+        co.key_id = settings.encryption->key_id();
+      }
       changelog::Capture capture(client_, store_, options_.member_endpoint, co);
       std::atomic<bool> capture_stop{false};
       // Ends the capture when the sidecar stops or (leader_only) the member no longer leads.

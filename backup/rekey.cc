@@ -4,7 +4,9 @@
 
 #include <set>
 
+#include "changelog/segment.h"
 #include "common/byte_sink.h"
+#include "common/sha256.h"
 #include "common/error.h"
 #include "common/text.h"
 #include "common/interrupt.h"
@@ -77,6 +79,67 @@ void rekey_one(BlobStore& store, const std::string& name, BackupMeta meta, const
   store.write_small(meta_key, backup_meta_to_json(meta), /*overwrite=*/true);
 }
 
+// The change log's part of --all: each encrypted segment whose name does not carry the store's key
+// ID gets a re-wrapped copy (same range and time; new digest and key ID), created before the old
+// one is deleted. A kill in between leaves both: readers take whichever the keys open
+// (read_segment_or_twin), and the next run deletes the old one after re-wrapping it again.
+void rekey_segments(BlobStore& store, const age::Identities* keys, const age::Recipients& to, const std::string& key_id,
+                    RekeyResult& r) {
+  std::vector<changelog::SegmentName> segments;
+  for (const auto& blob : store.list(std::string(changelog::kChangeLogDir) + "/")) {
+    if (auto s = changelog::parse_segment_key(blob.key); s && s->encrypted) segments.push_back(std::move(*s));
+  }
+  auto done_twin = [&](const changelog::SegmentName& old) -> const changelog::SegmentName* {
+    for (const auto& s : segments) {
+      if (s.key_id == key_id && s.cluster_id == old.cluster_id && s.first_revision == old.first_revision &&
+          s.last_revision == old.last_revision) {
+        return &s;
+      }
+    }
+    return nullptr;
+  };
+  for (const auto& old : segments) {
+    const changelog::SegmentName* segment = &old;
+    if (segment->key_id == key_id) {
+      ++r.segments_already;
+      continue;
+    }
+    const std::string what = changelog::segment_description(store, *segment);
+    // A run killed after the re-wrapped copy was made: that copy is checked, the old one goes.
+    if (const auto* twin = done_twin(old)) {
+      changelog::read_segment_bytes(store, *twin);
+      store.remove(old.key());
+      ++r.segments_rekeyed;
+      continue;
+    }
+    if (keys == nullptr) {
+      throw Error(ErrorKind::kAuth, "rekeying " + what + " needs a key that opens it: none was given",
+                  "give an identity of its current recipients with --identity (or the passphrase with --passphrase-file)");
+    }
+    if (interrupted()) throw_if_interrupted("rekey of " + what);
+    std::string stored = changelog::read_segment_bytes(store, *segment);  // a damaged segment is never rekeyed
+    age::RewrappedHeader h;
+    try {
+      h = age::rewrap_header(stored, *keys, to);
+    } catch (const Error& e) {
+      throw e.kind() == ErrorKind::kAuth
+                ? Error(ErrorKind::kAuth, what + " cannot be opened with the keys given (" + e.what() + ")",
+                        "give the identity file (or passphrase) of the recipients it was written for")
+                : e.wrap(what);
+    }
+    std::string rewrapped = h.header + stored.substr(h.old_header_size);
+    changelog::SegmentName renamed = *segment;
+    renamed.sha256 = to_hex(sha256_of(rewrapped.data(), rewrapped.size()));
+    renamed.key_id = key_id;
+    auto writer = store.create(renamed.key(), /*overwrite=*/false);
+    writer->write(reinterpret_cast<const uint8_t*>(rewrapped.data()), rewrapped.size());
+    writer->commit();
+    store.remove(segment->key());
+    ++r.segments_rekeyed;
+  }
+  if (r.segments_rekeyed > 0) spdlog::info("rekeyed {} change log segments", r.segments_rekeyed);
+}
+
 }  // namespace
 
 RekeyResult rekey_backups(BlobStore& store, Catalog* catalog, const RekeyOptions& o) {
@@ -110,8 +173,9 @@ RekeyResult rekey_backups(BlobStore& store, Catalog* catalog, const RekeyOptions
       if (l.has_backup_meta) names.push_back(l.name);
     }
   }
-  if (names.empty()) return r;
   const age::Identities* keys = store.decryption_keys();
+  if (o.all) rekey_segments(store, keys, to, settings->encryption->key_id(), r);
+  if (names.empty()) return r;
   for (const auto& name : names) {
     const std::string meta_key = name + "/" + kBackupMetaFile;
     if (!o.all && !store.stat(meta_key)) {

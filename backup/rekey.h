@@ -30,7 +30,8 @@ struct RekeyOptions {
   // The passphrase of a passphrase store, when it stays the target (a rekey to it needs it).
   std::optional<std::string> current_passphrase;
   std::vector<std::string> names;  // backups to rekey (full names)
-  bool all = false;                // every encrypted backup not encrypted to the store's recipients yet
+  bool all = false;                // every encrypted backup not encrypted to the store's recipients yet,
+                                   // and every change log segment (docs/store-format.md §8)
 };
 
 struct RekeyResult {
@@ -38,6 +39,8 @@ struct RekeyResult {
   bool store_changed = false;           // the marker got new recipients
   std::vector<std::string> rekeyed;
   std::vector<std::string> already;     // were encrypted to exactly these recipients
+  int segments_rekeyed = 0;             // change log segments (--all only)
+  int segments_already = 0;
 };
 
 // Keys to open the backups come from store.decryption_keys(). Throws on the first backup that

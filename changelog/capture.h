@@ -27,6 +27,7 @@ struct CaptureOptions {
   uint64_t segment_bytes = 16u << 20;  // plaintext bytes of records
   Compression compression = Compression::kGzip;
   std::optional<age::Recipients> encrypt_to;
+  std::string key_id;  // of those recipients (StoreEncryption::key_id), in each segment's name
   // While nothing is pending, a heartbeat (changelog/heartbeat.h) this often; 0: none. One is
   // also written when the run stops cleanly.
   std::chrono::milliseconds heartbeat_interval{std::chrono::seconds(60)};

@@ -109,8 +109,8 @@ std::string SegmentName::key() const {
   char range[80];
   std::snprintf(range, sizeof range, "%020" PRId64 "-%020" PRId64 "-%013" PRId64 "-", first_revision, last_revision,
                 last_observed_ms);
-  return std::string(kChangeLogDir) + "/" + cluster_id + "/" + range + sha256 + ".seg" + compression_extension(compression) +
-         (encrypted ? kAgeFileExtension : "");
+  return std::string(kChangeLogDir) + "/" + cluster_id + "/" + range + sha256 + (key_id.empty() ? "" : "-" + key_id) +
+         ".seg" + compression_extension(compression) + (encrypted ? kAgeFileExtension : "");
 }
 
 std::optional<SegmentName> parse_segment_key(const std::string& key) {
@@ -129,10 +129,16 @@ std::optional<SegmentName> parse_segment_key(const std::string& key) {
   s.sha256 = file.substr(56, 64);
   if (!all_digits(first) || !all_digits(last) || !all_digits(ms) || !all_hex(s.sha256)) return std::nullopt;
   std::string ext = file.substr(fixed);
+  if (ext.size() > 17 && ext[0] == '-') {  // -<key id>
+    s.key_id = ext.substr(1, 16);
+    if (!all_hex(s.key_id)) return std::nullopt;
+    ext = ext.substr(17);
+  }
   if (ext.size() >= 4 && ext.compare(ext.size() - 4, 4, kAgeFileExtension) == 0) {
     s.encrypted = true;
     ext.resize(ext.size() - 4);
   }
+  if (!s.key_id.empty() && !s.encrypted) return std::nullopt;
   if (ext == ".seg") s.compression = Compression::kNone;
   else if (ext == ".seg.gz") s.compression = Compression::kGzip;
   else if (ext == ".seg.zst") s.compression = Compression::kZstd;
@@ -206,7 +212,7 @@ void SegmentBuilder::add(const Record& record) {
   plaintext_bytes_ += s.size();
 }
 
-SegmentName SegmentBuilder::write(BlobStore& store, const std::string& cluster_id) {
+SegmentName SegmentBuilder::write(BlobStore& store, const std::string& cluster_id, const std::string& key_id) {
   if (!impl_ || empty()) throw Error(ErrorKind::kInternal, "an empty change log segment");
   impl_->encoder->finish();
   if (impl_->encryptor) impl_->encryptor->finish();
@@ -218,6 +224,7 @@ SegmentName SegmentBuilder::write(BlobStore& store, const std::string& cluster_i
   name.sha256 = to_hex(impl_->stored.finish());
   name.compression = impl_->compression;
   name.encrypted = impl_->encrypted;
+  if (name.encrypted) name.key_id = key_id;
   auto writer = store.create(name.key(), /*overwrite=*/false);
   const std::string& bytes = impl_->bytes.out;
   writer->write(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
@@ -281,6 +288,28 @@ void read_segment(BlobStore& store, const SegmentName& segment, const std::funct
     throw SegmentError(e.wrap(what + " is damaged"));
   }
   parser.finish();
+}
+
+void read_segment_or_twin(BlobStore& store, const SegmentName& segment, const std::vector<SegmentName>& all,
+                          const std::function<void(const Record&)>& record) {
+  try {
+    read_segment(store, segment, record);
+  } catch (const SegmentError& e) {
+    if (e.kind() != ErrorKind::kAuth) throw;
+    for (const auto& twin : all) {
+      if (twin.first_revision != segment.first_revision || twin.last_revision != segment.last_revision ||
+          twin.key() == segment.key()) {
+        continue;
+      }
+      try {
+        read_segment(store, twin, record);
+        return;
+      } catch (const SegmentError& other) {
+        if (other.kind() != ErrorKind::kAuth) throw;
+      }
+    }
+    throw;
+  }
 }
 
 LogChain chain_from(const std::vector<SegmentName>& segments, int64_t from_revision, int64_t to_revision) {

@@ -42,7 +42,10 @@ struct SegmentName {
   std::string sha256;            // lower-case hex SHA-256 of the stored bytes
   Compression compression = Compression::kGzip;
   bool encrypted = false;
-  // changelog/<cluster>/<first %020>-<last %020>-<ms %013>-<sha256>.seg[.gz|.zst][.age]
+  // Encrypted: whom to, as StoreEncryption::key_id() (16 hex digits; empty in names written
+  // before it was added). A rekey re-wraps exactly the segments whose key ID is not the store's.
+  std::string key_id;
+  // changelog/<cluster>/<first %020>-<last %020>-<ms %013>-<sha256>[-<key id>].seg[.gz|.zst][.age]
   std::string key() const;
 };
 // nullopt for a key that is not a segment's (other files are ignored, not errors).
@@ -66,8 +69,8 @@ class SegmentBuilder {
   int64_t last() const { return last_; }
   uint64_t plaintext_bytes() const { return plaintext_bytes_; }
   // Finishes the bytes and creates the segment (never overwriting); returns its name. The builder
-  // is spent afterwards, except for stored_bytes().
-  SegmentName write(BlobStore& store, const std::string& cluster_id);
+  // is spent afterwards, except for stored_bytes(). `key_id`: the store's (encrypted segments).
+  SegmentName write(BlobStore& store, const std::string& cluster_id, const std::string& key_id = {});
   // After write(): the segment's size as stored.
   uint64_t stored_bytes() const { return stored_bytes_; }
 
@@ -84,6 +87,12 @@ class SegmentBuilder {
 // and the records: exactly first..last of the name, one per revision, in order. `record` gets
 // each record as it is decoded. Throws kCorrupt naming the segment (kAuth: no key opens it).
 void read_segment(BlobStore& store, const SegmentName& segment, const std::function<void(const Record&)>& record);
+// read_segment, falling back on a twin when no key given opens `segment` (kAuth): another segment
+// of `all` with the same revision range. A rekey killed between writing a segment's re-wrapped
+// copy and deleting the old one leaves two, each opening with one set of keys; their payloads are
+// the same bytes. Other failures are not retried: records may have been handed out already.
+void read_segment_or_twin(BlobStore& store, const SegmentName& segment, const std::vector<SegmentName>& all,
+                          const std::function<void(const Record&)>& record);
 // Only the first check: the stored bytes, read whole, against the name's SHA-256 (what can be
 // checked of an encrypted segment without its key; what `backup rekey` re-wraps). Throws
 // SegmentError (kCorrupt) naming the segment.

@@ -507,7 +507,9 @@ void add_rekey(CLI::App& backup) {
       std::cout << nlohmann::json{{"recipients", r.recipients},
                                   {"storeChanged", r.store_changed},
                                   {"rekeyed", r.rekeyed},
-                                  {"alreadyEncryptedToThem", r.already}}
+                                  {"alreadyEncryptedToThem", r.already},
+                                  {"changeLogSegmentsRekeyed", r.segments_rekeyed},
+                                  {"changeLogSegmentsAlready", r.segments_already}}
                        .dump(2)
                 << "\n";
       return;
@@ -516,6 +518,10 @@ void add_rekey(CLI::App& backup) {
     if (r.store_changed) std::cout << "Backups saved from now on are encrypted to " << to << "\n";
     std::cout << "Rekeyed " << r.rekeyed.size() << " backup(s) to " << to;
     if (!r.already.empty()) std::cout << " (" << r.already.size() << " already were)";
+    if (r.segments_rekeyed + r.segments_already > 0) {
+      std::cout << ", and " << r.segments_rekeyed << " change log segment(s)";
+      if (r.segments_already > 0) std::cout << " (" << r.segments_already << " already were)";
+    }
     std::cout << "\n";
     if (!r.store_changed && !f->all) return;
     if (f->all) {

@@ -142,12 +142,13 @@ ChangeLogCheck verify_change_log(BlobStore& store, const BackupRecord& backup, b
   ChangeLogCheck check;
   if (backup.cluster_id.empty() || !backup.revision) return check;
   check.snapshot_revision = check.reaches = *backup.revision;
-  changelog::LogChain chain = changelog::chain_from(changelog::list_segments(store, backup.cluster_id), *backup.revision);
+  auto segments = changelog::list_segments(store, backup.cluster_id);
+  changelog::LogChain chain = changelog::chain_from(segments, *backup.revision);
   check.next_segment_start = chain.next_segment_start;
   check.decrypted = decrypt;
   for (const auto& segment : chain.segments) {
     if (decrypt) {
-      changelog::read_segment(store, segment, [&](const changelog::Record& rec) {
+      changelog::read_segment_or_twin(store, segment, segments, [&](const changelog::Record& rec) {
         if (rec.revision() > check.reaches) ++check.records;  // overlapping segments: each revision once
       });
     } else {
@@ -201,7 +202,7 @@ ReplayResult replay_to(BlobStore& store, const BackupRecord& backup, const std::
   for (const auto& segment : chain.segments) {
     if (done) break;
     ++r.segments;
-    changelog::read_segment(store, segment, [&](const changelog::Record& rec) {
+    changelog::read_segment_or_twin(store, segment, segments, [&](const changelog::Record& rec) {
       if (done || rec.revision() <= replay.revision()) return;  // an overlap: never twice
       if ((target.revision > 0 && rec.revision() > target.revision) || rec.observed_unix_micros() > until_micros) {
         done = true;

@@ -14,6 +14,7 @@
 #include "common/base64.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/sha256.h"
 #include "common/text.h"
 
 namespace etcdadm {
@@ -37,6 +38,17 @@ std::vector<std::string> StoreEncryption::recipient_labels() const {
   std::vector<std::string> out;
   for (const auto& r : x25519) out.push_back(r.str());
   return out;
+}
+
+std::string StoreEncryption::key_id() const {
+  std::vector<std::string> labels = recipient_labels();
+  std::sort(labels.begin(), labels.end());
+  std::string text = "etcdadm-age-recipients-v1\n";
+  for (const auto& l : labels) text += l + "\n";
+  text += passphrase_check;
+  Sha256 h;
+  h.update(reinterpret_cast<const uint8_t*>(text.data()), text.size());
+  return to_hex(h.finish()).substr(0, 16);
 }
 
 json store_encryption_json(const StoreEncryption& e) {

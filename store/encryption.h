@@ -35,6 +35,10 @@ struct StoreEncryption {
   std::string passphrase_check;
   // "age1..." each, or {"scrypt"}: what metadata and messages show (public, never a secret).
   std::vector<std::string> recipient_labels() const;
+  // 16 hex digits naming this set of recipients (or this passphrase, by its check): the first 8
+  // bytes of SHA-256("etcdadm-age-recipients-v1\n" + each label + "\n" + passphrase_check).
+  // Change-log segments carry it in their names, so a rekey knows which are done (§8).
+  std::string key_id() const;
 };
 nlohmann::json store_encryption_json(const StoreEncryption& e);
 // Throws kCorrupt naming `where` for anything malformed.

@@ -13,7 +13,8 @@ set(FUZZ_age_decrypt_SOURCES ${_fuzz_src}/store/age.cc ${_fuzz_src}/common/base6
 set(FUZZ_age_decrypt_LIBS OpenSSL::Crypto)
 set(FUZZ_store_metadata_SOURCES ${_fuzz_src}/store/layout.cc ${_fuzz_src}/store/codec.cc ${_fuzz_src}/store/blob_store.cc
                                 ${_fuzz_src}/store/encryption.cc ${_fuzz_src}/store/age.cc ${_fuzz_src}/common/base64.cc
-                                ${_fuzz_src}/common/fs.cc ${_fuzz_src}/common/timefmt.cc ${_fuzz_src}/common/error.cc)
+                                ${_fuzz_src}/common/fs.cc ${_fuzz_src}/common/timefmt.cc ${_fuzz_src}/common/error.cc
+                                ${_fuzz_src}/common/sha256.cc)
 set(FUZZ_store_metadata_LIBS nlohmann_json::nlohmann_json spdlog::spdlog PkgConfig::ZSTD PkgConfig::ISAL OpenSSL::Crypto)
 set(FUZZ_aws_responses_SOURCES ${_fuzz_src}/store/aws_responses.cc ${_fuzz_src}/store/xml_reader.cc
                                ${_fuzz_src}/common/timefmt.cc ${_fuzz_src}/common/error.cc)

@@ -319,6 +319,63 @@ TEST_F(ChangeLog, ListShowsTheWindowTimeTargetsWorkAndPruneKeepsWhatKeptBackupsN
   EXPECT_EQ(kept.exit_code, 0) << kept.output;
 }
 
+// `backup rekey --all` re-wraps the change log's segments too (a new header around the same
+// payload, so a new digest and name; the old segment is deleted): afterwards only the new identity
+// opens the log. A rekey killed between making a copy and deleting the old segment leaves twins,
+// which restores read through; the next run removes the old one.
+TEST_F(ChangeLog, ARekeyReWrapsTheSegmentsAndAKilledOneFinishesOnTheNextRun) {
+  auto& m = start_member();
+  EtcdClient client(m.connection());
+  auto saved = save(m, encrypt());
+  const std::string old_identity = read_args_[1];
+  const std::string cluster_id = saved["clusterId"];
+  auto sidecar = start_sidecar(m);
+  for (int burst = 0; burst < 2; ++burst) {
+    load_keys(client, "/burst" + std::to_string(burst) + "/", 20, 100, burst);
+    wait_for_log(cluster_id, saved["revision"], current_revision(client, m.client_url()));
+  }
+  const int64_t last = current_revision(client, m.client_url());
+  EXPECT_EQ(sidecar.stop(10000ms), 0);
+  LocalStore store(store_);
+  auto before = changelog::list_segments(store, cluster_id);
+  ASSERT_GE(before.size(), 2u);
+  const std::string old_key_id = before[0].key_id;
+  EXPECT_EQ(old_key_id.size(), 16u) << before[0].key();
+  const std::string old_bytes = read_file(store_ + "/" + before[0].key());
+
+  std::string new_identity = dir_ / "new-key.txt";
+  ASSERT_EQ(run_process({"age-keygen", "-o", new_identity}).exit_code, 0);
+  std::string new_recipient = run_process({"age-keygen", "-y", new_identity}).output;
+  new_recipient = new_recipient.substr(0, new_recipient.find('\n'));
+  auto rekeyed = cli_json({"backup", "rekey", "--all", "--store", store_, "--encrypt-to", new_recipient, "--identity",
+                           old_identity, "-o", "json"});
+  EXPECT_EQ(rekeyed["changeLogSegmentsRekeyed"].get<size_t>(), before.size()) << rekeyed.dump();
+  auto after = changelog::list_segments(store, cluster_id);
+  ASSERT_EQ(after.size(), before.size());
+  for (size_t i = 0; i < after.size(); ++i) {
+    EXPECT_NE(after[i].key_id, old_key_id) << after[i].key();
+    EXPECT_EQ(after[i].first_revision, before[i].first_revision);
+    EXPECT_EQ(after[i].last_revision, before[i].last_revision);
+    EXPECT_FALSE(path_exists(store_ + "/" + before[i].key()));
+  }
+  read_args_ = {"--identity", old_identity};
+  auto with_old = restore_to(last, dir_ / "with-old", free_port());
+  EXPECT_EQ(with_old.exit_code, 7) << with_old.output;
+  EXPECT_FALSE(path_exists(dir_ / "with-old"));
+  read_args_ = {"--identity", new_identity};
+  expect_exact_restore(m, client, last, "with-new");
+
+  // A killed rekey: the old segment is back beside its re-wrapped copy.
+  write_file_atomic(store_ + "/" + before[0].key(), old_bytes, 0600);
+  ASSERT_EQ(changelog::list_segments(store, cluster_id).size(), before.size() + 1);
+  expect_exact_restore(m, client, last, "with-twins");
+  auto finished = cli_json({"backup", "rekey", "--all", "--store", store_, "--identity", new_identity, "-o", "json"});
+  EXPECT_EQ(finished["changeLogSegmentsRekeyed"], 1) << finished.dump();
+  EXPECT_EQ(finished["changeLogSegmentsAlready"].get<size_t>(), before.size()) << finished.dump();
+  EXPECT_FALSE(path_exists(store_ + "/" + before[0].key()));
+  EXPECT_EQ(changelog::list_segments(store, cluster_id).size(), before.size());
+}
+
 // The capturing sidecar killed (SIGKILL) with records not yet in a segment, then started again:
 // it continues from the last segment in the store, the log has no gap and no duplicate, and a
 // restore past the kill is exact.

@@ -6,6 +6,7 @@
 #include "changelog/segment.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/sha256.h"
 #include "restore/pitr.h"
 #include "store/local_store.h"
 #include "test/support/test_env.h"
@@ -81,6 +82,19 @@ TEST(ChangeLogSegment, NamesCarryTheRangeTimeAndDigestAndParseBack) {
   EXPECT_EQ(back->last_observed_ms, 1795242990123);
   EXPECT_TRUE(back->encrypted);
   EXPECT_EQ(back->compression, Compression::kGzip);
+  // With the recipients' key ID (encrypted segments written since it was added).
+  s.key_id = "0123456789abcdef";
+  EXPECT_EQ(s.key(), "changelog/cdf818194e3a8c32/00000000000000001001-00000000000000001500-1795242990123-" +
+                         std::string(64, 'a') + "-0123456789abcdef.seg.gz.age");
+  auto with_id = parse_segment_key(s.key());
+  ASSERT_TRUE(with_id);
+  EXPECT_EQ(with_id->key_id, "0123456789abcdef");
+  EXPECT_EQ(with_id->key(), s.key());
+  EXPECT_FALSE(parse_segment_key("changelog/cdf8/00000000000000001001-00000000000000001500-1795242990123-" +
+                                 std::string(64, 'a') + "-0123456789abcdef.seg.gz"))
+      << "a key ID on a plain segment";
+  EXPECT_FALSE(parse_segment_key("changelog/cdf8/00000000000000001001-00000000000000001500-1795242990123-" +
+                                 std::string(64, 'a') + "-0123456789abcdeg.seg.gz.age"));
   for (const char* bad : {"changelog/x/readme", "changelog/cdf8/00000000000000001001-00000000000000001500.seg.gz",
                           "other/cdf8/00000000000000001001-00000000000000001500-1795242990123-aaaa.seg",
                           "changelog/cdf8/00000000000000001501-00000000000000001500-1795242990123-"
@@ -248,6 +262,42 @@ TEST(ChangeLogHeartbeat, WrittenBesideTheSegmentsAndProvesOnlyWhatTheChainHolds)
   // A damaged heartbeat only stops proving: it is ignored, never an error.
   write_file_atomic(dir / "store/changelog/c1/heartbeat.json", "{not json", 0600, /*overwrite=*/true);
   EXPECT_FALSE(read_heartbeat(store, "c1"));
+}
+
+// A rekey killed between creating a segment's re-wrapped copy and deleting the old one leaves two
+// segments of one range, each opening with one set of keys: a reader takes the one its keys open.
+TEST(ChangeLogSegment, ATwinOfTheSameRangeIsReadWhenTheKeysOpenOnlyIt) {
+  test::TempDir dir;
+  LocalStore store(dir.path());
+  auto old_id = age::generate_identity(), new_id = age::generate_identity();
+  age::Recipients old_to, new_to;
+  old_to.x25519 = {old_id.recipient()};
+  new_to.x25519 = {new_id.recipient()};
+  auto old_segment = write_segment(store, 11, 30, Compression::kGzip, old_to);
+  // The re-wrapped copy, as rekey makes it: a new header around the same payload.
+  std::string stored = read_segment_bytes(store, old_segment);
+  age::Identities old_keys;
+  old_keys.x25519 = {old_id};
+  auto h = age::rewrap_header(stored, old_keys, new_to);
+  std::string rewrapped = h.header + stored.substr(h.old_header_size);
+  SegmentName twin = old_segment;
+  twin.sha256 = to_hex(sha256_of(rewrapped.data(), rewrapped.size()));
+  twin.key_id = "00000000000000aa";
+  store.write_small(twin.key(), rewrapped);
+  auto all = list_segments(store, "cdf818194e3a8c32");
+  ASSERT_EQ(all.size(), 2u);
+  auto new_keys = std::make_shared<age::Identities>();
+  new_keys->x25519 = {new_id};
+  store.set_decryption_keys(new_keys);
+  std::vector<int64_t> revs;
+  read_segment_or_twin(store, old_segment, all, [&](const Record& r) { revs.push_back(r.revision()); });
+  EXPECT_EQ(revs.size(), 20u);
+  // Keys that open neither: the first segment's error.
+  auto other = std::make_shared<age::Identities>();
+  other->x25519 = {age::generate_identity()};
+  store.set_decryption_keys(other);
+  EXPECT_NE(message_of([&] { read_segment_or_twin(store, old_segment, all, [](const Record&) {}); }).find(old_segment.key()),
+            std::string::npos);
 }
 
 }  // namespace etcdadm::changelog
