@@ -72,6 +72,11 @@ TEST_F(GcsStoreTest, DownloadResumesAfterDroppedConnections) {
 
 TEST_F(GcsStoreTest, SaveListVerifyRestoreEndToEnd) { save_list_verify_restore(); }
 
+TEST_F(GcsStoreTest, EncryptedContinuousBackupRestoresToAnyPointInTime) {
+  AgeFlags age = age_flags();
+  continuous_backup_and_point_in_time_restore(age.save, age.read);
+}
+
 TEST_F(GcsStoreTest, EncryptedSaveListVerifyRestoreEndToEnd) {
   auto [age, backup] = encrypted_save_list_verify_restore("/registry/pods/", 300, 700);
   // Without the identity: refused naming the recipient, nothing written.

@@ -186,6 +186,8 @@ TEST_F(S3StoreTest, UnknownAccessKeyAndMissingBucketAreClear) {
 
 TEST_F(S3StoreTest, SaveListVerifyRestoreEndToEnd) { save_list_verify_restore(); }
 
+TEST_F(S3StoreTest, ContinuousBackupRestoresToAnyPointInTime) { continuous_backup_and_point_in_time_restore(); }
+
 TEST_F(S3StoreTest, SidecarPicksUpRotatedCredentialsOnSighup) {
   auto& m = start_member();
   std::string creds = dir_ / "aws-credentials";
