@@ -10,8 +10,15 @@
 #   - etcdadm join (m2), etcdadm join (m3) (learner, catch-up from the leader, promotion, health)
 # and checks that the rebuilt cluster holds as many keys as the backup's revision had.
 #
-# Environment: BENCH_DB_MB (default 400), BENCH_THREADS (default 6), BENCH_TMPDIR, BENCH_RESULTS,
-# ETCDADM, ETCD, ETCDCTL.
+# With BENCH_CONTINUOUS=1, the runbook with continuous backup (docs/operations.md, PITR): after the
+# backup, a sidecar with --continuous keeps the change log while the loader writes on; at a random
+# moment (BENCH_SEED) etcd and the sidecar are killed with SIGKILL together (the host is lost);
+# init runs with --to-revision end. The lost member is then started again on its own data dir: what
+# it had committed gives the exact RPO (revisions, and seconds from the newest revision in the
+# store to the kill), and its HashKV at the restored revision must equal the rebuilt cluster's.
+#
+# Environment: BENCH_DB_MB (default 400), BENCH_THREADS (default 6), BENCH_CONTINUOUS (0),
+# BENCH_INTERVAL (5s), BENCH_SEED, BENCH_TMPDIR, BENCH_RESULTS, ETCDADM, ETCD, ETCDCTL.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -22,11 +29,40 @@ repo="$(cd "$here/.." && pwd)"
 bench_settings
 make_workdir
 
+CONTINUOUS="${BENCH_CONTINUOUS:-0}"
 start_etcd
-load_etcd "$DB_MB" >/dev/null
+next=$(load_etcd "$DB_MB")
 KEYS=$("$ETCDCTL" --endpoints "$EP" get "" --prefix --keys-only --limit=1 -w json | python3 -c 'import json,sys; print(json.load(sys.stdin)["count"])')
 "$ETCDADM" --log-level warn backup save --store "$WORK/store" --endpoints "$EP" -o json >"$WORK/save.json"
-stop_pid "$ETCD_PID"
+revision_of() {  # ETCDCTL-COMMAND...: the revision of the member it talks to
+  "$@" endpoint status -w json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["Status"]["header"]["revision"])'
+}
+if [[ "$CONTINUOUS" == 1 ]]; then
+  INTERVAL="${BENCH_INTERVAL:-5s}"
+  SEED="${BENCH_SEED:-$RANDOM}"
+  RANDOM=$SEED
+  KILL_AFTER=$((10 + RANDOM % 20))
+  "$ETCDADM" --log-level info backup sidecar --store "$WORK/store" --endpoints "$EP" --schedule @yearly --listen "" \
+    --continuous --segment-interval "$INTERVAL" >"$WORK/sidecar.log" 2>&1 &
+  SIDECAR_PID=$!
+  BENCH_PIDS+=("$SIDECAR_PID")
+  python3 "$here/load_k8s_like.py" --endpoint "$EP" --target-mb 100000 --threads "$THREADS" --start "$next" \
+    >/dev/null 2>"$WORK/load.log" &
+  LOADER_PID=$!
+  BENCH_PIDS+=("$LOADER_PID")
+  log "writing on with the change log kept; the host is lost in $KILL_AFTER s (BENCH_SEED=$SEED)"
+  sleep "$KILL_AFTER"
+  T_KILL=$(date +%s%N)
+  kill -9 "$ETCD_PID" "$SIDECAR_PID"
+  kill "$LOADER_PID" 2>/dev/null || true
+  wait "$ETCD_PID" "$SIDECAR_PID" "$LOADER_PID" 2>/dev/null || true
+  LISTED=$("$ETCDADM" --log-level warn backup list --store "$WORK/store" -o json)
+  LOG_UNTIL=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])[0]["changeLog"]["completeUntil"])' "$LISTED")
+  INIT_EXTRA=(--to-revision end)
+else
+  stop_pid "$ETCD_PID"
+  INIT_EXTRA=()
+fi
 
 # A release tarball of the local binaries, as the etcd project publishes them.
 VER=$("$ETCD" --version | awk '/^etcd Version/ { print $3 }')
@@ -52,7 +88,7 @@ member_flags() {  # <name>
 track() { BENCH_PIDS+=("$(cat "$WORK/$1/conf/etcd.pid")"); }
 
 # shellcheck disable=SC2046
-measure init "$ETCDADM" --log-level warn init --from-backup latest --store "$WORK/store" $(member_flags m1)
+measure init "$ETCDADM" --log-level warn init --from-backup latest --store "$WORK/store" "${INIT_EXTRA[@]}" $(member_flags m1)
 track m1
 EP1=$(sed -n 's/^ETCD_ADVERTISE_CLIENT_URLS=//p' "$WORK/m1/conf/etcd.env")
 for m in m2 m3; do
@@ -63,7 +99,21 @@ for m in m2 m3; do
 done
 GOT=$("$WORK/m3/conf/etcdctl.sh" get "" --prefix --keys-only --limit=1 -w json | python3 -c 'import json,sys; print(json.load(sys.stdin)["count"])')
 HEALTHY=$("$WORK/m1/conf/etcdctl.sh" endpoint health --cluster 2>&1 | grep -c "is healthy" || true)
-[[ "$GOT" == "$KEYS" ]] || die "rebuilt cluster holds $GOT keys, the backup $KEYS"
+if [[ "$CONTINUOUS" == 1 ]]; then
+  R_REST=$(revision_of "$WORK/m1/conf/etcdctl.sh")
+  # The lost member, started again on its data dir: everything it had committed when it was killed.
+  start_etcd
+  for _ in $(seq 1 150); do "$ETCDCTL" --endpoints "$EP" endpoint health >/dev/null 2>&1 && break; sleep 0.2; done
+  R_KILL=$(revision_of "$ETCDCTL" --endpoints "$EP")
+  hashkv() { "$@" endpoint hashkv --rev "$R_REST" -w json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["HashKV"]["hash"])'; }
+  H_LOST=$(hashkv "$ETCDCTL" --endpoints "$EP")
+  H_REBUILT=$(hashkv "$WORK/m1/conf/etcdctl.sh")
+  [[ "$H_LOST" == "$H_REBUILT" ]] || die "HashKV at $R_REST: lost member $H_LOST, rebuilt $H_REBUILT"
+  RPO_S=$(python3 -c 'import sys,datetime; u=datetime.datetime.fromisoformat(sys.argv[1].replace("Z","+00:00")).timestamp(); print("%.2f" % (int(sys.argv[2]) / 1e9 - u))' "$LOG_UNTIL" "$T_KILL")
+  SNAP_REV=$(json_field "$WORK/save.json" revision)
+else
+  [[ "$GOT" == "$KEYS" ]] || die "rebuilt cluster holds $GOT keys, the backup $KEYS"
+fi
 
 total=$(awk -v a="$(wall init)" -v b="$(wall join_m2)" -v c="$(wall join_m3)" 'BEGIN { printf "%.2f", a + b + c }')
 report() {
@@ -82,6 +132,22 @@ report() {
 | etcdadm join m3 | $(wall join_m3) | $(rss_max_mib join_m3) |
 | **quorum back (init + first join)** | **$(awk -v a="$(wall init)" -v b="$(wall join_m2)" 'BEGIN { printf "%.2f", a + b }')** | |
 | **all three members back** | **$total** | |
+EOR
+  [[ "$CONTINUOUS" == 1 ]] || return 0
+  cat <<EOR
+
+With the change log (\`BENCH_CONTINUOUS=1 BENCH_SEED=$SEED\`, --segment-interval $INTERVAL): the host was lost
+(etcd and sidecar SIGKILL) $KILL_AFTER s into a Kubernetes-like write load; init ran with \`--to-revision end\`.
+
+| | value |
+|---|---:|
+| backup revision / revision the lost member had committed | $SNAP_REV / $R_KILL |
+| revision the rebuilt cluster came back at | $R_REST |
+| **RPO: revisions lost** (txns of 128 puts) | **$((R_KILL - R_REST))** |
+| **RPO: seconds from the newest revision in the store to the kill** | **$RPO_S** |
+| revisions brought back by the log beyond the backup | $((R_REST - SNAP_REV)) |
+| HashKV at $R_REST, rebuilt == lost member | yes ($H_REBUILT) |
+| **RTO: all three members back** (s) | **$total** |
 EOR
 }
 report | tee "${BENCH_RESULTS:-/dev/null}"

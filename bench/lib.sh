@@ -55,7 +55,9 @@ make_workdir() {
   unset ETCDADM_STORE ETCDCTL_ENDPOINTS ETCDCTL_CACERT ETCDCTL_CERT ETCDCTL_KEY ETCDCTL_USER ETCDCTL_PASSWORD || true
 }
 
-# start_etcd: single member in $WORK/etcd, large quota; sets EP (host:port) and ETCD_PID.
+# start_etcd: single member in $WORK/etcd, large quota; sets EP (host:port) and ETCD_PID. Called
+# again after the member was killed, it starts it on its data dir (what it had committed), on new
+# ports (a single member needs no peer to reach).
 start_etcd() {
   local client_port peer_port
   client_port="$(free_port)"
@@ -69,7 +71,7 @@ start_etcd() {
     --initial-advertise-peer-urls "http://127.0.0.1:$peer_port" \
     --initial-cluster "bench=http://127.0.0.1:$peer_port" \
     --quota-backend-bytes 8589934592 \
-    --logger zap --log-outputs "$WORK/etcd.log" >"$WORK/etcd.stdout" 2>&1 &
+    --logger zap --log-outputs "$WORK/etcd.log" >>"$WORK/etcd.stdout" 2>&1 &
   ETCD_PID=$!
   BENCH_PIDS+=("$ETCD_PID")
   for i in $(seq 1 100); do
