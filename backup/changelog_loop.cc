@@ -108,10 +108,25 @@ void ChangeLogLoop::loop() {
       changelog::Capture capture(client_, store_, options_.member_endpoint, co);
       std::atomic<bool> capture_stop{false};
       // Ends the capture when the sidecar stops or (leader_only) the member no longer leads.
+      // Ends the capture too when the store's recipients change (`backup rekey` with new ones):
+      // the next capture encrypts to them, and the segments written before are rekey's to re-wrap.
+      const std::string key_id = co.key_id;
       std::thread guard([&] {
-        while (!stop_.load() && !capture_stop.load()) {
+        for (int tick = 1; !stop_.load() && !capture_stop.load(); ++tick) {
           nap(stop_, std::chrono::seconds(1));
-          if (stop_.load() || !options_.leader_only) continue;
+          if (stop_.load()) continue;
+          if (tick % 30 == 0) {
+            try {
+              auto now = read_store_settings(store_).value_or(StoreSettings{});
+              if ((now.encryption ? now.encryption->key_id() : std::string()) != key_id) {
+                spdlog::info("change log: the store's recipients changed; segments from now on are encrypted to them");
+                break;
+              }
+            } catch (const std::exception& e) {
+              spdlog::debug("change log: store marker check failed: {}", e.what());
+            }
+          }
+          if (!options_.leader_only) continue;
           try {
             auto s = client_.status(options_.member_endpoint);
             if (s.leader() != s.header().member_id()) {

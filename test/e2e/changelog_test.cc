@@ -1,5 +1,5 @@
 // Continuous backups and point-in-time restore, on the etcd under test: a sidecar with --continuous
-// keeps the change log while a write load runs (puts, deletes, multi-op txns, a lease that
+// keeps the change log while a write load runs (puts, deletes, multi-op txns, a compaction, a lease that
 // expires); restores to three revisions give members whose HashKV and every key (value, version,
 // create and mod revision, lease) at that revision equal the live cluster's; a damaged, missing or
 // misnamed segment is refused before any data dir exists.
@@ -64,13 +64,17 @@ class ChangeLog : public CliTest {
   }
 
   // Restores to `target` into a new data dir, starts etcd on it, and expects its HashKV and every
-  // key's fields at `target` to equal the live member's.
-  void expect_exact_restore(const EtcdMember& live, EtcdClient& client, int64_t target, const std::string& dir_name) {
-    expect_restore_equals(target, dir_name, client.hash_kv(live.client_url(), target).hash(), all_key_fields(client, target));
+  // key's fields at `target` to equal the live member's. `compacted_at`: the live member compacted
+  // at that revision after the snapshot (the log has no compactions: the restored member is
+  // compacted at the same revision first, since HashKV covers only the uncompacted history).
+  void expect_exact_restore(const EtcdMember& live, EtcdClient& client, int64_t target, const std::string& dir_name,
+                            int64_t compacted_at = 0) {
+    expect_restore_equals(target, dir_name, client.hash_kv(live.client_url(), target).hash(), all_key_fields(client, target),
+                          compacted_at);
   }
   // The same against what the live member showed before it compacted `target` away.
   void expect_restore_equals(int64_t target, const std::string& dir_name, uint32_t hash,
-                             const std::vector<std::string>& kvs) {
+                             const std::vector<std::string>& kvs, int64_t compacted_at = 0) {
     SCOPED_TRACE("target revision " + std::to_string(target));
     EtcdOptions ro;
     ro.name = "r";
@@ -80,6 +84,11 @@ class ChangeLog : public CliTest {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     auto& restored = start_member(ro);
     EtcdClient rc(restored.connection());
+    if (compacted_at > 0) {
+      auto compacted = run_process({"etcdctl", "--endpoints", restored.client_url(), "compact", std::to_string(compacted_at)},
+                                   etcdctl_options());
+      ASSERT_EQ(compacted.exit_code, 0) << compacted.output;
+    }
     EXPECT_EQ(rc.hash_kv(restored.client_url(), target).hash(), hash);
     EXPECT_EQ(all_key_fields(rc, target), kvs);
     restored.stop();
@@ -110,7 +119,7 @@ TEST_F(ChangeLog, RestoresToAnyRevisionMatchTheLiveClusterExactly) {
   const std::string cluster_id = saved["clusterId"];
   auto sidecar = start_sidecar(m);
 
-  // The load: puts, overwrites, deletes, a multi-op txn, keys on a lease that expires.
+  // The load: puts, overwrites, deletes, a multi-op txn, a compaction, keys on a lease that expires.
   load_keys(client, "/registry/configmaps/", 40, 300, 2);
   etcdserverpb::TxnRequest txn;
   for (int i = 0; i < 5; ++i) {
@@ -122,6 +131,13 @@ TEST_F(ChangeLog, RestoresToAnyRevisionMatchTheLiveClusterExactly) {
   del->set_key("/registry/pods/k-000001");
   client.txn(txn);
   const int64_t middle = current_revision(client, m.client_url());
+  // What the live member shows at `middle`, then a compaction there while the log runs: the log
+  // carries on (the watch is past it), and later targets are compared compacted alike.
+  const uint32_t hash_middle = client.hash_kv(m.client_url(), middle).hash();
+  const auto kvs_middle = all_key_fields(client, middle);
+  auto compacted = run_process({"etcdctl", "--endpoints", m.client_url(), "compact", std::to_string(middle)},
+                               etcdctl_options());
+  ASSERT_EQ(compacted.exit_code, 0) << compacted.output;
   auto lease = client.lease_grant(2);
   for (int i = 0; i < 3; ++i) {
     etcdserverpb::TxnRequest put_on_lease;
@@ -149,8 +165,9 @@ TEST_F(ChangeLog, RestoresToAnyRevisionMatchTheLiveClusterExactly) {
   wait_for_log(cluster_id, snapshot_revision, last);
   EXPECT_EQ(sidecar.stop(10000ms), 0);
 
-  int n = 0;
-  for (int64_t target : {middle, after_expiry, last}) expect_exact_restore(m, client, target, "restored-" + std::to_string(n++));
+  expect_restore_equals(middle, "restored-middle", hash_middle, kvs_middle);
+  expect_exact_restore(m, client, after_expiry, "restored-after-expiry", middle);
+  expect_exact_restore(m, client, last, "restored-last", middle);
   // Beyond the log's end: refused, naming the newest reachable revision; no data dir.
   auto beyond = restore_to(last + 1000, dir_ / "beyond", free_port());
   EXPECT_EQ(beyond.exit_code, 3) << beyond.output;
