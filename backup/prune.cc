@@ -37,22 +37,33 @@ void delete_backup(BlobStore& store, const BackupListing& backup, const std::vec
 // The segments of the change log that no kept backup reaches into: those whose last revision is at
 // or below the oldest kept backup of their cluster (a replay from it starts after them), and all of
 // a cluster none of whose backups is kept.
-std::vector<std::string> unneeded_segments(BlobStore& store, const std::map<std::string, BackupListing>& listings,
+// Each kept backup's cluster ID and revision come from the catalog when there is one (its sync
+// reads only the metadata of backups it has not seen: a sidecar prunes after every backup), from
+// each backup's metadata otherwise.
+std::vector<std::string> unneeded_segments(BlobStore& store, Catalog* catalog,
+                                           const std::map<std::string, BackupListing>& listings,
                                            const std::vector<std::string>& kept) {
   std::vector<std::string> out;
   auto all = store.list(std::string(changelog::kChangeLogDir) + "/");
   if (all.empty()) return out;  // no change log: no metadata to read
+  std::map<std::string, BackupRecord> catalogued;
+  if (catalog != nullptr) {
+    catalog->sync(store);
+    for (auto& b : catalog->backups(store.url())) catalogued[b.name] = std::move(b);
+  }
   std::map<std::string, int64_t> oldest_kept;  // cluster -> revision of its oldest kept backup
   for (const auto& name : kept) {
     auto it = listings.find(name);
     if (it == listings.end()) continue;
     BackupRecord r;
     try {
-      r = load_backup_record(store, it->second);
+      auto known = catalogued.find(name);
+      r = known != catalogued.end() ? known->second : load_backup_record(store, it->second);
     } catch (const Error&) {
-      // Unreadable metadata: its cluster is unknown, so nothing may be deleted on its account.
-      return {};
+      r.format = kUnreadableFormat;
     }
+    // Unreadable metadata: its cluster is unknown, so nothing may be deleted on its account.
+    if (r.format == kUnreadableFormat) return {};
     if (r.cluster_id.empty() || !r.revision) continue;
     auto [pos, fresh] = oldest_kept.emplace(r.cluster_id, *r.revision);
     if (!fresh && *r.revision < pos->second) pos->second = *r.revision;
@@ -83,7 +94,7 @@ PruneResult prune_backups(BlobStore& store, Catalog* catalog, const RetentionPol
   // Names the policy cannot read are kept: their segments too.
   std::vector<std::string> kept = r.plan.keep;
   kept.insert(kept.end(), r.plan.unparseable.begin(), r.plan.unparseable.end());
-  r.segments_removed = unneeded_segments(store, listings, kept);
+  r.segments_removed = unneeded_segments(store, catalog, listings, kept);
   if (dry_run) return r;
 
   auto dirs = keys_by_directory(store);

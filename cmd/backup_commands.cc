@@ -201,26 +201,6 @@ void add_list(CLI::App& backup) {
   });
 }
 
-nlohmann::json change_log_check_json(const ChangeLogCheck& log) {
-  nlohmann::json j{{"segments", log.segments}, {"fromRevision", log.snapshot_revision + 1}, {"revision", log.reaches},
-                   {"time", format_rfc3339_micros(from_unix_micros(log.reaches_observed_ms * 1000))},
-                   {"decrypted", log.decrypted}};
-  if (log.decrypted) j["records"] = log.records;
-  if (log.next_segment_start) j["gapBefore"] = *log.next_segment_start;
-  return j;
-}
-
-void print_change_log_check(const ChangeLogCheck& log) {
-  if (log.segments == 0) return;
-  std::cout << "  change log: " << log.segments << " segment(s) intact, revisions " << log.snapshot_revision + 1 << ".."
-            << log.reaches << " (received by " << format_rfc3339_micros(from_unix_micros(log.reaches_observed_ms * 1000))
-            << ")" << (log.decrypted ? ", every record checked" : ", not decrypted: digests only") << "\n";
-  if (log.next_segment_start) {
-    std::cout << "  the log has a gap: revisions " << log.reaches + 1 << ".." << *log.next_segment_start - 1
-              << " are not in the store (a newer backup starts the log again)\n";
-  }
-}
-
 void add_verify(CLI::App& backup) {
   struct Flags {
     StoreFlags store;
@@ -366,8 +346,7 @@ void add_restore(CLI::App& backup) {
     }
     auto store = f->store.open();
     Catalog catalog = f->store.open_catalog();
-    BackupRecord b = find_backup(*store, catalog, f->query);
-    if (pit.given() && f->query == "latest") b = choose_backup_for(*store, catalog.backups(store->url()), pit);
+    BackupRecord b = find_backup_for(*store, catalog, f->query, pit);
     nlohmann::json j = {{"name", b.name}};
     if (!f->output_file.empty()) {
       FetchResult r;

@@ -227,8 +227,7 @@ void run_init_command(const InitFlags& f, const std::string& phase) {
     std::shared_ptr<BlobStore> store = f.store.open();
     Catalog catalog = f.store.open_catalog();
     // Resolved now, before anything is installed, so a wrong name fails first.
-    BackupRecord backup = find_backup(*store, catalog, f.from_backup);
-    if (pit.given() && f.from_backup == "latest") backup = choose_backup_for(*store, catalog.backups(store->url()), pit);
+    BackupRecord backup = find_backup_for(*store, catalog, f.from_backup, pit);
     // Fetched and checked whole now (and the change log replayed onto it), before etcd is
     // installed or a certificate issued: a damaged backup or segment costs nothing but this
     // message, and the restore reads the verified copy.

@@ -179,4 +179,24 @@ void print_attempts(const std::vector<AttemptRecord>& attempts, OutputFormat for
   std::cout.flush();
 }
 
+nlohmann::json change_log_check_json(const ChangeLogCheck& log) {
+  nlohmann::json j{{"segments", log.segments}, {"fromRevision", log.snapshot_revision + 1}, {"revision", log.reaches},
+                   {"time", format_rfc3339_micros(from_unix_micros(log.reaches_observed_ms * 1000))},
+                   {"decrypted", log.decrypted}};
+  if (log.decrypted) j["records"] = log.records;
+  if (log.next_segment_start) j["gapBefore"] = *log.next_segment_start;
+  return j;
+}
+
+void print_change_log_check(const ChangeLogCheck& log) {
+  if (log.segments == 0) return;
+  std::cout << "  change log: " << log.segments << " segment(s) intact, revisions " << log.snapshot_revision + 1 << ".."
+            << log.reaches << " (received by " << format_rfc3339_micros(from_unix_micros(log.reaches_observed_ms * 1000))
+            << ")" << (log.decrypted ? ", every record checked" : ", not decrypted: digests only") << "\n";
+  if (log.next_segment_start) {
+    std::cout << "  the log has a gap: revisions " << log.reaches + 1 << ".." << *log.next_segment_start - 1
+              << " are not in the store (a newer backup starts the log again)\n";
+  }
+}
+
 }  // namespace etcdadm::cli

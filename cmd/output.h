@@ -26,5 +26,9 @@ nlohmann::json record_json(const BackupRecord& r);
 void print_backups(const std::vector<BackupRecord>& newest_first, OutputFormat format,
                    const std::map<std::string, LogWindow>& windows = {});
 void print_attempts(const std::vector<AttemptRecord>& newest_first, OutputFormat format);
+// `backup verify`'s report of a backup's change log (restore/pitr.h verify_change_log): JSON, and
+// the lines of the table output (none when the backup has no log).
+nlohmann::json change_log_check_json(const ChangeLogCheck& log);
+void print_change_log_check(const ChangeLogCheck& log);
 
 }  // namespace etcdadm::cli

@@ -12,16 +12,6 @@ namespace {
 // A bbolt transaction holds its changes in memory until it commits: bound it.
 constexpr uint64_t kBatchBytes = 64u << 20;
 
-std::string lease_key(int64_t id) {
-  std::string k(8, '\0');
-  auto v = static_cast<uint64_t>(id);
-  for (int i = 7; i >= 0; --i) {
-    k[i] = static_cast<char>(v & 0xff);
-    v >>= 8;
-  }
-  return k;
-}
-
 }  // namespace
 
 LogReplay::LogReplay(std::string db_path, uint64_t db_bytes, int64_t snapshot_revision)
@@ -60,7 +50,7 @@ void LogReplay::apply(const changelog::Record& record) {
     changelog::StoredLease lease;
     lease.set_id(grant.id());
     lease.set_ttl(grant.granted_ttl());
-    batch_->put("lease", lease_key(grant.id()), lease.SerializeAsString());
+    batch_->put("lease", big_endian_u64(static_cast<uint64_t>(grant.id())), lease.SerializeAsString());
     batch_bytes_ += 32;
   }
   events_ += static_cast<uint64_t>(record.events_size());

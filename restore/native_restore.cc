@@ -97,12 +97,6 @@ std::string url_list_json(const std::vector<std::string>& urls) {
 // membership.RaftAttributes as JSON (isLearner omitted: a restore makes voters only).
 std::string raft_attributes_json(const NewMember& m) { return "{\"peerURLs\":" + url_list_json(m.peer_urls) + "}"; }
 
-std::string big_endian_u64(uint64_t v) {
-  std::string b(8, '\0');
-  for (int i = 0; i < 8; ++i) b[i] = static_cast<char>((v >> (56 - 8 * i)) & 0xff);
-  return b;
-}
-
 uint64_t read_big_endian_u64(std::string_view b) {
   uint64_t v = 0;
   for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<unsigned char>(b[i]);
@@ -136,6 +130,12 @@ int64_t store_revision(const BoltReader& db) {
     }
   }
   return rev;
+}
+
+std::string big_endian_u64(uint64_t v) {
+  std::string b(8, '\0');
+  for (int i = 0; i < 8; ++i) b[i] = static_cast<char>((v >> (56 - 8 * i)) & 0xff);
+  return b;
 }
 
 std::string revision_key(int64_t main, int64_t sub) {

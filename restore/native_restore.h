@@ -80,6 +80,8 @@ int64_t newest_revision(const BoltReader& db);
 int64_t store_revision(const BoltReader& db);
 // An mvcc revision as a key of the `key` bucket: main (8 bytes BE) '_' sub (8 bytes BE).
 std::string revision_key(int64_t main, int64_t sub);
+// 8 bytes, big endian: etcd's encoding of meta counters and of lease IDs as `lease` bucket keys.
+std::string big_endian_u64(uint64_t v);
 
 // The bytes etcd's tools write, exposed for the known-answer tests.
 std::string etcd_member_json(const NewMember& m);

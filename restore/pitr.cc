@@ -7,6 +7,7 @@
 #include "restore/bolt_reader.h"
 #include "restore/log_replay.h"
 #include "restore/native_restore.h"
+#include "restore/resolve.h"
 
 namespace etcdadm {
 
@@ -136,6 +137,12 @@ BackupRecord choose_backup_for(BlobStore& store, const std::vector<BackupRecord>
                                            (best_gap_end ? "; the log has a gap before revision " + std::to_string(*best_gap_end)
                                                          : "")),
               "pick an earlier target, or `etcdadm backup list` to see each backup's restorable window");
+}
+
+BackupRecord find_backup_for(BlobStore& store, Catalog& catalog, const std::string& query, const PointInTime& target) {
+  if (!target.given() || query != "latest") return find_backup(store, catalog, query);
+  catalog.sync(store);
+  return choose_backup_for(store, catalog.backups(store.url()), target);
 }
 
 ChangeLogCheck verify_change_log(BlobStore& store, const BackupRecord& backup, bool decrypt) {

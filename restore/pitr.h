@@ -12,6 +12,7 @@
 #include "changelog/segment.h"
 #include "common/timefmt.h"
 #include "store/blob_store.h"
+#include "store/catalog.h"
 #include "store/layout.h"
 
 namespace etcdadm {
@@ -59,6 +60,10 @@ struct ChangeLogCheck {
   bool decrypted = false;
 };
 ChangeLogCheck verify_change_log(BlobStore& store, const BackupRecord& backup, bool decrypt);
+
+// What a restore command starts from: `query` as find_backup resolves it (restore/resolve.h); with
+// a point in time and 'latest', choose_backup_for among the catalog's backups instead.
+BackupRecord find_backup_for(BlobStore& store, Catalog& catalog, const std::string& query, const PointInTime& target);
 
 struct ReplayResult {
   int64_t snapshot_revision = 0;
