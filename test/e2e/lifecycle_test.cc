@@ -313,7 +313,7 @@ TEST_F(Lifecycle, ChangeLogHandsOverAtALeaderChangeAndTheClusterComesBackToItsLa
   std::vector<ChildProcess> sidecars;
   for (const auto& h : hosts_) {
     std::vector<std::string> argv = {ETCDADM_BIN, "--log-level", "debug", "backup", "sidecar", "--store", store,
-                                     "--endpoints", h.client_url(), "--schedule", "@hourly", "--listen", "",
+                                     "--endpoints", h.client_url(), "--schedule", "@yearly", "--listen", "",
                                      "--continuous", "--segment-interval", "1s"};
     argv.insert(argv.end(), tls.begin(), tls.end());
     RunOptions ro;

@@ -209,7 +209,7 @@ class ObjectStoreCliTest : public CliTest {
         with_store(plus({"--log-level", "warn", "backup", "save", "--endpoints", m.client_url(), "-o", "json"}, save_extra)),
         store_env());
     std::vector<std::string> argv = {ETCDADM_BIN, "--log-level", "debug", "backup", "sidecar", "--endpoints",
-                                     m.client_url(), "--schedule", "@hourly", "--listen", "", "--continuous",
+                                     m.client_url(), "--schedule", "@yearly", "--listen", "", "--continuous",
                                      "--segment-interval", "1s", "--heartbeat-interval", "1s"};
     argv = with_store(argv);
     RunOptions ro = store_env();
