@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -25,11 +26,15 @@ std::map<std::string, std::vector<std::string>> keys_by_directory(BlobStore& sto
 }
 
 void delete_backup(BlobStore& store, const BackupListing& backup, const std::vector<std::string>& keys) {
-  const std::string& marker = backup.completion_key;
-  store.remove(marker);  // first: from here on no reader sees this backup
+  // First what makes it complete: _etcd_backup.meta (when it has one), then etcdadm-backup.json,
+  // which beside the data file would keep it listed (docs/store-format.md §5).
+  std::vector<std::string> first = {backup.completion_key};
+  std::string metadata = backup.name + "/" + kBackupMetaFile;
+  if (backup.has_backup_meta && metadata != backup.completion_key) first.push_back(metadata);
+  for (const auto& k : first) store.remove(k);
   std::vector<std::string> rest;
   for (const auto& k : keys) {
-    if (k != marker) rest.push_back(k);
+    if (std::find(first.begin(), first.end(), k) == first.end()) rest.push_back(k);
   }
   store.remove_many(rest);
 }
@@ -80,9 +85,9 @@ std::vector<std::string> unneeded_segments(BlobStore& store, Catalog* catalog,
 }  // namespace
 
 PruneResult prune_backups(BlobStore& store, Catalog* catalog, const RetentionPolicy& policy, SystemTime now,
-                          bool dry_run) {
+                          const PruneOptions& options) {
   PruneResult r;
-  r.dry_run = dry_run;
+  r.dry_run = options.dry_run;
   std::vector<std::string> names;
   std::map<std::string, BackupListing> listings;
   for (auto& l : scan_backups(store)) {
@@ -95,7 +100,7 @@ PruneResult prune_backups(BlobStore& store, Catalog* catalog, const RetentionPol
   std::vector<std::string> kept = r.plan.keep;
   kept.insert(kept.end(), r.plan.unparseable.begin(), r.plan.unparseable.end());
   r.segments_removed = unneeded_segments(store, catalog, listings, kept);
-  if (dry_run) return r;
+  if (options.dry_run) return r;
 
   auto dirs = keys_by_directory(store);
   for (const auto& name : r.plan.remove) {
@@ -120,6 +125,15 @@ PruneResult prune_backups(BlobStore& store, Catalog* catalog, const RetentionPol
   // After the backups: a segment goes only once no kept backup can need it.
   store.remove_many(r.segments_removed);
   if (!r.segments_removed.empty()) spdlog::info("pruned {} change log segments no kept backup needs", r.segments_removed.size());
+  // Last: what a versioned bucket kept of this and earlier deletes (and of overwritten files, such
+  // as a rekey's), so that a prune killed before this point is finished by the next one.
+  if (!options.keep_noncurrent_versions) {
+    r.versions = store.purge_noncurrent_versions("");
+    if (r.versions.removed > 0) {
+      spdlog::info("removed {} noncurrent versions and delete markers from the versioned bucket", r.versions.removed);
+    }
+    for (const auto& refused : r.versions.refused) spdlog::warn("the bucket keeps a noncurrent version: {}", refused);
+  }
   sync_after(catalog, store, "pruning");
   return r;
 }

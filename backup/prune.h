@@ -1,9 +1,11 @@
 // Applying a retention policy to a store: `etcdadm backup prune`, and (later) the sidecar after
 // each successful backup. The plan comes from backup/retention.h; this file deletes.
 //
-// A backup is deleted marker first: `_etcd_backup.meta` goes before the data and metadata files,
-// so a prune interrupted half-way leaves a directory that readers already ignore (and the next
-// prune removes), never a listed backup without its data.
+// A backup is deleted marker first: the files that make it complete (`_etcd_backup.meta`, then
+// `etcdadm-backup.json`) go before the data file, so a prune interrupted half-way leaves a
+// directory that readers already ignore (and the next prune removes), never a listed backup
+// without its data. On a versioned bucket, what was deleted stays as noncurrent versions unless
+// purged (BlobStore::purge_noncurrent_versions), which a prune does last by default.
 #pragma once
 
 #include <string>
@@ -23,14 +25,24 @@ struct PruneResult {
   // revision of their cluster, or of a cluster with no kept backup): deleted, or on a dry run,
   // what would be.
   std::vector<std::string> segments_removed;
+  // Versioned buckets: the noncurrent versions and delete markers removed (or left) afterwards.
+  BlobStore::VersionPurge versions;
   bool dry_run = false;
+};
+
+struct PruneOptions {
+  bool dry_run = false;
+  // Leave what a versioned bucket keeps of deleted and overwritten files to the bucket's own
+  // lifecycle rule (NoncurrentVersionExpiration / daysSinceNoncurrentTime) instead of purging it.
+  bool keep_noncurrent_versions = false;
 };
 
 // Plans (and unless dry_run, applies) `policy` at time `now`. Change log segments are kept exactly
 // as long as a kept backup they extend (docs/store-format.md §8). Directories that hold files but no
 // `_etcd_backup.meta` (earlier interrupted prunes) are removed too when not dry-running and older
-// than the newest backup. The catalog, when given, is synced afterwards.
+// than the newest backup. Then, unless kept, every noncurrent version under the store's root is
+// purged. The catalog, when given, is synced afterwards.
 PruneResult prune_backups(BlobStore& store, Catalog* catalog, const RetentionPolicy& policy, SystemTime now,
-                          bool dry_run);
+                          const PruneOptions& options = {});
 
 }  // namespace etcdadm

@@ -175,7 +175,6 @@ RekeyResult rekey_backups(BlobStore& store, Catalog* catalog, const RekeyOptions
   }
   const age::Identities* keys = store.decryption_keys();
   if (o.all) rekey_segments(store, keys, to, settings->encryption->key_id(), r);
-  if (names.empty()) return r;
   for (const auto& name : names) {
     const std::string meta_key = name + "/" + kBackupMetaFile;
     if (!o.all && !store.stat(meta_key)) {
@@ -200,7 +199,21 @@ RekeyResult rekey_backups(BlobStore& store, Catalog* catalog, const RekeyOptions
     r.rekeyed.push_back(name);
     spdlog::info("rekeyed backup {}", name);
   }
-  sync_after(catalog, store, "rekey");
+  // A versioned bucket keeps each replaced data file (and segment) as a noncurrent version, which
+  // the retired key still opens: a rekey that leaves them has not retired it.
+  std::vector<std::string> replaced;
+  for (const auto& name : r.rekeyed) replaced.push_back(name + "/");
+  if (r.segments_rekeyed > 0) replaced.push_back(std::string(changelog::kChangeLogDir) + "/");
+  for (const auto& prefix : replaced) {
+    auto purged = store.purge_noncurrent_versions(prefix);
+    if (!purged.versioned) break;  // the bucket keeps no versions: nothing to do anywhere
+    r.old_versions_removed += purged.removed;
+    for (auto& kept : purged.refused) {
+      spdlog::warn("the bucket keeps a version encrypted to the old recipients: {}", kept);
+      r.old_versions_kept.push_back(std::move(kept));
+    }
+  }
+  if (!r.rekeyed.empty()) sync_after(catalog, store, "rekey");
   return r;
 }
 

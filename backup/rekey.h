@@ -41,6 +41,10 @@ struct RekeyResult {
   std::vector<std::string> already;     // were encrypted to exactly these recipients
   int segments_rekeyed = 0;             // change log segments (--all only)
   int segments_already = 0;
+  // Versioned buckets: noncurrent versions of the replaced files (still encrypted to the old
+  // recipients) removed, and those the bucket refused to delete (Object Lock, retention).
+  size_t old_versions_removed = 0;
+  std::vector<std::string> old_versions_kept;
 };
 
 // Keys to open the backups come from store.decryption_keys(). Throws on the first backup that

@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "common/fs.h"
+#include "store/etcd_manager.h"
 #include "store/snapshot_digest.h"
 
 namespace etcdadm {
@@ -95,14 +96,19 @@ class BackupDirWriter {
     meta.encrypted_to = encrypted_to_;
     meta.stored_size = stored_size_;
     meta.stored_sha256 = stored_sha256_;
+    // The last file is what makes the backup exist: etcd-manager's, where etcd-manager could
+    // restore the backup, else our metadata (layouts 2 and 3). etcd-manager wipes the cluster
+    // before it downloads a backup, so it must never list one it would fail on.
+    auto blocker = etcd_manager_restore_blocker(data_file_, encrypted_, meta.hash_trailer, meta.etcd_version);
+    if (blocker) allow_etcdadm_only_backups(store_);
     std::string meta_key = name_ + "/" + kBackupMetaFile;
     store_.write_small(meta_key, backup_meta_to_json(meta));
     committed_.push_back(meta_key);
-    // The last file is what makes the backup exist: etcd-manager's, or for an encrypted backup,
-    // which etcd-manager cannot restore, our metadata (layout v2), so etcd-manager never lists it.
-    if (!encrypted_) {
+    if (!blocker) {
       store_.write_small(name_ + "/" + kEtcdManagerMetaFile,
                          etcd_manager_meta_json(meta.etcd_version, unix_seconds, meta.member_count));
+    } else if (!encrypted_) {
+      spdlog::info("backup {} is not listed to etcd-manager: {}", name_, *blocker);
     }
     published_ = true;
   }

@@ -192,7 +192,7 @@ void Sidecar::tick(const std::string& why) {
     record(Outcome::kSuccess, "", seconds());
     // Retention only after a good backup: a failing sidecar never thins out what is left.
     if (options_.retention) {
-      PruneResult p = prune_backups(store_, catalog_, *options_.retention, Clock::now(), /*dry_run=*/false);
+      PruneResult p = prune_backups(store_, catalog_, *options_.retention, Clock::now(), options_.prune);
       std::lock_guard<std::mutex> lock(mu_);
       retention_deleted_ += static_cast<int64_t>(p.deleted.size());
     }

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "backup/changelog_loop.h"
+#include "backup/prune.h"
 #include "backup/retention.h"
 #include "backup/save.h"
 #include "backup/schedule.h"
@@ -33,6 +34,7 @@ struct SidecarOptions {
   std::string member_endpoint;  // the member this sidecar runs beside
   SaveOptions save;
   std::optional<RetentionPolicy> retention;
+  PruneOptions prune;  // how retention deletes (versioned buckets)
   int verify_every = 1;  // 0: never; N: read back and check every Nth backup
   // Reads a backup back and checks every hash; throws on a bad backup (wired by cmd/ to
   // restore/fetch.h, which backup/ does not depend on).

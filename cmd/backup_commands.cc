@@ -38,6 +38,10 @@ namespace etcdadm::cli {
 
 namespace {
 
+constexpr const char* kKeepVersionsHelp =
+    "on a versioned bucket, leave the noncurrent versions of what is deleted to the bucket's lifecycle rule "
+    "(default: delete every version, as etcd-manager does; docs/object-stores.md)";
+
 std::optional<Compression> compression_flag(const std::string& s) {
   if (s.empty()) return std::nullopt;
   auto c = parse_compression(s);
@@ -407,19 +411,20 @@ void add_prune(CLI::App& backup) {
   struct Flags {
     StoreFlags store;
     std::string policy = "etcd-manager";
-    bool dry_run = false;
+    PruneOptions prune;
   };
   auto f = std::make_shared<Flags>();
   auto* c = backup.add_subcommand("prune", "delete the backups a retention policy does not keep");
   f->store.add_to(c);
   c->add_option("--policy", f->policy, "etcd-manager | count:N | gfs:HOURLY,DAILY,WEEKLY,MONTHLY")->capture_default_str();
-  c->add_flag("--dry-run", f->dry_run, "only show what would be deleted");
+  c->add_flag("--dry-run", f->prune.dry_run, "only show what would be deleted");
+  c->add_flag("--keep-noncurrent-versions", f->prune.keep_noncurrent_versions, kKeepVersionsHelp);
   c->callback([f] {
     auto fmt = parse_output_format(f->store.output);
     RetentionPolicy policy = parse_retention_policy(f->policy, Environment::from_process());
     auto store = f->store.open();
     Catalog catalog = f->store.open_catalog();
-    PruneResult r = prune_backups(*store, &catalog, policy, std::chrono::system_clock::now(), f->dry_run);
+    PruneResult r = prune_backups(*store, &catalog, policy, std::chrono::system_clock::now(), f->prune);
     if (fmt == OutputFormat::kJson) {
       nlohmann::json j = {{"policy", policy.describe()},
                           {"dryRun", r.dry_run},
@@ -427,7 +432,10 @@ void add_prune(CLI::App& backup) {
                           {"delete", r.plan.remove},
                           {"deleted", r.deleted},
                           {"changeLogSegments", r.segments_removed.size()},
-                          {"unparseable", r.plan.unparseable}};
+                          {"unparseable", r.plan.unparseable},
+                          {"versionedBucket", r.versions.versioned},
+                          {"noncurrentVersionsRemoved", r.versions.removed},
+                          {"noncurrentVersionsKept", r.versions.refused}};
       std::cout << j.dump(2) << "\n";
       return;
     }
@@ -438,6 +446,13 @@ void add_prune(CLI::App& backup) {
     if (!r.segments_removed.empty()) {
       std::cout << (r.dry_run ? "  would delete " : "  deleted ") << r.segments_removed.size()
                 << " change log segments no kept backup needs\n";
+    }
+    if (r.versions.removed > 0) {
+      std::cout << "  versioned bucket: removed " << r.versions.removed << " noncurrent versions and delete markers\n";
+    }
+    for (const auto& kept : r.versions.refused) std::cout << "  versioned bucket keeps (lock or retention): " << kept << "\n";
+    if (f->prune.keep_noncurrent_versions && !r.dry_run) {
+      std::cout << "  noncurrent versions kept (--keep-noncurrent-versions): the bucket's lifecycle rule must expire them\n";
     }
   });
 }
@@ -488,7 +503,9 @@ void add_rekey(CLI::App& backup) {
                                   {"rekeyed", r.rekeyed},
                                   {"alreadyEncryptedToThem", r.already},
                                   {"changeLogSegmentsRekeyed", r.segments_rekeyed},
-                                  {"changeLogSegmentsAlready", r.segments_already}}
+                                  {"changeLogSegmentsAlready", r.segments_already},
+                                  {"oldVersionsRemoved", r.old_versions_removed},
+                                  {"oldVersionsKept", r.old_versions_kept}}
                        .dump(2)
                 << "\n";
       return;
@@ -502,10 +519,16 @@ void add_rekey(CLI::App& backup) {
       if (r.segments_already > 0) std::cout << " (" << r.segments_already << " already were)";
     }
     std::cout << "\n";
+    if (r.old_versions_removed > 0) {
+      std::cout << "Removed " << r.old_versions_removed << " noncurrent version(s) of the replaced files from the versioned bucket\n";
+    }
+    for (const auto& kept : r.old_versions_kept) {
+      std::cout << "The bucket keeps a version encrypted to the old recipients (lock or retention): " << kept << "\n";
+    }
     if (!r.store_changed && !f->all) return;
     if (f->all) {
       std::cout << "An old identity no longer opens these backups in the store; copies made before (downloads, "
-                   "noncurrent object versions) still open with it: docs/encryption.md\n";
+                   "backups of the bucket) still open with it: docs/encryption.md\n";
     } else {
       std::cout << "Existing backups still open with the old keys until rekeyed: etcdadm backup rekey --all\n";
     }
@@ -517,6 +540,7 @@ void add_sidecar(CLI::App& backup) {
     StoreFlags store;
     ConnectionFlags conn;
     std::string schedule = "@hourly", retention, verify = "always", listen = "127.0.0.1:9791", token_file;
+    bool keep_versions = false;
     StoreCreationFlags creation;
     std::string ready_max_age = "2h", grace = "30s", stall = "30s", abandoned = "24h";
     bool any_member = false;
@@ -532,6 +556,7 @@ void add_sidecar(CLI::App& backup) {
       ->capture_default_str();
   c->add_flag("--any-member", f->any_member, "back up from every member's sidecar, not only the leader's");
   c->add_option("--retention", f->retention, "after each backup: etcd-manager | count:N | gfs:H,D,W,M (default: keep all)");
+  c->add_flag("--keep-noncurrent-versions", f->keep_versions, kKeepVersionsHelp);
   c->add_option("--verify", f->verify, "read each backup back and check it: always | never | every:N")->capture_default_str();
   c->add_option("--listen", f->listen, "HTTP address for /healthz /readyz /metrics /backups, POST /backup ('' = off)")
       ->capture_default_str();
@@ -571,6 +596,7 @@ void add_sidecar(CLI::App& backup) {
     apply_schedule_time_zone(o.schedule);  // sets TZ: still single-threaded here
     o.leader_only = !f->any_member;
     if (!f->retention.empty()) o.retention = parse_retention_policy(f->retention, Environment::from_process());
+    o.prune.keep_noncurrent_versions = f->keep_versions;
     o.verify_every = parse_verify_every(f->verify);
     o.ready_max_age = duration_flag("--ready-max-age", f->ready_max_age, false);
     o.shutdown_grace = duration_flag("--shutdown-grace", f->grace, true);

@@ -7,6 +7,7 @@
 
 #include "cmd/backup_commands.h"
 #include "cmd/certs_commands.h"
+#include "cmd/etcd_manager_commands.h"
 #include "cmd/invocation.h"
 #include "cmd/lifecycle_commands.h"
 #include "common/error.h"
@@ -73,6 +74,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("etcdadm ") + ETCDADM_VERSION);
   etcdadm::cli::add_backup_commands(app);
   etcdadm::cli::add_certs_commands(app);
+  etcdadm::cli::add_etcd_manager_commands(app);
   etcdadm::cli::add_lifecycle_commands(app);
   add_environment_footer(&app);
 

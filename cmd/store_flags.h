@@ -27,12 +27,14 @@ struct StoreFlags {
   std::string ca_bundle;
   bool insecure = false;
   void add_to(CLI::App* c, bool with_output = true) {
-    c->add_option("--store", store, "backup store: path, file:///path, s3://bucket/prefix, gs://bucket/prefix")
+    c->add_option("--store", store,
+                  "backup store: path, file:///path, s3://bucket/prefix, gs://bucket/prefix, azureblob://container/prefix, "
+                  "swift://container/prefix")
         ->envname("ETCDADM_STORE");
     c->add_option("--catalog", catalog,
                   "SQLite catalog file (env ETCDADM_CATALOG; default: " + Catalog::default_path() + ", shared by every etcdadm on this host)");
     if (with_output) add_output_format_option(c, output);
-    auto* g = c->add_option_group("Object store options (S3 and GCS)");
+    auto* g = c->add_option_group("Object store options (S3, GCS, Azure Blob, Swift)");
     g->add_option("--s3-endpoint", options.s3.endpoint,
                   "S3-compatible endpoint URL (default: S3_ENDPOINT, AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, else AWS)");
     g->add_option("--s3-region", options.s3.region,
@@ -48,6 +50,11 @@ struct StoreFlags {
         "do not hash request bodies for the signature (saves CPU; integrity rests on TLS and etcdadm's own SHA-256)");
     g->add_option("--gcs-endpoint", options.gcs.endpoint,
                   "GCS JSON API endpoint (default: STORAGE_EMULATOR_HOST, else https://storage.googleapis.com)");
+    g->add_option("--azure-account", options.azure.account,
+                  "Azure storage account (default: AZURE_STORAGE_ACCOUNT, as kops sets it, or the connection string's)");
+    g->add_option("--azure-endpoint", options.azure.endpoint,
+                  "Azure Blob endpoint URL (default: AZURE_STORAGE_CONNECTION_STRING's BlobEndpoint, else "
+                  "https://ACCOUNT.blob.core.windows.net)");
     g->add_option("--ca-bundle", ca_bundle,
                   "PEM CA bundle for the store endpoint (default for S3: AWS_CA_BUNDLE; else system)");
     g->add_flag("--store-insecure-skip-tls-verify", insecure,
@@ -56,7 +63,8 @@ struct StoreFlags {
         ->default_val(4)
         ->check(CLI::Range(1, 64));
     g->add_option("--upload-part-size", part_size_mib,
-                  "S3 first part size / GCS chunk size in MiB (S3 parts grow after 1000 parts)")
+                  "S3 first part size / GCS chunk size / Azure block / Swift segment size in MiB (S3 parts grow after 1000 "
+        "parts, Swift segments after 100)")
         ->default_val(8)
         ->check(CLI::Range(5, 5120));
   }
@@ -72,9 +80,10 @@ struct StoreFlags {
   std::unique_ptr<BlobStore> open() const {
     StoreOptions o = options;
     o.s3.store.part_size = static_cast<size_t>(part_size_mib) << 20;
-    o.gcs.chunk_size = static_cast<size_t>(part_size_mib) << 20;
-    o.s3.ca_bundle = o.gcs.ca_bundle = ca_bundle;
-    o.s3.insecure_skip_verify = o.gcs.insecure_skip_verify = insecure;
+    o.gcs.chunk_size = o.azure.block_size = o.swift.segment_size = static_cast<size_t>(part_size_mib) << 20;
+    o.azure.concurrency = o.swift.concurrency = o.s3.store.concurrency;
+    o.s3.ca_bundle = o.gcs.ca_bundle = o.azure.ca_bundle = o.swift.ca_bundle = ca_bundle;
+    o.s3.insecure_skip_verify = o.gcs.insecure_skip_verify = o.azure.insecure_skip_verify = o.swift.insecure_skip_verify = insecure;
     auto s = open_store(store, o);
     if (key_flags_) s->set_decryption_keys(keys());
     return s;

@@ -1,6 +1,7 @@
 #include "common/sha256.h"
 
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include "common/error.h"
 
@@ -42,6 +43,16 @@ Sha256Digest sha256_of(const void* data, size_t size) {
   Sha256 h;
   h.update(data, size);
   return h.finish();
+}
+
+std::string hmac_sha256(const std::string& key, const std::string& data) {
+  unsigned char out[32];
+  unsigned int len = 0;
+  if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(data.data()),
+           data.size(), out, &len) == nullptr) {
+    throw Error(ErrorKind::kInternal, "HMAC-SHA-256 failed");
+  }
+  return std::string(reinterpret_cast<char*>(out), len);
 }
 
 }  // namespace etcdadm

@@ -29,5 +29,7 @@ class Sha256 {
 std::string to_hex(const uint8_t* data, size_t size);
 inline std::string to_hex(const Sha256Digest& d) { return to_hex(d.data(), d.size()); }
 Sha256Digest sha256_of(const void* data, size_t size);
+// HMAC-SHA-256 of `data` under `key`: the 32 raw bytes (SigV4 signing keys, Azure Shared Key).
+std::string hmac_sha256(const std::string& key, const std::string& data);
 
 }  // namespace etcdadm

@@ -154,4 +154,49 @@ std::tm utc_tm(SystemTime t) {
 
 SystemTime from_utc_tm(std::tm tm) { return std::chrono::system_clock::from_time_t(timegm(&tm)); }
 
+namespace {
+constexpr const char* kWeekdays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+}  // namespace
+
+std::string format_http_date(SystemTime t) {
+  std::tm tm = utc_tm(t);
+  char buf[40];
+  // Names spelled out here: strftime's %a and %b follow the locale.
+  std::snprintf(buf, sizeof buf, "%s, %02d %s %04d %02d:%02d:%02d GMT", kWeekdays[tm.tm_wday], tm.tm_mday,
+                kMonths[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
+  return buf;
+}
+
+std::optional<SystemTime> parse_http_date(const std::string& s) {
+  // "Wed, 25 Nov 2026 05:30:00 GMT": 29 characters.
+  if (s.size() != 29 || s.compare(3, 2, ", ") != 0 || s.compare(25, 4, " GMT") != 0) return std::nullopt;
+  std::tm tm{};
+  int month = -1;
+  for (int i = 0; i < 12; ++i) {
+    if (s.compare(8, 3, kMonths[i]) == 0) month = i;
+  }
+  auto digits = [&](size_t at, size_t n, int& out) {
+    out = 0;
+    for (size_t i = at; i < at + n; ++i) {
+      if (s[i] < '0' || s[i] > '9') return false;
+      out = out * 10 + (s[i] - '0');
+    }
+    return true;
+  };
+  int day, year, hour, minute, second;
+  if (month < 0 || s[7] != ' ' || s[11] != ' ' || s[16] != ' ' || s[19] != ':' || s[22] != ':' || !digits(5, 2, day) ||
+      !digits(12, 4, year) || !digits(17, 2, hour) || !digits(20, 2, minute) || !digits(23, 2, second)) {
+    return std::nullopt;
+  }
+  if (year < 1970 || year > 2200 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return std::nullopt;
+  tm.tm_year = year - 1900;
+  tm.tm_mon = month;
+  tm.tm_mday = day;
+  tm.tm_hour = hour;
+  tm.tm_min = minute;
+  tm.tm_sec = second;
+  return from_utc_tm(tm);
+}
+
 }  // namespace etcdadm

@@ -23,6 +23,11 @@ std::string format_rfc3339_micros(SystemTime t);
 // the year is outside 1970-2200 (what SystemTime can hold, with room for offsets).
 std::optional<SystemTime> parse_rfc3339(const std::string& s);
 
+// HTTP dates (RFC 9110 IMF-fixdate, always GMT): "Wed, 25 Nov 2026 05:30:00 GMT", as Azure
+// Storage signs and lists them. Parsing takes only that form; nullopt otherwise.
+std::string format_http_date(SystemTime t);
+std::optional<SystemTime> parse_http_date(const std::string& s);
+
 // Calendar fields of `t` in UTC, and back (struct tm fields may be out of range: normalized).
 std::tm utc_tm(SystemTime t);
 SystemTime from_utc_tm(std::tm tm);

@@ -2,7 +2,7 @@
 # Installs everything etcdadm needs to build and test on Debian 12, from Debian packages only.
 # Idempotent: safe to run again; apt-get skips what is already there.
 # --with-test-servers also installs what the tests run against: Swift (S3), the AWS CLI, age (the
-# oracle for our age encryption), and the GCS emulator's npm packages.
+# oracle for our age encryption), and the npm packages of the GCS emulator and Azurite.
 set -euo pipefail
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -26,8 +26,9 @@ with_test_servers=false
 [ "${1:-}" = "--with-test-servers" ] && with_test_servers=true
 if $with_test_servers; then
   # a real S3 server that verifies SigV4 (OpenStack Swift + s3api, with memcached for tempauth)
-  # and the AWS CLI as an interop and signing oracle
-  packages+=(python3-swift swift swift-proxy swift-account swift-container swift-object memcached awscli systemd age)
+  # and the AWS CLI as an interop and signing oracle; python3-swiftclient's `swift` CLI is the
+  # oracle of Swift's own API
+  packages+=(python3-swift python3-swiftclient swift swift-proxy swift-account swift-container swift-object memcached awscli systemd age)
   # the Prometheus project's own text-format parser reads the sidecar's /metrics in the tests
   packages+=(python3-prometheus-client)
   # Node.js runs the GCS emulator (test/support/gcs_emulator); keep a Node.js the machine already has.
@@ -53,10 +54,13 @@ if command -v systemctl >/dev/null 2>&1; then
 fi
 
 $with_test_servers || exit 0
-# The GCS emulator's npm packages, pinned by package-lock.json (skipped when already installed).
-emulator_dir="$(cd "$(dirname "$0")/.." && pwd)/test/support/gcs_emulator"
-if [ ! -f "$emulator_dir/node_modules/.package-lock.json" ] ||
-   [ "$emulator_dir/package-lock.json" -nt "$emulator_dir/node_modules/.package-lock.json" ]; then
-  echo "install-deps.sh: npm ci in $emulator_dir"
-  (cd "$emulator_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
-fi
+# npm packages of the test servers, pinned by their package-lock.json (skipped when already
+# installed): the GCS emulator, and Azurite with Microsoft's Azure SDK as its oracle.
+for npm_dir in gcs_emulator azurite; do
+  emulator_dir="$(cd "$(dirname "$0")/.." && pwd)/test/support/$npm_dir"
+  if [ ! -f "$emulator_dir/node_modules/.package-lock.json" ] ||
+     [ "$emulator_dir/package-lock.json" -nt "$emulator_dir/node_modules/.package-lock.json" ]; then
+    echo "install-deps.sh: npm ci in $emulator_dir"
+    (cd "$emulator_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+  fi
+done

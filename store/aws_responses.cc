@@ -74,6 +74,37 @@ S3UploadsPage parse_list_multipart_uploads(const std::string& body, const std::s
   return page;
 }
 
+S3VersionsPage parse_list_object_versions(const std::string& body, const std::string& what) {
+  XmlElement x = parse_xml(body, what);
+  S3VersionsPage page;
+  // Versions and delete markers come interleaved in key order; each keeps its own element name.
+  for (const auto& child : x.children) {
+    bool marker = child.name == "DeleteMarker";
+    if (!marker && child.name != "Version") continue;
+    S3ObjectVersion v;
+    v.key = child.child_text("Key");
+    v.version_id = child.child_text("VersionId");
+    v.latest = child.child_text("IsLatest") == "true";
+    v.delete_marker = marker;
+    if (v.key.empty() || v.version_id.empty()) throw Error(ErrorKind::kCorrupt, what + " lists a version without key or version ID");
+    page.versions.push_back(std::move(v));
+  }
+  if (x.child_text("IsTruncated") == "true") {
+    page.next_key_marker = x.child_text("NextKeyMarker");
+    page.next_version_id_marker = x.child_text("NextVersionIdMarker");
+    if (page.next_key_marker.empty()) throw Error(ErrorKind::kCorrupt, what + " is truncated but has no NextKeyMarker");
+  }
+  return page;
+}
+
+std::string parse_bucket_versioning(const std::string& body, const std::string& what) {
+  std::string status = parse_xml(body, what).child_text("Status");
+  if (!status.empty() && status != "Enabled" && status != "Suspended") {
+    throw Error(ErrorKind::kCorrupt, what + " has an unknown versioning status: " + status.substr(0, 40));
+  }
+  return status;
+}
+
 std::string parse_upload_id(const std::string& body, const std::string& what) {
   std::string id = parse_xml(body, what).child_text("UploadId");
   if (id.empty()) throw Error(ErrorKind::kCorrupt, what + " holds no UploadId");

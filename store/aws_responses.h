@@ -45,6 +45,21 @@ S3UploadsPage parse_list_multipart_uploads(const std::string& body, const std::s
 // CreateMultipartUpload: the upload ID (kCorrupt when there is none).
 std::string parse_upload_id(const std::string& body, const std::string& what);
 
+// ListObjectVersions (versioned buckets): every version and delete marker under a prefix.
+struct S3ObjectVersion {
+  std::string key;
+  std::string version_id;  // "null" for an object written while versioning was off or suspended
+  bool latest = false;
+  bool delete_marker = false;
+};
+struct S3VersionsPage {
+  std::vector<S3ObjectVersion> versions;             // versions and delete markers, in the listing's order
+  std::string next_key_marker, next_version_id_marker;  // both "" after the last page
+};
+S3VersionsPage parse_list_object_versions(const std::string& body, const std::string& what);
+// GetBucketVersioning: "Enabled", "Suspended", or "" for a bucket that never had versioning.
+std::string parse_bucket_versioning(const std::string& body, const std::string& what);
+
 // One key DeleteObjects could not delete.
 struct S3DeleteFailure {
   std::string key, code, message;

@@ -1,7 +1,5 @@
 #include "store/aws_sigv4.h"
 
-#include <openssl/hmac.h>
-
 #include <algorithm>
 #include <cctype>
 #include <ctime>
@@ -12,14 +10,6 @@
 namespace etcdadm {
 
 namespace {
-
-std::string hmac_sha256(const std::string& key, const std::string& data) {
-  unsigned char out[32];
-  unsigned int len = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(data.data()),
-       data.size(), out, &len);
-  return std::string(reinterpret_cast<char*>(out), len);
-}
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });

@@ -69,6 +69,22 @@ class BlobStore {
     return {};
   }
 
+  // Versioned buckets (S3 versioning, GCS object versioning) keep whatever is deleted or
+  // overwritten as noncurrent versions: billed forever and, after a rekey, still readable with the
+  // retired key. Removes under `prefix` every noncurrent version and every delete marker, so that
+  // deleted keys are gone for good and overwritten ones keep only their current bytes. A version
+  // the store refuses to delete (Object Lock, a retention policy, a hold) is left, and so is its
+  // key's delete marker, so nothing deleted reappears. Unversioned stores: nothing to do.
+  struct VersionPurge {
+    bool versioned = false;  // the bucket keeps versions
+    size_t removed = 0;      // versions and delete markers removed
+    std::vector<std::string> refused;  // "key (version): why", one per version left
+  };
+  virtual VersionPurge purge_noncurrent_versions(const std::string& prefix) {
+    (void)prefix;
+    return {};
+  }
+
   // Who may read what this store writes, on backends with file modes (local directories): files
   // get exactly `file_mode` (umask not applied), directories the same bits plus search wherever
   // read is granted (0600 -> 0700, 0640 -> 0750). Object stores have no modes; etcdadm never sets

@@ -3,7 +3,6 @@
 #include <nlohmann/json.hpp>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
-#include <spdlog/spdlog.h>
 
 #include "common/base64.h"
 #include "common/error.h"
@@ -16,38 +15,23 @@ namespace etcdadm {
 namespace {
 
 using Clock = std::chrono::system_clock;
-constexpr auto kRefreshMargin = std::chrono::minutes(5);
 constexpr const char* kScope = "https://www.googleapis.com/auth/devstorage.read_write";
 
 // POSTs a form to a token endpoint and reads {"access_token", "expires_in"}.
-GcsToken exchange_token(const std::string& url, const std::string& form, const HttpOptions& http, const std::string& what) {
+OAuthToken exchange_token(const std::string& url, const std::string& form, const HttpOptions& http, const std::string& what) {
   HttpRequest req;
   req.method = "POST";
   req.url = url;
   req.headers = {{"Content-Type", "application/x-www-form-urlencoded"}};
   req.body = form;
-  HttpResponse resp;
-  with_retries(RetryPolicy{4, std::chrono::milliseconds(200), std::chrono::milliseconds(3000)}, what, [&] {
-    HttpClient client(http);
-    resp = client.perform(req);
-    if (resp.status >= 500 || resp.status == 429) {
-      throw Error(ErrorKind::kUnavailable, what + ": HTTP " + std::to_string(resp.status));
-    }
-  });
-  GcsTokenAnswer answer;
-  try {
-    answer = parse_gcs_token_answer(resp.status, resp.body, what);
-  } catch (const Error& e) {
-    throw Error(ErrorKind::kAuth, e.what(), "check the service account key (is it revoked?) and the token endpoint");
-  }
-  return GcsToken{answer.access_token, Clock::now() + answer.expires_in};
+  return request_oauth_token(req, http, what, "check the service account key (is it revoked?) and the token endpoint");
 }
 
-class ServiceAccountSource : public GcsTokenSource {
+class ServiceAccountSource : public OAuthTokenSource {
  public:
   ServiceAccountSource(nlohmann::json key, HttpOptions http) : key_(std::move(key)), http_(std::move(http)) {}
   std::string name() const override { return "service account " + key_.value("client_email", std::string("?")); }
-  GcsToken fetch() override {
+  OAuthToken fetch() override {
     std::string token_uri = key_.value("token_uri", std::string("https://oauth2.googleapis.com/token"));
     auto now = std::chrono::duration_cast<std::chrono::seconds>(Clock::now().time_since_epoch()).count();
     nlohmann::json claims = {{"iss", key_.value("client_email", "")},
@@ -66,11 +50,11 @@ class ServiceAccountSource : public GcsTokenSource {
   HttpOptions http_;
 };
 
-class AuthorizedUserSource : public GcsTokenSource {
+class AuthorizedUserSource : public OAuthTokenSource {
  public:
   AuthorizedUserSource(nlohmann::json creds, HttpOptions http) : creds_(std::move(creds)), http_(std::move(http)) {}
   std::string name() const override { return "authorized user (gcloud application-default login)"; }
-  GcsToken fetch() override {
+  OAuthToken fetch() override {
     return exchange_token(creds_.value("token_uri", std::string("https://oauth2.googleapis.com/token")),
                           form_encode({{"grant_type", "refresh_token"},
                                        {"client_id", creds_.value("client_id", "")},
@@ -84,11 +68,11 @@ class AuthorizedUserSource : public GcsTokenSource {
   HttpOptions http_;
 };
 
-class MetadataServerSource : public GcsTokenSource {
+class MetadataServerSource : public OAuthTokenSource {
  public:
   explicit MetadataServerSource(std::string host) : host_(std::move(host)) {}
   std::string name() const override { return "GCE metadata server (" + host_ + ")"; }
-  GcsToken fetch() override {
+  OAuthToken fetch() override {
     HttpOptions o;
     o.connect_timeout = std::chrono::milliseconds(1000);
     o.idle_timeout = std::chrono::milliseconds(5000);
@@ -108,13 +92,13 @@ class MetadataServerSource : public GcsTokenSource {
                   "set GOOGLE_APPLICATION_CREDENTIALS to a service-account key file, or run on GCE/GKE with workload "
                   "identity");
     }
-    GcsTokenAnswer answer;
+    OAuthTokenAnswer answer;
     try {
-      answer = parse_gcs_token_answer(resp.status, resp.body, name());
+      answer = parse_oauth_token_answer(resp.status, resp.body, name());
     } catch (const Error& e) {
       throw Error(ErrorKind::kAuth, e.what(), "check that the node/pod has a service account with storage access");
     }
-    return GcsToken{answer.access_token, Clock::now() + answer.expires_in};
+    return OAuthToken{answer.access_token, Clock::now() + answer.expires_in};
   }
 
  private:
@@ -133,7 +117,7 @@ void require_string_fields(const nlohmann::json& j, const std::string& where) {
   }
 }
 
-std::unique_ptr<GcsTokenSource> source_from_file(const std::string& path, const HttpOptions& http) {
+std::unique_ptr<OAuthTokenSource> source_from_file(const std::string& path, const HttpOptions& http) {
   std::string text;
   try {
     text = read_file(path);
@@ -180,33 +164,7 @@ std::string sign_jwt_rs256(const std::string& claims_json, const std::string& pr
   return input + "." + base64url(sig);
 }
 
-GcsAuth::GcsAuth(std::unique_ptr<GcsTokenSource> source) : source_(std::move(source)) {}
-
-std::string GcsAuth::authorization() {
-  if (!source_) return "";
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!cached_ || Clock::now() + kRefreshMargin >= cached_->expiry) {
-    try {
-      cached_ = source_->fetch();
-      spdlog::debug("got a GCS access token from {}", source_->name());
-    } catch (const Error& e) {
-      // Keep using the current token while it is still valid; the next call tries again.
-      if (!cached_ || Clock::now() >= cached_->expiry) throw;
-      spdlog::warn("refreshing the GCS token from {} failed ({}); the current one is still valid", source_->name(),
-                   e.what());
-    }
-  }
-  return "Bearer " + cached_->access_token;
-}
-
-void GcsAuth::invalidate() {
-  std::lock_guard<std::mutex> lock(mu_);
-  cached_.reset();
-}
-
-std::string GcsAuth::source_name() const { return source_ ? source_->name() : "none (emulator)"; }
-
-std::unique_ptr<GcsTokenSource> make_service_account_source(const std::string& key_json, const HttpOptions& http) {
+std::unique_ptr<OAuthTokenSource> make_service_account_source(const std::string& key_json, const HttpOptions& http) {
   nlohmann::json j = nlohmann::json::parse(key_json, nullptr, false);
   if (j.is_discarded() || !j.is_object()) throw Error(ErrorKind::kAuth, "service account key is not a JSON object");
   require_string_fields(j, "service account key");

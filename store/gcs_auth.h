@@ -15,42 +15,18 @@
 
 #include "common/environment.h"
 #include "common/http_client.h"
+#include "store/oauth_token.h"
 
 namespace etcdadm {
 
-struct GcsToken {
-  std::string access_token;
-  std::chrono::system_clock::time_point expiry;
-};
-
-class GcsTokenSource {
- public:
-  virtual ~GcsTokenSource() = default;
-  virtual std::string name() const = 0;
-  virtual GcsToken fetch() = 0;
-};
-
-class GcsAuth {
- public:
-  // nullptr source: anonymous requests (emulators).
-  explicit GcsAuth(std::unique_ptr<GcsTokenSource> source);
-  // "Bearer <token>", or "" when anonymous. Thread-safe.
-  std::string authorization();
-  // Forget the cached token (after a 401).
-  void invalidate();
-  std::string source_name() const;
-
- private:
-  std::unique_ptr<GcsTokenSource> source_;
-  std::mutex mu_;
-  std::optional<GcsToken> cached_;
-};
+// Tokens for the GCS JSON API; no source: an emulator, which checks none.
+using GcsAuth = OAuthTokenCache;
 
 // The chain described above. Throws Error(kAuth) when a configured source is unusable.
 std::shared_ptr<GcsAuth> make_gcs_auth(const Environment& env, const HttpOptions& http);
 
 // A token source for a service-account key JSON document (exposed for tests).
-std::unique_ptr<GcsTokenSource> make_service_account_source(const std::string& key_json, const HttpOptions& http);
+std::unique_ptr<OAuthTokenSource> make_service_account_source(const std::string& key_json, const HttpOptions& http);
 
 // RS256 JWT of `claims_json` signed with a PEM private key (exposed for tests).
 std::string sign_jwt_rs256(const std::string& claims_json, const std::string& private_key_pem, const std::string& key_id);

@@ -231,14 +231,14 @@ void GcsClient::download(const std::string& bucket, const std::string& name, con
 }
 
 GcsListPage GcsClient::list(const std::string& bucket, const std::string& prefix, const std::string& page_token,
-                            int max_results) {
+                            int max_results, bool versions) {
   GcsListPage page;
   std::string what = "listing gs://" + bucket + "/" + prefix;
   with_retries(config_.retry, what, [&] {
     HttpRequest req;
     req.url = config_.endpoint + "/storage/v1/b/" + percent_encode(bucket) + "/o?maxResults=" + std::to_string(max_results) +
               (prefix.empty() ? "" : "&prefix=" + percent_encode(prefix)) +
-              (page_token.empty() ? "" : "&pageToken=" + percent_encode(page_token));
+              (page_token.empty() ? "" : "&pageToken=" + percent_encode(page_token)) + (versions ? "&versions=true" : "");
     HttpResponse r = send(req);
     if (!r.ok()) throw gcs_error(r, what);
     page = parse_gcs_list_page(r.body, what);
@@ -252,6 +252,17 @@ void GcsClient::remove(const std::string& bucket, const std::string& name) {
     HttpRequest req;
     req.method = "DELETE";
     req.url = object_url(bucket, name);
+    HttpResponse r = send(req);
+    if (!r.ok() && r.status != 404) throw gcs_error(r, what);
+  });
+}
+
+void GcsClient::remove_generation(const std::string& bucket, const std::string& name, const std::string& generation) {
+  std::string what = "delete of gs://" + bucket + "/" + name + " generation " + generation;
+  with_retries(config_.retry, what, [&] {
+    HttpRequest req;
+    req.method = "DELETE";
+    req.url = object_url(bucket, name) + "?generation=" + percent_encode(generation);
     HttpResponse r = send(req);
     if (!r.ok() && r.status != 404) throw gcs_error(r, what);
   });

@@ -53,9 +53,13 @@ class GcsClient {
   // (StreamingReader resumes).
   void download(const std::string& bucket, const std::string& name, const std::string& generation, uint64_t offset,
                 const HttpBodySink& sink);
+  // `versions`: noncurrent generations too (versioned buckets), each marked noncurrent.
   GcsListPage list(const std::string& bucket, const std::string& prefix, const std::string& page_token,
-                   int max_results = 1000);
+                   int max_results = 1000, bool versions = false);
   void remove(const std::string& bucket, const std::string& name);  // missing is fine
+  // Deletes one generation for good (a noncurrent one in a versioned bucket); missing is fine.
+  // Throws kAuth when a retention policy or hold keeps it (403).
+  void remove_generation(const std::string& bucket, const std::string& name, const std::string& generation);
 
  private:
   // One attempt with auth; a 401 refreshes the token once.

@@ -51,6 +51,7 @@ GcsObjectInfo object_from_json(const json& j, const std::string& what) {
   auto t = parse_rfc3339(json_text(j, "updated"));
   o.modified_unix_micros = t ? to_unix_micros(*t) : 0;
   o.generation = json_text(j, "generation");
+  o.noncurrent = !json_text(j, "timeDeleted").empty();
   return o;
 }
 
@@ -95,26 +96,6 @@ uint64_t parse_persisted_range(const std::string& range, const std::string& what
   uint64_t last = decimal(range.substr(dash + 1), what + " (Range of the upload session)");
   if (last == UINT64_MAX) throw Error(ErrorKind::kCorrupt, what + ": Range of the upload session out of bounds");
   return last + 1;
-}
-
-GcsTokenAnswer parse_gcs_token_answer(long status, const std::string& body, const std::string& what) {
-  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  bool object = !j.is_discarded() && j.is_object();
-  std::string token = object ? json_text(j, "access_token") : "";
-  if (status < 200 || status >= 300 || token.empty()) {
-    std::string detail = object ? json_text(j, "error") + " " + json_text(j, "error_description") : body.substr(0, 200);
-    throw Error(ErrorKind::kAuth, what + ": no token (HTTP " + std::to_string(status) + ") " + detail.substr(0, 300));
-  }
-  GcsTokenAnswer out;
-  out.access_token = token;
-  // A lifetime that is absent, not a number, negative or absurd must not overflow the clock.
-  auto it = j.find("expires_in");
-  if (it != j.end() && it->is_number()) {
-    double seconds = it->get<double>();
-    if (!(seconds >= 0)) seconds = 0;  // negative, or NaN
-    out.expires_in = std::chrono::seconds(static_cast<int64_t>(std::clamp(seconds, 0.0, 86400.0)));
-  }
-  return out;
 }
 
 }  // namespace etcdadm

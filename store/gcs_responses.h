@@ -17,6 +17,8 @@ struct GcsObjectInfo {
   uint64_t size = 0;
   int64_t modified_unix_micros = 0;
   std::string generation;
+  // A noncurrent generation (listed with versions=true: it has "timeDeleted").
+  bool noncurrent = false;
 };
 
 struct GcsListPage {
@@ -39,14 +41,5 @@ GcsErrorBody parse_gcs_error_body(const std::string& body);
 // The bytes a resumable session holds, from the Range header of a 308 ("bytes=0-1048575" ->
 // 1048576; absent -> 0). kCorrupt when it is not of that form.
 uint64_t parse_persisted_range(const std::string& range, const std::string& what);
-
-// An OAuth2 token answer (token endpoint, metadata server): the token and its lifetime, clamped
-// to [0 s, 24 h]. kAuth, with the server's error and description when it gave them, when
-// `status` is not 2xx or there is no token.
-struct GcsTokenAnswer {
-  std::string access_token;
-  std::chrono::seconds expires_in{3600};
-};
-GcsTokenAnswer parse_gcs_token_answer(long status, const std::string& body, const std::string& what);
 
 }  // namespace etcdadm

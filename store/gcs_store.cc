@@ -125,6 +125,30 @@ std::vector<BlobInfo> GcsStore::list(const std::string& prefix) {
 
 void GcsStore::remove(const std::string& key) { client_->remove(bucket_, object_name(key)); }
 
+BlobStore::VersionPurge GcsStore::purge_noncurrent_versions(const std::string& prefix) {
+  // GCS has no delete markers: a deleted or replaced object of a versioned bucket lives on as a
+  // noncurrent generation, which only a listing with versions=true shows. A bucket without
+  // versioning lists none, so there is nothing to ask first.
+  VersionPurge out;
+  std::string full = object_name(prefix);
+  std::string token;
+  do {
+    GcsListPage page = client_->list(bucket_, full, token, 1000, /*versions=*/true);
+    for (const auto& o : page.objects) {
+      if (!o.noncurrent) continue;
+      out.versioned = true;
+      try {
+        client_->remove_generation(bucket_, o.name, o.generation);
+        ++out.removed;
+      } catch (const Error& e) {
+        out.refused.push_back("gs://" + bucket_ + "/" + o.name + " (generation " + o.generation + "): " + e.what());
+      }
+    }
+    token = page.next_page_token;
+  } while (!token.empty());
+  return out;
+}
+
 void GcsStore::reload_credentials() {
   // The key file is read again (a rotated service-account key); a broken one keeps the old auth.
   if (!auth_factory_) return;

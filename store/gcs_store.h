@@ -35,6 +35,7 @@ class GcsStore : public BlobStore {
   std::optional<BlobInfo> stat(const std::string& key) override;
   std::vector<BlobInfo> list(const std::string& prefix) override;
   void remove(const std::string& key) override;
+  VersionPurge purge_noncurrent_versions(const std::string& prefix) override;
   void reload_credentials() override;
   // How reload_credentials() builds fresh credentials (set by open_gcs_store).
   void set_auth_factory(std::function<std::shared_ptr<GcsAuth>()> factory) { auth_factory_ = std::move(factory); }

@@ -40,11 +40,6 @@ std::string data_file_name(Compression c, bool encrypted) {
   return std::string(kDataFileStem) + compression_extension(c) + (encrypted ? kAgeFileExtension : "");
 }
 
-namespace {
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-}  // namespace
 
 // ---- checked numbers ----
 
@@ -192,7 +187,12 @@ StoreSettings ensure_store_settings(BlobStore& store, const StoreRequest& reques
   s.compression = requested.compression.value_or(Compression::kGzip);
   s.file_mode = requested.file_mode.value_or(kDefaultStoreFileMode);
   s.encryption = new_store_encryption(requested.encryption);
-  if (s.encryption) s.layout_version = kEncryptedLayoutVersion;
+  if (s.encryption) {
+    s.layout_version = kEncryptedLayoutVersion;
+  } else if (s.compression != Compression::kGzip) {
+    // etcd-manager restores gzip only: no backup of this store will carry its file.
+    s.layout_version = kEtcdadmOnlyBackupsLayoutVersion;
+  }
   s.created_at = format_rfc3339_seconds(std::chrono::system_clock::now());
   s.created_by = std::string("etcdadm ") + ETCDADM_VERSION;
   // Before the marker, which is the first file of a new store and as private as the rest.
@@ -212,6 +212,22 @@ StoreSettings ensure_store_settings(BlobStore& store, const StoreRequest& reques
 void apply_store_settings(BlobStore& store) {
   auto s = read_store_settings(store);
   store.set_file_mode(s ? s->effective_file_mode() : kDefaultStoreFileMode);
+}
+
+void allow_etcdadm_only_backups(BlobStore& store) {
+  auto s = read_store_settings(store);
+  if (!s) {
+    throw Error(ErrorKind::kInvalidArgument, "store " + store.url() + " has no " + kStoreMarkerFile,
+                "a backup without _etcd_backup.meta needs the marker's layout version 3 (docs/store-format.md); "
+                "save one backup with etcdadm first, which writes the marker");
+  }
+  if (s->layout_version >= kEncryptedLayoutVersion) return;
+  s->layout_version = kEtcdadmOnlyBackupsLayoutVersion;
+  store.set_file_mode(s->effective_file_mode());
+  store.write_small(kStoreMarkerFile, marker_json(*s), /*overwrite=*/true);
+  spdlog::info("store {} moved to layout version {}: it holds backups etcd-manager cannot restore, which only "
+               "etcdadm lists (etcdadm before this version refuses the store)",
+               store.url(), kEtcdadmOnlyBackupsLayoutVersion);
 }
 
 StoreSettings change_store_recipients(BlobStore& store, const EncryptionRequest& to) {
@@ -344,19 +360,28 @@ EtcdManagerMeta parse_etcd_manager_meta(const std::string& text, const std::stri
   try {
     json j = json::parse(text);
     if (!j.is_object()) throw Error(ErrorKind::kCorrupt, where + " is not a JSON object");
-    m.etcd_version = j.value("etcdVersion", "");
-    if (j.contains("timestamp")) {
-      const auto& ts = j["timestamp"];
-      if (ts.is_number_integer()) m.timestamp = integer_field<int64_t>(j, "timestamp", where);
-      else if (ts.is_string()) m.timestamp = std::stoll(ts.get<std::string>());
-    }
-    if (j.contains("clusterSpec") && j["clusterSpec"].is_object()) {
-      const auto& spec = j["clusterSpec"];
-      if (spec.contains("memberCount")) {
-        const auto& mc = spec["memberCount"];
-        m.member_count = mc.is_string() ? std::stoi(mc.get<std::string>()) : required_integer<int>(spec, "memberCount", where);
+    // jsonpb takes each field by its JSON name or its proto name (etcd_version): so do we.
+    auto named = [](const json& o, const char* camel, const char* snake) -> const json* {
+      for (const char* n : {camel, snake}) {
+        auto it = o.find(n);
+        if (it != o.end() && !it->is_null()) return &*it;
       }
-      if (m.etcd_version.empty()) m.etcd_version = spec.value("etcdVersion", "");
+      return nullptr;
+    };
+    if (const json* v = named(j, "etcdVersion", "etcd_version")) m.etcd_version = v->get<std::string>();
+    if (const json* ts = named(j, "timestamp", "timestamp")) {
+      if (ts->is_number_integer()) m.timestamp = ts->get<int64_t>();
+      else if (ts->is_string()) m.timestamp = std::stoll(ts->get<std::string>());
+    }
+    const json* spec = named(j, "clusterSpec", "cluster_spec");
+    if (spec != nullptr && spec->is_object()) {
+      const char* count_key = named(*spec, "memberCount", "memberCount") ? "memberCount" : "member_count";
+      if (const json* mc = named(*spec, count_key, count_key)) {
+        m.member_count = mc->is_string() ? std::stoi(mc->get<std::string>()) : required_integer<int>(*spec, count_key, where);
+      }
+      if (m.etcd_version.empty()) {
+        if (const json* v = named(*spec, "etcdVersion", "etcd_version")) m.etcd_version = v->get<std::string>();
+      }
     }
   } catch (const json::exception& e) {
     throw Error(ErrorKind::kCorrupt, where + " is not valid JSON: " + e.what());
@@ -395,8 +420,9 @@ std::vector<BackupListing> scan_backups(BlobStore& store) {
   for (auto& [dir, l] : dirs) {
     if (complete.count(dir)) {
       l.completion_key = dir + "/" + kEtcdManagerMetaFile;
-    } else if (l.has_backup_meta && ends_with(l.data_key, kAgeFileExtension)) {
-      // Layout v2: an encrypted backup's metadata is its last file.
+    } else if (l.has_backup_meta && !l.data_key.empty()) {
+      // Layouts 2 and 3: a backup etcd-manager could not restore (encrypted, not gzip, no trailer,
+      // no etcd version...) ends with our metadata, written after its data file was checked.
       l.completion_key = dir + "/" + kBackupMetaFile;
     } else {
       continue;

@@ -1,14 +1,15 @@
-// Store layout v1 and v2 (docs/store-format.md is the normative prose). A backup is the directory
-// <name>/ holding, in write order:
+// Store layout v1, v2 and v3 (docs/store-format.md is the normative prose). A backup is the
+// directory <name>/ holding, in write order:
 //   1. etcd.backup.gz | etcd.backup.zst | etcd.backup   the snapshot db + SHA-256 trailer
 //   2. etcdadm-backup.json                               our metadata (BackupMeta)
 //   3. _etcd_backup.meta                                 etcd-manager's metadata, exactly its fields
-// A backup exists once (3) exists. The store root holds etcdadm-store.json (StoreSettings).
-// Stores written by etcd-manager (no marker, no etcdadm-backup.json) are read as well.
+// (3) is written only when etcd-manager could restore the backup (store/etcd_manager.h); a backup
+// exists once (3) exists, or once (1) and (2) do. The store root holds etcdadm-store.json
+// (StoreSettings). Stores written by etcd-manager (no marker, no etcdadm-backup.json) are read as well.
 // Layout v2 is a store encrypted with age (store/encryption.h): its data files end in ".age" and
-// have no (3), which etcd-manager could list but never restore; there (2) is written last and its
-// presence is what makes the backup exist. Etcdadm before v2 refuses such a store whole, so that
-// it never writes a plain backup into it.
+// never have (3). Layout v3 is a plain store holding backups without (3). Etcdadm before v2 (v3)
+// refuses such a store whole, so that it never writes a plain backup into an encrypted store, nor
+// prunes a backup without (3) as the leftover of a killed save.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +26,12 @@ namespace etcdadm {
 
 inline constexpr int kLayoutVersion = 1;           // what plain stores and all backup metadata say
 inline constexpr int kEncryptedLayoutVersion = 2;  // an encrypted store's marker
-inline constexpr int kNewestLayoutVersion = 2;     // the newest this etcdadm reads and writes
+// A plain store that may hold backups etcd-manager could not restore, which therefore have no
+// _etcd_backup.meta and are complete by their etcdadm-backup.json (as encrypted ones are in v2).
+// Etcdadm before v3 would take them for leftovers of killed saves and prune them: it refuses the
+// store instead.
+inline constexpr int kEtcdadmOnlyBackupsLayoutVersion = 3;
+inline constexpr int kNewestLayoutVersion = 3;     // the newest this etcdadm reads and writes
 inline constexpr const char* kEtcdManagerMetaFile = "_etcd_backup.meta";
 inline constexpr const char* kBackupMetaFile = "etcdadm-backup.json";
 inline constexpr const char* kStoreMarkerFile = "etcdadm-store.json";
@@ -81,6 +87,10 @@ StoreSettings ensure_store_settings(BlobStore& store, const StoreRequest& reques
 // The settings of an existing store applied to `store` (its file mode), for commands that add to
 // a store without creating it (damage markers). No marker: the defaults.
 void apply_store_settings(BlobStore& store);
+// Makes sure the marker allows backups without _etcd_backup.meta (layout 2 or 3), rewriting a
+// layout 1 marker as layout 3; called before the first such backup becomes complete. A store
+// without a marker is refused (kInvalidArgument): every etcdadm store has one.
+void allow_etcdadm_only_backups(BlobStore& store);
 // Replaces the marker's recipients (`backup rekey --encrypt-to`): backups saved from now on are
 // encrypted to `to`. The store must be encrypted already (kInvalidArgument otherwise).
 StoreSettings change_store_recipients(BlobStore& store, const EncryptionRequest& to);

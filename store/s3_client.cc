@@ -276,11 +276,16 @@ void S3Client::delete_object(const std::string& bucket, const std::string& key) 
   call(c, "delete of s3://" + bucket + "/" + key);
 }
 
-void S3Client::delete_objects(const std::string& bucket, const std::vector<std::string>& keys) {
-  if (keys.empty()) return;
-  if (keys.size() > 1000) throw Error(ErrorKind::kInternal, "delete_objects: more than 1000 keys in one call");
+std::vector<S3DeleteFailure> S3Client::delete_batch(const std::string& bucket,
+                                                   const std::vector<std::pair<std::string, std::string>>& objects) {
+  if (objects.empty()) return {};
+  if (objects.size() > 1000) throw Error(ErrorKind::kInternal, "DeleteObjects: more than 1000 keys in one call");
   std::string body = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Delete><Quiet>true</Quiet>";
-  for (const auto& k : keys) body += "<Object><Key>" + xml_escape(k) + "</Key></Object>";
+  for (const auto& [key, version] : objects) {
+    body += "<Object><Key>" + xml_escape(key) + "</Key>";
+    if (!version.empty()) body += "<VersionId>" + xml_escape(version) + "</VersionId>";
+    body += "</Object>";
+  }
   body += "</Delete>";
   Call c{.method = "POST",
          .bucket = bucket,
@@ -289,13 +294,44 @@ void S3Client::delete_objects(const std::string& bucket, const std::vector<std::
          .headers = {{"Content-MD5", base64_md5(body)}, {"Content-Type", "application/xml"}},
          .body = body};
   HttpResponse r = call(c, "batch delete in s3://" + bucket);
-  auto errors = parse_delete_objects_result(r.body, "DeleteObjects response");
+  return parse_delete_objects_result(r.body, "DeleteObjects response");
+}
+
+void S3Client::delete_objects(const std::string& bucket, const std::vector<std::string>& keys) {
+  std::vector<std::pair<std::string, std::string>> objects;
+  for (const auto& k : keys) objects.emplace_back(k, "");
+  auto errors = delete_batch(bucket, objects);
   if (!errors.empty()) {
     throw Error(ErrorKind::kAuth,
                 "S3 did not delete " + std::to_string(errors.size()) + " of " + std::to_string(keys.size()) +
                     " objects, e.g. " + errors[0].key + ": " + errors[0].code + " " + errors[0].message,
                 "check s3:DeleteObject permission on the prefix");
   }
+}
+
+std::string S3Client::bucket_versioning(const std::string& bucket) {
+  Call c{.method = "GET", .bucket = bucket, .key = "", .query = {{"versioning", ""}}};
+  HttpResponse r = call(c, "reading the versioning of s3://" + bucket);
+  return parse_bucket_versioning(r.body, "GetBucketVersioning response of s3://" + bucket);
+}
+
+S3VersionsPage S3Client::list_object_versions(const std::string& bucket, const std::string& prefix,
+                                              const std::string& key_marker, const std::string& version_id_marker,
+                                              int max_keys) {
+  Call c{.method = "GET", .bucket = bucket, .key = ""};
+  c.query = {{"versions", ""}, {"max-keys", std::to_string(max_keys)}};
+  if (!prefix.empty()) c.query.emplace_back("prefix", prefix);
+  if (!key_marker.empty()) c.query.emplace_back("key-marker", key_marker);
+  if (!version_id_marker.empty()) c.query.emplace_back("version-id-marker", version_id_marker);
+  HttpResponse r = call(c, "listing the versions in s3://" + bucket + "/" + prefix);
+  return parse_list_object_versions(r.body, "ListObjectVersions response of s3://" + bucket + "/" + prefix);
+}
+
+std::vector<S3DeleteFailure> S3Client::delete_object_versions(const std::string& bucket,
+                                                              const std::vector<S3ObjectVersion>& versions) {
+  std::vector<std::pair<std::string, std::string>> objects;
+  for (const auto& v : versions) objects.emplace_back(v.key, v.version_id);
+  return delete_batch(bucket, objects);
 }
 
 std::string S3Client::create_multipart_upload(const std::string& bucket, const std::string& key) {

@@ -63,6 +63,15 @@ class S3Client {
   // At most 1000 keys per call (S3's limit). Throws when any key could not be deleted.
   void delete_objects(const std::string& bucket, const std::vector<std::string>& keys);
 
+  // Versioned buckets. bucket_versioning: "Enabled", "Suspended" or "" (never enabled).
+  std::string bucket_versioning(const std::string& bucket);
+  // One page of ListObjectVersions under `prefix`, from the markers of the previous page.
+  S3VersionsPage list_object_versions(const std::string& bucket, const std::string& prefix, const std::string& key_marker,
+                                      const std::string& version_id_marker, int max_keys = 1000);
+  // DeleteObjects of exact versions (at most 1000): deletes them for good, delete markers too.
+  // Returns the versions S3 refused (e.g. under Object Lock) instead of throwing.
+  std::vector<S3DeleteFailure> delete_object_versions(const std::string& bucket, const std::vector<S3ObjectVersion>& versions);
+
   std::string create_multipart_upload(const std::string& bucket, const std::string& key);
   std::string upload_part(const std::string& bucket, const std::string& key, const std::string& upload_id,
                           int part_number, std::string_view data);
@@ -90,6 +99,9 @@ class S3Client {
     bool allow_404 = false;
     bool create_only = false;  // If-None-Match: * unless the server is known not to support it
   };
+  // DeleteObjects of (key, version ID or "") pairs; returns what S3 did not delete.
+  std::vector<S3DeleteFailure> delete_batch(const std::string& bucket,
+                                            const std::vector<std::pair<std::string, std::string>>& objects);
   // One attempt: sign, send, follow a region redirect once; a non-2xx answer (other than an
   // allowed 404) is thrown as a classified Error.
   HttpResponse send(const Call& call, const HttpBodySink& sink = nullptr);

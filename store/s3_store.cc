@@ -9,10 +9,12 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "common/error.h"
 #include "common/timefmt.h"
+#include "store/part_uploader.h"
 #include "store/streaming_reader.h"
 
 namespace etcdadm {
@@ -69,12 +71,7 @@ class S3Writer : public BlobWriter {
       return;
     }
     if (!buffer_.empty()) submit_part();
-    wait_for_parts();
-    std::vector<std::string> etags;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (int i = 1; i < next_part_; ++i) etags.push_back(etags_.at(i));
-    }
+    std::vector<std::string> etags = parts_->finish();
     client_->complete_multipart_upload(bucket_, key_, upload_id_, etags, create_only_);
     done_ = true;
     upload_id_.clear();
@@ -83,7 +80,7 @@ class S3Writer : public BlobWriter {
   void abort() override {
     if (done_) return;
     done_ = true;
-    stop_workers(/*drop_queued=*/true);
+    if (parts_) parts_->cancel();
     if (!upload_id_.empty()) {
       std::string id = upload_id_;
       upload_id_.clear();
@@ -95,11 +92,6 @@ class S3Writer : public BlobWriter {
   uint64_t bytes_written() const override { return written_; }
 
  private:
-  struct Part {
-    int number;
-    std::string data;
-  };
-
   void submit_part() {
     if (next_part_ > kMaxParts) {
       throw Error(ErrorKind::kInvalidArgument, "s3://" + bucket_ + "/" + key_ + " would need more than 10000 parts",
@@ -107,65 +99,15 @@ class S3Writer : public BlobWriter {
     }
     if (upload_id_.empty()) {
       upload_id_ = client_->create_multipart_upload(bucket_, key_);
-      for (int i = 0; i < std::max(1, options_.concurrency); ++i) workers_.emplace_back([this] { work(); });
+      parts_ = std::make_unique<ParallelPartUploader>(options_.concurrency, [this](int number, const std::string& data) {
+        return client_->upload_part(bucket_, key_, upload_id_, number, data);
+      });
     }
-    Part p{next_part_++, std::move(buffer_)};
+    int number = next_part_++;
+    std::string data = std::move(buffer_);
     buffer_ = std::string();
     buffer_.reserve(s3_part_size(options_.part_size, next_part_));
-    std::unique_lock<std::mutex> lock(mu_);
-    // Bounded memory: at most `concurrency` parts queued or uploading, plus the one being filled.
-    cv_.wait(lock, [&] { return in_flight_ < std::max(1, options_.concurrency) || error_; });
-    if (error_) std::rethrow_exception(error_);
-    queue_.push_back(std::move(p));
-    ++in_flight_;
-    lock.unlock();
-    cv_.notify_all();
-  }
-
-  void work() {
-    for (;;) {
-      Part p;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
-        if (stopping_ && (queue_.empty() || error_)) return;
-        p = std::move(queue_.front());
-        queue_.pop_front();
-      }
-      try {
-        std::string etag = client_->upload_part(bucket_, key_, upload_id_, p.number, p.data);
-        std::lock_guard<std::mutex> lock(mu_);
-        etags_[p.number] = etag;
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (!error_) error_ = std::current_exception();
-      }
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        --in_flight_;
-      }
-      cv_.notify_all();
-    }
-  }
-
-  void wait_for_parts() {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return in_flight_ == 0 || error_; });
-    std::exception_ptr err = error_;
-    lock.unlock();
-    if (err) std::rethrow_exception(err);
-    stop_workers(/*drop_queued=*/false);
-  }
-
-  void stop_workers(bool drop_queued) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stopping_ = true;
-      if (drop_queued || error_) queue_.clear();
-    }
-    cv_.notify_all();
-    for (auto& t : workers_) t.join();
-    workers_.clear();
+    parts_->submit(number, std::move(data));
   }
 
   std::shared_ptr<S3Client> client_;  // shared: a writer may outlive its store object
@@ -177,15 +119,7 @@ class S3Writer : public BlobWriter {
   int next_part_ = 1;
   uint64_t written_ = 0;
   bool done_ = false;
-
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Part> queue_;
-  int in_flight_ = 0;
-  bool stopping_ = false;
-  std::exception_ptr error_;
-  std::map<int, std::string> etags_;
-  std::vector<std::thread> workers_;
+  std::unique_ptr<ParallelPartUploader> parts_;  // from the first full part on
 };
 
 std::string first_non_empty(std::initializer_list<std::string> values) {
@@ -260,6 +194,46 @@ void S3Store::remove_many(const std::vector<std::string>& keys) {
     for (size_t j = i; j < keys.size() && j < i + 1000; ++j) batch.push_back(object_key(keys[j]));
     client_->delete_objects(bucket_, batch);
   }
+}
+
+BlobStore::VersionPurge S3Store::purge_noncurrent_versions(const std::string& prefix) {
+  VersionPurge out;
+  // One request tells a bucket that never kept versions (no status) from one that does or did.
+  if (client_->bucket_versioning(bucket_).empty()) return out;
+  out.versioned = true;
+  std::string full = object_key(prefix);
+  std::vector<S3ObjectVersion> noncurrent, markers;
+  std::string key_marker, version_marker;
+  do {
+    S3VersionsPage page = client_->list_object_versions(bucket_, full, key_marker, version_marker);
+    for (auto& v : page.versions) {
+      if (v.delete_marker) markers.push_back(std::move(v));
+      else if (!v.latest) noncurrent.push_back(std::move(v));
+    }
+    key_marker = page.next_key_marker;
+    version_marker = page.next_version_id_marker;
+  } while (!key_marker.empty());
+  // Versions first: a key's delete marker goes only once nothing it hides is left, so that a
+  // version the bucket refuses to delete never becomes current again.
+  std::set<std::string> kept_keys;
+  auto remove = [&](const std::vector<S3ObjectVersion>& versions) {
+    for (size_t i = 0; i < versions.size(); i += 1000) {
+      std::vector<S3ObjectVersion> batch(versions.begin() + i, versions.begin() + std::min(versions.size(), i + 1000));
+      auto failures = client_->delete_object_versions(bucket_, batch);
+      out.removed += batch.size() - failures.size();
+      for (const auto& f : failures) {
+        kept_keys.insert(f.key);
+        out.refused.push_back("s3://" + bucket_ + "/" + f.key + ": " + f.code + " " + f.message);
+      }
+    }
+  };
+  remove(noncurrent);
+  std::vector<S3ObjectVersion> free_markers;
+  for (auto& m : markers) {
+    if (!kept_keys.count(m.key)) free_markers.push_back(std::move(m));
+  }
+  remove(free_markers);
+  return out;
 }
 
 std::vector<std::string> S3Store::remove_abandoned(std::chrono::seconds older_than) {

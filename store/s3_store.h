@@ -39,6 +39,7 @@ class S3Store : public BlobStore {
   void remove(const std::string& key) override;
   void remove_many(const std::vector<std::string>& keys) override;
   std::vector<std::string> remove_abandoned(std::chrono::seconds older_than) override;
+  VersionPurge purge_noncurrent_versions(const std::string& prefix) override;
   void reload_credentials() override { client_->reload_credentials(); }
 
   S3Client& client() { return *client_; }

@@ -25,7 +25,7 @@ static std::string probably_meant(const std::string& text) {
     while (i < text.size() && (text[i] == ':' || text[i] == '/')) ++i;
     return text.substr(i);
   };
-  for (std::string scheme : {"s3", "gs", "gcs", "file"}) {
+  for (std::string scheme : {"s3", "gs", "gcs", "azureblob", "swift", "file"}) {
     if (lower.rfind(scheme, 0) != 0 || lower.size() == scheme.size()) continue;
     char next = lower[scheme.size()];
     if (next != ':' && next != '/') continue;
@@ -37,7 +37,9 @@ static std::string probably_meant(const std::string& text) {
 }
 
 StoreUrl parse_store_url(const std::string& url) {
-  const std::string forms = "use an absolute path, ./relative/path, file:///path, s3://bucket/prefix or gs://bucket/prefix";
+  const std::string forms =
+      "use an absolute path, ./relative/path, file:///path, s3://bucket/prefix, gs://bucket/prefix, "
+      "azureblob://container/prefix or swift://container/prefix";
   if (url.empty()) throw Error(ErrorKind::kInvalidArgument, "no backup store given", "pass --store (" + forms + ")");
   StoreUrl out;
   auto bucket_url = [&](StoreUrl::Scheme scheme, size_t skip) {
@@ -60,6 +62,10 @@ StoreUrl parse_store_url(const std::string& url) {
     bucket_url(StoreUrl::Scheme::kS3, 5);
   } else if (url.rfind("gs://", 0) == 0) {
     bucket_url(StoreUrl::Scheme::kGcs, 5);
+  } else if (url.rfind("azureblob://", 0) == 0) {
+    bucket_url(StoreUrl::Scheme::kAzure, 12);
+  } else if (url.rfind("swift://", 0) == 0) {
+    bucket_url(StoreUrl::Scheme::kSwift, 8);
   } else if (url.rfind("file://", 0) == 0) {
     out.path = url.substr(7);
     if (out.path.empty() || out.path.front() != '/') {
@@ -88,6 +94,8 @@ std::string StoreUrl::canonical() const {
     case Scheme::kFile: return "file://" + path;
     case Scheme::kS3: return "s3://" + bucket + (prefix.empty() ? "" : "/" + prefix);
     case Scheme::kGcs: return "gs://" + bucket + (prefix.empty() ? "" : "/" + prefix);
+    case Scheme::kAzure: return "azureblob://" + bucket + (prefix.empty() ? "" : "/" + prefix);
+    case Scheme::kSwift: return "swift://" + bucket + (prefix.empty() ? "" : "/" + prefix);
   }
   return "";
 }
@@ -98,6 +106,8 @@ std::unique_ptr<BlobStore> open_store(const std::string& url, const StoreOptions
     case StoreUrl::Scheme::kFile: return std::make_unique<LocalStore>(u.path);
     case StoreUrl::Scheme::kS3: return open_s3_store(u.bucket, u.prefix, options.s3, Environment::from_process());
     case StoreUrl::Scheme::kGcs: return open_gcs_store(u.bucket, u.prefix, options.gcs, Environment::from_process());
+    case StoreUrl::Scheme::kAzure: return open_azure_store(u.bucket, u.prefix, options.azure, Environment::from_process());
+    case StoreUrl::Scheme::kSwift: return open_swift_store(u.bucket, u.prefix, options.swift, Environment::from_process());
   }
   throw Error(ErrorKind::kInternal, "unknown store scheme");
 }

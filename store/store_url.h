@@ -1,22 +1,25 @@
-// Backup store URLs: a path, file:///path, s3://bucket/prefix, gs://bucket/prefix.
+// Backup store URLs: a path, file:///path, s3://bucket/prefix, gs://bucket/prefix,
+// azureblob://container/prefix, swift://container/prefix.
 #pragma once
 
 #include <memory>
 #include <string>
 
+#include "store/azure_store.h"
 #include "store/gcs_store.h"
 #include "store/s3_store.h"
+#include "store/swift_store.h"
 
 namespace etcdadm {
 
 class BlobStore;
 
 struct StoreUrl {
-  enum class Scheme { kFile, kS3, kGcs };
+  enum class Scheme { kFile, kS3, kGcs, kAzure, kSwift };
   Scheme scheme = Scheme::kFile;
   std::string path;    // kFile: absolute directory
-  std::string bucket;  // kS3/kGcs
-  std::string prefix;  // kS3/kGcs: no leading or trailing '/'
+  std::string bucket;  // kS3/kGcs: the bucket; kAzure/kSwift: the container
+  std::string prefix;  // object stores: no leading or trailing '/'
   std::string canonical() const;
 };
 
@@ -28,6 +31,8 @@ StoreUrl parse_store_url(const std::string& url);
 struct StoreOptions {
   S3Settings s3;
   GcsSettings gcs;
+  AzureSettings azure;
+  SwiftSettings swift;
 };
 
 // Opens the backend for a URL. Backends not built into this version fail with a clear message.

@@ -8,6 +8,7 @@
 
 #include "bench/fuzz/fuzz_target.h"
 #include "store/gcs_responses.h"
+#include "store/oauth_token.h"
 
 using etcdadm::fuzz::refused_or_read;
 
@@ -18,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   refused_or_read([&] { etcdadm::parse_gcs_error_body(body); });
   refused_or_read([&] { etcdadm::parse_persisted_range(body, "fuzz session"); });
   refused_or_read([&] {
-    auto t = etcdadm::parse_gcs_token_answer(200, body, "fuzz token endpoint");
+    auto t = etcdadm::parse_oauth_token_answer(200, body, "fuzz token endpoint");
     if (t.expires_in.count() < 0 || t.expires_in.count() > 86400) __builtin_trap();
   });
   return 0;

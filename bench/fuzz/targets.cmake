@@ -19,6 +19,6 @@ set(FUZZ_store_metadata_LIBS nlohmann_json::nlohmann_json spdlog::spdlog PkgConf
 set(FUZZ_aws_responses_SOURCES ${_fuzz_src}/store/aws_responses.cc ${_fuzz_src}/store/xml_reader.cc
                                ${_fuzz_src}/common/timefmt.cc ${_fuzz_src}/common/error.cc)
 set(FUZZ_aws_responses_LIBS nlohmann_json::nlohmann_json LibXml2::LibXml2)
-set(FUZZ_gcs_responses_SOURCES ${_fuzz_src}/store/gcs_responses.cc ${_fuzz_src}/common/timefmt.cc
-                               ${_fuzz_src}/common/error.cc)
+set(FUZZ_gcs_responses_SOURCES ${_fuzz_src}/store/gcs_responses.cc ${_fuzz_src}/store/oauth_token_answer.cc
+                               ${_fuzz_src}/common/timefmt.cc ${_fuzz_src}/common/error.cc)
 set(FUZZ_gcs_responses_LIBS nlohmann_json::nlohmann_json)

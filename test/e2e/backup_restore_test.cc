@@ -74,8 +74,13 @@ TEST_F(BackupRestore, SaveListRestoreStartsWithSameDataAndHashKV) {
   } else {
     EXPECT_FALSE(meta.contains("storageVersion")) << meta.dump();
   }
-  auto em = nlohmann::json::parse(read_file(store_ + "/" + name + "/_etcd_backup.meta"));
-  EXPECT_EQ(em["etcdVersion"], etcd_under_test().version);
+  // etcd-manager (v3.0.20260707) restores etcd 3.0 to 3.6 only: a 3.7 backup is not listed to it.
+  if (etcd_under_test().at_least("3.7")) {
+    EXPECT_FALSE(path_exists(store_ + "/" + name + "/_etcd_backup.meta"));
+  } else {
+    auto em = nlohmann::json::parse(read_file(store_ + "/" + name + "/_etcd_backup.meta"));
+    EXPECT_EQ(em["etcdVersion"], etcd_under_test().version);
+  }
 
   EtcdOptions ro;
   ro.name = "restored";

@@ -168,5 +168,44 @@ TEST_F(FakeGcsServerTest, EncryptedSaveListVerifyRestoreEndToEndInChunks) {
   EXPECT_GT(listed[0]["storedSize"].get<uint64_t>(), 5u << 20) << "fits one 5 MiB chunk: not a chunked upload";
 }
 
+// A bucket with object versioning keeps each deleted object as a noncurrent generation. A prune
+// with --keep-noncurrent-versions leaves them (for the bucket's lifecycle rule); a default prune
+// deletes those generations too, and the earlier prune's with them.
+TEST_F(FakeGcsServerTest, PruneOnAVersionedBucketDeletesEveryGenerationOfWhatItDeletes) {
+  bucket_ += "-versioned";
+  g_fake_gcs->create_bucket(bucket_, /*versioning=*/true);
+  auto& m = start_member();
+  EtcdClient client(m.connection());
+  std::vector<std::string> names;
+  for (int i = 0; i < 3; ++i) {
+    load_keys(client, "/registry/pods/round" + std::to_string(i) + "/", 50, 300);
+    names.push_back(cli_json(with_store({"--log-level", "warn", "backup", "save", "--endpoints", m.client_url(), "-o", "json"}),
+                             store_env())["name"]);
+  }
+  GcsConfig c;
+  c.endpoint = g_fake_gcs->endpoint();
+  GcsClient gcs(c, std::make_shared<GcsAuth>(nullptr));
+  auto generations = [&](const std::string& name, bool noncurrent) {
+    int n = 0;
+    for (const auto& o : gcs.list(bucket_, "backups/" + name + "/", "", 1000, /*versions=*/true).objects) n += o.noncurrent == noncurrent;
+    return n;
+  };
+  auto kept = cli(with_store({"backup", "prune", "--policy", "count:2", "--keep-noncurrent-versions"}), store_env());
+  ASSERT_EQ(kept.exit_code, 0) << kept.output;
+  EXPECT_EQ(generations(names[0], false), 0);
+  EXPECT_GE(generations(names[0], true), 2) << "the bucket keeps what the prune deleted";
+
+  auto pruned = cli_json(with_store({"backup", "prune", "--policy", "count:1", "-o", "json"}), store_env());
+  EXPECT_EQ(pruned["deleted"], nlohmann::json::array({names[1]}));
+  EXPECT_GE(pruned["noncurrentVersionsRemoved"].get<int>(), 4) << pruned.dump();
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(generations(names[i], true) + generations(names[i], false), 0) << names[i];
+  }
+  EXPECT_GE(generations(names[2], false), 2) << "the kept backup is untouched";
+  EXPECT_EQ(generations(names[2], true), 0);
+  auto restored = cli(with_store({"backup", "restore", "latest", "--output-file", dir_ / "latest.db"}), store_env());
+  EXPECT_EQ(restored.exit_code, 0) << restored.output;
+}
+
 }  // namespace
 }  // namespace etcdadm::test

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <set>
 
 #include "common/error.h"
@@ -90,10 +91,11 @@ TEST_F(MinioStoreTest, SaveListVerifyRestoreEndToEndInParts) {
   EXPECT_GT(listed[0]["storedSize"].get<uint64_t>(), 5u << 20) << "fits one part: not a multipart upload";
 }
 
-// Retention on a bucket with versioning on: a prune deletes through delete markers, so listing,
-// restore and the next save see only what the policy kept, while the bucket still holds the
-// pruned backups as noncurrent versions (docs/operations.md: expire them with a lifecycle rule).
-TEST_F(MinioStoreTest, PruneOnAVersionedBucketHidesWhatItDeletesAndKeepsVersions) {
+// Retention on a bucket with versioning on. With --keep-noncurrent-versions a prune deletes through
+// delete markers and leaves the pruned backups as noncurrent versions (for the bucket's lifecycle
+// rule); by default it then removes every noncurrent version and delete marker, as etcd-manager's
+// RemoveAllVersions does, and finishes what an earlier prune left. /usr/bin/aws lists what is left.
+TEST_F(MinioStoreTest, PruneOnAVersionedBucketRemovesEveryVersionOfWhatItDeletes) {
   aws_json({"s3api", "put-bucket-versioning", "--bucket", bucket_, "--versioning-configuration", "Status=Enabled"});
   ASSERT_EQ(aws_json({"s3api", "get-bucket-versioning", "--bucket", bucket_})["Status"], "Enabled");
 
@@ -106,37 +108,80 @@ TEST_F(MinioStoreTest, PruneOnAVersionedBucketHidesWhatItDeletesAndKeepsVersions
                           store_env());
     names.push_back(saved["name"]);
   }
-  auto pruned = cli(with_store({"backup", "prune", "--policy", "count:1"}), store_env());
-  ASSERT_EQ(pruned.exit_code, 0) << pruned.output;
+  struct Held {
+    std::set<std::string> current, noncurrent, markers;
+  };
+  auto held = [&] {
+    Held h;
+    auto versions = aws_json({"s3api", "list-object-versions", "--bucket", bucket_, "--prefix", "backups/"});
+    for (const auto& d : versions.value("DeleteMarkers", nlohmann::json::array())) h.markers.insert(d["Key"].get<std::string>());
+    for (const auto& v : versions.value("Versions", nlohmann::json::array())) {
+      (v["IsLatest"].get<bool>() ? h.current : h.noncurrent).insert(v["Key"].get<std::string>());
+    }
+    return h;
+  };
+  auto under = [](const std::set<std::string>& keys, const std::string& name) {
+    return std::count_if(keys.begin(), keys.end(), [&](const std::string& k) { return k.find(name) != std::string::npos; });
+  };
+
+  auto kept = cli(with_store({"backup", "prune", "--policy", "count:2", "--keep-noncurrent-versions"}), store_env());
+  ASSERT_EQ(kept.exit_code, 0) << kept.output;
+  EXPECT_NE(kept.output.find("lifecycle rule"), std::string::npos) << kept.output;
+  Held h = held();
+  EXPECT_GE(under(h.markers, names[0]), 2) << "data file and metadata deleted through delete markers";
+  EXPECT_EQ(under(h.noncurrent, names[0]), under(h.markers, names[0])) << "each kept as a noncurrent version";
+  EXPECT_EQ(under(h.current, names[0]), 0);
+
+  auto pruned = cli_json(with_store({"backup", "prune", "--policy", "count:1", "-o", "json"}), store_env());
+  EXPECT_EQ(pruned["deleted"], nlohmann::json::array({names[1]}));
+  EXPECT_TRUE(pruned["versionedBucket"].get<bool>());
+  EXPECT_GE(pruned["noncurrentVersionsRemoved"].get<int>(), 8) << pruned.dump();
+  h = held();
+  EXPECT_TRUE(h.markers.empty()) << *h.markers.begin();
+  EXPECT_TRUE(h.noncurrent.empty()) << *h.noncurrent.begin();
+  EXPECT_EQ(under(h.current, names[0]) + under(h.current, names[1]), 0);
+  EXPECT_GE(under(h.current, names[2]), 2) << "the kept backup is untouched";
 
   auto listed = cli_json(with_store({"backup", "list", "-o", "json"}), store_env());
   ASSERT_EQ(listed.size(), 1u);
   EXPECT_EQ(listed[0]["name"], names[2]);
   auto restored = cli(with_store({"backup", "restore", "latest", "--output-file", dir_ / "latest.db"}), store_env());
   ASSERT_EQ(restored.exit_code, 0) << restored.output;
-
-  // What the bucket holds, as aws sees it: a delete marker over every object of the two pruned
-  // backups, each with its data still there as a noncurrent version.
-  auto versions = aws_json({"s3api", "list-object-versions", "--bucket", bucket_, "--prefix", "backups/"});
-  std::set<std::string> marked, noncurrent;
-  for (const auto& d : versions.value("DeleteMarkers", nlohmann::json::array())) {
-    if (d["IsLatest"].get<bool>()) marked.insert(d["Key"].get<std::string>());
-  }
-  for (const auto& v : versions.value("Versions", nlohmann::json::array())) {
-    if (!v["IsLatest"].get<bool>()) noncurrent.insert(v["Key"].get<std::string>());
-  }
-  for (int i = 0; i < 2; ++i) {
-    std::string meta = "backups/" + names[i] + "/_etcd_backup.meta";
-    EXPECT_TRUE(marked.count(meta)) << meta << " has no delete marker";
-    EXPECT_TRUE(noncurrent.count(meta)) << meta << " is not kept as a noncurrent version";
-  }
-  EXPECT_EQ(marked, noncurrent);
-  for (const auto& k : marked) EXPECT_EQ(k.find(names[2]), std::string::npos) << "the kept backup was deleted: " << k;
-
-  // A save after the prune lands beside the kept one.
   auto again = cli(with_store({"--log-level", "warn", "backup", "save", "--endpoints", m.client_url()}), store_env());
   ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_EQ(cli_json(with_store({"backup", "list", "-o", "json"}), store_env()).size(), 2u);
+}
+
+// A rekey on a versioned bucket: the replaced data file would live on as a noncurrent version that
+// the retired key still opens. After the rekey, no version of the backup is left that the new key
+// cannot open, and the old identity opens nothing.
+TEST_F(MinioStoreTest, RekeyOnAVersionedBucketLeavesNoVersionTheRetiredKeyOpens) {
+  aws_json({"s3api", "put-bucket-versioning", "--bucket", bucket_, "--versioning-configuration", "Status=Enabled"});
+  auto [old_key, backup] = encrypted_save_list_verify_restore("/registry/secrets/", 100, 200);
+  std::string name = backup["name"];
+  AgeFlags new_key;
+  {
+    auto gen = run_process({"age-keygen", "-o", dir_ / "new-key.txt"});
+    ASSERT_EQ(gen.exit_code, 0) << gen.output;
+    new_key.identity_file = dir_ / "new-key.txt";
+    auto pub = run_process({"age-keygen", "-y", new_key.identity_file});
+    new_key.recipient = pub.output.substr(0, pub.output.find('\n'));
+  }
+  auto r = cli_json(with_store({"backup", "rekey", "--all", "--encrypt-to", new_key.recipient, "--identity",
+                                old_key.identity_file, "-o", "json"}),
+                    store_env());
+  EXPECT_EQ(r["rekeyed"], nlohmann::json::array({name}));
+  EXPECT_GE(r["oldVersionsRemoved"].get<int>(), 1) << r.dump();
+  auto versions = aws_json({"s3api", "list-object-versions", "--bucket", bucket_, "--prefix", "backups/" + name + "/"});
+  EXPECT_TRUE(versions.value("DeleteMarkers", nlohmann::json::array()).empty()) << versions.dump();
+  for (const auto& v : versions.value("Versions", nlohmann::json::array())) {
+    EXPECT_TRUE(v["IsLatest"].get<bool>()) << "a replaced version is left: " << v.dump();
+  }
+  // Every version of the data file there is opens with the new key only.
+  std::string data = "backups/" + name + "/etcd.backup.gz.age";
+  ASSERT_EQ(aws().run({"s3", "cp", "s3://" + bucket_ + "/" + data, dir_ / "now.age"}).exit_code, 0);
+  EXPECT_EQ(run_process({"age", "-d", "-i", new_key.identity_file, "-o", dir_ / "now.gz", dir_ / "now.age"}).exit_code, 0);
+  EXPECT_NE(run_process({"age", "-d", "-i", old_key.identity_file, "-o", dir_ / "old.gz", dir_ / "now.age"}).exit_code, 0);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// One Swift s3api server, one MinIO, one GCS emulator and one fake-gcs-server for the whole object-store test binary (starting
+// One Swift s3api server, one MinIO, one GCS emulator, one fake-gcs-server and one Azurite for the whole object-store test binary (starting
 // them per test would cost seconds each); every test uses its own bucket.
 #include <gtest/gtest.h>
 
@@ -11,6 +11,7 @@ SwiftS3Server* g_swift = nullptr;
 GcsEmulator* g_gcs = nullptr;
 FakeGcsServer* g_fake_gcs = nullptr;
 MinioServer* g_minio = nullptr;
+AzuriteServer* g_azurite = nullptr;
 
 namespace {
 
@@ -21,8 +22,11 @@ class ObjectServersEnvironment : public ::testing::Environment {
     g_gcs = new GcsEmulator();
     g_fake_gcs = new FakeGcsServer();
     g_minio = new MinioServer();
+    g_azurite = new AzuriteServer();
   }
   void TearDown() override {
+    delete g_azurite;
+    g_azurite = nullptr;
     delete g_minio;
     g_minio = nullptr;
     delete g_fake_gcs;

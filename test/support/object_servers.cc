@@ -96,6 +96,7 @@ SwiftS3Server::SwiftS3Server() {
   secret_key_ = j.at("secret_key");
   access_key2_ = j.at("access_key2");
   secret_key2_ = j.at("secret_key2");
+  auth_url_ = j.at("auth_url");
 }
 
 SwiftS3Server::~SwiftS3Server() { launcher_.stop(std::chrono::milliseconds(10000)); }
@@ -107,6 +108,26 @@ std::shared_ptr<S3Client> SwiftS3Server::client() const { return loopback_s3_cli
 void SwiftS3Server::create_bucket(const std::string& bucket) const { client()->create_bucket(bucket); }
 
 std::map<std::string, std::string> SwiftS3Server::env() const { return only_these_aws_keys(access_key_, secret_key_); }
+
+std::string SwiftS3Server::storage_url() const {
+  return endpoint_ + "/v1/AUTH_" + access_key_.substr(0, access_key_.find(':'));
+}
+
+std::map<std::string, std::string> SwiftS3Server::native_env() const {
+  return {{"OS_AUTH_URL", auth_url_}, {"OS_USERNAME", access_key_}, {"OS_PASSWORD", secret_key_}};
+}
+
+ProcessResult SwiftS3Server::swift_cli(const std::vector<std::string>& args) const {
+  std::vector<std::string> argv = {"swift", "-A", auth_url_, "-U", access_key_, "-K", secret_key_};
+  argv.insert(argv.end(), args.begin(), args.end());
+  RunOptions o;
+  o.timeout = std::chrono::milliseconds(120000);
+  for (const char* v : {"OS_AUTH_URL", "OS_USERNAME", "OS_PASSWORD", "OS_STORAGE_URL", "OS_AUTH_TOKEN", "ST_AUTH", "ST_USER",
+                        "ST_KEY", "OS_PROJECT_NAME", "OS_TENANT_NAME", "OS_IDENTITY_API_VERSION", "OS_AUTH_VERSION"}) {
+    o.unset_env.push_back(v);
+  }
+  return run_process(argv, o);
+}
 
 GcsEmulator::GcsEmulator() {
   auto j = start_server(process_,
@@ -144,9 +165,11 @@ FakeGcsServer::FakeGcsServer() {
 
 FakeGcsServer::~FakeGcsServer() { process_.stop(std::chrono::milliseconds(10000)); }
 
-void FakeGcsServer::create_bucket(const std::string& name) const {
+void FakeGcsServer::create_bucket(const std::string& name, bool versioning) const {
   httplib::Client c("127.0.0.1", port_);
-  auto res = c.Post("/storage/v1/b?project=test", nlohmann::json{{"name", name}}.dump(), "application/json");
+  nlohmann::json bucket{{"name", name}};
+  if (versioning) bucket["versioning"] = {{"enabled", true}};
+  auto res = c.Post("/storage/v1/b?project=test", bucket.dump(), "application/json");
   if (!res || res->status != 200) {
     throw std::runtime_error("fake-gcs-server: cannot create bucket " + name + ": " +
                              (res ? std::to_string(res->status) + " " + res->body : "no answer"));
@@ -190,5 +213,62 @@ void MinioServer::create_bucket(const std::string& bucket) const { client()->cre
 std::map<std::string, std::string> MinioServer::env() const { return only_these_aws_keys(kMinioUser, kMinioPassword); }
 
 std::string MinioServer::log_tail() const { return tail_of(dir_ / "minio.log"); }
+
+AzuriteServer::AzuriteServer(std::optional<Tls> tls) : tls_(std::move(tls)) {
+  std::string dir = std::string(ETCDADM_SOURCE_DIR) + "/test/support/azurite";
+  std::string log = dir_ / "azurite.log";
+  // Azurite says when it listens (a probe cannot speak TLS here); a port taken meanwhile makes it
+  // exit, and another is tried.
+  for (int attempt = 1;; ++attempt) {
+    int port = free_port();
+    std::vector<std::string> argv = {"node", dir + "/node_modules/azurite/dist/src/blob/main.js", "--blobHost", "127.0.0.1",
+                                     "--blobPort", std::to_string(port), "--location", dir_ / ("data-" + std::to_string(attempt)),
+                                     "--skipApiVersionCheck", "--disableTelemetry"};
+    if (tls_) argv.insert(argv.end(), {"--cert", tls_->cert, "--key", tls_->key, "--oauth", "basic"});
+    process_ = ChildProcess::start(argv, log);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    bool up = false;
+    while (process_.running() && std::chrono::steady_clock::now() < deadline) {
+      if (path_exists(log) && read_file(log).find("successfully listens on") != std::string::npos) {
+        up = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (up) {
+      endpoint_ = std::string(tls_ ? "https" : "http") + "://127.0.0.1:" + std::to_string(port) + "/" + kAccount;
+      return;
+    }
+    process_.stop();
+    if (attempt == 3) {
+      throw std::runtime_error("Azurite (did scripts/install-deps.sh --with-test-servers run npm ci in test/support/azurite?) "
+                               "did not start:\n" + tail_of(log));
+    }
+  }
+}
+
+AzuriteServer::~AzuriteServer() { process_.stop(std::chrono::milliseconds(10000)); }
+
+std::string AzuriteServer::connection_string() const {
+  return std::string("DefaultEndpointsProtocol=") + (tls_ ? "https" : "http") + ";AccountName=" + kAccount + ";AccountKey=" + kKey +
+         ";BlobEndpoint=" + endpoint_ + ";";
+}
+
+ProcessResult AzuriteServer::oracle(const std::vector<std::string>& args) const {
+  std::vector<std::string> argv = {"node", std::string(ETCDADM_SOURCE_DIR) + "/test/support/azurite/azure_oracle.js"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  RunOptions o;
+  o.env["AZURE_STORAGE_CONNECTION_STRING"] = connection_string();
+  if (tls_) o.env["NODE_EXTRA_CA_CERTS"] = tls_->ca;
+  o.timeout = std::chrono::milliseconds(120000);
+  return run_process(argv, o);
+}
+
+void AzuriteServer::create_container(const std::string& name) const {
+  auto r = oracle({"create-container", name});
+  if (r.exit_code != 0) throw std::runtime_error("Azurite: cannot create container " + name + ": " + r.output);
+}
+
+std::string AzuriteServer::log_tail() const { return tail_of(dir_ / "azurite.log"); }
 
 }  // namespace etcdadm::test

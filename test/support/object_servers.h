@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/subprocess.h"
@@ -33,10 +34,19 @@ class SwiftS3Server {
   // Environment for running etcdadm / aws against this server with the first user's keys.
   std::map<std::string, std::string> env() const;
 
+  // Swift's own API: tempauth (v1) at auth_url() as user access_key() ("account:user") with
+  // password secret_key(); the account's storage URL is storage_url().
+  const std::string& auth_url() const { return auth_url_; }
+  std::string storage_url() const;
+  // OS_AUTH_URL / OS_USERNAME / OS_PASSWORD for etcdadm with the first user.
+  std::map<std::string, std::string> native_env() const;
+  // python3-swiftclient's `swift` CLI (the oracle of the native API) as the first user.
+  ProcessResult swift_cli(const std::vector<std::string>& args) const;
+
  private:
   TempDir dir_;
   ChildProcess launcher_;
-  std::string endpoint_, access_key_, secret_key_, access_key2_, secret_key2_;
+  std::string endpoint_, access_key_, secret_key_, access_key2_, secret_key2_, auth_url_;
 };
 
 // The firebase Storage emulator (GCS JSON API, no auth, buckets appear on first use). Limits: no
@@ -69,7 +79,8 @@ class FakeGcsServer {
   FakeGcsServer(const FakeGcsServer&) = delete;
   FakeGcsServer& operator=(const FakeGcsServer&) = delete;
   const std::string& endpoint() const { return endpoint_; }
-  void create_bucket(const std::string& name) const;
+  // `versioning`: the bucket keeps deleted and replaced objects as noncurrent generations.
+  void create_bucket(const std::string& name, bool versioning = false) const;
   std::string log_tail() const;
 
  private:
@@ -100,6 +111,41 @@ class MinioServer {
   TempDir dir_;
   ChildProcess process_;
   std::string endpoint_;
+};
+
+// Azurite (npm `azurite`, Microsoft's Azure Storage emulator), blob service only, on loopback in
+// strict mode: it checks Shared Key signatures and SAS tokens. Path-style URLs:
+// http://127.0.0.1:PORT/devstoreaccount1/CONTAINER/BLOB, with the well-known development account.
+class AzuriteServer {
+ public:
+  // `tls`: serve HTTPS with this certificate and key (PEM files), which Azurite requires before it
+  // accepts Microsoft Entra ID bearer tokens (`--oauth basic`: it checks their audience, issuer and
+  // lifetime, not their signature).
+  struct Tls {
+    std::string cert, key, ca;
+  };
+  explicit AzuriteServer(std::optional<Tls> tls = std::nullopt);  // starts and waits until it listens (throws after 60 s)
+  ~AzuriteServer();
+  AzuriteServer(const AzuriteServer&) = delete;
+  AzuriteServer& operator=(const AzuriteServer&) = delete;
+
+  // http(s)://127.0.0.1:PORT/devstoreaccount1
+  const std::string& endpoint() const { return endpoint_; }
+  // AZURE_STORAGE_CONNECTION_STRING for the development account at this endpoint.
+  std::string connection_string() const;
+  static constexpr const char* kAccount = "devstoreaccount1";
+  static constexpr const char* kKey =
+      "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+  // Runs test/support/azurite/azure_oracle.js (Microsoft's Azure SDK) against this server.
+  ProcessResult oracle(const std::vector<std::string>& args) const;
+  void create_container(const std::string& name) const;
+  std::string log_tail() const;
+
+ private:
+  TempDir dir_;
+  ChildProcess process_;
+  std::string endpoint_;
+  std::optional<Tls> tls_;
 };
 
 // The binary of a Go test tool pinned in test/go-tools/tools; throws, naming the command that

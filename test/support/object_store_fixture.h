@@ -25,6 +25,7 @@ extern SwiftS3Server* g_swift;
 extern GcsEmulator* g_gcs;
 extern FakeGcsServer* g_fake_gcs;
 extern MinioServer* g_minio;
+extern AzuriteServer* g_azurite;
 
 // /usr/bin/aws against one of the S3 servers, path-style, with nothing from the machine's AWS setup.
 class AwsCli {

@@ -7,6 +7,7 @@
 #include "store/aws_responses.h"
 #include "store/blob_store.h"
 #include "store/gcs_responses.h"
+#include "store/oauth_token.h"
 
 namespace etcdadm {
 namespace {
@@ -130,12 +131,13 @@ TEST(GcsResponses, SessionRangesAndTokens) {
   for (const char* bad : {"bytes=0-x", "bytes=5-9", "bytes=0-18446744073709551615", "0-9", "bytes=0--1"}) {
     EXPECT_EQ(kind_of([&] { parse_persisted_range(bad, "t"); }), ErrorKind::kCorrupt) << bad;
   }
-  EXPECT_EQ(parse_gcs_token_answer(200, R"({"access_token":"a","expires_in":3599})", "t").expires_in.count(), 3599);
-  EXPECT_EQ(parse_gcs_token_answer(200, R"({"access_token":"a","expires_in":-7})", "t").expires_in.count(), 0);
-  EXPECT_EQ(parse_gcs_token_answer(200, R"({"access_token":"a","expires_in":1e300})", "t").expires_in.count(), 86400);
-  EXPECT_EQ(parse_gcs_token_answer(200, R"({"access_token":"a","expires_in":"soon"})", "t").expires_in.count(), 3600);
-  EXPECT_EQ(kind_of([] { parse_gcs_token_answer(200, R"({"access_token":["a"]})", "t"); }), ErrorKind::kAuth);
-  EXPECT_EQ(kind_of([] { parse_gcs_token_answer(401, R"({"error":7,"error_description":["x"]})", "t"); }), ErrorKind::kAuth);
+  EXPECT_EQ(parse_oauth_token_answer(200, R"({"access_token":"a","expires_in":3599})", "t").expires_in.count(), 3599);
+  EXPECT_EQ(parse_oauth_token_answer(200, R"({"access_token":"a","expires_in":-7})", "t").expires_in.count(), 0);
+  EXPECT_EQ(parse_oauth_token_answer(200, R"({"access_token":"a","expires_in":1e300})", "t").expires_in.count(), 86400);
+  EXPECT_EQ(parse_oauth_token_answer(200, R"({"access_token":"a","expires_in":"soon"})", "t").expires_in.count(), 3600);
+  EXPECT_EQ(parse_oauth_token_answer(200, R"({"access_token":"a","expires_in":"3599"})", "t").expires_in.count(), 3599);  // Azure IMDS
+  EXPECT_EQ(kind_of([] { parse_oauth_token_answer(200, R"({"access_token":["a"]})", "t"); }), ErrorKind::kAuth);
+  EXPECT_EQ(kind_of([] { parse_oauth_token_answer(401, R"({"error":7,"error_description":["x"]})", "t"); }), ErrorKind::kAuth);
   GcsErrorBody e = parse_gcs_error_body(R"({"error":{"message":5,"errors":[7]}})");
   EXPECT_EQ(e.message, "5");
   EXPECT_EQ(e.reason, "");

@@ -1,0 +1,254 @@
+// The Swift store on Swift's own API (swift://), against the same OpenStack Swift the S3 tests use
+// (tempauth, v1 auth), with python3-swiftclient's `swift` CLI as the oracle of what the container
+// holds. Keystone v3 runs through a stand-in identity service that answers as Keystone does and
+// hands out a real tempauth token, so that the storage requests that follow are checked by Swift.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <thread>
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "store/swift_store.h"
+#include "test/support/object_store_fixture.h"
+
+namespace etcdadm::test {
+namespace {
+
+class SwiftNativeStoreTest : public ObjectStoreCliTest {
+ protected:
+  void SetUp() override {
+    CliTest::SetUp();
+    container_ = "native-" + std::to_string(++counter_) + "-" + std::to_string(::getpid());
+    auto r = g_swift->swift_cli({"post", container_});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+
+  std::unique_ptr<SwiftStore> store(size_t segment_size = 1u << 20) const {
+    SwiftAuthConfig c;
+    c.kind = SwiftAuthConfig::Kind::kV1;
+    c.auth_url = g_swift->auth_url();
+    c.user = g_swift->access_key();
+    c.key = g_swift->secret_key();
+    c.description = "Swift v1 auth (test)";
+    auto client = std::make_shared<SwiftClient>(std::make_shared<SwiftSession>(c, HttpOptions{}),
+                                                RetryPolicy{3, std::chrono::milliseconds(20), std::chrono::milliseconds(200)});
+    return std::make_unique<SwiftStore>(client, container_, "backups", segment_size, 4);
+  }
+
+  std::vector<std::string> store_flags(const std::string& prefix = "backups") const override {
+    return {"--store", "swift://" + container_ + "/" + prefix, "--upload-part-size", "5"};
+  }
+  RunOptions store_env() const override {
+    RunOptions o;
+    o.env = g_swift->native_env();
+    return o;
+  }
+  // What `swift list` shows in `container`.
+  std::vector<std::string> swift_list(const std::string& container, const std::string& prefix = "") const {
+    std::vector<std::string> args = {"list", container};
+    if (!prefix.empty()) args.insert(args.end(), {"--prefix", prefix});
+    auto r = g_swift->swift_cli(args);
+    std::vector<std::string> out;
+    if (r.exit_code != 0) return out;  // e.g. no segments container yet
+    size_t pos = 0;
+    while (pos < r.output.size()) {
+      size_t end = r.output.find('\n', pos);
+      if (end == std::string::npos) end = r.output.size();
+      if (end > pos) out.push_back(r.output.substr(pos, end - pos));
+      pos = end + 1;
+    }
+    return out;
+  }
+
+  static inline int counter_ = 0;
+  std::string container_;
+};
+
+}  // namespace
+
+TEST_F(SwiftNativeStoreTest, BlobStoreContract) { check_blob_store_contract(*store()); }
+
+// A large object is a static large object: its segments go to "<container>_segments", and nothing
+// is visible until the manifest is written. A writer killed before that leaves only segments, which
+// the next save's clean-up deletes; the next writer of the key is not refused; `swift download`
+// reads exactly what was committed, and a delete takes the segments with it.
+TEST_F(SwiftNativeStoreTest, LargeObjectsAreVisibleOnlyOnceTheirManifestIsWritten) {
+  auto s = store();
+  std::string first = random_bytes((3u << 20) + 5, 1);
+  auto dead = s->create("big.bin", /*overwrite=*/false);
+  dead->write(reinterpret_cast<const uint8_t*>(first.data()), first.size());
+  (void)dead.release();  // the process "dies": no commit, no abort, no destructor
+  EXPECT_TRUE(swift_list(container_).empty()) << "a segment made an object visible";
+  EXPECT_FALSE(s->stat("big.bin"));
+  EXPECT_GE(swift_list(container_ + "_segments").size(), 3u);
+  EXPECT_TRUE(s->remove_abandoned(std::chrono::seconds(3600)).empty()) << "too young to be abandoned";
+
+  std::string second = random_bytes((2u << 20) + 77, 2);
+  auto w = s->create("big.bin", /*overwrite=*/false);
+  w->write(reinterpret_cast<const uint8_t*>(second.data()), second.size());
+  w->commit();
+  auto listed = s->list("");
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].size, second.size()) << "the listing must give the large object's size, not its manifest's";
+  EXPECT_TRUE(read_all(*s->open("big.bin")) == second);
+  auto dl = g_swift->swift_cli({"download", container_, "backups/big.bin", "-o", dir_ / "cli.bin"});
+  ASSERT_EQ(dl.exit_code, 0) << dl.output;
+  EXPECT_TRUE(read_file(dir_ / "cli.bin") == second) << "the swift CLI reads other bytes than were committed";
+
+  // The killed writer's segments go; the committed object's stay.
+  auto removed = s->remove_abandoned(std::chrono::seconds(0));
+  ASSERT_EQ(removed.size(), 1u);
+  EXPECT_NE(removed[0].find("unfinished upload"), std::string::npos) << removed[0];
+  EXPECT_EQ(swift_list(container_ + "_segments").size(), 3u) << "the committed object's three segments";
+  EXPECT_TRUE(read_all(*s->open("big.bin")) == second);
+  s->remove("big.bin");
+  EXPECT_TRUE(swift_list(container_).empty());
+  EXPECT_TRUE(swift_list(container_ + "_segments").empty()) << "deleting a large object deletes its segments";
+
+  // Never over an existing object: the manifest write itself carries If-None-Match: *.
+  auto racing = s->create("racing.bin", false);
+  s->write_small("racing.bin", "first");
+  racing->write(reinterpret_cast<const uint8_t*>(second.data()), second.size());
+  try {
+    racing->commit();
+    ADD_FAILURE() << "the second writer replaced the object";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kAlreadyExists) << e.what();
+  }
+  EXPECT_EQ(s->read_small("racing.bin"), "first");
+}
+
+TEST_F(SwiftNativeStoreTest, SaveListVerifyRestoreEndToEndAndTheSwiftCliReadsWhatWasStored) {
+  auto& m = start_member();
+  EtcdClient client(m.connection());
+  load_keys(client, "/registry/secrets/", 12000, 1000, 9);  // ~12 MiB that do not compress: a large object
+  save_list_verify_restore(m);
+  auto listed = cli_json(with_store({"backup", "list", "-o", "json"}), store_env());
+  ASSERT_EQ(listed.size(), 1u);
+  std::string name = listed[0]["name"];
+  EXPECT_GT(listed[0]["storedSize"].get<uint64_t>(), 5u << 20);
+  std::string data = "backups/" + name + "/etcd.backup.gz";
+  ASSERT_EQ(g_swift->swift_cli({"download", container_, data, "-o", dir_ / "cli.gz"}).exit_code, 0);
+  auto fetched = cli(with_store({"backup", "restore", name, "--output-file", dir_ / "etcdadm.db"}), store_env());
+  ASSERT_EQ(fetched.exit_code, 0) << fetched.output;
+  auto gunzip = run_process({"sh", "-c", "gunzip -c '" + (dir_ / "cli.gz") + "' > '" + (dir_ / "cli.db") + "'"});
+  ASSERT_EQ(gunzip.exit_code, 0) << gunzip.output;
+  EXPECT_TRUE(read_file(dir_ / "cli.db") == read_file(dir_ / "etcdadm.db"));
+
+  // An etcd-manager store written with the swift CLI is listed and restored; a prune that keeps
+  // only that one deletes ours, a large object, with its segments.
+  EXPECT_FALSE(swift_list(container_ + "_segments").empty());
+  std::string theirs = "2090-01-01T00:00:00Z-000001";
+  write_file_atomic(dir_ / "etcd.backup.gz", read_file(dir_ / "cli.gz"));
+  write_file_atomic(dir_ / "_etcd_backup.meta", R"({"etcdVersion":"3.5.30","timestamp":"3786912000"})");
+  for (const char* f : {"etcd.backup.gz", "_etcd_backup.meta"}) {
+    auto up = g_swift->swift_cli({"upload", container_, dir_ / f, "--object-name", "backups/" + theirs + "/" + f});
+    ASSERT_EQ(up.exit_code, 0) << up.output;
+  }
+  auto r = cli(with_store({"backup", "restore", theirs, "--output-file", dir_ / "theirs.db"}), store_env());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(read_file(dir_ / "theirs.db") == read_file(dir_ / "etcdadm.db"));
+  auto pruned = cli(with_store({"backup", "prune", "--policy", "count:1"}), store_env());
+  ASSERT_EQ(pruned.exit_code, 0) << pruned.output;
+  EXPECT_TRUE(swift_list(container_, "backups/" + name).empty());
+  EXPECT_TRUE(swift_list(container_ + "_segments").empty()) << "the pruned large object's segments are left";
+  EXPECT_EQ(swift_list(container_, "backups/" + theirs).size(), 2u);
+
+  // A wrong password: exit 7, naming v1 auth.
+  RunOptions wrong = store_env();
+  wrong.env["OS_PASSWORD"] = "not-the-password";
+  auto bad = cli(with_store({"backup", "list"}), wrong);
+  EXPECT_EQ(bad.exit_code, 7) << bad.output;
+  EXPECT_NE(bad.output.find("Swift v1 auth"), std::string::npos) << bad.output;
+}
+
+// Keystone v3: a password scoped to a project by name. The stand-in identity service checks the
+// request as Keystone would read it and answers with a catalog; the token it hands out is a real
+// tempauth token, so Swift itself checks every storage request that follows.
+TEST_F(SwiftNativeStoreTest, KeystoneV3PasswordAuthAndTheCatalogsEndpoint) {
+  std::atomic<int> tokens{0};
+  std::string last_body;
+  std::mutex mu;
+  httplib::Server keystone;
+  keystone.Post("/v3/auth/tokens", [&](const httplib::Request& req, httplib::Response& res) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      last_body = req.body;
+    }
+    auto j = nlohmann::json::parse(req.body, nullptr, false);
+    const auto& user = j["auth"]["identity"]["password"]["user"];
+    bool ok = j["auth"]["identity"]["methods"] == nlohmann::json::array({"password"}) && user["name"] == "etcd-backup" &&
+              user["domain"]["name"] == "Default" && user["password"] == "s3cr3t" &&
+              j["auth"]["scope"]["project"]["name"] == "kops" && j["auth"]["scope"]["project"]["domain"]["name"] == "Default";
+    if (!ok) {
+      res.status = 401;
+      res.set_content(R"({"error":{"code":401,"message":"The request you have made requires authentication."}})", "application/json");
+      return;
+    }
+    // A real token from tempauth: Swift checks what the client does with it.
+    httplib::Client swift(g_swift->endpoint());
+    auto t = swift.Get("/auth/v1.0", {{"X-Auth-User", g_swift->access_key()}, {"X-Auth-Key", g_swift->secret_key()}});
+    ++tokens;
+    res.status = 201;
+    res.set_header("X-Subject-Token", t ? t->get_header_value("X-Auth-Token") : "");
+    nlohmann::json catalog = nlohmann::json::array(
+        {{{"type", "identity"}, {"endpoints", {{{"interface", "public"}, {"region_id", "RegionOne"}, {"url", "http://x/v3"}}}}},
+         {{"type", "object-store"},
+          {"endpoints",
+           {{{"interface", "internal"}, {"region_id", "RegionOne"}, {"url", "http://127.0.0.1:1/v1/AUTH_wrong"}},
+            {{"interface", "public"}, {"region_id", "RegionTwo"}, {"url", "http://127.0.0.1:1/v1/AUTH_wrong"}},
+            {{"interface", "public"}, {"region_id", "RegionOne"}, {"url", g_swift->storage_url()}}}}}});
+    res.set_content(nlohmann::json{{"token", {{"expires_at", "2099-01-01T00:00:00.000000Z"}, {"catalog", catalog}}}}.dump(),
+                    "application/json");
+  });
+  int port = keystone.bind_to_any_port("127.0.0.1");
+  std::thread server([&] { keystone.listen_after_bind(); });
+  struct Stop {
+    httplib::Server& s;
+    std::thread& t;
+    ~Stop() {
+      s.stop();
+      t.join();
+    }
+  } stop{keystone, server};
+
+  RunOptions v3;
+  v3.env = {{"OS_AUTH_URL", "http://127.0.0.1:" + std::to_string(port) + "/v3"},
+            {"OS_USERNAME", "etcd-backup"},
+            {"OS_PASSWORD", "s3cr3t"},
+            {"OS_PROJECT_NAME", "kops"},
+            {"OS_USER_DOMAIN_NAME", "Default"},
+            {"OS_PROJECT_DOMAIN_NAME", "Default"},
+            {"OS_REGION_NAME", "RegionOne"}};
+  auto& m = start_member();
+  EtcdClient client(m.connection());
+  load_keys(client, "/registry/pods/", 100, 300);
+  auto saved = cli(with_store({"--log-level", "warn", "backup", "save", "--endpoints", m.client_url()}), v3);
+  ASSERT_EQ(saved.exit_code, 0) << saved.output;
+  EXPECT_EQ(cli_json(with_store({"backup", "list", "-o", "json"}), v3).size(), 1u);
+  EXPECT_GE(tokens.load(), 2);
+  EXPECT_GE(swift_list(container_, "backups/").size(), 2u) << "the data file and the metadata, seen by the swift CLI";
+
+  // The wrong password: Keystone's 401 is exit 7, naming Keystone and the user.
+  RunOptions wrong = v3;
+  wrong.env["OS_PASSWORD"] = "guess";
+  auto refused = cli(with_store({"backup", "list"}), wrong);
+  EXPECT_EQ(refused.exit_code, 7) << refused.output;
+  EXPECT_NE(refused.output.find("Keystone v3 user etcd-backup in project kops"), std::string::npos) << refused.output;
+  // A region without object storage: exit 7, with the endpoints there are.
+  RunOptions region = v3;
+  region.env["OS_REGION_NAME"] = "RegionThree";
+  auto none = cli(with_store({"backup", "list"}), region);
+  EXPECT_EQ(none.exit_code, 7) << none.output;
+  EXPECT_NE(none.output.find("public@RegionOne"), std::string::npos) << none.output;
+  // Keystone v2 is refused up front.
+  RunOptions v2 = v3;
+  v2.env["OS_AUTH_URL"] = "http://127.0.0.1:" + std::to_string(port) + "/v2.0";
+  auto old = cli(with_store({"backup", "list"}), v2);
+  EXPECT_EQ(old.exit_code, 2) << old.output;
+}
+
+}  // namespace etcdadm::test

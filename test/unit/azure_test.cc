@@ -1,0 +1,144 @@
+// Azure Blob pieces that need no server: the Shared Key string to sign (the layout Microsoft's
+// "Authorize with Shared Key" page gives, checked end to end by Azurite in AzureStoreTest.*), the
+// configuration chain, and the parsers of what Azure answers.
+#include <gtest/gtest.h>
+
+#include "common/error.h"
+#include "common/timefmt.h"
+#include "store/azure_auth.h"
+#include "store/azure_responses.h"
+#include "test/support/test_env.h"
+
+namespace etcdadm {
+namespace {
+
+TEST(AzureSharedKey, StringToSignAndSignatureKnownAnswer) {
+  AzureSignedRequest r;
+  r.method = "PUT";
+  r.encoded_path = "/devstoreaccount1/c/backups/a%20b";
+  r.query = {{"comp", "block"}, {"blockid", "MDAwMDAwMDAwMQ=="}};
+  r.headers = {{"Content-Type", "application/octet-stream"},
+               {"If-None-Match", "*"},
+               {"x-ms-version", "2021-12-02"},
+               {"X-Ms-Date", "Wed, 25 Nov 2026 05:30:00 GMT"},
+               {"x-ms-blob-type", "BlockBlob"}};
+  r.content_length = 11;
+  // Standard headers in their fixed slots (Content-Length empty when 0), x-ms-* lower-cased and
+  // sorted, then /account + path and the query parameters sorted by name.
+  EXPECT_EQ(azure_string_to_sign("devstoreaccount1", r),
+            "PUT\n\n\n11\n\napplication/octet-stream\n\n\n\n*\n\n\n"
+            "x-ms-blob-type:BlockBlob\nx-ms-date:Wed, 25 Nov 2026 05:30:00 GMT\nx-ms-version:2021-12-02\n"
+            "/devstoreaccount1/devstoreaccount1/c/backups/a%20b\nblockid:MDAwMDAwMDAwMQ==\ncomp:block");
+  std::string key = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+  auto config = resolve_azure_config({}, test::fake_environment({{"AZURE_STORAGE_CONNECTION_STRING", "UseDevelopmentStorage=true"}}));
+  // HMAC-SHA-256 under the decoded key, base64 (computed independently with Python's hmac).
+  EXPECT_EQ(azure_shared_key_authorization("devstoreaccount1", config.auth.shared_key, r),
+            "SharedKey devstoreaccount1:PwCfvwFYk746MyN7IrQFDTjnrQNyRPNylJCp4aqBZlI=");
+  r.content_length = 0;
+  r.method = "GET";
+  EXPECT_EQ(azure_string_to_sign("a", r).substr(0, 6), "GET\n\n\n");  // no length: an empty line
+}
+
+AzureSettings flags(const std::string& endpoint, const std::string& account) {
+  AzureSettings s;
+  s.endpoint = endpoint;
+  s.account = account;
+  return s;
+}
+
+TEST(AzureConfig, TheChainAsAzuresToolsResolveIt) {
+  using test::fake_environment;
+  auto dev = resolve_azure_config({}, fake_environment({{"AZURE_STORAGE_CONNECTION_STRING", "UseDevelopmentStorage=true"}}));
+  EXPECT_EQ(dev.account, "devstoreaccount1");
+  EXPECT_EQ(dev.endpoint, "http://127.0.0.1:10000/devstoreaccount1");
+  EXPECT_EQ(dev.auth.shared_key.size(), 64u);
+
+  // kops: the account from AZURE_STORAGE_ACCOUNT, the public endpoint, a key from AZURE_STORAGE_KEY.
+  auto key = resolve_azure_config({}, fake_environment({{"AZURE_STORAGE_ACCOUNT", "kopsstate"}, {"AZURE_STORAGE_KEY", "a2V5"}}));
+  EXPECT_EQ(key.endpoint, "https://kopsstate.blob.core.windows.net");
+  EXPECT_EQ(key.auth.shared_key, "key");
+  EXPECT_NE(key.auth.description.find("AZURE_STORAGE_KEY"), std::string::npos);
+
+  auto sas = resolve_azure_config(flags("", "acct"), fake_environment({{"AZURE_STORAGE_SAS_TOKEN", "?sv=2021&sig=x%2F"}}));
+  EXPECT_EQ(sas.auth.sas, "sv=2021&sig=x%2F");
+  EXPECT_TRUE(sas.auth.shared_key.empty());
+
+  auto cs = resolve_azure_config(
+      {}, fake_environment({{"AZURE_STORAGE_CONNECTION_STRING",
+                             "DefaultEndpointsProtocol=https;AccountName=x;SharedAccessSignature=sv=1&sig=a==;EndpointSuffix=core.chinacloudapi.cn"}}));
+  EXPECT_EQ(cs.endpoint, "https://x.blob.core.chinacloudapi.cn");
+  EXPECT_EQ(cs.auth.sas, "sv=1&sig=a==");
+
+  // Entra ID: a service principal, workload identity, else the managed identity.
+  auto sp = resolve_azure_config(flags("", "acct"), fake_environment({{"AZURE_TENANT_ID", "t"}, {"AZURE_CLIENT_ID", "c"},
+                                                                 {"AZURE_CLIENT_SECRET", "s"}}));
+  ASSERT_TRUE(sp.auth.entra);
+  EXPECT_NE(sp.auth.description.find("AZURE_CLIENT_SECRET"), std::string::npos);
+  auto wi = resolve_azure_config(flags("", "acct"), fake_environment({{"AZURE_TENANT_ID", "t"}, {"AZURE_CLIENT_ID", "c"},
+                                                                 {"AZURE_FEDERATED_TOKEN_FILE", "/var/run/token"}}));
+  EXPECT_NE(wi.auth.description.find("workload identity"), std::string::npos);
+  auto mi = resolve_azure_config(flags("", "acct"), fake_environment({}));
+  EXPECT_NE(mi.auth.description.find("managed identity (http://169.254.169.254"), std::string::npos);
+
+  // The flags come first.
+  auto flagged = resolve_azure_config(flags("http://127.0.0.1:9/acct/", "acct"), fake_environment({{"AZURE_STORAGE_ACCOUNT", "other"}}));
+  EXPECT_EQ(flagged.account, "acct");
+  EXPECT_EQ(flagged.endpoint, "http://127.0.0.1:9/acct");
+
+  auto kind = [](const std::map<std::string, std::string>& env) {
+    try {
+      resolve_azure_config({}, test::fake_environment(env));
+    } catch (const Error& e) {
+      return e.kind();
+    }
+    return ErrorKind::kInternal;
+  };
+  EXPECT_EQ(kind({}), ErrorKind::kInvalidArgument);  // no account
+  EXPECT_EQ(kind({{"AZURE_STORAGE_ACCOUNT", "a"}, {"AZURE_STORAGE_KEY", "not base64!"}}), ErrorKind::kInvalidArgument);
+  EXPECT_EQ(kind({{"AZURE_STORAGE_CONNECTION_STRING", "AccountName=a;garbage"}}), ErrorKind::kInvalidArgument);
+}
+
+TEST(AzureResponses, ListingErrorsAndBlockIds) {
+  auto page = parse_azure_list_blobs(
+      R"(<?xml version="1.0" encoding="utf-8"?><EnumerationResults ServiceEndpoint="http://x/" ContainerName="c">)"
+      R"(<Prefix>backups/</Prefix><Blobs><Blob><Name>backups/a b</Name><Properties>)"
+      R"(<Last-Modified>Wed, 25 Nov 2026 05:30:00 GMT</Last-Modified><Etag>0x8DC</Etag><Content-Length>1234</Content-Length>)"
+      R"(</Properties></Blob></Blobs><NextMarker>2!84!abc</NextMarker></EnumerationResults>)",
+      "t");
+  ASSERT_EQ(page.blobs.size(), 1u);
+  EXPECT_EQ(page.blobs[0].name, "backups/a b");
+  EXPECT_EQ(page.blobs[0].size, 1234u);
+  EXPECT_EQ(page.blobs[0].etag, "0x8DC");
+  EXPECT_EQ(page.blobs[0].modified_unix_micros, to_unix_micros(*parse_http_date("Wed, 25 Nov 2026 05:30:00 GMT")));
+  EXPECT_EQ(page.next_marker, "2!84!abc");
+  EXPECT_THROW(parse_azure_list_blobs("<EnumerationResults><Blobs><Blob><Name>x</Name><Properties><Content-Length>-1"
+                                      "</Content-Length></Properties></Blob></Blobs></EnumerationResults>",
+                                      "t"),
+               Error);
+  EXPECT_THROW(parse_azure_list_blobs("<ListBucketResult/>", "t"), Error);
+  EXPECT_THROW(parse_azure_list_blobs("not xml", "t"), Error);
+
+  auto e = parse_azure_error_body(R"(<?xml version="1.0"?><Error><Code>AuthenticationFailed</Code><Message>Server failed )"
+                                  "to authenticate the request.\nRequestId:1\nTime:2</Message></Error>");
+  EXPECT_EQ(e.code, "AuthenticationFailed");
+  EXPECT_EQ(e.message, "Server failed to authenticate the request.");
+  EXPECT_EQ(parse_azure_error_body("plain").message, "plain");
+
+  EXPECT_EQ(azure_block_id(1), "MDAwMDAwMDAwMQ==");
+  EXPECT_EQ(azure_block_id(50000).size(), azure_block_id(1).size());
+  EXPECT_EQ(azure_block_list_xml({"QQ==", "Qg=="}),
+            "<?xml version=\"1.0\" encoding=\"utf-8\"?><BlockList><Latest>QQ==</Latest><Latest>Qg==</Latest></BlockList>");
+}
+
+TEST(HttpDate, FormatsAndParsesImfFixdateOnly) {
+  SystemTime t = from_unix_micros(int64_t{1795584600} * 1000000);
+  EXPECT_EQ(format_http_date(t), "Wed, 25 Nov 2026 05:30:00 GMT");
+  EXPECT_EQ(parse_http_date("Wed, 25 Nov 2026 05:30:00 GMT"), t);
+  EXPECT_FALSE(parse_http_date("Wed, 25 Nov 2026 05:30:00 UTC"));
+  EXPECT_FALSE(parse_http_date("Wednesday, 25-Nov-26 05:30:00 GMT"));
+  EXPECT_FALSE(parse_http_date("Wed, 25 Foo 2026 05:30:00 GMT"));
+  EXPECT_FALSE(parse_http_date("Wed, 25 Nov 2026 25:30:00 GMT"));
+}
+
+}  // namespace
+}  // namespace etcdadm
