@@ -15,6 +15,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "store/azure_store.h"
+#include "test/support/fault_proxy.h"
 #include "test/support/object_store_fixture.h"
 
 namespace etcdadm::test {
@@ -30,9 +31,10 @@ class AzureStoreTest : public ObjectStoreCliTest {
     g_azurite->create_container(container_);
   }
 
-  std::unique_ptr<AzureStore> store(size_t block_size = 1u << 20) const {
+  // `via`: a proxy's http://127.0.0.1:PORT in front of Azurite (fault tests).
+  std::unique_ptr<AzureStore> store(size_t block_size = 1u << 20, const std::string& via = "") const {
     AzureConfig c;
-    c.endpoint = g_azurite->endpoint();
+    c.endpoint = via.empty() ? g_azurite->endpoint() : via + "/" + AzuriteServer::kAccount;
     c.account = AzuriteServer::kAccount;
     c.auth.shared_key = *base64_unpadded_decode(std::string(AzuriteServer::kKey).substr(0, 86));
     c.auth.description = "Shared Key (test)";
@@ -100,6 +102,26 @@ TEST_F(AzureStoreTest, StagedBlocksAreInvisibleUntilCommittedAndAKilledWriterLea
     EXPECT_EQ(e.kind(), ErrorKind::kAlreadyExists) << e.what();
   }
   EXPECT_EQ(s->read_small("racing.bin"), "first");
+}
+
+// A proxy between us and Azurite answers 503 and drops connections mid-block and mid-download:
+// the upload rides through within its retry budget, the download resumes from the byte reached.
+TEST_F(AzureStoreTest, UploadRidesThrough503sAndResetsAndDownloadsResume) {
+  int port = std::stoi(g_azurite->endpoint().substr(g_azurite->endpoint().rfind(':') + 1));
+  FaultProxy proxy("127.0.0.1", port);
+  using F = FaultProxy::Fault;
+  proxy.queue({{F::kHttp503}, {F::kResetAfterUpload, 1u << 20}, {F::kHttp503}, {F::kResetAfterUpload, 512u << 10}});
+  auto s = store(1u << 20, proxy.url());
+  std::string data = random_bytes((5u << 20) + 3, 31);
+  auto w = s->create("faults.bin", false);
+  w->write(reinterpret_cast<const uint8_t*>(data.data()), data.size());
+  w->commit();
+  EXPECT_EQ(proxy.faults_injected(), 4);
+  EXPECT_TRUE(read_all(*store()->open("faults.bin")) == data);
+
+  proxy.queue({{F::kResetAfterDownload, 2u << 20}, {F::kHttp503}, {F::kResetAfterDownload, 1u << 20}});
+  EXPECT_TRUE(read_all(*s->open("faults.bin")) == data);
+  EXPECT_EQ(proxy.faults_injected(), 7);
 }
 
 TEST_F(AzureStoreTest, SaveListVerifyRestoreEndToEndInBlocksAndTheSdkReadsWhatWasStored) {

@@ -12,6 +12,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "store/swift_store.h"
+#include "test/support/fault_proxy.h"
 #include "test/support/object_store_fixture.h"
 
 namespace etcdadm::test {
@@ -119,6 +120,36 @@ TEST_F(SwiftNativeStoreTest, LargeObjectsAreVisibleOnlyOnceTheirManifestIsWritte
     EXPECT_EQ(e.kind(), ErrorKind::kAlreadyExists) << e.what();
   }
   EXPECT_EQ(s->read_small("racing.bin"), "first");
+}
+
+// A proxy between us and Swift (a pre-authenticated storage URL through it) answers 503 and drops
+// connections mid-segment and mid-download: the upload rides through, the download resumes.
+TEST_F(SwiftNativeStoreTest, UploadRidesThrough503sAndResetsAndDownloadsResume) {
+  httplib::Client auth(g_swift->endpoint());
+  auto t = auth.Get("/auth/v1.0", {{"X-Auth-User", g_swift->access_key()}, {"X-Auth-Key", g_swift->secret_key()}});
+  ASSERT_TRUE(t && t->status == 200);
+  int port = std::stoi(g_swift->endpoint().substr(g_swift->endpoint().rfind(':') + 1));
+  FaultProxy proxy("127.0.0.1", port);
+  SwiftAuthConfig c;
+  c.kind = SwiftAuthConfig::Kind::kPreauthenticated;
+  c.storage_url = proxy.url() + g_swift->storage_url().substr(g_swift->endpoint().size());
+  c.token = t->get_header_value("X-Auth-Token");
+  c.description = "a pre-authenticated token (test)";
+  auto client = std::make_shared<SwiftClient>(std::make_shared<SwiftSession>(c, HttpOptions{}),
+                                              RetryPolicy{6, std::chrono::milliseconds(20), std::chrono::milliseconds(200)});
+  SwiftStore s(client, container_, "backups", 1u << 20, 2);
+  using F = FaultProxy::Fault;
+  proxy.queue({{F::kHttp503}, {F::kResetAfterUpload, 1u << 20}, {F::kHttp503}, {F::kResetAfterUpload, 512u << 10}});
+  std::string data = random_bytes((5u << 20) + 3, 41);
+  auto w = s.create("faults.bin", false);
+  w->write(reinterpret_cast<const uint8_t*>(data.data()), data.size());
+  w->commit();
+  EXPECT_EQ(proxy.faults_injected(), 4);
+  EXPECT_TRUE(read_all(*store()->open("faults.bin")) == data);
+
+  proxy.queue({{F::kResetAfterDownload, 2u << 20}, {F::kHttp503}, {F::kResetAfterDownload, 1u << 20}});
+  EXPECT_TRUE(read_all(*s.open("faults.bin")) == data);
+  EXPECT_EQ(proxy.faults_injected(), 7);
 }
 
 TEST_F(SwiftNativeStoreTest, SaveListVerifyRestoreEndToEndAndTheSwiftCliReadsWhatWasStored) {
