@@ -3,6 +3,7 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cctype>
 #include <cstring>
 #include <strings.h>
@@ -10,8 +11,9 @@
 #include <mutex>
 
 #include "common/error.h"
-#include "common/text.h"
 #include "common/interrupt.h"
+#include "common/text.h"
+#include "common/timefmt.h"
 
 namespace etcdadm {
 
@@ -254,6 +256,21 @@ std::string form_encode(const std::vector<std::pair<std::string, std::string>>& 
     out += percent_encode(k) + "=" + percent_encode(v);
   }
   return out;
+}
+
+HttpObjectHead object_head(const HttpResponse& r, const std::string& what) {
+  HttpObjectHead h;
+  std::string length = r.header("content-length");
+  if (!length.empty()) {
+    auto [end, ec] = std::from_chars(length.data(), length.data() + length.size(), h.size);
+    if (ec != std::errc() || end != length.data() + length.size()) {
+      throw Error(ErrorKind::kCorrupt, what + ": Content-Length is not a byte count: '" + length.substr(0, 40) + "'");
+    }
+  }
+  auto t = parse_http_date(r.header("last-modified"));
+  h.modified_unix_micros = t ? to_unix_micros(*t) : 0;
+  h.etag = r.header("etag");
+  return h;
 }
 
 UrlParts split_url(const std::string& url) {

@@ -69,6 +69,15 @@ class HttpClient {
   CURL* curl_;
 };
 
+// What a HEAD (or GET) answer says of an object: Content-Length (kCorrupt, naming `what`, when it
+// is no decimal byte count), Last-Modified (an HTTP date; 0 when absent or unreadable) and ETag.
+struct HttpObjectHead {
+  uint64_t size = 0;
+  int64_t modified_unix_micros = 0;
+  std::string etag;
+};
+HttpObjectHead object_head(const HttpResponse& response, const std::string& what);
+
 // RFC 3986 percent-encoding of everything but unreserved characters (A-Z a-z 0-9 - _ . ~);
 // '/' is kept when keep_slash is true. This is the encoding SigV4 and GCS object names need.
 std::string percent_encode(std::string_view s, bool keep_slash = false);

@@ -121,14 +121,8 @@ void AzureClient::put_block_list(const std::string& container, const std::string
 std::optional<AzureBlobInfo> AzureClient::get_properties(const std::string& container, const std::string& blob) {
   HttpResponse r = call(Call{.method = "HEAD", .container = container, .blob = blob}, "properties of " + describe(container, blob), 404);
   if (r.status == 404) return std::nullopt;
-  AzureBlobInfo info;
-  info.name = blob;
-  std::string length = r.header("content-length");
-  info.size = length.empty() ? 0 : std::stoull(length);
-  auto t = parse_http_date(r.header("last-modified"));
-  info.modified_unix_micros = t ? to_unix_micros(*t) : 0;
-  info.etag = r.header("etag");
-  return info;
+  HttpObjectHead head = object_head(r, "properties of " + describe(container, blob));
+  return AzureBlobInfo{blob, head.size, head.modified_unix_micros, head.etag};
 }
 
 void AzureClient::get_blob(const std::string& container, const std::string& blob, uint64_t offset, const std::string& etag,

@@ -78,14 +78,8 @@ std::string SwiftClient::put_object(const std::string& container, const std::str
 std::optional<SwiftObjectInfo> SwiftClient::head_object(const std::string& container, const std::string& name) {
   HttpResponse r = call(Call{.method = "HEAD", .container = container, .name = name}, "metadata of " + describe(container, name), 404);
   if (r.status == 404) return std::nullopt;
-  SwiftObjectInfo info;
-  info.name = name;
-  std::string length = r.header("content-length");
-  info.size = length.empty() ? 0 : std::stoull(length);
-  auto t = parse_http_date(r.header("last-modified"));
-  info.modified_unix_micros = t ? to_unix_micros(*t) : 0;
-  info.etag = r.header("etag");
-  return info;
+  HttpObjectHead head = object_head(r, "metadata of " + describe(container, name));
+  return SwiftObjectInfo{name, head.size, head.modified_unix_micros, head.etag};
 }
 
 void SwiftClient::get_object(const std::string& container, const std::string& name, uint64_t offset, const std::string& etag,
