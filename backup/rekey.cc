@@ -206,7 +206,6 @@ RekeyResult rekey_backups(BlobStore& store, Catalog* catalog, const RekeyOptions
   if (r.segments_rekeyed > 0) replaced.push_back(std::string(changelog::kChangeLogDir) + "/");
   for (const auto& prefix : replaced) {
     auto purged = store.purge_noncurrent_versions(prefix);
-    if (!purged.versioned) break;  // the bucket keeps no versions: nothing to do anywhere
     r.old_versions_removed += purged.removed;
     for (auto& kept : purged.refused) {
       spdlog::warn("the bucket keeps a version encrypted to the old recipients: {}", kept);

@@ -30,7 +30,10 @@ class BackupDirWriter {
   // `encrypt_to`: the age recipients of an encrypted store (recipients_for_save), else nullopt.
   BackupDirWriter(BlobStore& store, const StoreSettings& settings, const std::optional<age::Recipients>& encrypt_to,
                   int level, SystemTime started)
-      : store_(store), compression_(settings.compression), encrypted_(encrypt_to.has_value()) {
+      : store_(store),
+        compression_(settings.compression),
+        encrypted_(encrypt_to.has_value()),
+        etcdadm_only_allowed_(settings.layout_version >= kEncryptedLayoutVersion) {
     if (encrypt_to) encrypted_to_ = settings.encryption->recipient_labels();
     data_file_ = data_file_name(compression_, encrypted_);
     // Names carry microseconds; a clash means two saves in the same microsecond: take the next one.
@@ -100,7 +103,7 @@ class BackupDirWriter {
     // restore the backup, else our metadata (layouts 2 and 3). etcd-manager wipes the cluster
     // before it downloads a backup, so it must never list one it would fail on.
     auto blocker = etcd_manager_restore_blocker(data_file_, encrypted_, meta.hash_trailer, meta.etcd_version);
-    if (blocker) allow_etcdadm_only_backups(store_);
+    if (blocker && !etcdadm_only_allowed_) allow_etcdadm_only_backups(store_);  // the marker moves to layout 3 once
     std::string meta_key = name_ + "/" + kBackupMetaFile;
     store_.write_small(meta_key, backup_meta_to_json(meta));
     committed_.push_back(meta_key);
@@ -117,6 +120,7 @@ class BackupDirWriter {
   BlobStore& store_;
   Compression compression_;
   bool encrypted_;
+  bool etcdadm_only_allowed_;  // the store's layout (2 or 3) allows backups without _etcd_backup.meta
   std::vector<std::string> encrypted_to_;
   std::string name_;
   std::string data_file_;

@@ -76,15 +76,7 @@ void add_configure_cluster(CLI::App& group) {
   c->add_option("--etcd-version", f->etcd_version, "etcd version etcd-manager runs, e.g. 3.5.30 (kept when not given)");
   c->callback([f] {
     auto store = f->store.open();
-    auto spec = read_etcd_manager_cluster_spec(*store).value_or(EtcdManagerClusterSpec{});
-    if (f->member_count) spec.member_count = f->member_count;
-    if (!f->etcd_version.empty()) spec.etcd_version = f->etcd_version;
-    if (spec.member_count == 0 || spec.etcd_version.empty()) {
-      // etcd-manager-ctl falls back to 1 member of etcd 3.2.24: never what a cluster today runs.
-      throw Error(ErrorKind::kInvalidArgument, "store " + store->url() + " has no cluster spec yet",
-                  "give both --member-count and --etcd-version");
-    }
-    write_etcd_manager_cluster_spec(*store, spec);
+    auto spec = configure_etcd_manager_cluster(*store, {f->member_count, f->etcd_version});
     std::cout << "Cluster spec set: " << describe(spec) << "\n";
   });
 }
@@ -156,18 +148,7 @@ void add_delete_command(CLI::App& group) {
   c->add_option("what", f->what, "a backup name, or a command's key as list-commands shows it")->required();
   c->callback([f] {
     auto store = f->store.open();
-    int removed = 0;
-    for (const auto& cmd : list_etcd_manager_commands(*store)) {
-      bool match = cmd.key == f->what || (cmd.restore_backup && cmd.restore_backup->backup == f->what);
-      if (!match) continue;
-      remove_etcd_manager_command(*store, cmd);
-      std::cout << "Deleted " << cmd.key << "\n";
-      ++removed;
-    }
-    if (removed == 0) {
-      throw Error(ErrorKind::kNotFound, "no queued command restores or is named " + f->what,
-                  "see the queue with `etcdadm etcd-manager list-commands`");
-    }
+    for (const auto& key : remove_etcd_manager_commands(*store, f->what)) std::cout << "Deleted " << key << "\n";
   });
 }
 

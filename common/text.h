@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,23 @@ inline std::string trim_space(std::string_view s) {
   if (b == std::string_view::npos) return "";
   size_t e = s.find_last_not_of(kSpace);
   return std::string(s.substr(b, e - b + 1));
+}
+
+// `s` with ASCII letters in lower case (header names, schemes, hex).
+inline std::string ascii_lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+// The first of `values` that is not empty, else "" (a flag, then environment variables, then a default).
+inline std::string first_non_empty(std::initializer_list<std::string> values) {
+  for (const auto& v : values) {
+    if (!v.empty()) return v;
+  }
+  return "";
 }
 
 // The items of a comma-separated list (--endpoints, --initial-cluster, peer URLs), each trimmed

@@ -24,6 +24,7 @@
 #include "common/retry.h"
 #include "common/sha256.h"
 #include "common/subprocess.h"
+#include "common/text.h"
 
 namespace etcdadm {
 
@@ -248,11 +249,6 @@ bool is_sha256_hex(const std::string& s) {
   return s.size() == 64 && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isxdigit(c); });
 }
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
 // The hash for `name` in a SHA256SUMS file ("<hex>  <name>" or "<hex> *<name>" per line).
 std::optional<std::string> find_in_sums(const std::string& sums, const std::string& name) {
   std::istringstream in(sums);
@@ -263,7 +259,7 @@ std::optional<std::string> find_in_sums(const std::string& sums, const std::stri
     if (!(fields >> hex >> file)) continue;
     if (!file.empty() && file[0] == '*') file.erase(0, 1);
     if (file.rfind("./", 0) == 0) file.erase(0, 2);
-    if (file == name && is_sha256_hex(hex)) return lower(hex);
+    if (file == name && is_sha256_hex(hex)) return ascii_lower(hex);
   }
   return std::nullopt;
 }
@@ -279,7 +275,7 @@ struct Expected {
 
 Expected expected_sha256(const ReleaseSpec& spec, const std::string& name) {
   if (!spec.sha256.empty()) {
-    std::string hex = lower(spec.sha256);
+    std::string hex = ascii_lower(spec.sha256);
     if (!is_sha256_hex(hex)) {
       throw Error(ErrorKind::kInvalidArgument,
                   "--release-sha256 '" + spec.sha256 + "' is not a SHA-256 (64 hex digits)");
@@ -347,7 +343,7 @@ std::optional<std::string> read_record(const std::string& cache_path) {
   std::istringstream fields(*text);
   std::string hex, file, extra;
   if (fields >> hex >> file && !(fields >> extra) && is_sha256_hex(hex) && file == base_name(cache_path)) {
-    return lower(hex);
+    return ascii_lower(hex);
   }
   spdlog::warn("ignoring {}: it does not hold \"<sha256>  {}\"", path, base_name(cache_path));
   return std::nullopt;

@@ -21,9 +21,10 @@ QueuedEtcdManagerRestore queue_etcd_manager_restore(BlobStore& store, Catalog& c
 
   BackupRecord b = find_backup(store, catalog, request.query);
   out.backup = b.name;
+  // One listing and this backup's metadata: not every backup's.
   std::optional<EtcdManagerListing> listing;
-  for (auto& l : etcd_manager_listings(store)) {
-    if (l.name == b.name) listing = std::move(l);
+  for (const auto& l : scan_backups(store)) {
+    if (l.name == b.name) listing = etcd_manager_listing(store, l);
   }
   const char* instead =
       "restore it with etcdadm instead (`etcdadm init --from-backup` or `etcdadm backup restore`, docs/operations.md), "

@@ -6,15 +6,11 @@
 
 #include "common/http_client.h"
 #include "common/sha256.h"
+#include "common/text.h"
 
 namespace etcdadm {
 
 namespace {
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
 
 // Header values: leading/trailing spaces trimmed, inner runs of spaces collapsed to one.
 std::string canonical_value(const std::string& v) {
@@ -69,7 +65,7 @@ SigV4Result sigv4_sign(const SigV4Request& request, const AwsCredentials& creden
   headers.emplace_back("x-amz-date", r.amz_date);
   bool has_token_header = false;
   for (const auto& [k, v] : request.headers) {
-    std::string name = lower(k);
+    std::string name = ascii_lower(k);
     if (name == "host" || name == "x-amz-date" || name == "authorization") continue;
     if (name == "x-amz-security-token") has_token_header = true;
     headers.emplace_back(name, canonical_value(v));

@@ -1,12 +1,12 @@
 #include "store/azure_auth.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include "common/base64.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/sha256.h"
+#include "common/text.h"
 
 namespace etcdadm {
 
@@ -19,20 +19,8 @@ constexpr const char* kDevAccount = "devstoreaccount1";
 constexpr const char* kDevKey = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 constexpr const char* kDevEndpoint = "http://127.0.0.1:10000/devstoreaccount1";
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
-std::string trim(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  size_t i = 0;
-  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-  return s.substr(i);
-}
-
 std::string decode_account_key(const std::string& key, const std::string& source) {
-  std::string text = trim(key);
+  std::string text = trim_space(key);
   while (!text.empty() && text.back() == '=') text.pop_back();
   auto raw = base64_unpadded_decode(text);
   if (!raw || raw->empty()) {
@@ -68,7 +56,7 @@ class EntraClientSource : public OAuthTokenSource {
     } else {
       // Read for every token: the kubelet replaces the projected token before it expires.
       form.emplace_back("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer");
-      form.emplace_back("client_assertion", trim(read_file(token_file_)));
+      form.emplace_back("client_assertion", trim_space(read_file(token_file_)));
     }
     std::string body = form_encode(form);
     HttpRequest req;
@@ -119,7 +107,7 @@ std::map<std::string, std::string> parse_azure_connection_string(const std::stri
   size_t pos = 0;
   while (pos <= text.size()) {
     size_t end = text.find(';', pos);
-    std::string part = trim(text.substr(pos, end == std::string::npos ? std::string::npos : end - pos));
+    std::string part = trim_space(text.substr(pos, end == std::string::npos ? std::string::npos : end - pos));
     if (!part.empty()) {
       auto eq = part.find('=');
       if (eq == std::string::npos || eq == 0) {
@@ -127,7 +115,7 @@ std::map<std::string, std::string> parse_azure_connection_string(const std::stri
                     "AZURE_STORAGE_CONNECTION_STRING has a part that is not key=value: '" + part.substr(0, 40) + "'",
                     "copy the connection string from the storage account's Access keys page");
       }
-      out[trim(part.substr(0, eq))] = part.substr(eq + 1);
+      out[trim_space(part.substr(0, eq))] = part.substr(eq + 1);
     }
     if (end == std::string::npos) break;
     pos = end + 1;
@@ -142,26 +130,20 @@ AzureConfig resolve_azure_config(const AzureSettings& settings, const Environmen
   std::map<std::string, std::string> cs;
   if (std::string text = env.value("AZURE_STORAGE_CONNECTION_STRING"); !text.empty()) {
     cs = parse_azure_connection_string(text);
-    if (lower(cs["UseDevelopmentStorage"]) == "true") {
+    if (ascii_lower(cs["UseDevelopmentStorage"]) == "true") {
       cs.emplace("AccountName", kDevAccount);
       cs.emplace("AccountKey", kDevKey);
       cs.emplace("BlobEndpoint", kDevEndpoint);
     }
   }
-  auto first = [](std::initializer_list<std::string> values) {
-    for (const auto& v : values) {
-      if (!v.empty()) return v;
-    }
-    return std::string();
-  };
-  c.account = first({settings.account, env.value("AZURE_STORAGE_ACCOUNT"), cs["AccountName"]});
+  c.account = first_non_empty({settings.account, env.value("AZURE_STORAGE_ACCOUNT"), cs["AccountName"]});
   if (c.account.empty()) {
     throw Error(ErrorKind::kInvalidArgument, "no Azure storage account given",
                 "set AZURE_STORAGE_ACCOUNT (as kops does) or --azure-account, or AZURE_STORAGE_CONNECTION_STRING");
   }
-  std::string suffix = first({cs["EndpointSuffix"], "core.windows.net"});
-  std::string protocol = first({cs["DefaultEndpointsProtocol"], "https"});
-  c.endpoint = first({settings.endpoint, cs["BlobEndpoint"], protocol + "://" + c.account + ".blob." + suffix});
+  std::string suffix = first_non_empty({cs["EndpointSuffix"], "core.windows.net"});
+  std::string protocol = first_non_empty({cs["DefaultEndpointsProtocol"], "https"});
+  c.endpoint = first_non_empty({settings.endpoint, cs["BlobEndpoint"], protocol + "://" + c.account + ".blob." + suffix});
   while (!c.endpoint.empty() && c.endpoint.back() == '/') c.endpoint.pop_back();
   split_url(c.endpoint);  // throws for anything but http(s)
 
@@ -171,20 +153,20 @@ AzureConfig resolve_azure_config(const AzureSettings& settings, const Environmen
   } else if (std::string key = env.value("AZURE_STORAGE_KEY"); !key.empty()) {
     c.auth.shared_key = decode_account_key(key, "AZURE_STORAGE_KEY");
     c.auth.description = "Shared Key (AZURE_STORAGE_KEY)";
-  } else if (std::string sas = first({cs["SharedAccessSignature"], env.value("AZURE_STORAGE_SAS_TOKEN")}); !sas.empty()) {
-    c.auth.sas = trim(sas);
+  } else if (std::string sas = first_non_empty({cs["SharedAccessSignature"], env.value("AZURE_STORAGE_SAS_TOKEN")}); !sas.empty()) {
+    c.auth.sas = trim_space(sas);
     if (!c.auth.sas.empty() && c.auth.sas.front() == '?') c.auth.sas.erase(0, 1);
     c.auth.description = "SAS token";
   } else {
     std::string tenant = env.value("AZURE_TENANT_ID"), client = env.value("AZURE_CLIENT_ID");
-    std::string authority = first({env.value("AZURE_AUTHORITY_HOST"), "https://login.microsoftonline.com/"});
+    std::string authority = first_non_empty({env.value("AZURE_AUTHORITY_HOST"), "https://login.microsoftonline.com/"});
     std::unique_ptr<OAuthTokenSource> source;
     if (!tenant.empty() && !client.empty() && !env.value("AZURE_CLIENT_SECRET").empty()) {
       source = std::make_unique<EntraClientSource>(authority, tenant, client, env.value("AZURE_CLIENT_SECRET"), "", c.http);
     } else if (!tenant.empty() && !client.empty() && !env.value("AZURE_FEDERATED_TOKEN_FILE").empty()) {
       source = std::make_unique<EntraClientSource>(authority, tenant, client, "", env.value("AZURE_FEDERATED_TOKEN_FILE"), c.http);
     } else {
-      std::string host = first({env.value("AZURE_POD_IDENTITY_AUTHORITY_HOST"), "http://169.254.169.254"});
+      std::string host = first_non_empty({env.value("AZURE_POD_IDENTITY_AUTHORITY_HOST"), "http://169.254.169.254"});
       source = std::make_unique<ManagedIdentitySource>(host, client, c.http);
     }
     c.auth.description = source->name();
@@ -195,7 +177,7 @@ AzureConfig resolve_azure_config(const AzureSettings& settings, const Environmen
 
 std::string azure_string_to_sign(const std::string& account, const AzureSignedRequest& r) {
   std::map<std::string, std::string> headers;  // lower-case names
-  for (const auto& [name, value] : r.headers) headers[lower(name)] = trim(value);
+  for (const auto& [name, value] : r.headers) headers[ascii_lower(name)] = trim_space(value);
   auto h = [&](const char* name) {
     auto it = headers.find(name);
     return it == headers.end() ? std::string() : it->second;
@@ -209,7 +191,7 @@ std::string azure_string_to_sign(const std::string& account, const AzureSignedRe
   }
   s += "/" + account + r.encoded_path;
   std::map<std::string, std::vector<std::string>> query;
-  for (const auto& [name, value] : r.query) query[lower(name)].push_back(value);
+  for (const auto& [name, value] : r.query) query[ascii_lower(name)].push_back(value);
   for (auto& [name, values] : query) {
     std::sort(values.begin(), values.end());
     s += "\n" + name + ":";

@@ -31,9 +31,8 @@ Error azure_error(const HttpResponse& response, const std::string& what, const s
   return Error(ErrorKind::kInvalidArgument, text);
 }
 
-AzureClient::AzureClient(AzureConfig config) : config_(std::move(config)) {
-  UrlParts u = split_url(config_.endpoint);
-  path_prefix_ = u.path == "/" ? "" : u.path;
+AzureClient::AzureClient(AzureConfig config) : config_(std::move(config)), endpoint_(split_url(config_.endpoint)) {
+  path_prefix_ = endpoint_.path == "/" ? "" : endpoint_.path;
   while (!path_prefix_.empty() && path_prefix_.back() == '/') path_prefix_.pop_back();
 }
 
@@ -46,7 +45,6 @@ std::string AzureClient::describe(const std::string& container, const std::strin
 }
 
 HttpResponse AzureClient::send(const Call& c, const HttpBodySink& sink) {
-  UrlParts endpoint = split_url(config_.endpoint);
   std::string path = path_prefix_ + "/" + percent_encode(c.container) + (c.blob.empty() ? "" : "/" + percent_encode(c.blob, /*keep_slash=*/true));
   for (int attempt = 0;; ++attempt) {
     HttpRequest req;
@@ -67,7 +65,7 @@ HttpResponse AzureClient::send(const Call& c, const HttpBodySink& sink) {
       bearer = config_.auth.entra->authorization();
       req.headers.emplace_back("Authorization", bearer);
     }
-    req.url = endpoint.scheme + "://" + endpoint.authority + path + (query.empty() ? "" : "?" + query);
+    req.url = endpoint_.scheme + "://" + endpoint_.authority + path + (query.empty() ? "" : "?" + query);
     HttpClient client(config_.http);
     HttpResponse resp = client.perform(req, sink);
     if ((resp.status == 401 || resp.status == 403) && attempt == 0 && !bearer.empty()) {

@@ -63,6 +63,7 @@ class AzureClient {
   std::string describe(const std::string& container, const std::string& blob) const;
 
   AzureConfig config_;
+  UrlParts endpoint_;        // config_.endpoint, split once
   std::string path_prefix_;  // the endpoint's path ("/devstoreaccount1" on Azurite), "" on Azure
 };
 

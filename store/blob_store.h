@@ -76,7 +76,7 @@ class BlobStore {
   // the store refuses to delete (Object Lock, a retention policy, a hold) is left, and so is its
   // key's delete marker, so nothing deleted reappears. Unversioned stores: nothing to do.
   struct VersionPurge {
-    bool versioned = false;  // the bucket keeps versions
+    bool versioned = false;  // S3: the bucket has (or had) versioning on; GCS: noncurrent generations were found
     size_t removed = 0;      // versions and delete markers removed
     std::vector<std::string> refused;  // "key (version): why", one per version left
   };

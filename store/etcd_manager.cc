@@ -79,15 +79,21 @@ EtcdManagerClusterSpec cluster_spec_from(const json& j, const std::string& where
   return s;
 }
 
-// The members of a ClusterSpec at `indent`, as jsonpb writes them: set fields only, in field order.
-std::string cluster_spec_body(const EtcdManagerClusterSpec& s, const std::string& indent) {
-  std::vector<std::string> fields;
-  if (s.member_count != 0) fields.push_back("\"memberCount\": " + std::to_string(s.member_count));
-  if (!s.etcd_version.empty()) fields.push_back("\"etcdVersion\": " + json(s.etcd_version).dump());
+// An object of rendered `"name": value` fields at `indent`, as jsonpb writes one: a field per
+// line, 2 more spaces in, and "{}" when there is none.
+std::string object_body(const std::vector<std::string>& fields, const std::string& indent) {
   if (fields.empty()) return "{}";
   std::string out = "{";
   for (size_t i = 0; i < fields.size(); ++i) out += (i ? ",\n" : "\n") + indent + "  " + fields[i];
   return out + "\n" + indent + "}";
+}
+
+// The members of a ClusterSpec at `indent`: set fields only, in field order.
+std::string cluster_spec_body(const EtcdManagerClusterSpec& s, const std::string& indent) {
+  std::vector<std::string> fields;
+  if (s.member_count != 0) fields.push_back("\"memberCount\": " + std::to_string(s.member_count));
+  if (!s.etcd_version.empty()) fields.push_back("\"etcdVersion\": " + json(s.etcd_version).dump());
+  return object_body(fields, indent);
 }
 
 }  // namespace
@@ -122,19 +128,33 @@ std::string etcd_manager_command_json(const EtcdManagerCommand& c) {
   std::vector<std::string> fields;
   if (c.timestamp_nanos != 0) fields.push_back("\"timestamp\": \"" + std::to_string(c.timestamp_nanos) + "\"");
   if (c.restore_backup) {
-    std::vector<std::string> inner;
-    const auto& spec = c.restore_backup->cluster_spec;
     // A message field set to an empty message is still written ({}): etcd-manager needs it there.
-    inner.push_back("\"clusterSpec\": " + cluster_spec_body(spec, "    "));
+    std::vector<std::string> inner = {"\"clusterSpec\": " + cluster_spec_body(c.restore_backup->cluster_spec, "    ")};
     if (!c.restore_backup->backup.empty()) inner.push_back("\"backup\": " + json(c.restore_backup->backup).dump());
-    std::string body = "{";
-    for (size_t i = 0; i < inner.size(); ++i) body += (i ? ",\n" : "\n") + std::string("    ") + inner[i];
-    fields.push_back("\"restoreBackup\": " + body + "\n  }");
+    fields.push_back("\"restoreBackup\": " + object_body(inner, "  "));
   }
-  if (fields.empty()) return "{}";
-  std::string out = "{";
-  for (size_t i = 0; i < fields.size(); ++i) out += (i ? ",\n" : "\n") + std::string("  ") + fields[i];
-  return out + "\n}";
+  return object_body(fields, "");
+}
+
+std::string etcd_manager_meta_json(const std::string& etcd_version, int64_t unix_seconds, int member_count) {
+  std::vector<std::string> fields;
+  if (!etcd_version.empty()) fields.push_back("\"etcdVersion\": " + json(etcd_version).dump());
+  fields.push_back("\"timestamp\": \"" + std::to_string(unix_seconds) + "\"");
+  fields.push_back("\"clusterSpec\": " + cluster_spec_body({member_count, etcd_version}, "  "));
+  return object_body(fields, "");
+}
+
+EtcdManagerMeta parse_etcd_manager_meta(const std::string& text, const std::string& where) {
+  json j = parse_object(text, where);
+  EtcdManagerMeta m;
+  if (const json* v = field(j, "etcdVersion", "etcd_version")) m.etcd_version = string_of(*v, "etcdVersion", where);
+  if (const json* v = field(j, "timestamp", "timestamp")) m.timestamp = integer_of(*v, "timestamp", where);
+  if (const json* v = field(j, "clusterSpec", "cluster_spec")) {
+    EtcdManagerClusterSpec spec = cluster_spec_from(*v, where);
+    m.member_count = spec.member_count;
+    if (m.etcd_version.empty()) m.etcd_version = spec.etcd_version;
+  }
+  return m;
 }
 
 std::string etcd_manager_cluster_created_json(int64_t unix_nanos) {
@@ -179,6 +199,18 @@ void write_etcd_manager_cluster_spec(BlobStore& store, const EtcdManagerClusterS
   store.write_small(kEtcdManagerClusterSpecKey, etcd_manager_cluster_spec_json(spec), /*overwrite=*/true);
 }
 
+EtcdManagerClusterSpec configure_etcd_manager_cluster(BlobStore& store, const EtcdManagerClusterSpec& changes) {
+  EtcdManagerClusterSpec spec = read_etcd_manager_cluster_spec(store).value_or(EtcdManagerClusterSpec{});
+  if (changes.member_count != 0) spec.member_count = changes.member_count;
+  if (!changes.etcd_version.empty()) spec.etcd_version = changes.etcd_version;
+  if (spec.member_count == 0 || spec.etcd_version.empty()) {
+    throw Error(ErrorKind::kInvalidArgument, "store " + store.url() + " has no cluster spec yet",
+                "give both --member-count and --etcd-version");
+  }
+  write_etcd_manager_cluster_spec(store, spec);
+  return spec;
+}
+
 std::optional<int64_t> read_etcd_manager_cluster_created(BlobStore& store) {
   if (!store.stat(kEtcdManagerClusterCreatedKey)) return std::nullopt;
   return parse_etcd_manager_cluster_created(store.read_small(kEtcdManagerClusterCreatedKey),
@@ -190,9 +222,7 @@ std::vector<EtcdManagerCommand> list_etcd_manager_commands(BlobStore& store) {
   const std::string suffix = std::string("/") + kEtcdManagerCommandFile;
   // etcd-manager reads every _command.json below control/, at any depth (vfs ReadTree).
   for (const auto& blob : store.list(std::string(kEtcdManagerControlDir) + "/")) {
-    if (blob.key.size() < suffix.size() || blob.key.compare(blob.key.size() - suffix.size(), suffix.size(), suffix) != 0) {
-      continue;
-    }
+    if (!blob.key.ends_with(suffix)) continue;
     EtcdManagerCommand c = parse_etcd_manager_command(store.read_small(blob.key), store.url() + "/" + blob.key);
     c.key = blob.key;
     out.push_back(std::move(c));
@@ -220,27 +250,48 @@ void remove_etcd_manager_command(BlobStore& store, const EtcdManagerCommand& com
   store.remove(command.key);
 }
 
+std::vector<std::string> remove_etcd_manager_commands(BlobStore& store, const std::string& what) {
+  std::vector<std::string> removed;
+  for (const auto& cmd : list_etcd_manager_commands(store)) {
+    if (cmd.key != what && !(cmd.restore_backup && cmd.restore_backup->backup == what)) continue;
+    remove_etcd_manager_command(store, cmd);
+    removed.push_back(cmd.key);
+  }
+  if (removed.empty()) {
+    throw Error(ErrorKind::kNotFound, "no queued command restores or is named " + what,
+                "see the queue with `etcdadm etcd-manager list-commands`");
+  }
+  return removed;
+}
+
 // ---- backups etcd-manager lists ----
+
+std::optional<EtcdManagerListing> etcd_manager_listing(BlobStore& store, const BackupListing& l) {
+  if (l.completion_key != l.name + "/" + kEtcdManagerMetaFile) return std::nullopt;  // not listed to it
+  EtcdManagerListing e;
+  e.name = l.name;
+  e.etcdadm_metadata = l.has_backup_meta;
+  try {
+    // etcd-manager downloads NAME/etcd.backup.gz whatever else is there, and takes the etcd
+    // version from _etcd_backup.meta; etcdadm's metadata says whether the snapshot has its trailer.
+    BackupRecord r = load_backup_record(store, l);
+    std::string data_file = l.data_key.empty() ? "no data file" : l.data_key.substr(l.name.size() + 1);
+    // A record without etcdadm metadata was read from _etcd_backup.meta already.
+    std::string version = l.has_backup_meta
+                              ? parse_etcd_manager_meta(store.read_small(l.completion_key), store.url() + "/" + l.completion_key).etcd_version
+                              : r.etcd_version;
+    e.blocker = etcd_manager_restore_blocker(data_file, r.encrypted(), r.hash_trailer, version);
+    if (!e.blocker && r.damage) e.blocker = "it is known to be damaged (" + r.damage->reason + ")";
+  } catch (const Error& err) {
+    e.blocker = std::string("its metadata is unreadable: ") + err.what();
+  }
+  return e;
+}
 
 std::vector<EtcdManagerListing> etcd_manager_listings(BlobStore& store) {
   std::vector<EtcdManagerListing> out;
   for (const auto& l : scan_backups(store)) {
-    if (l.completion_key != l.name + "/" + kEtcdManagerMetaFile) continue;
-    EtcdManagerListing e;
-    e.name = l.name;
-    e.etcdadm_metadata = l.has_backup_meta;
-    try {
-      // etcd-manager downloads NAME/etcd.backup.gz whatever else is there, and takes the etcd
-      // version from _etcd_backup.meta; etcdadm's metadata says whether the snapshot has its trailer.
-      BackupRecord r = load_backup_record(store, l);
-      std::string data_file = l.data_key.empty() ? "no data file" : l.data_key.substr(l.name.size() + 1);
-      std::string version = parse_etcd_manager_meta(store.read_small(l.completion_key), store.url() + "/" + l.completion_key).etcd_version;
-      e.blocker = etcd_manager_restore_blocker(data_file, r.encrypted(), r.hash_trailer, version);
-      if (!e.blocker && r.damage) e.blocker = "it is known to be damaged (" + r.damage->reason + ")";
-    } catch (const Error& err) {
-      e.blocker = std::string("its metadata is unreadable: ") + err.what();
-    }
-    out.push_back(std::move(e));
+    if (auto e = etcd_manager_listing(store, l)) out.push_back(std::move(*e));
   }
   return out;
 }

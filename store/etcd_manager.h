@@ -44,12 +44,23 @@ std::optional<std::string> etcd_manager_restore_blocker(const std::string& data_
 // The same for a catalogued backup (its data file name, encryption, trailer, etcd version).
 std::optional<std::string> etcd_manager_restore_blocker(const BackupRecord& backup);
 
-// ---- control files ----
 struct EtcdManagerClusterSpec {
   int member_count = 0;
   std::string etcd_version;
   bool operator==(const EtcdManagerClusterSpec&) const = default;
 };
+
+// ---- a backup's _etcd_backup.meta: BackupInfo {etcd_version = 1; timestamp = 2 (unix seconds);
+// ClusterSpec cluster_spec = 3}, nothing else (etcd-manager's parser rejects unknown fields) ----
+std::string etcd_manager_meta_json(const std::string& etcd_version, int64_t unix_seconds, int member_count);
+struct EtcdManagerMeta {
+  std::string etcd_version;          // the cluster spec's when the top-level field is empty
+  std::optional<int64_t> timestamp;  // unix seconds
+  int member_count = 0;
+};
+EtcdManagerMeta parse_etcd_manager_meta(const std::string& json, const std::string& where);
+
+// ---- control files ----
 struct EtcdManagerRestoreCommand {
   EtcdManagerClusterSpec cluster_spec;  // the cluster to restore into
   std::string backup;                   // a backup name of this store
@@ -68,7 +79,7 @@ std::string etcd_manager_cluster_created_json(int64_t unix_nanos);
 // writes the sequence 000000).
 std::string etcd_manager_command_dir(SystemTime t);
 
-// Parsers accept what protojson accepts for these messages: lowerCamelCase or the proto field names
+// Parsers (of these and of _etcd_backup.meta) accept what protojson accepts for these messages: lowerCamelCase or the proto field names
 // (member_count), numbers as JSON numbers or strings, null for unset. Unknown fields are ignored (a
 // newer etcd-manager may add some). Throw kCorrupt naming `where`.
 EtcdManagerClusterSpec parse_etcd_manager_cluster_spec(const std::string& json, const std::string& where);
@@ -79,6 +90,10 @@ int64_t parse_etcd_manager_cluster_created(const std::string& json, const std::s
 // ---- the control store, on any BlobStore rooted where the backups are ----
 std::optional<EtcdManagerClusterSpec> read_etcd_manager_cluster_spec(BlobStore& store);
 void write_etcd_manager_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& spec);
+// configure-cluster: the store's spec with the fields set in `changes` replaced, written back and
+// returned. A store without a spec needs both fields (kInvalidArgument): etcd-manager-ctl falls
+// back to 1 member of etcd 3.2.24, never what a cluster today runs.
+EtcdManagerClusterSpec configure_etcd_manager_cluster(BlobStore& store, const EtcdManagerClusterSpec& changes);
 // The timestamp of etcd-cluster-created, nullopt when the file is absent.
 std::optional<int64_t> read_etcd_manager_cluster_created(BlobStore& store);
 // Every command under control/, oldest first (by timestamp, as etcd-manager orders them).
@@ -87,6 +102,9 @@ std::vector<EtcdManagerCommand> list_etcd_manager_commands(BlobStore& store);
 // command: a second command within the same second is refused (kAlreadyExists). Returns its key.
 std::string add_etcd_manager_command(BlobStore& store, EtcdManagerCommand command, SystemTime now);
 void remove_etcd_manager_command(BlobStore& store, const EtcdManagerCommand& command);
+// delete-command: removes the commands restoring backup `what` (as etcd-manager-ctl does) or
+// stored at key `what`; returns their keys. kNotFound when none matches.
+std::vector<std::string> remove_etcd_manager_commands(BlobStore& store, const std::string& what);
 
 // ---- backups etcd-manager lists today ----
 struct EtcdManagerListing {
@@ -94,6 +112,9 @@ struct EtcdManagerListing {
   std::optional<std::string> blocker;  // why its restore would fail (after wiping the cluster)
   bool etcdadm_metadata = false;       // etcdadm-backup.json is there: etcdadm lists it without the etcd-manager file
 };
+// What etcd-manager would make of one backup of a listing; nullopt when it does not list it (no
+// _etcd_backup.meta). Reads that backup's metadata only.
+std::optional<EtcdManagerListing> etcd_manager_listing(BlobStore& store, const BackupListing& backup);
 // The backups holding _etcd_backup.meta, each with what etcd-manager would make of it.
 std::vector<EtcdManagerListing> etcd_manager_listings(BlobStore& store);
 // Takes a backup etcd-manager cannot restore off its list by deleting its _etcd_backup.meta; the

@@ -11,6 +11,7 @@
 
 #include "common/error.h"
 #include "common/text.h"
+#include "store/etcd_manager.h"
 
 namespace etcdadm {
 
@@ -331,62 +332,6 @@ BackupMeta backup_meta_from_json(const std::string& text, const std::string& whe
   if (m.encryption != kEncryptionNone && m.encryption != kEncryptionAge) {
     throw Error(ErrorKind::kInvalidArgument, where + " is encrypted (" + m.encryption + "), which this etcdadm cannot read",
                 "upgrade etcdadm");
-  }
-  return m;
-}
-
-std::string etcd_manager_meta_json(const std::string& etcd_version, int64_t unix_seconds, int member_count) {
-  // Field order and formatting as Go's jsonpb writes them (2-space indent, int64 as string).
-  std::string out = "{\n";
-  if (!etcd_version.empty()) out += "  \"etcdVersion\": " + json(etcd_version).dump() + ",\n";
-  out += "  \"timestamp\": \"" + std::to_string(unix_seconds) + "\",\n";
-  out += "  \"clusterSpec\": {";
-  bool first = true;
-  if (member_count > 0) {
-    out += "\n    \"memberCount\": " + std::to_string(member_count);
-    first = false;
-  }
-  if (!etcd_version.empty()) {
-    out += std::string(first ? "" : ",") + "\n    \"etcdVersion\": " + json(etcd_version).dump();
-    first = false;
-  }
-  out += first ? "}\n" : "\n  }\n";
-  out += "}";
-  return out;
-}
-
-EtcdManagerMeta parse_etcd_manager_meta(const std::string& text, const std::string& where) {
-  EtcdManagerMeta m;
-  try {
-    json j = json::parse(text);
-    if (!j.is_object()) throw Error(ErrorKind::kCorrupt, where + " is not a JSON object");
-    // jsonpb takes each field by its JSON name or its proto name (etcd_version): so do we.
-    auto named = [](const json& o, const char* camel, const char* snake) -> const json* {
-      for (const char* n : {camel, snake}) {
-        auto it = o.find(n);
-        if (it != o.end() && !it->is_null()) return &*it;
-      }
-      return nullptr;
-    };
-    if (const json* v = named(j, "etcdVersion", "etcd_version")) m.etcd_version = v->get<std::string>();
-    if (const json* ts = named(j, "timestamp", "timestamp")) {
-      if (ts->is_number_integer()) m.timestamp = ts->get<int64_t>();
-      else if (ts->is_string()) m.timestamp = std::stoll(ts->get<std::string>());
-    }
-    const json* spec = named(j, "clusterSpec", "cluster_spec");
-    if (spec != nullptr && spec->is_object()) {
-      const char* count_key = named(*spec, "memberCount", "memberCount") ? "memberCount" : "member_count";
-      if (const json* mc = named(*spec, count_key, count_key)) {
-        m.member_count = mc->is_string() ? std::stoi(mc->get<std::string>()) : required_integer<int>(*spec, count_key, where);
-      }
-      if (m.etcd_version.empty()) {
-        if (const json* v = named(*spec, "etcdVersion", "etcd_version")) m.etcd_version = v->get<std::string>();
-      }
-    }
-  } catch (const json::exception& e) {
-    throw Error(ErrorKind::kCorrupt, where + " is not valid JSON: " + e.what());
-  } catch (const std::logic_error& e) {
-    throw Error(ErrorKind::kCorrupt, where + " has a malformed timestamp or member count");
   }
   return m;
 }

@@ -140,16 +140,6 @@ std::string backup_meta_to_json(const BackupMeta& m);
 // Throws kCorrupt when the JSON is unreadable or misses required fields.
 BackupMeta backup_meta_from_json(const std::string& json, const std::string& where);
 
-// etcd-manager's _etcd_backup.meta: {"etcdVersion","timestamp" (unix seconds, string),
-// "clusterSpec":{"memberCount","etcdVersion"}}, 2-space indent, nothing else.
-std::string etcd_manager_meta_json(const std::string& etcd_version, int64_t unix_seconds, int member_count);
-struct EtcdManagerMeta {
-  std::string etcd_version;
-  std::optional<int64_t> timestamp;  // unix seconds; accepted as string or number
-  int member_count = 0;
-};
-EtcdManagerMeta parse_etcd_manager_meta(const std::string& json, const std::string& where);
-
 // ---- what a store holds ----
 // One complete backup as seen in a listing (no metadata read yet).
 struct BackupListing {

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "common/error.h"
+#include "common/text.h"
 #include "common/timefmt.h"
 #include "store/part_uploader.h"
 #include "store/streaming_reader.h"
@@ -121,13 +122,6 @@ class S3Writer : public BlobWriter {
   bool done_ = false;
   std::unique_ptr<ParallelPartUploader> parts_;  // from the first full part on
 };
-
-std::string first_non_empty(std::initializer_list<std::string> values) {
-  for (const auto& v : values) {
-    if (!v.empty()) return v;
-  }
-  return "";
-}
 
 }  // namespace
 

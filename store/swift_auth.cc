@@ -3,23 +3,13 @@
 #include <spdlog/spdlog.h>
 
 #include "common/error.h"
+#include "common/text.h"
 #include "common/timefmt.h"
 #include "store/oauth_token.h"
 
 namespace etcdadm {
 
 namespace {
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-std::string first(std::initializer_list<std::string> values) {
-  for (const auto& v : values) {
-    if (!v.empty()) return v;
-  }
-  return "";
-}
 
 std::string without_trailing_slash(std::string s) {
   while (!s.empty() && s.back() == '/') s.pop_back();
@@ -30,8 +20,8 @@ std::string without_trailing_slash(std::string s) {
 
 SwiftAuthConfig resolve_swift_auth(const Environment& env) {
   SwiftAuthConfig c;
-  c.interface = first({env.value("OS_INTERFACE"), env.value("OS_ENDPOINT_TYPE"), "public"});
-  if (c.interface.size() > 3 && ends_with(c.interface, "URL")) c.interface = c.interface.substr(0, c.interface.size() - 3);
+  c.interface = first_non_empty({env.value("OS_INTERFACE"), env.value("OS_ENDPOINT_TYPE"), "public"});
+  if (c.interface.size() > 3 && c.interface.ends_with("URL")) c.interface = c.interface.substr(0, c.interface.size() - 3);
   c.region = env.value("OS_REGION_NAME");
   if (!env.value("OS_STORAGE_URL").empty() && !env.value("OS_AUTH_TOKEN").empty()) {
     c.kind = SwiftAuthConfig::Kind::kPreauthenticated;
@@ -41,22 +31,22 @@ SwiftAuthConfig resolve_swift_auth(const Environment& env) {
     c.description = "the token in OS_AUTH_TOKEN for " + c.storage_url;
     return c;
   }
-  c.auth_url = without_trailing_slash(first({env.value("OS_AUTH_URL"), env.value("ST_AUTH")}));
+  c.auth_url = without_trailing_slash(first_non_empty({env.value("OS_AUTH_URL"), env.value("ST_AUTH")}));
   if (c.auth_url.empty()) {
     throw Error(ErrorKind::kAuth, "no OpenStack credentials: OS_AUTH_URL is not set",
                 "source the project's openrc file (OS_AUTH_URL, OS_USERNAME, OS_PASSWORD, OS_PROJECT_NAME, ...), or set "
                 "OS_STORAGE_URL and OS_AUTH_TOKEN");
   }
   split_url(c.auth_url);
-  std::string version = first({env.value("OS_AUTH_VERSION"), env.value("ST_AUTH_VERSION"), env.value("OS_IDENTITY_API_VERSION")});
-  if (ends_with(c.auth_url, "/v2.0") || version == "2" || version == "2.0") {
+  std::string version = first_non_empty({env.value("OS_AUTH_VERSION"), env.value("ST_AUTH_VERSION"), env.value("OS_IDENTITY_API_VERSION")});
+  if (c.auth_url.ends_with("/v2.0") || version == "2" || version == "2.0") {
     throw Error(ErrorKind::kInvalidArgument, "Keystone v2 (" + c.auth_url + ") is not supported: OpenStack removed it",
                 "use the v3 endpoint (OS_AUTH_URL=https://.../v3, OS_IDENTITY_API_VERSION=3)");
   }
-  if (ends_with(c.auth_url, "/auth/v1.0") || ends_with(c.auth_url, "/v1.0") || version == "1" || version == "1.0") {
+  if (c.auth_url.ends_with("/auth/v1.0") || c.auth_url.ends_with("/v1.0") || version == "1" || version == "1.0") {
     c.kind = SwiftAuthConfig::Kind::kV1;
-    c.user = first({env.value("OS_USERNAME"), env.value("ST_USER")});
-    c.key = first({env.value("OS_PASSWORD"), env.value("ST_KEY")});
+    c.user = first_non_empty({env.value("OS_USERNAME"), env.value("ST_USER")});
+    c.key = first_non_empty({env.value("OS_PASSWORD"), env.value("ST_KEY")});
     if (c.user.empty() || c.key.empty()) {
       throw Error(ErrorKind::kAuth, "Swift v1 auth at " + c.auth_url + " needs OS_USERNAME and OS_PASSWORD");
     }
@@ -64,7 +54,7 @@ SwiftAuthConfig resolve_swift_auth(const Environment& env) {
     return c;
   }
   c.kind = SwiftAuthConfig::Kind::kKeystoneV3;
-  if (!ends_with(c.auth_url, "/v3")) c.auth_url += "/v3";
+  if (!c.auth_url.ends_with("/v3")) c.auth_url += "/v3";
   auto& k = c.keystone;
   k.application_credential_id = env.value("OS_APPLICATION_CREDENTIAL_ID");
   k.application_credential_secret = env.value("OS_APPLICATION_CREDENTIAL_SECRET");
@@ -84,11 +74,11 @@ SwiftAuthConfig resolve_swift_auth(const Environment& env) {
                 "(OS_APPLICATION_CREDENTIAL_ID, OS_APPLICATION_CREDENTIAL_SECRET)");
   }
   k.user_domain_id = env.value("OS_USER_DOMAIN_ID");
-  k.user_domain_name = first({env.value("OS_USER_DOMAIN_NAME"), env.value("OS_DOMAIN_NAME"), "Default"});
-  k.project_id = first({env.value("OS_PROJECT_ID"), env.value("OS_TENANT_ID")});
-  k.project_name = first({env.value("OS_PROJECT_NAME"), env.value("OS_TENANT_NAME")});
+  k.user_domain_name = first_non_empty({env.value("OS_USER_DOMAIN_NAME"), env.value("OS_DOMAIN_NAME"), "Default"});
+  k.project_id = first_non_empty({env.value("OS_PROJECT_ID"), env.value("OS_TENANT_ID")});
+  k.project_name = first_non_empty({env.value("OS_PROJECT_NAME"), env.value("OS_TENANT_NAME")});
   k.project_domain_id = env.value("OS_PROJECT_DOMAIN_ID");
-  k.project_domain_name = first({env.value("OS_PROJECT_DOMAIN_NAME"), env.value("OS_DOMAIN_NAME"), "Default"});
+  k.project_domain_name = first_non_empty({env.value("OS_PROJECT_DOMAIN_NAME"), env.value("OS_DOMAIN_NAME"), "Default"});
   if (k.project_id.empty() && k.project_name.empty()) {
     throw Error(ErrorKind::kAuth, "Keystone v3 at " + c.auth_url + ": no project to scope the token to",
                 "set OS_PROJECT_NAME (or OS_PROJECT_ID): object storage belongs to a project");

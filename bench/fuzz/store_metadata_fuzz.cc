@@ -8,6 +8,7 @@
 #include <string>
 
 #include "bench/fuzz/fuzz_target.h"
+#include "store/etcd_manager.h"
 #include "store/layout.h"
 
 using etcdadm::fuzz::refused_or_read;

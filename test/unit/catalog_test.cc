@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 
 #include "store/catalog.h"
+#include "store/etcd_manager.h"
 #include "store/local_store.h"
 #include "test/support/test_env.h"
 

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "store/etcd_manager.h"
 #include "store/layout.h"
 #include "store/local_store.h"
 #include "store/snapshot_digest.h"
