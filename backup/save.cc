@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
 #include <vector>
 
 #include "backup/member_select.h"
@@ -12,6 +13,7 @@
 #include "common/cpu_priority.h"
 #include "common/error.h"
 #include "common/interrupt.h"
+#include "common/progress.h"
 #include "common/fs.h"
 #include "store/etcd_manager.h"
 #include "store/snapshot_digest.h"
@@ -28,8 +30,9 @@ using Clock = std::chrono::steady_clock;
 class BackupDirWriter {
  public:
   // `encrypt_to`: the age recipients of an encrypted store (recipients_for_save), else nullopt.
+  // `progress` (may be null) counts the bytes stored as its second count.
   BackupDirWriter(BlobStore& store, const StoreSettings& settings, const std::optional<age::Recipients>& encrypt_to,
-                  int level, SystemTime started)
+                  int level, SystemTime started, Progress* progress)
       : store_(store),
         compression_(settings.compression),
         encrypted_(encrypt_to.has_value()),
@@ -56,7 +59,13 @@ class BackupDirWriter {
     // SCHED_BATCH (save_unrecorded). Nice 19 for the worker was no faster and raised peak RSS
     // (bench/README.md).
     // Compress, then encrypt, then hash what is stored: one pass, no plaintext ever stored.
-    stored_ = std::make_unique<HashingSink>(writer_.get());
+    ByteSink* to_store = writer_.get();
+    if (progress != nullptr) {
+      progress->set_secondary_label("stored");
+      stored_count_ = std::make_unique<SecondaryProgressSink>(to_store, *progress);
+      to_store = stored_count_.get();
+    }
+    stored_ = std::make_unique<HashingSink>(to_store);
     if (encrypt_to) encryptor_ = age::make_encryptor(*encrypt_to, *stored_);
     encoder_ = make_encoder(compression_, level, encryptor_ ? static_cast<ByteSink&>(*encryptor_) : *stored_);
     async_ = std::make_unique<AsyncSink>(*encoder_, 1 << 20, 8, /*worker_nice_increment=*/10);
@@ -125,6 +134,7 @@ class BackupDirWriter {
   std::string name_;
   std::string data_file_;
   std::unique_ptr<BlobWriter> writer_;
+  std::unique_ptr<SecondaryProgressSink> stored_count_;
   std::unique_ptr<HashingSink> stored_;
   std::unique_ptr<StreamCodec> encryptor_;
   std::unique_ptr<StreamCodec> encoder_;
@@ -211,7 +221,10 @@ SaveResult save_unrecorded(EtcdClient& client, BlobStore& store, Catalog* catalo
   // Before the writer's worker thread exists, so that it inherits the policy too (why: cpu_priority.h).
   ScopedBatchScheduling batch;
   SystemTime started = std::chrono::system_clock::now();
-  BackupDirWriter dir(store, settings, encrypt_to, options.compression_level, started);
+  // Against the member's reported db size: the snapshot is that file, give or take what changes
+  // while it streams. Outlives `dir`, whose worker thread counts into it.
+  Progress progress("snapshot of " + member.endpoint, ProgressUnit::kBytes, static_cast<uint64_t>(before.dbsize()));
+  BackupDirWriter dir(store, settings, encrypt_to, options.compression_level, started, &progress);
   meta.created_at = format_rfc3339_micros(started);
 
   // The snapshot's revision lies between the revision before the call and the revision once the
@@ -225,6 +238,7 @@ SaveResult save_unrecorded(EtcdClient& client, BlobStore& store, Catalog* catalo
         }
         if (interrupted()) throw_if_interrupted("backup " + dir.name());
         dir.input().write(reinterpret_cast<const uint8_t*>(blob.data()), blob.size());
+        progress.add(blob.size());
       },
       options.stall_timeout,
       [&] {
@@ -237,6 +251,7 @@ SaveResult save_unrecorded(EtcdClient& client, BlobStore& store, Catalog* catalo
   // Not the server version (that is Status's, above): 3.6+ stream their storage version.
   meta.storage_version = stream.storage_version;
   SnapshotDigest digest = dir.finish_data("snapshot from " + member.endpoint, /*allow_missing_trailer=*/false);
+  progress.finish();
   fill_digest(meta, digest);
 
   meta.revision = before.header().revision();
@@ -292,7 +307,10 @@ SaveResult import_snapshot(const std::string& file, BlobStore& store, Catalog* c
   // Before the writer's worker thread exists, so that it inherits the policy too (why: cpu_priority.h).
   ScopedBatchScheduling batch;
   SystemTime started = std::chrono::system_clock::now();
-  BackupDirWriter dir(store, settings, encrypt_to, options.compression_level, started);
+  std::error_code size_unknown;  // a pipe or FIFO has none: the progress then shows bytes only
+  const uint64_t file_bytes = std::filesystem::file_size(file, size_unknown);
+  Progress progress("import of " + file, ProgressUnit::kBytes, size_unknown ? 0 : file_bytes);
+  BackupDirWriter dir(store, settings, encrypt_to, options.compression_level, started, &progress);
   // A snapshot someone encrypted with `age -r` is decrypted on the way in (then compressed and
   // encrypted to the store's recipients, if any): the store keeps one format.
   std::unique_ptr<StreamCodec> decryptor;
@@ -312,6 +330,7 @@ SaveResult import_snapshot(const std::string& file, BlobStore& store, Catalog* c
       }
     }
     (decryptor ? static_cast<ByteSink&>(*decryptor) : dir.input()).write(data, size);
+    progress.add(size);
   });
   if (decryptor) {
     try {
@@ -326,6 +345,7 @@ SaveResult import_snapshot(const std::string& file, BlobStore& store, Catalog* c
   meta.etcd_version = options.etcd_version;
   meta.tool_version = std::string("etcdadm ") + ETCDADM_VERSION;
   SnapshotDigest digest = dir.finish_data("snapshot file " + file, options.skip_hash_check);
+  progress.finish();
   fill_digest(meta, digest);
   meta.duration_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   dir.publish(meta, unix_seconds(started));

@@ -7,12 +7,14 @@
 
 #include "cmd/backup_commands.h"
 #include "cmd/certs_commands.h"
+#include "cmd/cli_docs.h"
 #include "cmd/etcd_manager_commands.h"
 #include "cmd/invocation.h"
 #include "cmd/lifecycle_commands.h"
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "common/log.h"
+#include "common/progress.h"
 
 namespace {
 
@@ -24,6 +26,7 @@ const char* const kEnvironmentHelp = R"(Environment:
                        else $XDG_CACHE_HOME or ~/.cache/etcdadm/catalog.db); one per host is shared by
                        every etcdadm run and member on it, which is safe
   ETCDADM_LOG_LEVEL, ETCDADM_LOG_FORMAT   defaults for --log-level, --log-format
+  ETCDADM_PROGRESS, ETCDADM_PROGRESS_INTERVAL  defaults for --progress, --progress-interval
   ETCDADM_SYSTEMD_DIR  where init/join write systemd units (default /etc/systemd/system)
   Encrypted stores (docs/encryption.md; secrets are removed from the environment once read):
     ETCDADM_AGE_RECIPIENTS     recipients a new store is encrypted to (comma-separated age1...)
@@ -62,13 +65,30 @@ int main(int argc, char** argv) {
   etcdadm::cli::remember_invocation(argc, argv);
   CLI::App app{"etcdadm: etcd backups, restores and member lifecycle"};
   app.require_subcommand(1);
+  // Global options (--log-level, --progress, ...) work after the subcommand too, as in etcdctl.
+  app.fallthrough();
   std::string log_level = "info";
   app.add_option("--log-level", log_level, "trace|debug|info|warn|error|off")->envname("ETCDADM_LOG_LEVEL");
   std::string log_format = "text";
   app.add_option("--log-format", log_format, "text|json (stderr)")
       ->envname("ETCDADM_LOG_FORMAT")
       ->check(CLI::IsMember({"text", "json"}));
-  app.parse_complete_callback([&] { etcdadm::init_logging(log_level, log_format); });
+  std::string progress = "auto";
+  app.add_option("--progress", progress,
+                 "auto|always|never: progress of long transfers on stderr; auto: a live line on a terminal, "
+                 "nothing otherwise; with --log-format json a structured line every --progress-interval")
+      ->envname("ETCDADM_PROGRESS")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  double progress_interval = 10;
+  app.add_option("--progress-interval", progress_interval,
+                 "seconds between progress lines in logs (--log-format json, or --progress always without a terminal)")
+      ->envname("ETCDADM_PROGRESS_INTERVAL")
+      ->check(CLI::Range(0.1, 86400.0));
+  app.parse_complete_callback([&] {
+    etcdadm::init_logging(log_level, log_format);
+    etcdadm::set_progress_settings({etcdadm::parse_progress_mode(progress), log_format == "json",
+                                    std::chrono::milliseconds(static_cast<int64_t>(progress_interval * 1000))});
+  });
 
   app.add_subcommand("version", "print the version")->callback([] { std::cout << "etcdadm " << ETCDADM_VERSION << "\n"; });
   app.set_version_flag("--version", std::string("etcdadm ") + ETCDADM_VERSION);
@@ -76,6 +96,7 @@ int main(int argc, char** argv) {
   etcdadm::cli::add_certs_commands(app);
   etcdadm::cli::add_etcd_manager_commands(app);
   etcdadm::cli::add_lifecycle_commands(app);
+  etcdadm::cli::add_docs_commands(app, kEnvironmentHelp);
   add_environment_footer(&app);
 
   // SIGINT/SIGTERM: work in progress stops and removes what it wrote (common/interrupt.h).

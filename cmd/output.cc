@@ -20,20 +20,6 @@ void add_output_format_option(CLI::App* c, std::string& output) {
       ->envname("ETCDCTL_WRITE_OUT");
 }
 
-std::string human_bytes(uint64_t b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(b);
-  int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  char buf[32];
-  if (u == 0) std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(b));
-  else std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
-  return buf;
-}
-
 nlohmann::json record_json(const BackupRecord& r) {
   nlohmann::json j = {
       {"name", r.name},

@@ -1,6 +1,5 @@
 // CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), as etcd uses for `snapshot status`
-// hashes and WAL/snap records. SSE4.2's crc32 instruction when the CPU has it, slicing-by-8 tables
-// otherwise. crc32c("123456789") == 0xE3069283.
+// hashes and WAL/snap records; ISA-L computes it. crc32c("123456789") == 0xE3069283.
 #pragma once
 
 #include <cstddef>
@@ -14,8 +13,6 @@ namespace etcdadm {
 uint32_t crc32c_update(uint32_t crc, const void* data, size_t size);
 inline uint32_t crc32c_update(uint32_t crc, std::string_view s) { return crc32c_update(crc, s.data(), s.size()); }
 inline uint32_t crc32c(std::string_view s) { return crc32c_update(0, s); }
-// The table-driven path alone (what crc32c_update uses without SSE4.2); exposed for tests.
-uint32_t crc32c_update_portable(uint32_t crc, const void* data, size_t size);
 
 // Streaming form.
 class Crc32c {

@@ -65,4 +65,19 @@ inline std::string octal_mode(uint32_t mode) {
   return buf;
 }
 
+// A byte count for people: "812 B", "12.3 MiB" (binary units, one decimal).
+inline std::string human_bytes(uint64_t b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(b);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  if (u == 0) std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(b));
+  else std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+  return buf;
+}
+
 }  // namespace etcdadm

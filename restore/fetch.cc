@@ -7,6 +7,7 @@
 #include "common/text.h"
 #include "common/fs.h"
 #include "common/interrupt.h"
+#include "common/progress.h"
 #include "store/encryption.h"
 
 namespace etcdadm {
@@ -57,13 +58,16 @@ FetchResult fetch_into(BlobStore& store, const BackupRecord& listed, ByteSink* o
   FetchResult r;
   auto stored_mismatch = [&] { return stored_mismatch_error(what, b, r); };
   std::vector<uint8_t> buf(1 << 20);
+  Progress progress("backup " + b.name, ProgressUnit::kBytes, b.stored_size);
   try {
     for (;;) {
       if (interrupted()) throw_if_interrupted("reading " + what);
       size_t n = reader->read(buf.data(), buf.size());
       if (n == 0) break;
       stored.write(buf.data(), n);
+      progress.add(n);
     }
+    progress.finish();
     if (decryptor) decryptor->finish();
     decoder->finish();
     async.close();
@@ -129,11 +133,13 @@ FetchResult verify_stored_bytes(BlobStore& store, const BackupRecord& listed) {
   std::string head;  // the first bytes, until the age header is complete
   bool header_checked = !b.encrypted();
   std::vector<uint8_t> buf(1 << 20);
+  Progress progress("backup " + b.name, ProgressUnit::kBytes, b.stored_size);
   for (;;) {
     if (interrupted()) throw_if_interrupted("reading " + what);
     size_t n = reader->read(buf.data(), buf.size());
     if (n == 0) break;
     stored.write(buf.data(), n);
+    progress.add(n);
     if (!header_checked) {
       head.append(reinterpret_cast<const char*>(buf.data()), n);
       try {
@@ -143,6 +149,7 @@ FetchResult verify_stored_bytes(BlobStore& store, const BackupRecord& listed) {
       }
     }
   }
+  progress.finish();
   FetchResult r;
   r.stored_bytes = stored.bytes();
   r.stored_sha256 = to_hex(stored.finish());

@@ -4,6 +4,7 @@
 
 #include "changelog/heartbeat.h"
 #include "common/error.h"
+#include "common/progress.h"
 #include "restore/bolt_reader.h"
 #include "restore/log_replay.h"
 #include "restore/native_restore.h"
@@ -205,6 +206,9 @@ ReplayResult replay_to(BlobStore& store, const BackupRecord& backup, const std::
     }
   }
   LogReplay replay(db_path, db_bytes, r.snapshot_revision);
+  const int64_t last = target.revision > 0 ? target.revision : chain.reaches;
+  Progress progress("replay of the change log onto backup " + backup.name, ProgressUnit::kRevisions,
+                    last > r.snapshot_revision ? static_cast<uint64_t>(last - r.snapshot_revision) : 0);
   bool done = false;
   for (const auto& segment : chain.segments) {
     if (done) break;
@@ -215,12 +219,15 @@ ReplayResult replay_to(BlobStore& store, const BackupRecord& backup, const std::
         done = true;
         return;
       }
+      const int64_t before = replay.revision();
       replay.apply(rec);
+      progress.add(static_cast<uint64_t>(replay.revision() - before));
       ++r.records;
       r.last_observed_micros = rec.observed_unix_micros();
     });
   }
   replay.finish();
+  progress.finish();
   r.revision = replay.revision();
   r.events = replay.events();
   if (target.revision > 0 && r.revision != target.revision) {

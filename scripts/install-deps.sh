@@ -12,8 +12,8 @@ fi
 
 export DEBIAN_FRONTEND=noninteractive
 packages=(
-  # toolchain
-  build-essential cmake pkg-config git ca-certificates
+  # toolchain; dpkg-dev's dpkg-shlibdeps gives the Debian package its dependencies (scripts/package.sh)
+  build-essential cmake pkg-config git ca-certificates dpkg-dev
   # libraries
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libcurl4-openssl-dev libxml2-dev libssl-dev zlib1g-dev libzstd-dev libisal-dev libarchive-dev
@@ -31,6 +31,8 @@ if $with_test_servers; then
   packages+=(python3-swift python3-swiftclient swift swift-proxy swift-account swift-container swift-object memcached awscli systemd age)
   # the Prometheus project's own text-format parser reads the sidecar's /metrics in the tests
   packages+=(python3-prometheus-client)
+  # Debian's package checker and the manual page renderer check the .deb (test/package/deb_test.sh)
+  packages+=(lintian groff-base)
   # Node.js runs the GCS emulator (test/support/gcs_emulator); keep a Node.js the machine already has.
   command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
 fi

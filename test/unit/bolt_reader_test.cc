@@ -249,23 +249,6 @@ TEST(BoltReader, ReadAheadMatchesMemoryReader) {
   EXPECT_EQ(hash_everything(*file), want);
 }
 
-// crc32c_update's interleaved SSE4.2 path (3 streams over 8 KiB and 256-byte blocks) against the
-// table-driven one, at every split of lengths around the block sizes and at odd alignments.
-TEST(BoltReader, Crc32cInterleavedMatchesPortable) {
-  std::mt19937_64 rng(3);
-  std::string buf(3 * 8192 * 2 + 3 * 256 * 3 + 64, '\0');
-  for (char& c : buf) c = static_cast<char>(rng());
-  for (size_t len : {size_t{0}, size_t{7}, size_t{767}, size_t{768}, size_t{769}, size_t{3 * 8192 - 1},
-                     size_t{3 * 8192}, size_t{3 * 8192 + 768 + 13}, buf.size() - 8}) {
-    for (size_t off : {size_t{0}, size_t{1}, size_t{5}}) {
-      uint32_t seed = static_cast<uint32_t>(rng());
-      EXPECT_EQ(crc32c_update(seed, buf.data() + off, len), crc32c_update_portable(seed, buf.data() + off, len))
-          << "len " << len << " off " << off;
-    }
-  }
-  EXPECT_EQ(crc32c("123456789"), 0xE3069283u);
-}
-
 TEST(BoltReader, MetaFallbackAndBothBad) {
   const std::string good = read_all(kSmall);
   std::string db = good;
