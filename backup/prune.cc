@@ -14,10 +14,10 @@ namespace etcdadm {
 
 namespace {
 
-// Every key of each backup directory, in one listing of the store.
-std::map<std::string, std::vector<std::string>> keys_by_directory(BlobStore& store) {
+// Every key of each backup directory, from one listing of the store.
+std::map<std::string, std::vector<std::string>> keys_by_directory(const std::vector<BlobInfo>& blobs) {
   std::map<std::string, std::vector<std::string>> out;
-  for (const auto& b : store.list("")) {
+  for (const auto& b : blobs) {
     auto slash = b.key.find('/');
     if (slash == std::string::npos) continue;  // store-level files (the marker)
     out[b.key.substr(0, slash)].push_back(b.key);
@@ -25,17 +25,29 @@ std::map<std::string, std::vector<std::string>> keys_by_directory(BlobStore& sto
   return out;
 }
 
-void delete_backup(BlobStore& store, const BackupListing& backup, const std::vector<std::string>& keys) {
-  // First what makes it complete: _etcd_backup.meta (when it has one), then etcdadm-backup.json,
-  // which beside the data file would keep it listed (docs/store-format.md §5).
-  std::vector<std::string> first = {backup.completion_key};
-  std::string metadata = backup.name + "/" + kBackupMetaFile;
-  if (backup.has_backup_meta && metadata != backup.completion_key) first.push_back(metadata);
-  for (const auto& k : first) store.remove(k);
-  std::vector<std::string> rest;
-  for (const auto& k : keys) {
-    if (std::find(first.begin(), first.end(), k) == first.end()) rest.push_back(k);
+// Deletes the backups in three passes over all of them: first what makes each one complete
+// (_etcd_backup.meta where it has one), then etcdadm-backup.json, which beside the data file would
+// keep it listed (docs/store-format.md §5), then the rest. Each backup stops being listed before
+// any other file of it goes, as when they were deleted one by one, and each pass is one batch
+// (S3 DeleteObjects: 1,000 keys a request; 9,000 backups take 27 requests, not 27,000). A prune
+// killed between passes leaves directories without a completion file: incomplete, and removed as
+// such by the next prune.
+void delete_backups(BlobStore& store, const std::vector<const BackupListing*>& backups,
+                    const std::map<std::string, std::vector<std::string>>& dirs) {
+  std::vector<std::string> completion, metadata, rest;
+  for (const BackupListing* b : backups) {
+    completion.push_back(b->completion_key);
+    std::string meta = b->name + "/" + kBackupMetaFile;
+    bool separate_meta = b->has_backup_meta && meta != b->completion_key;
+    if (separate_meta) metadata.push_back(meta);
+    auto it = dirs.find(b->name);
+    if (it == dirs.end()) continue;
+    for (const auto& k : it->second) {
+      if (k != b->completion_key && !(separate_meta && k == meta)) rest.push_back(k);
+    }
   }
+  store.remove_many(completion);
+  store.remove_many(metadata);
   store.remove_many(rest);
 }
 
@@ -90,7 +102,9 @@ PruneResult prune_backups(BlobStore& store, Catalog* catalog, const RetentionPol
   r.dry_run = options.dry_run;
   std::vector<std::string> names;
   std::map<std::string, BackupListing> listings;
-  for (auto& l : scan_backups(store)) {
+  // One listing of the store serves the plan and the deletes.
+  const std::vector<BlobInfo> blobs = store.list("");
+  for (auto& l : backups_in_listing(blobs)) {
     names.push_back(l.name);
     listings[l.name] = std::move(l);
   }
@@ -102,11 +116,20 @@ PruneResult prune_backups(BlobStore& store, Catalog* catalog, const RetentionPol
   r.segments_removed = unneeded_segments(store, catalog, listings, kept);
   if (options.dry_run) return r;
 
-  auto dirs = keys_by_directory(store);
+  auto dirs = keys_by_directory(blobs);
+  std::vector<const BackupListing*> doomed;
+  for (const auto& name : r.plan.remove) doomed.push_back(&listings.at(name));
+  delete_backups(store, doomed, dirs);
   for (const auto& name : r.plan.remove) {
-    delete_backup(store, listings.at(name), dirs[name]);
     r.deleted.push_back(name);
     spdlog::info("pruned backup {} ({})", name, policy.describe());
+  }
+  if (catalog != nullptr) {
+    try {
+      catalog->forget(store.url(), r.deleted);  // an incremental sync would not see them go
+    } catch (const Error& e) {
+      spdlog::warn("catalog not updated after pruning: {}", e.what());
+    }
   }
   // Directories whose marker is gone (an interrupted prune) and that are older than the newest
   // backup (so not a save in progress) are finished off.

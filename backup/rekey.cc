@@ -212,7 +212,7 @@ RekeyResult rekey_backups(BlobStore& store, Catalog* catalog, const RekeyOptions
       r.old_versions_kept.push_back(std::move(kept));
     }
   }
-  if (!r.rekeyed.empty()) sync_after(catalog, store, "rekey");
+  if (!r.rekeyed.empty()) sync_after(catalog, store, "rekey", SyncDepth::kFull);  // rewrote backups of any age
   return r;
 }
 

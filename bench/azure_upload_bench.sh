@@ -41,23 +41,13 @@ load_etcd "$DB_MB" >/dev/null
 stop_pid "$ETCD_PID"  # frees its CPU and memory for the uploads
 SNAP_SIZE=$(stat -c %s "$WORK/snap.db")
 
-log "starting Swift s3api and Azurite"
-python3 "$repo/test/support/swift_s3_server.py" --dir "$WORK/swift" --ready-file "$WORK/swift.json" \
-  >"$WORK/swift.log" 2>&1 &
-BENCH_PIDS+=("$!")
+start_swift_s3
+log "starting Azurite"
 AZ_PORT=$(free_port)
 node "$azurite_dir/node_modules/azurite/dist/src/blob/main.js" --blobHost 127.0.0.1 --blobPort "$AZ_PORT" \
   --location "$WORK/azurite" --skipApiVersionCheck --disableTelemetry >"$WORK/azurite.log" 2>&1 &
 BENCH_PIDS+=("$!")
-for i in $(seq 1 300); do [[ -f "$WORK/swift.json" ]] && break; sleep 0.1; [[ $i == 300 ]] && die "Swift did not start"; done
 for i in $(seq 1 300); do curl -s -o /dev/null "http://127.0.0.1:$AZ_PORT/" && break; sleep 0.1; [[ $i == 300 ]] && die "Azurite did not start"; done
-S3_EP=$(json_field "$WORK/swift.json" endpoint)
-export AWS_ACCESS_KEY_ID=$(json_field "$WORK/swift.json" access_key)
-export AWS_SECRET_ACCESS_KEY=$(json_field "$WORK/swift.json" secret_key)
-export AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true AWS_SHARED_CREDENTIALS_FILE=/nonexistent
-export AWS_CONFIG_FILE="$WORK/aws-config"
-printf '[default]\nregion = us-east-1\ns3 =\n    addressing_style = path\n' >"$AWS_CONFIG_FILE"
-/usr/bin/aws --endpoint-url "$S3_EP" s3 mb s3://bench >/dev/null
 AZ_EP="http://127.0.0.1:$AZ_PORT/devstoreaccount1"
 export AZURE_STORAGE_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;BlobEndpoint=$AZ_EP;"
 node "$azurite_dir/azure_oracle.js" create-container bench

@@ -126,3 +126,22 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 yes_no() { if "$@"; then echo "yes"; else echo "**no**"; fi; }
 json_field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+
+# start_swift_s3: OpenStack Swift with s3api (the tests' S3 server) in $WORK/swift, and the AWS
+# settings for it: sets S3_EP and the AWS_* variables, writes $WORK/aws-config (path-style, extra
+# `aws` config lines from $1), creates the bucket s3://bench. Stopped on exit with the bench's PIDs.
+start_swift_s3() {
+  log "starting Swift s3api"
+  python3 "$repo/test/support/swift_s3_server.py" --dir "$WORK/swift" --ready-file "$WORK/swift.json" \
+    >"$WORK/swift.log" 2>&1 &
+  BENCH_PIDS+=("$!")
+  for i in $(seq 1 300); do [[ -f "$WORK/swift.json" ]] && break; sleep 0.1; [[ $i == 300 ]] && die "Swift did not start"; done
+  S3_EP=$(json_field "$WORK/swift.json" endpoint)
+  AWS_ACCESS_KEY_ID=$(json_field "$WORK/swift.json" access_key)
+  AWS_SECRET_ACCESS_KEY=$(json_field "$WORK/swift.json" secret_key)
+  export S3_EP AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY
+  export AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true AWS_SHARED_CREDENTIALS_FILE=/nonexistent
+  export AWS_CONFIG_FILE="$WORK/aws-config"
+  printf '[default]\nregion = us-east-1\ns3 =\n    addressing_style = path\n%s' "${1:-}" >"$AWS_CONFIG_FILE"
+  /usr/bin/aws --endpoint-url "$S3_EP" s3 mb s3://bench >/dev/null
+}

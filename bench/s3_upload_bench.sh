@@ -44,18 +44,7 @@ stop_pid "$ETCD_PID"  # frees its CPU and memory for the uploads
 SNAP_SIZE=$(stat -c %s "$WORK/snap.db")
 Q_SIZE=$(stat -c %s "$WORK/q-snap.db")
 
-log "starting Swift s3api"
-python3 "$repo/test/support/swift_s3_server.py" --dir "$WORK/swift" --ready-file "$WORK/swift.json" \
-  >"$WORK/swift.log" 2>&1 &
-BENCH_PIDS+=("$!")
-for i in $(seq 1 300); do [[ -f "$WORK/swift.json" ]] && break; sleep 0.1; [[ $i == 300 ]] && die "Swift did not start"; done
-S3_EP=$(json_field "$WORK/swift.json" endpoint)
-export AWS_ACCESS_KEY_ID=$(json_field "$WORK/swift.json" access_key)
-export AWS_SECRET_ACCESS_KEY=$(json_field "$WORK/swift.json" secret_key)
-export AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true AWS_SHARED_CREDENTIALS_FILE=/nonexistent
-export AWS_CONFIG_FILE="$WORK/aws-config"
-printf '[default]\nregion = us-east-1\ns3 =\n    addressing_style = path\n' >"$AWS_CONFIG_FILE"
-"$AWS" --endpoint-url "$S3_EP" s3 mb s3://bench >/dev/null
+start_swift_s3
 
 adm_import() {  # ID STORE SNAPSHOT COMPRESSION
   measure "$1" "$ETCDADM" --log-level warn backup import "$3" --store "$2" --s3-endpoint "$S3_EP" \

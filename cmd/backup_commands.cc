@@ -181,6 +181,7 @@ void add_list(CLI::App& backup) {
   struct Flags {
     StoreFlags store;
     bool rebuild = false;
+    bool resync = false;
     bool history = false;
     int limit = 50;
   };
@@ -188,6 +189,9 @@ void add_list(CLI::App& backup) {
   auto* c = backup.add_subcommand("list", "list the backups in a store, newest first");
   f->store.add_to(c);
   c->add_flag("--rebuild-catalog", f->rebuild, "drop this store's catalog entries and re-read every backup's metadata");
+  c->add_flag("--resync", f->resync,
+              "list the whole store now (otherwise done when the last full listing is older than "
+              "ETCDADM_CATALOG_FULL_SYNC, default 1h; in between only backups newer than the catalog's are listed)");
   c->add_flag("--history", f->history, "list this host's backup attempts (successes and failures) instead");
   c->add_option("--limit", f->limit, "with --history: how many attempts")->capture_default_str();
   c->callback([f] {
@@ -199,7 +203,7 @@ void add_list(CLI::App& backup) {
       return;
     }
     if (f->rebuild) catalog.rebuild(*store);
-    else catalog.sync(*store);
+    else catalog.sync(*store, f->resync ? SyncDepth::kFull : SyncDepth::kAuto);
     auto backups = catalog.backups(store->url());
     print_backups(backups, fmt, log_windows(*store, backups));
   });

@@ -22,6 +22,8 @@ namespace {
 // against the sources).
 const char* const kEnvironmentHelp = R"(Environment:
   ETCDADM_STORE        default for --store
+  ETCDADM_CATALOG_FULL_SYNC  how old the catalog's last full listing of a store may get (default 1h;
+                       0: every time); in between, only backups newer than it knows are listed
   ETCDADM_CATALOG      the SQLite catalog (default: /var/cache/etcdadm/catalog.db for root,
                        else $XDG_CACHE_HOME or ~/.cache/etcdadm/catalog.db); one per host is shared by
                        every etcdadm run and member on it, which is safe

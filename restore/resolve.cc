@@ -91,9 +91,24 @@ const BackupRecord& resolve_backup(const std::vector<BackupRecord>& backups, con
 }
 
 BackupRecord find_backup(BlobStore& store, Catalog& catalog, const std::string& query) {
-  catalog.sync(store);
-  auto backups = catalog.backups(store.url());
-  return resolve_backup(backups, query, store.url());
+  const SyncStats synced = catalog.sync(store);
+  BackupRecord chosen;
+  try {
+    chosen = resolve_backup(catalog.backups(store.url()), query, store.url());
+  } catch (const Error& e) {
+    // A backup named before the newest hour (copied in from another store) is found by a full
+    // listing only (store-format.md §7).
+    if (e.kind() != ErrorKind::kNotFound || synced.full) throw;
+    catalog.sync(store, SyncDepth::kFull);
+    return resolve_backup(catalog.backups(store.url()), query, store.url());
+  }
+  // Between full listings the catalog may still hold a backup another host has deleted since
+  // (store-format.md §7): one request proves the chosen one is there, and when it is gone, a full
+  // listing decides again.
+  if (synced.full || chosen.data_file.empty() || store.stat(chosen.name + "/" + chosen.data_file)) return chosen;
+  spdlog::info("backup {} is no longer in {}: listing the whole store again", chosen.name, store.url());
+  catalog.sync(store, SyncDepth::kFull);
+  return resolve_backup(catalog.backups(store.url()), query, store.url());
 }
 
 }  // namespace etcdadm

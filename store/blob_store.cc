@@ -26,20 +26,40 @@ void BlobStore::write_small(const std::string& key, const std::string& contents,
   w->commit();
 }
 
-std::vector<BlobInfo> ObjectKeys::list(const std::string& prefix, const PageFn& page) const {
-  size_t strip = root.empty() ? 0 : root.size() + 1;
-  const std::string wanted = object(prefix);
+std::vector<BlobInfo> BlobStore::list_range(const std::string& start_after, const std::string& end_before) {
+  std::vector<BlobInfo> out;
+  for (auto& b : list("")) {
+    if (b.key > start_after && b.key < end_before) out.push_back(std::move(b));
+  }
+  return out;
+}
+
+namespace {
+
+// Pages through a listing of objects under `wanted` (full object names), keeping those with
+// `keep(store key)`, until `page` hands out no token or `done(full name)` says to stop.
+std::vector<BlobInfo> page_through(const std::string& root, const std::string& wanted,
+                                   const std::function<std::string(const std::string&, std::vector<BlobInfo>&)>& page,
+                                   const std::function<bool(const std::string&)>& keep,
+                                   const std::function<bool(const std::string&)>& past_end) {
+  const size_t strip = root.empty() ? 0 : root.size() + 1;
   std::vector<BlobInfo> objects, out;
   std::set<std::string> tokens_seen;
   std::string token;
+  bool ended = false;
   do {
     objects.clear();
-    token = page(wanted, token, objects);
+    token = page(token, objects);
     for (auto& o : objects) {
       // A server answers with what was asked for; anything else (a broken or hostile endpoint) is
       // not part of this store and must not be mapped to a key of it.
       if (o.key.size() <= strip || o.key.compare(0, wanted.size(), wanted) != 0) continue;
-      out.push_back(BlobInfo{o.key.substr(strip), o.size, o.modified_unix_micros});
+      if (past_end(o.key)) {
+        ended = true;
+        continue;
+      }
+      std::string key = o.key.substr(strip);
+      if (keep(key)) out.push_back(BlobInfo{std::move(key), o.size, o.modified_unix_micros});
     }
     // A token handed out twice would page forever (and grow `out` without end).
     if (!token.empty() && !tokens_seen.insert(token).second) {
@@ -47,9 +67,28 @@ std::vector<BlobInfo> ObjectKeys::list(const std::string& prefix, const PageFn& 
                                            " returned the same page token twice (" + token.substr(0, 64) + ")",
                   "the endpoint does not behave like S3/GCS; check --s3-endpoint / --gcs-endpoint");
     }
-  } while (!token.empty());
+  } while (!token.empty() && !ended);
   std::sort(out.begin(), out.end(), [](const BlobInfo& a, const BlobInfo& b) { return a.key < b.key; });
   return out;
+}
+
+}  // namespace
+
+std::vector<BlobInfo> ObjectKeys::list(const std::string& prefix, const PageFn& page) const {
+  const std::string wanted = object(prefix);
+  return page_through(
+      root, wanted, [&](const std::string& token, std::vector<BlobInfo>& out) { return page(wanted, token, out); },
+      [](const std::string&) { return true; }, [](const std::string&) { return false; });
+}
+
+std::vector<BlobInfo> ObjectKeys::list_range(const std::string& start_after, const std::string& end_before,
+                                             const RangePageFn& page) const {
+  const std::string wanted = object("");
+  const std::string first = object(start_after), last = object(end_before);
+  return page_through(
+      root, wanted, [&](const std::string& token, std::vector<BlobInfo>& out) { return page(wanted, first, last, token, out); },
+      [&](const std::string& key) { return key > start_after; },  // also when the API's bound is inclusive (GCS)
+      [&](const std::string& full) { return full >= last; });
 }
 
 }  // namespace etcdadm

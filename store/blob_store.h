@@ -53,6 +53,12 @@ class BlobStore {
   virtual std::unique_ptr<BlobReader> open(const std::string& key) = 0;
   virtual std::optional<BlobInfo> stat(const std::string& key) = 0;
   virtual std::vector<BlobInfo> list(const std::string& prefix) = 0;
+  // The blobs whose keys lie strictly between `start_after` and `end_before` (both non-empty), in
+  // key order: the catalog's incremental sync lists only the backups named after those it knows.
+  // Backends whose listing takes a range (S3 start-after, GCS startOffset/endOffset, Swift
+  // marker/end_marker) ask for just that and stop paging past `end_before`; the others (local
+  // directories, Azure Blob) filter a full listing.
+  virtual std::vector<BlobInfo> list_range(const std::string& start_after, const std::string& end_before);
   // Removing a missing blob is not an error.
   virtual void remove(const std::string& key) = 0;
   // Removes several blobs; backends with a batch call (S3 DeleteObjects) override it.
@@ -111,7 +117,8 @@ class BlobStore {
   const age::Identities* decryption_keys() const { return decryption_keys_.get(); }
 
   // Convenience for small files (metadata, markers).
-  std::string read_small(const std::string& key, size_t limit = 16 * 1024 * 1024);
+  // Backends that can read a whole object in one request (no stat first) override it.
+  virtual std::string read_small(const std::string& key, size_t limit = 16 * 1024 * 1024);
   void write_small(const std::string& key, const std::string& contents, bool overwrite = false);
 
  private:
@@ -128,6 +135,13 @@ struct ObjectKeys {
   // store keys under `prefix`, sorted.
   using PageFn = std::function<std::string(const std::string&, const std::string&, std::vector<BlobInfo>&)>;
   std::vector<BlobInfo> list(const std::string& prefix, const PageFn& page) const;
+  // BlobStore::list_range over a bucket. `page(object_prefix, object_start_after, object_end_before,
+  // token, out)` asks for one page of the objects in that range (as far as the API can say so);
+  // paging stops at the first object at or past `end_before`.
+  using RangePageFn = std::function<std::string(const std::string&, const std::string&, const std::string&,
+                                                const std::string&, std::vector<BlobInfo>&)>;
+  std::vector<BlobInfo> list_range(const std::string& start_after, const std::string& end_before,
+                                   const RangePageFn& page) const;
 };
 
 }  // namespace etcdadm

@@ -4,11 +4,17 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <optional>
+#include <thread>
+#include <mutex>
+#include <atomic>
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/timefmt.h"
 
 namespace etcdadm {
 
@@ -190,10 +196,10 @@ void Catalog::migrate(int64_t version) {
   exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
 }
 
-void sync_after(Catalog* catalog, BlobStore& store, const char* after) {
+void sync_after(Catalog* catalog, BlobStore& store, const char* after, SyncDepth depth) {
   if (catalog == nullptr) return;
   try {
-    catalog->sync(store);
+    catalog->sync(store, depth);
   } catch (const Error& e) {
     spdlog::warn("catalog not updated after {}: {}", after, e.what());
   }
@@ -208,7 +214,10 @@ Catalog Catalog::open_or_memory(const std::string& path) {
   }
 }
 
-Catalog::Catalog(Catalog&& other) noexcept : path_(std::move(other.path_)), db_(other.db_) { other.db_ = nullptr; }
+Catalog::Catalog(Catalog&& other) noexcept
+    : path_(std::move(other.path_)), db_(other.db_), incremental_from_(other.incremental_from_) {
+  other.db_ = nullptr;
+}
 
 Catalog::~Catalog() {
   if (db_ != nullptr) sqlite3_close(db_);
@@ -224,6 +233,7 @@ void Catalog::exec(const std::string& sql) {
 }
 
 int64_t Catalog::store_id(const std::string& url) {
+  if (auto id = find_store_id(url)) return *id;
   Stmt ins(db_, "INSERT OR IGNORE INTO stores(url) VALUES (?)");
   ins.bind(1, url).step();
   Stmt sel(db_, "SELECT id FROM stores WHERE url = ?");
@@ -261,6 +271,22 @@ void Catalog::record(const std::string& store_url, const BackupRecord& r) {
   insert(store_id(store_url), r);
 }
 
+void Catalog::forget(const std::string& store_url, const std::vector<std::string>& names) {
+  auto sid = find_store_id(store_url);
+  if (!sid || names.empty()) return;
+  exec("BEGIN IMMEDIATE");
+  try {
+    for (const auto& name : names) {
+      Stmt del(db_, "DELETE FROM backups WHERE store_id = ? AND name = ?");
+      del.bind(1, *sid).bind(2, name).step();
+    }
+    exec("COMMIT");
+  } catch (...) {
+    exec("ROLLBACK");
+    throw;
+  }
+}
+
 void Catalog::record_verification(const std::string& store_url, const BackupRecord& r, const VerificationRecord& v) {
   int64_t sid = store_id(store_url);
   auto update = [&] {
@@ -278,62 +304,169 @@ void Catalog::record_verification(const std::string& store_url, const BackupReco
   update();
 }
 
-SyncStats Catalog::sync(BlobStore& store) {
+std::chrono::seconds Catalog::full_sync_interval() {
+  const char* v = std::getenv("ETCDADM_CATALOG_FULL_SYNC");
+  if (v == nullptr || *v == 0) return std::chrono::hours(1);
+  if (std::string(v) == "0") return std::chrono::seconds(0);
+  auto d = parse_duration(v);
+  if (!d) {
+    throw Error(ErrorKind::kInvalidArgument, std::string("ETCDADM_CATALOG_FULL_SYNC=") + v + " is not a duration",
+                "give it as 30m, 1h or 0 (a full listing every time)");
+  }
+  return std::chrono::duration_cast<std::chrono::seconds>(*d);
+}
+
+namespace {
+
+// An incremental sync lists the backups named after the newest one the catalog knows, less this:
+// a backup's name is the time its save started on the host that wrote it, so one that finished
+// after the newest known (a long upload) or came from a host whose clock is behind may be named a
+// little earlier. What lies beyond it is found by the next full listing.
+constexpr std::chrono::hours kIncrementalOverlap{1};
+
+// The metadata of backups the catalog has not seen, read kMetadataReaders at a time: on an object
+// store each is a round trip, and a cold listing of 10,000 backups is 10,000 of them (every store
+// client is thread-safe).
+constexpr size_t kMetadataReaders = 8;
+
+std::vector<BackupRecord> read_records(BlobStore& store, const std::vector<const BackupListing*>& listings, SyncStats& stats) {
+  std::vector<std::optional<BackupRecord>> read(listings.size());
+  std::vector<std::string> errors(listings.size());
+  std::exception_ptr failure;
+  std::mutex failure_mu;
+  std::atomic<size_t> next{0};
+  auto reader = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < listings.size();) {
+      try {
+        read[i] = load_backup_record(store, *listings[i]);
+      } catch (const Error& e) {
+        errors[i] = e.what();
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(failure_mu);
+        if (!failure) failure = std::current_exception();
+        next = listings.size();
+      }
+    }
+  };
+  const size_t threads = std::min(kMetadataReaders, (listings.size() + 15) / 16);
+  if (threads <= 1) {
+    reader();
+  } else {
+    std::vector<std::thread> pool;
+    for (size_t t = 0; t < threads; ++t) pool.emplace_back(reader);
+    for (auto& t : pool) t.join();
+  }
+  if (failure) std::rethrow_exception(failure);
+  std::vector<BackupRecord> out;
+  for (size_t i = 0; i < listings.size(); ++i) {
+    if (read[i]) {
+      out.push_back(std::move(*read[i]));
+      ++stats.added;
+    } else {
+      ++stats.unreadable;
+      spdlog::warn("backup {} in {} is damaged: {}", listings[i]->name, store.url(), errors[i]);
+      // Listed as damaged (never silently absent): `latest` skips it and names it.
+      out.push_back(unreadable_backup_record(*listings[i], errors[i]));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<int64_t> Catalog::find_store_id(const std::string& url) {
+  Stmt sel(db_, "SELECT id FROM stores WHERE url = ?");
+  sel.bind(1, url);
+  if (!sel.step()) return std::nullopt;
+  return sel.i64(0);
+}
+
+SyncStats Catalog::sync(BlobStore& store, SyncDepth depth) {
   SyncStats stats;
-  std::vector<BackupListing> listed = scan_backups(store);
-  int64_t sid = store_id(store.url());
+  const int64_t now = to_unix_micros(std::chrono::system_clock::now());
+  std::optional<int64_t> sid = find_store_id(store.url());
+
+  // Incremental when a full listing is recent and the catalog knows a backup to start after.
+  std::string after;
+  if (depth == SyncDepth::kAuto && sid) {
+    Stmt sel(db_,
+             "SELECT COALESCE(s.last_sync_micros, 0), (SELECT MAX(taken_at_micros) FROM backups WHERE store_id = s.id),"
+             " (SELECT COUNT(*) FROM backups WHERE store_id = s.id) FROM stores s WHERE s.id = ?");
+    sel.bind(1, *sid);
+    if (sel.step() && !sel.is_null(1) && sel.i64(2) >= incremental_from_) {
+      const int64_t last_full = sel.i64(0);
+      const int64_t interval = std::chrono::duration_cast<std::chrono::microseconds>(full_sync_interval()).count();
+      if (last_full > 0 && now - last_full < interval && last_full <= now) {
+        // A backup dated in the future (a writer whose clock is ahead) must not hide the ones
+        // written meanwhile: the range never starts later than an hour before now.
+        const int64_t newest = std::min(sel.i64(1), now);
+        after = make_backup_name(from_unix_micros(newest - std::chrono::duration_cast<std::chrono::microseconds>(kIncrementalOverlap).count()));
+      }
+    }
+  }
+  stats.full = after.empty();
+  std::vector<BackupListing> listed = stats.full ? scan_backups(store) : scan_backups_after(store, after);
+  if (!sid) sid = store_id(store.url());
 
   struct Known {
     int64_t stored_size;
     bool marked_in_store;  // the row reflects a damage marker in the store
     int64_t data_modified_micros;
   };
-  std::map<std::string, Known> known;
+  std::map<std::string, Known> known;  // the rows the listing speaks for: all, or those named after `after`
   {
-    Stmt sel(db_,
-             "SELECT name, stored_size, COALESCE(damage_in_store, 0), data_modified_micros FROM backups WHERE store_id = ?");
-    sel.bind(1, sid);
+    Stmt sel(db_, stats.full ? "SELECT name, stored_size, COALESCE(damage_in_store, 0), data_modified_micros FROM backups"
+                               " WHERE store_id = ?"
+                             : "SELECT name, stored_size, COALESCE(damage_in_store, 0), data_modified_micros FROM backups"
+                               " WHERE store_id = ? AND name >= ? AND name < ?");  // a directory named `after` has keys after it
+    sel.bind(1, *sid);
+    if (!stats.full) sel.bind(2, after).bind(3, std::string(kBackupNamesEnd));
     while (sel.step()) known[sel.text(0)] = Known{sel.i64(1), sel.i64(2) != 0, sel.i64(3)};
   }
+
+  // Decide first, read metadata next, write last: no write lock is held across the store's
+  // requests, and a sync that finds nothing new writes nothing.
+  std::vector<const BackupListing*> to_read;
+  std::vector<std::pair<std::string, int64_t>> learned_times;
+  for (const auto& l : listed) {
+    auto it = known.find(l.name);
+    // A known backup whose data file changed size or modification time was replaced behind our
+    // back (a rekey): re-read it. So is one whose damage marker appeared (another host found it
+    // damaged) or went (re-verified). A row without a time (recorded by a save) learns it here.
+    if (it != known.end() && (l.data_key.empty() || static_cast<uint64_t>(it->second.stored_size) == l.data_size) &&
+        it->second.marked_in_store == l.has_damage_marker) {
+      int64_t known_time = it->second.data_modified_micros;
+      if (known_time == 0 || l.data_modified_micros == 0 || known_time == l.data_modified_micros) {
+        if (known_time == 0 && l.data_modified_micros != 0) learned_times.emplace_back(l.name, l.data_modified_micros);
+        ++stats.unchanged;
+        known.erase(it);
+        continue;
+      }
+    }
+    if (it != known.end()) known.erase(it);
+    to_read.push_back(&l);
+  }
+  // Whatever is left in `known` lies in the listed range and is no longer in the store.
+  std::vector<BackupRecord> records = read_records(store, to_read, stats);
+  if (records.empty() && known.empty() && learned_times.empty() && !stats.full) return stats;
+
   exec("BEGIN IMMEDIATE");
   try {
-    for (const auto& l : listed) {
-      auto it = known.find(l.name);
-      // A known backup whose data file changed size or modification time was replaced behind our
-      // back (a rekey): re-read it. So is one whose damage marker appeared (another host found it
-      // damaged) or went (re-verified). A row without a time (recorded by a save) learns it here.
-      if (it != known.end() && (l.data_key.empty() || static_cast<uint64_t>(it->second.stored_size) == l.data_size) &&
-          it->second.marked_in_store == l.has_damage_marker) {
-        int64_t known_time = it->second.data_modified_micros;
-        if (known_time == 0 || l.data_modified_micros == 0 || known_time == l.data_modified_micros) {
-          if (known_time == 0 && l.data_modified_micros != 0) {
-            Stmt upd(db_, "UPDATE backups SET data_modified_micros = ? WHERE store_id = ? AND name = ?");
-            upd.bind(1, l.data_modified_micros).bind(2, sid).bind(3, l.name).step();
-          }
-          ++stats.unchanged;
-          known.erase(it);
-          continue;
-        }
-      }
-      if (it != known.end()) known.erase(it);
-      try {
-        insert(sid, load_backup_record(store, l));
-        ++stats.added;
-      } catch (const Error& e) {
-        ++stats.unreadable;
-        spdlog::warn("backup {} in {} is damaged: {}", l.name, store.url(), e.what());
-        // Listed as damaged (never silently absent): `latest` skips it and names it.
-        insert(sid, unreadable_backup_record(l, e.what()));
-      }
+    for (const auto& r : records) insert(*sid, r);
+    for (const auto& [name, time] : learned_times) {
+      Stmt upd(db_, "UPDATE backups SET data_modified_micros = ? WHERE store_id = ? AND name = ?");
+      upd.bind(1, time).bind(2, *sid).bind(3, name).step();
     }
-    // Whatever is left in `known` is no longer in the store.
-    for (const auto& [name, size] : known) {
+    for (const auto& [name, row] : known) {
       Stmt del(db_, "DELETE FROM backups WHERE store_id = ? AND name = ?");
-      del.bind(1, sid).bind(2, name).step();
+      del.bind(1, *sid).bind(2, name).step();
       ++stats.removed;
     }
-    Stmt upd(db_, "UPDATE stores SET last_sync_micros = ? WHERE id = ?");
-    upd.bind(1, to_unix_micros(std::chrono::system_clock::now())).bind(2, sid).step();
+    if (stats.full) {
+      // The time of the last full listing: what decides when the next one is due.
+      Stmt upd(db_, "UPDATE stores SET last_sync_micros = ? WHERE id = ?");
+      upd.bind(1, now).bind(2, *sid).step();
+    }
     exec("COMMIT");
   } catch (...) {
     exec("ROLLBACK");
@@ -346,7 +479,7 @@ SyncStats Catalog::rebuild(BlobStore& store) {
   int64_t sid = store_id(store.url());
   Stmt del(db_, "DELETE FROM backups WHERE store_id = ?");
   del.bind(1, sid).step();
-  return sync(store);
+  return sync(store, SyncDepth::kFull);
 }
 
 void Catalog::record_damage(const std::string& store_url, const BackupRecord& r, const DamageRecord& d) {

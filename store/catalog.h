@@ -1,10 +1,14 @@
 // The SQLite catalog: a local index of what each backup store holds, so that `backup list` and
 // name resolution are fast on stores with thousands of backups. It is never the truth: sync()
 // reconciles it with the store (reading metadata only of backups it has not seen), and rebuild()
-// recreates it from scratch. Losing the file loses nothing but caches: the attempt history of this
+// recreates it from scratch. A sync lists the whole store only when the last full listing is older
+// than full_sync_interval() (or when asked); in between it lists only the backups named after the
+// newest it knows, less an hour (docs/store-format.md §7 says why that is safe). Losing the file loses nothing but caches: the attempt history of this
 // host and the results of `backup verify` (revision and key counts read from each snapshot).
 #pragma once
 
+#include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +24,12 @@ struct SyncStats {
   int removed = 0;
   int unchanged = 0;
   int unreadable = 0;  // listed backups whose metadata could not be read (skipped, warned)
+  bool full = false;   // the whole store was listed (else only the newest backups' names)
+};
+
+enum class SyncDepth {
+  kAuto,  // full when due (full_sync_interval), else incremental
+  kFull,  // list the whole store: backups deleted or marked damaged elsewhere are seen
 };
 
 // One backup attempt made from this host (save command or sidecar tick).
@@ -37,9 +47,9 @@ struct AttemptRecord {
 
 class Catalog;
 
-// After a command changed a store (prune, rekey): catalog->sync(store), only logged when it fails
-// (`after` names the command): the store is the truth, and the next sync catches up.
-void sync_after(Catalog* catalog, BlobStore& store, const char* after);
+// After a command changed a store (prune, rekey): catalog->sync(store, depth), only logged when it
+// fails (`after` names the command): the store is the truth, and the next sync catches up.
+void sync_after(Catalog* catalog, BlobStore& store, const char* after, SyncDepth depth = SyncDepth::kAuto);
 
 class Catalog {
  public:
@@ -57,10 +67,18 @@ class Catalog {
   Catalog(const Catalog&) = delete;
   Catalog& operator=(const Catalog&) = delete;
 
-  SyncStats sync(BlobStore& store);
+  SyncStats sync(BlobStore& store, SyncDepth depth = SyncDepth::kAuto);
+  // How old the last full listing of a store may get before a sync lists it all again:
+  // ETCDADM_CATALOG_FULL_SYNC (a duration: 30m, 1h; 0 lists in full every time), default 1 h.
+  static std::chrono::seconds full_sync_interval();
+  // Stores of fewer backups than this are listed in full at every sync: a few listing requests,
+  // and whatever appears (an old backup copied in) is seen at once. Default 1,000; tests lower it.
+  void set_incremental_from(int64_t backups) { incremental_from_ = backups; }
   SyncStats rebuild(BlobStore& store);
   // Records a backup just written (so the next list needs no metadata read).
   void record(const std::string& store_url, const BackupRecord& r);
+  // Drops backups this process deleted (prune), which an incremental sync would not notice.
+  void forget(const std::string& store_url, const std::vector<std::string>& names);
   // Caches the result of a structural verification of `r` (indexing `r` first when the catalog
   // does not know it). Kept by sync() while the backup's data file is unchanged; lost when the
   // backup is re-read (its data file changed size), removed, or the catalog rebuilt.
@@ -82,8 +100,11 @@ class Catalog {
   void migrate(int64_t from_version);
   int64_t store_id(const std::string& store_url);
   void insert(int64_t store_id, const BackupRecord& r);
+  // Existing stores' IDs without a write: a warm `backup list` takes no write lock.
+  std::optional<int64_t> find_store_id(const std::string& store_url);
   std::string path_;
   sqlite3* db_ = nullptr;
+  int64_t incremental_from_ = 1000;
 };
 
 }  // namespace etcdadm

@@ -231,14 +231,17 @@ void GcsClient::download(const std::string& bucket, const std::string& name, con
 }
 
 GcsListPage GcsClient::list(const std::string& bucket, const std::string& prefix, const std::string& page_token,
-                            int max_results, bool versions) {
+                            int max_results, bool versions, const std::string& start_offset,
+                            const std::string& end_offset) {
   GcsListPage page;
   std::string what = "listing gs://" + bucket + "/" + prefix;
   with_retries(config_.retry, what, [&] {
     HttpRequest req;
     req.url = config_.endpoint + "/storage/v1/b/" + percent_encode(bucket) + "/o?maxResults=" + std::to_string(max_results) +
               (prefix.empty() ? "" : "&prefix=" + percent_encode(prefix)) +
-              (page_token.empty() ? "" : "&pageToken=" + percent_encode(page_token)) + (versions ? "&versions=true" : "");
+              (page_token.empty() ? "" : "&pageToken=" + percent_encode(page_token)) + (versions ? "&versions=true" : "") +
+              (start_offset.empty() ? "" : "&startOffset=" + percent_encode(start_offset)) +
+              (end_offset.empty() ? "" : "&endOffset=" + percent_encode(end_offset));
     HttpResponse r = send(req);
     if (!r.ok()) throw gcs_error(r, what);
     page = parse_gcs_list_page(r.body, what);

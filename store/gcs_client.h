@@ -54,8 +54,10 @@ class GcsClient {
   void download(const std::string& bucket, const std::string& name, const std::string& generation, uint64_t offset,
                 const HttpBodySink& sink);
   // `versions`: noncurrent generations too (versioned buckets), each marked noncurrent.
+  // `start_offset` (inclusive) and `end_offset` (exclusive) bound the names listed; "" for none.
   GcsListPage list(const std::string& bucket, const std::string& prefix, const std::string& page_token,
-                   int max_results = 1000, bool versions = false);
+                   int max_results = 1000, bool versions = false, const std::string& start_offset = "",
+                   const std::string& end_offset = "");
   void remove(const std::string& bucket, const std::string& name);  // missing is fine
   // Deletes one generation for good (a noncurrent one in a versioned bucket); missing is fine.
   // Throws kAuth when a retention policy or hold keeps it (403).

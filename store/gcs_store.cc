@@ -123,6 +123,16 @@ std::vector<BlobInfo> GcsStore::list(const std::string& prefix) {
   });
 }
 
+std::vector<BlobInfo> GcsStore::list_range(const std::string& start_after, const std::string& end_before) {
+  return keys_.list_range(start_after, end_before,
+                          [&](const std::string& full, const std::string& first, const std::string& last,
+                              const std::string& token, std::vector<BlobInfo>& out) {
+                            GcsListPage page = client_->list(bucket_, full, token, 1000, false, first, last);
+                            for (auto& o : page.objects) out.push_back(BlobInfo{o.name, o.size, o.modified_unix_micros});
+                            return page.next_page_token;
+                          });
+}
+
 void GcsStore::remove(const std::string& key) { client_->remove(bucket_, object_name(key)); }
 
 BlobStore::VersionPurge GcsStore::purge_noncurrent_versions(const std::string& prefix) {

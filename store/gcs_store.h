@@ -34,6 +34,7 @@ class GcsStore : public BlobStore {
   std::unique_ptr<BlobReader> open(const std::string& key) override;
   std::optional<BlobInfo> stat(const std::string& key) override;
   std::vector<BlobInfo> list(const std::string& prefix) override;
+  std::vector<BlobInfo> list_range(const std::string& start_after, const std::string& end_before) override;
   void remove(const std::string& key) override;
   VersionPurge purge_noncurrent_versions(const std::string& prefix) override;
   void reload_credentials() override;

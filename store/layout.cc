@@ -338,10 +338,10 @@ BackupMeta backup_meta_from_json(const std::string& text, const std::string& whe
 
 // ---- listing ----
 
-std::vector<BackupListing> scan_backups(BlobStore& store) {
+std::vector<BackupListing> backups_in_listing(const std::vector<BlobInfo>& blobs) {
   std::map<std::string, BackupListing> dirs;
   std::map<std::string, bool> complete;
-  for (const auto& blob : store.list("")) {
+  for (const auto& blob : blobs) {
     auto slash = blob.key.find('/');
     if (slash == std::string::npos) continue;  // store-level files (marker)
     std::string dir = blob.key.substr(0, slash);
@@ -375,6 +375,12 @@ std::vector<BackupListing> scan_backups(BlobStore& store) {
     out.push_back(std::move(l));
   }
   return out;
+}
+
+std::vector<BackupListing> scan_backups(BlobStore& store) { return backups_in_listing(store.list("")); }
+
+std::vector<BackupListing> scan_backups_after(BlobStore& store, const std::string& after) {
+  return backups_in_listing(store.list_range(after, kBackupNamesEnd));
 }
 
 BackupRecord record_from_meta(const BackupMeta& m) {

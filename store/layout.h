@@ -156,6 +156,13 @@ struct BackupListing {
 // Lists complete backups (directories holding _etcd_backup.meta, or an encrypted data file and
 // etcdadm-backup.json), sorted by name.
 std::vector<BackupListing> scan_backups(BlobStore& store);
+// The same, of a listing already made (list("") of the store).
+std::vector<BackupListing> backups_in_listing(const std::vector<BlobInfo>& blobs);
+// The same, of the backups named after `after` only (the catalog's incremental sync): one range
+// listing that ends before the store's other top-level keys (changelog/, control/, the marker),
+// since every backup name starts with its year's digits and ':' sorts right after '9'.
+inline constexpr const char* kBackupNamesEnd = ":";
+std::vector<BackupListing> scan_backups_after(BlobStore& store, const std::string& after);
 
 // The result of the last structural verification (`backup verify`), cached in the catalog only:
 // it is not in the store, so a catalog rebuild loses it.

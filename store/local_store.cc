@@ -216,6 +216,39 @@ std::vector<BlobInfo> LocalStore::list(const std::string& prefix) {
   return out;
 }
 
+std::vector<BlobInfo> LocalStore::list_range(const std::string& start_after, const std::string& end_before) {
+  // Top-level names first (one readdir, no stat), then a walk of only the directories in range:
+  // a store of 10,000 backups costs a readdir, not 40,000 stats.
+  std::error_code ec;
+  stdfs::directory_iterator it(root_, stdfs::directory_options::skip_permission_denied, ec), end;
+  if (ec) {
+    if (!stdfs::is_directory(root_)) return list("");  // its error names the missing store
+    throw Error(ErrorKind::kIo, "cannot list " + root_ + ": " + ec.message());
+  }
+  std::vector<std::string> dirs;
+  std::vector<BlobInfo> out;
+  for (; it != end; it.increment(ec)) {
+    if (ec) throw Error(ErrorKind::kIo, "cannot list " + root_ + ": " + ec.message());
+    const std::string name = it->path().filename().string();
+    if (name >= end_before) continue;
+    // "name/..." keys sort between "name/" and "name/\xff" (std::string compares bytes as
+    // unsigned); a plain file is the key `name` itself.
+    const auto type = it->symlink_status(ec).type();  // links are no blobs, as in list()
+    if (type == stdfs::file_type::directory) {
+      if (name + "/\xff" > start_after) dirs.push_back(name);
+    } else if (type == stdfs::file_type::regular && name > start_after && !is_temp_name(name)) {
+      if (auto info = stat(name)) out.push_back(std::move(*info));
+    }
+  }
+  for (const auto& d : dirs) {
+    for (auto& b : list(d + "/")) {
+      if (b.key > start_after && b.key < end_before) out.push_back(std::move(b));
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const BlobInfo& a, const BlobInfo& b) { return a.key < b.key; });
+  return out;
+}
+
 void LocalStore::remove(const std::string& key) {
   std::string path = path_of(key);
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) throw_errno("cannot remove", path, errno);

@@ -18,6 +18,7 @@ class LocalStore : public BlobStore {
   std::unique_ptr<BlobReader> open(const std::string& key) override;
   std::optional<BlobInfo> stat(const std::string& key) override;
   std::vector<BlobInfo> list(const std::string& prefix) override;
+  std::vector<BlobInfo> list_range(const std::string& start_after, const std::string& end_before) override;
   void remove(const std::string& key) override;
   std::vector<std::string> remove_abandoned(std::chrono::seconds older_than) override;
   void set_file_mode(uint32_t file_mode) override { file_mode_ = file_mode; }

@@ -261,13 +261,22 @@ void S3Client::get_object(const std::string& bucket, const std::string& key, uin
 }
 
 S3ListPage S3Client::list_objects(const std::string& bucket, const std::string& prefix, const std::string& token,
-                                  int max_keys) {
+                                  int max_keys, const std::string& start_after) {
   Call c{.method = "GET", .bucket = bucket, .key = ""};
   c.query = {{"list-type", "2"}, {"max-keys", std::to_string(max_keys)}};
   if (!prefix.empty()) c.query.emplace_back("prefix", prefix);
   if (!token.empty()) c.query.emplace_back("continuation-token", token);
+  else if (!start_after.empty()) c.query.emplace_back("start-after", start_after);
   HttpResponse r = call(c, "listing s3://" + bucket + "/" + prefix);
   return parse_list_objects_v2(r.body, "ListObjectsV2 response of s3://" + bucket + "/" + prefix);
+}
+
+std::optional<std::string> S3Client::get_small_object(const std::string& bucket, const std::string& key) {
+  Call c{.method = "GET", .bucket = bucket, .key = key};
+  c.allow_404 = true;
+  HttpResponse r = call(c, "read of s3://" + bucket + "/" + key);
+  if (r.status == 404) return std::nullopt;
+  return std::move(r.body);
 }
 
 void S3Client::delete_object(const std::string& bucket, const std::string& key) {

@@ -57,8 +57,11 @@ class S3Client {
   // versions. Not retried here: the reader resumes from the offset it reached.
   void get_object(const std::string& bucket, const std::string& key, uint64_t offset, const std::string& etag,
                   const HttpBodySink& sink);
+  // `start_after`: only keys after it (S3's start-after; ignored by S3 once a continuation token is given).
   S3ListPage list_objects(const std::string& bucket, const std::string& prefix, const std::string& continuation_token,
-                          int max_keys = 1000);
+                          int max_keys = 1000, const std::string& start_after = "");
+  // The whole object in one GET (metadata files); nullopt when it does not exist.
+  std::optional<std::string> get_small_object(const std::string& bucket, const std::string& key);
   void delete_object(const std::string& bucket, const std::string& key);
   // At most 1000 keys per call (S3's limit). Throws when any key could not be deleted.
   void delete_objects(const std::string& bucket, const std::vector<std::string>& keys);

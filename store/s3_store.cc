@@ -180,6 +180,23 @@ std::vector<BlobInfo> S3Store::list(const std::string& prefix) {
   });
 }
 
+std::string S3Store::read_small(const std::string& key, size_t limit) {
+  auto body = client_->get_small_object(bucket_, object_key(key));
+  if (!body) throw Error(ErrorKind::kNotFound, url() + ": " + key + " does not exist");
+  if (body->size() > limit) throw Error(ErrorKind::kCorrupt, key + " in " + url() + " is larger than expected");
+  return std::move(*body);
+}
+
+std::vector<BlobInfo> S3Store::list_range(const std::string& start_after, const std::string& end_before) {
+  return keys_.list_range(start_after, end_before,
+                          [&](const std::string& full, const std::string& first, const std::string&, const std::string& token,
+                              std::vector<BlobInfo>& out) {
+                            S3ListPage page = client_->list_objects(bucket_, full, token, 1000, first);
+                            for (auto& o : page.objects) out.push_back(BlobInfo{o.key, o.size, o.modified_unix_micros});
+                            return page.next_continuation_token;
+                          });
+}
+
 void S3Store::remove(const std::string& key) { client_->delete_object(bucket_, object_key(key)); }
 
 void S3Store::remove_many(const std::vector<std::string>& keys) {

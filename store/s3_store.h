@@ -36,6 +36,9 @@ class S3Store : public BlobStore {
   std::unique_ptr<BlobReader> open(const std::string& key) override;
   std::optional<BlobInfo> stat(const std::string& key) override;
   std::vector<BlobInfo> list(const std::string& prefix) override;
+  std::vector<BlobInfo> list_range(const std::string& start_after, const std::string& end_before) override;
+  // One GET, without open()'s HEAD: a cold `backup list` reads every backup's metadata this way.
+  std::string read_small(const std::string& key, size_t limit = 16 * 1024 * 1024) override;
   void remove(const std::string& key) override;
   void remove_many(const std::vector<std::string>& keys) override;
   std::vector<std::string> remove_abandoned(std::chrono::seconds older_than) override;

@@ -101,10 +101,12 @@ std::optional<std::vector<std::string>> SwiftClient::slo_segments(const std::str
   return parse_swift_slo_manifest(r.body, what);
 }
 
-std::vector<SwiftObjectInfo> SwiftClient::list(const std::string& container, const std::string& prefix, const std::string& marker) {
+std::vector<SwiftObjectInfo> SwiftClient::list(const std::string& container, const std::string& prefix, const std::string& marker,
+                                               const std::string& end_marker) {
   Call c{.method = "GET", .container = container, .query = {{"format", "json"}, {"limit", "10000"}}};
   if (!prefix.empty()) c.query.emplace_back("prefix", prefix);
   if (!marker.empty()) c.query.emplace_back("marker", marker);
+  if (!end_marker.empty()) c.query.emplace_back("end_marker", end_marker);
   std::string what = "listing " + describe(container, prefix);
   HttpResponse r = call(c, what);
   return parse_swift_listing(r.body, what);

@@ -40,7 +40,9 @@ class SwiftClient {
   // is a plain object or missing.
   std::optional<std::vector<std::string>> slo_segments(const std::string& container, const std::string& name);
   // One page (up to 10,000 objects) after `marker`.
-  std::vector<SwiftObjectInfo> list(const std::string& container, const std::string& prefix, const std::string& marker);
+  // Names after `marker` and, with `end_marker`, before it.
+  std::vector<SwiftObjectInfo> list(const std::string& container, const std::string& prefix, const std::string& marker,
+                                    const std::string& end_marker = "");
   // Deletes the object, and the segments of a static large object; missing is fine.
   void delete_object(const std::string& container, const std::string& name);
 

@@ -185,6 +185,16 @@ std::vector<BlobInfo> SwiftStore::list(const std::string& prefix) {
   });
 }
 
+std::vector<BlobInfo> SwiftStore::list_range(const std::string& start_after, const std::string& end_before) {
+  return keys_.list_range(start_after, end_before,
+                          [&](const std::string& full, const std::string& first, const std::string& last,
+                              const std::string& marker, std::vector<BlobInfo>& out) {
+                            auto page = client_->list(container_, full, marker.empty() ? first : marker, last);
+                            for (auto& o : page) out.push_back(BlobInfo{o.name, o.size, o.modified_unix_micros});
+                            return page.size() < 10000 ? std::string() : page.back().name;
+                          });
+}
+
 void SwiftStore::remove(const std::string& key) { client_->delete_object(container_, object_name(key)); }
 
 std::vector<std::string> SwiftStore::remove_abandoned(std::chrono::seconds older_than) {

@@ -30,6 +30,7 @@ class SwiftStore : public BlobStore {
   std::unique_ptr<BlobReader> open(const std::string& key) override;
   std::optional<BlobInfo> stat(const std::string& key) override;
   std::vector<BlobInfo> list(const std::string& prefix) override;
+  std::vector<BlobInfo> list_range(const std::string& start_after, const std::string& end_before) override;
   void remove(const std::string& key) override;
   std::vector<std::string> remove_abandoned(std::chrono::seconds older_than) override;
   void reload_credentials() override { client_->session().invalidate(); }

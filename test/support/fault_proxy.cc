@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <stdexcept>
+#include <string_view>
 
 namespace etcdadm::test {
 
@@ -163,6 +164,7 @@ void FaultProxy::serve(int client, Plan plan) {
     return;
   }
   uint64_t upload = 0, download = 0;
+  RequestParser requests_seen;  // the client's bytes, read as a stream of HTTP requests
   char buf[65536];
   for (;;) {
     pollfd fds[3] = {{client, POLLIN, 0}, {up, POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
@@ -190,6 +192,7 @@ void FaultProxy::serve(int client, Plan plan) {
         pass = static_cast<size_t>(plan.after_bytes > count ? plan.after_bytes - count : 0);
         cut = true;
       }
+      if (i == 0 && pass > 0) note_requests(requests_seen, buf, pass);
       if (pass > 0 && !send_all(to, buf, pass)) closed = true;
       count += pass;
       if (cut) {
@@ -202,6 +205,54 @@ void FaultProxy::serve(int client, Plan plan) {
   }
   close(client);
   close(up);
+}
+
+void FaultProxy::note_requests(RequestParser& p, const char* data, size_t size) {
+  // HTTP/1.1 requests, one after another on the connection: a head up to its blank line (its first
+  // line is the request line), then a body of Content-Length bytes or, chunked, up to its last
+  // chunk. Bodies are skipped, not scanned: they may hold anything.
+  p.buffer.append(data, size);
+  for (;;) {
+    if (p.body_left > 0) {
+      size_t skip = std::min<uint64_t>(p.body_left, p.buffer.size());
+      p.buffer.erase(0, skip);
+      p.body_left -= skip;
+      if (p.body_left > 0) return;
+    }
+    if (p.chunked) {
+      size_t end = p.buffer.find("\r\n0\r\n\r\n");
+      if (end == std::string::npos) {
+        if (p.buffer.size() > 16) p.buffer.erase(0, p.buffer.size() - 16);
+        return;
+      }
+      p.buffer.erase(0, end + 7);
+      p.chunked = false;
+    }
+    size_t head_end = p.buffer.find("\r\n\r\n");
+    if (head_end == std::string::npos) return;
+    std::string head = p.buffer.substr(0, head_end + 2);
+    p.buffer.erase(0, head_end + 4);
+    {
+      std::lock_guard<std::mutex> lock(requests_mu_);
+      requests_.push_back(head.substr(0, head.find("\r\n")));
+    }
+    std::string lower = head;
+    for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    size_t cl = lower.find("\r\ncontent-length:");
+    p.body_left = cl == std::string::npos ? 0 : std::stoull(lower.substr(cl + 17));
+    p.chunked = lower.find("\r\ntransfer-encoding: chunked") != std::string::npos;
+    if (p.chunked) p.buffer.insert(0, "\r\n");  // the first chunk-size line follows the head directly
+  }
+}
+
+std::vector<std::string> FaultProxy::requests() const {
+  std::lock_guard<std::mutex> lock(requests_mu_);
+  return requests_;
+}
+
+void FaultProxy::clear_requests() {
+  std::lock_guard<std::mutex> lock(requests_mu_);
+  requests_.clear();
 }
 
 }  // namespace etcdadm::test

@@ -36,6 +36,10 @@ class FaultProxy {
   void clear();
   int faults_injected() const { return injected_.load(); }
   int connections() const { return connections_.load(); }
+  // The HTTP requests passed through ("GET /bucket?list-type=2&... HTTP/1.1"), in arrival order: how
+  // many requests a command made, and which (each connection's bytes read as HTTP/1.1 requests).
+  std::vector<std::string> requests() const;
+  void clear_requests();
 
  private:
   void accept_loop();
@@ -54,6 +58,14 @@ class FaultProxy {
   std::atomic<int> injected_{0};
   std::atomic<int> connections_{0};
   std::atomic<bool> stopping_{false};
+  mutable std::mutex requests_mu_;
+  std::vector<std::string> requests_;
+  struct RequestParser {
+    std::string buffer;
+    uint64_t body_left = 0;
+    bool chunked = false;
+  };
+  void note_requests(RequestParser& parser, const char* data, size_t size);
   std::thread acceptor_;
   std::vector<std::thread> workers_;
 };

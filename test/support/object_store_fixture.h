@@ -84,6 +84,17 @@ inline void check_blob_store_contract(BlobStore& s) {
   ASSERT_EQ(l.size(), 2u);
   EXPECT_EQ(l[0].key, "a/one.json");
   EXPECT_EQ(l[1].key, "a/two words+plus.json");
+  // list_range: the keys strictly between its bounds, in order, whatever range the backend's API
+  // takes (GCS's startOffset includes its bound; S3's start-after has no end).
+  auto keys_of = [](const std::vector<BlobInfo>& blobs) {
+    std::vector<std::string> out;
+    for (const auto& b : blobs) out.push_back(b.key);
+    return out;
+  };
+  EXPECT_EQ(keys_of(s.list_range("a/one.json", "b/three")), std::vector<std::string>{"a/two words+plus.json"});
+  EXPECT_EQ(keys_of(s.list_range("0", "b")), (std::vector<std::string>{"a/one.json", "a/two words+plus.json"}));
+  EXPECT_EQ(keys_of(s.list_range("a/p", "c")), (std::vector<std::string>{"a/two words+plus.json", "b/three"}));
+  EXPECT_TRUE(s.list_range("b/three", "z").empty());
   EXPECT_THROW(s.write_small("a/one.json", "again"), Error);  // never a silent overwrite
   s.write_small("a/one.json", "{\"x\":3}", /*overwrite=*/true);
   EXPECT_EQ(s.read_small("a/one.json"), "{\"x\":3}");

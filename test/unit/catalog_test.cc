@@ -4,6 +4,7 @@
 #include "common/fs.h"
 #include <sqlite3.h>
 
+#include "common/timefmt.h"
 #include "store/catalog.h"
 #include "store/etcd_manager.h"
 #include "store/local_store.h"
@@ -33,13 +34,14 @@ TEST(Catalog, SyncsIncrementallyAndRebuilds) {
   EXPECT_EQ(list[0].format, "etcd-manager");
   EXPECT_EQ(list[0].etcd_version, "3.4.13");
 
-  auto s2 = cat.sync(store);
+  auto s2 = cat.sync(store, SyncDepth::kFull);
   EXPECT_EQ(s2.added, 0);
   EXPECT_EQ(s2.unchanged, 2);
 
   store.remove("2026-01-01T00:00:00Z-000001/_etcd_backup.meta");
   store.remove("2026-01-01T00:00:00Z-000001/etcd.backup.gz");
-  auto s3 = cat.sync(store);
+  // A day older than the newest: only a full listing sees it gone (IncrementalSync... below).
+  auto s3 = cat.sync(store, SyncDepth::kFull);
   EXPECT_EQ(s3.removed, 1);
   EXPECT_EQ(cat.backups(store.url()).size(), 1u);
 
@@ -67,7 +69,7 @@ TEST(Catalog, UnreadableMetadataIsListedAsDamaged) {
   ASSERT_TRUE(list[0].damage.has_value());
   EXPECT_NE(list[0].damage->reason.find("metadata unreadable"), std::string::npos) << list[0].damage->reason;
   EXPECT_FALSE(list[1].damage.has_value());
-  EXPECT_EQ(cat.sync(store).unchanged, 2);
+  EXPECT_EQ(cat.sync(store, SyncDepth::kFull).unchanged, 2);
 }
 
 // Damage found by another host reaches this catalog through the store's marker; a marker removed
@@ -88,7 +90,7 @@ TEST(Catalog, DamageMarkersAreSyncedBothWays) {
   EXPECT_EQ(list[0].damage->detected_by, "etcdadm on host-b");
   EXPECT_EQ(list[0].damage->detected_at_micros, d.detected_at_micros);
   EXPECT_TRUE(list[0].damage->in_store);
-  EXPECT_EQ(cat.sync(store).unchanged, 2);
+  EXPECT_EQ(cat.sync(store, SyncDepth::kFull).unchanged, 2);
 
   store.remove("2026-01-02T00:00:00Z-000001/" + std::string(kDamageMarkerFile));
   cat.sync(store);
@@ -102,6 +104,165 @@ TEST(Catalog, DamageMarkersAreSyncedBothWays) {
   EXPECT_FALSE(again[1].damage->in_store);
   cat.clear_damage(store.url(), again[1].name);
   EXPECT_FALSE(cat.backups(store.url())[1].damage.has_value());
+}
+
+namespace {
+
+// A store that counts how it is listed: whole, or by range (and which range).
+class CountingStore : public LocalStore {
+ public:
+  using LocalStore::LocalStore;
+  std::vector<BlobInfo> list(const std::string& prefix) override {
+    if (prefix.empty()) ++full_listings;
+    return LocalStore::list(prefix);
+  }
+  std::vector<BlobInfo> list_range(const std::string& start_after, const std::string& end_before) override {
+    ranges.emplace_back(start_after, end_before);
+    return LocalStore::list_range(start_after, end_before);
+  }
+  int full_listings = 0;
+  std::vector<std::pair<std::string, std::string>> ranges;
+};
+
+std::string name_at(int64_t unix_seconds) { return make_backup_name(from_unix_micros(unix_seconds * 1000000)); }
+
+}  // namespace
+
+// Between full listings a sync lists only the backups named after the newest known less an hour:
+// new ones appear, and so does a change inside that range (a deletion, a damage marker); a backup
+// deleted further back stays until the next full listing, which comes when it is due or asked for.
+TEST(Catalog, IncrementalSyncListsOnlyTheNewestUntilAFullListingIsDue) {
+  test::TempDir dir;
+  CountingStore store(dir / "store");
+  const int64_t t0 = 1767225600;  // 2026-01-01T00:00:00Z
+  for (int day = 0; day < 3; ++day) add_etcd_manager_backup(store, name_at(t0 + day * 86400), t0 + day * 86400);
+  Catalog cat(dir / "catalog.db");
+  cat.set_incremental_from(1);  // the default (1,000) lists stores this small in full every time
+  auto first = cat.sync(store);
+  EXPECT_TRUE(first.full);
+  EXPECT_EQ(first.added, 3);
+  EXPECT_EQ(store.full_listings, 1);
+
+  // Nothing new: one range listing from an hour before the newest, and no write.
+  auto quiet = cat.sync(store);
+  EXPECT_FALSE(quiet.full);
+  EXPECT_EQ(quiet.unchanged, 1);  // the newest only: the others lie outside the range
+  ASSERT_EQ(store.ranges.size(), 1u);
+  EXPECT_EQ(store.ranges[0].first, name_at(t0 + 2 * 86400 - 3600));
+  EXPECT_EQ(store.ranges[0].second, ":");
+  EXPECT_EQ(store.full_listings, 1);
+
+  // New backups: a later one; one named 10 minutes before the newest known (a slow upload, a host
+  // whose clock is behind), inside the overlap; and one named two hours before it, outside.
+  add_etcd_manager_backup(store, name_at(t0 + 3 * 86400), t0 + 3 * 86400);
+  add_etcd_manager_backup(store, name_at(t0 + 2 * 86400 - 600), t0 + 2 * 86400 - 600);
+  add_etcd_manager_backup(store, name_at(t0 + 2 * 86400 - 7200), t0 + 2 * 86400 - 7200);
+  auto grown = cat.sync(store);
+  EXPECT_FALSE(grown.full);
+  EXPECT_EQ(grown.added, 2);
+  EXPECT_EQ(cat.backups(store.url()).size(), 5u);
+  // The full listing finds the third.
+  auto full = cat.sync(store, SyncDepth::kFull);
+  EXPECT_TRUE(full.full);
+  EXPECT_EQ(full.added, 1);
+  ASSERT_EQ(cat.backups(store.url()).size(), 6u);
+
+  // Deleted by hand, far back: still listed until the next full listing.
+  store.remove(name_at(t0) + "/_etcd_backup.meta");
+  EXPECT_EQ(cat.sync(store).removed, 0);
+  EXPECT_EQ(cat.backups(store.url()).size(), 6u);
+  // Deleted inside the range: gone at once.
+  store.remove(name_at(t0 + 3 * 86400) + "/_etcd_backup.meta");
+  EXPECT_EQ(cat.sync(store).removed, 1);
+  EXPECT_EQ(cat.backups(store.url()).size(), 5u);
+  // A full listing is due once the last is older than ETCDADM_CATALOG_FULL_SYNC (0: always).
+  setenv("ETCDADM_CATALOG_FULL_SYNC", "0", 1);
+  auto due = cat.sync(store);
+  unsetenv("ETCDADM_CATALOG_FULL_SYNC");
+  EXPECT_TRUE(due.full);
+  EXPECT_EQ(due.removed, 1);
+  EXPECT_EQ(cat.backups(store.url()).size(), 4u);
+  setenv("ETCDADM_CATALOG_FULL_SYNC", "soon", 1);
+  EXPECT_THROW(cat.sync(store), Error);
+  unsetenv("ETCDADM_CATALOG_FULL_SYNC");
+}
+
+// A backup dated in the future (its writer's clock runs ahead) must not hide those written after it
+// until the next full listing: the incremental range never starts later than an hour before now.
+TEST(Catalog, ABackupDatedInTheFutureDoesNotHideLaterOnes) {
+  test::TempDir dir;
+  CountingStore store(dir / "store");
+  const int64_t now = to_unix_micros(std::chrono::system_clock::now()) / 1000000;
+  add_etcd_manager_backup(store, name_at(now - 2 * 86400), now - 2 * 86400);
+  add_etcd_manager_backup(store, name_at(now + 86400), now + 86400);
+  Catalog cat(dir / "catalog.db");
+  cat.set_incremental_from(1);
+  EXPECT_TRUE(cat.sync(store).full);
+  add_etcd_manager_backup(store, name_at(now - 300), now - 300);
+  auto s = cat.sync(store);
+  EXPECT_FALSE(s.full);
+  EXPECT_EQ(s.added, 1);
+  EXPECT_EQ(cat.backups(store.url()).size(), 3u);
+}
+
+// LocalStore::list_range walks only the top-level directories its range can hold, and gives the
+// same answers as the object stores' contract (object_store_fixture.h).
+TEST(Catalog, LocalStoreListsARange) {
+  test::TempDir dir;
+  CountingStore s(dir / "store");
+  s.write_small("a/one.json", "1");
+  s.write_small("a/two words+plus.json", "2");
+  s.write_small("b/three", "3");
+  s.write_small("c", "a top-level file");
+  auto keys_of = [](const std::vector<BlobInfo>& blobs) {
+    std::vector<std::string> out;
+    for (const auto& b : blobs) out.push_back(b.key);
+    return out;
+  };
+  EXPECT_EQ(keys_of(s.list_range("a/one.json", "b/three")), std::vector<std::string>{"a/two words+plus.json"});
+  EXPECT_EQ(keys_of(s.list_range("0", "b")), (std::vector<std::string>{"a/one.json", "a/two words+plus.json"}));
+  EXPECT_EQ(keys_of(s.list_range("a/p", "d")), (std::vector<std::string>{"a/two words+plus.json", "b/three", "c"}));
+  EXPECT_TRUE(s.list_range("c", "z").empty());
+  EXPECT_EQ(s.full_listings, 0);
+}
+
+// Below 1,000 backups every sync lists the store in full: a few requests, and an old backup copied
+// in is listed at once.
+TEST(Catalog, SmallStoresAreListedInFullEveryTime) {
+  test::TempDir dir;
+  CountingStore store(dir / "store");
+  const int64_t now = to_unix_micros(std::chrono::system_clock::now()) / 1000000;
+  add_etcd_manager_backup(store, name_at(now - 60), now - 60);
+  Catalog cat(dir / "catalog.db");
+  EXPECT_TRUE(cat.sync(store).full);
+  add_etcd_manager_backup(store, "2020-01-01T00:00:00Z-000001", 1577836800);
+  auto s = cat.sync(store);
+  EXPECT_TRUE(s.full);
+  EXPECT_EQ(s.added, 1);
+  EXPECT_TRUE(store.ranges.empty());
+}
+
+// A sync that finds nothing new takes no write lock: a warm `backup list` leaves the file alone.
+TEST(Catalog, AQuietIncrementalSyncWritesNothing) {
+  test::TempDir dir;
+  LocalStore store(dir / "store");
+  add_etcd_manager_backup(store, name_at(1767225600), 1767225600);
+  {
+    Catalog cat(dir / "catalog.db");
+    cat.sync(store);
+  }
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(std::string(dir / "catalog.db").c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);  // holds the write lock
+  {
+    Catalog cat(dir / "catalog.db");
+    cat.set_incremental_from(1);
+    auto s = cat.sync(store);  // would wait 10 s for the lock, then fail, if it wrote
+    EXPECT_FALSE(s.full);
+    EXPECT_EQ(cat.backups(store.url()).size(), 1u);
+  }
+  sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(other);
 }
 
 TEST(Catalog, FallsBackToMemoryWhenPathUnusable) {
@@ -170,7 +331,7 @@ TEST(Catalog, VerificationIsCachedUntilDataChangesOrRebuild) {
   // The data file was replaced (other size): the backup is re-read and its verification dropped.
   store.remove(name + "/etcd.backup.gz");
   store.write_small(name + "/etcd.backup.gz", "replaced with other bytes");
-  cat.sync(store);
+  cat.sync(store, SyncDepth::kFull);  // the older backup: a day before the newest, outside an incremental sync's range
   EXPECT_FALSE(cat.backups(store.url())[1].verification.has_value());
 
   cat.record_verification(store.url(), cat.backups(store.url())[1], v);
