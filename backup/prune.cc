@@ -57,11 +57,16 @@ void delete_backups(BlobStore& store, const std::vector<const BackupListing*>& b
 // Each kept backup's cluster ID and revision come from the catalog when there is one (its sync
 // reads only the metadata of backups it has not seen: a sidecar prunes after every backup), from
 // each backup's metadata otherwise.
-std::vector<std::string> unneeded_segments(BlobStore& store, Catalog* catalog,
+std::vector<std::string> unneeded_segments(BlobStore& store, Catalog* catalog, const std::vector<BlobInfo>& blobs,
                                            const std::map<std::string, BackupListing>& listings,
                                            const std::vector<std::string>& kept) {
   std::vector<std::string> out;
-  auto all = store.list(std::string(changelog::kChangeLogDir) + "/");
+  // The change log's keys, from the prune's one listing of the store.
+  const std::string log_prefix = std::string(changelog::kChangeLogDir) + "/";
+  std::vector<BlobInfo> all;
+  for (const auto& b : blobs) {
+    if (b.key.starts_with(log_prefix)) all.push_back(b);
+  }
   if (all.empty()) return out;  // no change log: no metadata to read
   std::map<std::string, BackupRecord> catalogued;
   if (catalog != nullptr) {
@@ -113,7 +118,7 @@ PruneResult prune_backups(BlobStore& store, Catalog* catalog, const RetentionPol
   // Names the policy cannot read are kept: their segments too.
   std::vector<std::string> kept = r.plan.keep;
   kept.insert(kept.end(), r.plan.unparseable.begin(), r.plan.unparseable.end());
-  r.segments_removed = unneeded_segments(store, catalog, listings, kept);
+  r.segments_removed = unneeded_segments(store, catalog, blobs, listings, kept);
   if (options.dry_run) return r;
 
   auto dirs = keys_by_directory(blobs);

@@ -226,7 +226,9 @@ HttpResponse HttpClient::perform(const HttpRequest& request, const HttpBodySink&
 
   // One trace line per request, without its query (a SAS token or a signature may be in it): how
   // many requests a command makes can be counted from its log (bench/catalog_scale_bench.sh).
-  spdlog::trace("HTTP request {} {}", m, request.url.substr(0, request.url.find('?')));
+  if (spdlog::should_log(spdlog::level::trace)) {
+    spdlog::trace("HTTP request {} {}", m, request.url.substr(0, request.url.find('?')));
+  }
   CURLcode rc = curl_easy_perform(curl_);
   curl_slist_free_all(headers);
   if (st.sink_error) std::rethrow_exception(st.sink_error);
