@@ -8,11 +8,9 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
-#include <thread>
-#include <mutex>
-#include <atomic>
 
 #include "common/error.h"
+#include "common/parallel.h"
 #include "common/fs.h"
 #include "common/timefmt.h"
 
@@ -332,31 +330,13 @@ constexpr size_t kMetadataReaders = 8;
 std::vector<BackupRecord> read_records(BlobStore& store, const std::vector<const BackupListing*>& listings, SyncStats& stats) {
   std::vector<std::optional<BackupRecord>> read(listings.size());
   std::vector<std::string> errors(listings.size());
-  std::exception_ptr failure;
-  std::mutex failure_mu;
-  std::atomic<size_t> next{0};
-  auto reader = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < listings.size();) {
-      try {
-        read[i] = load_backup_record(store, *listings[i]);
-      } catch (const Error& e) {
-        errors[i] = e.what();
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(failure_mu);
-        if (!failure) failure = std::current_exception();
-        next = listings.size();
-      }
+  for_each_index_in_parallel(listings.size(), std::min(kMetadataReaders, (listings.size() + 15) / 16), [&](size_t i) {
+    try {
+      read[i] = load_backup_record(store, *listings[i]);
+    } catch (const Error& e) {
+      errors[i] = e.what();  // listed as damaged below; anything else stops the sync
     }
-  };
-  const size_t threads = std::min(kMetadataReaders, (listings.size() + 15) / 16);
-  if (threads <= 1) {
-    reader();
-  } else {
-    std::vector<std::thread> pool;
-    for (size_t t = 0; t < threads; ++t) pool.emplace_back(reader);
-    for (auto& t : pool) t.join();
-  }
-  if (failure) std::rethrow_exception(failure);
+  });
   std::vector<BackupRecord> out;
   for (size_t i = 0; i < listings.size(); ++i) {
     if (read[i]) {

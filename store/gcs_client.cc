@@ -84,6 +84,28 @@ std::optional<GcsObjectInfo> GcsClient::get_metadata(const std::string& bucket, 
   return out;
 }
 
+std::optional<std::string> GcsClient::get_small_object(const std::string& bucket, const std::string& name,
+                                                       size_t limit) {
+  std::optional<std::string> out;
+  std::string what = "read of gs://" + bucket + "/" + name;
+  with_retries(config_.retry, what, [&] {
+    HttpRequest req;
+    req.url = object_url(bucket, name) + "?alt=media";
+    std::string body;
+    HttpResponse r = send(req, [&](const char* data, size_t size) {
+      body.append(data, size);
+      if (body.size() > limit) throw Error(ErrorKind::kCorrupt, "gs://" + bucket + "/" + name + " is larger than expected");
+    });
+    if (r.status == 404) {
+      out.reset();
+      return;
+    }
+    if (!r.ok()) throw gcs_error(r, what);
+    out = std::move(body);
+  });
+  return out;
+}
+
 GcsObjectInfo GcsClient::upload_media(const std::string& bucket, const std::string& name, std::string_view body,
                                       bool if_absent) {
   GcsObjectInfo out;

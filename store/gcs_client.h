@@ -35,6 +35,9 @@ class GcsClient {
   void set_auth(std::shared_ptr<GcsAuth> auth);
 
   std::optional<GcsObjectInfo> get_metadata(const std::string& bucket, const std::string& name);
+  // A small object's bytes in one request (no metadata request first), retried whole; nullopt
+  // when it does not exist, kCorrupt past `limit` bytes.
+  std::optional<std::string> get_small_object(const std::string& bucket, const std::string& name, size_t limit);
   // One request. With if_absent, the server refuses to replace an existing object (412 ->
   // kAlreadyExists).
   GcsObjectInfo upload_media(const std::string& bucket, const std::string& name, std::string_view body, bool if_absent);

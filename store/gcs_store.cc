@@ -109,6 +109,14 @@ std::unique_ptr<BlobReader> GcsStore::open(const std::string& key) {
       });
 }
 
+// One GET, where open() needs two (the generation, then the bytes pinned to it): a cold listing
+// reads every backup's metadata this way.
+std::string GcsStore::read_small(const std::string& key, size_t limit) {
+  auto body = client_->get_small_object(bucket_, object_name(key), limit);
+  if (!body) throw Error(ErrorKind::kNotFound, url() + ": " + key + " does not exist");
+  return std::move(*body);
+}
+
 std::optional<BlobInfo> GcsStore::stat(const std::string& key) {
   auto info = client_->get_metadata(bucket_, object_name(key));
   if (!info) return std::nullopt;

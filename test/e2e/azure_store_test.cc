@@ -107,7 +107,7 @@ TEST_F(AzureStoreTest, StagedBlocksAreInvisibleUntilCommittedAndAKilledWriterLea
 // A proxy between us and Azurite answers 503 and drops connections mid-block and mid-download:
 // the upload rides through within its retry budget, the download resumes from the byte reached.
 TEST_F(AzureStoreTest, UploadRidesThrough503sAndResetsAndDownloadsResume) {
-  int port = std::stoi(g_azurite->endpoint().substr(g_azurite->endpoint().rfind(':') + 1));
+  int port = port_of(g_azurite->endpoint());
   FaultProxy proxy("127.0.0.1", port);
   using F = FaultProxy::Fault;
   proxy.queue({{F::kHttp503}, {F::kResetAfterUpload, 1u << 20}, {F::kHttp503}, {F::kResetAfterUpload, 512u << 10}});

@@ -128,7 +128,7 @@ TEST_F(SwiftNativeStoreTest, UploadRidesThrough503sAndResetsAndDownloadsResume) 
   httplib::Client auth(g_swift->endpoint());
   auto t = auth.Get("/auth/v1.0", {{"X-Auth-User", g_swift->access_key()}, {"X-Auth-Key", g_swift->secret_key()}});
   ASSERT_TRUE(t && t->status == 200);
-  int port = std::stoi(g_swift->endpoint().substr(g_swift->endpoint().rfind(':') + 1));
+  int port = port_of(g_swift->endpoint());
   FaultProxy proxy("127.0.0.1", port);
   SwiftAuthConfig c;
   c.kind = SwiftAuthConfig::Kind::kPreauthenticated;

@@ -5,7 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <functional>
 #include <random>
 #include <string>
 #include <thread>
@@ -16,8 +19,11 @@
 #include "common/subprocess.h"
 #include "common/timefmt.h"
 #include "store/blob_store.h"
+#include "store/etcd_manager.h"
+#include "store/layout.h"
 #include "test/support/blob_store_contract.h"
 #include "test/support/cli_fixture.h"
+#include "test/support/fault_proxy.h"
 #include "test/support/object_servers.h"
 
 namespace etcdadm::test {
@@ -27,6 +33,9 @@ extern GcsEmulator* g_gcs;
 extern FakeGcsServer* g_fake_gcs;
 extern MinioServer* g_minio;
 extern AzuriteServer* g_azurite;
+
+// The port of an http://host:port endpoint (to put a FaultProxy in front of it).
+inline int port_of(const std::string& endpoint) { return std::stoi(endpoint.substr(endpoint.rfind(':') + 1)); }
 
 // /usr/bin/aws against one of the S3 servers, path-style, with nothing from the machine's AWS setup.
 class AwsCli {
@@ -235,6 +244,93 @@ class ObjectStoreCliTest : public CliTest {
       EXPECT_EQ(all_key_fields(rc, revision), all_key_fields(client, revision));
       restored.stop();
     }
+  }
+
+  // How a backend's requests read in FaultProxy::requests(), for counting them.
+  struct ListingRequests {
+    std::string page;           // in every listing page's request line
+    std::string range_start;    // in the request line of a listing that starts after a name
+    std::string metadata_read;  // in the request line of one _etcd_backup.meta read
+  };
+
+  // Issue 15's stores at scale, on any object store: `count` backups of two small objects each
+  // (etcd-manager's shape: the data file and _etcd_backup.meta, a minute apart, the newest a minute
+  // ago) written through open_store() by 16 threads, then `backup list -o json` through `proxy`
+  // (`via_proxy`: the store flags and env that send the CLI there):
+  //   - cold (no catalog): one listing pass and one read of each backup's metadata, nothing else;
+  //   - warm: at most 2 requests, one of them a range listing;
+  //   - a backup deleted behind the catalog's back stays listed until --resync, which lists the
+  //     store once more and reads no metadata again.
+  // Returns the backups' names, oldest first, without the one deleted.
+  std::vector<std::string> list_many_backups_through_proxy(int count, const std::function<std::unique_ptr<BlobStore>()>& open_store,
+                                                           FaultProxy& proxy, const std::vector<std::string>& flags_via_proxy,
+                                                           const RunOptions& env_via_proxy, const ListingRequests& patterns) {
+    const int64_t newest = to_unix_micros(std::chrono::system_clock::now()) / 1000000 - 60;
+    std::vector<std::string> names;
+    for (int i = 0; i < count; ++i) names.push_back(make_backup_name(from_unix_micros((newest - (count - 1 - i) * 60LL) * 1000000)));
+    {
+      std::atomic<int> next{0};
+      std::vector<std::thread> writers;
+      for (int t = 0; t < 16; ++t) {
+        writers.emplace_back([&] {
+          auto s = open_store();
+          for (int i; (i = next.fetch_add(1)) < count;) {
+            const int64_t ts = newest - (count - 1 - i) * 60LL;
+            s->write_small(names[i] + "/etcd.backup.gz", "64 bytes of nothing: the listing is what is measured here");
+            s->write_small(names[i] + "/_etcd_backup.meta", etcd_manager_meta_json("3.5.17", ts, 3));
+          }
+        });
+      }
+      for (auto& w : writers) w.join();
+    }
+    auto list = [&](std::vector<std::string> extra = {}) {
+      std::vector<std::string> args = {"backup", "list", "-o", "json"};
+      args.insert(args.end(), flags_via_proxy.begin(), flags_via_proxy.end());
+      args.insert(args.end(), extra.begin(), extra.end());
+      return cli_json(args, env_via_proxy);
+    };
+    auto counted = [&](const std::string& what) {
+      auto reqs = proxy.requests();
+      return std::count_if(reqs.begin(), reqs.end(), [&](const std::string& r) { return r.find(what) != std::string::npos; });
+    };
+    // 1,000 keys a page. A server may answer a full last page as truncated, and then an empty one.
+    auto one_listing_pass = [&](int keys) {
+      const int pages = (keys + 999) / 1000;
+      const auto n = counted(patterns.page);
+      EXPECT_TRUE(n == pages || (keys % 1000 == 0 && n == pages + 1)) << n << " listing requests for " << keys << " keys";
+    };
+
+    proxy.clear_requests();
+    auto cold = list();
+    EXPECT_EQ(cold.size(), static_cast<size_t>(count));
+    if (!cold.empty()) {
+      EXPECT_EQ(cold[0]["name"], names.back());
+    }
+    EXPECT_EQ(counted(patterns.metadata_read), count);  // one request per backup, no HEAD or metadata request first
+    one_listing_pass(2 * count);
+    EXPECT_LE(proxy.requests().size(), static_cast<size_t>(count + (2 * count + 999) / 1000 + 3)) << proxy.requests().back();
+
+    // Warm: the newest hour's range (and the change log's, when the store has one).
+    proxy.clear_requests();
+    EXPECT_EQ(list().size(), static_cast<size_t>(count));
+    auto reqs = proxy.requests();
+    EXPECT_LE(reqs.size(), 2u) << ::testing::PrintToString(reqs);
+    EXPECT_EQ(counted(patterns.range_start), 1) << ::testing::PrintToString(reqs);
+
+    // Another host's prune, behind this catalog's back: seen at the next full listing.
+    auto direct = open_store();
+    const std::string gone = names[100];
+    direct->remove(gone + "/_etcd_backup.meta");
+    direct->remove(gone + "/etcd.backup.gz");
+    names.erase(names.begin() + 100);
+    EXPECT_EQ(list().size(), static_cast<size_t>(count));
+    proxy.clear_requests();
+    auto resynced = list({"--resync"});
+    EXPECT_EQ(resynced.size(), static_cast<size_t>(count - 1));
+    for (const auto& b : resynced) EXPECT_NE(b["name"], gone);
+    EXPECT_EQ(counted(patterns.metadata_read), 0);  // the catalog had every backup
+    one_listing_pass(2 * (count - 1));
+    return names;
   }
 
   static inline int counter_ = 0;
