@@ -58,6 +58,12 @@ make_workdir() {
 # start_etcd: single member in $WORK/etcd, large quota; sets EP (host:port) and ETCD_PID. Called
 # again after the member was killed, it starts it on its data dir (what it had committed), on new
 # ports (a single member needs no peer to reach).
+# etcd_quota_bytes: the backend quota for a db of BENCH_DB_MB: 8 GiB, or twice the db when that is
+# more (etcd's quota counts the whole bbolt file, free pages included).
+etcd_quota_bytes() {
+  awk -v mb="${BENCH_DB_MB:-400}" 'BEGIN { q = 8589934592; if (mb * 2 * 1048576 > q) q = mb * 2 * 1048576; printf "%.0f", q }'
+}
+
 start_etcd() {
   local client_port peer_port
   client_port="$(free_port)"
@@ -70,7 +76,7 @@ start_etcd() {
     --listen-peer-urls "http://127.0.0.1:$peer_port" \
     --initial-advertise-peer-urls "http://127.0.0.1:$peer_port" \
     --initial-cluster "bench=http://127.0.0.1:$peer_port" \
-    --quota-backend-bytes 8589934592 \
+    --quota-backend-bytes "$(etcd_quota_bytes)" \
     --logger zap --log-outputs "$WORK/etcd.log" >>"$WORK/etcd.stdout" 2>&1 &
   ETCD_PID=$!
   BENCH_PIDS+=("$ETCD_PID")

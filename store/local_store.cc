@@ -233,10 +233,11 @@ std::vector<BlobInfo> LocalStore::list_range(const std::string& start_after, con
     if (name >= end_before) continue;
     // "name/..." keys sort between "name/" and "name/\xff" (std::string compares bytes as
     // unsigned); a plain file is the key `name` itself.
-    const auto type = it->symlink_status(ec).type();  // links are no blobs, as in list()
-    if (type == stdfs::file_type::directory) {
+    // The entry's type as readdir gave it (no stat per entry); links are no blobs, as in list().
+    if (it->is_symlink(ec)) continue;
+    if (it->is_directory(ec)) {
       if (name + "/\xff" > start_after) dirs.push_back(name);
-    } else if (type == stdfs::file_type::regular && name > start_after && !is_temp_name(name)) {
+    } else if (it->is_regular_file(ec) && name > start_after && !is_temp_name(name)) {
       if (auto info = stat(name)) out.push_back(std::move(*info));
     }
   }

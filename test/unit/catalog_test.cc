@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "common/error.h"
 #include "common/fs.h"
 #include <sqlite3.h>
@@ -222,6 +224,9 @@ TEST(Catalog, LocalStoreListsARange) {
   s.write_small("a/two words+plus.json", "2");
   s.write_small("b/three", "3");
   s.write_small("c", "a top-level file");
+  // Links are no blobs, as in list(): neither one to a directory nor one to a file is listed.
+  std::filesystem::create_directory_symlink(dir / "store/a", dir / "store/b-link");
+  std::filesystem::create_symlink(dir / "store/c", dir / "store/c-link");
   std::vector<std::string> keys;
   for (const auto& b : s.list_range("a/p", "d")) keys.push_back(b.key);
   EXPECT_EQ(keys, (std::vector<std::string>{"a/two words+plus.json", "b/three", "c"}));
