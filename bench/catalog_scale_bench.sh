@@ -8,9 +8,9 @@
 #   - warm list:  `backup list` again (incremental: only the newest hour is listed), median of 5
 #   - resync:     `backup list --resync` (a full listing, no metadata reads), median of 3
 #   - prune:      `backup prune --policy count:1000` (deletes all but the newest 1,000)
-# With BENCH_S3=1, the same for 10,000 backups on OpenStack Swift's s3api (the test server; the
-# backups are uploaded with `aws s3 sync`), through a request-counting proxy: the requests of each
-# command are counted from the server's access log lines, which Swift's proxy writes per request.
+# With BENCH_S3=1, the same for 10,000 backups on the suite's two S3 servers, OpenStack Swift's
+# s3api and MinIO (scripts/go-test-tools.sh builds it), the backups uploaded with `aws s3 sync`; the
+# requests of each command are counted from --log-level trace's line per HTTP request.
 #
 # Usage: bench/catalog_scale_bench.sh            BENCH_BACKUPS="1000 10000" BENCH_S3=1 bench/catalog_scale_bench.sh
 set -euo pipefail
@@ -78,19 +78,40 @@ done
 AWS="${AWS:-/usr/bin/aws}"
 [[ -x "$AWS" ]] || die "aws CLI missing"
 n=10000
-start_swift_s3 $'    max_concurrent_requests = 16\n'
 fill "$WORK/s3-src" "$n"
-log "uploading $n backups to Swift"
-upload=$(seconds "$AWS" --endpoint-url "$S3_EP" s3 sync --only-show-errors "$WORK/s3-src" s3://bench/etcd)
-log "uploaded in $upload s"
-export ETCDADM_CATALOG="$WORK/catalog-s3.db"
 # Requests per command: counted by --log-level trace's one line per HTTP request of etcdadm's client.
 requests() { "$ETCDADM" --log-level trace "$@" --s3-endpoint "$S3_EP" 2>&1 >/dev/null | grep -c 'HTTP request' || true; }
-cold=$(seconds "$ETCDADM" backup list --store s3://bench/etcd --s3-endpoint "$S3_EP" -o json)
-warm=$(median_of 5 "$ETCDADM" backup list --store s3://bench/etcd --s3-endpoint "$S3_EP" -o json)
-warm_requests=$(requests backup list --store s3://bench/etcd -o json)
-resync=$(median_of 3 "$ETCDADM" backup list --resync --store s3://bench/etcd --s3-endpoint "$S3_EP" -o json)
-resync_requests=$(requests backup list --resync --store s3://bench/etcd -o json)
-prune=$(seconds "$ETCDADM" --log-level warn backup prune --store s3://bench/etcd --s3-endpoint "$S3_EP" --policy count:1000)
-left=$("$AWS" --endpoint-url "$S3_EP" s3 ls s3://bench/etcd/ | wc -l)
-echo "| S3 (Swift s3api) | $n | $cold | $warm ($warm_requests requests) | $resync ($resync_requests requests) | $prune ($left backups left) |"
+# s3_row NAME: uploads the backups to s3://bench/NAME on $S3_EP and measures them there.
+s3_row() {
+  local server=$1 store="s3://bench/$1" upload cold warm warm_requests resync resync_requests prune left
+  log "uploading $n backups to $server"
+  upload=$(seconds "$AWS" --endpoint-url "$S3_EP" s3 sync --only-show-errors "$WORK/s3-src" "$store")
+  log "uploaded in $upload s"
+  export ETCDADM_CATALOG="$WORK/catalog-$server.db"
+  cold=$(seconds "$ETCDADM" backup list --store "$store" --s3-endpoint "$S3_EP" -o json)
+  warm=$(median_of 5 "$ETCDADM" backup list --store "$store" --s3-endpoint "$S3_EP" -o json)
+  warm_requests=$(requests backup list --store "$store" -o json)
+  resync=$(median_of 3 "$ETCDADM" backup list --resync --store "$store" --s3-endpoint "$S3_EP" -o json)
+  resync_requests=$(requests backup list --resync --store "$store" -o json)
+  prune=$(seconds "$ETCDADM" --log-level warn backup prune --store "$store" --s3-endpoint "$S3_EP" --policy count:1000)
+  left=$("$AWS" --endpoint-url "$S3_EP" s3 ls "$store/" | wc -l)
+  [[ "$left" == 1000 ]] || die "prune left $left backups on $server"
+  echo "| S3 ($server) | $n | $cold | $warm ($warm_requests requests) | $resync ($resync_requests requests) | $prune |"
+}
+
+start_swift_s3 $'    max_concurrent_requests = 16\n'
+s3_row swift-s3api
+
+MINIO="${MINIO:-$(bash "$repo/scripts/go-test-tools.sh" --where minio)}"
+[[ -x "$MINIO" ]] || die "no MinIO at $MINIO (bash scripts/go-test-tools.sh minio)"
+minio_port=$(free_port)
+log "starting MinIO on 127.0.0.1:$minio_port"
+MINIO_ROOT_USER=bench-user MINIO_ROOT_PASSWORD=bench-secret-key MINIO_BROWSER=off MINIO_UPDATE=off HOME="$WORK" \
+  "$MINIO" server "$WORK/minio" --address "127.0.0.1:$minio_port" --console-address "127.0.0.1:$(free_port)" --quiet \
+  >"$WORK/minio.log" 2>&1 &
+BENCH_PIDS+=("$!")
+S3_EP="http://127.0.0.1:$minio_port"
+for i in $(seq 1 300); do curl -sf "$S3_EP/minio/health/live" && break; sleep 0.2; [[ $i == 300 ]] && die "MinIO did not start"; done
+export AWS_ACCESS_KEY_ID=bench-user AWS_SECRET_ACCESS_KEY=bench-secret-key
+"$AWS" --endpoint-url "$S3_EP" s3 mb s3://bench >/dev/null
+s3_row minio

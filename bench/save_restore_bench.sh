@@ -11,6 +11,7 @@
 #                                        server; and etcdutl 3.6's)
 #   - etcdadm backup restore latest    (fetch + verify + the native data dir write)
 #   - etcdadm backup restore --output-file  (fetch + verify only; isolates etcdadm's own RSS)
+#   - etcdadm backup verify latest       (once at the quarter point, once at the full one)
 # Saves alternate etcdctl / etcdadm BENCH_RUNS times, then restores alternate the same
 # way; medians are reported. The same save pair is also run BENCH_RUNS times after a
 # quarter of the data is loaded, to show whether etcdadm's RSS grows with db size.
@@ -85,6 +86,8 @@ for r in $(seq 1 "$RUNS"); do
   measure q_adm_restore "$ETCDADM" --log-level warn backup restore latest --store "$WORK/q-store" \
     --data-dir "$WORK/q-restored" --name q --initial-advertise-peer-urls "$RESTORE_PEER_Q" -o json
 done
+# `backup verify` (fetch, hashes, a full check of the bbolt file and its KV hash), once per point.
+measure q_adm_verify "$ETCDADM" --log-level warn backup verify latest --store "$WORK/q-store" -o json
 rm -rf "$WORK/q-snap.db" "$WORK/q-store" "$WORK/q-restored"
 
 next=$(load_etcd "$DB_MB" "$next")
@@ -131,6 +134,7 @@ for r in $(seq 1 "$RUNS"); do
   [[ -s "$WORK/r-adm/member/snap/db" ]] || die "etcdadm restore produced no member/snap/db"
   rm -rf "$WORK/r-adm"
 done
+measure adm_verify "$ETCDADM" --log-level warn backup verify latest --store "$STORE" -o json
 log "fetch+verify only (etcdadm backup restore --output), once"
 rm -f "$WORK/fetched.db"
 measure adm_fetch "$ETCDADM" --log-level warn backup restore latest --store "$STORE" --output-file "$WORK/fetched.db" -o json
@@ -187,6 +191,8 @@ report() {
 | etcdadm backup restore --output (fetch+verify only, 1 run) | $(wall adm_fetch) | | $adm_fetch_rss | $(mib "$SNAP_SIZE") |
 | quarter db: etcdctl snapshot save | $(wall q_ctl_save) | $(allruns "$WORK/m.q_ctl_save.wall") | $(rss_mib q_ctl_save) | $(mib "$Q_DB") (uncompressed) |
 | quarter db: etcdadm backup save | $(wall q_adm_save) | $(allruns "$WORK/m.q_adm_save.wall") | $adm_rss_q | $(mib "$Q_STORED") (gzip) |
+| etcdadm backup verify latest (1 run) | $(wall adm_verify) | | $(rss_max_mib adm_verify) | |
+| quarter db: etcdadm backup verify latest (1 run) | $(wall q_adm_verify) | | $(rss_max_mib q_adm_verify) | |
 | quarter db: etcdadm backup restore latest | $(wall q_adm_restore) | $(allruns "$WORK/m.q_adm_restore.wall") | $(rss_mib q_adm_restore) | |
 
 ¹ The native restore: etcdadm alone, no child process (GNU time reports the largest RSS in the
@@ -207,6 +213,7 @@ restore fetchSeconds $(median "$WORK/adm_restore.fetch" | awk '{ printf "%.3f", 
 | etcdadm restore peak RSS (max of runs) | $(rss_max_mib adm_restore) MiB | <= 64 MiB | $(yes_no le "$(rss_max_mib adm_restore)" 64) |
 | etcdadm restore peak RSS (max of runs), quarter db -> full db | $(rss_max_mib q_adm_restore) -> $(rss_max_mib adm_restore) MiB | flat (<= +8 MiB) | $(yes_no le "$(awk -v a="$(rss_max_mib adm_restore)" -v b="$(rss_max_mib q_adm_restore)" 'BEGIN { printf "%.1f", a - b }')" 8) |
 | etcdadm fetch+verify peak RSS (--output) | $adm_fetch_rss MiB | (info) | |
+| etcdadm backup verify peak RSS, quarter db -> full db | $(rss_max_mib q_adm_verify) -> $(rss_max_mib adm_verify) MiB | flat (<= +8 MiB) | $(yes_no le "$(awk -v a="$(rss_max_mib adm_verify)" -v b="$(rss_max_mib q_adm_verify)" 'BEGIN { printf "%.1f", a - b }')" 8) |
 | stored size / gzip -1 size | $(ratio "$STORED_SIZE" "$GZ_SIZE") | (info) | |
 | compression: db / stored | $(ratio "$SNAP_SIZE" "$STORED_SIZE")x | (info) | |
 
