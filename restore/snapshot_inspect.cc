@@ -4,6 +4,9 @@
 #include <google/protobuf/wire_format_lite.h>
 
 #include <algorithm>
+#include <array>
+#include <cerrno>
+#include <deque>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -12,6 +15,7 @@
 
 #include "common/crc32c.h"
 #include "common/error.h"
+#include "common/fs.h"
 #include "etcdadm/proto/etcd.pb.h"
 
 namespace etcdadm {
@@ -246,6 +250,19 @@ class LatestTable {
     return h;
   }
 
+  size_t size() const { return used_; }
+
+  // The slot of a hashed key, or nullptr when the table does not hold it.
+  const Slot* lookup(const Hashed& h) const {
+    if (slots_.empty()) return nullptr;
+    size_t mask = slots_.size() - 1;
+    for (size_t i = static_cast<size_t>(h.h1 >> 20) & mask;; i = (i + 1) & mask) {
+      const Slot& s = slots_[i];
+      if (s.h1 == 0) return nullptr;
+      if (s.h1 == h.h1 && (s.h2 & ~kLive) == h.h2) return &s;
+    }
+  }
+
   // The slot of a hashed key (inserted when new: *fresh is then true).
   Slot& find(const Hashed& h, bool* fresh) {
     if ((used_ + 1) * 4 > slots_.size() * 3) grow();
@@ -285,6 +302,66 @@ class LatestTable {
 struct StringHash {
   using is_transparent = void;
   size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+// One `key` bucket entry as the latest-state table sees it.
+struct KeyRevision {
+  uint64_t h1;
+  uint32_t h2;         // without the live flag
+  uint32_t bytes;      // key + value bytes (0 for a tombstone)
+  uint32_t prefix;     // index of the key's prefix
+  uint32_t tombstone;  // 1 for a delete
+};
+
+// The entries of the `key` bucket that come after the latest-state table reached its limit, kept
+// in kSpillPartitions files by key hash (a key's entries all in one file, in revision order) in a
+// private scratch directory, to be replayed one partition at a time.
+class SpilledRevisions {
+ public:
+  static constexpr size_t kSpillPartitions = 64;
+
+  SpilledRevisions() : dir_("etcdadm-inspect") {
+    for (size_t i = 0; i < kSpillPartitions; ++i) {
+      std::string path = dir_.path() + "/part-" + std::to_string(i);
+      files_[i] = std::fopen(path.c_str(), "w+b");
+      if (files_[i] == nullptr) throw io_error("cannot create", path);
+      std::setvbuf(files_[i], nullptr, _IOFBF, 16 << 10);
+    }
+  }
+  ~SpilledRevisions() {
+    for (FILE* f : files_) {
+      if (f != nullptr) std::fclose(f);
+    }
+  }
+  SpilledRevisions(const SpilledRevisions&) = delete;
+  SpilledRevisions& operator=(const SpilledRevisions&) = delete;
+
+  void add(const KeyRevision& r) {
+    if (std::fwrite(&r, sizeof r, 1, files_[r.h1 % kSpillPartitions]) != 1) throw io_error("cannot write", dir_.path());
+  }
+
+  // Calls start() before each partition and each(r) for its entries, in the order they were added.
+  template <typename Start, typename Each>
+  void replay(const Start& start, const Each& each) {
+    std::vector<KeyRevision> chunk(4096);
+    for (FILE* f : files_) {
+      if (std::fflush(f) != 0 || std::fseek(f, 0, SEEK_SET) != 0) throw io_error("cannot read back", dir_.path());
+      start();
+      size_t n;
+      while ((n = std::fread(chunk.data(), sizeof(KeyRevision), chunk.size(), f)) > 0) {
+        for (size_t i = 0; i < n; ++i) each(chunk[i]);
+      }
+      if (std::ferror(f)) throw io_error("cannot read back", dir_.path());
+    }
+  }
+
+ private:
+  static Error io_error(const std::string& what, const std::string& path) {
+    return Error(ErrorKind::kIo, what + " the inspection's scratch file in " + path + ": " + std::strerror(errno),
+                 "free space in $TMPDIR (default /tmp): a large snapshot needs about 24 bytes per revision there");
+  }
+  ScratchDir dir_;
+  std::array<FILE*, kSpillPartitions> files_{};
 };
 
 // The status fields, walking every bucket once; `on_key` sees each `key` bucket entry (after the
@@ -332,37 +409,52 @@ SnapshotStatus snapshot_status(const BoltReader& db, StatusSemantics semantics) 
   return s;
 }
 
-SnapshotInspection inspect_snapshot(const BoltReader& db, int prefix_depth) {
+SnapshotInspection inspect_snapshot(const BoltReader& db, int prefix_depth, size_t in_memory_keys) {
   SnapshotInspection r;
   // One walk: the status hash over every bucket, and, while in `key`, each key's latest state. The
   // `key` bucket is in revision order, so a key's latest state is its last occurrence; the table
   // keeps a 128-bit hash of each key (not the key), and the per-prefix sums are kept up to date as
-  // states change.
+  // states change. Once the table holds `in_memory_keys` keys it is frozen and the rest of the
+  // bucket goes to disk by key hash (SpilledRevisions); each partition is then replayed through a
+  // table of its own whose new keys start from the frozen table's state. Memory stays bounded by
+  // the frozen table and one partition's keys, however many keys the snapshot holds.
   LatestTable latest;
-  std::unordered_map<std::string, PrefixStat, StringHash, std::equal_to<>> prefixes;
-  // A revision is applied to the table one entry late: its slot is prefetched meanwhile.
-  struct Pending {
-    LatestTable::Hashed hash;
-    PrefixStat* stat;  // unordered_map nodes do not move
-    bool tombstone;
-    uint32_t bytes;
-  };
-  std::optional<Pending> pending;
-  auto apply = [&](const Pending& e) {
+  std::optional<SpilledRevisions> spilled;
+  std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> prefix_index;
+  std::deque<PrefixStat> prefixes;  // by index; a deque: references stay valid as it grows
+  auto apply = [&](LatestTable& table, const LatestTable* frozen, const KeyRevision& e) {
     bool fresh = false;
-    LatestTable::Slot& slot = latest.find(e.hash, &fresh);
-    if (!fresh && (slot.h2 & LatestTable::kLive) != 0) {
-      --e.stat->keys;
-      e.stat->bytes -= slot.bytes;
+    LatestTable::Slot& slot = table.find({e.h1, e.h2}, &fresh);
+    if (fresh && frozen != nullptr) {
+      if (const LatestTable::Slot* before = frozen->lookup({e.h1, e.h2})) {
+        slot.h2 = before->h2;
+        slot.bytes = before->bytes;
+        fresh = false;
+      }
     }
-    if (e.tombstone) {
+    PrefixStat& stat = prefixes[e.prefix];
+    if (!fresh && (slot.h2 & LatestTable::kLive) != 0) {
+      --stat.keys;
+      stat.bytes -= slot.bytes;
+    }
+    if (e.tombstone != 0) {
       slot.h2 &= ~LatestTable::kLive;
       slot.bytes = 0;
     } else {
       slot.h2 |= LatestTable::kLive;
       slot.bytes = e.bytes;
-      ++e.stat->keys;
-      e.stat->bytes += e.bytes;
+      ++stat.keys;
+      stat.bytes += e.bytes;
+    }
+  };
+  // A revision is applied to the table one entry late: its slot is prefetched meanwhile.
+  std::optional<KeyRevision> pending;
+  auto take = [&](const KeyRevision& e) {
+    if (!spilled && latest.size() >= in_memory_keys) spilled.emplace();
+    if (spilled) {
+      spilled->add(e);
+    } else {
+      apply(latest, nullptr, e);
     }
   };
   r.status = status_walk(db, [&](std::string_view k, std::string_view v, bool is_bucket) {
@@ -374,17 +466,25 @@ SnapshotInspection inspect_snapshot(const BoltReader& db, int prefix_depth) {
       throw corrupt("undecodable KeyValue at revision " + std::to_string(main_revision(k)));
     }
     if (kv.key.empty()) return;  // etcd's restore skips empty keys, such as a bump-revision marker
-    Pending e{latest.hash(kv.key), nullptr, is_tombstone(k), 0};
+    LatestTable::Hashed h = latest.hash(kv.key);
+    KeyRevision e{h.h1, h.h2, 0, 0, is_tombstone(k) ? 1u : 0u};
     // A KeyValue's key and value fit in one gRPC message (< 2 GiB), so in 32 bits.
-    if (!e.tombstone) e.bytes = static_cast<uint32_t>(kv.key.size() + kv.value_size);
+    if (e.tombstone == 0) e.bytes = static_cast<uint32_t>(kv.key.size() + kv.value_size);
     std::string_view p = prefix_view(kv.key, prefix_depth);
-    auto it = prefixes.find(p);
-    if (it == prefixes.end()) it = prefixes.emplace(std::string(p), PrefixStat{std::string(p), 0, 0}).first;
-    e.stat = &it->second;
-    if (pending) apply(*pending);
+    auto it = prefix_index.find(p);
+    if (it == prefix_index.end()) {
+      it = prefix_index.emplace(std::string(p), static_cast<uint32_t>(prefixes.size())).first;
+      prefixes.push_back(PrefixStat{std::string(p), 0, 0});
+    }
+    e.prefix = it->second;
+    if (pending) take(*pending);
     pending = e;
   });
-  if (pending) apply(*pending);
+  if (pending) take(*pending);
+  if (spilled) {
+    LatestTable partition;
+    spilled->replay([&] { partition = LatestTable(); }, [&](const KeyRevision& e) { apply(partition, &latest, e); });
+  }
 
   if (db.has_bucket({"members"})) {
     db.for_each({"members"}, [&](std::string_view k, std::string_view v, bool is_bucket) {
@@ -430,7 +530,7 @@ SnapshotInspection inspect_snapshot(const BoltReader& db, int prefix_depth) {
     r.finished_compact_revision = get_revision(db, "finishedCompactRev");
   }
 
-  for (auto& [p, stat] : prefixes) {
+  for (auto& stat : prefixes) {
     if (stat.keys == 0) continue;
     r.live_keys += stat.keys;
     r.prefixes.push_back(std::move(stat));

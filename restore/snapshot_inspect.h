@@ -70,9 +70,12 @@ struct SnapshotInspection {
 };
 
 // `prefix_depth`: how many '/'-separated levels make a prefix ("/registry/pods" is 2). One walk over
-// the database (the status hash and the per-key latest state together); memory grows by a 16-byte
-// hash slot per distinct key, not by the keys themselves.
-SnapshotInspection inspect_snapshot(const BoltReader& db, int prefix_depth = 2);
+// the database (the status hash and the per-key latest state together). Memory: a 16-byte hash slot
+// per distinct key, not the keys themselves, up to `in_memory_keys` keys (8 MiB of table by
+// default); past that the rest of the `key` bucket goes to scratch files under $TMPDIR (24 bytes per
+// revision) and is counted partition by partition, so memory stays flat whatever the db holds.
+constexpr size_t kInspectInMemoryKeys = size_t{1} << 18;
+SnapshotInspection inspect_snapshot(const BoltReader& db, int prefix_depth = 2, size_t in_memory_keys = kInspectInMemoryKeys);
 
 // A key's latest state as of the snapshot.
 struct SnapshotKeyValue {

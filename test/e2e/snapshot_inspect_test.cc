@@ -8,6 +8,8 @@
 #include <regex>
 
 #include "common/fs.h"
+#include "restore/bolt_reader.h"
+#include "restore/snapshot_inspect.h"
 #include "test/support/cli_fixture.h"
 #include "test/support/etcd_versions.h"
 
@@ -152,6 +154,22 @@ TEST_F(SnapshotInspect, StatusGetAndStatsMatchEtcdAndEtcdctl) {
     auto& w = want_prefixes[p["prefix"].get<std::string>()];
     EXPECT_EQ(p["keys"], w.first) << p.dump();
     EXPECT_EQ(p["bytes"], w.second) << p.dump();
+  }
+  // The same counts when the latest-state table is frozen after 1, 2, ... keys and the rest of the
+  // key bucket is counted from scratch files: at some of these points keys the frozen table holds
+  // are overwritten or deleted after the switch, at all of them keys it does not hold are.
+  {
+    auto db = BoltReader::open(file);
+    for (size_t limit = 1; limit <= 48; ++limit) {
+      SCOPED_TRACE("in-memory keys: " + std::to_string(limit));
+      SnapshotInspection spilled = inspect_snapshot(*db, 2, limit);
+      EXPECT_EQ(spilled.live_keys, 38u);
+      ASSERT_EQ(spilled.prefixes.size(), want_prefixes.size());
+      for (const auto& p : spilled.prefixes) {
+        EXPECT_EQ(p.keys, want_prefixes[p.prefix].first) << p.prefix;
+        EXPECT_EQ(p.bytes, want_prefixes[p.prefix].second) << p.prefix;
+      }
+    }
   }
   auto deep = cli_json({"backup", "inspect", "--file", file, "-o", "json", "--prefix-depth", "1"});
   ASSERT_EQ(deep["prefixes"].size(), 2u);
