@@ -15,16 +15,8 @@ repo="$(cd "$here/.." && pwd)"
 . "$here/lib.sh"
 
 bench_settings
-# The peer's status command: etcdctl's up to 3.5; from 3.6 on `snapshot status` is etcdutl's only
-# (etcdctl 3.6 prints its help for it and exits 0). The help is captured first: `grep -q` closing
-# the pipe early fails the pipeline under pipefail.
-snapshot_help="$({ "$ETCDCTL" snapshot --help; "$ETCDCTL" snapshot; } 2>&1 || true)"
-if grep -q status <<<"$snapshot_help"; then
-  STATUS_TOOL=("$ETCDCTL")
-else
-  STATUS_TOOL=(env -u ETCDCTL_API "$(dirname "$ETCDCTL")/etcdutl")
-  [[ -x "${STATUS_TOOL[-1]}" ]] || die "$ETCDCTL has no snapshot status and there is no etcdutl beside it"
-fi
+# The peer's status command: etcdctl's up to 3.5, etcdutl's from 3.6 on.
+snapshot_tool STATUS_TOOL status
 STATUS_NAME="$(basename "${STATUS_TOOL[-1]}")"
 STATUS_VERSION="$("${STATUS_TOOL[@]}" version | awk -v tool="$STATUS_NAME" '$1 == tool && $2 ~ /^version/ { print $3 }')"
 # etcdutl 3.6+ counts totalKey as the live keys; etcdadm gives that count with --semantics 3.6.

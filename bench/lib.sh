@@ -58,6 +58,22 @@ make_workdir() {
 # start_etcd: single member in $WORK/etcd, large quota; sets EP (host:port) and ETCD_PID. Called
 # again after the member was killed, it starts it on its data dir (what it had committed), on new
 # ports (a single member needs no peer to reach).
+# snapshot_tool VAR SUBCOMMAND: sets the array VAR to the command that has `snapshot SUBCOMMAND`
+# (restore, status): $ETCDCTL up to 3.5, the etcdutl beside it from 3.6 on (etcdctl 3.6 prints its
+# help for them and exits 0). The help is captured first: `grep -q` closing the pipe early fails
+# the pipeline under pipefail.
+snapshot_tool() {
+  local -n tool_ref=$1
+  local help
+  help="$({ "$ETCDCTL" snapshot --help; "$ETCDCTL" snapshot; } 2>&1 || true)"
+  if grep -q "$2" <<<"$help"; then
+    tool_ref=("$ETCDCTL")
+  else
+    tool_ref=(env -u ETCDCTL_API "$(dirname "$ETCDCTL")/etcdutl")
+    [[ -x "${tool_ref[-1]}" ]] || die "$ETCDCTL has no snapshot $2 and there is no etcdutl beside it"
+  fi
+}
+
 # etcd_quota_bytes: the backend quota for a db of BENCH_DB_MB: 8 GiB, or twice the db when that is
 # more (etcd's quota counts the whole bbolt file, free pages included).
 etcd_quota_bytes() {

@@ -42,15 +42,7 @@ ANCHOR_ETCDUTL="$ANCHOR_BIN/etcdutl"
 ANCHOR_VER="$("$ANCHOR_ETCDUTL" version | awk '/^etcdutl version/ { print $3 }')"
 # The first anchor restores with the server's own tool: etcdctl up to 3.5, etcdutl beside it from 3.6
 # on (etcdctl 3.6 has no `snapshot restore`).
-# (etcdctl 3.4 lists its subcommands for `snapshot` but not for `snapshot --help`; the help is
-# captured first: `grep -q` closing the pipe early fails the pipeline under pipefail.)
-snapshot_help="$({ "$ETCDCTL" snapshot --help; "$ETCDCTL" snapshot; } 2>&1 || true)"
-if grep -q restore <<<"$snapshot_help"; then
-  RESTORE_TOOL=("$ETCDCTL")
-else
-  RESTORE_TOOL=(env -u ETCDCTL_API "$(dirname "$ETCDCTL")/etcdutl")
-  [[ -x "${RESTORE_TOOL[-1]}" ]] || die "$ETCDCTL has no snapshot restore and there is no etcdutl beside it"
-fi
+snapshot_tool RESTORE_TOOL restore
 RESTORE_NAME="$(basename "${RESTORE_TOOL[-1]}")"
 
 make_workdir
