@@ -105,14 +105,30 @@ AtomicFile::AtomicFile(std::string path, mode_t mode, bool overwrite, bool durab
                 "choose another path or remove the file first");
   }
   stdfs::path p(path_);
-  temp_path_ = (p.parent_path() / ("." + p.filename().string() + ".tmp-" + random_suffix())).string();
-  fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-  if (fd_ < 0) throw_errno("cannot create", temp_path_, errno);
+  std::string dir = p.parent_path().empty() ? "." : p.parent_path().string();
+  name_ = p.filename().string();
+  temp_name_ = "." + name_ + ".tmp-" + random_suffix();
+  temp_path_ = (p.parent_path() / temp_name_).string();
+  // Every later step is relative to the directory as opened here: a write that outlives a rename
+  // of its directory (a store moved away mid-backup) commits or removes its temp file there,
+  // instead of failing on the old path and leaving the temp file behind.
+  dir_fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd_ < 0) throw_errno("cannot open directory", dir, errno);
+  fd_ = ::openat(dir_fd_, temp_name_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (fd_ < 0) {
+    int err = errno;
+    ::close(dir_fd_);
+    dir_fd_ = -1;
+    throw_errno("cannot create", temp_path_, err);
+  }
   // open() applies the umask; files such as keys must end up with exactly the requested mode.
   ::fchmod(fd_, mode);
 }
 
-AtomicFile::~AtomicFile() { abort(); }
+AtomicFile::~AtomicFile() {
+  abort();
+  if (dir_fd_ >= 0) ::close(dir_fd_);
+}
 
 void AtomicFile::write(const void* data, size_t size) {
   if (fd_ < 0) throw Error(ErrorKind::kInternal, "write to a closed file " + temp_path_);
@@ -130,20 +146,22 @@ void AtomicFile::commit() {
   fd_ = -1;
   if (!overwrite_) {
     // link() fails with EEXIST instead of silently replacing a file another writer committed.
-    if (::link(temp_path_.c_str(), path_.c_str()) != 0) {
+    if (::linkat(dir_fd_, temp_name_.c_str(), dir_fd_, name_.c_str(), 0) != 0) {
       int err = errno;
-      ::unlink(temp_path_.c_str());
+      ::unlinkat(dir_fd_, temp_name_.c_str(), 0);
+      temp_path_.clear();
       if (err == EEXIST) throw Error(ErrorKind::kAlreadyExists, "file appeared while writing: " + path_);
       throw_errno("cannot create", path_, err);
     }
-    ::unlink(temp_path_.c_str());
-  } else if (::rename(temp_path_.c_str(), path_.c_str()) != 0) {
+    ::unlinkat(dir_fd_, temp_name_.c_str(), 0);
+  } else if (::renameat(dir_fd_, temp_name_.c_str(), dir_fd_, name_.c_str()) != 0) {
     int err = errno;
-    ::unlink(temp_path_.c_str());
+    ::unlinkat(dir_fd_, temp_name_.c_str(), 0);
+    temp_path_.clear();
     throw_errno("cannot rename into place", path_, err);
   }
   temp_path_.clear();
-  if (durable_) fsync_dir(parent_dir(path_));
+  if (durable_ && ::fsync(dir_fd_) != 0) throw_errno("cannot fsync directory of", path_, errno);
 }
 
 void AtomicFile::abort() {
@@ -152,7 +170,7 @@ void AtomicFile::abort() {
     fd_ = -1;
   }
   if (!temp_path_.empty()) {
-    ::unlink(temp_path_.c_str());
+    ::unlinkat(dir_fd_, temp_name_.c_str(), 0);
     temp_path_.clear();
   }
 }

@@ -14,6 +14,7 @@ namespace etcdadm {
 
 // A file being written under a temporary name next to its final path. commit() fsyncs, renames to
 // the final path and fsyncs the directory; destroying an uncommitted AtomicFile removes the temp file.
+// Both act in the directory as it was opened at creation, even if it has been renamed since.
 class AtomicFile {
  public:
   // Refuses (kAlreadyExists) when `path` exists and overwrite is false. `durable` = false skips the
@@ -32,7 +33,10 @@ class AtomicFile {
 
  private:
   std::string path_;
-  std::string temp_path_;
+  std::string name_;       // path_'s file name
+  std::string temp_name_;  // the temp file's name in the same directory
+  std::string temp_path_;  // for messages; empty once committed or removed
+  int dir_fd_ = -1;        // the directory, as opened when the file was created
   int fd_ = -1;
   bool overwrite_;
   bool durable_;

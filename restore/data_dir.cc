@@ -111,6 +111,12 @@ StagingDir::StagingDir(const std::string& parent) : path_(parent + "/" + kStagin
 
 StagingDir::~StagingDir() {
   try {
+    // The lock file goes last: a restore killed while this runs leaves a dir whose free lock marks
+    // it abandoned, never a non-empty one without a lock (which the next restore must leave alone
+    // for 10 minutes, in case an older etcdadm is still using it).
+    for (const auto& e : std::filesystem::directory_iterator(path_)) {
+      if (e.path().filename() != kStagingLock) remove_all(e.path().string());
+    }
     remove_all(path_);
   } catch (const std::exception& e) {
     spdlog::warn("could not remove staging directory {}: {}", path_, e.what());

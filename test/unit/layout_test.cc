@@ -7,7 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <cstring>
 
 #include "store/etcd_manager.h"
@@ -187,6 +189,28 @@ TEST(LocalStore, AtomicCreateAndList) {
   store.remove("a/one");
   EXPECT_TRUE(store.list("").empty());
   EXPECT_THROW(store.create("../escape", false), Error);
+}
+
+// A store moved away while a file is being written (the sidecar's store outage): the write
+// commits, or its temp file goes, in the directory it was created in, wherever that is now.
+TEST(LocalStore, AWriteOutlivesARenameOfItsDirectoryWithoutLeavingATempFile) {
+  test::TempDir dir;
+  std::string store = dir / "store", away = dir / "away";
+  LocalStore s(store);
+  s.write_small("b/first", "1");
+  auto committed = s.create("b/second", false);
+  auto aborted = s.create("b/third", false);
+  committed->write(reinterpret_cast<const uint8_t*>("2"), 1);
+  aborted->write(reinterpret_cast<const uint8_t*>("3"), 1);
+  ASSERT_EQ(::rename(store.c_str(), away.c_str()), 0);
+  committed->commit();
+  aborted.reset();  // destroyed uncommitted
+  ASSERT_EQ(::rename(away.c_str(), store.c_str()), 0);
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(store + "/b")) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"first", "second"}));
+  EXPECT_EQ(s.read_small("b/second"), "2");
 }
 
 TEST(BackupMetaNumbers, FloatsAndNegativesWhereIntegersBelongAreCorrupt) {
