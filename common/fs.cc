@@ -88,14 +88,25 @@ void write_all(int fd, const void* data, size_t size, const std::string& path_fo
   }
 }
 
+namespace {
+
+// Some filesystems (e.g. certain FUSE mounts) do not support directory fsync; that is not data loss.
+void fsync_open_dir(int fd, const std::string& dir) {
+  if (::fsync(fd) != 0 && errno != EINVAL && errno != ENOTSUP) throw_errno("cannot fsync directory", dir, errno);
+}
+
+}  // namespace
+
 void fsync_dir(const std::string& dir) {
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) throw_errno("cannot open directory", dir, errno);
-  int rc = ::fsync(fd);
-  int err = errno;
+  try {
+    fsync_open_dir(fd, dir);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
   ::close(fd);
-  // Some filesystems (e.g. certain FUSE mounts) do not support directory fsync; that is not data loss.
-  if (rc != 0 && err != EINVAL && err != ENOTSUP) throw_errno("cannot fsync directory", dir, err);
 }
 
 AtomicFile::AtomicFile(std::string path, mode_t mode, bool overwrite, bool durable)
@@ -161,7 +172,7 @@ void AtomicFile::commit() {
     throw_errno("cannot rename into place", path_, err);
   }
   temp_path_.clear();
-  if (durable_ && ::fsync(dir_fd_) != 0) throw_errno("cannot fsync directory of", path_, errno);
+  if (durable_) fsync_open_dir(dir_fd_, parent_dir(path_));
 }
 
 void AtomicFile::abort() {

@@ -10,8 +10,8 @@
 #include <optional>
 
 #include "common/error.h"
-#include "common/parallel.h"
 #include "common/fs.h"
+#include "common/parallel.h"
 #include "common/timefmt.h"
 
 namespace etcdadm {
