@@ -16,6 +16,8 @@
 #include "etcdadm/client.h"
 #include "etcdadm/lifecycle.h"
 #include "etcdadm/release.h"
+#include "etcdadm/upgrade.h"
+#include "backup/pre_change.h"
 #include "restore/damage.h"
 #include "restore/member_restore.h"
 #include "restore/resolve.h"
@@ -441,6 +443,215 @@ void add_download(CLI::App& app) {
   });
 }
 
+
+// ---- upgrade plan | apply | rollback ----
+
+nlohmann::json upgrade_result_json(const UpgradeResult& r, const std::string& name) {
+  return {{"name", name},         {"from", r.from},     {"to", r.to},
+          {"step", version_step_name(r.kind)}, {"backup", r.backup}, {"phases", r.phases_run},
+          {"checks", r.checks}};
+}
+
+void print_upgrade_result(const char* verb, const MemberConfig& m, const UpgradeResult& r, OutputFormat fmt) {
+  if (fmt == OutputFormat::kJson) {
+    std::cout << upgrade_result_json(r, m.name).dump(2) << "\n";
+    return;
+  }
+  if (r.phases_run.size() == 1 && r.from == r.to) {
+    std::cout << "Member " << m.name << " runs etcd " << r.to << " already: nothing to do\n";
+    return;
+  }
+  std::string phases;
+  for (const auto& p : r.phases_run) phases += (phases.empty() ? "" : ", ") + p;
+  std::cout << verb << " member " << m.name << " from etcd " << r.from << " to " << r.to << " ("
+            << version_step_name(r.kind) << "; phases: " << phases << ")\n";
+  if (!r.backup.empty()) std::cout << "  backup before the change: " << r.backup << "\n";
+  for (const auto& c : r.checks) std::cout << "  checked: " << c << "\n";
+}
+
+struct UpgradeFlags {
+  LocationFlags location;
+  ReleaseFlags release;
+  StoreFlags store;
+  std::string max_backup_age = "0s";
+  bool skip_backup = false;
+  std::string endpoints;
+  bool allow_downtime = false;
+  std::string health_timeout = "5m";
+
+  void add_common(CLI::App* c) {
+    location.add_to(c);
+    release.add_to(c);
+    c->add_option("--endpoints", endpoints, "more members' client URLs, to reach the cluster through");
+    c->add_flag("--allow-downtime", allow_downtime,
+                "a one-member cluster: accept that it is unavailable while its member restarts");
+    c->add_option("--health-timeout", health_timeout,
+                  "how long the restarted member may take to be healthy and caught up")
+        ->capture_default_str();
+    add_output_format_option(c, store.output);
+  }
+
+  UpgradeOptions options(bool with_backup) const {
+    UpgradeOptions o;
+    o.member = location.located();
+    o.release = release.resolved();
+    o.endpoints = split_endpoints(endpoints);
+    o.allow_downtime = allow_downtime;
+    o.health_timeout = duration_flag("--health-timeout", health_timeout, false);
+    if (!with_backup) return o;
+    if (skip_backup) {
+      if (!store.store.empty()) throw Error(ErrorKind::kInvalidArgument, "give --store or --skip-backup, not both");
+      return o;
+    }
+    if (store.store.empty()) {
+      throw Error(ErrorKind::kInvalidArgument, "no --store for the backup taken before the change",
+                  "give --store (with --max-backup-age to reuse a recent backup), or --skip-backup to go without one");
+    }
+    PreChangeBackupOptions b;
+    b.max_age = duration_flag("--max-backup-age", max_backup_age, true);
+    b.save.store.encryption.passphrase = store.passphrase();
+    auto flags = std::make_shared<StoreFlags>(store);
+    o.backup = [flags, b](EtcdClient& cluster) {
+      auto s = flags->open();
+      Catalog catalog = flags->open_catalog();
+      auto r = backup_before_change(cluster, *s, &catalog, b);
+      return r.name;
+    };
+    return o;
+  }
+};
+
+void add_upgrade_apply_flags(CLI::App* c, UpgradeFlags& f) {
+  f.add_common(c);
+  auto* g = c->add_option_group("Backup before the change");
+  f.store.add_to(g, /*with_output=*/false);
+  f.store.add_key_flags(c, /*identities=*/false);
+  g->add_option("--max-backup-age", f.max_backup_age,
+                "use the newest backup of this cluster in --store when it is younger than this (0: always take one)")
+      ->capture_default_str();
+  g->add_flag("--skip-backup", f.skip_backup, "change the member without a backup first");
+}
+
+void run_upgrade_apply(const UpgradeFlags& f, const std::string& phase) {
+  auto fmt = parse_output_format(f.store.output);
+  if (f.release.version.empty()) {
+    throw Error(ErrorKind::kInvalidArgument, "no --version given", "etcdadm upgrade plan --version V shows the steps");
+  }
+  UpgradeOptions o = f.options(/*with_backup=*/true);
+  auto r = run_upgrade(o, phase);
+  print_upgrade_result("Changed", o.member, r, fmt);
+}
+
+void print_upgrade_plan(const UpgradePlan& plan, OutputFormat fmt) {
+  if (fmt == OutputFormat::kJson) {
+    nlohmann::json members = nlohmann::json::array();
+    int order = 0;
+    for (const auto& e : plan.members) {
+      members.push_back({{"order", e.step.kind == VersionStepKind::kSame ? 0 : ++order},
+                         {"id", fmt::format("{:x}", e.member.id)},
+                         {"name", e.member.name},
+                         {"leader", e.member.leader},
+                         {"learner", e.member.learner},
+                         {"reachable", e.member.reachable},
+                         {"version", e.member.version},
+                         {"step", version_step_name(e.step.kind)},
+                         {"allowed", e.step.allowed},
+                         {"reason", e.step.reason},
+                         {"supportedPath", e.step.supported_path},
+                         {"enableDowngrade", e.step.enable_downgrade},
+                         {"quorumSafe", e.quorum.safe},
+                         {"quorum", e.quorum.explanation}});
+    }
+    std::cout << nlohmann::json{{"clusterId", fmt::format("{:x}", plan.survey.info.cluster_id)},
+                                {"clusterVersion", plan.survey.cluster_version ? plan.survey.cluster_version->str() : ""},
+                                {"downgradeTarget", plan.survey.downgrade_target ? plan.survey.downgrade_target->str() : ""},
+                                {"target", plan.target.str()},
+                                {"allowed", plan.allowed},
+                                {"problems", plan.problems},
+                                {"members", members}}
+                     .dump(2)
+              << "\n";
+    return;
+  }
+  std::cout << "Cluster " << fmt::format("{:x}", plan.survey.info.cluster_id) << ", cluster version "
+            << (plan.survey.cluster_version ? plan.survey.cluster_version->minor_str() : "unknown")
+            << (plan.survey.downgrade_target ? ", downgrade to " + plan.survey.downgrade_target->minor_str() + " enabled"
+                                             : "")
+            << "; target etcd " << plan.target.str() << "\n\n";
+  std::printf("%-5s  %-12s  %-16s  %-8s  %-9s  %-9s  %s\n", "ORDER", "NAME", "ID", "ROLE", "VERSION", "STEP", "CHECK");
+  int order = 0;
+  for (const auto& e : plan.members) {
+    std::string role = e.member.learner ? "learner" : (e.member.leader ? "leader" : "follower");
+    bool done = e.step.kind == VersionStepKind::kSame;
+    std::string check = !e.step.allowed ? "REFUSED: " + e.step.reason
+                        : done          ? "at the target"
+                        : e.quorum.safe ? "ok"
+                                        : "REFUSED: " + e.quorum.explanation;
+    std::printf("%-5s  %-12s  %-16s  %-8s  %-9s  %-9s  %s\n", done ? "-" : std::to_string(++order).c_str(),
+                e.member.name.c_str(), fmt::format("{:x}", e.member.id).c_str(), role.c_str(),
+                e.member.reachable ? e.member.version.c_str() : "DOWN", version_step_name(e.step.kind), check.c_str());
+  }
+  if (!plan.allowed) {
+    std::cout << "\nNot possible now:\n";
+    for (const auto& p : plan.problems) std::cout << "  - " << p << "\n";
+    for (const auto& e : plan.members) {
+      if (!e.step.supported_path.empty()) {
+        std::cout << "Instead: " << e.step.supported_path << "\n";
+        break;
+      }
+    }
+    std::cout.flush();
+    return;
+  }
+  bool enable = false;
+  for (const auto& e : plan.members) enable = enable || e.step.enable_downgrade;
+  std::cout << "\nOn each member's host, in this order (followers first, the leader last; its leadership is moved "
+               "away first):\n  etcdadm upgrade apply --version "
+            << plan.target.str() << " --store <store> [--max-backup-age 1h]\n"
+            << "Each apply checks the cluster again, takes a backup of it into --store (or uses one younger than "
+               "--max-backup-age), restarts one member and waits until it has caught up.\n";
+  if (enable) {
+    std::cout << "The first apply enables etcd's downgrade to " << plan.target.minor_str()
+              << " (the cluster version goes down at once; cancel with etcdctl downgrade cancel).\n";
+  }
+  std::cout.flush();
+}
+
+void add_upgrade(CLI::App& app) {
+  auto* upgrade = app.add_subcommand("upgrade", "change the etcd version of the members, one at a time, keeping quorum");
+  upgrade->require_subcommand(1);
+
+  auto pf = std::make_shared<UpgradeFlags>();
+  auto* plan = upgrade->add_subcommand("plan", "the members, their versions, whether the step to --version is allowed, and the order");
+  pf->add_common(plan);
+  plan->callback([pf] {
+    auto fmt = parse_output_format(pf->store.output);
+    if (pf->release.version.empty()) throw Error(ErrorKind::kInvalidArgument, "no --version given");
+    MemberConfig m = pf->location.located();
+    auto p = plan_upgrade(m, pf->release.version, split_endpoints(pf->endpoints));
+    print_upgrade_plan(p, fmt);
+    if (!p.allowed) {
+      throw Error(ErrorKind::kInvalidArgument, "the cluster cannot move to etcd " + p.target.str() + " now: " +
+                                                   p.problems.front());
+    }
+  });
+
+  add_phased_command<UpgradeFlags>(*upgrade, "apply",
+                                   "move this host's member to --version: check, back up, install, restart, wait",
+                                   upgrade_phases(), add_upgrade_apply_flags, run_upgrade_apply);
+
+  auto rf = std::make_shared<UpgradeFlags>();
+  auto* rollback = upgrade->add_subcommand(
+      "rollback", "put this host's member back on the version it ran before its last upgrade (while etcd allows it)");
+  rf->add_common(rollback);
+  rollback->callback([rf] {
+    auto fmt = parse_output_format(rf->store.output);
+    UpgradeOptions o = rf->options(/*with_backup=*/false);
+    auto r = run_upgrade_rollback(o);
+    print_upgrade_result("Rolled back", o.member, r, fmt);
+  });
+}
+
 }  // namespace
 
 void add_lifecycle_commands(CLI::App& app) {
@@ -451,6 +662,7 @@ void add_lifecycle_commands(CLI::App& app) {
   add_reset(app);
   add_info(app);
   add_download(app);
+  add_upgrade(app);
 }
 
 }  // namespace etcdadm::cli

@@ -191,6 +191,8 @@ HttpResponse HttpClient::perform(const HttpRequest& request, const HttpBodySink&
   curl_easy_setopt(curl_, CURLOPT_SSL_VERIFYPEER, options_.verify_tls ? 1L : 0L);
   curl_easy_setopt(curl_, CURLOPT_SSL_VERIFYHOST, options_.verify_tls ? 2L : 0L);
   if (!options_.ca_file.empty()) curl_easy_setopt(curl_, CURLOPT_CAINFO, options_.ca_file.c_str());
+  if (!options_.client_cert_file.empty()) curl_easy_setopt(curl_, CURLOPT_SSLCERT, options_.client_cert_file.c_str());
+  if (!options_.client_key_file.empty()) curl_easy_setopt(curl_, CURLOPT_SSLKEY, options_.client_key_file.c_str());
   curl_easy_setopt(curl_, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(curl_, CURLOPT_HEADERDATA, &st);
   curl_easy_setopt(curl_, CURLOPT_WRITEFUNCTION, write_body);

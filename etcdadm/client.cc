@@ -216,6 +216,32 @@ etcdserverpb::HashKVResponse EtcdClient::hash_kv(const std::string& endpoint, in
   return resp;
 }
 
+void EtcdClient::move_leader(const std::string& endpoint, uint64_t target_id) {
+  etcdserverpb::MoveLeaderRequest req;
+  req.set_targetid(target_id);
+  etcdserverpb::MoveLeaderResponse resp;
+  call_member(endpoint, "MoveLeader",
+              [&](Conn& c, grpc::ClientContext& ctx) { return c.maintenance->MoveLeader(&ctx, req, &resp); });
+}
+
+etcdserverpb::AlarmResponse EtcdClient::alarm_list() {
+  etcdserverpb::AlarmRequest req;
+  req.set_action(etcdserverpb::AlarmRequest::GET);
+  etcdserverpb::AlarmResponse resp;
+  call_cluster("Alarm", [&](Conn& c, grpc::ClientContext& ctx) { return c.maintenance->Alarm(&ctx, req, &resp); });
+  return resp;
+}
+
+etcdserverpb::DowngradeResponse EtcdClient::downgrade(etcdserverpb::DowngradeRequest::DowngradeAction action,
+                                                      const std::string& version) {
+  etcdserverpb::DowngradeRequest req;
+  req.set_action(action);
+  req.set_version(version);
+  etcdserverpb::DowngradeResponse resp;
+  call_cluster("Downgrade", [&](Conn& c, grpc::ClientContext& ctx) { return c.maintenance->Downgrade(&ctx, req, &resp); });
+  return resp;
+}
+
 etcdserverpb::MemberListResponse EtcdClient::member_list() {
   etcdserverpb::MemberListResponse resp;
   call_cluster("MemberList", [&](Conn& c, grpc::ClientContext& ctx) {

@@ -43,6 +43,9 @@ class EtcdClient {
   // ---- one member ----
   etcdserverpb::StatusResponse status(const std::string& endpoint);
   etcdserverpb::HashKVResponse hash_kv(const std::string& endpoint, int64_t revision);
+  // Hands leadership to `target_id`. etcd takes it only from the leader itself: `endpoint` must
+  // be the leader's client URL (a follower answers "not leader").
+  void move_leader(const std::string& endpoint, uint64_t target_id);
   // Streams Maintenance.Snapshot from `endpoint`. `on_first_chunk` (optional) runs once the server
   // has started streaming (its read transaction is open). Fails with kTimeout when the member sends
   // nothing for `stall_timeout`. If `on_chunk` throws, the stream is cancelled and the error rethrown.
@@ -57,6 +60,12 @@ class EtcdClient {
   etcdserverpb::MemberAddResponse member_add(const std::vector<std::string>& peer_urls, bool learner);
   etcdserverpb::MemberRemoveResponse member_remove(uint64_t id);
   etcdserverpb::MemberPromoteResponse member_promote(uint64_t id);
+  // The cluster's active alarms (NOSPACE, CORRUPT).
+  etcdserverpb::AlarmResponse alarm_list();
+  // etcd's downgrade API (3.6+): validate, enable or cancel a downgrade of the cluster version to
+  // `version` ("3.5").
+  etcdserverpb::DowngradeResponse downgrade(etcdserverpb::DowngradeRequest::DowngradeAction action,
+                                            const std::string& version);
   etcdserverpb::RangeResponse range(const etcdserverpb::RangeRequest& request);
   etcdserverpb::PutResponse put(const std::string& key, const std::string& value);
   etcdserverpb::DeleteRangeResponse delete_range(const etcdserverpb::DeleteRangeRequest& request);

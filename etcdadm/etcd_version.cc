@@ -69,3 +69,150 @@ CrossVersionRestore cross_version_restore(const EtcdVersion& snapshot, const Etc
 }
 
 }  // namespace etcdadm
+
+namespace etcdadm {
+
+bool supports_downgrade_api(const EtcdVersion& v) { return v >= EtcdVersion{3, 6, 0}; }
+
+const char* version_step_name(VersionStepKind kind) {
+  switch (kind) {
+    case VersionStepKind::kSame:
+      return "same";
+    case VersionStepKind::kPatch:
+      return "patch";
+    case VersionStepKind::kUpgrade:
+      return "upgrade";
+    case VersionStepKind::kRollback:
+      return "rollback";
+    case VersionStepKind::kDowngrade:
+      return "downgrade";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string minor_of(const EtcdVersion& v) { return v.minor_str(); }
+
+EtcdVersion minor_plus(const EtcdVersion& v, int delta) { return EtcdVersion{v.major, v.minor + delta, 0}; }
+
+// etcd's upgrade guides: "make sure that all of your 3.5 members are updated to 3.5.32 or later"
+// (3.5.1-3.5.19 lose learner promotions on 3.6, issue 19557; 3.5.24-3.5.32 fix the v2store checks
+// 3.6 makes at start), and "all of your 3.6 members are updated to 3.6.11 or later" for 3.7.
+std::optional<EtcdVersion> minimum_patch_before_next_minor(const EtcdVersion& v) {
+  if (v.same_minor(EtcdVersion{3, 5, 0})) return EtcdVersion{3, 5, 32};
+  if (v.same_minor(EtcdVersion{3, 6, 0})) return EtcdVersion{3, 6, 11};
+  return std::nullopt;
+}
+
+std::string minimum_patch_reason(const EtcdVersion& v) {
+  if (v.same_minor(EtcdVersion{3, 5, 0})) {
+    return "earlier 3.5 patches may turn promoted members back into learners on 3.6 (etcd issue 19557) or fail its "
+           "v2store check at start";
+  }
+  return "earlier 3.6 patches may not roll to 3.7";
+}
+
+VersionStep refused(VersionStepKind kind, std::string reason, std::string path) {
+  VersionStep s;
+  s.kind = kind;
+  s.allowed = false;
+  s.reason = std::move(reason);
+  s.supported_path = std::move(path);
+  return s;
+}
+
+}  // namespace
+
+// The rules and where they come from (docs/lifecycle.md): etcd's upgrade guides (3.5, 3.6) and
+// downgrade guide (3.6), the v3.6.0 upgrade notice on 3.5.20, and what the real binaries did in
+// the upgrade tests.
+VersionStep check_version_step(const VersionStepInput& in) {
+  const EtcdVersion& from = in.member;
+  const EtcdVersion& to = in.target;
+  VersionStep step;
+  if (from == to) return step;
+  if (from.major != to.major) {
+    return refused(to > from ? VersionStepKind::kUpgrade : VersionStepKind::kDowngrade,
+                   "etcd " + from.str() + " -> " + to.str() + " changes the major version, which etcdadm does not do",
+                   "build a new cluster on " + to.str() + " and move the data with a backup");
+  }
+  if (from.same_minor(to)) {
+    step.kind = VersionStepKind::kPatch;  // patch releases of a minor share their data format
+    return step;
+  }
+  const bool up = to > from;
+  const VersionStepKind kind = up ? VersionStepKind::kUpgrade : VersionStepKind::kDowngrade;
+  if (to.minor > from.minor + 1 || to.minor + 1 < from.minor) {
+    const EtcdVersion next = minor_plus(from, up ? 1 : -1);
+    return refused(kind,
+                   "etcd " + from.str() + " -> " + to.str() + " skips a minor version: etcd " +
+                       (up ? "upgrades" : "downgrades") + " one minor version at a time",
+                   "move every member to " + next.minor_str() + " first (" + minor_of(from) + " -> " +
+                       next.minor_str() + " -> ... -> " + to.minor_str() + ")");
+  }
+  // Every member on one of the two minors involved: a third one means an earlier step is unfinished.
+  for (const auto& m : in.members) {
+    if (m.major != from.major || (m.minor != from.minor && m.minor != to.minor)) {
+      return refused(kind,
+                     "a member of the cluster runs etcd " + m.str() + ", neither " + minor_of(from) + " nor " +
+                         minor_of(to),
+                     "bring every member to " + minor_of(from) + " first");
+    }
+  }
+  if (up) {
+    step.kind = VersionStepKind::kUpgrade;
+    if (!in.cluster.same_minor(from)) {
+      return refused(kind,
+                     "the cluster version is " + minor_of(in.cluster) + ", not " + minor_of(from) +
+                         ": this member runs an older minor than the cluster",
+                     "bring this member to " + minor_of(in.cluster) + " first");
+    }
+    if (in.downgrade) {
+      return refused(kind, "a downgrade of the cluster to " + minor_of(*in.downgrade) + " is in progress",
+                     "finish it (every member on " + minor_of(*in.downgrade) +
+                         "), or cancel it with `etcdctl downgrade cancel`");
+    }
+    // etcd's upgrade guides name the patch a minor must have reached before the next one.
+    if (auto need = minimum_patch_before_next_minor(from); need && from < *need) {
+      return refused(kind,
+                     "etcd " + from.str() + " -> " + to.minor_str() + ": etcd's upgrade guide asks for " + need->str() +
+                         " or newer before " + to.minor_str() + " (" + minimum_patch_reason(from) + ")",
+                     "upgrade every member to the newest " + minor_of(from) + " patch first (a patch step), then to " +
+                         to.minor_str());
+    }
+    return step;
+  }
+  // One minor down. The cluster still on the target's minor: this member went up while another
+  // stayed behind, and a mixed cluster may return to the old binary (etcd's upgrade guides); the
+  // same holds once a downgrade has lowered the cluster version.
+  if (in.cluster.same_minor(to)) {
+    step.kind = in.downgrade ? VersionStepKind::kDowngrade : VersionStepKind::kRollback;
+    return step;
+  }
+  step.kind = VersionStepKind::kDowngrade;
+  if (!supports_downgrade_api(from)) {
+    return refused(kind,
+                   "etcd " + minor_of(from) + " cannot be downgraded to " + minor_of(to) +
+                       " once the cluster version is " + minor_of(in.cluster) +
+                       ": etcdadm downgrades from 3.6 on, through etcd's downgrade API (etcd's own 3.5 -> 3.4 path "
+                       "needs 3.4.32+ binaries started with --next-cluster-version-compatible and no auth)",
+                   "restore a backup taken while the cluster ran " + minor_of(to) +
+                       " into a new cluster (etcdadm init --from-backup), or stay on " + minor_of(from));
+  }
+  if (!in.cluster.same_minor(from)) {
+    return refused(kind, "the cluster version is " + minor_of(in.cluster) + ", not " + minor_of(from),
+                   "bring every member to " + minor_of(from) + " first");
+  }
+  for (const auto& m : in.members) {
+    if (!m.same_minor(from)) {
+      return refused(kind,
+                     "a member runs etcd " + m.str() + ": a downgrade starts with every member on " + minor_of(from),
+                     "bring every member to " + minor_of(from) + " first");
+    }
+  }
+  step.enable_downgrade = true;
+  return step;
+}
+
+}  // namespace etcdadm

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace etcdadm {
 
@@ -42,5 +43,47 @@ struct CrossVersionRestore {
   std::string supported_path;  // what to do instead (empty when allowed)
 };
 CrossVersionRestore cross_version_restore(const EtcdVersion& snapshot, const EtcdVersion& target);
+
+// ---- changing the version a running member runs (etcdadm upgrade) ----
+
+// Whether etcd of this version has the downgrade API (Maintenance.Downgrade: validate, enable,
+// cancel), through which a cluster's version is lowered one minor before its members' binaries.
+bool supports_downgrade_api(const EtcdVersion& v);
+
+enum class VersionStepKind {
+  kSame,       // the member runs the target already
+  kPatch,      // another patch of the same minor (either way)
+  kUpgrade,    // one minor up, the cluster on the member's minor
+  kRollback,   // one minor down to the cluster version the cluster never left (a mixed cluster)
+  kDowngrade,  // one minor down through etcd's downgrade API (the cluster version goes down first)
+};
+const char* version_step_name(VersionStepKind kind);  // "same", "patch", "upgrade", "rollback", "downgrade"
+
+// What the cluster looks like when one member is to move to `target`.
+struct VersionStepInput {
+  EtcdVersion member;                   // what this member runs now
+  EtcdVersion target;                   // what it is to run
+  EtcdVersion cluster;                  // the cluster version (etcd's /version "etcdcluster")
+  std::vector<EtcdVersion> members;     // what every member of the cluster runs (this one included)
+  std::optional<EtcdVersion> downgrade;  // the target of a downgrade in progress (3.6+ status)
+};
+
+struct VersionStep {
+  VersionStepKind kind = VersionStepKind::kSame;
+  bool allowed = true;
+  std::string reason;          // why not (empty when allowed)
+  std::string supported_path;  // what to do instead (empty when allowed)
+  // kDowngrade: the cluster version has not gone down yet, so etcd's downgrade has to be
+  // validated and enabled before this member's binary changes.
+  bool enable_downgrade = false;
+};
+
+// etcd's version rules for moving one member (docs/lifecycle.md has the table and its sources):
+// members move one minor at a time, up only from a cluster whose version is the member's minor
+// (the cluster version is the lowest minor its members run, so it moves once all are up), and
+// only from the patch etcd's guide names (3.5.32 before 3.6, 3.6.11 before 3.7);
+// down only as a rollback to the cluster version a mixed cluster still has, or from 3.6 on through
+// etcd's downgrade API, with every member on the same minor.
+VersionStep check_version_step(const VersionStepInput& in);
 
 }  // namespace etcdadm

@@ -13,6 +13,7 @@
 #include "common/retry.h"
 #include "etcdadm/client.h"
 #include "etcdadm/init_system.h"
+#include "etcdadm/member_health.h"
 #include "etcdadm/pki.h"
 #include "etcdadm/tls_probe.h"
 
@@ -97,77 +98,6 @@ MemberPkiSpec pki_spec(const MemberConfig& m) {
   spec.peer_hosts = {m.bind_address};
   spec.extra_sans = m.server_cert_extra_sans;
   return spec;
-}
-
-ConnectionConfig connection_to(const MemberConfig& m, const std::vector<std::string>& endpoints) {
-  ConnectionConfig c;
-  c.endpoints = endpoints;
-  c.cacert = m.ca_cert();
-  c.cert = m.cert("etcdctl-etcd-client");
-  c.key = m.key("etcdctl-etcd-client");
-  c.dial_timeout = 3s;
-  c.command_timeout = 10s;
-  return c;
-}
-
-// Waits until `check` succeeds, `deadline` passes (the last error is rethrown with `what`) or
-// `alive` reports the member gone.
-// `retryable` (optional) says which errors are worth waiting out; others are rethrown at once.
-void wait_until(const std::string& what, std::chrono::seconds timeout, const std::function<void()>& check,
-                const std::function<bool()>& alive, const std::string& hint,
-                const std::function<bool(const Error&)>& retryable = {}) {
-  auto deadline = Clock::now() + timeout;
-  for (;;) {
-    try {
-      check();
-      return;
-    } catch (const Error& e) {
-      if (retryable && !retryable(e)) throw;
-      if (!alive()) {
-        throw Error(ErrorKind::kUnavailable, what + ": etcd is not running any more (last error: " + e.what() + ")",
-                    hint);
-      }
-      if (Clock::now() >= deadline) {
-        throw Error(ErrorKind::kTimeout,
-                    what + ": not done after " + std::to_string(timeout.count()) + " s (last error: " + e.what() + ")",
-                    hint);
-      }
-      spdlog::debug("{}: {}", what, e.what());
-    }
-    std::this_thread::sleep_for(500ms);
-  }
-}
-
-std::string member_log_hint(const MemberConfig& m) {
-  switch (m.init_system) {
-    case InitSystemKind::kSystemd:
-      return "see `journalctl -u " + m.service_name + "`";
-    case InitSystemKind::kKubelet:
-      return "see the kubelet's log and `crictl logs` of the etcd container";
-    case InitSystemKind::kProcess:
-      return "see " + m.log_file();
-  }
-  return {};
-}
-
-// Only the process init system knows for sure; systemd restarts and the kubelet re-creates etcd.
-bool member_alive(const MemberConfig& m, InitSystem& init_system) {
-  return m.init_system != InitSystemKind::kProcess || init_system.running(m);
-}
-
-// A linearizable read through the member's own client URL, like etcdadm's health phase.
-void wait_member_healthy(const MemberConfig& m, EtcdClient& local, InitSystem& init_system,
-                         std::chrono::seconds timeout) {
-  wait_until(
-      "health of member " + m.name, timeout,
-      [&] {
-        etcdserverpb::RangeRequest req;
-        req.set_key("health");
-        req.set_limit(1);
-        local.range(req);
-      },
-      [&] { return member_alive(m, init_system); }, member_log_hint(m));
-  spdlog::info("member {} is healthy at {}", m.name, m.loopback_client_url());
 }
 
 // One init or join run: the phases share what earlier ones found out (the bootstrap, the member ID).
@@ -482,11 +412,7 @@ class Runner {
   }
 
   void etcdctl() {
-    write_file_atomic(m_.etcdctl_env_file(), render_env_file(etcdctl_env(m_)), 0644, /*overwrite=*/true);
-    std::string wrapper = "#!/bin/sh\n# etcdctl for etcd member " + m_.name + " (written by etcdadm)\nset -a\n. " +
-                          m_.etcdctl_env_file() + "\nset +a\nexec " + m_.etcdctl_binary() + " \"$@\"\n";
-    make_dirs(parent_dir(m_.etcdctl_wrapper()));
-    write_file_atomic(m_.etcdctl_wrapper(), wrapper, 0755, /*overwrite=*/true);
+    write_etcdctl_files(m_);
     spdlog::info("wrote {} and {}", m_.etcdctl_env_file(), m_.etcdctl_wrapper());
   }
 
@@ -687,6 +613,14 @@ void remove_from_cluster(const ResetOptions& o, ResetResult& result) {
 const std::vector<Phase>& init_phases() { return kInitPhases; }
 const std::vector<Phase>& join_phases() { return kJoinPhases; }
 
+void write_etcdctl_files(const MemberConfig& m) {
+  write_file_atomic(m.etcdctl_env_file(), render_env_file(etcdctl_env(m)), 0644, /*overwrite=*/true);
+  std::string wrapper = "#!/bin/sh\n# etcdctl for etcd member " + m.name + " (written by etcdadm)\nset -a\n. " +
+                        m.etcdctl_env_file() + "\nset +a\nexec " + m.etcdctl_binary() + " \"$@\"\n";
+  make_dirs(parent_dir(m.etcdctl_wrapper()));
+  write_file_atomic(m.etcdctl_wrapper(), wrapper, 0755, /*overwrite=*/true);
+}
+
 ConnectionConfig local_connection(const MemberConfig& member) {
   return connection_to(member, {member.loopback_client_url()});
 }
@@ -793,7 +727,10 @@ ClusterInfo cluster_info(const ConnectionConfig& connection, uint64_t local_memb
         mi.db_size = st.dbsize();
         mi.db_size_in_use = st.dbsizeinuse();
         mi.raft_index = st.raftindex();
+        mi.raft_applied_index = st.raftappliedindex();
         mi.raft_term = st.raftterm();
+        mi.storage_version = st.storageversion();
+        if (st.has_downgradeinfo() && st.downgradeinfo().enabled()) mi.downgrade_target = st.downgradeinfo().targetversion();
         mi.errors.assign(st.errors().begin(), st.errors().end());
         mi.leader = st.leader() == m.id();
         if (st.leader() != 0) info.leader_id = st.leader();

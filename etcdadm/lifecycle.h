@@ -91,6 +91,10 @@ struct ResetResult {
 // certificates. Every step tolerates what an earlier, interrupted reset already did.
 ResetResult run_reset(const ResetOptions& options);
 
+// Writes <config-dir>/etcdctl.env (etcdctl_env) and the etcdctl.sh wrapper that sources it
+// (init/join's etcdctl phase; again after an upgrade, as ETCDCTL_API depends on the version).
+void write_etcdctl_files(const MemberConfig& member);
+
 // The connection this host's member is reached with: its loopback client URL and the etcdctl
 // client certificate.
 ConnectionConfig local_connection(const MemberConfig& member);
@@ -114,7 +118,10 @@ struct MemberInfo {
   int64_t db_size = 0;
   int64_t db_size_in_use = 0;
   uint64_t raft_index = 0;
+  uint64_t raft_applied_index = 0;
   uint64_t raft_term = 0;
+  std::string storage_version;      // 3.6+
+  std::string downgrade_target;     // 3.6+: the target of an enabled downgrade ("3.5.0"), else empty
   std::vector<std::string> errors;  // StatusResponse.errors (alarms etc.)
 };
 

@@ -20,7 +20,7 @@ packages=(
   nlohmann-json3-dev libspdlog-dev libfmt-dev libsqlite3-dev libcli11-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev
   # real etcd for the tests and the quick start, plus tools the tests use as oracles
-  etcd-server etcd-client openssl procps python3 gzip zstd
+  etcd-server etcd-client openssl procps python3 gzip zstd curl
 )
 with_test_servers=false
 [ "${1:-}" = "--with-test-servers" ] && with_test_servers=true

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <filesystem>
 #include <memory>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -145,13 +146,15 @@ LocalRelease write_release(const std::string& dir, const std::string& version, c
   return r;
 }
 
-LocalRelease make_local_release(const std::string& dir) {
+LocalRelease make_local_release(const std::string& dir) { return make_local_release(dir, etcd_under_test()); }
+
+LocalRelease make_local_release(const std::string& dir, const EtcdRelease& etcd) {
   static std::mutex mu;
-  static PackedRelease packed;
+  static std::map<std::string, PackedRelease> packed_by_version;
   std::lock_guard<std::mutex> lock(mu);
+  PackedRelease& packed = packed_by_version[etcd.version];
   if (!packed.release) {
     if (!packed.dir) packed.dir = std::make_unique<TempDir>();
-    const EtcdRelease& etcd = etcd_under_test();
     std::string arch = host_arch();
     std::string top = "etcd-v" + etcd.version + "-linux-" + arch + "/";
     std::vector<TarEntry> entries = {

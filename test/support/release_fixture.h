@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "test/support/etcd_versions.h"
+
 namespace etcdadm::test {
 
 struct LocalRelease {
@@ -35,6 +37,9 @@ struct LocalRelease {
 // when missing). The tarball is packed once per process (0.5 s for 3.4, a few seconds for 3.5+) and copied for later calls, so each call gets
 // its own files that a test may modify or delete. Throws when the binaries are missing.
 LocalRelease make_local_release(const std::string& dir);
+// The same for the binaries of `etcd` (another pinned minor): several releases may share `dir`,
+// as they share etcd's release URL (<dir>/v<ver>/...).
+LocalRelease make_local_release(const std::string& dir, const EtcdRelease& etcd);
 
 // One entry of a tar.gz written by write_tar_gz.
 struct TarEntry {

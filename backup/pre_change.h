@@ -1,0 +1,27 @@
+// The backup a change of a running cluster (an etcdadm upgrade) starts from: a recent one of this
+// very cluster when the store has it, else a new one.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "backup/save.h"
+
+namespace etcdadm {
+
+struct PreChangeBackupOptions {
+  // A backup of this cluster taken within this long (and not known to be damaged) is used instead
+  // of taking a new one; zero always takes a new one.
+  std::chrono::seconds max_age{0};
+  SaveOptions save;
+};
+
+struct PreChangeBackupResult {
+  std::string name;
+  bool taken = false;  // false: an existing one was recent enough
+};
+
+PreChangeBackupResult backup_before_change(EtcdClient& cluster, BlobStore& store, Catalog* catalog,
+                                           const PreChangeBackupOptions& options);
+
+}  // namespace etcdadm

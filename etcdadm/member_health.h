@@ -1,0 +1,40 @@
+// Reaching and waiting for a member that etcdadm manages (init, join, reset, upgrade, member
+// remove): the client connection with the member's etcdctl certificate, and waiting until a member
+// answers, with the reason when it never does.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "etcdadm/client.h"
+#include "etcdadm/connection.h"
+#include "etcdadm/init_system.h"
+#include "etcdadm/member_config.h"
+
+namespace etcdadm {
+
+// A connection to `endpoints` with the member's CA and etcdctl client certificate.
+ConnectionConfig connection_to(const MemberConfig& m, const std::vector<std::string>& endpoints);
+
+// Waits until `check` succeeds, `timeout` passes (kTimeout, with the last error and `hint`) or
+// `alive` reports the member gone (kUnavailable). `retryable` (optional) says which errors are
+// worth waiting out; others are rethrown at once.
+void wait_until(const std::string& what, std::chrono::seconds timeout, const std::function<void()>& check,
+                const std::function<bool()>& alive, const std::string& hint,
+                const std::function<bool(const Error&)>& retryable = {});
+
+// Where the member's own log is ("see journalctl -u etcd", the process init system's log file).
+std::string member_log_hint(const MemberConfig& m);
+
+// Whether etcd may still come up: only the process init system knows for sure that it is gone;
+// systemd restarts it and the kubelet re-creates it.
+bool member_alive(const MemberConfig& m, InitSystem& init_system);
+
+// Until a linearizable read through the member's own client URL succeeds (etcdadm's health check).
+void wait_member_healthy(const MemberConfig& m, EtcdClient& local, InitSystem& init_system,
+                         std::chrono::seconds timeout);
+
+}  // namespace etcdadm

@@ -1,0 +1,42 @@
+// Quorum arithmetic for commands that take a member down (upgrade, rollback) or out of the
+// cluster (member remove, join --replace). Pure functions of what `cluster_info` saw, so the rules
+// have known-answer tests; every command prints the explanation it acted on.
+//
+// A cluster of N voting members needs floor(N/2)+1 of them to commit anything. Learners do not
+// vote and never count. A member is counted healthy when it answered Status and lists no alarm.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "etcdadm/lifecycle.h"
+
+namespace etcdadm {
+
+struct QuorumCheck {
+  bool safe = false;
+  int voters = 0;           // voting members now
+  int healthy_voters = 0;   // of them, those that answered (the member in question included)
+  int quorum_after = 0;     // votes needed once the change is made
+  int healthy_after = 0;    // healthy voters left once the change is made
+  std::string explanation;  // what was counted, in one sentence, for the command's output
+};
+
+// May `member_id` be stopped (restarted on another binary) without the cluster losing quorum?
+// The other voters that answered must form a quorum of all voters on their own. A learner may
+// always be stopped.
+QuorumCheck check_stop(const ClusterInfo& info, uint64_t member_id);
+
+// May `member_id` be removed from the membership? The healthy voters left must form a quorum of
+// the voters left (etcd's strict reconfiguration check asks the same), and the last voter is never
+// removed.
+QuorumCheck check_remove(const ClusterInfo& info, uint64_t member_id);
+
+// The member named `name_or_id` (a name, or an ID in hex as etcdctl prints it); nullptr when none
+// is. Throws kInvalidArgument when a name is ambiguous.
+const MemberInfo* find_member(const ClusterInfo& info, const std::string& name_or_id);
+
+// A member is healthy when it answered Status and reports no error (alarm).
+bool member_healthy(const MemberInfo& m);
+
+}  // namespace etcdadm

@@ -1,0 +1,158 @@
+// The fixture of the member lifecycle tests (init, join, reset, upgrade): three hosts on loopback,
+// each with its own dirs and ports, the etcdadm binary, the release of the etcd under test packed
+// as an etcd release tarball behind a file:// release URL, every member with TLS and
+// client-certificate auth through the `process` init system, and etcdctl (through the wrapper
+// etcdadm writes) as the oracle.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/fs.h"
+#include "common/subprocess.h"
+#include "etcdadm/connection.h"
+#include "etcdadm/init_system.h"
+#include "test/support/etcd_versions.h"
+#include "test/support/release_fixture.h"
+#include "test/support/test_env.h"
+
+namespace etcdadm::test {
+
+struct Host {
+  std::string name;
+  std::string root;  // this host's dirs live under it
+  int client_port = 0;
+  int peer_port = 0;
+  std::string certs() const { return root + "/pki"; }
+  std::string data() const { return root + "/data"; }
+  std::string conf() const { return root + "/conf"; }
+  std::string client_url() const { return "https://127.0.0.1:" + std::to_string(client_port); }
+  std::string etcdctl_wrapper() const { return conf() + "/etcdctl.sh"; }
+  std::string own_bin;  // its own install dir (upgrades); empty: the fixture's shared one
+};
+
+class LifecycleFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    release_ = make_local_release(dir_ / "releases");
+    for (int i = 1; i <= 3; ++i) {
+      Host h;
+      h.name = "m" + std::to_string(i);
+      h.root = dir_ / h.name;
+      h.client_port = free_port();
+      h.peer_port = free_port();
+      hosts_.push_back(h);
+    }
+  }
+
+  // Every etcd an etcdadm command started is stopped by its pid file, whatever the test did.
+  void TearDown() override {
+    for (const auto& h : hosts_)
+      stop_pid_file(h.conf() + "/etcd.pid", bin_of(h) + "/etcd", std::chrono::milliseconds(3000));
+  }
+
+  std::string bin() const { return dir_ / "bin"; }
+  std::string bin_of(const Host& h) const { return h.own_bin.empty() ? bin() : h.own_bin; }
+
+  std::vector<std::string> member_flags(const Host& h, const std::string& init_system = "process") const {
+    return {"--name",         h.name,
+            "--version",      release_.version,
+            "--release-url",  release_.base_url,
+            "--cache-dir",    dir_ / "cache",
+            "--install-dir",  bin_of(h),
+            "--certs-dir",    h.certs(),
+            "--data-dir",     h.data(),
+            "--config-dir",   h.conf(),
+            "--bind-address", "127.0.0.1",
+            "--client-port",  std::to_string(h.client_port),
+            "--peer-port",    std::to_string(h.peer_port),
+            "--init-system",  init_system};
+  }
+
+  ProcessResult etcdadm(std::vector<std::string> args) { return run_etcdadm(args, dir_ / "catalog.db"); }
+
+  ProcessResult run_with_member_flags(std::vector<std::string> args, const Host& h,
+                                      std::vector<std::string> extra = {}) {
+    auto f = member_flags(h);
+    args.insert(args.end(), f.begin(), f.end());
+    args.insert(args.end(), extra.begin(), extra.end());
+    return etcdadm(args);
+  }
+
+  void init(const Host& h, std::vector<std::string> extra = {}) {
+    auto r = run_with_member_flags({"init"}, h, extra);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+
+  void copy_ca(const Host& from, const Host& to) {
+    make_dirs(to.certs(), 0700);
+    for (const char* f : {"/ca.crt", "/ca.key"}) {
+      write_file_atomic(to.certs() + f, read_file(from.certs() + f), 0600, /*overwrite=*/true);
+    }
+  }
+
+  void join(const Host& h, const Host& via) {
+    copy_ca(via, h);
+    auto r = run_with_member_flags({"join", via.client_url()}, h);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+
+  void three_member_cluster() {
+    ASSERT_NO_FATAL_FAILURE(init(hosts_[0]));
+    ASSERT_NO_FATAL_FAILURE(join(hosts_[1], hosts_[0]));
+    ASSERT_NO_FATAL_FAILURE(join(hosts_[2], hosts_[0]));
+  }
+
+  ProcessResult reset(const Host& h, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"reset", "--config-dir", h.conf()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return etcdadm(args);
+  }
+
+  // etcdctl through the wrapper etcdadm wrote (its env file carries endpoint and client cert).
+  ProcessResult etcdctl(const Host& h, std::vector<std::string> args) {
+    args.insert(args.begin(), h.etcdctl_wrapper());
+    RunOptions o;
+    o.timeout = std::chrono::seconds(30);
+    for (const char* v : {"ETCDCTL_ENDPOINTS", "ETCDCTL_CACERT", "ETCDCTL_CERT", "ETCDCTL_KEY", "ETCDCTL_USER"}) {
+      o.unset_env.push_back(v);
+    }
+    return run_process(args, o);
+  }
+
+  nlohmann::json etcdctl_json(const Host& h, std::vector<std::string> args) {
+    args.push_back("-w");
+    args.push_back("json");
+    auto r = etcdctl(h, args);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return nlohmann::json::parse(r.output.substr(r.output.find_first_of("[{")));
+  }
+
+  nlohmann::json member_list(const Host& h) { return etcdctl_json(h, {"member", "list"})["members"]; }
+
+  ConnectionConfig connection(const std::vector<const Host*>& hosts) const {
+    ConnectionConfig c;
+    c.endpoints.clear();
+    for (const auto* h : hosts) c.endpoints.push_back(h->client_url());
+    const Host& any = *hosts.front();
+    c.cacert = any.certs() + "/ca.crt";
+    c.cert = any.certs() + "/etcdctl-etcd-client.crt";
+    c.key = any.certs() + "/etcdctl-etcd-client.key";
+    return c;
+  }
+
+  nlohmann::json info(const Host& h) {
+    auto r = etcdadm({"info", "--config-dir", h.conf(), "-o", "json"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  }
+
+  TempDir dir_;
+  LocalRelease release_;
+  std::vector<Host> hosts_;
+};
+
+}  // namespace etcdadm::test
