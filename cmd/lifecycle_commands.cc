@@ -16,6 +16,7 @@
 #include "etcdadm/client.h"
 #include "etcdadm/lifecycle.h"
 #include "etcdadm/release.h"
+#include "etcdadm/member_remove.h"
 #include "etcdadm/upgrade.h"
 #include "backup/pre_change.h"
 #include "restore/damage.h"
@@ -249,6 +250,8 @@ struct JoinFlags {
   MemberFlags member;
   std::string endpoint;
   bool retry = true;
+  std::string replace;
+  bool force_replace = false;
 };
 
 void add_join_flags(CLI::App* c, JoinFlags& f) {
@@ -257,6 +260,11 @@ void add_join_flags(CLI::App* c, JoinFlags& f) {
   c->add_flag("--retry,!--no-retry", f.retry, "retry transient failures with backoff (default true; --retry=false)");
   c->add_option("--promote-timeout", f.member.promote_timeout, "how long the learner may take to catch up")
       ->capture_default_str();
+  auto* g = c->add_option_group("Replacing a failed member");
+  g->add_option("--replace", f.replace,
+                "take the place of this failed member (name or hex ID): it is removed through a healthy member "
+                "first, if the cluster keeps quorum without it");
+  g->add_flag("--force-replace", f.force_replace, "with --replace: also when that member still answers");
 }
 
 void run_join_command(const JoinFlags& f, const std::string& phase) {
@@ -266,6 +274,9 @@ void run_join_command(const JoinFlags& f, const std::string& phase) {
   LifecycleOptions o = f.member.options();
   o.join_endpoint = f.endpoint;
   o.retry = f.retry;
+  o.replace = f.replace;
+  o.force_replace = f.force_replace;
+  if (f.force_replace && f.replace.empty()) throw Error(ErrorKind::kInvalidArgument, "--force-replace goes with --replace");
   auto r = run_join(o, phase);
   print_lifecycle_result("Joined", o, r, fmt);
 }
@@ -652,6 +663,40 @@ void add_upgrade(CLI::App& app) {
   });
 }
 
+void add_member(CLI::App& app) {
+  struct Flags {
+    LocationFlags location;
+    MemberRemoveOptions remove;
+    std::string endpoints;
+    std::string output = "table";
+  };
+  auto* member = app.add_subcommand("member", "change the cluster's membership");
+  member->require_subcommand(1);
+  auto f = std::make_shared<Flags>();
+  auto* c = member->add_subcommand(
+      "remove", "remove a failed member (its host is gone) through this host's member, if the cluster keeps quorum");
+  c->add_option("member", f->remove.target, "the member's name or hex ID (etcdadm info)")->required();
+  f->location.add_to(c);
+  c->add_flag("--force", f->remove.force, "also a member that still answers (it stops once it learns of its removal)");
+  c->add_option("--endpoints", f->endpoints, "more members' client URLs, to reach the cluster through");
+  add_output_format_option(c, f->output);
+  c->callback([f] {
+    auto fmt = parse_output_format(f->output);
+    MemberRemoveOptions o = f->remove;
+    o.member = f->location.located();
+    o.endpoints = split_endpoints(f->endpoints);
+    auto r = run_member_remove(o);
+    if (fmt == OutputFormat::kJson) {
+      std::cout << nlohmann::json{{"id", fmt::format("{:x}", r.id)}, {"name", r.name}, {"quorum", r.quorum.explanation}}
+                       .dump(2)
+                << "\n";
+      return;
+    }
+    std::cout << "Removed member " << r.name << " (" << fmt::format("{:x}", r.id) << ") from the cluster\n"
+              << "  checked: " << r.quorum.explanation << "\n";
+  });
+}
+
 }  // namespace
 
 void add_lifecycle_commands(CLI::App& app) {
@@ -663,6 +708,7 @@ void add_lifecycle_commands(CLI::App& app) {
   add_info(app);
   add_download(app);
   add_upgrade(app);
+  add_member(app);
 }
 
 }  // namespace etcdadm::cli

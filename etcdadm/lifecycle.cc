@@ -14,6 +14,7 @@
 #include "etcdadm/client.h"
 #include "etcdadm/init_system.h"
 #include "etcdadm/member_health.h"
+#include "etcdadm/member_remove.h"
 #include "etcdadm/pki.h"
 #include "etcdadm/tls_probe.h"
 
@@ -237,6 +238,64 @@ class Runner {
       auto r = probe_tls_endpoint(o_.join_endpoint, m_.ca_cert(), "", "", 5s);
       spdlog::info("{} presents {} issued by our CA ({})", o_.join_endpoint, r.server_subject, r.server_issuer);
     });
+    // Checked before anything is installed or written (the membership phase checks again and
+    // removes the member).
+    if (!o_.replace.empty()) replacement(/*remove=*/false);
+  }
+
+  // This member's certificates, or (before the certificates phase has issued them) a throw-away
+  // set from the same CA in a scratch dir, so that preflight asks the cluster without writing.
+  MemberConfig with_client_certificate(std::unique_ptr<ScratchDir>& scratch) const {
+    if (path_exists(m_.cert("etcdctl-etcd-client"))) return m_;
+    scratch = std::make_unique<ScratchDir>("etcdadm-join");
+    MemberConfig t = m_;
+    t.certs_dir = scratch->path();
+    for (const char* f : {"/ca.crt", "/ca.key"}) write_file_atomic(t.certs_dir + f, read_file(m_.certs_dir + f), 0600);
+    ensure_member_certs(pki_spec(t));
+    return t;
+  }
+
+  // <config-dir>/replacing: "<hex ID> <name>" of the member being replaced, written before its
+  // removal, so that a re-run knows the member it no longer finds was removed by this join.
+  std::string replacing_marker() const { return m_.config_dir + "/replacing"; }
+
+  // join --replace: checks (and with `remove`, removes) the failed member this one replaces.
+  void replacement(bool remove) {
+    std::unique_ptr<ScratchDir> scratch;
+    const MemberConfig client_side = with_client_certificate(scratch);
+    ClusterInfo info = cluster_info(connection_to(client_side, {o_.join_endpoint}), 0);
+    if (path_exists(replacing_marker())) {
+      std::string text = read_file(replacing_marker());
+      uint64_t id = std::strtoull(text.c_str(), nullptr, 16);
+      bool still_there = false;
+      for (const auto& x : info.members) still_there = still_there || x.id == id;
+      if (!still_there) {
+        spdlog::info("member {} was removed by an earlier run of this join --replace", text.substr(0, text.find('\n')));
+        return;
+      }
+      // A member with the ID we are replacing is still there: go on removing it.
+    }
+    // A member of that name on this very peer URL, with this host's state file for it: this join
+    // replaced it already and a re-run found the replacement.
+    if (const MemberInfo* x = find_member(info, o_.replace); x != nullptr && resuming() &&
+        std::find(x->peer_urls.begin(), x->peer_urls.end(), m_.peer_url()) != x->peer_urls.end()) {
+      spdlog::info("member {} ({:x}) is this host's member: replaced already", x->name, x->id);
+      return;
+    }
+    QuorumCheck q;
+    const MemberInfo& old = checked_removal(info, o_.replace, o_.force_replace, q);
+    if (std::any_of(old.peer_urls.begin(), old.peer_urls.end(), [&](const std::string& u) { return u == m_.peer_url(); }) &&
+        !is_missing_or_empty_dir(m_.data_dir)) {
+      throw Error(ErrorKind::kAlreadyExists,
+                  "data dir " + m_.data_dir + " is not empty, and the member being replaced used this peer URL",
+                  "the replacement starts from an empty data dir: run `etcdadm reset --skip-remove-member` first");
+    }
+    spdlog::info("checked: member {} ({:x}) can be replaced: {}", old.name, old.id, q.explanation);
+    if (!remove) return;
+    make_dirs(m_.config_dir);
+    write_file_atomic(replacing_marker(), fmt::format("{:x} {}\n", old.id, old.name), 0600, /*overwrite=*/true);
+    EtcdClient remover(connection_to(client_side, client_urls_except(info, old.id)));
+    remove_member_through(remover, old.id, old.name.empty() ? o_.replace : old.name);
   }
 
   void install() {
@@ -313,6 +372,7 @@ class Runner {
 
   void membership() {
     if (o_.join_endpoint.empty()) throw Error(ErrorKind::kInvalidArgument, "no endpoint to join given");
+    if (!o_.replace.empty()) replacement(/*remove=*/true);
     auto client = cluster_client();
     with_retries(membership_retry(), "adding member " + m_.name + " through " + o_.join_endpoint, [&] {
       auto list = client->member_list();
@@ -466,6 +526,7 @@ class Runner {
     // Now a voter: remember the current members, through which reset reaches the cluster later.
     record_cluster(client->member_list().members());
     save_member_state(m_);
+    remove_all(m_.config_dir + "/replacing");  // the replacement is a voter now
   }
 
   LifecycleOptions o_;
@@ -573,39 +634,8 @@ void remove_from_cluster(const ResetOptions& o, ResetResult& result) {
   std::unique_ptr<EtcdClient> via_other;
   if (!others.empty()) via_other = std::make_unique<EtcdClient>(connection_to(m, others));
   EtcdClient& remover = via_other ? *via_other : *client;
-  // etcd's strict reconfig check refuses while the remaining members have not all been connected
-  // for 5 s (e.g. right after a join): that heals by itself, so it is retried for a while.
-  auto deadline = Clock::now() + 60s;
-  for (;;) {
-    try {
-      remover.member_remove(id);
-      break;
-    } catch (const Error& e) {
-      // The removal may have been applied although the answer was lost: look before retrying.
-      try {
-        auto now = remover.member_list();
-        bool still_there = false;
-        for (const auto& x : now.members()) still_there = still_there || x.id() == id;
-        if (!still_there) break;
-      } catch (const Error&) {
-      }
-      bool transient =
-          message_has(e, "unhealthy cluster") || message_has(e, "not enough started members") || is_retryable(e);
-      if (!transient) throw;
-      if (Clock::now() >= deadline) {
-        throw Error(
-            ErrorKind::kUnavailable,
-            "etcd refuses to remove member " + m.name + ": the remaining members would not form a healthy quorum (" +
-                e.what() + ")",
-            "check the other members with `etcdadm info`; a cluster that lost quorum needs the disaster-recovery "
-            "runbook (docs/operations.md)");
-      }
-      spdlog::info("cluster not ready for the removal yet ({}); retrying", e.what());
-      std::this_thread::sleep_for(1s);
-    }
-  }
+  remove_member_through(remover, id, m.name);
   result.member_removed = true;
-  spdlog::info("removed member {} (ID {:x}) from the cluster", m.name, id);
 }
 
 }  // namespace

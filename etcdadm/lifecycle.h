@@ -5,6 +5,7 @@
 //
 //   init:  preflight, install, certificates, snapshot, configure, start, etcdctl, health
 //   join:  preflight, install, certificates, membership, configure, start, etcdctl, promote
+//          (join --replace NAME removes the failed member NAME in membership, before the add)
 //
 // join adds the new member as a raft learner (it cannot vote, so a slow or broken newcomer never
 // costs the cluster its quorum), waits until it has caught up with the leader and then promotes
@@ -41,6 +42,12 @@ struct LifecycleOptions {
   // join
   std::string join_endpoint;  // client URL of an existing member
   bool retry = true;          // retry transient failures with backoff (etcdadm's --retry)
+  // join --replace: the failed member (name or hex ID) this one takes the place of. It is removed
+  // through a healthy member in the membership phase (checked in preflight: it must not answer,
+  // unless force_replace, and the cluster must keep quorum without it); a re-run after a failure
+  // finds the removal done (<config-dir>/replacing records it).
+  std::string replace;
+  bool force_replace = false;
 
   std::chrono::seconds start_timeout{120};    // until the started member answers
   std::chrono::seconds promote_timeout{300};  // until the learner has caught up

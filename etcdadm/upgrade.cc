@@ -579,7 +579,8 @@ ClusterSurvey survey_cluster(const MemberConfig& m, const std::vector<std::strin
   try {
     auto urls = healthy_client_urls(s.info);
     if (!urls.empty()) {
-      for (const auto& a : EtcdClient(connection_to(m, urls)).alarm_list().alarms()) {
+      auto alarms = EtcdClient(connection_to(m, urls)).alarm_list();
+      for (const auto& a : alarms.alarms()) {
         s.alarms.push_back(fmt::format("{} on member {:x}", etcdserverpb::AlarmMember::AlarmType_Name(a.alarm()),
                                        a.memberid()));
       }

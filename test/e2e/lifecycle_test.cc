@@ -4,6 +4,8 @@
 // system, and etcdctl (through the generated wrapper) is the oracle for membership and health.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <map>
 #include <thread>
 #include <sstream>
@@ -343,6 +345,69 @@ TEST_F(Lifecycle, ResetShrinksRejoinWorksAndLastMemberRefuses) {
   auto forced = reset(hosts_[0], {"--force", "--remove-ca"});
   EXPECT_EQ(forced.exit_code, 0) << forced.output;
   EXPECT_FALSE(path_exists(hosts_[0].certs()));
+}
+
+// A host dies and is rebuilt: `join --replace` removes its old member through a healthy one and
+// joins the new host in its place (same name and address, new member ID), back to 3 healthy voting
+// members. Refused while the member still answers; `member remove` refuses what would cost quorum.
+TEST_F(Lifecycle, JoinReplaceTakesAWipedHostsPlaceAndRemovalsKeepQuorum) {
+  ASSERT_NO_FATAL_FAILURE(three_member_cluster());
+  ASSERT_EQ(etcdctl(hosts_[0], {"put", "/registry/before-replace", "1"}).exit_code, 0);
+  std::string old_id;
+  for (const auto& m : member_list(hosts_[0])) {
+    if (m["name"] == "m3") old_id = fmt::format("{:x}", m["ID"].get<uint64_t>());
+  }
+  ASSERT_FALSE(old_id.empty());
+
+  // A new host cannot take the place of a member that still answers: refused before anything is
+  // installed or written there.
+  Host spare{"m4", dir_ / "m4", free_port(), free_port()};
+  hosts_.push_back(spare);
+  copy_ca(hosts_[0], spare);
+  auto healthy = run_with_member_flags({"join", hosts_[0].client_url()}, spare, {"--replace", "m3"});
+  EXPECT_NE(healthy.exit_code, 0) << healthy.output;
+  EXPECT_NE(healthy.output.find("member m3 is healthy"), std::string::npos) << healthy.output;
+  EXPECT_FALSE(path_exists(spare.data()));
+  EXPECT_FALSE(path_exists(spare.certs() + "/etcdctl-etcd-client.crt"));
+  EXPECT_FALSE(path_exists(spare.conf()));
+  EXPECT_EQ(member_list(hosts_[0]).size(), 3u);
+  auto remove_healthy = etcdadm({"member", "remove", "m3", "--config-dir", hosts_[0].conf()});
+  EXPECT_EQ(remove_healthy.exit_code, 2) << remove_healthy.output;
+  EXPECT_NE(remove_healthy.output.find("healthy"), std::string::npos) << remove_healthy.output;
+
+  // m3's host dies: etcd killed, everything on it gone.
+  int pid = running_pid(hosts_[2].conf() + "/etcd.pid", bin() + "/etcd");
+  ASSERT_GT(pid, 0);
+  ::kill(pid, SIGKILL);
+  remove_all(hosts_[2].root);
+  // With m3 down, removing a healthy member too would leave 1 of 2: refused even with --force.
+  auto below = etcdadm({"member", "remove", "m2", "--force", "--config-dir", hosts_[0].conf()});
+  EXPECT_NE(below.exit_code, 0) << below.output;
+  EXPECT_NE(below.output.find("without quorum"), std::string::npos) << below.output;
+  EXPECT_EQ(member_list(hosts_[0]).size(), 3u);
+
+  // The rebuilt host: the CA copied in, then one command.
+  copy_ca(hosts_[0], hosts_[2]);
+  auto replaced = run_with_member_flags({"join", hosts_[0].client_url()}, hosts_[2], {"--replace", "m3"});
+  ASSERT_EQ(replaced.exit_code, 0) << replaced.output;
+  auto members = member_list(hosts_[0]);
+  ASSERT_EQ(members.size(), 3u) << members.dump();
+  std::set<std::string> names;
+  for (const auto& m : members) {
+    names.insert(m.value("name", ""));
+    EXPECT_FALSE(m.value("isLearner", false)) << m.dump();
+    EXPECT_NE(fmt::format("{:x}", m["ID"].get<uint64_t>()), old_id) << "the old member must be gone";
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"m1", "m2", "m3"}));
+  auto health = etcdctl_json(hosts_[0], {"endpoint", "health", "--cluster"});
+  ASSERT_EQ(health.size(), 3u) << health.dump();
+  for (const auto& h : health) EXPECT_TRUE(h["health"].get<bool>()) << h.dump();
+  auto got = etcdctl(hosts_[2], {"get", "/registry/before-replace", "--print-value-only", "--consistency", "s"});
+  EXPECT_EQ(got.output, "1\n") << "the replacement has the cluster's data";
+  // Running it again finds the replacement done.
+  auto again = run_with_member_flags({"join", hosts_[0].client_url()}, hosts_[2], {"--replace", "m3"});
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(member_list(hosts_[0]).size(), 3u);
 }
 
 // The DR runbook one minor up: a backup of the previous pinned etcd minor starts the first member
