@@ -211,7 +211,9 @@ VersionStep check_version_step(const VersionStepInput& in) {
                      "bring every member to " + minor_of(from) + " first");
     }
   }
-  step.enable_downgrade = true;
+  // Enabled already (an earlier run whose member stopped before the leader lowered the cluster
+  // version): only waited for.
+  step.enable_downgrade = !(in.downgrade && in.downgrade->same_minor(to));
   return step;
 }
 

@@ -73,8 +73,8 @@ struct VersionStep {
   bool allowed = true;
   std::string reason;          // why not (empty when allowed)
   std::string supported_path;  // what to do instead (empty when allowed)
-  // kDowngrade: the cluster version has not gone down yet, so etcd's downgrade has to be
-  // validated and enabled before this member's binary changes.
+  // kDowngrade: etcd's downgrade is not enabled yet, so it has to be validated and enabled
+  // before this member's binary changes.
   bool enable_downgrade = false;
 };
 

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "common/error.h"
+#include "common/failpoint.h"
 #include "common/fs.h"
 #include "common/http_client.h"
 #include "common/timefmt.h"
@@ -36,6 +37,7 @@ struct ChangeState {
   std::string to;
   std::string kind;    // version_step_name
   std::string status;  // "in-progress" | "done"
+  std::string phase;   // the phase running (or last run): where an interrupted run stopped
   std::string backup;
   std::string started_at;
   bool in_progress() const { return status == "in-progress"; }
@@ -51,6 +53,7 @@ std::optional<ChangeState> load_state(const MemberConfig& m) {
     s.to = j.at("to").get<std::string>();
     s.kind = j.value("kind", "");
     s.status = j.value("status", "");
+    s.phase = j.value("phase", "");
     s.backup = j.value("backup", "");
     s.started_at = j.value("startedAt", "");
     return s;
@@ -62,8 +65,9 @@ std::optional<ChangeState> load_state(const MemberConfig& m) {
 }
 
 void save_state(const MemberConfig& m, const ChangeState& s) {
-  nlohmann::json j = {{"from", s.from},          {"to", s.to},         {"kind", s.kind},
-                      {"status", s.status},      {"backup", s.backup}, {"startedAt", s.started_at}};
+  nlohmann::json j = {{"from", s.from},     {"to", s.to},         {"kind", s.kind},
+                      {"status", s.status}, {"phase", s.phase},   {"backup", s.backup},
+                      {"startedAt", s.started_at}};
   make_dirs(m.config_dir);
   write_file_atomic(upgrade_state_file(m), j.dump(2) + "\n", 0600, /*overwrite=*/true);
 }
@@ -132,6 +136,9 @@ class VersionChange {
       if (p.name == "downgrade" && step_.kind != VersionStepKind::kDowngrade) continue;
       if (p.name == "backup" && rollback_) continue;  // going back to what ran before needs no new backup
       spdlog::info("[{}] {}", p.name, p.description);
+      state_->phase = p.name;
+      save_state(m_, *state_);
+      failpoint(("upgrade/" + p.name).c_str());
       run_phase(p.name);
       result_.phases_run.push_back(p.name);
     }
@@ -260,6 +267,17 @@ class VersionChange {
     if (step_.kind == VersionStepKind::kSame && !resuming && binaries_in_place()) {
       spdlog::info("member {} runs etcd {} already: nothing to do", m_.name, target_);
       nothing_to_do_ = true;
+      if (rollback_ && interrupted) {
+        // The upgrade stopped before it changed anything: the rollback is done by recording it.
+        ChangeState s;
+        s.from = target_;
+        s.to = target_;
+        s.kind = "rollback";
+        s.status = "done";
+        s.phase = "preflight";
+        s.started_at = format_rfc3339_micros(std::chrono::system_clock::now());
+        save_state(m_, s);
+      }
       if (state_) result_.backup = state_->backup;
       return;
     }
@@ -283,9 +301,11 @@ class VersionChange {
       s.to = target_;
       s.kind = rollback_ ? "rollback" : version_step_name(step_.kind);
       s.status = "in-progress";
+      s.phase = "preflight";
       s.started_at = format_rfc3339_micros(std::chrono::system_clock::now());
       state_ = s;
       save_state(m_, *state_);
+      failpoint("upgrade/preflight/recorded");
     }
     result_.backup = state_->backup;
   }
@@ -324,6 +344,7 @@ class VersionChange {
                      m_.install_dir);
       }
     }
+    failpoint("upgrade/install/kept");
     const std::string to_dir = kept_release_dir(m_, target_);
     if (version_in(to_dir) == target_) {
       spdlog::info("etcd {} is in {} already", target_, to_dir);
@@ -348,15 +369,16 @@ class VersionChange {
     const EtcdVersion to = parse_version_or_throw(target_, "--version");
     auto cluster = cluster_client();
     if (step_.enable_downgrade) {
-      // Validate first: it changes nothing and tells why etcd would refuse.
-      cluster->downgrade(etcdserverpb::DowngradeRequest::VALIDATE, to.minor_str());
       try {
+        // Validate first: it changes nothing and tells why etcd would refuse.
+        cluster->downgrade(etcdserverpb::DowngradeRequest::VALIDATE, to.minor_str());
         cluster->downgrade(etcdserverpb::DowngradeRequest::ENABLE, to.minor_str());
       } catch (const Error& e) {
-        // An earlier run enabled it and its answer was lost.
+        // Enabled in the meantime: an earlier run whose answer was lost, or another host's apply.
         if (std::string(e.what()).find("downgrade job in progress") == std::string::npos) throw;
       }
       check("etcd's downgrade to " + to.minor_str() + " enabled");
+      failpoint("upgrade/downgrade/enabled");
     }
     // etcd lowers the cluster version at once and each member's storage version soon after; a
     // member may only be stopped once its data is readable by the older binary.
@@ -431,6 +453,7 @@ class VersionChange {
     from_kept.binaries_dir = to_dir;
     from_kept.version = target_;
     install_release(from_kept, m_.install_dir);
+    failpoint("upgrade/switch/renamed");
     m_.version = target_;
     save_member_state(m_);
     write_etcdctl_files(m_);
@@ -448,6 +471,7 @@ class VersionChange {
     }
     if (m_.init_system != InitSystemKind::kKubelet) {
       init_system_->stop(m_, o_.stop_grace);
+      failpoint("upgrade/switch/stopped");
       init_system_->start(m_);
     }
     spdlog::info("etcd {} started through {}", target_, init_system_name(m_.init_system));

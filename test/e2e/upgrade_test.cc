@@ -6,15 +6,19 @@
 // and etcd on the backup taken before each step.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
 #include <atomic>
 #include <chrono>
 #include <map>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "common/fs.h"
 #include "etcdadm/client.h"
+#include "etcdadm/etcd_version.h"
 #include "etcdadm/release.h"
 #include "test/support/lifecycle_fixture.h"
 
@@ -115,15 +119,15 @@ class Upgrade : public LifecycleFixture {
  protected:
   void SetUp() override {
     LifecycleFixture::SetUp();
-    // Every pinned minor behind one release URL, as etcd's GitHub releases are.
-    for (const auto& minor : pinned_etcd_minors()) {
-      auto rel = make_local_release(dir_ / "releases", etcd_release(minor));
-      versions_[minor] = rel.version;
-    }
     for (auto& h : hosts_) h.own_bin = h.root + "/bin";
   }
 
-  std::string version_of(const std::string& minor) { return versions_.at(minor); }
+  // The version pinned for `minor`, its release laid out beside the others behind the one release
+  // URL (as etcd's GitHub releases are) the first time it is asked for.
+  std::string version_of(const std::string& minor) {
+    if (!versions_.count(minor)) versions_[minor] = make_local_release(dir_ / "releases", etcd_release(minor)).version;
+    return versions_.at(minor);
+  }
 
   // The minor after `minor` among the pinned ones, "" when it is the newest.
   std::string next_minor(const std::string& minor) {
@@ -151,8 +155,14 @@ class Upgrade : public LifecycleFixture {
     for (size_t at = 0; at < r.output.size(); at = r.output.find('\n', at) + 1) {
       char c = r.output[at];
       if (c == '{' || (c == '[' && at + 1 < r.output.size() && (r.output[at + 1] == '\n' || r.output[at + 1] == ']'))) {
-        auto j = nlohmann::json::parse(r.output.substr(at), nullptr, /*allow_exceptions=*/false);
-        if (!j.is_discarded()) return j;
+        // One value, whatever follows it (an error message after a refused plan's JSON).
+        std::istringstream in(r.output.substr(at));
+        nlohmann::json j;
+        try {
+          in >> j;
+          return j;
+        } catch (const nlohmann::json::exception&) {
+        }
       }
       if (r.output.find('\n', at) == std::string::npos) break;
     }
@@ -315,6 +325,161 @@ TEST_F(Upgrade, RollingUpgradeThroughEveryMinorUnderWritesLeaderLast) {
                                              << writer.last_error();
   std::printf("[upgrade] %lld writes, longest time without a successful write: %lld ms\n",
               static_cast<long long>(writer.writes()), static_cast<long long>(writer.longest_outage().count()));
+}
+
+
+// The previous pinned minor, "" for the oldest.
+std::string previous_minor(const std::string& minor) {
+  auto minors = pinned_etcd_minors();
+  for (size_t i = 1; i < minors.size(); ++i) {
+    if (minors[i] == minor) return minors[i - 1];
+  }
+  return "";
+}
+
+// etcd's own downgrade, end to end: 3.6 -> 3.5 (and 3.7 -> 3.6), every member through
+// `etcdadm upgrade apply`, the first one enabling etcd's downgrade. Where etcd has no downgrade
+// (3.5 -> 3.4), refused before anything is stopped.
+TEST_F(Upgrade, DowngradeThroughEtcdsDowngradeApiOrRefusedBeforeAnythingStops) {
+  const EtcdRelease& under = etcd_under_test();
+  const std::string lower = previous_minor(under.minor);
+  if (lower.empty()) GTEST_SKIP() << "no pinned minor below " << under.minor;
+  ASSERT_NO_FATAL_FAILURE(three_member_cluster());
+  ASSERT_EQ(etcdctl(hosts_[0], {"put", "/registry/before-downgrade", "1"}).exit_code, 0);
+  const std::string target = version_of(lower);
+  auto planned = upgrade("plan", hosts_[0], target);
+  auto plan = json_of(planned);
+  if (!supports_downgrade_api(*EtcdVersion::parse(under.version))) {
+    EXPECT_EQ(planned.exit_code, 2) << planned.output;
+    EXPECT_FALSE(plan["allowed"].get<bool>()) << plan.dump(2);
+    EXPECT_NE(plan["problems"].dump().find("from 3.6 on"), std::string::npos) << plan.dump(2);
+    std::map<std::string, int> pids;
+    for (const auto& h : hosts_) pids[h.name] = running_pid(h.conf() + "/etcd.pid", bin_of(h) + "/etcd");
+    auto refused = upgrade("apply", hosts_[1], target, {"--store", dir_ / "store"});
+    EXPECT_EQ(refused.exit_code, 2) << refused.output;
+    EXPECT_NE(refused.output.find("nothing was changed"), std::string::npos) << refused.output;
+    EXPECT_NE(refused.output.find("init --from-backup"), std::string::npos) << "the supported path: " << refused.output;
+    for (const auto& h : hosts_) {
+      EXPECT_EQ(running_pid(h.conf() + "/etcd.pid", bin_of(h) + "/etcd"), pids[h.name]) << h.name << " was restarted";
+      EXPECT_FALSE(path_exists(h.conf() + "/upgrade.json")) << h.name;
+    }
+    EXPECT_FALSE(path_exists(dir_ / "store")) << "no backup is taken for a refused change";
+    for (const auto& [id, st] : endpoint_status(hosts_[0])) EXPECT_EQ(st.version, under.version);
+    return;
+  }
+  ASSERT_EQ(planned.exit_code, 0) << planned.output;
+  ASSERT_TRUE(plan["allowed"].get<bool>()) << plan.dump(2);
+  for (const auto& m : plan["members"]) {
+    EXPECT_EQ(m["step"], "downgrade");
+    EXPECT_TRUE(m["enableDowngrade"].get<bool>());
+  }
+  EXPECT_TRUE(plan["members"][2]["leader"].get<bool>());
+  for (size_t i = 0; i < 3; ++i) {
+    const std::string name = plan["members"][i]["name"];
+    const Host& h = *std::find_if(hosts_.begin(), hosts_.end(), [&](const Host& x) { return x.name == name; });
+    if (i == 0) {
+      // Killed right after enabling etcd's downgrade: the run again finds it enabled and goes on.
+      RunOptions kill_at;
+      kill_at.env["ETCDADM_FAILPOINTS"] = "upgrade/downgrade/enabled";
+      auto killed = etcdadm({"upgrade", "apply", "--config-dir", h.conf(), "--version", target, "--release-url",
+                             release_.base_url, "--cache-dir", dir_ / "cache", "--store", dir_ / "store"},
+                            kill_at);
+      ASSERT_EQ(killed.exit_code, 128 + SIGKILL) << killed.output;
+    }
+    auto r = upgrade("apply", h, target, {"--store", dir_ / "store"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    auto j = json_of(r);
+    EXPECT_EQ(j["step"], "downgrade");
+    std::string checks = j["checks"].dump();
+    EXPECT_NE(checks.find("ready to downgrade"), std::string::npos) << checks;
+    // etcd lowers the cluster version once the downgrade is enabled (the leader's next check).
+    EXPECT_EQ(cluster_version(h), lower + ".0");
+    EXPECT_EQ(binary_version(h.own_bin + "/etcd"), target);
+  }
+  for (const auto& [id, st] : endpoint_status(hosts_[0])) EXPECT_EQ(st.version, target) << std::hex << id;
+  // The leader ends the downgrade once every member runs the target: a new member of the old minor
+  // could no longer join, and an upgrade is possible again.
+  auto deadline = Clock::now() + 60s;
+  nlohmann::json again;
+  while (Clock::now() < deadline) {
+    auto p = upgrade("plan", hosts_[0], under.version);
+    again = json_of(p);
+    if (p.exit_code == 0 && again.value("downgradeTarget", "x").empty()) break;
+    std::this_thread::sleep_for(1s);
+  }
+  EXPECT_TRUE(again["allowed"].get<bool>()) << again.dump(2);
+  EXPECT_EQ(again["downgradeTarget"], "") << again.dump(2);
+  auto got = etcdctl(hosts_[2], {"get", "/registry/before-downgrade", "--print-value-only"});
+  EXPECT_EQ(got.output, "1\n");
+  auto hk = etcdctl_json(hosts_[0], {"endpoint", "hashkv", "--cluster"});
+  std::set<uint64_t> hashes;
+  for (const auto& e : hk) hashes.insert(e["HashKV"]["hash"].get<uint64_t>());
+  EXPECT_EQ(hashes.size(), 1u) << hk.dump();
+}
+
+// etcdadm killed (SIGKILL) in each phase of `upgrade apply`, then run again or rolled back: the
+// member ends up on the new version or the old one, healthy, and at no moment without a binary or
+// its config. A rollback is possible while the cluster version has not moved, and refused after.
+TEST_F(Upgrade, KilledInEachPhaseFinishesOrRollsBack) {
+  const EtcdRelease& under = etcd_under_test();
+  const std::string higher = next_minor(under.minor);
+  if (higher.empty()) GTEST_SKIP() << "no pinned minor above " << under.minor;
+  ASSERT_NO_FATAL_FAILURE(three_member_cluster());
+  const std::string target = version_of(higher);
+  // etcdadm's failpoints in upgrade apply (common/failpoint.h): the start of each phase, and the
+  // moments inside them where a half-done step would hurt most.
+  const std::vector<std::string> failpoints = {"upgrade/preflight/recorded", "upgrade/backup",
+                                               "upgrade/install/kept",       "upgrade/leadership",
+                                               "upgrade/switch/renamed",     "upgrade/switch/stopped",
+                                               "upgrade/health"};
+  for (size_t i = 0; i < failpoints.size(); ++i) {
+    const std::string& point = failpoints[i];
+    SCOPED_TRACE("killed at " + point);
+    const Host& h = hosts_[i % 2];  // m3 stays on the old minor: the cluster version cannot move
+    RunOptions kill_at;
+    kill_at.env["ETCDADM_FAILPOINTS"] = point;
+    auto killed = etcdadm({"upgrade", "apply", "--config-dir", h.conf(), "--version", target, "--release-url",
+                           release_.base_url, "--cache-dir", dir_ / "cache", "--store", dir_ / "store"},
+                          kill_at);
+    ASSERT_EQ(killed.exit_code, 128 + SIGKILL) << killed.output;
+    ASSERT_NE(killed.output.find("failpoint " + point), std::string::npos) << killed.output;
+    // Never without a binary or config, whatever the moment.
+    auto on_disk = binary_version(bin_of(h) + "/etcd");
+    EXPECT_TRUE(on_disk == under.version || on_disk == target) << on_disk;
+    EXPECT_TRUE(path_exists(h.conf() + "/etcd.env"));
+    EXPECT_TRUE(path_exists(h.conf() + "/etcdadm.json"));
+
+    // Even ones: run it again (finish), then roll back; odd ones: roll back straight away.
+    if (i % 2 == 0) {
+      auto again = upgrade("apply", h, target, {"--store", dir_ / "store"});
+      ASSERT_EQ(again.exit_code, 0) << again.output;
+      EXPECT_EQ(binary_version(bin_of(h) + "/etcd"), target);
+      bool found = false;
+      for (const auto& [id, st] : endpoint_status(hosts_[2])) found = found || st.version == target;
+      EXPECT_TRUE(found) << "the member runs " << target;
+      EXPECT_EQ(cluster_version(hosts_[2]), under.minor + ".0") << "m3 holds the cluster version";
+    }
+    auto back = upgrade("rollback", h, "");
+    ASSERT_EQ(back.exit_code, 0) << back.output;
+    EXPECT_EQ(binary_version(bin_of(h) + "/etcd"), under.version);
+    for (const auto& [id, st] : endpoint_status(hosts_[2])) EXPECT_EQ(st.version, under.version) << std::hex << id;
+    auto health = etcdctl_json(hosts_[2], {"endpoint", "health", "--cluster"});
+    ASSERT_EQ(health.size(), 3u) << health.dump();
+    for (const auto& e : health) EXPECT_TRUE(e["health"].get<bool>()) << e.dump();
+  }
+
+  // Once every member runs the new minor the cluster version moves, and a binary rollback is over.
+  for (const auto& h : hosts_) {
+    auto r = upgrade("apply", h, target, {"--store", dir_ / "store", "--max-backup-age", "1h"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  auto deadline = Clock::now() + 60s;
+  while (cluster_version(hosts_[0]) != higher + ".0" && Clock::now() < deadline) std::this_thread::sleep_for(500ms);
+  ASSERT_EQ(cluster_version(hosts_[0]), higher + ".0");
+  auto late = upgrade("rollback", hosts_[0], "");
+  EXPECT_EQ(late.exit_code, 2) << late.output;
+  EXPECT_NE(late.output.find("nothing was changed"), std::string::npos) << late.output;
+  EXPECT_EQ(binary_version(bin_of(hosts_[0]) + "/etcd"), target);
 }
 
 }  // namespace

@@ -72,7 +72,9 @@ class LifecycleFixture : public ::testing::Test {
             "--init-system",  init_system};
   }
 
-  ProcessResult etcdadm(std::vector<std::string> args) { return run_etcdadm(args, dir_ / "catalog.db"); }
+  ProcessResult etcdadm(std::vector<std::string> args, const RunOptions& extra = {}) {
+    return run_etcdadm(args, dir_ / "catalog.db", extra);
+  }
 
   ProcessResult run_with_member_flags(std::vector<std::string> args, const Host& h,
                                       std::vector<std::string> extra = {}) {

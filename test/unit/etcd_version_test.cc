@@ -141,6 +141,11 @@ TEST(EtcdVersion, DownGoesOnlyAsARollbackOfAMixedClusterOrThroughTheDowngradeApi
   EXPECT_EQ(next.kind, VersionStepKind::kDowngrade);
   EXPECT_FALSE(next.enable_downgrade);
   EXPECT_TRUE(moving("3.7.3", "3.6.16", "3.7.0", {"3.7.3", "3.7.3"}).enable_downgrade);
+  // Enabled, and the leader has not lowered the cluster version yet: nothing to enable again.
+  auto enabled = moving("3.6.16", "3.5.35", "3.6.0", {"3.6.16", "3.6.16"}, "3.5.0");
+  EXPECT_TRUE(enabled.allowed) << enabled.reason;
+  EXPECT_EQ(enabled.kind, VersionStepKind::kDowngrade);
+  EXPECT_FALSE(enabled.enable_downgrade);
 
   // 3.5 has no downgrade to 3.4 once the cluster is 3.5.
   auto no = moving("3.5.35", "3.4.23", "3.5.0", {"3.5.35", "3.5.35", "3.5.35"});
