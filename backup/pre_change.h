@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "backup/save.h"
@@ -20,6 +21,11 @@ struct PreChangeBackupResult {
   std::string name;
   bool taken = false;  // false: an existing one was recent enough
 };
+
+// The newest backup of cluster `cluster_id` (hex, as backups record it) in the store, not known to
+// be damaged and taken within `max_age`; nullopt when there is none (or max_age is zero).
+std::optional<BackupRecord> recent_backup_of(BlobStore& store, Catalog& catalog, const std::string& cluster_id,
+                                             std::chrono::seconds max_age);
 
 PreChangeBackupResult backup_before_change(EtcdClient& cluster, BlobStore& store, Catalog* catalog,
                                            const PreChangeBackupOptions& options);

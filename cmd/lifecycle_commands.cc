@@ -18,6 +18,7 @@
 #include "etcdadm/release.h"
 #include "etcdadm/member_remove.h"
 #include "etcdadm/upgrade.h"
+#include "backup/member_select.h"
 #include "backup/pre_change.h"
 #include "restore/damage.h"
 #include "restore/member_restore.h"
@@ -553,7 +554,7 @@ void run_upgrade_apply(const UpgradeFlags& f, const std::string& phase) {
   print_upgrade_result("Changed", o.member, r, fmt);
 }
 
-void print_upgrade_plan(const UpgradePlan& plan, OutputFormat fmt) {
+void print_upgrade_plan(const UpgradePlan& plan, const std::string& backup_note, OutputFormat fmt) {
   if (fmt == OutputFormat::kJson) {
     nlohmann::json members = nlohmann::json::array();
     int order = 0;
@@ -579,6 +580,7 @@ void print_upgrade_plan(const UpgradePlan& plan, OutputFormat fmt) {
                                 {"target", plan.target.str()},
                                 {"allowed", plan.allowed},
                                 {"problems", plan.problems},
+                                {"backup", backup_note},
                                 {"members", members}}
                      .dump(2)
               << "\n";
@@ -619,8 +621,8 @@ void print_upgrade_plan(const UpgradePlan& plan, OutputFormat fmt) {
   std::cout << "\nOn each member's host, in this order (followers first, the leader last; its leadership is moved "
                "away first):\n  etcdadm upgrade apply --version "
             << plan.target.str() << " --store <store> [--max-backup-age 1h]\n"
-            << "Each apply checks the cluster again, takes a backup of it into --store (or uses one younger than "
-               "--max-backup-age), restarts one member and waits until it has caught up.\n";
+            << "Each apply checks the cluster again, restarts one member and waits until it has caught up.\n"
+            << "Backup: " << backup_note << ".\n";
   if (enable) {
     std::cout << "The first apply enables etcd's downgrade to " << plan.target.minor_str()
               << " (the cluster version goes down at once; cancel with etcdctl downgrade cancel).\n";
@@ -635,12 +637,26 @@ void add_upgrade(CLI::App& app) {
   auto pf = std::make_shared<UpgradeFlags>();
   auto* plan = upgrade->add_subcommand("plan", "the members, their versions, whether the step to --version is allowed, and the order");
   pf->add_common(plan);
+  auto* pg = plan->add_option_group("The backup each apply takes");
+  pf->store.add_to(pg, /*with_output=*/false);
+  pg->add_option("--max-backup-age", pf->max_backup_age, "as for apply: a backup this recent is reused")
+      ->capture_default_str();
   plan->callback([pf] {
     auto fmt = parse_output_format(pf->store.output);
     if (pf->release.version.empty()) throw Error(ErrorKind::kInvalidArgument, "no --version given");
     MemberConfig m = pf->location.located();
     auto p = plan_upgrade(m, pf->release.version, split_endpoints(pf->endpoints));
-    print_upgrade_plan(p, fmt);
+    std::string backup_note = "each apply takes a backup of the cluster into --store first (give --store to see it)";
+    if (!pf->store.store.empty()) {
+      auto store = pf->store.open();
+      Catalog catalog = pf->store.open_catalog();
+      auto max_age = duration_flag("--max-backup-age", pf->max_backup_age, true);
+      auto recent = recent_backup_of(*store, catalog, format_id(p.survey.info.cluster_id), max_age);
+      backup_note = recent ? "each apply reuses backup " + recent->name + " of this cluster in " + store->url() +
+                                 " while it is younger than " + pf->max_backup_age
+                           : "each apply takes a new backup of the cluster into " + store->url() + " first";
+    }
+    print_upgrade_plan(p, backup_note, fmt);
     if (!p.allowed) {
       throw Error(ErrorKind::kInvalidArgument, "the cluster cannot move to etcd " + p.target.str() + " now: " +
                                                    p.problems.front());

@@ -227,6 +227,25 @@ void remove_abandoned_scratch_dirs(const std::string& parent, const std::string&
 
 }  // namespace
 
+ExclusiveLock::ExclusiveLock(const std::string& path, const std::string& what) {
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd_ < 0) throw_errno("cannot open lock file", path, errno);
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    int saved = errno;
+    ::close(fd_);
+    fd_ = -1;
+    if (saved == EWOULDBLOCK) {
+      throw Error(ErrorKind::kAlreadyExists, what + " (" + path + " is locked)",
+                  "wait for the other run to finish; a killed one releases the lock with its process");
+    }
+    throw_errno("cannot lock", path, saved);
+  }
+}
+
+ExclusiveLock::~ExclusiveLock() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
 ScratchDir::ScratchDir(const std::string& prefix) {
   const char* tmp = std::getenv("TMPDIR");
   std::string parent = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";

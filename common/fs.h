@@ -67,6 +67,20 @@ class ScratchDir {
   int lock_fd_ = -1;
 };
 
+// An flock held on `path` (created 0600 when missing) for the object's lifetime, so that two runs
+// of one command on one thing exclude each other; a killed holder releases it with its process.
+// Throws kAlreadyExists with `what` when another process holds it.
+class ExclusiveLock {
+ public:
+  ExclusiveLock(const std::string& path, const std::string& what);
+  ~ExclusiveLock();
+  ExclusiveLock(const ExclusiveLock&) = delete;
+  ExclusiveLock& operator=(const ExclusiveLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 // Writes a whole small file atomically (temp + fsync + rename + dir fsync).
 void write_file_atomic(const std::string& path, const std::string& contents, mode_t mode = 0644, bool overwrite = true);
 

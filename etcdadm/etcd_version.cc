@@ -1,5 +1,6 @@
 #include "etcdadm/etcd_version.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace etcdadm {
@@ -188,6 +189,18 @@ VersionStep check_version_step(const VersionStepInput& in) {
   // same holds once a downgrade has lowered the cluster version.
   if (in.cluster.same_minor(to)) {
     step.kind = in.downgrade ? VersionStepKind::kDowngrade : VersionStepKind::kRollback;
+    // No member left on the lower minor: the leader is raising the cluster version right now (it
+    // checks every few seconds), after which the old binary cannot rejoin.
+    bool one_stays = std::any_of(in.members.begin(), in.members.end(), [&](const EtcdVersion& m) { return m.same_minor(to); });
+    if (!in.downgrade && !one_stays) {
+      return refused(VersionStepKind::kRollback,
+                     "every member runs " + minor_of(from) + ": etcd is moving the cluster version to " +
+                         minor_of(from) + ", after which a binary rollback is not possible",
+                     "stay on " + minor_of(from) + (supports_downgrade_api(from)
+                                                        ? ", or downgrade through etcd's downgrade API once the "
+                                                          "cluster version is " + minor_of(from)
+                                                        : ", or restore the backup taken before the upgrade"));
+    }
     return step;
   }
   step.kind = VersionStepKind::kDowngrade;

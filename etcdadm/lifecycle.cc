@@ -15,6 +15,7 @@
 #include "etcdadm/init_system.h"
 #include "etcdadm/member_health.h"
 #include "etcdadm/member_remove.h"
+#include "etcdadm/quorum.h"
 #include "etcdadm/pki.h"
 #include "etcdadm/tls_probe.h"
 
@@ -146,15 +147,7 @@ class Runner {
       : o_(options), m_(o_.member), join_(join), init_system_(make_init_system(m_.init_system)) {}
 
   LifecycleResult run(const std::vector<Phase>& phases, const std::string& only) {
-    if (!only.empty()) {
-      bool known = false;
-      for (const auto& p : phases) known = known || p.name == only;
-      if (!known) {
-        std::string names;
-        for (const auto& p : phases) names += (names.empty() ? "" : ", ") + p.name;
-        throw Error(ErrorKind::kInvalidArgument, "unknown phase '" + only + "'", "phases: " + names);
-      }
-    }
+    if (!only.empty()) check_phase_name(phases, only);
     for (const auto& p : phases) {
       if (!only.empty() && p.name != only) continue;
       spdlog::info("[{}] {}", p.name, p.description);
@@ -266,20 +259,30 @@ class Runner {
     ClusterInfo info = cluster_info(connection_to(client_side, {o_.join_endpoint}), 0);
     if (path_exists(replacing_marker())) {
       std::string text = read_file(replacing_marker());
-      uint64_t id = std::strtoull(text.c_str(), nullptr, 16);
+      text.erase(text.find_last_not_of("\n") + 1);
+      const std::string id_hex = text.substr(0, text.find(' '));
+      const std::string name = text.find(' ') == std::string::npos ? "" : text.substr(text.find(' ') + 1);
+      uint64_t id = std::strtoull(id_hex.c_str(), nullptr, 16);
       bool still_there = false;
       for (const auto& x : info.members) still_there = still_there || x.id == id;
-      if (!still_there) {
-        spdlog::info("member {} was removed by an earlier run of this join --replace", text.substr(0, text.find('\n')));
+      if (name != o_.replace && id_hex != o_.replace) {
+        spdlog::info("ignoring {}: it records the replacement of {}, not {}", replacing_marker(), text, o_.replace);
+      } else if (!still_there) {
+        spdlog::info("member {} was removed by an earlier run of this join --replace", text);
         return;
       }
-      // A member with the ID we are replacing is still there: go on removing it.
+      // Otherwise the member we are replacing is still there: go on removing it.
     }
-    // A member of that name on this very peer URL, with this host's state file for it: this join
-    // replaced it already and a re-run found the replacement.
-    if (const MemberInfo* x = find_member(info, o_.replace); x != nullptr && resuming() &&
-        std::find(x->peer_urls.begin(), x->peer_urls.end(), m_.peer_url()) != x->peer_urls.end()) {
-      spdlog::info("member {} ({:x}) is this host's member: replaced already", x->name, x->id);
+    // This host's member already in the cluster, serving from this host's data: a re-run after
+    // the replacement was done (under the old name or a new one).
+    const MemberInfo* mine = nullptr;
+    for (const auto& x : info.members) {
+      if (std::find(x.peer_urls.begin(), x.peer_urls.end(), m_.peer_url()) != x.peer_urls.end()) mine = &x;
+    }
+    const MemberInfo* target = find_member(info, o_.replace);
+    if (mine != nullptr && (target == nullptr || target == mine) && member_healthy(*mine) && resuming() &&
+        !is_missing_or_empty_dir(m_.data_dir)) {
+      spdlog::info("member {} ({:x}) runs on this host with its data: the replacement is done", mine->name, mine->id);
       return;
     }
     QuorumCheck q;
@@ -640,6 +643,15 @@ void remove_from_cluster(const ResetOptions& o, ResetResult& result) {
 
 }  // namespace
 
+void check_phase_name(const std::vector<Phase>& phases, const std::string& name) {
+  for (const auto& p : phases) {
+    if (p.name == name) return;
+  }
+  std::string names;
+  for (const auto& p : phases) names += (names.empty() ? "" : ", ") + p.name;
+  throw Error(ErrorKind::kInvalidArgument, "unknown phase '" + name + "'", "phases: " + names);
+}
+
 const std::vector<Phase>& init_phases() { return kInitPhases; }
 const std::vector<Phase>& join_phases() { return kJoinPhases; }
 
@@ -694,6 +706,9 @@ ResetResult run_reset(const ResetOptions& o) {
     for (const char* bin : {"etcd", "etcdctl", "etcdutl"}) paths.push_back(m.install_dir + "/" + bin);
   }
   paths.push_back(m.config_dir + "/restore-pending");
+  // What join --replace and upgrade recorded of this member: nothing a later member should inherit.
+  for (const char* f : {"/replacing", "/upgrade.json", "/upgrade.lock"}) paths.push_back(m.config_dir + f);
+  if (o.remove_binaries) paths.push_back(m.install_dir + "/etcd-releases");
   paths.push_back(m.state_file());  // last: a reset that stops early can run again with --config-dir only
   for (const auto& p : paths) {
     if (!path_exists(p)) continue;

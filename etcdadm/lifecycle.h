@@ -63,6 +63,9 @@ struct Phase {
 // --bind-address are its own (defaults: host name, primary IPv4).
 std::string join_command_for(const LifecycleOptions& options, const MemberConfig& member);
 
+// Throws kInvalidArgument naming the phases when `name` is not one of them.
+void check_phase_name(const std::vector<Phase>& phases, const std::string& name);
+
 const std::vector<Phase>& init_phases();
 const std::vector<Phase>& join_phases();
 
@@ -83,7 +86,7 @@ struct ResetOptions {
   bool skip_remove_member = false;     // etcdadm's flag: leave the cluster membership alone
   bool force = false;                  // also reset the last voting member (the cluster's data goes)
   bool remove_ca = false;              // delete ca.crt/ca.key too
-  bool remove_binaries = false;        // delete etcd/etcdctl/etcdutl from install-dir
+  bool remove_binaries = false;        // delete etcd/etcdctl/etcdutl (and the releases upgrade kept) from install-dir
   std::vector<std::string> endpoints;  // other members to reach the cluster through when this one is down
   std::chrono::milliseconds stop_grace{10000};
 };

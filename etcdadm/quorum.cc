@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <optional>
 
 #include "common/error.h"
 
@@ -34,11 +35,19 @@ std::string label(const MemberInfo& m) { return (m.name.empty() ? "(unstarted)" 
 
 }  // namespace
 
-bool member_healthy(const MemberInfo& m) { return m.reachable && m.errors.empty(); }
+// Status lists the cluster's alarms on every member, so an alarm says nothing about which member
+// can vote; a member that sees no leader cannot take part in a quorum.
+bool member_healthy(const MemberInfo& m) {
+  if (!m.reachable) return false;
+  for (const auto& e : m.errors) {
+    if (e.find("no leader") != std::string::npos) return false;
+  }
+  return true;
+}
 
-QuorumCheck check_stop(const ClusterInfo& info, uint64_t member_id) {
-  QuorumCheck q;
-  Counts c = count(info, member_id);
+// The counts, and the answer when there is nothing to weigh: an unknown member (not safe) or a
+// learner (safe: it holds no vote). nullopt: `member_id` is a voter and the caller decides.
+static std::optional<QuorumCheck> counted(const Counts& c, uint64_t member_id, const char* learner_note, QuorumCheck& q) {
   q.voters = c.voters;
   q.healthy_voters = c.healthy;
   if (c.member == nullptr) {
@@ -47,9 +56,16 @@ QuorumCheck check_stop(const ClusterInfo& info, uint64_t member_id) {
   }
   if (c.member->learner) {
     q.safe = true;
-    q.explanation = label(*c.member) + " is a learner: it holds no vote";
+    q.explanation = label(*c.member) + learner_note;
     return q;
   }
+  return std::nullopt;
+}
+
+QuorumCheck check_stop(const ClusterInfo& info, uint64_t member_id) {
+  QuorumCheck q;
+  Counts c = count(info, member_id);
+  if (auto done = counted(c, member_id, " is a learner: it holds no vote", q)) return *done;
   q.quorum_after = quorum_of(c.voters);
   q.healthy_after = c.healthy - (member_healthy(*c.member) ? 1 : 0);
   q.safe = q.healthy_after >= q.quorum_after;
@@ -62,17 +78,7 @@ QuorumCheck check_stop(const ClusterInfo& info, uint64_t member_id) {
 QuorumCheck check_remove(const ClusterInfo& info, uint64_t member_id) {
   QuorumCheck q;
   Counts c = count(info, member_id);
-  q.voters = c.voters;
-  q.healthy_voters = c.healthy;
-  if (c.member == nullptr) {
-    q.explanation = fmt::format("member {:x} is not in the cluster", member_id);
-    return q;
-  }
-  if (c.member->learner) {
-    q.safe = true;
-    q.explanation = label(*c.member) + " is a learner: removing it changes no quorum";
-    return q;
-  }
+  if (auto done = counted(c, member_id, " is a learner: removing it changes no quorum", q)) return *done;
   int voters_after = c.voters - 1;
   q.healthy_after = c.healthy - (member_healthy(*c.member) ? 1 : 0);
   q.quorum_after = voters_after == 0 ? 1 : quorum_of(voters_after);

@@ -3,7 +3,8 @@
 // have known-answer tests; every command prints the explanation it acted on.
 //
 // A cluster of N voting members needs floor(N/2)+1 of them to commit anything. Learners do not
-// vote and never count. A member is counted healthy when it answered Status and lists no alarm.
+// vote and never count. A member is counted healthy when it answered Status and sees a leader
+// (alarms are the cluster's, listed by every member: upgrade refuses them on its own).
 #pragma once
 
 #include <cstdint>
@@ -36,7 +37,7 @@ QuorumCheck check_remove(const ClusterInfo& info, uint64_t member_id);
 // is. Throws kInvalidArgument when a name is ambiguous.
 const MemberInfo* find_member(const ClusterInfo& info, const std::string& name_or_id);
 
-// A member is healthy when it answered Status and reports no error (alarm).
+// A member is healthy when it answered Status without "no leader" among its errors.
 bool member_healthy(const MemberInfo& m);
 
 }  // namespace etcdadm

@@ -116,15 +116,10 @@ class VersionChange {
       : o_(o), m_(o_.member), rollback_(rollback), init_system_(make_init_system(m_.init_system)) {}
 
   UpgradeResult run(const std::string& only) {
-    if (!only.empty()) {
-      bool known = false;
-      for (const auto& p : kUpgradePhases) known = known || p.name == only;
-      if (!known) {
-        std::string names;
-        for (const auto& p : kUpgradePhases) names += (names.empty() ? "" : ", ") + p.name;
-        throw Error(ErrorKind::kInvalidArgument, "unknown phase '" + only + "'", "phases: " + names);
-      }
-    }
+    if (!only.empty()) check_phase_name(kUpgradePhases, only);
+    // One change of a member at a time: two runs on one host would switch binaries under each other.
+    make_dirs(m_.config_dir);
+    ExclusiveLock lock(m_.config_dir + "/upgrade.lock", "another etcdadm upgrade of member " + m_.name + " is running");
     // Every phase needs what preflight finds out (the step, the survey), so it always runs; on
     // its own it only checks.
     spdlog::info("[preflight] {}", kUpgradePhases[0].description);
@@ -167,6 +162,7 @@ class VersionChange {
     state_ = load_state(m_);
     // A rollback supersedes the upgrade it goes back from, finished or not.
     const bool interrupted = state_ && state_->in_progress();
+    const bool recorded = state_.has_value();
     if (rollback_ && state_ && state_->kind != "rollback") state_.reset();
     if (state_ && state_->in_progress() && state_->to != target_) {
       throw Error(ErrorKind::kInvalidArgument,
@@ -188,7 +184,7 @@ class VersionChange {
     // binary on disk says.
     std::string running = me->reachable ? me->version : "";
     if (running.empty()) {
-      if (!resuming && !(rollback_ && interrupted)) {
+      if (!resuming && !(rollback_ && recorded)) {
         throw Error(ErrorKind::kUnavailable, "member " + m_.name + " does not answer (" + me->status_error + ")",
                     "start it (" + member_log_hint(m_) + ") and run this again; for a dead host: etcdadm join --replace " +
                         m_.name + " on its replacement");
@@ -210,8 +206,7 @@ class VersionChange {
       if (!member_healthy(x)) {
         throw Error(ErrorKind::kUnavailable,
                     "member " + label(x) + " is not healthy (" +
-                        (x.reachable ? "alarm: " + (x.errors.empty() ? std::string("?") : x.errors.front())
-                                     : x.status_error) +
+                        (x.reachable ? (x.errors.empty() ? std::string("?") : x.errors.front()) : x.status_error) +
                         "): nothing was changed",
                     "every member must be healthy before one is restarted; a dead member is replaced with etcdadm "
                     "join --replace, or removed with etcdadm member remove");
@@ -231,6 +226,15 @@ class VersionChange {
     check(fmt::format("{} members healthy, leader {:x}, cluster version {}", survey_.info.members.size(),
                       survey_.info.leader_id, survey_.cluster_version->minor_str()));
 
+    if (rollback_ && survey_.downgrade_target) {
+      // A rollback puts one member's binary back; it does not undo etcd's downgrade.
+      throw Error(ErrorKind::kInvalidArgument,
+                  "etcd's downgrade to " + survey_.downgrade_target->minor_str() +
+                      " is enabled: a rollback of this member does not undo it; nothing was changed",
+                  "etcd's way back: `etcdctl downgrade cancel`, then etcdadm upgrade apply --version <the version "
+                  "before> on each member already downgraded; or finish the downgrade with etcdadm upgrade apply "
+                  "--version " + target_ + " on the members still to go");
+    }
     VersionStepInput in;
     in.member = parse_version_or_throw(running, "the member's version");
     in.target = target;
@@ -253,10 +257,7 @@ class VersionChange {
       throw Error(ErrorKind::kInvalidArgument,
                   "going back from " + running + " to " + target_ + " is a " + version_step_name(step_.kind) +
                       " now, not a rollback: nothing was changed",
-                  step_.kind == VersionStepKind::kUpgrade && survey_.downgrade_target
-                      ? "etcd's way back from a downgrade: etcdctl downgrade cancel, then etcdadm upgrade apply "
-                        "--version " + target_ + " on each downgraded member"
-                      : "etcdadm upgrade apply --version " + target_);
+                  "etcdadm upgrade apply --version " + target_ + " (as etcd allows it now)");
     }
     check("etcd " + running + " -> " + target_ + ": " + version_step_name(step_.kind) + " allowed (cluster version " +
           survey_.cluster_version->minor_str() + (survey_.downgrade_target ? ", downgrade to " +
@@ -380,8 +381,14 @@ class VersionChange {
       check("etcd's downgrade to " + to.minor_str() + " enabled");
       failpoint("upgrade/downgrade/enabled");
     }
-    // etcd lowers the cluster version at once and each member's storage version soon after; a
-    // member may only be stopped once its data is readable by the older binary.
+    wait_ready_to_downgrade();
+  }
+
+  // etcd's leader lowers the cluster version at its next check once the downgrade is enabled, and
+  // each member its storage version after that: a member may only be stopped once its data is
+  // readable by the older binary.
+  void wait_ready_to_downgrade() {
+    const EtcdVersion to = parse_version_or_throw(target_, "--version");
     const std::string want_storage = to.minor_str() + ".0";
     wait_until(
         "storage version " + want_storage + " on member " + m_.name, o_.health_timeout,
@@ -469,12 +476,31 @@ class VersionChange {
       spdlog::info("member {} runs etcd {} already", m_.name, target_);
       return;
     }
+    if (!running.empty()) {
+      // It runs the old binary: what stopping it needs is checked again now, as minutes may have
+      // passed since preflight (and `phase switch` may run on its own).
+      if (step_.kind == VersionStepKind::kDowngrade) wait_ready_to_downgrade();
+      recheck_quorum();
+    }
     if (m_.init_system != InitSystemKind::kKubelet) {
       init_system_->stop(m_, o_.stop_grace);
       failpoint("upgrade/switch/stopped");
       init_system_->start(m_);
     }
     spdlog::info("etcd {} started through {}", target_, init_system_name(m_.init_system));
+  }
+
+  void recheck_quorum() {
+    ClusterSurvey now = survey_cluster(m_, o_.endpoints);
+    QuorumCheck q = check_stop(now.info, local_id_);
+    if (!q.safe && !(o_.allow_downtime && q.voters == 1)) {
+      throw Error(ErrorKind::kUnavailable,
+                  "stopping member " + m_.name + " now would lose quorum: " + q.explanation +
+                      "; its etcd was not stopped",
+                  "the binaries of etcd " + target_ +
+                      " are in place but not running: run this command again once the other members are healthy");
+    }
+    check("quorum before the restart: " + q.explanation);
   }
 
   void health() {

@@ -34,8 +34,8 @@ using Clock = std::chrono::steady_clock;
 class Writer {
  public:
   explicit Writer(ConnectionConfig c) : conn_(std::move(c)) {
-    conn_.dial_timeout = 1s;
-    conn_.command_timeout = 2s;
+    conn_.dial_timeout = 500ms;
+    conn_.command_timeout = 1s;
     thread_ = std::thread([this] { loop(); });
   }
   ~Writer() { stop(); }
@@ -188,6 +188,12 @@ class Upgrade : public LifecycleFixture {
     std::string version;
     bool leader = false;
   };
+  // Whether `h`'s member leads (etcdctl endpoint status of its own endpoint).
+  bool is_leader(const Host& h) {
+    auto st = etcdctl_json(h, {"endpoint", "status"});
+    return !st.empty() && st[0]["Status"]["leader"] == st[0]["Status"]["header"]["member_id"];
+  }
+
   std::map<uint64_t, Status> endpoint_status(const Host& h) {
     std::map<uint64_t, Status> out;
     for (const auto& e : etcdctl_json(h, {"endpoint", "status", "--cluster"})) {
@@ -232,19 +238,29 @@ TEST_F(Upgrade, RollingUpgradeThroughEveryMinorUnderWritesLeaderLast) {
     for (int i = 0; i < 2; ++i) EXPECT_FALSE(plan["members"][i]["leader"].get<bool>()) << plan.dump(2);
 
     std::string first_backup;
+    int leaders_moved = 0;
     for (size_t i = 0; i < 3; ++i) {
       const std::string name = plan["members"][i]["name"];
       const Host& h = *std::find_if(hosts_.begin(), hosts_.end(), [&](const Host& x) { return x.name == name; });
+      // Whether it leads right now (an election may have moved leadership since the plan).
+      const bool leads = is_leader(h);
       auto r = upgrade("apply", h, target, {"--store", store});
       ASSERT_EQ(r.exit_code, 0) << r.output;
       auto j = json_of(r);
       EXPECT_EQ(j["to"], target);
       EXPECT_EQ(j["step"], "upgrade");
       ASSERT_FALSE(j["backup"].get<std::string>().empty()) << j.dump(2);
-      if (i == 0) first_backup = j["backup"];
+      if (i == 0) {
+        first_backup = j["backup"];
+        // The plan names the backup the next apply would reuse.
+        auto replanned = json_of(upgrade("plan", hosts_[0], target, {"--store", store, "--max-backup-age", "1h"}));
+        EXPECT_NE(replanned["backup"].get<std::string>().find("reuses backup " + first_backup), std::string::npos)
+            << replanned.dump(2);
+      }
       std::string checks = j["checks"].dump();
-      if (i == 2) {
+      if (leads) {
         EXPECT_NE(checks.find("leadership moved from " + name), std::string::npos) << checks;
+        ++leaders_moved;
       }
       if (i < 2) {
         // A member still on the old minor holds the cluster version.
@@ -256,6 +272,7 @@ TEST_F(Upgrade, RollingUpgradeThroughEveryMinorUnderWritesLeaderLast) {
       EXPECT_TRUE(path_exists(h.own_bin + "/etcd-releases/v" + version_of(from_minor) + "/etcd"))
           << "the old binaries are kept for the rollback";
     }
+    EXPECT_GE(leaders_moved, 1) << "the last member led when its turn came (plan order)";
     // Every member runs the target; the cluster version follows within etcd's version check
     // interval (the leader looks every few seconds).
     for (const auto& [id, s] : endpoint_status(hosts_[1])) EXPECT_EQ(s.version, target) << std::hex << id;
@@ -318,8 +335,8 @@ TEST_F(Upgrade, RollingUpgradeThroughEveryMinorUnderWritesLeaderLast) {
   }
   writer.stop();
   // At most one leader election: etcd's election timeout is 1 s, randomised up to 2 s, plus the
-  // client's failover to another endpoint (1 s dial timeout). Measured: 62 ms, since leadership is
-  // moved away before the leader restarts and a follower's restart costs a failover at most.
+  // client's failover to another endpoint (1 s command timeout). Measured: 62 ms, since leadership
+  // is moved away before the leader restarts and a follower's restart costs a failover at most.
   EXPECT_GT(writer.writes(), 100);
   EXPECT_LT(writer.longest_outage(), 3000ms) << "longest time without a successful write; last error: "
                                              << writer.last_error();
@@ -397,18 +414,22 @@ TEST_F(Upgrade, DowngradeThroughEtcdsDowngradeApiOrRefusedBeforeAnythingStops) {
     EXPECT_EQ(binary_version(h.own_bin + "/etcd"), target);
   }
   for (const auto& [id, st] : endpoint_status(hosts_[0])) EXPECT_EQ(st.version, target) << std::hex << id;
-  // The leader ends the downgrade once every member runs the target: a new member of the old minor
-  // could no longer join, and an upgrade is possible again.
+  // The leader ends the downgrade once every member runs the target; etcd says so in its log
+  // ("the cluster has been downgraded", 3.5's server.go and 3.6's version/monitor.go).
   auto deadline = Clock::now() + 60s;
-  nlohmann::json again;
-  while (Clock::now() < deadline) {
-    auto p = upgrade("plan", hosts_[0], under.version);
-    again = json_of(p);
-    if (p.exit_code == 0 && again.value("downgradeTarget", "x").empty()) break;
-    std::this_thread::sleep_for(1s);
+  bool finished = false;
+  while (!finished && Clock::now() < deadline) {
+    for (const auto& h : hosts_) {
+      if (path_exists(h.conf() + "/etcd.log") &&
+          read_file(h.conf() + "/etcd.log").find("the cluster has been downgraded") != std::string::npos) {
+        finished = true;
+      }
+    }
+    if (!finished) std::this_thread::sleep_for(1s);
   }
-  EXPECT_TRUE(again["allowed"].get<bool>()) << again.dump(2);
-  EXPECT_EQ(again["downgradeTarget"], "") << again.dump(2);
+  EXPECT_TRUE(finished) << "no member logged the end of the downgrade";
+  auto again = json_of(upgrade("plan", hosts_[0], under.version));
+  EXPECT_TRUE(again["allowed"].get<bool>()) << "an upgrade is possible again: " << again.dump(2);
   auto got = etcdctl(hosts_[2], {"get", "/registry/before-downgrade", "--print-value-only"});
   EXPECT_EQ(got.output, "1\n");
   auto hk = etcdctl_json(hosts_[0], {"endpoint", "hashkv", "--cluster"});
@@ -426,6 +447,23 @@ TEST_F(Upgrade, KilledInEachPhaseFinishesOrRollsBack) {
   if (higher.empty()) GTEST_SKIP() << "no pinned minor above " << under.minor;
   ASSERT_NO_FATAL_FAILURE(three_member_cluster());
   const std::string target = version_of(higher);
+
+  // With a member down, no other may be restarted: refused before anything is backed up or stopped.
+  int pid3 = running_pid(hosts_[2].conf() + "/etcd.pid", bin_of(hosts_[2]) + "/etcd");
+  ASSERT_GT(pid3, 0);
+  ::kill(pid3, SIGKILL);
+  int pid1 = running_pid(hosts_[0].conf() + "/etcd.pid", bin_of(hosts_[0]) + "/etcd");
+  auto refused = upgrade("apply", hosts_[0], target, {"--store", dir_ / "store"});
+  EXPECT_EQ(refused.exit_code, 6) << refused.output;
+  EXPECT_NE(refused.output.find("member m3 is not healthy"), std::string::npos) << refused.output;
+  EXPECT_EQ(running_pid(hosts_[0].conf() + "/etcd.pid", bin_of(hosts_[0]) + "/etcd"), pid1) << "m1 was restarted";
+  EXPECT_FALSE(path_exists(dir_ / "store"));
+  EXPECT_FALSE(path_exists(hosts_[0].conf() + "/upgrade.json"));
+  auto restarted = run_with_member_flags({"init", "phase", "start"}, hosts_[2]);
+  ASSERT_EQ(restarted.exit_code, 0) << restarted.output;
+  auto wait_until = Clock::now() + 60s;
+  while (Clock::now() < wait_until && etcdctl(hosts_[2], {"endpoint", "health"}).exit_code != 0) std::this_thread::sleep_for(500ms);
+
   // etcdadm's failpoints in upgrade apply (common/failpoint.h): the start of each phase, and the
   // moments inside them where a half-done step would hurt most.
   const std::vector<std::string> failpoints = {"upgrade/preflight/recorded", "upgrade/backup",

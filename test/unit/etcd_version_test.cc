@@ -129,6 +129,10 @@ TEST(EtcdVersion, DownGoesOnlyAsARollbackOfAMixedClusterOrThroughTheDowngradeApi
   EXPECT_EQ(back.kind, VersionStepKind::kRollback);
   EXPECT_TRUE(moving("3.6.16", "3.5.35", "3.5.0", {"3.6.16", "3.5.35", "3.5.35"}).allowed);
   EXPECT_EQ(moving("3.7.3", "3.6.16", "3.6.0", {"3.7.3", "3.6.16"}).kind, VersionStepKind::kRollback);
+  // Every member on the new minor: the cluster version is about to move, the rollback is over.
+  auto late = moving("3.5.35", "3.4.23", "3.4.0", {"3.5.35", "3.5.35", "3.5.35"});
+  EXPECT_FALSE(late.allowed);
+  EXPECT_NE(late.reason.find("moving the cluster version"), std::string::npos) << late.reason;
 
   // Downgrades: 3.6 -> 3.5 with the cluster on 3.6 goes through etcd's downgrade API.
   auto down = moving("3.6.16", "3.5.35", "3.6.0", {"3.6.16", "3.6.16", "3.6.16"});

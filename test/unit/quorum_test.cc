@@ -8,7 +8,8 @@
 namespace etcdadm {
 namespace {
 
-// "hhd" -> three voters, the third down; "l" a learner (healthy), "a" a voter with an alarm.
+// "hhd" -> three voters, the third down; "l" a learner (healthy), "a" a voter listing an alarm
+// (etcd lists the cluster's alarms on every member), "n" a voter that sees no leader.
 ClusterInfo cluster(const std::string& shape) {
   ClusterInfo info;
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -17,7 +18,8 @@ ClusterInfo cluster(const std::string& shape) {
     m.name = "m" + std::to_string(i + 1);
     m.learner = shape[i] == 'l';
     m.reachable = shape[i] != 'd';
-    if (shape[i] == 'a') m.errors.push_back("alarm:NOSPACE");
+    if (shape[i] == 'a') m.errors.push_back("memberID:17 alarm:NOSPACE ");
+    if (shape[i] == 'n') m.errors.push_back("etcdserver: no leader");
     info.members.push_back(m);
   }
   return info;
@@ -32,7 +34,8 @@ TEST(Quorum, StoppingAMemberNeedsTheOthersToBeAQuorumOfAllVoters) {
   EXPECT_TRUE(check_stop(cluster("hhhhh"), 0x10).safe);
   EXPECT_TRUE(check_stop(cluster("hhhhd"), 0x10).safe);  // 3 of 5
   EXPECT_FALSE(check_stop(cluster("hhhdd"), 0x10).safe); // 2 of 5
-  EXPECT_FALSE(check_stop(cluster("hha"), 0x10).safe);   // an alarmed member counts as unhealthy
+  EXPECT_TRUE(check_stop(cluster("aaa"), 0x10).safe);    // alarms are the cluster's, not a member's
+  EXPECT_FALSE(check_stop(cluster("hhn"), 0x10).safe);   // a member without a leader cannot vote with us
   EXPECT_TRUE(check_stop(cluster("hhl"), 0x12).safe);    // a learner holds no vote
   EXPECT_FALSE(check_stop(cluster("hhl"), 0x10).safe);   // learners do not count for quorum
   auto q = check_stop(cluster("hhd"), 0x10);
@@ -54,6 +57,8 @@ TEST(Quorum, RemovingAMemberNeedsAQuorumNowAndAmongTheVotersLeft) {
   EXPECT_TRUE(check_remove(cluster("hhhdd"), 0x14).safe); // 3 of 5 now; 3 of 4 after (quorum 3)
   EXPECT_FALSE(check_remove(cluster("hhhdd"), 0x10).safe);// 2 of 4 after
   EXPECT_TRUE(check_remove(cluster("hhl"), 0x12).safe);   // a learner
+  EXPECT_TRUE(check_remove(cluster("aad"), 0x12).safe);   // under an alarm (a corrupt member's replacement)
+  EXPECT_FALSE(check_remove(cluster("nnd"), 0x12).safe);  // members without a leader: no quorum now
   auto q = check_remove(cluster("hdd"), 0x12);
   EXPECT_NE(q.explanation.find("no quorum now"), std::string::npos) << q.explanation;
   EXPECT_NE(check_remove(cluster("h"), 0x10).explanation.find("last voting member"), std::string::npos);
