@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "common/error.h"
+#include "common/failpoint.h"
 #include "common/file_users.h"
 #include "common/shell.h"
 #include "common/fs.h"
@@ -299,6 +300,7 @@ class Runner {
     write_file_atomic(replacing_marker(), fmt::format("{:x} {}\n", old.id, old.name), 0600, /*overwrite=*/true);
     EtcdClient remover(connection_to(client_side, client_urls_except(info, old.id)));
     remove_member_through(remover, old.id, old.name.empty() ? o_.replace : old.name);
+    failpoint("join/replace/removed");
   }
 
   void install() {

@@ -386,8 +386,18 @@ TEST_F(Lifecycle, JoinReplaceTakesAWipedHostsPlaceAndRemovalsKeepQuorum) {
   EXPECT_NE(below.output.find("without quorum"), std::string::npos) << below.output;
   EXPECT_EQ(member_list(hosts_[0]).size(), 3u);
 
-  // The rebuilt host: the CA copied in, then one command.
+  // The rebuilt host: the CA copied in, then one command. Killed (SIGKILL) right after it removed
+  // the old member and before it added itself, it is run again and goes on.
   copy_ca(hosts_[0], hosts_[2]);
+  std::vector<std::string> join_args = {"join", hosts_[0].client_url()};
+  auto flags = member_flags(hosts_[2]);
+  join_args.insert(join_args.end(), flags.begin(), flags.end());
+  join_args.insert(join_args.end(), {"--replace", "m3"});
+  RunOptions kill_at;
+  kill_at.env["ETCDADM_FAILPOINTS"] = "join/replace/removed";
+  auto killed = etcdadm(join_args, kill_at);
+  ASSERT_EQ(killed.exit_code, 128 + SIGKILL) << killed.output;
+  EXPECT_EQ(member_list(hosts_[0]).size(), 2u) << "the old member was removed before the kill";
   auto replaced = run_with_member_flags({"join", hosts_[0].client_url()}, hosts_[2], {"--replace", "m3"});
   ASSERT_EQ(replaced.exit_code, 0) << replaced.output;
   auto members = member_list(hosts_[0]);
