@@ -16,6 +16,7 @@
 #include "etcdadm/client.h"
 #include "etcdadm/lifecycle.h"
 #include "etcdadm/release.h"
+#include "etcdadm/member_health.h"
 #include "etcdadm/member_remove.h"
 #include "etcdadm/upgrade.h"
 #include "backup/member_select.h"
@@ -425,9 +426,7 @@ void add_info(CLI::App& app) {
     } catch (const Error& e) {
       spdlog::warn("the local member does not answer ({}): asking the others", e.what());
     }
-    for (const auto& e : m.cluster_endpoints) {
-      if (e != m.client_url()) conn.endpoints.push_back(e);
-    }
+    conn.endpoints = cluster_endpoints_of(m, {});
     print_info(m, cluster_info(conn, local_id), fmt);
   });
 }

@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace etcdadm {
 
@@ -34,6 +35,9 @@ class Error : public std::runtime_error {
 
   // Returns a copy whose message is prefixed with `context: `, keeping kind and hint.
   Error wrap(const std::string& context) const { return Error(kind_, context + ": " + what(), hint_); }
+
+  // Whether the message contains `text` (etcd tells some refusals apart only by their text).
+  bool mentions(const char* text) const { return std::string_view(what()).find(text) != std::string_view::npos; }
 
  private:
   ErrorKind kind_;

@@ -49,8 +49,6 @@ const std::vector<Phase> kJoinPhases = {
     {"promote", "wait until the learner has caught up, promote it, check its health"},
 };
 
-bool message_has(const Error& e, const char* needle) { return std::string(e.what()).find(needle) != std::string::npos; }
-
 std::string join_csv(const std::vector<std::string>& v) {
   std::string out;
   for (const auto& s : v) out += (out.empty() ? "" : ",") + s;
@@ -276,10 +274,7 @@ class Runner {
     }
     // This host's member already in the cluster, serving from this host's data: a re-run after
     // the replacement was done (under the old name or a new one).
-    const MemberInfo* mine = nullptr;
-    for (const auto& x : info.members) {
-      if (std::find(x.peer_urls.begin(), x.peer_urls.end(), m_.peer_url()) != x.peer_urls.end()) mine = &x;
-    }
+    const MemberInfo* mine = find_member_by_peer_url(info, m_.peer_url());
     const MemberInfo* target = find_member(info, o_.replace);
     if (mine != nullptr && (target == nullptr || target == mine) && member_healthy(*mine) && resuming() &&
         !is_missing_or_empty_dir(m_.data_dir)) {
@@ -409,7 +404,7 @@ class Runner {
       try {
         added = client->member_add({m_.peer_url()}, /*learner=*/true);
       } catch (const Error& e) {
-        if (message_has(e, "too many learner")) {
+        if (e.mentions("too many learner")) {
           // etcd allows one learner at a time: another join is still catching up, or was abandoned.
           std::string pending;
           for (const auto& m : list.members()) {
@@ -422,7 +417,7 @@ class Runner {
                       "wait until that join has finished; if it was abandoned, remove it with `etcdctl member remove "
                       "<id>` and run this again");
         }
-        if (message_has(e, "Peer URLs already exists") || message_has(e, "peerURL exists")) {
+        if (e.mentions("Peer URLs already exists") || e.mentions("peerURL exists")) {
           throw Error(ErrorKind::kUnavailable, "member add raced with an earlier attempt: looking again");
         }
         throw;
@@ -515,15 +510,15 @@ class Runner {
               spdlog::info("learner {} caught up and was promoted to a voting member", m_.name);
             } catch (const Error& e) {
               // etcd's ErrMemberNotLearner: promoted already (an earlier attempt whose answer was lost).
-              if (message_has(e, "can only promote a learner member") && !message_has(e, "in sync with leader")) return;
+              if (e.mentions("can only promote a learner member") && !e.mentions("in sync with leader")) return;
               throw;
             }
           },
           [&] { return alive(); },
           "the learner did not catch up with the leader; " + start_hint() + " and check the network between members",
           [](const Error& e) {
-            return message_has(e, "in sync with leader") || message_has(e, "unhealthy cluster") ||
-                   message_has(e, "not enough started members") || is_retryable(e);
+            return e.mentions("in sync with leader") || e.mentions("unhealthy cluster") ||
+                   e.mentions("not enough started members") || is_retryable(e);
           });
     }
     wait_healthy(local);
@@ -588,11 +583,7 @@ void remove_from_cluster(const ResetOptions& o, ResetResult& result) {
     spdlog::info("no client certificate left in {}: membership was handled by an earlier reset", m.certs_dir);
     return;
   }
-  std::vector<std::string> endpoints = {m.loopback_client_url()};
-  for (const auto& e : o.endpoints) endpoints.push_back(e);
-  for (const auto& e : m.cluster_endpoints) {
-    if (e != m.client_url()) endpoints.push_back(e);
-  }
+  std::vector<std::string> endpoints = cluster_endpoints_of(m, o.endpoints);
   std::unique_ptr<EtcdClient> client;
   std::string failures;
   auto list = reachable_member_list(m, endpoints, client, failures);

@@ -22,6 +22,15 @@ ConnectionConfig connection_to(const MemberConfig& m, const std::vector<std::str
   return c;
 }
 
+std::vector<std::string> cluster_endpoints_of(const MemberConfig& m, const std::vector<std::string>& extra) {
+  std::vector<std::string> endpoints = {m.loopback_client_url()};
+  for (const auto& e : extra) endpoints.push_back(e);
+  for (const auto& e : m.cluster_endpoints) {
+    if (e != m.client_url()) endpoints.push_back(e);
+  }
+  return endpoints;
+}
+
 void wait_until(const std::string& what, std::chrono::seconds timeout, const std::function<void()>& check,
                 const std::function<bool()>& alive, const std::string& hint,
                 const std::function<bool(const Error&)>& retryable) {

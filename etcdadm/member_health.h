@@ -19,6 +19,11 @@ namespace etcdadm {
 // A connection to `endpoints` with the member's CA and etcdctl client certificate.
 ConnectionConfig connection_to(const MemberConfig& m, const std::vector<std::string>& endpoints);
 
+// The client URLs through which a command reaches the member's cluster, in this order: the member's
+// own loopback URL, `extra` (--endpoints), then the members it recorded at init/join (for when it
+// is down itself).
+std::vector<std::string> cluster_endpoints_of(const MemberConfig& m, const std::vector<std::string>& extra);
+
 // Waits until `check` succeeds, `timeout` passes (kTimeout, with the last error and `hint`) or
 // `alive` reports the member gone (kUnavailable). `retryable` (optional) says which errors are
 // worth waiting out; others are rethrown at once.

@@ -15,7 +15,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-bool message_has(const Error& e, const char* needle) { return std::string(e.what()).find(needle) != std::string::npos; }
 
 }  // namespace
 
@@ -59,7 +58,7 @@ void remove_member_through(EtcdClient& remover, uint64_t id, const std::string& 
       } catch (const Error&) {
       }
       bool transient =
-          message_has(e, "unhealthy cluster") || message_has(e, "not enough started members") || is_retryable(e);
+          e.mentions("unhealthy cluster") || e.mentions("not enough started members") || is_retryable(e);
       if (!transient) throw;
       if (Clock::now() >= deadline) {
         throw Error(ErrorKind::kUnavailable,
@@ -86,13 +85,7 @@ std::vector<std::string> client_urls_except(const ClusterInfo& info, uint64_t id
 
 MemberRemoveResult run_member_remove(const MemberRemoveOptions& o) {
   const MemberConfig& m = o.member;
-  std::vector<std::string> endpoints = {m.loopback_client_url()};
-  for (const auto& e : m.cluster_endpoints) {
-    if (e != m.client_url()) endpoints.push_back(e);
-  }
-  for (const auto& e : o.endpoints) endpoints.push_back(e);
-  ConnectionConfig conn = connection_to(m, endpoints);
-  ClusterInfo info = cluster_info(conn, 0);
+  ClusterInfo info = cluster_info(connection_to(m, cluster_endpoints_of(m, o.endpoints)), 0);
   MemberRemoveResult r;
   const MemberInfo& x = checked_removal(info, o.target, o.force, r.quorum);
   r.id = x.id;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <optional>
@@ -91,6 +92,13 @@ QuorumCheck check_remove(const ClusterInfo& info, uint64_t member_id) {
   if (voters_after == 0) q.explanation += " (it is the last voting member)";
   if (!quorum_now) q.explanation += " (the cluster has no quorum now, so no membership change can commit)";
   return q;
+}
+
+const MemberInfo* find_member_by_peer_url(const ClusterInfo& info, const std::string& peer_url) {
+  for (const auto& m : info.members) {
+    if (std::find(m.peer_urls.begin(), m.peer_urls.end(), peer_url) != m.peer_urls.end()) return &m;
+  }
+  return nullptr;
 }
 
 const MemberInfo* find_member(const ClusterInfo& info, const std::string& name_or_id) {

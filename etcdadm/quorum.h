@@ -37,6 +37,10 @@ QuorumCheck check_remove(const ClusterInfo& info, uint64_t member_id);
 // is. Throws kInvalidArgument when a name is ambiguous.
 const MemberInfo* find_member(const ClusterInfo& info, const std::string& name_or_id);
 
+// The member with `peer_url` among its peer URLs (this host's member, found also when it is down);
+// nullptr when none has it.
+const MemberInfo* find_member_by_peer_url(const ClusterInfo& info, const std::string& peer_url);
+
 // A member is healthy when it answered Status without "no leader" among its errors.
 bool member_healthy(const MemberInfo& m);
 

@@ -78,21 +78,12 @@ EtcdVersion parse_version_or_throw(const std::string& text, const std::string& w
   return *v;
 }
 
-const MemberInfo* local_member(const ClusterInfo& info, const MemberConfig& m) {
-  for (const auto& x : info.members) {
-    for (const auto& u : x.peer_urls) {
-      if (u == m.peer_url()) return &x;
-    }
-  }
-  return nullptr;
-}
-
 std::string label(const MemberInfo& x) { return x.name.empty() ? fmt::format("{:x}", x.id) : x.name; }
 
-std::vector<std::string> healthy_client_urls(const ClusterInfo& info, uint64_t except_id = 0) {
+std::vector<std::string> healthy_client_urls(const ClusterInfo& info) {
   std::vector<std::string> urls;
   for (const auto& x : info.members) {
-    if (x.id == except_id || !member_healthy(x) || x.learner) continue;
+    if (!member_healthy(x) || x.learner) continue;
     for (const auto& u : x.client_urls) urls.push_back(u);
   }
   return urls;
@@ -174,7 +165,7 @@ class VersionChange {
     const bool resuming = state_ && state_->in_progress() && state_->to == target_;
 
     survey_ = survey_cluster(m_, o_.endpoints);
-    const MemberInfo* me = local_member(survey_.info, m_);
+    const MemberInfo* me = find_member_by_peer_url(survey_.info, m_.peer_url());
     if (me == nullptr) {
       throw Error(ErrorKind::kNotFound, "member " + m_.name + " (" + m_.peer_url() + ") is not in the cluster",
                   "etcdadm info shows the members; a removed member joins again with etcdadm join");
@@ -322,9 +313,7 @@ class VersionChange {
       spdlog::warn("no backup before this change (--skip-backup)");
       return;
     }
-    auto urls = healthy_client_urls(survey_.info);
-    EtcdClient cluster(connection_to(m_, urls));
-    state_->backup = o_.backup(cluster);
+    state_->backup = o_.backup(*cluster_client());
     save_state(m_, *state_);
     result_.backup = state_->backup;
     spdlog::info("backup {} taken before the change", state_->backup);
@@ -376,7 +365,7 @@ class VersionChange {
         cluster->downgrade(etcdserverpb::DowngradeRequest::ENABLE, to.minor_str());
       } catch (const Error& e) {
         // Enabled in the meantime: an earlier run whose answer was lost, or another host's apply.
-        if (std::string(e.what()).find("downgrade job in progress") == std::string::npos) throw;
+        if (!e.mentions("downgrade job in progress")) throw;
       }
       check("etcd's downgrade to " + to.minor_str() + " enabled");
       failpoint("upgrade/downgrade/enabled");
@@ -595,19 +584,10 @@ VersionReport read_version_report(const MemberConfig& m, const std::string& clie
 }
 
 ClusterSurvey survey_cluster(const MemberConfig& m, const std::vector<std::string>& extra_endpoints) {
-  ConnectionConfig conn = local_connection(m);
-  for (const auto& e : m.cluster_endpoints) {
-    if (e != m.client_url()) conn.endpoints.push_back(e);
-  }
-  for (const auto& e : extra_endpoints) conn.endpoints.push_back(e);
-  uint64_t local_id = 0;
-  try {
-    local_id = EtcdClient(conn).status(m.loopback_client_url()).header().member_id();
-  } catch (const Error& e) {
-    spdlog::info("the local member does not answer ({}): asking the others", e.what());
-  }
   ClusterSurvey s;
-  s.info = cluster_info(conn, local_id);
+  // The local member is found by its peer URL (it may be down), so no member ID is needed here.
+  s.info = cluster_info(connection_to(m, cluster_endpoints_of(m, extra_endpoints)), 0);
+  const MemberInfo* asked = nullptr;  // for /version: the leader, else any member that answers
   for (const auto& x : s.info.members) {
     if (!x.reachable) {
       s.problems.push_back("member " + label(x) + " does not answer: " + x.status_error);
@@ -615,14 +595,14 @@ ClusterSurvey survey_cluster(const MemberConfig& m, const std::vector<std::strin
     }
     for (const auto& e : x.errors) s.problems.push_back("member " + label(x) + ": " + e);
     if (!x.downgrade_target.empty()) s.downgrade_target = EtcdVersion::parse(x.downgrade_target);
-    // The cluster version from the leader when it answers (every member agrees soon after a change).
-    if (!s.cluster_version || x.leader) {
-      try {
-        auto report = read_version_report(m, x.client_urls.front());
-        if (auto cv = EtcdVersion::parse(report.cluster)) s.cluster_version = cv;
-      } catch (const Error& e) {
-        spdlog::debug("/version of {}: {}", label(x), e.what());
-      }
+    if (asked == nullptr || x.leader) asked = &x;
+  }
+  // The cluster version as the leader tells it (every member agrees soon after a change).
+  if (asked != nullptr) {
+    try {
+      if (auto cv = EtcdVersion::parse(read_version_report(m, asked->client_urls.front()).cluster)) s.cluster_version = cv;
+    } catch (const Error& e) {
+      s.problems.push_back("/version of member " + label(*asked) + ": " + e.what());
     }
   }
   if (s.info.leader_id == 0) s.problems.push_back("no leader");
