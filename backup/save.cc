@@ -164,6 +164,22 @@ std::pair<StoreSettings, std::optional<age::Recipients>> prepare_store(BlobStore
   return {settings, to};
 }
 
+// The member's HashKV at the backup's revision, for drills to compare a restored member with. The
+// snapshot holds every revision up to at least `revision` (the revision before the snapshot was
+// asked for), so the restored member answers the same at `revision` whatever raced the snapshot.
+// Best effort: a member compacted past `revision` meanwhile, or one that does not answer, costs the
+// backup nothing but this check (logged; the metadata then has no sourceHashKV).
+std::optional<SourceHashKv> source_hash_at(EtcdClient& client, const std::string& endpoint, int64_t revision) {
+  try {
+    auto r = client.hash_kv(endpoint, revision);
+    return SourceHashKv{revision, r.hash(), r.compact_revision()};
+  } catch (const Error& e) {
+    spdlog::warn("the backup will have no HashKV to check restores against: HashKV at revision {} on {} failed: {}",
+                 revision, endpoint, e.what());
+    return std::nullopt;
+  }
+}
+
 void record_in_catalog(Catalog* catalog, BlobStore& store, const BackupMeta& meta) {
   if (catalog == nullptr) return;
   try {
@@ -258,6 +274,7 @@ SaveResult save_unrecorded(EtcdClient& client, BlobStore& store, Catalog* catalo
   meta.revision_exact = after && after->header().revision() == before.header().revision();
   meta.raft_index = (after ? *after : before).raftindex();
   meta.raft_term = (after ? *after : before).raftterm();
+  meta.source_hash = source_hash_at(client, member.endpoint, *meta.revision);
   meta.duration_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   throw_if_interrupted("backup " + meta.name);
   dir.publish(meta, unix_seconds(started));

@@ -89,10 +89,13 @@ void Sidecar::load_history() {
 }
 
 void Sidecar::run() {
-  std::optional<SystemTime> last_tick;
-  spdlog::info("backup sidecar started: schedule '{}', {}{}", options_.schedule.spec(),
+  std::optional<SystemTime> last_tick, last_drill_tick;
+  const SystemTime started = Clock::now();
+  const bool drills = options_.drill_schedule && options_.drill;
+  spdlog::info("backup sidecar started: schedule '{}', {}{}{}", options_.schedule.spec(),
                options_.leader_only ? "backups by the leader's sidecar only" : "backups by any member",
-               options_.continuous ? ", continuous change log" : "");
+               options_.continuous ? ", continuous change log" : "",
+               drills ? ", drills '" + options_.drill_schedule->spec() + "'" : "");
   if (options_.continuous) {
     log_ = std::make_unique<ChangeLogLoop>(client_, store_, *options_.continuous,
                                            [this](const std::string& why) { trigger(why); });
@@ -110,19 +113,106 @@ void Sidecar::run() {
     std::optional<SystemTime> base = newest;
     if (last_tick && (!base || *last_tick > *base)) base = last_tick;
     SystemTime next = base ? options_.schedule.next_after(*base) : Clock::now();
+    // Drills the same way, from the newest drill recorded in the store (a failed one counts: a
+    // failing drill is not retried in a tight loop), or from the start of this sidecar.
+    std::optional<SystemTime> next_drill;
+    if (drills) {
+      SystemTime drill_base = started;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (newest_drill_ && *newest_drill_ > drill_base) drill_base = *newest_drill_;
+      }
+      if (last_drill_tick && *last_drill_tick > drill_base) drill_base = *last_drill_tick;
+      next_drill = options_.drill_schedule->next_after(drill_base);
+    }
     std::string why;
+    bool drill_now = false;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_until(lock, next, [&] { return stopping_ || !pending_trigger_.empty(); });
+      const SystemTime until = next_drill && *next_drill < next ? *next_drill : next;
+      cv_.wait_until(lock, until, [&] { return stopping_ || !pending_trigger_.empty(); });
       if (stopping_) break;
+      if (pending_trigger_.empty() && next_drill && *next_drill < next) {
+        if (Clock::now() < *next_drill) continue;  // woken early: wait again
+        drill_now = true;
+      }
       why = pending_trigger_.empty() ? "schedule" : pending_trigger_;
       pending_trigger_.clear();
+    }
+    if (drill_now) {
+      last_drill_tick = Clock::now();
+      drill_tick();
+      continue;
     }
     last_tick = Clock::now();
     tick(why);
   }
   if (log_) log_->stop();  // stores what the log holds
   spdlog::info("backup sidecar stopped");
+}
+
+std::optional<bool> Sidecar::writes_backups() {
+  try {
+    auto st = client_.status(options_.member_endpoint);
+    const bool leader = st.leader() == st.header().member_id();
+    std::lock_guard<std::mutex> lock(mu_);
+    is_leader_ = leader;
+    return !st.islearner() && (leader || !options_.leader_only);
+  } catch (const Error& e) {
+    spdlog::warn("member {} unreachable: {}", options_.member_endpoint, e.what());
+    return std::nullopt;
+  }
+}
+
+void Sidecar::drill_tick() {
+  // The writing member's sidecar drills: one drill per schedule slot for the cluster, on the host
+  // that already streams the snapshots.
+  auto writes = writes_backups();
+  std::string name;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    name = newest_intact_;
+    if (!writes || !*writes || name.empty() || stopping_) {
+      ++drill_attempts_["skipped"];
+      if (writes && *writes && name.empty()) spdlog::info("drill: no intact backup in the store to drill");
+      return;
+    }
+    in_flight_ = true;
+  }
+  spdlog::info("drill of backup {} (schedule)", name);
+  try {
+    DrillOutcome o = options_.drill(name, &cancel_);
+    std::lock_guard<std::mutex> lock(mu_);
+    ++drill_attempts_[o.passed ? "success" : "failure"];
+    drilled_ever_ = true;
+    last_drill_ok_ = o.passed;
+    newest_drill_ = Clock::now();
+    if (o.passed) {
+      last_drill_success_ = unix_seconds_of(Clock::now());
+      last_drill_rto_ = o.rto_seconds;
+      spdlog::info("drill of backup {} passed: RTO {:.2f}s", name, o.rto_seconds);
+    } else {
+      ++drill_failures_[o.reason];
+      spdlog::error("drill of backup {} failed: {}", name, o.message);
+    }
+  } catch (const Error& e) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (e.kind() == ErrorKind::kInterrupted) {
+      spdlog::info("drill of backup {} cancelled: shutting down", name);
+    } else {
+      ++drill_attempts_["failure"];
+      ++drill_failures_[error_kind_name(e.kind())];
+      spdlog::error("drill of backup {} failed: {}", name, e.what());
+    }
+  } catch (const std::exception& e) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++drill_attempts_["failure"];
+    ++drill_failures_["internal"];
+    spdlog::error("drill of backup {} failed unexpectedly: {}", name, e.what());
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  in_flight_ = false;
+  cv_.notify_all();
 }
 
 void Sidecar::tick(const std::string& why) {
@@ -283,6 +373,20 @@ std::string Sidecar::metrics_text() {
          "# TYPE etcdadm_changelog_gaps_total counter\n"
       << "etcdadm_changelog_gaps_total " << s.gaps << "\n";
   }
+  // Drills: the gauges are the store's (a drill by any host counts), the counters this process's.
+  gauge("etcdadm_drill_last_success_timestamp_seconds",
+        "Unix time of the newest drill that passed, of any backup in the store (0: none).", last_drill_success_);
+  gauge("etcdadm_drill_last_rto_seconds", "Measured recovery time (fetch+verify, restore, start) of that drill.",
+        last_drill_rto_);
+  gauge("etcdadm_drill_last_success", "1 when the newest drill in the store passed (0 when it failed or none ran).",
+        drilled_ever_ && last_drill_ok_ ? 1 : 0);
+  o << "# HELP etcdadm_drill_attempts_total Scheduled drills by result.\n# TYPE etcdadm_drill_attempts_total counter\n";
+  for (const char* r : {"success", "failure", "skipped"}) {
+    o << "etcdadm_drill_attempts_total{result=\"" << r << "\"} " << (drill_attempts_.count(r) ? drill_attempts_.at(r) : 0)
+      << "\n";
+  }
+  o << "# HELP etcdadm_drill_failures_total Failed drills by reason.\n# TYPE etcdadm_drill_failures_total counter\n";
+  for (const auto& [reason, n] : drill_failures_) o << "etcdadm_drill_failures_total{reason=\"" << reason << "\"} " << n << "\n";
   o << "# HELP etcdadm_backup_attempts_total Backup ticks by result.\n# TYPE etcdadm_backup_attempts_total counter\n";
   for (const char* r : {"success", "failure", "skipped"}) {
     o << "etcdadm_backup_attempts_total{result=\"" << r << "\"} " << (attempts_.count(r) ? attempts_.at(r) : 0) << "\n";
@@ -327,8 +431,17 @@ std::optional<SystemTime> Sidecar::refresh_store_view() {
   // next tick into the future: it is ignored for scheduling.
   const SystemTime horizon = Clock::now() + std::chrono::minutes(5);
   std::optional<SystemTime> newest;
+  std::optional<DrillRecord> newest_drill_record, newest_passed_drill;
+  std::string newest_intact;  // records come newest first
   nlohmann::json list = nlohmann::json::array();
   for (const auto& r : records) {
+    if (newest_intact.empty() && !r.damage && r.format != kUnreadableFormat) newest_intact = r.name;
+    if (r.drill) {
+      if (!newest_drill_record || r.drill->drilled_at_micros > newest_drill_record->drilled_at_micros) newest_drill_record = r.drill;
+      if (r.drill->passed && (!newest_passed_drill || r.drill->drilled_at_micros > newest_passed_drill->drilled_at_micros)) {
+        newest_passed_drill = r.drill;
+      }
+    }
     list.push_back({{"name", r.name},
                     {"takenAt", r.taken_at_micros ? format_rfc3339_seconds(from_unix_micros(r.taken_at_micros)) : ""},
                     {"revision", r.revision ? nlohmann::json(*r.revision) : nlohmann::json()},
@@ -346,6 +459,17 @@ std::optional<SystemTime> Sidecar::refresh_store_view() {
   }
   std::lock_guard<std::mutex> lock(mu_);
   newest_ = newest;
+  newest_intact_ = newest_intact;
+  if (newest_drill_record) {
+    // Never dated in the future for scheduling, as backups above.
+    newest_drill_ = std::min(from_unix_micros(newest_drill_record->drilled_at_micros), horizon);
+    drilled_ever_ = true;
+    last_drill_ok_ = newest_drill_record->passed;
+  }
+  if (newest_passed_drill) {
+    last_drill_success_ = static_cast<double>(newest_passed_drill->drilled_at_micros) / 1e6;
+    last_drill_rto_ = newest_passed_drill->rto_seconds;
+  }
   backups_json_ = list.dump(2);
   return newest;
 }

@@ -28,6 +28,14 @@
 
 namespace etcdadm {
 
+// What one drill of a backup came to (restore/drill.h's report, reduced to what the sidecar counts).
+struct DrillOutcome {
+  bool passed = false;
+  double rto_seconds = 0;
+  std::string reason;   // error kind name when it failed ("corrupt", "not found", ...)
+  std::string message;
+};
+
 struct SidecarOptions {
   Schedule schedule = Schedule::parse("@hourly");
   bool leader_only = true;
@@ -43,6 +51,14 @@ struct SidecarOptions {
   // --continuous: the change log beside the snapshots (changelog_loop.h); nullopt: snapshots only.
   std::optional<ChangeLogLoopOptions> continuous;
   std::chrono::seconds shutdown_grace{std::chrono::seconds(30)};
+  // --drill-schedule: drill the newest intact backup on this schedule, from the sidecar that writes
+  // backups (the leader's, unless any member does). The next drill is computed from the newest
+  // drill recorded in the store, as backups are from the newest backup.
+  std::optional<Schedule> drill_schedule;
+  // Drills one backup and records the result in the store and catalog (wired by cmd/ to
+  // restore/drill.h, which backup/ does not depend on). Throws Error(kInterrupted) when `cancel`
+  // stopped it.
+  std::function<DrillOutcome(const std::string& name, const std::atomic<bool>* cancel)> drill;
 };
 
 // "always" -> 1, "never" -> 0, "every:N" -> N (SidecarOptions::verify_every). Throws kInvalidArgument.
@@ -65,6 +81,10 @@ class Sidecar {
  private:
   enum class Outcome { kSuccess, kFailure, kSkipped };
   void tick(const std::string& why);
+  void drill_tick();
+  // Whether this sidecar's member writes backups now (the leader, or any voter with --any-member);
+  // nullopt (logged) when the member does not answer.
+  std::optional<bool> writes_backups();
   void record(Outcome outcome, const std::string& reason, double seconds);
   // Syncs the catalog with the store and caches the newest backup's time and the backup list for
   // the HTTP thread (the catalog is used by the loop thread only). Returns the newest time.
@@ -95,6 +115,13 @@ class Sidecar {
   std::map<std::string, int64_t> failures_;  // by reason
   int64_t retention_deleted_ = 0;
   std::string backups_json_ = "[]";
+  // Drills: what the store says (newest drill of any backup, by any host), and this process's counts.
+  std::optional<SystemTime> newest_drill_;
+  std::string newest_intact_;              // the backup a drill takes ("" when none)
+  double last_drill_success_ = 0, last_drill_rto_ = 0;
+  bool last_drill_ok_ = false, drilled_ever_ = false;
+  std::map<std::string, int64_t> drill_attempts_;  // by result
+  std::map<std::string, int64_t> drill_failures_;  // by reason
   std::vector<int64_t> duration_buckets_;
   double duration_sum_ = 0;
   int64_t duration_count_ = 0;

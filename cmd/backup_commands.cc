@@ -23,10 +23,12 @@
 #include "cmd/store_flags.h"
 #include "common/cpu_priority.h"
 #include "common/error.h"
+#include "common/fs.h"
 #include "common/text.h"
 #include "etcdadm/etcd_version.h"
 #include "restore/damage.h"
 #include "restore/data_dir.h"
+#include "restore/drill.h"
 #include "restore/fetch.h"
 #include "restore/resolve.h"
 #include "restore/verify.h"
@@ -296,6 +298,62 @@ void add_verify(CLI::App& backup) {
   });
 }
 
+void print_drill(const DrillReport& r) {
+  std::cout << "Drill of backup " << r.backup_name << (r.passed ? ": PASSED" : ": FAILED") << "\n";
+  if (!r.etcd.path.empty()) std::cout << "  etcd " << r.etcd.version << " (" << r.etcd.path << ", from " << r.etcd.source << ")\n";
+  for (const auto& p : r.phases) std::printf("  %-13s %8.2fs\n", p.name.c_str(), p.seconds);
+  if (r.rto_seconds > 0) std::printf("  %-13s %8.2fs  (fetch+verify, restore and start: the measured RTO)\n", "recovery", r.rto_seconds);
+  for (const auto& c : r.checks) {
+    std::cout << "  " << (c.passed ? "ok   " : "FAIL ") << c.name << ": expected " << c.expected << ", served " << c.served
+              << (c.note.empty() ? "" : " (" + c.note + ")") << "\n";
+  }
+  for (const auto& n : r.notes) std::cout << "  note: " << n << "\n";
+  std::cout.flush();
+}
+
+void add_drill(CLI::App& backup) {
+  struct Flags {
+    StoreFlags store;
+    std::string query = "latest", start_timeout = "2m";
+    DrillOptions drill;
+  };
+  auto f = std::make_shared<Flags>();
+  f->drill.cache_dir = user_cache_dir();
+  auto* c = backup.add_subcommand(
+      "drill", "prove a backup restores: restore it into a scratch dir, start a private etcd on it, check what it serves");
+  c->add_option("backup", f->query, "backup name, unique prefix, or 'latest'")->capture_default_str();
+  f->store.add_to(c);
+  f->store.add_key_flags(c, /*identities=*/true);
+  c->add_option("--scratch-dir", f->drill.scratch_parent,
+                "where the private data dir goes (needs room for the db plus 192 MiB; default $TMPDIR, else /tmp)");
+  c->add_option("--etcd-binary", f->drill.etcd_binary,
+                "the etcd to start (default: the etcd on PATH when it is of the backup's minor, else the release cache)");
+  c->add_option("--cache-dir", f->drill.cache_dir, "the release cache to take etcd from (etcdadm download --cache-dir)")
+      ->capture_default_str();
+  c->add_option("--start-timeout", f->start_timeout, "how long etcd may take to serve the restored data")->capture_default_str();
+  c->callback([f] {
+    auto fmt = parse_output_format(f->store.output);
+    auto timeout = parse_duration(f->start_timeout);
+    if (!timeout || timeout->count() <= 0) {
+      throw Error(ErrorKind::kInvalidArgument, "--start-timeout " + f->start_timeout + " is not a duration", "e.g. 90s, 5m");
+    }
+    f->drill.start_timeout = std::chrono::duration_cast<std::chrono::seconds>(*timeout);
+    auto store = f->store.open();
+    Catalog catalog = f->store.open_catalog();
+    BackupRecord b = find_backup(*store, catalog, f->query);
+    DrillReport r = run_drill(*store, b, f->drill);
+    // A backup whose bytes failed a check is damaged, whatever drilled it; a failed start or check
+    // is the drill's result, recorded as such.
+    if (!r.passed && r.failure_kind == ErrorKind::kCorrupt && r.failed_phase == "fetch+verify") {
+      record_damage(*store, catalog, b, r.failure);
+    }
+    record_drill_result(*store, &catalog, b, r);
+    if (fmt == OutputFormat::kJson) std::cout << drill_report_json(r).dump(2) << "\n";
+    else print_drill(r);
+    if (!r.passed) throw Error(r.failure_kind, "drill of backup " + b.name + " failed: " + r.failure, r.failure_hint);
+  });
+}
+
 void add_restore(CLI::App& backup) {
   struct Flags {
     StoreFlags store;
@@ -551,6 +609,8 @@ void add_sidecar(CLI::App& backup) {
     bool continuous = false;
     std::string segment_interval = "5s", max_rpo = "60s", heartbeat_interval = "1m";
     int segment_size_mib = 16;
+    std::string drill_schedule;
+    DrillOptions drill;
   };
   auto f = std::make_shared<Flags>();
   auto* c = backup.add_subcommand("sidecar", "run beside an etcd member: scheduled, leader-aware, retained backups");
@@ -588,6 +648,16 @@ void add_sidecar(CLI::App& backup) {
                 "on a quiet cluster, record this often that the log is complete (so --to-time can target the quiet "
                 "time; one small object overwritten; 0: never)")
       ->capture_default_str();
+  auto* d = c->add_option_group("Restore drills (docs/operations.md: proving a backup restores)");
+  f->drill.cache_dir = user_cache_dir();
+  d->add_option("--drill-schedule", f->drill_schedule,
+                "drill the newest intact backup on this schedule (as --schedule), from the writing member's sidecar: "
+                "restore it into a scratch dir, start a private etcd on it, check what it serves; results in the "
+                "store, `backup list` and /metrics");
+  d->add_option("--drill-scratch-dir", f->drill.scratch_parent, "where drills restore (default $TMPDIR, else /tmp)");
+  d->add_option("--drill-etcd-binary", f->drill.etcd_binary,
+                "the etcd drills start (default: the etcd on PATH of the backup's minor, else the release cache)");
+  d->add_option("--drill-cache-dir", f->drill.cache_dir, "the release cache drills take etcd from")->capture_default_str();
   c->callback([f] {
     // Signals go to a dedicated thread: block them before any other thread exists.
     sigset_t signals;
@@ -639,6 +709,25 @@ void add_sidecar(CLI::App& backup) {
         else verify_backup(*store_ptr, b);
       });
     };
+    if (!f->drill_schedule.empty()) {
+      o.drill_schedule = Schedule::parse(f->drill_schedule);
+      if (o.drill_schedule->time_zone() != o.schedule.time_zone() && !o.drill_schedule->time_zone().empty()) {
+        throw Error(ErrorKind::kInvalidArgument, "--drill-schedule names another time zone than --schedule",
+                    "give both in the same CRON_TZ (the process has one time zone)");
+      }
+      DrillOptions drill = f->drill;
+      o.drill = [store_ptr, catalog_ptr, drill](const std::string& name, const std::atomic<bool>* cancel) {
+        DrillOptions with_cancel = drill;
+        with_cancel.cancel = cancel;
+        BackupRecord b = find_backup(*store_ptr, *catalog_ptr, name);
+        DrillReport r = run_drill(*store_ptr, b, with_cancel);
+        if (!r.passed && r.failure_kind == ErrorKind::kCorrupt && r.failed_phase == "fetch+verify") {
+          record_damage(*store_ptr, *catalog_ptr, b, r.failure);
+        }
+        record_drill_result(*store_ptr, catalog_ptr, b, r);
+        return DrillOutcome{r.passed, r.rto_seconds, r.passed ? "" : error_kind_name(r.failure_kind), r.failure};
+      };
+    }
     Sidecar sidecar(client, *store, &catalog, o);
     std::unique_ptr<SidecarHttp> http;
     if (!f->listen.empty()) http = std::make_unique<SidecarHttp>(sidecar, f->listen, token);
@@ -681,6 +770,7 @@ void add_backup_commands(CLI::App& app) {
   add_list(*backup);
   add_verify(*backup);
   add_restore(*backup);
+  add_drill(*backup);
   add_prune(*backup);
   add_rekey(*backup);
   add_sidecar(*backup);

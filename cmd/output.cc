@@ -60,6 +60,17 @@ nlohmann::json record_json(const BackupRecord& r) {
     j["damaged"] = nullptr;
   }
   j["status"] = r.damage ? "damaged" : v ? "verified" : "unverified";
+  // The last `backup drill` (the store's etcdadm-drill.json): null when never drilled.
+  if (r.drill) {
+    j["lastDrill"] = {{"drilledAt", format_rfc3339_micros(from_unix_micros(r.drill->drilled_at_micros))},
+                      {"result", r.drill->passed ? "passed" : "failed"},
+                      {"rtoSeconds", r.drill->rto_seconds},
+                      {"message", r.drill->message},
+                      {"drilledBy", r.drill->drilled_by},
+                      {"etcdVersion", r.drill->etcd_version}};
+  } else {
+    j["lastDrill"] = nullptr;
+  }
   return j;
 }
 
@@ -114,9 +125,9 @@ void print_backups(const std::vector<BackupRecord>& backups, OutputFormat format
     return;
   }
   auto now = std::chrono::system_clock::now();
-  std::printf("%-27s  %-8s  %-8s  %-10s  %-10s  %-10s  %-10s  %-8s  %-8s  %-8s  %s\n", "NAME", "AGE", "STATUS",
-              "REVISION", "KEYS", "DB SIZE", "STORED", "FORMAT", "ETCD", "SOURCE", "LOG TO");
-  int damaged = 0;
+  std::printf("%-27s  %-8s  %-8s  %-10s  %-10s  %-10s  %-10s  %-8s  %-8s  %-8s  %-14s  %s\n", "NAME", "AGE", "STATUS",
+              "REVISION", "KEYS", "DB SIZE", "STORED", "FORMAT", "ETCD", "SOURCE", "DRILLED", "LOG TO");
+  int damaged = 0, failed_drills = 0;
   for (const auto& r : backups) {
     std::string age = r.taken_at_micros
                           ? format_duration_short(std::chrono::duration_cast<std::chrono::seconds>(now - from_unix_micros(r.taken_at_micros)))
@@ -138,14 +149,28 @@ void print_backups(const std::vector<BackupRecord>& backups, OutputFormat format
       auto since = std::chrono::duration_cast<std::chrono::seconds>(now - from_unix_micros(it->second.complete_until_micros));
       log_to = std::to_string(c.reaches) + " (" + format_duration_short(since) + " ago)" + (c.next_segment_start ? ", gap" : "");
     }
-    std::printf("%-27s  %-8s  %-8s  %-10s  %-10s  %-10s  %-10s  %-8s  %-8s  %-8s  %s\n", r.name.c_str(), age.c_str(), status,
-                rev.c_str(), keys.c_str(), r.db_size ? human_bytes(*r.db_size).c_str() : "-", human_bytes(r.stored_size).c_str(),
-                format.c_str(), r.etcd_version.empty() ? "-" : r.etcd_version.c_str(), r.source.c_str(), log_to.c_str());
+    // The last drill: "ok 2h ago", "FAILED 5m ago".
+    std::string drilled = "-";
+    if (r.drill) {
+      auto since = std::chrono::duration_cast<std::chrono::seconds>(now - from_unix_micros(r.drill->drilled_at_micros));
+      drilled = std::string(r.drill->passed ? "ok " : "FAILED ") + format_duration_short(since) + " ago";
+      failed_drills += r.drill->passed ? 0 : 1;
+    }
+    std::printf("%-27s  %-8s  %-8s  %-10s  %-10s  %-10s  %-10s  %-8s  %-8s  %-8s  %-14s  %s\n", r.name.c_str(), age.c_str(),
+                status, rev.c_str(), keys.c_str(), r.db_size ? human_bytes(*r.db_size).c_str() : "-",
+                human_bytes(r.stored_size).c_str(), format.c_str(), r.etcd_version.empty() ? "-" : r.etcd_version.c_str(),
+                r.source.c_str(), drilled.c_str(), log_to.c_str());
   }
   if (damaged > 0) {
     std::printf("\n%d damaged (`latest` skips them):\n", damaged);
     for (const auto& r : backups) {
       if (r.damage) std::printf("  %s: %s\n", r.name.c_str(), r.damage->reason.c_str());
+    }
+  }
+  if (failed_drills > 0) {
+    std::printf("\n%d whose last drill failed:\n", failed_drills);
+    for (const auto& r : backups) {
+      if (r.drill && !r.drill->passed) std::printf("  %s: %s\n", r.name.c_str(), r.drill->message.c_str());
     }
   }
   std::cout.flush();

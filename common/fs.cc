@@ -246,9 +246,9 @@ ExclusiveLock::~ExclusiveLock() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-ScratchDir::ScratchDir(const std::string& prefix) {
+ScratchDir::ScratchDir(const std::string& prefix, const std::string& in) {
   const char* tmp = std::getenv("TMPDIR");
-  std::string parent = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+  std::string parent = !in.empty() ? in : tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
   remove_abandoned_scratch_dirs(parent, prefix);
   std::string pattern = parent + "/" + prefix + "-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) throw_errno("cannot create temp dir", pattern, errno);

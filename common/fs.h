@@ -56,7 +56,8 @@ std::string user_cache_dir();
 // ones, killed before their lock existed, once a minute old).
 class ScratchDir {
  public:
-  explicit ScratchDir(const std::string& prefix = "etcdadm");
+  // `parent`: where to make it ("": $TMPDIR, else /tmp).
+  explicit ScratchDir(const std::string& prefix = "etcdadm", const std::string& parent = "");
   ~ScratchDir();
   ScratchDir(const ScratchDir&) = delete;
   ScratchDir& operator=(const ScratchDir&) = delete;

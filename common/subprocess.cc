@@ -64,6 +64,11 @@ pid_t spawn(const std::vector<std::string>& argv, const RunOptions& options, int
     if (!options.working_dir.empty() && ::chdir(options.working_dir.c_str()) != 0) _exit(127);
     // Children get their own process group so that tests can stop them without hitting us.
     ::setpgid(0, 0);
+    // A signal mask is inherited across exec: the sidecar blocks SIGTERM/SIGINT in every thread (it
+    // takes them with sigwait), and an etcd it starts (a drill) must still stop on SIGTERM.
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::execve(exe->c_str(), cargv.data(), cenv.data());
     _exit(127);
   }

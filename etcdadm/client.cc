@@ -302,6 +302,14 @@ etcdserverpb::TxnResponse EtcdClient::txn(const etcdserverpb::TxnRequest& reques
   return resp;
 }
 
+void EtcdClient::compact(int64_t revision, bool physical) {
+  etcdserverpb::CompactionRequest req;
+  req.set_revision(revision);
+  req.set_physical(physical);
+  etcdserverpb::CompactionResponse resp;
+  call_cluster("Compact", [&](Conn& c, grpc::ClientContext& ctx) { return c.kv->Compact(&ctx, req, &resp); });
+}
+
 etcdserverpb::LeaseGrantResponse EtcdClient::lease_grant(int64_t ttl_seconds, int64_t id) {
   etcdserverpb::LeaseGrantRequest req;
   req.set_ttl(ttl_seconds);

@@ -70,6 +70,9 @@ class EtcdClient {
   etcdserverpb::PutResponse put(const std::string& key, const std::string& value);
   etcdserverpb::DeleteRangeResponse delete_range(const etcdserverpb::DeleteRangeRequest& request);
   etcdserverpb::TxnResponse txn(const etcdserverpb::TxnRequest& request);
+  // Compacts the keyspace at `revision`; `physical`: returns once the compaction is applied to the
+  // backend (what HashKV then hashes).
+  void compact(int64_t revision, bool physical);
   etcdserverpb::LeaseGrantResponse lease_grant(int64_t ttl_seconds, int64_t id = 0);
   etcdserverpb::LeaseRevokeResponse lease_revoke(int64_t id);
   etcdserverpb::LeaseTimeToLiveResponse lease_time_to_live(int64_t id);

@@ -25,6 +25,7 @@
 #include "common/sha256.h"
 #include "common/subprocess.h"
 #include "common/text.h"
+#include "etcdadm/etcd_version.h"
 
 namespace etcdadm {
 
@@ -833,6 +834,62 @@ std::string binary_version(const std::string& path) {
                 "check that it is an etcd binary built for this machine");
   }
   return m[1].str();
+}
+
+LocalEtcd find_local_etcd(const std::string& wanted, const std::string& explicit_path, const std::string& cache_dir,
+                          const std::string& extract_dir) {
+  if (!explicit_path.empty()) {
+    if (!std::filesystem::is_regular_file(explicit_path) || ::access(explicit_path.c_str(), X_OK) != 0) {
+      throw Error(ErrorKind::kNotFound, "--etcd-binary " + explicit_path + " is not an executable file");
+    }
+    return LocalEtcd{explicit_path, binary_version(explicit_path), "--etcd-binary"};
+  }
+  auto want = EtcdVersion::parse(wanted);
+  if (!want) {
+    throw Error(ErrorKind::kNotFound, "the etcd version to run is not known (" + (wanted.empty() ? "none recorded" : wanted) + ")",
+                "give the etcd to start with --etcd-binary");
+  }
+  std::vector<std::string> looked;  // what was found where, for the error
+  if (auto on_path = find_executable("etcd")) {
+    std::string version = binary_version(*on_path);
+    auto v = EtcdVersion::parse(version);
+    if (v && v->same_minor(*want)) return LocalEtcd{*on_path, version, "PATH"};
+    looked.push_back("PATH has etcd " + version + " (" + *on_path + ")");
+  } else {
+    looked.push_back("no etcd on PATH");
+  }
+  // The cache keeps one directory per version (cached_tarball_path): the wanted patch first, then
+  // the newest other patch of its minor.
+  std::vector<EtcdVersion> cached;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(strip_trailing_slashes(cache_dir) + "/etcd", ec)) {
+    std::string dir = entry.path().filename().string();
+    auto v = EtcdVersion::parse(dir);
+    if (dir.rfind('v', 0) == 0 && v && v->same_minor(*want)) cached.push_back(*v);
+  }
+  std::sort(cached.begin(), cached.end(), [&](const EtcdVersion& a, const EtcdVersion& b) {
+    if ((a == *want) != (b == *want)) return a == *want;
+    return a > b;
+  });
+  for (const auto& v : cached) {
+    ReleaseSpec spec;
+    spec.version = v.str();
+    spec.cache_dir = cache_dir;
+    spec.tarball = cached_tarball_path(spec);
+    spec.progress = false;
+    if (!path_exists(spec.tarball)) continue;
+    try {
+      install_release(spec, extract_dir);
+      return LocalEtcd{extract_dir + "/etcd", binary_version(extract_dir + "/etcd"), spec.tarball};
+    } catch (const Error& e) {
+      looked.push_back("cached " + spec.tarball + " is unusable: " + e.what());
+    }
+  }
+  if (cached.empty()) looked.push_back("no etcd " + want->minor_str() + " release in the cache " + cache_dir);
+  throw Error(ErrorKind::kNotFound,
+              "no etcd " + want->minor_str() + " binary to run a backup of etcd " + wanted + " (" + join_list(looked) + ")",
+              "give one with --etcd-binary PATH, or put etcd " + want->str() + " in the cache with `etcdadm download --cache-only "
+              "--version " + want->str() + " --cache-dir " + cache_dir + "`");
 }
 
 }  // namespace etcdadm

@@ -92,4 +92,19 @@ InstalledRelease install_release(const ReleaseSpec& spec, const std::string& ins
 // "etcdctl version: 3.4.23", `etcdutl version`). Throws kExternalTool when it cannot be run.
 std::string binary_version(const std::string& path);
 
+// An etcd server binary of a given minor already on this machine, for commands that start a
+// private member (`backup drill`).
+struct LocalEtcd {
+  std::string path;
+  std::string version;  // as it reports it
+  std::string source;   // "--etcd-binary", "PATH", or the cached tarball it was extracted from
+};
+// Looks, in this order, at `explicit_path` (taken whatever its version: the caller checks that etcd
+// may start on its data), the `etcd` on PATH, and the release cache under `cache_dir`: the
+// `wanted` version's verified tarball, else the newest cached patch of the same minor, extracted
+// into `extract_dir` (which must exist; the caller removes it). Throws kNotFound naming the
+// version, where it looked and what it found there, with the commands that fix it.
+LocalEtcd find_local_etcd(const std::string& wanted, const std::string& explicit_path, const std::string& cache_dir,
+                          const std::string& extract_dir);
+
 }  // namespace etcdadm

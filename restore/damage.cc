@@ -9,18 +9,14 @@
 
 namespace etcdadm {
 
-namespace {
-
-std::string this_tool() {
+std::string etcdadm_on_this_host() {
   char host[256] = {0};
   ::gethostname(host, sizeof host - 1);
   return std::string("etcdadm ") + ETCDADM_VERSION + " on " + host;
 }
 
-}  // namespace
-
 void record_damage(BlobStore& store, Catalog& catalog, const BackupRecord& b, const std::string& reason) {
-  DamageRecord d{to_unix_micros(std::chrono::system_clock::now()), reason, this_tool(), false};
+  DamageRecord d{to_unix_micros(std::chrono::system_clock::now()), reason, etcdadm_on_this_host(), false};
   if (b.format != kUnreadableFormat) {
     try {
       apply_store_settings(store);  // the marker is readable by whoever may read the backup

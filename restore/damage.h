@@ -15,6 +15,9 @@
 
 namespace etcdadm {
 
+// "etcdadm 0.1.0 on host-a": who wrote a damage marker or a drill result.
+std::string etcdadm_on_this_host();
+
 // Records `b` as damaged: the marker in the store (best effort: a read-only store only gets the
 // catalog record, with a warning) and the catalog.
 void record_damage(BlobStore& store, Catalog& catalog, const BackupRecord& b, const std::string& reason);

@@ -21,8 +21,9 @@ namespace {
 // 1: backups; 2: + attempts (recreated); 3: + the verification columns of backups (migrated from 2
 // in place, keeping rows and attempt history); 4: + attempts.origin (migrated in place; attempts
 // recorded before it have origin '' and count for no one's metrics) + the damage columns of backups;
-// 5: + the encryption columns of backups (migrated in place: rows from before are unencrypted).
-constexpr int kSchemaVersion = 5;
+// 5: + the encryption columns of backups (migrated in place: rows from before are unencrypted);
+// 6: + the drill columns of backups (migrated in place: no drill known).
+constexpr int kSchemaVersion = 6;
 
 // Columns of the last `backup verify` (all NULL when never verified). A cache: not in the store.
 constexpr const char* kVerificationColumns[] = {"verified_revision INTEGER", "verified_total_key INTEGER",
@@ -36,6 +37,13 @@ constexpr const char* kDamageColumns[] = {"damaged_at_micros INTEGER", "damage_r
 constexpr const char* kEncryptionColumns[] = {"encryption TEXT NOT NULL DEFAULT 'none'",
                                               "encrypted_to TEXT NOT NULL DEFAULT ''",
                                               "data_modified_micros INTEGER NOT NULL DEFAULT 0"};
+
+// The last `backup drill` (drill_passed NULL: never drilled), from etcdadm-drill.json or from the
+// drill this host just ran; drill_file_micros: that file's modification time when read (0: the row
+// was written by the drill itself, and the next sync reads the file once).
+constexpr const char* kDrillColumns[] = {"drilled_at_micros INTEGER", "drill_passed INTEGER", "drill_rto_seconds REAL",
+                                         "drill_message TEXT", "drill_by TEXT", "drill_etcd_version TEXT",
+                                         "drill_file_micros INTEGER NOT NULL DEFAULT 0"};
 
 std::string join_lines(const std::vector<std::string>& items) {
   std::string out;
@@ -72,6 +80,10 @@ class Stmt {
     sqlite3_bind_int64(st_, i, v);
     return *this;
   }
+  Stmt& bind(int i, double v) {
+    sqlite3_bind_double(st_, i, v);
+    return *this;
+  }
   Stmt& bind_null(int i) {
     sqlite3_bind_null(st_, i);
     return *this;
@@ -83,6 +95,7 @@ class Stmt {
     throw Error(ErrorKind::kIo, std::string("catalog: ") + sqlite3_errmsg(db_));
   }
   int64_t i64(int col) { return sqlite3_column_int64(st_, col); }
+  double real(int col) { return sqlite3_column_double(st_, col); }
   bool is_null(int col) { return sqlite3_column_type(st_, col) == SQLITE_NULL; }
   std::string text(int col) {
     auto* p = sqlite3_column_text(st_, col);
@@ -134,9 +147,9 @@ Catalog::Catalog(const std::string& path) : path_(path) {
 
 void Catalog::migrate(int64_t version) {
   if (version == kSchemaVersion) return;
-  if (version >= 2 && version <= 4) {
-    // v2 -> v3: add the verification cache; v3 -> v4: who made each attempt; v4 -> v5: encryption.
-    // Rows and attempt history stay.
+  if (version >= 2 && version <= 5) {
+    // v2 -> v3: add the verification cache; v3 -> v4: who made each attempt; v4 -> v5: encryption;
+    // v5 -> v6: drills. Rows and attempt history stay.
     if (version == 2) {
       for (const char* column : kVerificationColumns) exec(std::string("ALTER TABLE backups ADD COLUMN ") + column);
     }
@@ -144,7 +157,10 @@ void Catalog::migrate(int64_t version) {
       for (const char* column : kDamageColumns) exec(std::string("ALTER TABLE backups ADD COLUMN ") + column);
       exec("ALTER TABLE attempts ADD COLUMN origin TEXT NOT NULL DEFAULT ''");
     }
-    for (const char* column : kEncryptionColumns) exec(std::string("ALTER TABLE backups ADD COLUMN ") + column);
+    if (version <= 4) {
+      for (const char* column : kEncryptionColumns) exec(std::string("ALTER TABLE backups ADD COLUMN ") + column);
+    }
+    for (const char* column : kDrillColumns) exec(std::string("ALTER TABLE backups ADD COLUMN ") + column);
     exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
     return;
   }
@@ -157,6 +173,7 @@ void Catalog::migrate(int64_t version) {
   for (const char* column : kVerificationColumns) verification_columns += std::string(" ") + column + ",";
   for (const char* column : kDamageColumns) verification_columns += std::string(" ") + column + ",";
   for (const char* column : kEncryptionColumns) verification_columns += std::string(" ") + column + ",";
+  for (const char* column : kDrillColumns) verification_columns += std::string(" ") + column + ",";
   exec(
       "CREATE TABLE backups ("
       " store_id INTEGER NOT NULL REFERENCES stores(id),"
@@ -245,8 +262,9 @@ void Catalog::insert(int64_t sid, const BackupRecord& r) {
           "INSERT OR REPLACE INTO backups (store_id, name, taken_at_micros, format, source, data_file, compression,"
           " stored_size, db_size, revision, revision_exact, db_sha256, stored_sha256, hash_trailer, etcd_version,"
           " cluster_id, member_id, damaged_at_micros, damage_reason, damage_by, damage_in_store, encryption,"
-          " encrypted_to, data_modified_micros)"
-          " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+          " encrypted_to, data_modified_micros, drilled_at_micros, drill_passed, drill_rto_seconds, drill_message,"
+          " drill_by, drill_etcd_version, drill_file_micros)"
+          " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   st.bind(1, sid).bind(2, r.name).bind(3, r.taken_at_micros).bind(4, r.format).bind(5, r.source);
   st.bind(6, r.data_file).bind(7, std::string(compression_name(r.compression))).bind(8, static_cast<int64_t>(r.stored_size));
   if (r.db_size) st.bind(9, static_cast<int64_t>(*r.db_size));
@@ -262,6 +280,13 @@ void Catalog::insert(int64_t sid, const BackupRecord& r) {
     st.bind_null(18).bind_null(19).bind_null(20).bind_null(21);
   }
   st.bind(22, r.encryption).bind(23, join_lines(r.encrypted_to)).bind(24, r.data_modified_micros);
+  if (r.drill) {
+    st.bind(25, r.drill->drilled_at_micros).bind(26, int64_t{r.drill->passed}).bind(27, r.drill->rto_seconds);
+    st.bind(28, r.drill->message).bind(29, r.drill->drilled_by).bind(30, r.drill->etcd_version);
+    st.bind(31, r.drill->file_modified_micros);
+  } else {
+    st.bind_null(25).bind_null(26).bind_null(27).bind_null(28).bind_null(29).bind_null(30).bind(31, int64_t{0});
+  }
   st.step();
 }
 
@@ -392,16 +417,18 @@ SyncStats Catalog::sync(BlobStore& store, SyncDepth depth) {
     int64_t stored_size;
     bool marked_in_store;  // the row reflects a damage marker in the store
     int64_t data_modified_micros;
+    int64_t drill_file_micros;  // the drill result file the row reflects (0: none read)
   };
   std::map<std::string, Known> known;  // the rows the listing speaks for: all, or those named after `after`
   {
-    Stmt sel(db_, stats.full ? "SELECT name, stored_size, COALESCE(damage_in_store, 0), data_modified_micros FROM backups"
-                               " WHERE store_id = ?"
-                             : "SELECT name, stored_size, COALESCE(damage_in_store, 0), data_modified_micros FROM backups"
+    Stmt sel(db_, stats.full ? "SELECT name, stored_size, COALESCE(damage_in_store, 0), data_modified_micros,"
+                               " drill_file_micros FROM backups WHERE store_id = ?"
+                             : "SELECT name, stored_size, COALESCE(damage_in_store, 0), data_modified_micros,"
+                               " drill_file_micros FROM backups"
                                " WHERE store_id = ? AND name >= ? AND name < ?");  // a directory named `after` has keys after it
     sel.bind(1, *sid);
     if (!stats.full) sel.bind(2, after).bind(3, std::string(kBackupNamesEnd));
-    while (sel.step()) known[sel.text(0)] = Known{sel.i64(1), sel.i64(2) != 0, sel.i64(3)};
+    while (sel.step()) known[sel.text(0)] = Known{sel.i64(1), sel.i64(2) != 0, sel.i64(3), sel.i64(4)};
   }
 
   // Decide first, read metadata next, write last: no write lock is held across the store's
@@ -412,9 +439,10 @@ SyncStats Catalog::sync(BlobStore& store, SyncDepth depth) {
     auto it = known.find(l.name);
     // A known backup whose data file changed size or modification time was replaced behind our
     // back (a rekey): re-read it. So is one whose damage marker appeared (another host found it
-    // damaged) or went (re-verified). A row without a time (recorded by a save) learns it here.
+    // damaged) or went (re-verified), or whose drill result changed (a drill anywhere). A row
+    // without a time (recorded by a save) learns it here.
     if (it != known.end() && (l.data_key.empty() || static_cast<uint64_t>(it->second.stored_size) == l.data_size) &&
-        it->second.marked_in_store == l.has_damage_marker) {
+        it->second.marked_in_store == l.has_damage_marker && it->second.drill_file_micros == l.drill_modified_micros) {
       int64_t known_time = it->second.data_modified_micros;
       if (known_time == 0 || l.data_modified_micros == 0 || known_time == l.data_modified_micros) {
         if (known_time == 0 && l.data_modified_micros != 0) learned_times.emplace_back(l.name, l.data_modified_micros);
@@ -482,6 +510,19 @@ void Catalog::clear_damage(const std::string& store_url, const std::string& name
   upd.bind(1, store_url).bind(2, name).step();
 }
 
+void Catalog::record_drill(const std::string& store_url, const BackupRecord& r, const DrillRecord& d) {
+  int64_t sid = store_id(store_url);
+  Stmt upd(db_,
+           "UPDATE backups SET drilled_at_micros = ?, drill_passed = ?, drill_rto_seconds = ?, drill_message = ?,"
+           " drill_by = ?, drill_etcd_version = ?, drill_file_micros = ? WHERE store_id = ? AND name = ?");
+  upd.bind(1, d.drilled_at_micros).bind(2, int64_t{d.passed}).bind(3, d.rto_seconds).bind(4, d.message);
+  upd.bind(5, d.drilled_by).bind(6, d.etcd_version).bind(7, d.file_modified_micros).bind(8, sid).bind(9, r.name).step();
+  if (sqlite3_changes(db_) > 0) return;
+  BackupRecord with = r;
+  with.drill = d;
+  insert(sid, with);
+}
+
 std::vector<BackupRecord> Catalog::backups(const std::string& store_url) {
   std::vector<BackupRecord> out;
   Stmt sel(db_,
@@ -489,7 +530,8 @@ std::vector<BackupRecord> Catalog::backups(const std::string& store_url) {
            " b.revision, b.revision_exact, b.db_sha256, b.stored_sha256, b.hash_trailer, b.etcd_version, b.cluster_id,"
            " b.member_id, b.verified_revision, b.verified_total_key, b.verified_live_keys, b.verified_hash,"
            " b.verified_at_micros, b.damaged_at_micros, b.damage_reason, b.damage_by, b.damage_in_store,"
-           " b.encryption, b.encrypted_to"
+           " b.encryption, b.encrypted_to, b.drilled_at_micros, b.drill_passed, b.drill_rto_seconds, b.drill_message,"
+           " b.drill_by, b.drill_etcd_version, b.drill_file_micros"
            " FROM backups b JOIN stores s ON s.id = b.store_id WHERE s.url = ?"
            " ORDER BY b.taken_at_micros DESC, b.name DESC");
   sel.bind(1, store_url);
@@ -523,6 +565,9 @@ std::vector<BackupRecord> Catalog::backups(const std::string& store_url) {
     if (!sel.is_null(22)) r.damage = DamageRecord{sel.i64(21), sel.text(22), sel.text(23), sel.i64(24) != 0};
     r.encryption = sel.text(25);
     r.encrypted_to = split_lines(sel.text(26));
+    if (!sel.is_null(28)) {
+      r.drill = DrillRecord{sel.i64(27), sel.i64(28) != 0, sel.real(29), sel.text(30), sel.text(31), sel.text(32), sel.i64(33)};
+    }
     out.push_back(std::move(r));
   }
   return out;

@@ -88,6 +88,9 @@ class Catalog {
   // passed again (clear). Kept by sync() until the store's damage marker says otherwise.
   void record_damage(const std::string& store_url, const BackupRecord& r, const DamageRecord& d);
   void clear_damage(const std::string& store_url, const std::string& name);
+  // Records the result of a drill of `r` (indexing it first when unknown). Replaced by the store's
+  // etcdadm-drill.json when a sync sees that file change.
+  void record_drill(const std::string& store_url, const BackupRecord& r, const DrillRecord& d);
   // Newest first (by time taken, then name).
   std::vector<BackupRecord> backups(const std::string& store_url);
   // The attempt history (kept across restarts; lost only with the catalog file).

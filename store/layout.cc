@@ -277,6 +277,11 @@ std::string backup_meta_to_json(const BackupMeta& m) {
   };
   if (!m.storage_version.empty()) j["storageVersion"] = m.storage_version;  // layout v1 addition (3.6+ members)
   if (m.encryption != kEncryptionNone) j["encryptedTo"] = m.encrypted_to;   // layout v2
+  if (m.source_hash) {  // layout v1 addition
+    j["sourceHashKV"] = {{"revision", m.source_hash->revision},
+                         {"hash", m.source_hash->hash},
+                         {"compactRevision", m.source_hash->compact_revision}};
+  }
   if (m.rekey) {
     j["rekeyInProgress"] = {{"storedSha256", m.rekey->stored_sha256},
                             {"storedSize", m.rekey->stored_size},
@@ -326,6 +331,13 @@ BackupMeta backup_meta_from_json(const std::string& text, const std::string& whe
     m.member_count = integer_field<int>(j, "memberCount", where).value_or(0);
     m.tool_version = j.value("toolVersion", "");
     m.duration_seconds = j.value("durationSeconds", 0.0);
+    if (auto h = j.find("sourceHashKV"); h != j.end() && !h->is_null()) {
+      SourceHashKv sh;
+      sh.revision = required_integer<int64_t>(*h, "revision", where);
+      sh.hash = required_integer<uint32_t>(*h, "hash", where);
+      sh.compact_revision = integer_field<int64_t>(*h, "compactRevision", where).value_or(0);
+      m.source_hash = sh;
+    }
   } catch (const json::exception& e) {
     throw Error(ErrorKind::kCorrupt, where + " is not valid backup metadata: " + e.what());
   }
@@ -352,6 +364,7 @@ std::vector<BackupListing> backups_in_listing(const std::vector<BlobInfo>& blobs
     if (file == kEtcdManagerMetaFile) complete[dir] = true;
     else if (file == kBackupMetaFile) l.has_backup_meta = true;
     else if (file == kDamageMarkerFile) l.has_damage_marker = true;
+    else if (file == kDrillResultFile) l.drill_modified_micros = std::max<int64_t>(blob.modified_unix_micros, 1);
     else if (file.rfind(kDataFileStem, 0) == 0) {
       // Prefer the name the layout writes; a stray second data file is ignored.
       if (l.data_key.empty() || file == "etcd.backup.gz") {
@@ -403,6 +416,7 @@ BackupRecord record_from_meta(const BackupMeta& m) {
   r.cluster_id = m.cluster_id;
   r.member_id = m.member_id;
   r.source = m.source;
+  r.source_hash = m.source_hash;
   if (auto t = parse_rfc3339(m.created_at)) r.taken_at_micros = to_unix_micros(*t);
   return r;
 }
@@ -440,6 +454,16 @@ BackupRecord load_backup_record(BlobStore& store, const BackupListing& l) {
     }
     r.damage->in_store = true;
   }
+  if (l.drill_modified_micros != 0) {
+    std::string key = l.name + "/" + kDrillResultFile;
+    try {
+      r.drill = parse_drill_result(store.read_small(key), store.url() + "/" + key);
+      r.drill->file_modified_micros = l.drill_modified_micros;
+    } catch (const Error& e) {
+      // The backup is no worse for it; `backup list` then shows it as never drilled.
+      spdlog::warn("ignoring the drill result of backup {}: {}", l.name, e.what());
+    }
+  }
   return r;
 }
 
@@ -460,6 +484,7 @@ BackupRecord reload_backup_record(BlobStore& store, const BackupRecord& b) {
   if (r.taken_at_micros == 0) r.taken_at_micros = b.taken_at_micros;
   r.verification = b.verification;
   r.damage = b.damage;
+  r.drill = b.drill;
   return r;
 }
 
@@ -495,6 +520,39 @@ DamageRecord parse_damage_marker(const std::string& text, const std::string& whe
     throw Error(ErrorKind::kCorrupt, where + " is not valid JSON: " + e.what());
   }
   d.in_store = true;
+  return d;
+}
+
+std::string drill_result_json(const DrillRecord& d, const std::string& details_json) {
+  json j = {{"layoutVersion", kLayoutVersion},
+            {"drilledAt", format_rfc3339_micros(from_unix_micros(d.drilled_at_micros))},
+            {"result", d.passed ? "passed" : "failed"},
+            {"rtoSeconds", d.rto_seconds},
+            {"message", d.message},
+            {"drilledBy", d.drilled_by},
+            {"etcdVersion", d.etcd_version}};
+  if (!details_json.empty()) j["details"] = json::parse(details_json);
+  return j.dump(2) + "\n";
+}
+
+DrillRecord parse_drill_result(const std::string& text, const std::string& where) {
+  DrillRecord d;
+  try {
+    json j = json::parse(text);
+    if (!j.is_object()) throw Error(ErrorKind::kCorrupt, where + " is not a JSON object");
+    const std::string result = j.at("result").get<std::string>();
+    if (result != "passed" && result != "failed") throw Error(ErrorKind::kCorrupt, where + ": unknown result " + result);
+    d.passed = result == "passed";
+    auto t = parse_rfc3339(j.at("drilledAt").get<std::string>());
+    if (!t) throw Error(ErrorKind::kCorrupt, where + ": drilledAt is not an RFC 3339 time");
+    d.drilled_at_micros = to_unix_micros(*t);
+    d.rto_seconds = j.value("rtoSeconds", 0.0);
+    d.message = j.value("message", "");
+    d.drilled_by = j.value("drilledBy", "");
+    d.etcd_version = j.value("etcdVersion", "");
+  } catch (const json::exception& e) {
+    throw Error(ErrorKind::kCorrupt, where + " is not a valid drill result: " + e.what());
+  }
   return d;
 }
 

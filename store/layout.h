@@ -38,6 +38,9 @@ inline constexpr const char* kStoreMarkerFile = "etcdadm-store.json";
 inline constexpr const char* kDataFileStem = "etcd.backup";
 // Written into a backup's directory by whoever found the backup damaged (docs/store-format.md §4a).
 inline constexpr const char* kDamageMarkerFile = "etcdadm-damage.json";
+// Written into a backup's directory by `backup drill` with the result of the last drill
+// (docs/store-format.md §4b); replaced by each drill.
+inline constexpr const char* kDrillResultFile = "etcdadm-drill.json";
 
 // ---- names ----
 // "<UTC RFC3339 seconds>-<6 digits>"; we put the microseconds of that second in the digits.
@@ -96,6 +99,16 @@ void allow_etcdadm_only_backups(BlobStore& store);
 StoreSettings change_store_recipients(BlobStore& store, const EncryptionRequest& to);
 
 // ---- per-backup metadata ----
+// The source member's HashKV at the backup's revision, asked right after the snapshot
+// ("sourceHashKV", a layout v1 addition): what a member restored from the backup must answer to
+// HashKV at the same revision (`backup drill`). etcd hashes the key bucket's revisions from its
+// compaction point up to `revision`, so the answer depends on the compaction revision too.
+struct SourceHashKv {
+  int64_t revision = 0;          // the revision it was asked at (= BackupMeta::revision)
+  uint32_t hash = 0;
+  int64_t compact_revision = 0;  // the source's compaction revision when it answered
+};
+
 // A `backup rekey` under way (layout v2, "rekeyInProgress"): the data file is being replaced by
 // one whose age header is for `encrypted_to`. Until the metadata is rewritten without it, either
 // data file is the backup, so readers accept both digests and both recipient lists.
@@ -135,6 +148,7 @@ struct BackupMeta {
   int member_count = 0;
   std::string tool_version;
   double duration_seconds = 0;
+  std::optional<SourceHashKv> source_hash;  // none: taken before etcdadm recorded it, or HashKV failed
 };
 std::string backup_meta_to_json(const BackupMeta& m);
 // Throws kCorrupt when the JSON is unreadable or misses required fields.
@@ -148,6 +162,7 @@ struct BackupListing {
   uint64_t data_size = 0;
   bool has_backup_meta = false;  // etcdadm-backup.json present
   bool has_damage_marker = false;  // etcdadm-damage.json present
+  int64_t drill_modified_micros = 0;  // etcdadm-drill.json's modification time; 0: never drilled
   int64_t data_modified_micros = 0;  // the data file's modification time (a rekey replaces it)
   // The file whose presence makes the backup exist: _etcd_backup.meta, or etcdadm-backup.json for
   // an encrypted one. Deleting a backup removes it first.
@@ -188,6 +203,23 @@ std::string damage_marker_json(const DamageRecord& d);
 // Throws kCorrupt when unreadable.
 DamageRecord parse_damage_marker(const std::string& json, const std::string& where);
 
+// The result of the last `backup drill` of a backup: in the store (etcdadm-drill.json, every host
+// sees it) and in the catalog, for `backup list` and the sidecar's metrics.
+struct DrillRecord {
+  int64_t drilled_at_micros = 0;
+  bool passed = false;
+  double rto_seconds = 0;       // fetch + restore + start until healthy + checks
+  std::string message;          // the failure, or a note ("no HashKV recorded: ...")
+  std::string drilled_by;       // "etcdadm 0.1.0 on host-a"
+  std::string etcd_version;     // the etcd the backup was started on
+  int64_t file_modified_micros = 0;  // etcdadm-drill.json's modification time when read (catalog only)
+};
+// The file's JSON: the record plus the drill's details (`details`: phases and checks, as
+// `backup drill -o json` prints them), kept for whoever reads the store.
+std::string drill_result_json(const DrillRecord& d, const std::string& details_json);
+// Throws kCorrupt when unreadable.
+DrillRecord parse_drill_result(const std::string& json, const std::string& where);
+
 // What the catalog keeps per backup (merged from whichever metadata exists).
 struct BackupRecord {
   std::string name;
@@ -224,6 +256,9 @@ struct BackupRecord {
   std::string source;
   std::optional<VerificationRecord> verification;  // from the catalog; none when never verified
   std::optional<DamageRecord> damage;              // known to be damaged (store marker or this catalog)
+  std::optional<DrillRecord> drill;                // the last drill (store file); none when never drilled
+  // From the metadata only (not kept by the catalog): reload_backup_record reads it.
+  std::optional<SourceHashKv> source_hash;
 };
 // The format of a catalog row for a listed backup whose metadata cannot be read (it is damaged).
 inline constexpr const char* kUnreadableFormat = "unreadable";

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <thread>
 
@@ -532,6 +533,66 @@ TEST_F(Sidecar, SigtermDuringAnUploadLeavesNoPartialBackup) {
   }
   EXPECT_EQ(leftovers, 0) << "a cancelled backup must clean up after itself";
   EXPECT_NE(read_file(s.log).find("cancelled"), std::string::npos) << read_file(s.log);
+}
+
+// --drill-schedule: the writing member's sidecar drills the newest backup on schedule; the result
+// is in the store, `backup list` and /metrics, a failing drill shows in all three, and the drill's
+// etcd and scratch dir are gone once the sidecar stops.
+TEST_F(Sidecar, DrillsOnScheduleAndAFailingDrillShowsInMetricsAndList) {
+  auto& m = start_member();
+  EtcdClient client(m.connection());
+  load_keys(client, "/sidecar/drill-", 20, 100, 9);
+  std::string scratch = dir_ / "drill-scratch";
+  make_dirs(scratch, 0700);
+  std::string catalog = dir_ / "drill-catalog.db";
+  auto s = start_sidecar(m, "@hourly", {"--drill-schedule", "@every 2s", "--drill-scratch-dir", scratch}, catalog);
+  auto metric = [&](const std::string& name) -> double {
+    std::string metrics = http("GET", s.url("/metrics")).body;
+    std::smatch match;
+    if (!std::regex_search(metrics, match, std::regex("\n" + name + " ([0-9.e+-]+)\n"))) return -1;
+    return std::stod(match[1]);
+  };
+  // The first backup at once, its first drill within a few seconds.
+  for (int i = 0; i < 200 && metric("etcdadm_drill_attempts_total\\{result=\"success\"\\}") < 1; ++i) {
+    std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_GE(metric("etcdadm_drill_attempts_total\\{result=\"success\"\\}"), 1) << read_file(s.log);
+  EXPECT_EQ(metric("etcdadm_drill_last_success"), 1);
+  EXPECT_GT(metric("etcdadm_drill_last_rto_seconds"), 0);
+  const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  EXPECT_NEAR(metric("etcdadm_drill_last_success_timestamp_seconds"), now, 30);
+  auto taken = backups();
+  ASSERT_EQ(taken.size(), 1u);
+  const std::string name = taken[0].name;
+  auto listed = cli_json({"backup", "list", "--store", store_, "-o", "json"});
+  ASSERT_TRUE(listed[0]["lastDrill"].is_object()) << listed.dump(2);
+  EXPECT_EQ(listed[0]["lastDrill"]["result"], "passed");
+
+  // The backup's recorded HashKV no longer matches what it restores to: the next drill fails.
+  std::string meta_path = store_ + "/" + name + "/" + kBackupMetaFile;
+  auto meta = nlohmann::json::parse(read_file(meta_path));
+  ASSERT_TRUE(meta.contains("sourceHashKV"));
+  meta["sourceHashKV"]["hash"] = meta["sourceHashKV"]["hash"].get<uint32_t>() ^ 0x10u;
+  write_file_atomic(meta_path, meta.dump(2), 0600, /*overwrite=*/true);
+  for (int i = 0; i < 200 && metric("etcdadm_drill_failures_total\\{reason=\"corrupt data\"\\}") < 1; ++i) {
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_GE(metric("etcdadm_drill_failures_total\\{reason=\"corrupt data\"\\}"), 1) << http("GET", s.url("/metrics")).body;
+  for (int i = 0; i < 100 && metric("etcdadm_drill_last_success") != 0; ++i) std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(metric("etcdadm_drill_last_success"), 0);
+  auto after = cli_json({"backup", "list", "--store", store_, "-o", "json"});
+  EXPECT_EQ(after[0]["lastDrill"]["result"], "failed") << after.dump(2);
+  auto table = cli({"backup", "list", "--store", store_});
+  EXPECT_NE(table.output.find("FAILED"), std::string::npos) << table.output;
+
+  EXPECT_EQ(s.process.stop(20000ms), 0) << read_file(s.log);
+  // Nothing of any drill is left: no scratch dir, no etcd.
+  EXPECT_TRUE(std::filesystem::is_empty(scratch));
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(cmdline.find(scratch), std::string::npos) << entry.path() << ": " << cmdline;
+  }
 }
 
 }  // namespace

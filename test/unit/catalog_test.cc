@@ -109,6 +109,46 @@ TEST(Catalog, DamageMarkersAreSyncedBothWays) {
   EXPECT_FALSE(cat.backups(store.url())[1].damage.has_value());
 }
 
+// A drill result written into the store by any host is seen by every catalog's next sync; one this
+// host recorded is replaced by the file once the file is read; an unreadable file leaves the backup
+// listed, as never drilled.
+TEST(Catalog, DrillResultsAreSyncedFromTheStore) {
+  test::TempDir dir;
+  LocalStore store(dir / "store");
+  add_etcd_manager_backup(store, "2026-01-01T00:00:00Z-000001", 1767225600);
+  add_etcd_manager_backup(store, "2026-01-02T00:00:00Z-000001", 1767312000);
+  Catalog cat(":memory:");
+  cat.sync(store);
+  const std::string newest = "2026-01-02T00:00:00Z-000001";
+  DrillRecord d{1767400000000000, true, 3.25, "", "etcdadm on host-b", "3.5.35", 0};
+  store.write_small(newest + "/" + kDrillResultFile, drill_result_json(d, R"({"phases":[]})"));
+  cat.sync(store);
+  auto list = cat.backups(store.url());
+  ASSERT_TRUE(list[0].drill.has_value());
+  EXPECT_TRUE(list[0].drill->passed);
+  EXPECT_DOUBLE_EQ(list[0].drill->rto_seconds, 3.25);
+  EXPECT_EQ(list[0].drill->drilled_by, "etcdadm on host-b");
+  EXPECT_EQ(list[0].drill->drilled_at_micros, d.drilled_at_micros);
+  EXPECT_FALSE(list[1].drill.has_value());
+  EXPECT_EQ(cat.sync(store, SyncDepth::kFull).unchanged, 2);  // read once, not at every sync
+
+  // This host's drill fails; the file another host writes later wins once synced.
+  cat.record_drill(store.url(), list[0], DrillRecord{1767500000000000, false, 0, "no etcd 3.5", "here", "", 0});
+  EXPECT_FALSE(cat.backups(store.url())[0].drill->passed);
+  DrillRecord later{1767600000000000, true, 2.0, "", "etcdadm on host-c", "3.5.35", 0};
+  store.write_small(newest + "/" + kDrillResultFile, drill_result_json(later, ""), /*overwrite=*/true);
+  cat.sync(store);
+  EXPECT_TRUE(cat.backups(store.url())[0].drill->passed);
+  EXPECT_EQ(cat.backups(store.url())[0].drill->drilled_by, "etcdadm on host-c");
+
+  store.write_small(newest + "/" + kDrillResultFile, "{not json", /*overwrite=*/true);
+  cat.sync(store, SyncDepth::kFull);
+  list = cat.backups(store.url());
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_FALSE(list[0].drill.has_value());
+  EXPECT_FALSE(list[0].damage.has_value());
+}
+
 namespace {
 
 // A store that counts how it is listed: whole, or by range (and which range).
@@ -379,9 +419,10 @@ TEST(CatalogUpgrade, OlderSchemaIsRecreatedInPlace) {
   EXPECT_EQ(history[0].reason, "auth");
 }
 
-// A schema-2 catalog (etcdadm before the verification cache) is migrated in place to schema 5:
+// A schema-2 catalog (etcdadm before the verification cache) is migrated in place to schema 6:
 // its backups and attempt history stay, verification results can be recorded, attempts are told
-// apart by origin, and the rows from before read as unencrypted.
+// apart by origin, the rows from before read as unencrypted and never drilled, and drills can be
+// recorded.
 TEST(CatalogUpgrade, Schema2IsMigratedKeepingRows) {
   test::TempDir dir;
   std::string path = dir / "v2.db";
@@ -424,6 +465,7 @@ TEST(CatalogUpgrade, Schema2IsMigratedKeepingRows) {
   EXPECT_EQ(list[0].encryption, "none");
   EXPECT_FALSE(list[0].encrypted());
   EXPECT_TRUE(list[0].encrypted_to.empty());
+  EXPECT_FALSE(list[0].drill.has_value());
   ASSERT_EQ(c.attempts("file:///x").size(), 1u);
 
   VerificationRecord v;
@@ -435,12 +477,21 @@ TEST(CatalogUpgrade, Schema2IsMigratedKeepingRows) {
   c.record_verification("file:///x", list[0], v);
   ASSERT_TRUE(c.backups("file:///x")[0].verification.has_value());
   EXPECT_EQ(c.backups("file:///x")[0].verification->live_keys, 8u);
+  c.record_drill("file:///x", list[0], DrillRecord{60, false, 2.5, "hashkv differs", "etcdadm on h", "3.5.9", 0});
+  auto drilled = c.backups("file:///x")[0];
+  ASSERT_TRUE(drilled.drill.has_value());
+  EXPECT_FALSE(drilled.drill->passed);
+  EXPECT_EQ(drilled.drill->drilled_at_micros, 60);
+  EXPECT_DOUBLE_EQ(drilled.drill->rto_seconds, 2.5);
+  EXPECT_EQ(drilled.drill->message, "hashkv differs");
+  EXPECT_EQ(drilled.drill->etcd_version, "3.5.9");
+  EXPECT_TRUE(drilled.verification.has_value());  // a drill does not cost the verification cache
 
   sqlite3_open(path.c_str(), &db);
   sqlite3_stmt* st = nullptr;
   sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr);
   ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_EQ(sqlite3_column_int(st, 0), 5);
+  EXPECT_EQ(sqlite3_column_int(st, 0), 6);
   sqlite3_finalize(st);
   sqlite3_close(db);
   // The attempt recorded before v4 has no origin: it counts for no sidecar.

@@ -76,6 +76,50 @@ TEST(BackupMeta, RoundTrip) {
   EXPECT_TRUE(back.revision_exact);
   EXPECT_EQ(back.db_size, 20480u);
   EXPECT_THROW(backup_meta_from_json(R"({"layoutVersion":1})", "x"), Error);  // dataFile, storedSize missing
+  EXPECT_FALSE(back.source_hash.has_value());
+  EXPECT_EQ(backup_meta_to_json(m).find("sourceHashKV"), std::string::npos);  // absent, not null
+}
+
+// sourceHashKV (a layout v1 addition): written as docs/store-format.md shows it, read back; metadata
+// without it (older backups) reads as before, and a malformed one is corrupt metadata.
+TEST(BackupMeta, SourceHashKvKnownAnswer) {
+  BackupMeta m;
+  m.name = "2026-11-26T09:28:33Z-160146";
+  m.data_file = "etcd.backup.gz";
+  m.stored_size = 10;
+  m.revision = 52;
+  m.source_hash = SourceHashKv{52, 4277797508u, -1};
+  auto j = nlohmann::json::parse(backup_meta_to_json(m));
+  EXPECT_EQ(j["sourceHashKV"].dump(), R"({"compactRevision":-1,"hash":4277797508,"revision":52})");
+  auto back = backup_meta_from_json(backup_meta_to_json(m), "x");
+  ASSERT_TRUE(back.source_hash.has_value());
+  EXPECT_EQ(back.source_hash->hash, 4277797508u);
+  EXPECT_EQ(back.source_hash->revision, 52);
+  EXPECT_EQ(back.source_hash->compact_revision, -1);
+  EXPECT_EQ(record_from_meta(back).source_hash->hash, 4277797508u);
+  j["sourceHashKV"]["hash"] = "x";
+  EXPECT_THROW(backup_meta_from_json(j.dump(), "x"), Error);
+  j["sourceHashKV"] = {{"revision", 52}};
+  EXPECT_THROW(backup_meta_from_json(j.dump(), "x"), Error);
+}
+
+TEST(DrillResult, RoundTripAndRefusals) {
+  DrillRecord d{1767400000123456, false, 1.5, "hashkv: expected 1, served 2", "etcdadm 0.1.0 on h", "3.6.16", 0};
+  auto text = drill_result_json(d, R"({"checks":[{"name":"hashkv"}]})");
+  auto j = nlohmann::json::parse(text);
+  EXPECT_EQ(j["result"], "failed");
+  EXPECT_EQ(j["drilledAt"], "2026-01-03T00:26:40.123456Z");
+  EXPECT_EQ(j["details"]["checks"][0]["name"], "hashkv");
+  auto back = parse_drill_result(text, "x");
+  EXPECT_FALSE(back.passed);
+  EXPECT_EQ(back.drilled_at_micros, d.drilled_at_micros);
+  EXPECT_DOUBLE_EQ(back.rto_seconds, 1.5);
+  EXPECT_EQ(back.message, d.message);
+  EXPECT_EQ(back.etcd_version, "3.6.16");
+  EXPECT_THROW(parse_drill_result("[]", "x"), Error);
+  EXPECT_THROW(parse_drill_result(R"({"result":"maybe","drilledAt":"2026-01-03T00:26:40Z"})", "x"), Error);
+  EXPECT_THROW(parse_drill_result(R"({"result":"passed","drilledAt":"yesterday"})", "x"), Error);
+  EXPECT_THROW(parse_drill_result(R"({"result":"passed"})", "x"), Error);
 }
 
 TEST(StoreUrl, Forms) {
