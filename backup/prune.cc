@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/error.h"
+#include "common/timefmt.h"
 #include "changelog/segment.h"
 #include "store/layout.h"
 
@@ -115,9 +116,27 @@ PruneResult prune_backups(BlobStore& store, Catalog* catalog, const RetentionPol
   }
   r.plan = plan_retention(names, now, policy);
   for (const auto& u : r.plan.unparseable) spdlog::warn("not pruning {}: its name is not a backup time", u);
+  // A locked backup stays, reported, and the plan goes on with the others: on a versioned bucket a
+  // delete would only hide it behind a delete marker, and its data could not be removed anyway.
+  std::vector<std::string> removable;
+  for (const auto& name : r.plan.remove) {
+    const BackupListing& l = listings.at(name);
+    std::optional<BlobStore::Lock> lock = store.lock_of(l.completion_key);
+    if (!lock && !l.data_key.empty()) lock = store.lock_of(l.data_key);
+    if (!lock) {
+      removable.push_back(name);
+      continue;
+    }
+    std::string kept_until = lock->until_micros > 0 ? "kept until " + format_rfc3339_seconds(from_unix_micros(lock->until_micros))
+                                                    : "kept until the hold is released";
+    r.locked.emplace_back(name, kept_until + " (" + lock->why + ")");
+    spdlog::info("not pruning backup {}: the store keeps it: {} ({})", name, kept_until, lock->why);
+  }
+  r.plan.remove = removable;
   // Names the policy cannot read are kept: their segments too.
   std::vector<std::string> kept = r.plan.keep;
   kept.insert(kept.end(), r.plan.unparseable.begin(), r.plan.unparseable.end());
+  for (const auto& [name, why] : r.locked) kept.push_back(name);
   r.segments_removed = unneeded_segments(store, catalog, blobs, listings, kept);
   if (options.dry_run) return r;
 

@@ -21,6 +21,9 @@ struct PruneResult {
   RetentionPlan plan;
   std::vector<std::string> deleted;  // empty on a dry run
   std::vector<std::string> leftovers_removed;  // directories without _etcd_backup.meta, cleaned up
+  // Backups the policy would delete but the store keeps from deletion (BlobStore::lock_of):
+  // kept, with "kept until <time> (<why>)", and their change log with them.
+  std::vector<std::pair<std::string, std::string>> locked;
   // Change log segments no kept backup needs (wholly at or below the oldest kept backup's
   // revision of their cluster, or of a cluster with no kept backup): deleted, or on a dry run,
   // what would be.

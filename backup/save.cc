@@ -192,17 +192,6 @@ void record_in_catalog(Catalog* catalog, BlobStore& store, const BackupMeta& met
 
 }  // namespace
 
-// Best effort: a failure to clean must not cost the backup itself.
-void clean_abandoned(BlobStore& store, std::chrono::seconds older_than) {
-  if (older_than.count() <= 0) return;
-  try {
-    for (const auto& what : store.remove_abandoned(older_than))
-      spdlog::info("removed {} (left by an earlier save that died)", what);
-  } catch (const Error& e) {
-    spdlog::warn("could not clean up abandoned uploads in {}: {}", store.url(), e.what());
-  }
-}
-
 namespace {
 
 SaveResult save_unrecorded(EtcdClient& client, BlobStore& store, Catalog* catalog, const SaveOptions& options) {

@@ -280,6 +280,9 @@ void Sidecar::tick(const std::string& why) {
                  r.meta.revision.value_or(0), r.meta.db_size, r.meta.stored_size, seconds(),
                  verify_now ? ", verified" : "");
     record(Outcome::kSuccess, "", seconds());
+    // The second copy before this store's retention: what a failed copy missed is still here for
+    // the next one to take, unless this store's own policy has let it go meanwhile.
+    if (options_.copy) copy_to_second_store();
     // Retention only after a good backup: a failing sidecar never thins out what is left.
     if (options_.retention) {
       PruneResult p = prune_backups(store_, catalog_, *options_.retention, Clock::now(), options_.prune);
@@ -297,6 +300,45 @@ void Sidecar::tick(const std::string& why) {
   std::lock_guard<std::mutex> lock(mu_);
   in_flight_ = false;
   cv_.notify_all();
+}
+
+void Sidecar::copy_to_second_store() {
+  try {
+    CopyOutcome c = options_.copy();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      copied_ever_ = true;
+      backups_copied_ += c.copied;
+      last_copy_ok_ = c.damaged.empty();
+      if (c.damaged.empty()) {
+        last_copy_success_ = unix_seconds_of(Clock::now());
+      } else {
+        copy_failures_[error_kind_name(ErrorKind::kCorrupt)] += static_cast<int64_t>(c.damaged.size());
+      }
+    }
+    if (!c.damaged.empty()) {
+      spdlog::error("copy to {}: {} backup(s) not copied: {}", options_.copy_to, c.damaged.size(), c.damaged.front());
+    }
+    if (c.copied > 0) spdlog::info("copy to {}: {} backup(s) copied", options_.copy_to, c.copied);
+    // The second store's own retention, after a good copy only (as for the first store).
+    if (options_.copy_retention && options_.copy_store != nullptr && c.damaged.empty()) {
+      PruneResult p = prune_backups(*options_.copy_store, catalog_, *options_.copy_retention, Clock::now(), options_.prune);
+      std::lock_guard<std::mutex> lock(mu_);
+      retention_deleted_ += static_cast<int64_t>(p.deleted.size());
+    }
+  } catch (const Error& e) {
+    spdlog::error("copy to {} failed (retried at the next backup): {}", options_.copy_to, e.what());
+    std::lock_guard<std::mutex> lock(mu_);
+    copied_ever_ = true;
+    last_copy_ok_ = false;
+    ++copy_failures_[error_kind_name(e.kind())];
+  } catch (const std::exception& e) {
+    spdlog::error("copy to {} failed unexpectedly (retried at the next backup): {}", options_.copy_to, e.what());
+    std::lock_guard<std::mutex> lock(mu_);
+    copied_ever_ = true;
+    last_copy_ok_ = false;
+    ++copy_failures_["internal error"];
+  }
 }
 
 void Sidecar::record(Outcome outcome, const std::string& reason, double seconds) {
@@ -387,6 +429,18 @@ std::string Sidecar::metrics_text() {
   }
   o << "# HELP etcdadm_drill_failures_total Failed drills by reason.\n# TYPE etcdadm_drill_failures_total counter\n";
   for (const auto& [reason, n] : drill_failures_) o << "etcdadm_drill_failures_total{reason=\"" << reason << "\"} " << n << "\n";
+  if (options_.copy) {
+    gauge("etcdadm_copy_last_success_timestamp_seconds",
+          "Unix time the second store (--copy-to) was last brought up to date (0: not yet).", last_copy_success_);
+    gauge("etcdadm_copy_last_attempt_success", "1 when the last copy to the second store succeeded.",
+          copied_ever_ && last_copy_ok_ ? 1 : 0);
+    o << "# HELP etcdadm_copy_backups_total Backups copied to the second store.\n"
+         "# TYPE etcdadm_copy_backups_total counter\netcdadm_copy_backups_total "
+      << backups_copied_ << "\n";
+    o << "# HELP etcdadm_copy_failures_total Failed copies to the second store by reason.\n"
+         "# TYPE etcdadm_copy_failures_total counter\n";
+    for (const auto& [reason, n] : copy_failures_) o << "etcdadm_copy_failures_total{reason=\"" << reason << "\"} " << n << "\n";
+  }
   o << "# HELP etcdadm_backup_attempts_total Backup ticks by result.\n# TYPE etcdadm_backup_attempts_total counter\n";
   for (const char* r : {"success", "failure", "skipped"}) {
     o << "etcdadm_backup_attempts_total{result=\"" << r << "\"} " << (attempts_.count(r) ? attempts_.at(r) : 0) << "\n";

@@ -36,6 +36,12 @@ struct DrillOutcome {
   std::string message;
 };
 
+// What one bringing-up-to-date of the second store (--copy-to) came to.
+struct CopyOutcome {
+  int copied = 0;                    // backups copied (those already there not counted)
+  std::vector<std::string> damaged;  // source backups refused by a check (not copied)
+};
+
 struct SidecarOptions {
   Schedule schedule = Schedule::parse("@hourly");
   bool leader_only = true;
@@ -59,6 +65,15 @@ struct SidecarOptions {
   // restore/drill.h, which backup/ does not depend on). Throws Error(kInterrupted) when `cancel`
   // stopped it.
   std::function<DrillOutcome(const std::string& name, const std::atomic<bool>* cancel)> drill;
+  // --copy-to: after each backup of this sidecar, bring the second store up to date (the backups
+  // newer than its newest, oldest first, with their change log; then its own retention). Wired by
+  // cmd/ to restore/backup_copy.h. Throws when the second store fails: counted, and what it missed
+  // is copied at the next tick.
+  std::function<CopyOutcome()> copy;
+  std::string copy_to;  // its URL, for logs
+  // The second store's own retention (--copy-retention), applied after each successful copy.
+  BlobStore* copy_store = nullptr;
+  std::optional<RetentionPolicy> copy_retention;
 };
 
 // "always" -> 1, "never" -> 0, "every:N" -> N (SidecarOptions::verify_every). Throws kInvalidArgument.
@@ -82,6 +97,7 @@ class Sidecar {
   enum class Outcome { kSuccess, kFailure, kSkipped };
   void tick(const std::string& why);
   void drill_tick();
+  void copy_to_second_store();
   // Whether this sidecar's member writes backups now (the leader, or any voter with --any-member);
   // nullopt (logged) when the member does not answer.
   std::optional<bool> writes_backups();
@@ -122,6 +138,11 @@ class Sidecar {
   bool last_drill_ok_ = false, drilled_ever_ = false;
   std::map<std::string, int64_t> drill_attempts_;  // by result
   std::map<std::string, int64_t> drill_failures_;  // by reason
+  // The second store (--copy-to).
+  double last_copy_success_ = 0;
+  bool last_copy_ok_ = false, copied_ever_ = false;
+  int64_t backups_copied_ = 0;
+  std::map<std::string, int64_t> copy_failures_;  // by reason
   std::vector<int64_t> duration_buckets_;
   double duration_sum_ = 0;
   int64_t duration_count_ = 0;

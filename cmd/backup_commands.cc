@@ -27,6 +27,7 @@
 #include "common/text.h"
 #include "etcdadm/etcd_version.h"
 #include "restore/damage.h"
+#include "restore/backup_copy.h"
 #include "restore/data_dir.h"
 #include "restore/drill.h"
 #include "restore/fetch.h"
@@ -144,6 +145,7 @@ void add_save(CLI::App& backup) {
     o.stall_timeout = duration_flag("--stall-timeout", f->stall, false);
     auto fmt = parse_output_format(f->store.output);
     set_process_nice(f->nice);  // before any worker thread exists, so they all inherit it
+    f->store.require_lockable(f->store.store);
     auto store = f->store.open();
     EtcdClient client(f->conn.resolve());
     Catalog catalog = f->store.open_catalog();
@@ -354,6 +356,85 @@ void add_drill(CLI::App& backup) {
   });
 }
 
+// The backups `backup copy` takes from the source, oldest first (a copy killed midway leaves the
+// older ones whole): a name or prefix, 'latest', --all, or --since a time.
+std::vector<BackupRecord> backups_to_copy(BlobStore& from, Catalog& catalog, const std::string& query, bool all,
+                                          const std::string& since) {
+  const int given = (query.empty() ? 0 : 1) + (all ? 1 : 0) + (since.empty() ? 0 : 1);
+  if (given != 1) {
+    throw Error(ErrorKind::kInvalidArgument, "backup copy needs exactly one of: a backup name (or 'latest'), --all, --since TIME");
+  }
+  std::vector<BackupRecord> out;
+  if (!query.empty()) {
+    out.push_back(find_backup(from, catalog, query));
+    return out;
+  }
+  catalog.sync(from, SyncDepth::kFull);
+  const int64_t from_micros = since.empty() ? 0 : to_unix_micros(parse_point_in_time(since, std::chrono::system_clock::now()));
+  for (const auto& b : catalog.backups(from.url())) {
+    if (b.taken_at_micros >= from_micros) out.push_back(b);
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+void add_copy(CLI::App& backup) {
+  struct Flags {
+    StoreFlags store;
+    std::string query, since, to;
+    bool all = false, no_change_log = false;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* c = backup.add_subcommand(
+      "copy", "copy backups (and their change log) to a second store, verified on the way, never a half copy");
+  c->add_option("backup", f->query, "backup name, unique prefix, or 'latest'");
+  c->add_flag("--all", f->all, "every backup in the source");
+  c->add_option("--since", f->since, "the backups taken at or after this time (RFC 3339, or relative: -24h)");
+  c->add_option("--from", f->store.store, "the source store (as --store)");
+  c->add_option("--to", f->to, "the target store: any store URL; a new one gets the source's settings")->required();
+  c->add_flag("--no-change-log", f->no_change_log, "copy the backups only, not the change-log segments that extend them");
+  f->store.add_to(c);
+  f->store.add_key_flags(c, /*identities=*/true);  // only for etcd-manager's backups, which record no stored digest
+  c->callback([f] {
+    auto fmt = parse_output_format(f->store.output);
+    if (f->store.store.empty()) throw Error(ErrorKind::kInvalidArgument, "no source store", "give it with --from URL");
+    auto from = f->store.open();
+    StoreFlags target = f->store;
+    target.store = f->to;
+    target.require_lockable(f->to);
+    auto to = target.open();
+    if (to->url() == from->url()) throw Error(ErrorKind::kInvalidArgument, "--from and --to are the same store: " + to->url());
+    Catalog catalog = f->store.open_catalog();
+    auto selected = backups_to_copy(*from, catalog, f->query, f->all, f->since);
+    prepare_copy_target(*from, *to);
+    CopyResult r = copy_backups(*from, &catalog, *to, selected, !f->no_change_log);
+    const auto& damaged = r.damaged;
+    sync_after(&catalog, *to, "backup copy");
+    if (fmt == OutputFormat::kJson) {
+      nlohmann::json list = nlohmann::json::array();
+      for (const auto& b : r.backups) list.push_back({{"name", b.name}, {"copied", b.copied}, {"bytes", b.bytes}});
+      std::cout << nlohmann::json{{"from", from->url()}, {"to", to->url()}, {"backups", list}, {"damaged", damaged},
+                                  {"segmentsCopied", r.segments_copied}, {"segmentsPresent", r.segments_present},
+                                  {"bytes", r.bytes}, {"seconds", r.seconds}}
+                       .dump(2)
+                << "\n";
+    } else {
+      for (const auto& b : r.backups) {
+        std::cout << (b.copied ? "copied  " : "present ") << b.name << (b.copied ? "  " + human_bytes(b.bytes) : "") << "\n";
+      }
+      std::cout << r.backups.size() << " backups in " << to->url() << " (" << human_bytes(r.bytes) << " copied";
+      if (r.segments_copied + r.segments_present > 0) {
+        std::cout << "; change log: " << r.segments_copied << " segments copied, " << r.segments_present << " present";
+      }
+      std::cout << ")\n";
+    }
+    if (!damaged.empty()) {
+      throw Error(ErrorKind::kCorrupt, std::to_string(damaged.size()) + " backup(s) not copied: " + damaged.front(),
+                  "they are damaged in the source and marked so; the others were copied");
+    }
+  });
+}
+
 void add_restore(CLI::App& backup) {
   struct Flags {
     StoreFlags store;
@@ -498,6 +579,9 @@ void add_prune(CLI::App& backup) {
                           {"versionedBucket", r.versions.versioned},
                           {"noncurrentVersionsRemoved", r.versions.removed},
                           {"noncurrentVersionsKept", r.versions.refused}};
+      nlohmann::json locked = nlohmann::json::array();
+      for (const auto& [name, why] : r.locked) locked.push_back({{"name", name}, {"kept", why}});
+      j["locked"] = locked;
       std::cout << j.dump(2) << "\n";
       return;
     }
@@ -505,6 +589,7 @@ void add_prune(CLI::App& backup) {
               << (r.dry_run ? "would delete " : "deleted ") << r.plan.remove.size() << "\n";
     for (const auto& n : r.plan.remove) std::cout << (r.dry_run ? "  would delete " : "  deleted ") << n << "\n";
     for (const auto& n : r.plan.unparseable) std::cout << "  left alone (name is not a backup time): " << n << "\n";
+    for (const auto& [name, why] : r.locked) std::cout << "  locked by the store, " << why << ": " << name << "\n";
     if (!r.segments_removed.empty()) {
       std::cout << (r.dry_run ? "  would delete " : "  deleted ") << r.segments_removed.size()
                 << " change log segments no kept backup needs\n";
@@ -611,6 +696,7 @@ void add_sidecar(CLI::App& backup) {
     int segment_size_mib = 16;
     std::string drill_schedule;
     DrillOptions drill;
+    std::string copy_to, copy_retention;
   };
   auto f = std::make_shared<Flags>();
   auto* c = backup.add_subcommand("sidecar", "run beside an etcd member: scheduled, leader-aware, retained backups");
@@ -648,6 +734,12 @@ void add_sidecar(CLI::App& backup) {
                 "on a quiet cluster, record this often that the log is complete (so --to-time can target the quiet "
                 "time; one small object overwritten; 0: never)")
       ->capture_default_str();
+  auto* cp = c->add_option_group("A second copy (docs/operations.md: the 3-2-1 layout)");
+  cp->add_option("--copy-to", f->copy_to,
+                 "after each backup, copy the backups this store lacks (with their change log) to this second store; "
+                 "failures are counted and retried at the next backup");
+  cp->add_option("--copy-retention", f->copy_retention,
+                 "the second store's own retention, applied after each copy (default: --retention's)");
   auto* d = c->add_option_group("Restore drills (docs/operations.md: proving a backup restores)");
   f->drill.cache_dir = user_cache_dir();
   d->add_option("--drill-schedule", f->drill_schedule,
@@ -695,6 +787,10 @@ void add_sidecar(CLI::App& backup) {
     ConnectionConfig cc = f->conn.resolve();
     o.member_endpoint = cc.endpoints.front();
     if (o.continuous) o.continuous->member_endpoint = o.member_endpoint;
+    // With --copy-to, the lock may be meant for the second store (an S3 copy of a local store).
+    if (f->copy_to.empty() || parse_store_url(f->copy_to).scheme != StoreUrl::Scheme::kS3) {
+      f->store.require_lockable(f->store.store);
+    }
     auto store = f->store.open();
     Catalog catalog = f->store.open_catalog();
     EtcdClient client(cc);
@@ -728,6 +824,30 @@ void add_sidecar(CLI::App& backup) {
         return DrillOutcome{r.passed, r.rto_seconds, r.passed ? "" : error_kind_name(r.failure_kind), r.failure};
       };
     }
+    std::unique_ptr<BlobStore> copy_store;
+    if (!f->copy_to.empty()) {
+      StoreFlags second = f->store;
+      second.store = f->copy_to;
+      copy_store = second.open();
+      if (copy_store->url() == store->url()) {
+        throw Error(ErrorKind::kInvalidArgument, "--copy-to is the store itself: " + copy_store->url());
+      }
+      BlobStore* to = copy_store.get();
+      o.copy_to = to->url();
+      o.copy_store = to;
+      o.copy = [store_ptr, catalog_ptr, to] {
+        CopyResult r = copy_new_backups(*store_ptr, *catalog_ptr, *to);
+        CopyOutcome c;
+        for (const auto& b : r.backups) c.copied += b.copied ? 1 : 0;
+        c.damaged = r.damaged;
+        return c;
+      };
+      if (!f->copy_retention.empty()) {
+        o.copy_retention = parse_retention_policy(f->copy_retention, Environment::from_process());
+      } else {
+        o.copy_retention = o.retention;
+      }
+    }
     Sidecar sidecar(client, *store, &catalog, o);
     std::unique_ptr<SidecarHttp> http;
     if (!f->listen.empty()) http = std::make_unique<SidecarHttp>(sidecar, f->listen, token);
@@ -741,6 +861,7 @@ void add_sidecar(CLI::App& backup) {
         } else if (sig == SIGHUP) {
           spdlog::info("SIGHUP: store credentials will be read again from their source");
           store->reload_credentials();
+          if (copy_store) copy_store->reload_credentials();
         } else {
           spdlog::info("{}: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
           sidecar.stop();
@@ -771,6 +892,7 @@ void add_backup_commands(CLI::App& app) {
   add_verify(*backup);
   add_restore(*backup);
   add_drill(*backup);
+  add_copy(*backup);
   add_prune(*backup);
   add_rekey(*backup);
   add_sidecar(*backup);

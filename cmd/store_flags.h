@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error.h"
 #include "store/age.h"
 #include "store/blob_store.h"
 #include "store/catalog.h"
@@ -45,6 +46,13 @@ struct StoreFlags {
     g->add_option("--s3-sse", options.s3.sse, "server-side encryption: AES256 or aws:kms")
         ->check(CLI::IsMember({"AES256", "aws:kms"}));
     g->add_option("--s3-sse-kms-key-id", options.s3.sse_kms_key_id, "KMS key for --s3-sse aws:kms");
+    g->add_option("--object-lock-days", options.s3.object_lock_days,
+                  "S3: write every object with Object Lock retention for this many days (the bucket must have Object "
+                  "Lock enabled; prune keeps locked backups and says until when; docs/object-stores.md)");
+    g->add_option("--object-lock-mode", options.s3.object_lock_mode,
+                  "with --object-lock-days: compliance (default: no one can shorten or remove it, not even the "
+                  "account root) or governance (principals with s3:BypassGovernanceRetention can)")
+        ->check(CLI::IsMember({"compliance", "governance", "COMPLIANCE", "GOVERNANCE"}));
     g->add_flag(
         "--s3-unsigned-payload", options.s3.unsigned_payload,
         "do not hash request bodies for the signature (saves CPU; integrity rests on TLS and etcdadm's own SHA-256)");
@@ -87,6 +95,14 @@ struct StoreFlags {
     auto s = open_store(store, o);
     if (key_flags_) s->set_decryption_keys(keys());
     return s;
+  }
+  // --object-lock-days writes through S3's Object Lock only: refused (kInvalidArgument) for a
+  // written store `url` of another kind, rather than silently writing unlocked backups.
+  void require_lockable(const std::string& url) const {
+    if (options.s3.object_lock_days > 0 && parse_store_url(url).scheme != StoreUrl::Scheme::kS3) {
+      throw Error(ErrorKind::kInvalidArgument, "--object-lock-days locks S3 objects; " + url + " is not an S3 store",
+                  "on GCS, give the bucket a retention policy instead (docs/object-stores.md); prune reads it");
+    }
   }
   Catalog open_catalog() const { return Catalog::open_or_memory(catalog.empty() ? Catalog::default_path() : catalog); }
 

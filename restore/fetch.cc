@@ -38,7 +38,22 @@ BackupRecord current_record(BlobStore& store, const BackupRecord& listed) {
   return listed.encrypted() ? reload_backup_record(store, listed) : listed;
 }
 
-FetchResult fetch_into(BlobStore& store, const BackupRecord& listed, ByteSink* out) {
+// Passes every byte to both sinks (the second may be null).
+class TeeSink : public ByteSink {
+ public:
+  TeeSink(ByteSink* first, ByteSink* second) : first_(first), second_(second) {}
+  void write(const uint8_t* data, size_t size) override {
+    if (second_ != nullptr) second_->write(data, size);
+    if (first_ != nullptr) first_->write(data, size);
+  }
+
+ private:
+  ByteSink* first_;
+  ByteSink* second_;
+};
+
+// `stored_copy` (may be null) receives the stored bytes as they are read.
+FetchResult fetch_into(BlobStore& store, const BackupRecord& listed, ByteSink* out, ByteSink* stored_copy = nullptr) {
   InterruptibleWork interruptible;  // the caller's AtomicFile / scratch dir removes what was written
   const std::string what = "backup " + listed.name + " in " + store.url();
   if (listed.data_file.empty()) throw Error(ErrorKind::kCorrupt, what + " has no data file (etcd.backup.gz)", "use another backup");
@@ -53,7 +68,8 @@ FetchResult fetch_into(BlobStore& store, const BackupRecord& listed, ByteSink* o
   auto decoder = make_decoder(b.compression, async);
   std::unique_ptr<StreamCodec> decryptor;
   if (b.encrypted()) decryptor = age::make_decryptor(*store.decryption_keys(), *decoder);
-  HashingSink stored(decryptor ? static_cast<ByteSink*>(decryptor.get()) : decoder.get());
+  TeeSink decode_and_copy(decryptor ? static_cast<ByteSink*>(decryptor.get()) : decoder.get(), stored_copy);
+  HashingSink stored(&decode_and_copy);
 
   FetchResult r;
   auto stored_mismatch = [&] { return stored_mismatch_error(what, b, r); };
@@ -112,6 +128,10 @@ FetchResult fetch_into(BlobStore& store, const BackupRecord& listed, ByteSink* o
 
 }  // namespace
 
+namespace {
+FetchResult check_stored_bytes(BlobStore& store, const BackupRecord& listed, ByteSink* copy);
+}  // namespace
+
 FetchResult fetch_verified(BlobStore& store, const BackupRecord& backup, const std::string& output_path, bool overwrite,
                            bool durable) {
   AtomicFile file(output_path, 0600, overwrite, durable);
@@ -123,13 +143,22 @@ FetchResult fetch_verified(BlobStore& store, const BackupRecord& backup, const s
 
 FetchResult verify_backup(BlobStore& store, const BackupRecord& backup) { return fetch_into(store, backup, nullptr); }
 
-FetchResult verify_stored_bytes(BlobStore& store, const BackupRecord& listed) {
+FetchResult verify_stored_bytes(BlobStore& store, const BackupRecord& listed) { return check_stored_bytes(store, listed, nullptr); }
+
+FetchResult copy_verified(BlobStore& store, const BackupRecord& backup, ByteSink& copy) {
+  if (!backup.stored_sha256.empty()) return check_stored_bytes(store, backup, &copy);
+  return fetch_into(store, backup, nullptr, &copy);
+}
+
+namespace {
+
+FetchResult check_stored_bytes(BlobStore& store, const BackupRecord& listed, ByteSink* copy) {
   InterruptibleWork interruptible;
   const std::string what = "backup " + listed.name + " in " + store.url();
   if (listed.data_file.empty()) throw Error(ErrorKind::kCorrupt, what + " has no data file", "use another backup");
   const BackupRecord b = current_record(store, listed);
   auto reader = store.open(b.name + "/" + b.data_file);
-  HashingSink stored(nullptr);
+  HashingSink stored(copy);
   std::string head;  // the first bytes, until the age header is complete
   bool header_checked = !b.encrypted();
   std::vector<uint8_t> buf(1 << 20);
@@ -157,5 +186,7 @@ FetchResult verify_stored_bytes(BlobStore& store, const BackupRecord& listed) {
   if (!header_checked) throw Error(ErrorKind::kCorrupt, what + " is damaged: not a valid age file: it ends inside the header");
   return r;
 }
+
+}  // namespace
 
 }  // namespace etcdadm

@@ -31,4 +31,11 @@ FetchResult verify_backup(BlobStore& store, const BackupRecord& backup);
 // recorded SHA-256, and a well-formed age header. `digest` stays empty.
 FetchResult verify_stored_bytes(BlobStore& store, const BackupRecord& backup);
 
+// Reads the backup's data file once, passing its stored bytes unchanged to `copy` while checking
+// them (`backup copy`): against the recorded stored SHA-256 (and the age header) when one is
+// recorded, which needs no key and no decompression; otherwise (etcd-manager's backups) by the
+// full check of fetch_verified. Throws kCorrupt when a check fails: the caller must then discard
+// what `copy` received.
+FetchResult copy_verified(BlobStore& store, const BackupRecord& backup, ByteSink& copy);
+
 }  // namespace etcdadm

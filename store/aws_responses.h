@@ -19,6 +19,10 @@ struct S3ObjectInfo {
   uint64_t size = 0;
   int64_t modified_unix_micros = 0;
   std::string etag;
+  // HEAD only: Object Lock (x-amz-object-lock-mode, -retain-until-date, -legal-hold).
+  std::string lock_mode;
+  int64_t retain_until_micros = 0;  // 0: no retention
+  bool legal_hold = false;
 };
 
 struct S3ListPage {

@@ -106,6 +106,19 @@ class BlobStore {
     return {};
   }
 
+  // What keeps `key` from being deleted now: an S3 Object Lock retention date still ahead, or a
+  // legal hold; a GCS retention period or object hold. Checked by prune before it deletes anything
+  // of a backup, because on a versioned bucket a delete without a version ID "succeeds" as a
+  // delete marker that only hides the locked object. nullopt: nothing (backends without locks).
+  struct Lock {
+    int64_t until_micros = 0;  // 0: a hold without a date (until someone releases it)
+    std::string why;           // "Object Lock compliance mode", "an Object Lock legal hold"
+  };
+  virtual std::optional<Lock> lock_of(const std::string& key) {
+    (void)key;
+    return std::nullopt;
+  }
+
   // Forgets cached credentials so the next request resolves them again from their source (files
   // rewritten by an operator or a secret rotation; the sidecar calls it on SIGHUP). Thread-safe.
   virtual void reload_credentials() {}
@@ -124,6 +137,10 @@ class BlobStore {
  private:
   std::shared_ptr<const age::Identities> decryption_keys_;
 };
+
+// Before a writing command (save, copy): BlobStore::remove_abandoned, each removal logged. Best
+// effort: a failure to clean is only a warning, never the command's failure. Zero: nothing.
+void clean_abandoned(BlobStore& store, std::chrono::seconds older_than);
 
 // Key mapping shared by the object-store backends: a store rooted at `root` ("" or "a/b", no
 // slashes at the ends) inside a bucket.

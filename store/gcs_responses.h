@@ -19,6 +19,11 @@ struct GcsObjectInfo {
   std::string generation;
   // A noncurrent generation (listed with versions=true: it has "timeDeleted").
   bool noncurrent = false;
+  // What keeps it from deletion: the bucket's retention policy ("retentionExpirationTime", 0 when
+  // none) and object holds ("temporaryHold", "eventBasedHold").
+  int64_t retention_expires_micros = 0;
+  bool temporary_hold = false;
+  bool event_based_hold = false;
 };
 
 struct GcsListPage {

@@ -1,5 +1,7 @@
 #include "store/gcs_store.h"
 
+#include "common/timefmt.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -121,6 +123,17 @@ std::optional<BlobInfo> GcsStore::stat(const std::string& key) {
   auto info = client_->get_metadata(bucket_, object_name(key));
   if (!info) return std::nullopt;
   return BlobInfo{key, info->size, info->modified_unix_micros};
+}
+
+std::optional<BlobStore::Lock> GcsStore::lock_of(const std::string& key) {
+  auto info = client_->get_metadata(bucket_, object_name(key));
+  if (!info) return std::nullopt;
+  if (info->temporary_hold) return Lock{0, "a GCS temporary hold"};
+  if (info->event_based_hold) return Lock{0, "a GCS event-based hold"};
+  if (info->retention_expires_micros > to_unix_micros(std::chrono::system_clock::now())) {
+    return Lock{info->retention_expires_micros, "the GCS bucket's retention policy"};
+  }
+  return std::nullopt;
 }
 
 std::vector<BlobInfo> GcsStore::list(const std::string& prefix) {

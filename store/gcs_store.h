@@ -34,6 +34,7 @@ class GcsStore : public BlobStore {
   std::unique_ptr<BlobReader> open(const std::string& key) override;
   std::string read_small(const std::string& key, size_t limit = 16 * 1024 * 1024) override;
   std::optional<BlobInfo> stat(const std::string& key) override;
+  std::optional<Lock> lock_of(const std::string& key) override;
   std::vector<BlobInfo> list(const std::string& prefix) override;
   std::vector<BlobInfo> list_range(const std::string& start_after, const std::string& end_before) override;
   void remove(const std::string& key) override;

@@ -226,16 +226,41 @@ void S3Client::create_bucket(const std::string& bucket) {
   call(c, "creating bucket " + bucket);
 }
 
-std::string S3Client::put_object(const std::string& bucket, const std::string& key, std::string_view body,
-                                 bool create_only) {
-  Call c{.method = "PUT", .bucket = bucket, .key = key, .body = body, .create_only = create_only};
+void S3Client::add_new_object_headers(Call& c) const {
   if (!config_.sse.empty()) {
     c.headers.emplace_back("x-amz-server-side-encryption", config_.sse);
     if (config_.sse == "aws:kms" && !config_.sse_kms_key_id.empty()) {
       c.headers.emplace_back("x-amz-server-side-encryption-aws-kms-key-id", config_.sse_kms_key_id);
     }
   }
-  HttpResponse r = call(c, "upload of s3://" + bucket + "/" + key);
+  if (config_.object_lock_days > 0) {
+    const auto until = std::chrono::system_clock::now() + std::chrono::hours(24) * config_.object_lock_days;
+    c.headers.emplace_back("x-amz-object-lock-mode", config_.object_lock_mode);
+    c.headers.emplace_back("x-amz-object-lock-retain-until-date", format_rfc3339_seconds(until));
+  }
+}
+
+HttpResponse S3Client::call_creating(const Call& c, const std::string& what) {
+  try {
+    return call(c, what);
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    if (config_.object_lock_days == 0 ||
+        (message.find("ObjectLock") == std::string::npos && message.find("Object Lock") == std::string::npos)) {
+      throw;
+    }
+    throw Error(e.kind(), message,
+                "--object-lock-days needs a bucket with Object Lock enabled, which S3 allows only when the bucket is "
+                "created (aws s3api create-bucket --object-lock-enabled-for-bucket); or save without it");
+  }
+}
+
+std::string S3Client::put_object(const std::string& bucket, const std::string& key, std::string_view body,
+                                 bool create_only) {
+  Call c{.method = "PUT", .bucket = bucket, .key = key, .body = body, .create_only = create_only};
+  add_new_object_headers(c);
+  if (config_.object_lock_days > 0) c.headers.emplace_back("Content-MD5", base64_md5(body));
+  HttpResponse r = call_creating(c, "upload of s3://" + bucket + "/" + key);
   return unquote_etag(r.header("etag"));
 }
 
@@ -249,6 +274,9 @@ std::optional<S3ObjectInfo> S3Client::head_object(const std::string& bucket, con
   info.size = std::stoull(r.header("content-length").empty() ? "0" : r.header("content-length"));
   info.modified_unix_micros = http_date_micros(r.header("last-modified"));
   info.etag = unquote_etag(r.header("etag"));
+  info.lock_mode = r.header("x-amz-object-lock-mode");
+  if (auto until = parse_rfc3339(r.header("x-amz-object-lock-retain-until-date"))) info.retain_until_micros = to_unix_micros(*until);
+  info.legal_hold = r.header("x-amz-object-lock-legal-hold") == "ON";
   return info;
 }
 
@@ -345,13 +373,8 @@ std::vector<S3DeleteFailure> S3Client::delete_object_versions(const std::string&
 
 std::string S3Client::create_multipart_upload(const std::string& bucket, const std::string& key) {
   Call c{.method = "POST", .bucket = bucket, .key = key, .query = {{"uploads", ""}}};
-  if (!config_.sse.empty()) {
-    c.headers.emplace_back("x-amz-server-side-encryption", config_.sse);
-    if (config_.sse == "aws:kms" && !config_.sse_kms_key_id.empty()) {
-      c.headers.emplace_back("x-amz-server-side-encryption-aws-kms-key-id", config_.sse_kms_key_id);
-    }
-  }
-  HttpResponse r = call(c, "starting multipart upload of s3://" + bucket + "/" + key);
+  add_new_object_headers(c);
+  HttpResponse r = call_creating(c, "starting multipart upload of s3://" + bucket + "/" + key);
   return parse_upload_id(r.body, "CreateMultipartUpload response for s3://" + bucket + "/" + key);
 }
 
@@ -362,6 +385,7 @@ std::string S3Client::upload_part(const std::string& bucket, const std::string& 
          .key = key,
          .query = {{"partNumber", std::to_string(part_number)}, {"uploadId", upload_id}},
          .body = data};
+  if (config_.object_lock_days > 0) c.headers.emplace_back("Content-MD5", base64_md5(data));
   HttpResponse r = call(c, "upload of part " + std::to_string(part_number) + " of s3://" + bucket + "/" + key);
   std::string etag = unquote_etag(r.header("etag"));
   if (etag.empty()) throw Error(ErrorKind::kCorrupt, "S3 returned no ETag for part " + std::to_string(part_number));

@@ -33,6 +33,11 @@ struct S3Config {
   bool unsigned_payload = false;  // send UNSIGNED-PAYLOAD instead of hashing bodies
   std::string sse;                // "", "AES256" or "aws:kms"
   std::string sse_kms_key_id;     // with sse == "aws:kms"; "" = the account's default key
+  // Object Lock retention on every object written (--object-lock-days): "COMPLIANCE" or
+  // "GOVERNANCE", until `object_lock_days` after the upload starts. The bucket must have Object
+  // Lock enabled. Uploads then carry Content-MD5, which S3 requires with lock parameters.
+  std::string object_lock_mode;
+  int object_lock_days = 0;
   RetryPolicy retry;
 };
 
@@ -51,6 +56,7 @@ class S3Client {
   // conditional writes (AWS since 2024, MinIO); see conditional_writes().
   std::string put_object(const std::string& bucket, const std::string& key, std::string_view body,
                          bool create_only = false);
+  // Also fills the object's Object Lock state (lock_mode, retain_until, legal_hold) from the headers.
   std::optional<S3ObjectInfo> head_object(const std::string& bucket, const std::string& key);
   // Streams the object from `offset` to its end into `sink`. With `etag`, the server refuses
   // (412 -> Error kCorrupt) if the object changed meanwhile, so a resumed read never mixes two
@@ -102,6 +108,11 @@ class S3Client {
     bool allow_404 = false;
     bool create_only = false;  // If-None-Match: * unless the server is known not to support it
   };
+  // Server-side encryption and Object Lock headers of a request that creates an object (PUT,
+  // CreateMultipartUpload).
+  void add_new_object_headers(Call& c) const;
+  // call() for a request that creates an object: an Object Lock refusal gets its remedy as hint.
+  HttpResponse call_creating(const Call& c, const std::string& what);
   // DeleteObjects of (key, version ID or "") pairs; returns what S3 did not delete.
   std::vector<S3DeleteFailure> delete_batch(const std::string& bucket,
                                             const std::vector<std::pair<std::string, std::string>>& objects);

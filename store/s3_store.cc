@@ -175,6 +175,18 @@ std::optional<BlobInfo> S3Store::stat(const std::string& key) {
   return BlobInfo{key, info->size, info->modified_unix_micros};
 }
 
+std::optional<BlobStore::Lock> S3Store::lock_of(const std::string& key) {
+  auto info = client_->head_object(bucket_, object_key(key));
+  if (!info) return std::nullopt;
+  if (info->legal_hold) return Lock{0, "an Object Lock legal hold"};
+  if (info->retain_until_micros > to_unix_micros(std::chrono::system_clock::now())) {
+    std::string mode = info->lock_mode;
+    std::transform(mode.begin(), mode.end(), mode.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    return Lock{info->retain_until_micros, "Object Lock " + (mode.empty() ? std::string("retention") : mode + " mode")};
+  }
+  return std::nullopt;
+}
+
 std::vector<BlobInfo> S3Store::list(const std::string& prefix) {
   return keys_.list(prefix, [&](const std::string& full, const std::string& token, std::vector<BlobInfo>& out) {
     S3ListPage page = client_->list_objects(bucket_, full, token);
@@ -294,6 +306,16 @@ S3Config resolve_s3_config(const S3Settings& s, const Environment& env) {
   }
   c.sse = s.sse;
   c.sse_kms_key_id = s.sse_kms_key_id;
+  if (s.object_lock_days < 0) throw Error(ErrorKind::kInvalidArgument, "--object-lock-days must not be negative");
+  std::string mode = s.object_lock_mode.empty() ? "COMPLIANCE" : s.object_lock_mode;
+  std::transform(mode.begin(), mode.end(), mode.begin(), [](unsigned char ch) { return std::toupper(ch); });
+  if (mode != "COMPLIANCE" && mode != "GOVERNANCE") {
+    throw Error(ErrorKind::kInvalidArgument, "unknown Object Lock mode " + s.object_lock_mode, "use compliance or governance");
+  }
+  if (s.object_lock_days > 0) {
+    c.object_lock_days = s.object_lock_days;
+    c.object_lock_mode = mode;
+  }
   return c;
 }
 

@@ -41,6 +41,7 @@ class S3Store : public BlobStore {
   std::string read_small(const std::string& key, size_t limit = 16 * 1024 * 1024) override;
   void remove(const std::string& key) override;
   void remove_many(const std::vector<std::string>& keys) override;
+  std::optional<Lock> lock_of(const std::string& key) override;
   std::vector<std::string> remove_abandoned(std::chrono::seconds older_than) override;
   VersionPurge purge_noncurrent_versions(const std::string& prefix) override;
   void reload_credentials() override { client_->reload_credentials(); }
@@ -70,6 +71,10 @@ struct S3Settings {
   bool unsigned_payload = false;
   std::string sse;
   std::string sse_kms_key_id;
+  // --object-lock-days / --object-lock-mode (S3Config::object_lock_*): "compliance" (default) or
+  // "governance", in any case.
+  int object_lock_days = 0;
+  std::string object_lock_mode;
   S3StoreOptions store;
 };
 

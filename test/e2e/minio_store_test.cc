@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <set>
+#include <thread>
 
 #include "common/error.h"
 #include "common/fs.h"
@@ -90,6 +91,74 @@ TEST_F(MinioStoreTest, SaveListVerifyRestoreEndToEndInParts) {
   auto listed = cli_json(with_store({"backup", "list", "-o", "json"}), store_env());
   ASSERT_EQ(listed.size(), 1u);
   EXPECT_GT(listed[0]["storedSize"].get<uint64_t>(), 5u << 20) << "fits one part: not a multipart upload";
+}
+
+// Object Lock, enforced by the server: backups saved with --object-lock-days carry a retention
+// that MinIO refuses to let anyone delete (the oracle: a version delete through /usr/bin/aws is
+// refused), and prune, whose policy would delete them, keeps them, says until when, and goes on
+// with what it may delete. A bucket without Object Lock refuses such a save with a clear message.
+TEST_F(MinioStoreTest, ObjectLockedBackupsAreKeptByTheServerAndPruneSaysUntilWhen) {
+  const std::string locked_bucket = bucket_ + "-locked";
+  aws_json({"s3api", "create-bucket", "--bucket", locked_bucket, "--object-lock-enabled-for-bucket"});
+  auto flags = [&](std::vector<std::string> args) {
+    for (const auto& f : std::vector<std::string>{"--store", "s3://" + locked_bucket + "/backups", "--s3-endpoint",
+                                                  g_minio->endpoint()}) {
+      args.push_back(f);
+    }
+    return args;
+  };
+  auto& m = start_member();
+  EtcdClient client(m.connection());
+  std::vector<std::string> names;
+  for (int i = 0; i < 3; ++i) {
+    load_keys(client, "/registry/pods/lock" + std::to_string(i) + "/", 30, 300);
+    std::vector<std::string> lock = {"--object-lock-days", "1"};
+    if (i == 1) lock = {"--object-lock-days", "1", "--object-lock-mode", "governance"};
+    if (i == 2) lock = {};  // the newest without a lock of its own
+    std::vector<std::string> args = {"--log-level", "warn", "backup", "save", "--endpoints", m.client_url(), "-o", "json"};
+    args.insert(args.end(), lock.begin(), lock.end());
+    auto saved = cli_json(flags(args), store_env());
+    names.push_back(saved["name"]);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // names have one-second resolution
+  }
+  const std::string data_key = "backups/" + names[0] + "/etcd.backup.gz";
+  auto head = aws_json({"s3api", "head-object", "--bucket", locked_bucket, "--key", data_key});
+  EXPECT_EQ(head["ObjectLockMode"], "COMPLIANCE") << head.dump(2);
+  ASSERT_TRUE(head.contains("ObjectLockRetainUntilDate")) << head.dump(2);
+  EXPECT_EQ(aws_json({"s3api", "head-object", "--bucket", locked_bucket, "--key",
+                      "backups/" + names[1] + "/etcd.backup.gz"})["ObjectLockMode"],
+            "GOVERNANCE");
+
+  // The server refuses to delete the locked version, whoever asks.
+  const std::string version = head["VersionId"];
+  auto refused = aws().run({"s3api", "delete-object", "--bucket", locked_bucket, "--key", data_key, "--version-id", version});
+  EXPECT_NE(refused.exit_code, 0) << refused.output;
+  // AWS answers AccessDenied; MinIO "Object is WORM protected and cannot be overwritten".
+  EXPECT_TRUE(refused.output.find("AccessDenied") != std::string::npos ||
+              refused.output.find("WORM protected") != std::string::npos)
+      << refused.output;
+
+  // Prune to one backup: the two locked ones stay, reported with their date, and the bucket still
+  // lists all three (no delete marker hides them).
+  auto pruned = cli(flags({"backup", "prune", "--policy", "count:1", "-o", "json"}), store_env());
+  ASSERT_EQ(pruned.exit_code, 0) << pruned.output;
+  auto j = nlohmann::json::parse(pruned.output.substr(pruned.output.find('{')));
+  ASSERT_EQ(j["locked"].size(), 2u) << j.dump(2);
+  const std::string until_date = head["ObjectLockRetainUntilDate"].get<std::string>().substr(0, 10);
+  for (const auto& l : j["locked"]) {
+    EXPECT_NE(l["kept"].get<std::string>().find("kept until " + until_date), std::string::npos) << l.dump();
+  }
+  EXPECT_NE(j["locked"][0]["kept"].get<std::string>().find("mode"), std::string::npos);
+  EXPECT_TRUE(j["deleted"].empty()) << j.dump(2);
+  auto listed = cli_json(flags({"backup", "list", "-o", "json"}), store_env());
+  EXPECT_EQ(listed.size(), 3u) << listed.dump(2);
+  auto table = cli(flags({"backup", "prune", "--policy", "count:1"}), store_env());
+  EXPECT_NE(table.output.find("locked by the store, kept until " + until_date), std::string::npos) << table.output;
+
+  // A bucket without Object Lock: the save is refused, and says what to do.
+  auto plain = cli(with_store({"backup", "save", "--endpoints", m.client_url(), "--object-lock-days", "1"}), store_env());
+  EXPECT_NE(plain.exit_code, 0) << plain.output;
+  EXPECT_NE(plain.output.find("Object Lock"), std::string::npos) << plain.output;
 }
 
 // Retention on a bucket with versioning on. With --keep-noncurrent-versions a prune deletes through

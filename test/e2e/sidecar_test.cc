@@ -535,6 +535,66 @@ TEST_F(Sidecar, SigtermDuringAnUploadLeavesNoPartialBackup) {
   EXPECT_NE(read_file(s.log).find("cancelled"), std::string::npos) << read_file(s.log);
 }
 
+// --copy-to: each backup reaches the second store; while the second store fails, backups go on
+// in the first, the failures are counted, and the next backup after it is back copies what it
+// missed; each store keeps what its own retention says.
+TEST_F(Sidecar, CopiesEachBackupToASecondStoreAndCatchesUpAfterItFails) {
+  auto& m = start_member();
+  std::string second = dir_ / "second";
+  std::string catalog = dir_ / "copy-catalog.db";
+  auto s = start_sidecar(m, "@every 1s", {"--copy-to", second}, catalog);
+  auto metric = [&](const SidecarProcess& p, const std::string& name) -> double {
+    std::string metrics = http("GET", p.url("/metrics")).body;
+    std::smatch match;
+    if (!std::regex_search(metrics, match, std::regex("\\n" + name + " ([0-9.e+-]+)\\n"))) return -1;
+    return std::stod(match[1]);
+  };
+  auto names_in = [&](const std::string& store) {
+    std::vector<std::string> out;
+    LocalStore ls(store);
+    if (!path_exists(store)) return out;
+    for (const auto& l : scan_backups(ls)) out.push_back(l.name);
+    return out;
+  };
+  for (int i = 0; i < 200 && metric(s, "etcdadm_copy_backups_total") < 2; ++i) std::this_thread::sleep_for(50ms);
+  ASSERT_GE(metric(s, "etcdadm_copy_backups_total"), 2) << read_file(s.log);
+  EXPECT_EQ(metric(s, "etcdadm_copy_last_attempt_success"), 1);
+
+  // The second store becomes unwritable (its path a file) for ~3 s.
+  std::filesystem::rename(second, second + ".away");
+  write_file_atomic(second, "not a directory");
+  std::this_thread::sleep_for(3s);
+  std::string metrics = http("GET", s.url("/metrics")).body;
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(metrics, match, std::regex(R"(etcdadm_copy_failures_total\{reason="[^"]+"\} (\d+))")))
+      << metrics;
+  EXPECT_GE(std::stoi(match[1]), 2) << metrics;
+  EXPECT_EQ(metric(s, "etcdadm_copy_last_attempt_success"), 0);
+  const auto taken_while_away = names_in(store_).size();
+  std::filesystem::remove(second);
+  std::filesystem::rename(second + ".away", second);
+  for (int i = 0; i < 100 && metric(s, "etcdadm_copy_last_attempt_success") != 1; ++i) std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(metric(s, "etcdadm_copy_last_attempt_success"), 1);
+  EXPECT_EQ(s.process.stop(10000ms), 0);
+  // Every backup of the first store is in the second: those taken while it was away came with the
+  // first backup after it returned. (A stop lets the running tick finish, its copy included.)
+  auto first = names_in(store_);
+  EXPECT_GT(first.size(), taken_while_away - 1);
+  EXPECT_EQ(names_in(second), first);
+  auto verified = cli({"backup", "verify", first.front(), "--store", second});
+  EXPECT_EQ(verified.exit_code, 0) << verified.output;
+
+  // Each store by its own policy: the second keeps two, the first all.
+  auto s2 = start_sidecar(m, "@every 1s", {"--copy-to", second, "--copy-retention", "count:2"}, catalog);
+  for (int i = 0; i < 100 && names_in(second).size() != 2; ++i) std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(s2.process.stop(10000ms), 0);
+  auto kept = names_in(second);
+  auto all = names_in(store_);
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_GT(all.size(), first.size());
+  EXPECT_EQ(kept, std::vector<std::string>(all.end() - 2, all.end()));
+}
+
 // --drill-schedule: the writing member's sidecar drills the newest backup on schedule; the result
 // is in the store, `backup list` and /metrics, a failing drill shows in all three, and the drill's
 // etcd and scratch dir are gone once the sidecar stops.

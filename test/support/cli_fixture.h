@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <memory>
+#include <thread>
 
 #include "test/support/etcd_versions.h"
 #include "test/support/test_env.h"
@@ -44,6 +46,20 @@ class CliTest : public ::testing::Test {
     std::vector<std::string> args = {"--log-level", "warn", "backup", "save", "--store", store_, "--endpoints", m.client_url(), "-o", "json"};
     args.insert(args.end(), extra.begin(), extra.end());
     return cli_json(args);
+  }
+
+  // Polls `backup list` (`list_args` name the store) until the newest backup's change log reaches
+  // `revision`, for up to 30 s; returns how far it got.
+  int64_t wait_for_change_log(std::vector<std::string> list_args, int64_t revision, const RunOptions& env = {}) {
+    list_args.insert(list_args.begin(), {"backup", "list"});
+    list_args.insert(list_args.end(), {"-o", "json"});
+    int64_t reached = 0;
+    for (int i = 0; i < 300 && reached < revision; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      auto listed = cli_json(list_args, env);
+      if (!listed.empty() && listed[0]["changeLog"].is_object()) reached = listed[0]["changeLog"]["revision"];
+    }
+    return reached;
   }
 
   // `etcdctl snapshot save` of member `m` into `path` (the peer tool as an oracle).

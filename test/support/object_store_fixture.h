@@ -208,13 +208,7 @@ class ObjectStoreCliTest : public CliTest {
     load_keys(client, "/registry/secrets/", 30, 500, 3);
     client.put("/registry/pods/k-000004", "overwritten");
     const int64_t last = client.status(m.client_url()).header().revision();
-    int64_t reached = 0;
-    for (int i = 0; i < 300 && reached < last; ++i) {
-      std::this_thread::sleep_for(100ms);
-      auto listed = cli_json(with_store({"backup", "list", "-o", "json"}), store_env());
-      if (listed.size() == 1 && listed[0]["changeLog"].is_object()) reached = listed[0]["changeLog"]["revision"];
-    }
-    ASSERT_EQ(reached, last) << read_file(dir_ / "sidecar.log");
+    ASSERT_EQ(wait_for_change_log(store_flags(), last, store_env()), last) << read_file(dir_ / "sidecar.log");
     // A time after the last write that only the heartbeat of the sidecar's clean stop can prove.
     const std::string quiet = format_rfc3339_micros(std::chrono::system_clock::now());
     EXPECT_EQ(sidecar.stop(10000ms), 0);

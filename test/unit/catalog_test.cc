@@ -77,13 +77,18 @@ TEST(Catalog, UnreadableMetadataIsListedAsDamaged) {
 
 // Damage found by another host reaches this catalog through the store's marker; a marker removed
 // by a later verification clears it; damage only this catalog knows (no marker) is kept.
+// Two etcd-manager backups, 2026-01-01 and 2026-01-02, in `store`, synced into `cat`.
+static void two_synced_backups(LocalStore& store, Catalog& cat) {
+  add_etcd_manager_backup(store, "2026-01-01T00:00:00Z-000001", 1767225600);
+  add_etcd_manager_backup(store, "2026-01-02T00:00:00Z-000001", 1767312000);
+  cat.sync(store);
+}
+
 TEST(Catalog, DamageMarkersAreSyncedBothWays) {
   test::TempDir dir;
   LocalStore store(dir / "store");
-  add_etcd_manager_backup(store, "2026-01-01T00:00:00Z-000001", 1767225600);
-  add_etcd_manager_backup(store, "2026-01-02T00:00:00Z-000001", 1767312000);
   Catalog cat(":memory:");
-  cat.sync(store);
+  two_synced_backups(store, cat);
   DamageRecord d{1767400000000000, "stored data does not match its recorded SHA-256", "etcdadm on host-b", true};
   store.write_small("2026-01-02T00:00:00Z-000001/" + std::string(kDamageMarkerFile), damage_marker_json(d));
   cat.sync(store);
@@ -115,10 +120,8 @@ TEST(Catalog, DamageMarkersAreSyncedBothWays) {
 TEST(Catalog, DrillResultsAreSyncedFromTheStore) {
   test::TempDir dir;
   LocalStore store(dir / "store");
-  add_etcd_manager_backup(store, "2026-01-01T00:00:00Z-000001", 1767225600);
-  add_etcd_manager_backup(store, "2026-01-02T00:00:00Z-000001", 1767312000);
   Catalog cat(":memory:");
-  cat.sync(store);
+  two_synced_backups(store, cat);
   const std::string newest = "2026-01-02T00:00:00Z-000001";
   DrillRecord d{1767400000000000, true, 3.25, "", "etcdadm on host-b", "3.5.35", 0};
   store.write_small(newest + "/" + kDrillResultFile, drill_result_json(d, R"({"phases":[]})"));

@@ -118,6 +118,22 @@ TEST(GcsResponses, ObjectsAndListingsKnownAnswer) {
   EXPECT_TRUE(parse_gcs_list_page("{}", "t").objects.empty());
 }
 
+// What keeps an object from deletion, as the JSON API's object resource says it (a bucket
+// retention policy's expiry, temporary and event-based holds); absent fields mean no lock.
+TEST(GcsResponses, RetentionAndHoldsKnownAnswer) {
+  GcsObjectInfo o = parse_gcs_object(
+      R"({"name":"b/x","size":"3","updated":"2026-11-26T10:00:00Z","generation":"7",)"
+      R"("retentionExpirationTime":"2026-12-03T10:00:00.5Z","temporaryHold":true,"eventBasedHold":false})",
+      "t");
+  EXPECT_EQ(o.retention_expires_micros, 1796292000500000);
+  EXPECT_TRUE(o.temporary_hold);
+  EXPECT_FALSE(o.event_based_hold);
+  GcsObjectInfo plain = parse_gcs_object(R"({"name":"b/y","size":"1","eventBasedHold":"yes"})", "t");
+  EXPECT_EQ(plain.retention_expires_micros, 0);
+  EXPECT_FALSE(plain.temporary_hold);
+  EXPECT_FALSE(plain.event_based_hold);  // not a JSON boolean: not a hold
+}
+
 TEST(GcsResponses, HostileListingsAreCorrupt) {
   for (const char* bad : {R"({"items":{"name":"a"}})", R"({"items":[5]})", R"({"items":[{"name":"a","size":"-5"}]})",
                           R"({"items":[{"name":"a","size":"x"}]})", R"({"items":[{"name":"a","size":-5}]})", "[]", "nul"}) {
