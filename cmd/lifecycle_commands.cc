@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "cmd/store_flags.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/text.h"
 #include "etcdadm/client.h"
 #include "etcdadm/lifecycle.h"
 #include "etcdadm/release.h"
@@ -23,6 +25,7 @@
 #include "backup/pre_change.h"
 #include "restore/damage.h"
 #include "restore/member_restore.h"
+#include "restore/new_cluster.h"
 #include "restore/resolve.h"
 
 namespace etcdadm::cli {
@@ -189,12 +192,17 @@ struct InitFlags {
   StoreFlags store;
   RestoreMethod restore;
   std::string to_revision, to_time;
+  std::string initial_cluster;
 };
 
 void add_init_flags(CLI::App* c, InitFlags& f) {
   f.member.add_to(c);
   auto* g = c->add_option_group("Starting from a backup");
   g->add_option("--initial-cluster-token", f.token, "token of the new cluster (default: a fresh random one)");
+  g->add_option("--initial-cluster", f.initial_cluster,
+                "with --from-backup/--snapshot: restore the whole cluster at once (name=peerURL,... of every member, "
+                "this one's included): run the same init on every host with the same backup and "
+                "--initial-cluster-token; quorum as soon as a majority runs, no join needed");
   g->add_option("--snapshot", f.snapshot, "start the first member from this snapshot file (etcdctl snapshot save)");
   g->add_flag("--skip-hash-check", f.skip_hash_check,
               "accept a --snapshot without SHA-256 trailer (a db copied from a data dir)");
@@ -214,6 +222,18 @@ void run_init_command(const InitFlags& f, const std::string& phase) {
   auto fmt = parse_output_format(f.member.output);
   LifecycleOptions o = f.member.options();
   o.initial_cluster_token = f.token;
+  if (!f.initial_cluster.empty()) {
+    // Checked whole now, before anything is fetched or installed: the restore plans the same cluster.
+    NewCluster planned = plan_new_cluster(f.initial_cluster, f.token.empty() ? "check" : f.token);
+    const NewMember& self = planned.member(o.member.name);
+    if (std::find(self.peer_urls.begin(), self.peer_urls.end(), o.member.peer_url()) == self.peer_urls.end()) {
+      throw Error(ErrorKind::kInvalidArgument,
+                  "--initial-cluster gives " + o.member.name + " the peer URL " + join_list(self.peer_urls) +
+                      ", but this member's is " + o.member.peer_url(),
+                  "use this host's --bind-address and --peer-port in its entry");
+    }
+    o.initial_cluster = f.initial_cluster;
+  }
   if (!f.snapshot.empty() && !f.from_backup.empty()) {
     throw Error(ErrorKind::kInvalidArgument, "give at most one of --snapshot and --from-backup");
   }

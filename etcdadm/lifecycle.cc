@@ -210,6 +210,23 @@ class Runner {
       throw Error(ErrorKind::kNotFound, "the CA in " + m_.certs_dir + " is incomplete (ca.crt and ca.key go together)",
                   "restore the missing file, or remove both to create a new CA");
     }
+    if (!o_.initial_cluster.empty()) {
+      // Every host restores the same cluster at once: they must share the token (the member and
+      // cluster IDs derive from it) and the CA (each member checks its peers' certificates).
+      if (!o_.restore_snapshot) {
+        throw Error(ErrorKind::kInvalidArgument, "--initial-cluster goes with --from-backup or --snapshot",
+                    "a new empty cluster starts with one member; the others join it");
+      }
+      if (o_.initial_cluster_token.empty()) {
+        throw Error(ErrorKind::kInvalidArgument, "--initial-cluster needs --initial-cluster-token",
+                    "give every host the same token, e.g. etcd-restored-$(date +%Y%m%d)");
+      }
+      if (!path_exists(m_.ca_cert())) {
+        throw Error(ErrorKind::kNotFound, "no CA in " + m_.certs_dir + ": the members of one cluster must share one",
+                    "copy ca.crt and ca.key (mode 0600) from one host's certs dir to every other host first, or create "
+                    "them on one host with `etcdadm init phase certificates` and copy them");
+      }
+    }
   }
 
   void preflight_join(bool alone) {
@@ -325,11 +342,11 @@ class Runner {
 
   ClusterBootstrap init_bootstrap() {
     ClusterBootstrap b;
-    b.initial_cluster = m_.name + "=" + m_.peer_url();
+    b.initial_cluster = o_.initial_cluster.empty() ? m_.name + "=" + m_.peer_url() : o_.initial_cluster;
     b.token = o_.initial_cluster_token;
     if (b.token.empty() && path_exists(restore_marker())) {
-      b.token = read_file(restore_marker());  // the token the data dir was restored with
-      b.token.erase(b.token.find_last_not_of("\n") + 1);
+      b.token = read_file(restore_marker());  // the token the data dir was restored with (first line)
+      b.token = b.token.substr(0, b.token.find('\n'));
     }
     if (b.token.empty() && !o_.restore_snapshot && path_exists(m_.env_file())) {
       b.token = env_value(parse_env_file(read_file(m_.env_file())), "ETCD_INITIAL_CLUSTER_TOKEN");  // a resumed init
@@ -352,9 +369,12 @@ class Runner {
       throw Error(ErrorKind::kAlreadyExists, "data dir " + m_.data_dir + " is not empty: refusing to restore over it",
                   "run `etcdadm reset` first");
     }
-    o_.restore_snapshot(m_, *bootstrap_);
+    const int64_t revision = o_.restore_snapshot(m_, *bootstrap_);
     save_member_state(m_);
-    write_file_atomic(restore_marker(), bootstrap_->token + "\n", 0600, /*overwrite=*/true);
+    // The token, and the revision the member serves (the health phase compares the peers' data
+    // at it when the whole cluster was restored at once).
+    write_file_atomic(restore_marker(), bootstrap_->token + "\n" + std::to_string(revision) + "\n", 0600,
+                      /*overwrite=*/true);
     spdlog::info("restored into {} as the first member of a new cluster (token {})", m_.data_dir, bootstrap_->token);
   }
 
@@ -458,7 +478,9 @@ class Runner {
         bootstrap_ = init_bootstrap();
       }
     }
-    if (!join_) m_.cluster_endpoints = {m_.client_url()};  // the first member: the cluster is itself
+    // The first member: the cluster is itself. (A member of a whole cluster restored at once
+    // records only itself too: reset and member remove ask it for the member list.)
+    if (!join_) m_.cluster_endpoints = {m_.client_url()};
     make_dirs(m_.config_dir);
     write_file_atomic(m_.env_file(), render_env_file(member_env(m_, *bootstrap_)), 0600, /*overwrite=*/true);
     save_member_state(m_);
@@ -485,7 +507,56 @@ class Runner {
     wait_healthy(local);
     member_id_ = local.status(m_.loopback_client_url()).header().member_id();
     result_.member_id = member_id_;
+    if (!o_.initial_cluster.empty() && path_exists(restore_marker())) check_peers_restored_the_same(local);
     remove_all(restore_marker());
+  }
+
+  // The whole cluster restored at once: every host must have restored the same snapshot. etcd
+  // cannot tell (the WAL and membership are the same whatever db each host wrote, so raft forms
+  // the cluster and the members silently serve different data), so the members that are up are
+  // asked for their KV hash at the restored revision; one that differs means the hosts disagree
+  // (`latest` resolved differently, another --to-revision): this member stops and init fails.
+  void check_peers_restored_the_same(EtcdClient& local) {
+    std::string marker = read_file(restore_marker());
+    const int64_t revision = std::strtoll(marker.substr(marker.find('\n') + 1).c_str(), nullptr, 10);
+    if (revision <= 0) {
+      spdlog::warn("the restored revision is not known (a tool restore): the peers' data is not compared");
+      return;
+    }
+    const auto own = local.hash_kv(m_.loopback_client_url(), revision);
+    int compared = 0;
+    const auto list = local.member_list();
+    for (const auto& member : list.members()) {
+      if (member.id() == member_id_ || member.clienturls().empty()) continue;  // not started yet: it checks us
+      const std::string url = member.clienturls(0);
+      std::string differs;
+      try {
+        EtcdClient peer(connection_to(m_, {url}));
+        auto theirs = peer.hash_kv(url, revision);
+        if (theirs.hash() != own.hash()) {
+          differs = "its KV hash at revision " + std::to_string(revision) + " is " + std::to_string(theirs.hash()) +
+                    ", this member's " + std::to_string(own.hash());
+        }
+        ++compared;
+      } catch (const Error& e) {
+        if (e.mentions("future revision")) {
+          differs = "it has no revision " + std::to_string(revision) + " (it restored an older snapshot)";
+        } else {
+          spdlog::warn("could not compare with member {} ({}): {}", member.name(), url, e.what());
+          continue;
+        }
+      }
+      if (differs.empty()) continue;
+      spdlog::error("member {} serves other data than this one: stopping this member", member.name());
+      init_system_->stop(m_, std::chrono::seconds(10));
+      throw Error(ErrorKind::kCorrupt,
+                  "member " + member.name() + " (" + url + ") restored other data than this host: " + differs,
+                  "every host must restore the same backup: give its name (not 'latest') and the same "
+                  "--to-revision/--to-time on each; then `etcdadm reset --skip-remove-member --force` here and run "
+                  "init again");
+    }
+    spdlog::info("the {} member(s) up restored the same data as this one (KV hash {} at revision {})", compared,
+                 own.hash(), revision);
   }
 
   void promote() {

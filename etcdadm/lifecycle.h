@@ -28,7 +28,8 @@ namespace etcdadm {
 // Fills a new member's empty data dir from a snapshot (init --snapshot / --from-backup). Supplied
 // by the layer above (restore/), which knows about backup stores; it must restore with exactly
 // this member's name, peer URL, initial cluster and token, and leave the data dir untouched on failure.
-using SnapshotRestorer = std::function<void(const MemberConfig& member, const ClusterBootstrap& bootstrap)>;
+// Returns the revision the restored member will serve (0: not known, e.g. restored by a tool).
+using SnapshotRestorer = std::function<int64_t(const MemberConfig& member, const ClusterBootstrap& bootstrap)>;
 
 struct LifecycleOptions {
   MemberConfig member;
@@ -38,6 +39,11 @@ struct LifecycleOptions {
   // init
   std::string initial_cluster_token;  // empty: a fresh random token (always fresh for restores)
   SnapshotRestorer restore_snapshot;  // empty: a new, empty cluster
+  // The whole cluster restored at once (etcd's own disaster-recovery procedure): every member's
+  // "name=peerURL", this one's among them, restored from the same snapshot with the same token
+  // (required) on each host, started together; quorum comes as soon as a majority runs, and no
+  // snapshot is shipped between members. Empty: this member alone (others join it).
+  std::string initial_cluster;
 
   // join
   std::string join_endpoint;  // client URL of an existing member

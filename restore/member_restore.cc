@@ -70,6 +70,7 @@ SnapshotRestorer snapshot_file_restorer(std::string snapshot_file, bool skip_has
   return [snapshot_file, skip_hash_check, method](const MemberConfig& m, const ClusterBootstrap& b) {
     auto r = restore_snapshot_file(snapshot_file, member_restore_options(m, b, "", method), skip_hash_check);
     spdlog::info("restored snapshot {} ({} bytes db) {}", snapshot_file, r.db_size, how(r));
+    return r.revision;
   };
 }
 
@@ -108,6 +109,7 @@ SnapshotRestorer prefetched_backup_restorer(BlobStore& store, const BackupRecord
     auto r = restore_verified_snapshot_file(snapshot, db_bytes, member_restore_options(m, b, recorded, method),
                                             /*consume=*/true);
     spdlog::info("restored backup {} ({} bytes db) {}", name, r.db_size, how(r));
+    return r.revision;
   };
 }
 

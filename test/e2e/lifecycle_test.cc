@@ -164,6 +164,101 @@ TEST_F(Lifecycle, WholeClusterRebuiltFromBackup) {
   EXPECT_NE(info(hosts_[0])["clusterId"], old_cluster_id);
 }
 
+// 2a. The whole cluster back at once (etcd's own recovery procedure): every host restores the same
+//     backup with the full membership and the same token, and they start together; quorum comes
+//     as soon as two run, and no member waits for a snapshot from another. A host that restored
+//     another backup is found through its peers (KV hash at the restored revision), stops its
+//     member and fails; the other two keep serving.
+TEST_F(Lifecycle, WholeClusterRestoredAtOnceAndAHostWithAnotherBackupIsRefused) {
+  ASSERT_NO_FATAL_FAILURE(three_member_cluster());
+  auto conn = connection({&hosts_[0], &hosts_[1], &hosts_[2]});
+  const std::string store = dir_ / "store";
+  auto save = [&] {
+    auto r = etcdadm({"backup", "save", "--store", store, "--endpoints", hosts_[0].client_url(), "--cacert", conn.cacert,
+                      "--cert", conn.cert, "--key", conn.key, "-o", "json"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  };
+  std::vector<std::pair<std::string, std::string>> expected;
+  {
+    EtcdClient client(conn);
+    load_keys(client, "/registry/pods/", 300, 400);
+    expected = all_keys(client);
+  }
+  auto first = save();
+  const std::string backup = first["name"];
+  const int64_t revision = first["revision"];
+  uint32_t hash_before = 0;
+  {
+    EtcdClient client(conn);
+    hash_before = client.hash_kv(hosts_[0].client_url(), revision).hash();
+    load_keys(client, "/registry/later/", 20, 100, 5);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // backup names have one-second resolution
+  const std::string other = save()["name"];
+
+  auto lose_everything = [&] {
+    for (const auto& h : hosts_) {
+      stop_pid_file(h.conf() + "/etcd.pid", bin() + "/etcd", std::chrono::milliseconds(100));
+      auto r = reset(h, {"--skip-remove-member", "--force"});
+      ASSERT_EQ(r.exit_code, 0) << r.output;
+    }
+  };
+  std::string initial_cluster;
+  for (const auto& h : hosts_) {
+    initial_cluster += (initial_cluster.empty() ? "" : ",") + h.name + "=https://127.0.0.1:" + std::to_string(h.peer_port);
+  }
+  auto restore_flags = [&](const std::string& name, const std::string& token) {
+    return std::vector<std::string>{"--from-backup", name, "--store", store, "--initial-cluster", initial_cluster,
+                                    "--initial-cluster-token", token};
+  };
+  // Every host at once; each init returns once its member serves, with a majority up.
+  auto init_together = [&](const std::vector<size_t>& which, const std::vector<std::string>& backups, const std::string& token) {
+    std::vector<ProcessResult> results(which.size());
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < which.size(); ++i) {
+      threads.emplace_back([&, i] {
+        results[i] = run_with_member_flags({"init"}, hosts_[which[i]], restore_flags(backups[i], token));
+      });
+    }
+    for (auto& t : threads) t.join();
+    return results;
+  };
+
+  ASSERT_NO_FATAL_FAILURE(lose_everything());
+  // Without a shared token the hosts would make three different clusters: refused up front.
+  auto no_token = run_with_member_flags({"init"}, hosts_[0], {"--from-backup", backup, "--store", store,
+                                                              "--initial-cluster", initial_cluster});
+  EXPECT_EQ(no_token.exit_code, 2) << no_token.output;
+  EXPECT_FALSE(path_exists(hosts_[0].data() + "/member"));
+
+  const auto t0 = std::chrono::steady_clock::now();
+  auto results = init_together({0, 1, 2}, {backup, backup, backup}, "restored-at-once");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (const auto& r : results) ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::printf("[one-step restore] 3 members serving in %.2f s\n", seconds);
+  auto members = member_list(hosts_[0]);
+  ASSERT_EQ(members.size(), 3u) << members.dump(2);
+  for (const auto& m : members) EXPECT_FALSE(m.value("isLearner", false)) << m.dump();
+  EtcdClient client(conn);
+  EXPECT_EQ(all_keys(client, revision), expected);
+  for (const auto& h : hosts_) EXPECT_EQ(client.hash_kv(h.client_url(), revision).hash(), hash_before) << h.name;
+  auto health = etcdctl_json(hosts_[2], {"endpoint", "health", "--cluster"});
+  ASSERT_EQ(health.size(), 3u);
+  for (const auto& h : health) EXPECT_TRUE(h["health"].get<bool>()) << h.dump();
+
+  // Again, but the third host restores the later backup: it is refused once it sees its peers.
+  ASSERT_NO_FATAL_FAILURE(lose_everything());
+  auto two = init_together({0, 1}, {backup, backup}, "restored-again");
+  for (const auto& r : two) ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto odd = run_with_member_flags({"init"}, hosts_[2], restore_flags(other, "restored-again"));
+  EXPECT_EQ(odd.exit_code, 5) << odd.output;
+  EXPECT_NE(odd.output.find("restored other data than this host"), std::string::npos) << odd.output;
+  EXPECT_EQ(running_pid(hosts_[2].conf() + "/etcd.pid", bin() + "/etcd"), 0) << "its member must not keep serving";
+  EtcdClient two_left(connection({&hosts_[0], &hosts_[1]}));
+  EXPECT_EQ(two_left.hash_kv(hosts_[1].client_url(), revision).hash(), hash_before);
+}
+
 // 2b. Continuous backups across a leader change, then the whole cluster lost and rebuilt to the last
 //     revision in the store: a sidecar with --continuous beside each of the three TLS members; the
 //     leader's keeps the log; leadership moves (etcdctl move-leader) while a client writes; the new
