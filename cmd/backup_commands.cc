@@ -316,7 +316,7 @@ void print_drill(const DrillReport& r) {
 void add_drill(CLI::App& backup) {
   struct Flags {
     StoreFlags store;
-    std::string query = "latest", start_timeout = "2m";
+    std::string query = "latest", start_timeout = "2m", to_revision, to_time;
     DrillOptions drill;
   };
   auto f = std::make_shared<Flags>();
@@ -333,8 +333,13 @@ void add_drill(CLI::App& backup) {
   c->add_option("--cache-dir", f->drill.cache_dir, "the release cache to take etcd from (etcdadm download --cache-dir)")
       ->capture_default_str();
   c->add_option("--start-timeout", f->start_timeout, "how long etcd may take to serve the restored data")->capture_default_str();
+  c->add_option("--to-revision", f->to_revision,
+                "drill the backup with its change log replayed up to this revision; 'end': the newest revision the "
+                "store can bring back");
+  c->add_option("--to-time", f->to_time, "drill the state at this time (RFC 3339, or relative: -10m) through the change log");
   c->callback([f] {
     auto fmt = parse_output_format(f->store.output);
+    f->drill.point_in_time = point_in_time_from_flags(f->to_revision, f->to_time, std::chrono::system_clock::now());
     auto timeout = parse_duration(f->start_timeout);
     if (!timeout || timeout->count() <= 0) {
       throw Error(ErrorKind::kInvalidArgument, "--start-timeout " + f->start_timeout + " is not a duration", "e.g. 90s, 5m");
@@ -342,7 +347,7 @@ void add_drill(CLI::App& backup) {
     f->drill.start_timeout = std::chrono::duration_cast<std::chrono::seconds>(*timeout);
     auto store = f->store.open();
     Catalog catalog = f->store.open_catalog();
-    BackupRecord b = find_backup(*store, catalog, f->query);
+    BackupRecord b = find_backup_for(*store, catalog, f->query, f->drill.point_in_time);
     DrillReport r = run_drill(*store, b, f->drill);
     // A backup whose bytes failed a check is damaged, whatever drilled it; a failed start or check
     // is the drill's result, recorded as such.

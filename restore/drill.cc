@@ -268,6 +268,7 @@ DrillReport run_drill(BlobStore& store, const BackupRecord& listed, const DrillO
     ro.initial_advertise_peer_urls = "http://127.0.0.1:2380";
     ro.initial_cluster_token = "etcdadm-drill-" + random_hex(12);
     ro.target_version = report.etcd.version;
+    ro.point_in_time = options.point_in_time;
     phase = "fetch+verify";
     RestoreResult restored = restore_to_data_dir(store, backup, ro);
     report.phases.push_back({"fetch+verify", restored.fetch_seconds});
@@ -300,6 +301,13 @@ DrillReport run_drill(BlobStore& store, const BackupRecord& listed, const DrillO
     if (backup.revision && served_revision < *backup.revision) {
       revision.passed = false;
       revision.note = "below the backup's recorded revision " + std::to_string(*backup.revision);
+    }
+    if (restored.replay) {
+      // The target the change log was replayed to is what the member must serve.
+      DrillCheck reached = check_equal("point in time", restored.replay->revision, served_revision);
+      reached.note = std::to_string(restored.replay->records) + " revisions replayed from the change log (" +
+                     options.point_in_time.describe() + ")";
+      report.checks.push_back(reached);
     }
     report.checks.push_back(revision);
     etcdserverpb::RangeRequest count;

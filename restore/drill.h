@@ -2,7 +2,8 @@
 // private scratch directory by the same code path as `backup restore` (restore/data_dir.h), a
 // private etcd of the backup's version is started on it on loopback ports with a throw-away name and
 // cluster token, and what it serves is checked against what the backup says it holds:
-//   * revision: the member's revision equals the restored db's (and is at least the backup's);
+//   * revision: the member's revision equals the restored db's (and is at least the backup's; with a
+//     point in time, the revision the change log was replayed to);
 //   * keys: the member's key count equals the live keys the native reader counts in the db;
 //   * HashKV at the backup's revision equals the source member's, recorded by `backup save`
 //     (BackupMeta::source_hash). A backup without one (older etcdadm, imports, etcd-manager's) is
@@ -23,6 +24,7 @@
 
 #include "common/error.h"
 #include "etcdadm/release.h"
+#include "restore/pitr.h"
 #include "store/blob_store.h"
 #include "store/catalog.h"
 #include "store/layout.h"
@@ -37,6 +39,9 @@ struct DrillOptions {
   // When set and it becomes true (the sidecar shutting down), the drill stops at its next wait
   // with Error(kInterrupted), cleaning up as on SIGTERM.
   const std::atomic<bool>* cancel = nullptr;
+  // --to-revision / --to-time: the backup's change log replayed onto it first (restore/pitr.h), so
+  // the drill proves the newest state the store can bring back ('end'), not only the snapshot.
+  PointInTime point_in_time;
 };
 
 struct DrillPhase {

@@ -179,6 +179,44 @@ TEST_F(ChangeLog, RestoresToAnyRevisionMatchTheLiveClusterExactly) {
   EXPECT_FALSE(path_exists(dir_ / "beyond"));
 }
 
+// A drill with the change log (backup drill --to-revision end|N): the private member serves the
+// newest revision the store can bring back (or N), its key count is the restored db's, and its
+// HashKV at the snapshot's revision is still the source's (the log replays every revision as it was).
+TEST_F(ChangeLog, ADrillReachesTheNewestRevisionTheLogHolds) {
+  auto& m = start_member();
+  EtcdClient client(m.connection());
+  load_keys(client, "/registry/pods/", 40, 200);
+  auto saved = save(m);
+  const int64_t snapshot_revision = saved["revision"];
+  const std::string cluster_id = saved["clusterId"];
+  auto sidecar = start_sidecar(m);
+  load_keys(client, "/registry/configmaps/", 30, 300, 2);
+  const int64_t middle = current_revision(client, m.client_url());
+  client.put("/registry/pods/k-000002", "changed");
+  etcdserverpb::DeleteRangeRequest del;
+  del.set_key("/registry/pods/k-000003");
+  client.delete_range(del);
+  const int64_t last = current_revision(client, m.client_url());
+  wait_for_log(cluster_id, snapshot_revision, last);
+  EXPECT_EQ(sidecar.stop(10000ms), 0);
+  std::string scratch = dir_ / "scratch";
+  make_dirs(scratch, 0700);
+  for (const auto& [target, revision] : std::vector<std::pair<std::string, int64_t>>{{"end", last},
+                                                                                    {std::to_string(middle), middle}}) {
+    SCOPED_TRACE(target);
+    auto r = cli_json({"backup", "drill", "latest", "--store", store_, "--to-revision", target, "--scratch-dir", scratch,
+                       "-o", "json"});
+    ASSERT_EQ(r["passed"], true) << r.dump(2);
+    std::map<std::string, nlohmann::json> checks;
+    for (const auto& c : r["checks"]) checks[c["name"]] = c;
+    ASSERT_EQ(checks.count("point in time"), 1u) << r.dump(2);
+    EXPECT_EQ(checks["point in time"]["served"], std::to_string(revision));
+    EXPECT_EQ(checks["revision"]["served"], std::to_string(revision));
+    EXPECT_EQ(checks["hashkv"]["passed"], true);
+    EXPECT_TRUE(std::filesystem::is_empty(scratch));
+  }
+}
+
 TEST_F(ChangeLog, ADamagedMissingOrMisnamedSegmentIsRefusedBeforeAnyDataDir) {
   auto& m = start_member();
   EtcdClient client(m.connection());
