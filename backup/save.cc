@@ -6,6 +6,8 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <functional>
+#include <future>
 #include <vector>
 
 #include "backup/member_select.h"
@@ -232,6 +234,10 @@ SaveResult save_unrecorded(EtcdClient& client, BlobStore& store, Catalog* catalo
   BackupDirWriter dir(store, settings, encrypt_to, options.compression_level, started, &progress);
   meta.created_at = format_rfc3339_micros(started);
 
+  // The member hashes its keys at the backup's revision while it streams the snapshot: both are
+  // reads of the same member, and on a large db the hash takes seconds the save need not wait for.
+  auto source_hash = std::async(std::launch::async, source_hash_at, std::ref(client), member.endpoint,
+                                before.header().revision());
   // The snapshot's revision lies between the revision before the call and the revision once the
   // server has opened its read transaction (first chunk); equal values pin it exactly.
   std::optional<etcdserverpb::StatusResponse> after;
@@ -263,7 +269,7 @@ SaveResult save_unrecorded(EtcdClient& client, BlobStore& store, Catalog* catalo
   meta.revision_exact = after && after->header().revision() == before.header().revision();
   meta.raft_index = (after ? *after : before).raftindex();
   meta.raft_term = (after ? *after : before).raftterm();
-  meta.source_hash = source_hash_at(client, member.endpoint, *meta.revision);
+  meta.source_hash = source_hash.get();
   meta.duration_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   throw_if_interrupted("backup " + meta.name);
   dir.publish(meta, unix_seconds(started));
