@@ -349,11 +349,6 @@ void add_drill(CLI::App& backup) {
     Catalog catalog = f->store.open_catalog();
     BackupRecord b = find_backup_for(*store, catalog, f->query, f->drill.point_in_time);
     DrillReport r = run_drill(*store, b, f->drill);
-    // A backup whose bytes failed a check is damaged, whatever drilled it; a failed start or check
-    // is the drill's result, recorded as such.
-    if (!r.passed && r.failure_kind == ErrorKind::kCorrupt && r.failed_phase == "fetch+verify") {
-      record_damage(*store, catalog, b, r.failure);
-    }
     record_drill_result(*store, &catalog, b, r);
     if (fmt == OutputFormat::kJson) std::cout << drill_report_json(r).dump(2) << "\n";
     else print_drill(r);
@@ -822,9 +817,6 @@ void add_sidecar(CLI::App& backup) {
         with_cancel.cancel = cancel;
         BackupRecord b = find_backup(*store_ptr, *catalog_ptr, name);
         DrillReport r = run_drill(*store_ptr, b, with_cancel);
-        if (!r.passed && r.failure_kind == ErrorKind::kCorrupt && r.failed_phase == "fetch+verify") {
-          record_damage(*store_ptr, *catalog_ptr, b, r.failure);
-        }
         record_drill_result(*store_ptr, catalog_ptr, b, r);
         return DrillOutcome{r.passed, r.rto_seconds, r.passed ? "" : error_kind_name(r.failure_kind), r.failure};
       };

@@ -389,6 +389,11 @@ DrillRecord drill_record_of(const DrillReport& r) {
 
 void record_drill_result(BlobStore& store, Catalog* catalog, const BackupRecord& backup, const DrillReport& r) {
   DrillRecord d = drill_record_of(r);
+  // A backup whose bytes failed a check is damaged, whatever drilled it; a failed start or check
+  // is the drill's result only.
+  if (catalog != nullptr && !r.passed && r.failure_kind == ErrorKind::kCorrupt && r.failed_phase == "fetch+verify") {
+    record_damage(store, *catalog, backup, r.failure);
+  }
   try {
     apply_store_settings(store);
     store.write_small(backup.name + "/" + kDrillResultFile, drill_result_json(d, drill_report_json(r).dump()), /*overwrite=*/true);

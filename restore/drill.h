@@ -81,7 +81,8 @@ nlohmann::json drill_report_json(const DrillReport& r);
 DrillRecord drill_record_of(const DrillReport& r);
 
 // Writes the result beside the backup (etcdadm-drill.json; best effort: a store this host may not
-// write only gets the catalog record, with a warning) and into the catalog.
+// write only gets the catalog record, with a warning) and into the catalog; a backup that failed
+// its hash checks is also recorded as damaged (restore/damage.h), as any reader would.
 void record_drill_result(BlobStore& store, Catalog* catalog, const BackupRecord& backup, const DrillReport& r);
 
 }  // namespace etcdadm
