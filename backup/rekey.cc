@@ -6,6 +6,7 @@
 
 #include "changelog/segment.h"
 #include "common/byte_sink.h"
+#include "common/failpoint.h"
 #include "common/sha256.h"
 #include "common/error.h"
 #include "common/text.h"
@@ -49,6 +50,7 @@ void rekey_one(BlobStore& store, const std::string& name, BackupMeta meta, const
       new_stored.write(reinterpret_cast<const uint8_t*>(h.header.data()), h.header.size());
       new_stored.write(reinterpret_cast<const uint8_t*>(head.data()) + h.old_header_size, head.size() - h.old_header_size);
       header_done = true;
+      failpoint("rekey/data/streaming");  // the new header and the first bytes are in the new file
     }
   } catch (const Error& e) {
     writer->abort();
@@ -71,7 +73,9 @@ void rekey_one(BlobStore& store, const std::string& name, BackupMeta meta, const
 
   meta.rekey = next;
   store.write_small(meta_key, backup_meta_to_json(meta), /*overwrite=*/true);
+  failpoint("rekey/meta/in-progress");
   writer->commit();
+  failpoint("rekey/data/committed");
   meta.stored_sha256 = next.stored_sha256;
   meta.stored_size = next.stored_size;
   meta.encrypted_to = next.encrypted_to;

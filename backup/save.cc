@@ -14,6 +14,7 @@
 #include "common/async_sink.h"
 #include "common/cpu_priority.h"
 #include "common/error.h"
+#include "common/failpoint.h"
 #include "common/interrupt.h"
 #include "common/progress.h"
 #include "common/fs.h"
@@ -99,6 +100,7 @@ class BackupDirWriter {
     stored_sha256_ = to_hex(stored_->finish());
     writer_->commit();
     committed_.push_back(name_ + "/" + data_file_);
+    failpoint("save/data/committed");
     return d;
   }
 
@@ -118,6 +120,7 @@ class BackupDirWriter {
     std::string meta_key = name_ + "/" + kBackupMetaFile;
     store_.write_small(meta_key, backup_meta_to_json(meta));
     committed_.push_back(meta_key);
+    failpoint("save/meta/written");
     if (!blocker) {
       store_.write_small(name_ + "/" + kEtcdManagerMetaFile,
                          etcd_manager_meta_json(meta.etcd_version, unix_seconds, meta.member_count));
@@ -250,6 +253,7 @@ SaveResult save_unrecorded(EtcdClient& client, BlobStore& store, Catalog* catalo
         if (interrupted()) throw_if_interrupted("backup " + dir.name());
         dir.input().write(reinterpret_cast<const uint8_t*>(blob.data()), blob.size());
         progress.add(blob.size());
+        failpoint("save/snapshot/streaming");
       },
       options.stall_timeout,
       [&] {

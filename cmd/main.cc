@@ -30,7 +30,8 @@ const char* const kEnvironmentHelp = R"(Environment:
   ETCDADM_LOG_LEVEL, ETCDADM_LOG_FORMAT   defaults for --log-level, --log-format
   ETCDADM_PROGRESS, ETCDADM_PROGRESS_INTERVAL  defaults for --progress, --progress-interval
   ETCDADM_SYSTEMD_DIR  where init/join write systemd units (default /etc/systemd/system)
-  ETCDADM_FAILPOINTS   tests only: names of places where etcdadm kills itself (docs/lifecycle.md)
+  ETCDADM_FAILPOINTS   tests only: places where etcdadm kills itself, or (NAME=pause) waits for a
+                       signal (docs/testing.md); ETCDADM_FAILPOINT_DIR: where a pause says so
   Encrypted stores (docs/encryption.md; secrets are removed from the environment once read):
     ETCDADM_AGE_RECIPIENTS     recipients a new store is encrypted to (comma-separated age1...)
     ETCDADM_AGE_IDENTITY_FILE  identity file that opens backups (mode 0600)

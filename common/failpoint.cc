@@ -4,16 +4,78 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <mutex>
+#include <set>
 #include <string>
+#include <thread>
+
+#include "common/fs.h"
+#include "common/interrupt.h"
 
 namespace etcdadm {
+
+namespace {
+
+// The action ETCDADM_FAILPOINTS names for `name`: "" (none), "kill" or "pause".
+std::string action_for(const char* list, const std::string& name) {
+  std::string all = list;
+  size_t pos = 0;
+  while (pos <= all.size()) {
+    size_t end = all.find(',', pos);
+    if (end == std::string::npos) end = all.size();
+    std::string entry = all.substr(pos, end - pos);
+    size_t eq = entry.find('=');
+    if (entry.substr(0, eq) == name) return eq == std::string::npos ? "kill" : entry.substr(eq + 1);
+    pos = end + 1;
+  }
+  return "";
+}
+
+void pause_here(const std::string& name) {
+  // Once per name and process: a failpoint inside a loop pauses at its first pass only.
+  static std::mutex mu;
+  static std::set<std::string> paused;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!paused.insert(name).second) return;
+  }
+  const char* dir = std::getenv("ETCDADM_FAILPOINT_DIR");
+  if (dir != nullptr && *dir != '\0') {
+    std::string file = name;
+    for (char& c : file) {
+      if (c == '/') c = '.';
+    }
+    write_file_atomic(std::string(dir) + "/" + file, std::to_string(::getpid()) + "\n");
+  }
+  spdlog::warn("failpoint {}: paused until a signal (ETCDADM_FAILPOINTS)", name);
+  spdlog::default_logger()->flush();
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!interrupted()) {
+    if (std::chrono::steady_clock::now() > give_up) {
+      spdlog::warn("failpoint {}: no signal came in 120 s; going on", name);
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+}  // namespace
 
 void failpoint(const char* name) {
   const char* list = std::getenv("ETCDADM_FAILPOINTS");
   if (list == nullptr) return;
-  const std::string all = std::string(",") + list + ",";
-  if (all.find(std::string(",") + name + ",") == std::string::npos) return;
+  const std::string action = action_for(list, name);
+  if (action.empty()) return;
+  if (action == "pause") {
+    pause_here(name);
+    return;
+  }
+  if (action != "kill") {
+    spdlog::warn("failpoint {}: unknown action '{}' in ETCDADM_FAILPOINTS (kill, pause); ignored", name, action);
+    return;
+  }
   spdlog::warn("failpoint {}: dying now (ETCDADM_FAILPOINTS)", name);
   spdlog::default_logger()->flush();
   ::kill(::getpid(), SIGKILL);

@@ -15,6 +15,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "common/failpoint.h"
 #include "common/file_users.h"
 #include "common/interrupt.h"
 #include "common/fs.h"
@@ -341,6 +342,7 @@ void swap_into_place(const PreparedRestore& p, const std::string& restored, cons
   } else if (::rename(restored.c_str(), data_dir.c_str()) != 0) {
     throw_errno("cannot move restored data into", data_dir, errno);
   }
+  failpoint("restore/swap/renamed");
   fsync_dir(p.parent);
 }
 
@@ -358,11 +360,13 @@ void restore_natively(const PreparedRestore& p, const PlaceSnapshot& place, cons
   std::string restored = staging + "/data";
   NativeDataDirWriter writer(restored, p.plan);
   uint64_t db_bytes = place(writer.db_path());
+  failpoint("restore/native/placed");
   EtcdVersion flavor = native_flavor(p, writer.db_path());
   throw_if_interrupted("restore into " + p.data_dir);
   if (extend) db_bytes = extend(writer.db_path(), db_bytes);
   throw_if_interrupted("restore into " + p.data_dir);
   NativeRestoreResult r = writer.finish(db_bytes, flavor);
+  failpoint("restore/native/written");
   throw_if_interrupted("restore into " + p.data_dir);
   swap_into_place(p, restored, staging);
   result.data_dir = p.data_dir;

@@ -4,6 +4,7 @@
 
 #include "common/async_sink.h"
 #include "common/error.h"
+#include "common/failpoint.h"
 #include "common/text.h"
 #include "common/fs.h"
 #include "common/interrupt.h"
@@ -82,6 +83,7 @@ FetchResult fetch_into(BlobStore& store, const BackupRecord& listed, ByteSink* o
       if (n == 0) break;
       stored.write(buf.data(), n);
       progress.add(n);
+      failpoint("fetch/data/streaming");
     }
     progress.finish();
     if (decryptor) decryptor->finish();

@@ -16,6 +16,7 @@
 
 #include "common/crc32c.h"
 #include "common/error.h"
+#include "common/failpoint.h"
 #include "common/fs.h"
 #include "etcdadm/proto/datadir.pb.h"
 #include "restore/bolt_reader.h"
@@ -325,10 +326,12 @@ NativeRestoreResult NativeDataDirWriter::finish(uint64_t db_bytes, const EtcdVer
     if (plan_.mark_compacted) db.put("meta", "scheduledCompactRev", rev);
   }
   db.commit();
+  failpoint("restore/native/db-committed");
 
   make_private_dir(data_dir_ + "/member/wal");
   write_new_synced_file(data_dir_ + "/member/wal/" + wal_file_name(0, 0),
                         wal_records_for_restore(cluster, plan_.member_name, flavor), kWalSegmentBytes);
+  failpoint("restore/native/wal-written");
   char snap_name[64];
   std::snprintf(snap_name, sizeof snap_name, "%016llx-%016llx.snap", static_cast<unsigned long long>(kRaftTerm),
                 static_cast<unsigned long long>(cluster.members.size()));

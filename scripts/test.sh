@@ -1,13 +1,66 @@
 #!/usr/bin/env bash
-# Installs dependencies, builds, and runs every test (unit + end-to-end against real etcd 3.4, 3.5,
-# 3.6 and 3.7 on loopback). Usage (as root on Debian 12): bash scripts/test.sh
+# Installs dependencies, builds, and runs the tests: unit tests and end-to-end tests against real
+# etcd 3.4, 3.5, 3.6 and 3.7 and real object-store servers on loopback.
+# Usage (as root on Debian 12): bash scripts/test.sh [--full]
+#   default  the default tier (what CI runs): ctest -LE 'full$'
+#   --full   every test on every pinned minor, the scale cases included (docs/testing.md, "Tiers":
+#            run it before changing a pin, a format or a version rule)
+# TEST_JOBS sets ctest's parallelism (default 4 on any machine: most tests wait on etcd, fsync
+# and sockets; the CPU-heavy ones hold several job slots, test/CMakeLists.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+tier=default
+case "${1:-}" in
+  "") ;;
+  --full) tier=full ;;
+  *) echo "usage: bash scripts/test.sh [--full]" >&2; exit 2 ;;
+esac
+
+phase_start=$SECONDS
+phase() {  # NAME: prints how long the phase before it took
+  echo "test.sh: $1 took $((SECONDS - phase_start)) s"
+  phase_start=$SECONDS
+}
 bash scripts/install-deps.sh --with-test-servers
+phase "install-deps (apt, npm)"
 # etcd 3.5, 3.6 and 3.7 for the version matrix, built from etcd's Go modules (cached; see docs/etcd-versions.md)
 bash scripts/etcd-versions.sh
+phase "etcd builds (Go)"
 # Outside oracles built from Go modules (fake-gcs-server, MinIO; cached): test/go-tools/tools
 bash scripts/go-test-tools.sh
+phase "test tools (Go)"
 bash scripts/build.sh
+phase "C++ build"
+
 cd build
-ctest --output-on-failure -j2 --timeout 600
+# ctest starts the longest tests first from the times of the last run, which it keeps in the build
+# dir; a clean clone has none, so they are kept between runs in the cache too.
+cost_cache="${XDG_CACHE_HOME:-$HOME/.cache}/etcdadm/ctest-cost-data.txt"
+mkdir -p Testing/Temporary "$(dirname "$cost_cache")"
+if [ -f "$cost_cache" ] && [ ! -f Testing/Temporary/CTestCostData.txt ]; then
+  cp "$cost_cache" Testing/Temporary/CTestCostData.txt
+fi
+select=(-LE 'full$')
+[ "$tier" = full ] && select=()
+rc=0
+ctest --output-on-failure -j"${TEST_JOBS:-4}" --timeout 600 "${select[@]}" || rc=$?
+[ -f Testing/Temporary/CTestCostData.txt ] && cp Testing/Temporary/CTestCostData.txt "$cost_cache"
+phase "tests ($tier tier)"
+
+# No server a test started may outlive the run: every test process and what it starts carries
+# ETCDADM_TEST_PROCESS in its environment (test/support/reaper.h).
+leftovers=()
+for env in /proc/[0-9]*/environ; do
+  pid="${env#/proc/}"; pid="${pid%/environ}"
+  [ "$pid" = "$$" ] && continue
+  if tr '\0' '\n' <"$env" 2>/dev/null | grep -q '^ETCDADM_TEST_PROCESS='; then leftovers+=("$pid"); fi
+done
+if [ ${#leftovers[@]} -gt 0 ]; then
+  echo "test.sh: FAILED: ${#leftovers[@]} process(es) started by the tests are still running; killing them:" >&2
+  for pid in "${leftovers[@]}"; do
+    echo "  $pid: $(tr '\0' ' ' </proc/"$pid"/cmdline 2>/dev/null | cut -c1-200)" >&2
+    kill -9 "$pid" 2>/dev/null || true
+  done
+  rc=1
+fi
+exit "$rc"

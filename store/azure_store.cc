@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "common/failpoint.h"
 #include "store/part_uploader.h"
 #include "store/streaming_reader.h"
 
@@ -71,6 +72,7 @@ class AzureWriter : public BlobWriter {
       blocks_ = std::make_unique<ParallelPartUploader>(concurrency_, [this](int number, const std::string& data) {
         std::string id = azure_block_id(number);
         client_->put_block(container_, blob_, id, data);
+        failpoint("azure/block/staged");
         return id;
       });
     }

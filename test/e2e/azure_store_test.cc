@@ -28,13 +28,13 @@ class AzureStoreTest : public ObjectStoreCliTest {
   void SetUp() override {
     CliTest::SetUp();
     container_ = "azure-" + std::to_string(++counter_) + "-" + std::to_string(::getpid());
-    g_azurite->create_container(container_);
+    azurite_server()->create_container(container_);
   }
 
   // `via`: a proxy's http://127.0.0.1:PORT in front of Azurite (fault tests).
   std::unique_ptr<AzureStore> store(size_t block_size = 1u << 20, const std::string& via = "") const {
     AzureConfig c;
-    c.endpoint = via.empty() ? g_azurite->endpoint() : via + "/" + AzuriteServer::kAccount;
+    c.endpoint = via.empty() ? azurite_server()->endpoint() : via + "/" + AzuriteServer::kAccount;
     c.account = AzuriteServer::kAccount;
     c.auth.shared_key = *base64_unpadded_decode(std::string(AzuriteServer::kKey).substr(0, 86));
     c.auth.description = "Shared Key (test)";
@@ -48,12 +48,12 @@ class AzureStoreTest : public ObjectStoreCliTest {
   }
   RunOptions store_env() const override {
     RunOptions o;  // run_etcdadm unsets every other cloud variable (cloud_env_vars)
-    o.env["AZURE_STORAGE_CONNECTION_STRING"] = g_azurite->connection_string();
+    o.env["AZURE_STORAGE_CONNECTION_STRING"] = azurite_server()->connection_string();
     return o;
   }
   // What the Azure SDK lists under `prefix`: name -> size.
   std::map<std::string, uint64_t> sdk_list(const std::string& prefix = "") const {
-    auto r = g_azurite->oracle({"list", container_, prefix});
+    auto r = azurite_server()->oracle({"list", container_, prefix});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     std::map<std::string, uint64_t> out;
     for (const auto& b : nlohmann::json::parse(r.output)) out[b["name"]] = b["size"];
@@ -77,7 +77,7 @@ TEST_F(AzureStoreTest, StagedBlocksAreInvisibleUntilCommittedAndAKilledWriterLea
   auto dead = s->create("big.bin", /*overwrite=*/false);
   dead->write(reinterpret_cast<const uint8_t*>(first.data()), first.size());
   (void)dead.release();  // the process "dies": no commit, no abort, no destructor
-  auto blocks = nlohmann::json::parse(g_azurite->oracle({"blocks", container_, "backups/big.bin"}).output);
+  auto blocks = nlohmann::json::parse(azurite_server()->oracle({"blocks", container_, "backups/big.bin"}).output);
   EXPECT_GE(blocks["uncommitted"].size(), 3u) << blocks.dump();
   EXPECT_TRUE(blocks["committed"].empty());
   EXPECT_TRUE(sdk_list().empty()) << "a staged block made a blob visible";
@@ -89,7 +89,7 @@ TEST_F(AzureStoreTest, StagedBlocksAreInvisibleUntilCommittedAndAKilledWriterLea
   w->commit();
   EXPECT_EQ(sdk_list(), (std::map<std::string, uint64_t>{{"backups/big.bin", second.size()}}));
   EXPECT_TRUE(read_all(*s->open("big.bin")) == second);
-  ASSERT_EQ(g_azurite->oracle({"download", container_, "backups/big.bin", dir_ / "sdk.bin"}).exit_code, 0);
+  ASSERT_EQ(azurite_server()->oracle({"download", container_, "backups/big.bin", dir_ / "sdk.bin"}).exit_code, 0);
   EXPECT_TRUE(read_file(dir_ / "sdk.bin") == second) << "the SDK reads other bytes than were committed";
   // And never over a committed blob: the commit itself carries If-None-Match: *.
   auto racing = s->create("racing.bin", false);
@@ -107,7 +107,7 @@ TEST_F(AzureStoreTest, StagedBlocksAreInvisibleUntilCommittedAndAKilledWriterLea
 // A proxy between us and Azurite answers 503 and drops connections mid-block and mid-download:
 // the upload rides through within its retry budget, the download resumes from the byte reached.
 TEST_F(AzureStoreTest, UploadRidesThrough503sAndResetsAndDownloadsResume) {
-  int port = port_of(g_azurite->endpoint());
+  int port = port_of(azurite_server()->endpoint());
   FaultProxy proxy("127.0.0.1", port);
   using F = FaultProxy::Fault;
   proxy.queue({{F::kHttp503}, {F::kResetAfterUpload, 1u << 20}, {F::kHttp503}, {F::kResetAfterUpload, 512u << 10}});
@@ -138,7 +138,7 @@ TEST_F(AzureStoreTest, SaveListVerifyRestoreEndToEndInBlocksAndTheSdkReadsWhatWa
   std::string data = "backups/" + name + "/etcd.backup.gz";
   ASSERT_TRUE(blobs.count(data)) << nlohmann::json(blobs).dump();
   EXPECT_EQ(blobs[data], listed[0]["storedSize"].get<uint64_t>());
-  ASSERT_EQ(g_azurite->oracle({"download", container_, data, dir_ / "sdk.gz"}).exit_code, 0);
+  ASSERT_EQ(azurite_server()->oracle({"download", container_, data, dir_ / "sdk.gz"}).exit_code, 0);
   auto fetched = cli(with_store({"backup", "restore", name, "--output-file", dir_ / "etcdadm.db"}), store_env());
   ASSERT_EQ(fetched.exit_code, 0) << fetched.output;
   auto gunzip = run_process({"sh", "-c", "gunzip -c '" + (dir_ / "sdk.gz") + "' > '" + (dir_ / "sdk.db") + "'"});
@@ -149,8 +149,8 @@ TEST_F(AzureStoreTest, SaveListVerifyRestoreEndToEndInBlocksAndTheSdkReadsWhatWa
   // restored; prune keeps the newest by name.
   std::string theirs = "2020-01-01T00:00:00Z-000001";
   write_file_atomic(dir_ / "meta", R"({"etcdVersion":"3.5.30","timestamp":"1577836800"})");
-  ASSERT_EQ(g_azurite->oracle({"upload", container_, "backups/" + theirs + "/etcd.backup.gz", dir_ / "sdk.gz"}).exit_code, 0);
-  ASSERT_EQ(g_azurite->oracle({"upload", container_, "backups/" + theirs + "/_etcd_backup.meta", dir_ / "meta"}).exit_code, 0);
+  ASSERT_EQ(azurite_server()->oracle({"upload", container_, "backups/" + theirs + "/etcd.backup.gz", dir_ / "sdk.gz"}).exit_code, 0);
+  ASSERT_EQ(azurite_server()->oracle({"upload", container_, "backups/" + theirs + "/_etcd_backup.meta", dir_ / "meta"}).exit_code, 0);
   EXPECT_EQ(cli_json(with_store({"backup", "list", "-o", "json"}), store_env()).size(), 2u);
   auto r = cli(with_store({"backup", "restore", theirs, "--output-file", dir_ / "theirs.db"}), store_env());
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -161,40 +161,46 @@ TEST_F(AzureStoreTest, SaveListVerifyRestoreEndToEndInBlocksAndTheSdkReadsWhatWa
   EXPECT_FALSE(sdk_list("backups/" + name + "/").empty());
 }
 
-// Killed with SIGKILL at some point of a save that stages blocks: whatever the moment, the backup
-// is either complete (listed, verifies) or not listed, and then no partial blob is visible.
+// Killed with SIGKILL at each step of a save that stages blocks (failpoints, common/failpoint.h):
+// a block staged, the data file committed, the metadata written. Before the metadata the backup is
+// not listed and no partial blob is visible (a data file, if any, is whole); after it, the backup
+// is listed and verifies.
 TEST_F(AzureStoreTest, AKilledSaveLeavesNoCommittedBlob) {
   auto& m = start_member();
   EtcdClient client(m.connection());
-  load_keys(client, "/registry/secrets/", 20000, 1000, 11);  // ~20 MiB that do not compress
-  for (auto delay : {300ms, 900ms}) {
-    std::string prefix = "killed-" + std::to_string(delay.count());
-    auto args = with_store({"backup", "save", "--endpoints", m.client_url(), "--compression-level", "3",
-                            "--upload-concurrency", "1"},
+  load_keys(client, "/registry/secrets/", 3000, 1000, 11);  // ~3 MiB: three 1 MiB blocks
+  for (const std::string point : {"azure/block/staged", "save/data/committed", "save/meta/written"}) {
+    std::string prefix = "killed-" + point.substr(point.rfind('/') + 1);
+    auto args = with_store({"backup", "save", "--endpoints", m.client_url(), "--compression-level", "1",
+                            "--upload-part-size", "1", "--upload-concurrency", "1"},
                            prefix);
     std::vector<std::string> argv = {ETCDADM_BIN};
     argv.insert(argv.end(), args.begin(), args.end());
     RunOptions ro = store_env();
     ro.env["ETCDADM_CATALOG"] = dir_ / "catalog.db";
+    ro.env["ETCDADM_FAILPOINTS"] = point;
     for (const auto& v : cloud_env_vars()) {
       if (!ro.env.count(v)) ro.unset_env.push_back(v);
     }
-    auto child = ChildProcess::start(argv, dir_ / (prefix + ".log"), ro);
-    std::this_thread::sleep_for(delay);
-    child.kill_now(SIGKILL);
-    child.wait();
+    auto killed = run_process(argv, ro);
+    ASSERT_EQ(killed.exit_code, 128 + SIGKILL) << point << ": the kill did not land\n" << killed.output;
     auto listed = cli_json(with_store({"backup", "list", "-o", "json"}, prefix), store_env());
     auto blobs = sdk_list(prefix + "/");
-    if (listed.empty()) {
-      // Killed before its metadata: what is visible is at most the data file, and then whole (a
-      // committed block list), never the blocks staged so far.
+    if (point != "save/meta/written") {
+      EXPECT_TRUE(listed.empty()) << point << ": " << listed.dump();
+      bool data_visible = false;
+      // What is visible is at most the data file, and then whole (a committed block list), never
+      // the blocks staged so far.
       for (const auto& [blob, size] : blobs) {
         if (blob.find("etcd.backup") == std::string::npos) continue;
-        ASSERT_EQ(g_azurite->oracle({"download", container_, blob, dir_ / "left.gz"}).exit_code, 0);
+        data_visible = true;
+        ASSERT_EQ(azurite_server()->oracle({"download", container_, blob, dir_ / "left.gz"}).exit_code, 0);
         auto whole = run_process({"gunzip", "-t", dir_ / "left.gz"});
         EXPECT_EQ(whole.exit_code, 0) << "a partial data file is visible: " << blob << ": " << whole.output;
       }
+      EXPECT_EQ(data_visible, point == "save/data/committed") << point;
     } else {
+      ASSERT_EQ(listed.size(), 1u) << point;
       auto v = cli(with_store({"backup", "verify", listed[0]["name"]}, prefix), store_env());
       EXPECT_EQ(v.exit_code, 0) << v.output;
     }
@@ -206,13 +212,13 @@ TEST_F(AzureStoreTest, SasTokensAndWrongKeysAreClearAndWriteNothing) {
   EtcdClient client(m.connection());
   load_keys(client, "/registry/pods/", 100, 300);
   // A container SAS with every permission a store needs, from the SDK: no account key at all.
-  std::string sas = g_azurite->oracle({"sas", container_, "racwdl"}).output;
+  std::string sas = azurite_server()->oracle({"sas", container_, "racwdl"}).output;
   sas = sas.substr(0, sas.find('\n'));
   RunOptions with_sas = store_env();
   with_sas.env.erase("AZURE_STORAGE_CONNECTION_STRING");
   with_sas.env["AZURE_STORAGE_ACCOUNT"] = AzuriteServer::kAccount;
   with_sas.env["AZURE_STORAGE_SAS_TOKEN"] = "?" + sas;
-  auto endpoint = std::vector<std::string>{"--azure-endpoint", g_azurite->endpoint()};
+  auto endpoint = std::vector<std::string>{"--azure-endpoint", azurite_server()->endpoint()};
   auto plus = [&](std::vector<std::string> a) {
     a = with_store(std::move(a));
     a.insert(a.end(), endpoint.begin(), endpoint.end());
@@ -223,7 +229,7 @@ TEST_F(AzureStoreTest, SasTokensAndWrongKeysAreClearAndWriteNothing) {
   EXPECT_EQ(cli_json(plus({"backup", "list", "-o", "json"}), with_sas).size(), 1u);
 
   // Read-only SAS: the save fails naming what is missing, and leaves nothing.
-  std::string read_only = g_azurite->oracle({"sas", container_, "rl"}).output;
+  std::string read_only = azurite_server()->oracle({"sas", container_, "rl"}).output;
   with_sas.env["AZURE_STORAGE_SAS_TOKEN"] = read_only.substr(0, read_only.find('\n'));
   auto before = sdk_list();
   auto refused = cli(plus({"backup", "save", "--endpoints", m.client_url()}), with_sas);
@@ -236,7 +242,7 @@ TEST_F(AzureStoreTest, SasTokensAndWrongKeysAreClearAndWriteNothing) {
   RunOptions wrong = store_env();
   wrong.env["AZURE_STORAGE_CONNECTION_STRING"] =
       "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + base64(std::string(64, 'x')) +
-      ";BlobEndpoint=" + g_azurite->endpoint() + ";";
+      ";BlobEndpoint=" + azurite_server()->endpoint() + ";";
   auto bad = cli(with_store({"backup", "list"}), wrong);
   EXPECT_EQ(bad.exit_code, 7) << bad.output;
   EXPECT_NE(bad.output.find("Shared Key"), std::string::npos) << bad.output;

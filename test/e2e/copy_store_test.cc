@@ -32,17 +32,17 @@ class CopyAcrossStores : public ObjectStoreCliTest {
     static int counter = 0;
     s3_bucket_ = "copy-" + std::to_string(++counter) + "-" + std::to_string(::getpid());
     gcs_bucket_ = "gcopy-" + std::to_string(counter) + "-" + std::to_string(::getpid());
-    g_swift->create_bucket(s3_bucket_);
+    swift_server()->create_bucket(s3_bucket_);
   }
   // The fixture's helpers run against S3; the GCS emulator's variable is set as well, so that one
   // environment serves every hop.
   std::vector<std::string> store_flags(const std::string& prefix = "backups") const override {
-    return {"--store", s3_url(prefix), "--s3-endpoint", g_swift->endpoint()};
+    return {"--store", s3_url(prefix), "--s3-endpoint", swift_server()->endpoint()};
   }
   RunOptions store_env() const override {
     RunOptions o;
-    o.env = g_swift->env();
-    o.env["STORAGE_EMULATOR_HOST"] = g_gcs->endpoint();
+    o.env = swift_server()->env();
+    o.env["STORAGE_EMULATOR_HOST"] = gcs_emulator()->endpoint();
     return o;
   }
   std::string s3_url(const std::string& prefix = "backups") const { return "s3://" + s3_bucket_ + "/" + prefix; }
@@ -52,13 +52,13 @@ class CopyAcrossStores : public ObjectStoreCliTest {
                      RunOptions env = {}) {
     RunOptions o = store_env();
     for (const auto& [k, v] : env.env) o.env[k] = v;
-    std::vector<std::string> args = {"backup", "copy", "--from", from, "--to", to, "--s3-endpoint", g_swift->endpoint()};
+    std::vector<std::string> args = {"backup", "copy", "--from", from, "--to", to, "--s3-endpoint", swift_server()->endpoint()};
     args.insert(args.end(), extra.begin(), extra.end());
     return cli(args, o);
   }
 
   nlohmann::json list(const std::string& store) {
-    return cli_json({"backup", "list", "--store", store, "--s3-endpoint", g_swift->endpoint(), "-o", "json"}, store_env());
+    return cli_json({"backup", "list", "--store", store, "--s3-endpoint", swift_server()->endpoint(), "-o", "json"}, store_env());
   }
 
   // name -> the stored SHA-256 its metadata records, for every backup `store` lists.
@@ -69,7 +69,7 @@ class CopyAcrossStores : public ObjectStoreCliTest {
   }
 
   std::string s3_object_sha256(const std::string& key) {
-    AwsCli aws(dir_.path(), g_swift->endpoint(), g_swift->env());
+    AwsCli aws(dir_.path(), swift_server()->endpoint(), swift_server()->env());
     std::string file = dir_ / "aws-download";
     auto r = aws.run({"s3", "cp", "s3://" + s3_bucket_ + "/backups/" + key, file});
     EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -78,7 +78,7 @@ class CopyAcrossStores : public ObjectStoreCliTest {
 
   std::string gcs_object_sha256(const std::string& key) {
     GcsConfig c;
-    c.endpoint = g_gcs->endpoint();
+    c.endpoint = gcs_emulator()->endpoint();
     GcsStore gcs(std::make_shared<GcsClient>(c, std::make_shared<GcsAuth>(nullptr)), gcs_bucket_, "backups");
     auto reader = gcs.open(key);
     return sha256_hex(read_all(*reader));
@@ -167,7 +167,7 @@ TEST_F(CopyAcrossStores, ADamagedS3ObjectIsRefusedAndNothingOfItReachesGcs) {
                         store_env());
   const std::string name = saved["name"];
   // The object's bytes change in the bucket (bit rot, a bad actor): one byte, through aws.
-  AwsCli aws(dir_.path(), g_swift->endpoint(), g_swift->env());
+  AwsCli aws(dir_.path(), swift_server()->endpoint(), swift_server()->env());
   std::string file = dir_ / "object";
   const std::string key = "s3://" + s3_bucket_ + "/backups/" + name + "/etcd.backup.gz";
   ASSERT_EQ(aws.run({"s3", "cp", key, file}).exit_code, 0);
@@ -181,7 +181,7 @@ TEST_F(CopyAcrossStores, ADamagedS3ObjectIsRefusedAndNothingOfItReachesGcs) {
   EXPECT_NE(r.output.find("does not match its recorded SHA-256"), std::string::npos) << r.output;
   EXPECT_TRUE(list(gcs_url()).empty());
   GcsConfig c;
-  c.endpoint = g_gcs->endpoint();
+  c.endpoint = gcs_emulator()->endpoint();
   GcsStore gcs(std::make_shared<GcsClient>(c, std::make_shared<GcsAuth>(nullptr)), gcs_bucket_, "backups");
   for (const auto& b : gcs.list("")) EXPECT_EQ(b.key.find(name), std::string::npos) << b.key;
 }

@@ -16,6 +16,7 @@
 #include "common/fs.h"
 #include "test/support/cli_fixture.h"
 #include "test/support/etcd_versions.h"
+#include "test/support/skips.h"
 
 namespace etcdadm::test {
 namespace {
@@ -125,7 +126,7 @@ class CrossVersion : public CliTest {
 
 TEST_F(CrossVersion, ABackupOfThePreviousMinorRestoresAndThisEtcdStartsOnIt) {
   auto previous = neighbour(-1);
-  if (!previous) GTEST_SKIP() << "no etcd minor before " << etcd_under_test().minor << " is pinned";
+  if (!previous) ETCDADM_SKIP_BY_DESIGN() << "no etcd minor before " << etcd_under_test().minor << " is pinned";
   Saved s = backup_from(*previous);
 
   for (bool native : {true, false}) {
@@ -159,7 +160,7 @@ TEST_F(CrossVersion, ABackupOfThePreviousMinorRestoresAndThisEtcdStartsOnIt) {
 
 TEST_F(CrossVersion, ANativeRestoreForTheNextMinorStartsThere) {
   auto next = neighbour(+1);
-  if (!next) GTEST_SKIP() << "no etcd minor after " << etcd_under_test().minor << " is pinned";
+  if (!next) ETCDADM_SKIP_BY_DESIGN() << "no etcd minor after " << etcd_under_test().minor << " is pinned";
   Saved s = backup_from(etcd_under_test());
   EtcdOptions o;
   o.name = "r";
@@ -183,7 +184,7 @@ TEST_F(CrossVersion, ANativeRestoreForTheNextMinorStartsThere) {
 TEST_F(CrossVersion, NewerAndSkippedMinorsAreRefusedBeforeAnythingIsWritten) {
   auto next = neighbour(+1);
   auto two_back = neighbour(-2);
-  if (!next && !two_back) GTEST_SKIP() << "no newer or two-back etcd minor is pinned";
+  if (!next && !two_back) ETCDADM_SKIP_BY_DESIGN() << "no newer or two-back etcd minor is pinned";
   if (next) {
     SCOPED_TRACE("a backup of etcd " + next->version);
     Saved s = backup_from(*next);
@@ -202,7 +203,7 @@ TEST_F(CrossVersion, TheRestoreToolMustBeTheTargetsOwn) {
   // etcdctl 3.4, which writes the membership only where 3.5 still looks for it. (The native
   // restore writes it everywhere: ANativeRestoreForTheNextMinorStartsThere.)
   auto next = neighbour(+1);
-  if (!next) GTEST_SKIP() << "no etcd minor after " << etcd_under_test().minor << " is pinned";
+  if (!next) ETCDADM_SKIP_BY_DESIGN() << "no etcd minor after " << etcd_under_test().minor << " is pinned";
   EtcdOptions o;
   o.name = "src";
   auto& m = start_member(o);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 #include <thread>
 
 #include "common/fs.h"
@@ -49,10 +50,12 @@ bool wait_for(const std::function<bool()>& done, std::chrono::milliseconds limit
 
 class Interrupt : public CliTest {
  protected:
-  ChildProcess start_etcdadm(const std::vector<std::string>& args, const std::string& log) {
+  ChildProcess start_etcdadm(const std::vector<std::string>& args, const std::string& log,
+                             std::map<std::string, std::string> env = {}) {
     std::vector<std::string> argv = {ETCDADM_BIN};
     argv.insert(argv.end(), args.begin(), args.end());
     RunOptions ro;
+    ro.env = std::move(env);
     ro.env["ETCDADM_CATALOG"] = dir_ / "catalog.db";
     return ChildProcess::start(argv, log, ro);
   }
@@ -61,15 +64,19 @@ class Interrupt : public CliTest {
 TEST_F(Interrupt, SaveStopsAndLeavesNothingInTheStore) {
   auto& m = start_member();
   EtcdClient client(m.connection());
-  load_keys(client, "/big/", 8000, 1500, 7);  // ~12 MB of incompressible values
+  load_keys(client, "/registry/pods/", 500, 500, 7);
   for (int sig : {SIGINT, SIGTERM}) {
     std::string store = dir_ / ("store-" + std::to_string(sig));
     std::string log = dir_ / ("save-" + std::to_string(sig) + ".log");
-    // zstd level 19 keeps the save busy long enough to be caught with its data file half written.
-    auto child = start_etcdadm({"backup", "save", "--store", store, "--endpoints", m.client_url(), "--compression",
-                                "zstd", "--compression-level", "19"},
-                               log);
-    ASSERT_TRUE(wait_for([&] { return count_files(store, ".tmp-", 1) > 0; }, 20s)) << read_file(log);
+    // The save stops (common/failpoint.h) once the first piece of the snapshot is in its data file,
+    // and the signal comes while it waits there: mid-save, whatever the machine's speed.
+    std::string paused = dir_ / ("paused-" + std::to_string(sig));
+    make_dirs(paused);
+    auto child = start_etcdadm({"backup", "save", "--store", store, "--endpoints", m.client_url()}, log,
+                               {{"ETCDADM_FAILPOINTS", "save/snapshot/streaming=pause"}, {"ETCDADM_FAILPOINT_DIR", paused}});
+    ASSERT_TRUE(wait_for([&] { return path_exists(paused + "/save.snapshot.streaming"); }, 20s)) << read_file(log);
+    // The guard: the data file is half written when the signal lands.
+    ASSERT_TRUE(wait_for([&] { return count_files(store, ".tmp-") > 0; }, 10s)) << read_file(log);
     child.kill_now(sig);
     EXPECT_EQ(child.wait(), 128 + sig) << read_file(log);
     std::string out = read_file(log);
@@ -114,13 +121,14 @@ TEST_F(Interrupt, RestoreStopsItsToolAndRemovesItsStagingDir) {
   }
 }
 
-// The signal while the backup is being fetched and verified into the staging directory: a 300 MiB
-// uncompressed snapshot keeps the fetch busy for a while. (Should the fetch win the race, the
-// signal meets the slow restore tool below instead: the outcome checked is the same.)
+// The signal while the backup is being fetched and verified into the staging directory: the fetch
+// stops (common/failpoint.h) once its first piece is in the staging dir, and the signal comes while
+// it waits there, so it is the fetch that is interrupted, never the restore tool after it.
 TEST_F(Interrupt, RestoreStopsMidFetch) {
-  std::string snap = dir_ / "big.db";
-  // 300 MiB db + its SHA-256 trailer: what `etcdctl snapshot save` writes, as far as the store's
-  // integrity rules go (import and fetch check the trailer, not the bbolt structure).
+  std::string snap = dir_ / "db";
+  // An 8 MiB db + its SHA-256 trailer: what `etcdctl snapshot save` writes, as far as the store's
+  // integrity rules go (import and fetch check the trailer, not the bbolt structure); the fetch
+  // reads it in 1 MiB pieces.
   auto made = run_process({"/usr/bin/python3", "-c", R"(
 import hashlib, sys
 h = hashlib.sha256()
@@ -128,7 +136,7 @@ block = bytes(range(256)) * 4096
 first = bytearray(block)
 first[16:20] = bytes([0xed, 0xda, 0x0c, 0xed])  # bbolt's magic, where the meta page has it
 with open(sys.argv[1], "wb") as f:
-    for i in range(300):
+    for i in range(8):
         b = bytes(first) if i == 0 else block
         f.write(b); h.update(b)
     f.write(h.digest())
@@ -146,13 +154,19 @@ with open(sys.argv[1], "wb") as f:
   make_dirs(parent);
   for (int sig : {SIGTERM, SIGINT}) {
     std::string log = dir_ / ("fetch-" + std::to_string(sig) + ".log");
+    std::string paused = dir_ / ("paused-" + std::to_string(sig));
+    make_dirs(paused);
     auto child = start_etcdadm({"backup", "restore", "latest", "--store", store_, "--data-dir", parent + "/data", "--name",
                                 "m1", "--initial-advertise-peer-urls", "http://127.0.0.1:2380", "--restore-tool", tool},
-                               log);
-    ASSERT_TRUE(wait_for([&] { return count_files(parent, "snapshot.db", 1) > 0; }, 20s)) << read_file(log);
+                               log, {{"ETCDADM_FAILPOINTS", "fetch/data/streaming=pause"}, {"ETCDADM_FAILPOINT_DIR", paused}});
+    ASSERT_TRUE(wait_for([&] { return path_exists(paused + "/fetch.data.streaming"); }, 20s)) << read_file(log);
+    // The guard: the partial snapshot is in the staging dir when the signal lands.
+    ASSERT_TRUE(wait_for([&] { return count_files(parent, "snapshot.db") == 1; }, 10s)) << read_file(log);
     child.kill_now(sig);
     EXPECT_EQ(child.wait(), 128 + sig) << read_file(log);
-    EXPECT_NE(read_file(log).find("interrupted by"), std::string::npos) << read_file(log);
+    std::string out = read_file(log);
+    EXPECT_NE(out.find("reading backup"), std::string::npos) << "not interrupted in the fetch: " << out;
+    EXPECT_NE(out.find("interrupted by"), std::string::npos) << out;
     EXPECT_TRUE(is_missing_or_empty_dir(parent)) << "staging dir (with a partial snapshot) left behind";
   }
 }

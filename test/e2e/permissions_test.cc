@@ -14,6 +14,7 @@
 #include "common/text.h"
 #include "test/support/cli_fixture.h"
 #include "test/support/etcd_versions.h"
+#include "test/support/skips.h"
 
 namespace etcdadm::test {
 namespace {
@@ -157,7 +158,7 @@ TEST_F(Permissions, AStoreWrittenWithLooserModesIsNamedWithItsFix) {
 // with auth on, the certificate's CN or --user must have the root role, which Snapshot requires),
 // a store directory it owns, and a port above 1024.
 TEST_F(Permissions, TheSidecarBacksUpPrunesAndServesMetricsAsAnUnprivilegedUser) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root to start a process as another user (the suite runs as root)";
+  if (::geteuid() != 0) ETCDADM_SKIP_OUTSIDE_CI() << "needs root to start a process as another user (the suite runs as root)";
   const uid_t nobody = 65534;
   tls_ = make_tls_files(dir_ / "pki");
   const TlsFiles& tls = tls_;

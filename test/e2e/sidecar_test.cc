@@ -118,7 +118,8 @@ TEST_F(Sidecar, ThreeMembersOneBackupPerTickByTheLeaderAndHandOver) {
 
   std::vector<SidecarProcess> sidecars;
   for (auto* x : m) sidecars.push_back(start_sidecar(*x, "@every 2s"));
-  std::this_thread::sleep_for(7s);
+  // Three ticks (at ~0, 2 and 4 s), polled for rather than slept through.
+  for (int i = 0; i < 400 && backups().size() < 3; ++i) std::this_thread::sleep_for(50ms);
   auto first = backups();
   ASSERT_GE(first.size(), 3u) << read_file(sidecars[0].log);
   ASSERT_LE(first.size(), 5u);
@@ -145,7 +146,12 @@ TEST_F(Sidecar, ThreeMembersOneBackupPerTickByTheLeaderAndHandOver) {
     std::this_thread::sleep_for(100ms);
   }
   ASSERT_NE(new_leader, leader);
-  std::this_thread::sleep_for(5s);
+  // Until the new leader's sidecar has taken a backup (its next tick).
+  auto taken_by_new_leader = [&] {
+    auto now = backups();
+    return now.size() > first.size() && now.back().member_id == new_leader;
+  };
+  for (int i = 0; i < 300 && !taken_by_new_leader(); ++i) std::this_thread::sleep_for(50ms);
   auto after = backups();
   ASSERT_GT(after.size(), first.size());
   auto last_old = first.back().time;
@@ -318,14 +324,21 @@ TEST_F(Sidecar, StoreOutageIsCountedAndBackupsResume) {
   auto s = start_sidecar(m, "@every 1s");
   for (int i = 0; i < 100 && backups().size() < 2; ++i) std::this_thread::sleep_for(50ms);
   ASSERT_GE(backups().size(), 2u);
-  // The store disappears (its path becomes a file: every write fails) for ~3 s.
+  // The store disappears (its path becomes a file: every write fails) until an attempt failed.
   std::filesystem::rename(store_, store_ + ".away");
   write_file_atomic(store_, "not a directory");
-  std::this_thread::sleep_for(3s);
-  std::string metrics = http("GET", s.url("/metrics")).body;
+  std::string metrics;
   std::smatch match;
-  ASSERT_TRUE(std::regex_search(metrics, match, std::regex(R"(etcdadm_backup_attempts_total\{result="failure"\} (\d+))")))
-      << metrics;
+  const std::regex failed_attempts(R"(etcdadm_backup_attempts_total\{result="failure"\} (\d+))");
+  for (int i = 0; i < 200; ++i) {
+    metrics = http("GET", s.url("/metrics")).body;
+    if (std::regex_search(metrics, match, failed_attempts) && std::stoi(match[1]) >= 1 &&
+        metrics.find("\netcdadm_backup_last_attempt_success 0\n") != std::string::npos) {
+      break;
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_TRUE(std::regex_search(metrics, match, failed_attempts)) << metrics;
   EXPECT_GE(std::stoi(match[1]), 1) << metrics;
   EXPECT_NE(metrics.find("\netcdadm_backup_last_attempt_success 0\n"), std::string::npos) << metrics;
   std::filesystem::remove(store_);
@@ -560,17 +573,27 @@ TEST_F(Sidecar, CopiesEachBackupToASecondStoreAndCatchesUpAfterItFails) {
   ASSERT_GE(metric(s, "etcdadm_copy_backups_total"), 2) << read_file(s.log);
   EXPECT_EQ(metric(s, "etcdadm_copy_last_attempt_success"), 1);
 
-  // The second store becomes unwritable (its path a file) for ~3 s.
+  // The second store becomes unwritable (its path a file) until two copies have failed.
+  const auto before_outage = names_in(store_);
   std::filesystem::rename(second, second + ".away");
   write_file_atomic(second, "not a directory");
-  std::this_thread::sleep_for(3s);
-  std::string metrics = http("GET", s.url("/metrics")).body;
+  std::string metrics;
   std::smatch match;
-  ASSERT_TRUE(std::regex_search(metrics, match, std::regex(R"(etcdadm_copy_failures_total\{reason="[^"]+"\} (\d+))")))
-      << metrics;
+  const std::regex failures(R"(etcdadm_copy_failures_total\{reason="[^"]+"\} (\d+))");
+  for (int i = 0; i < 200; ++i) {
+    metrics = http("GET", s.url("/metrics")).body;
+    if (std::regex_search(metrics, match, failures) && std::stoi(match[1]) >= 2) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_TRUE(std::regex_search(metrics, match, failures)) << metrics;
   EXPECT_GE(std::stoi(match[1]), 2) << metrics;
   EXPECT_EQ(metric(s, "etcdadm_copy_last_attempt_success"), 0);
-  const auto taken_while_away = names_in(store_).size();
+  // The backups the first store gained meanwhile: they must reach the second once it is back.
+  std::vector<std::string> taken_while_away;
+  for (const auto& name : names_in(store_)) {
+    if (std::find(before_outage.begin(), before_outage.end(), name) == before_outage.end()) taken_while_away.push_back(name);
+  }
+  ASSERT_FALSE(taken_while_away.empty()) << "no backup was taken while the second store was away";
   std::filesystem::remove(second);
   std::filesystem::rename(second + ".away", second);
   for (int i = 0; i < 100 && metric(s, "etcdadm_copy_last_attempt_success") != 1; ++i) std::this_thread::sleep_for(50ms);
@@ -579,8 +602,11 @@ TEST_F(Sidecar, CopiesEachBackupToASecondStoreAndCatchesUpAfterItFails) {
   // Every backup of the first store is in the second: those taken while it was away came with the
   // first backup after it returned. (A stop lets the running tick finish, its copy included.)
   auto first = names_in(store_);
-  EXPECT_GT(first.size(), taken_while_away - 1);
-  EXPECT_EQ(names_in(second), first);
+  auto copied = names_in(second);
+  EXPECT_EQ(copied, first);
+  for (const auto& name : taken_while_away) {
+    EXPECT_NE(std::find(copied.begin(), copied.end(), name), copied.end()) << name << ", taken while the second store was away, was not copied";
+  }
   auto verified = cli({"backup", "verify", first.front(), "--store", second});
   EXPECT_EQ(verified.exit_code, 0) << verified.output;
 

@@ -23,16 +23,16 @@ class SwiftNativeStoreTest : public ObjectStoreCliTest {
   void SetUp() override {
     CliTest::SetUp();
     container_ = "native-" + std::to_string(++counter_) + "-" + std::to_string(::getpid());
-    auto r = g_swift->swift_cli({"post", container_});
+    auto r = swift_server()->swift_cli({"post", container_});
     ASSERT_EQ(r.exit_code, 0) << r.output;
   }
 
   std::unique_ptr<SwiftStore> store(size_t segment_size = 1u << 20) const {
     SwiftAuthConfig c;
     c.kind = SwiftAuthConfig::Kind::kV1;
-    c.auth_url = g_swift->auth_url();
-    c.user = g_swift->access_key();
-    c.key = g_swift->secret_key();
+    c.auth_url = swift_server()->auth_url();
+    c.user = swift_server()->access_key();
+    c.key = swift_server()->secret_key();
     c.description = "Swift v1 auth (test)";
     auto client = std::make_shared<SwiftClient>(std::make_shared<SwiftSession>(c, HttpOptions{}),
                                                 RetryPolicy{3, std::chrono::milliseconds(20), std::chrono::milliseconds(200)});
@@ -44,14 +44,14 @@ class SwiftNativeStoreTest : public ObjectStoreCliTest {
   }
   RunOptions store_env() const override {
     RunOptions o;
-    o.env = g_swift->native_env();
+    o.env = swift_server()->native_env();
     return o;
   }
   // What `swift list` shows in `container`.
   std::vector<std::string> swift_list(const std::string& container, const std::string& prefix = "") const {
     std::vector<std::string> args = {"list", container};
     if (!prefix.empty()) args.insert(args.end(), {"--prefix", prefix});
-    auto r = g_swift->swift_cli(args);
+    auto r = swift_server()->swift_cli(args);
     std::vector<std::string> out;
     if (r.exit_code != 0) return out;  // e.g. no segments container yet
     size_t pos = 0;
@@ -95,7 +95,7 @@ TEST_F(SwiftNativeStoreTest, LargeObjectsAreVisibleOnlyOnceTheirManifestIsWritte
   ASSERT_EQ(listed.size(), 1u);
   EXPECT_EQ(listed[0].size, second.size()) << "the listing must give the large object's size, not its manifest's";
   EXPECT_TRUE(read_all(*s->open("big.bin")) == second);
-  auto dl = g_swift->swift_cli({"download", container_, "backups/big.bin", "-o", dir_ / "cli.bin"});
+  auto dl = swift_server()->swift_cli({"download", container_, "backups/big.bin", "-o", dir_ / "cli.bin"});
   ASSERT_EQ(dl.exit_code, 0) << dl.output;
   EXPECT_TRUE(read_file(dir_ / "cli.bin") == second) << "the swift CLI reads other bytes than were committed";
 
@@ -125,14 +125,14 @@ TEST_F(SwiftNativeStoreTest, LargeObjectsAreVisibleOnlyOnceTheirManifestIsWritte
 // A proxy between us and Swift (a pre-authenticated storage URL through it) answers 503 and drops
 // connections mid-segment and mid-download: the upload rides through, the download resumes.
 TEST_F(SwiftNativeStoreTest, UploadRidesThrough503sAndResetsAndDownloadsResume) {
-  httplib::Client auth(g_swift->endpoint());
-  auto t = auth.Get("/auth/v1.0", {{"X-Auth-User", g_swift->access_key()}, {"X-Auth-Key", g_swift->secret_key()}});
+  httplib::Client auth(swift_server()->endpoint());
+  auto t = auth.Get("/auth/v1.0", {{"X-Auth-User", swift_server()->access_key()}, {"X-Auth-Key", swift_server()->secret_key()}});
   ASSERT_TRUE(t && t->status == 200);
-  int port = port_of(g_swift->endpoint());
+  int port = port_of(swift_server()->endpoint());
   FaultProxy proxy("127.0.0.1", port);
   SwiftAuthConfig c;
   c.kind = SwiftAuthConfig::Kind::kPreauthenticated;
-  c.storage_url = proxy.url() + g_swift->storage_url().substr(g_swift->endpoint().size());
+  c.storage_url = proxy.url() + swift_server()->storage_url().substr(swift_server()->endpoint().size());
   c.token = t->get_header_value("X-Auth-Token");
   c.description = "a pre-authenticated token (test)";
   auto client = std::make_shared<SwiftClient>(std::make_shared<SwiftSession>(c, HttpOptions{}),
@@ -162,7 +162,7 @@ TEST_F(SwiftNativeStoreTest, SaveListVerifyRestoreEndToEndAndTheSwiftCliReadsWha
   std::string name = listed[0]["name"];
   EXPECT_GT(listed[0]["storedSize"].get<uint64_t>(), 5u << 20);
   std::string data = "backups/" + name + "/etcd.backup.gz";
-  ASSERT_EQ(g_swift->swift_cli({"download", container_, data, "-o", dir_ / "cli.gz"}).exit_code, 0);
+  ASSERT_EQ(swift_server()->swift_cli({"download", container_, data, "-o", dir_ / "cli.gz"}).exit_code, 0);
   auto fetched = cli(with_store({"backup", "restore", name, "--output-file", dir_ / "etcdadm.db"}), store_env());
   ASSERT_EQ(fetched.exit_code, 0) << fetched.output;
   auto gunzip = run_process({"sh", "-c", "gunzip -c '" + (dir_ / "cli.gz") + "' > '" + (dir_ / "cli.db") + "'"});
@@ -176,7 +176,7 @@ TEST_F(SwiftNativeStoreTest, SaveListVerifyRestoreEndToEndAndTheSwiftCliReadsWha
   write_file_atomic(dir_ / "etcd.backup.gz", read_file(dir_ / "cli.gz"));
   write_file_atomic(dir_ / "_etcd_backup.meta", R"({"etcdVersion":"3.5.30","timestamp":"3786912000"})");
   for (const char* f : {"etcd.backup.gz", "_etcd_backup.meta"}) {
-    auto up = g_swift->swift_cli({"upload", container_, dir_ / f, "--object-name", "backups/" + theirs + "/" + f});
+    auto up = swift_server()->swift_cli({"upload", container_, dir_ / f, "--object-name", "backups/" + theirs + "/" + f});
     ASSERT_EQ(up.exit_code, 0) << up.output;
   }
   auto r = cli(with_store({"backup", "restore", theirs, "--output-file", dir_ / "theirs.db"}), store_env());
@@ -220,8 +220,8 @@ TEST_F(SwiftNativeStoreTest, KeystoneV3PasswordAuthAndTheCatalogsEndpoint) {
       return;
     }
     // A real token from tempauth: Swift checks what the client does with it.
-    httplib::Client swift(g_swift->endpoint());
-    auto t = swift.Get("/auth/v1.0", {{"X-Auth-User", g_swift->access_key()}, {"X-Auth-Key", g_swift->secret_key()}});
+    httplib::Client swift(swift_server()->endpoint());
+    auto t = swift.Get("/auth/v1.0", {{"X-Auth-User", swift_server()->access_key()}, {"X-Auth-Key", swift_server()->secret_key()}});
     ++tokens;
     res.status = 201;
     res.set_header("X-Subject-Token", t ? t->get_header_value("X-Auth-Token") : "");
@@ -231,7 +231,7 @@ TEST_F(SwiftNativeStoreTest, KeystoneV3PasswordAuthAndTheCatalogsEndpoint) {
           {"endpoints",
            {{{"interface", "internal"}, {"region_id", "RegionOne"}, {"url", "http://127.0.0.1:1/v1/AUTH_wrong"}},
             {{"interface", "public"}, {"region_id", "RegionTwo"}, {"url", "http://127.0.0.1:1/v1/AUTH_wrong"}},
-            {{"interface", "public"}, {"region_id", "RegionOne"}, {"url", g_swift->storage_url()}}}}}});
+            {{"interface", "public"}, {"region_id", "RegionOne"}, {"url", swift_server()->storage_url()}}}}}});
     res.set_content(nlohmann::json{{"token", {{"expires_at", "2099-01-01T00:00:00.000000Z"}, {"catalog", catalog}}}}.dump(),
                     "application/json");
   });

@@ -21,6 +21,7 @@
 #include "etcdadm/etcd_version.h"
 #include "etcdadm/release.h"
 #include "test/support/lifecycle_fixture.h"
+#include "test/support/skips.h"
 
 namespace etcdadm::test {
 namespace {
@@ -214,7 +215,7 @@ class Upgrade : public LifecycleFixture {
 TEST_F(Upgrade, RollingUpgradeThroughEveryMinorUnderWritesLeaderLast) {
   const auto minors = pinned_etcd_minors();
   if (etcd_under_test().minor != minors.front()) {
-    GTEST_SKIP() << "the chain runs once, in the suite of the oldest pinned minor (" << minors.front() << ")";
+    ETCDADM_SKIP_BY_DESIGN() << "the chain runs once, in the suite of the oldest pinned minor (" << minors.front() << ")";
   }
   ASSERT_NO_FATAL_FAILURE(three_member_cluster());
   std::vector<const Host*> all = {&hosts_[0], &hosts_[1], &hosts_[2]};
@@ -360,7 +361,7 @@ std::string previous_minor(const std::string& minor) {
 TEST_F(Upgrade, DowngradeThroughEtcdsDowngradeApiOrRefusedBeforeAnythingStops) {
   const EtcdRelease& under = etcd_under_test();
   const std::string lower = previous_minor(under.minor);
-  if (lower.empty()) GTEST_SKIP() << "no pinned minor below " << under.minor;
+  if (lower.empty()) ETCDADM_SKIP_BY_DESIGN() << "no pinned minor below " << under.minor;
   ASSERT_NO_FATAL_FAILURE(three_member_cluster());
   ASSERT_EQ(etcdctl(hosts_[0], {"put", "/registry/before-downgrade", "1"}).exit_code, 0);
   const std::string target = version_of(lower);
@@ -444,7 +445,7 @@ TEST_F(Upgrade, DowngradeThroughEtcdsDowngradeApiOrRefusedBeforeAnythingStops) {
 TEST_F(Upgrade, KilledInEachPhaseFinishesOrRollsBack) {
   const EtcdRelease& under = etcd_under_test();
   const std::string higher = next_minor(under.minor);
-  if (higher.empty()) GTEST_SKIP() << "no pinned minor above " << under.minor;
+  if (higher.empty()) ETCDADM_SKIP_BY_DESIGN() << "no pinned minor above " << under.minor;
   ASSERT_NO_FATAL_FAILURE(three_member_cluster());
   const std::string target = version_of(higher);
 

@@ -28,11 +28,14 @@
 
 namespace etcdadm::test {
 
-extern SwiftS3Server* g_swift;
-extern GcsEmulator* g_gcs;
-extern FakeGcsServer* g_fake_gcs;
-extern MinioServer* g_minio;
-extern AzuriteServer* g_azurite;
+// The object-store servers of this test process (e2e/object_store_main.cc), each started on the
+// first call (one ctest entry runs one backend's tests, so it starts only the servers they use) and
+// stopped when the tests end. Every test uses its own bucket.
+SwiftS3Server* swift_server();
+GcsEmulator* gcs_emulator();
+FakeGcsServer* fake_gcs_server();
+MinioServer* minio_server();
+AzuriteServer* azurite_server();
 
 // The port of an http://host:port endpoint (to put a FaultProxy in front of it).
 inline int port_of(const std::string& endpoint) { return std::stoi(endpoint.substr(endpoint.rfind(':') + 1)); }

@@ -5,6 +5,9 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <memory>
@@ -32,12 +35,6 @@ void check(archive* a, int rc, const std::string& what) {
     throw std::runtime_error("write_tar_gz: " + what + ": " + (detail ? detail : "?"));
   }
 }
-
-// The real-binaries release, packed once into a directory removed when the process exits.
-struct PackedRelease {
-  std::unique_ptr<TempDir> dir;
-  std::optional<LocalRelease> release;
-};
 
 std::string tarball_path(const std::string& dir, const std::string& version, const std::string& arch) {
   return dir + "/v" + version + "/" + release_tarball_name(version, arch);
@@ -148,28 +145,71 @@ LocalRelease write_release(const std::string& dir, const std::string& version, c
 
 LocalRelease make_local_release(const std::string& dir) { return make_local_release(dir, etcd_under_test()); }
 
+namespace {
+
+// Where packed releases are kept between test processes and runs: ETCDADM_TEST_RELEASE_CACHE, else
+// ${XDG_CACHE_HOME:-~/.cache}/etcdadm/test-releases.
+std::string release_cache_root() {
+  if (const char* v = std::getenv("ETCDADM_TEST_RELEASE_CACHE"); v && *v) return v;
+  if (const char* v = std::getenv("XDG_CACHE_HOME"); v && *v) return std::string(v) + "/etcdadm/test-releases";
+  const char* home = std::getenv("HOME");
+  return std::string(home && *home ? home : "/tmp") + "/.cache/etcdadm/test-releases";
+}
+
+// The release of `etcd`'s binaries, packed once for every test process of every run: the cache
+// entry is named by the SHA-256 of what goes into the tarball (the version, the README, each
+// binary's contents), so a rebuilt binary gets a new entry and an entry is never stale. Each
+// process packs into a directory of its own and renames it into place; a process that loses that
+// race uses the winner's.
+LocalRelease packed_release(const EtcdRelease& etcd) {
+  const std::string arch = host_arch();
+  const std::string top = "etcd-v" + etcd.version + "-linux-" + arch + "/";
+  const std::string readme = "# etcd " + etcd.version + " (test release of the binaries under test)\n";
+  std::vector<std::pair<std::string, std::string>> binaries = {{"etcd", etcd.etcd()}, {"etcdctl", etcd.etcdctl()}};
+  if (etcd.has_etcdutl()) binaries.emplace_back("etcdutl", etcd.etcdutl());
+  std::string identity = "layout 1\n" + etcd.version + "\n" + arch + "\n" + readme;
+  for (const auto& [name, path] : binaries) identity += name + " " + file_sha256(path) + "\n";
+  const std::string key = to_hex(sha256_of(identity.data(), identity.size()));
+  const std::string root = release_cache_root();
+  const std::string entry = root + "/" + etcd.version + "-" + key.substr(0, 16);
+  const std::string done = entry + "/packed";  // the tarball's SHA-256, written last
+
+  if (!path_exists(done)) {
+    make_dirs(root);
+    std::string building = entry + ".building-" + std::to_string(::getpid());
+    std::filesystem::remove_all(building);
+    std::vector<TarEntry> entries = {TarEntry::directory(top), TarEntry::file(top + "README.md", readme, 0644)};
+    for (const auto& [name, path] : binaries) entries.push_back(TarEntry::copy_of(top + name, path));
+    LocalRelease built = write_release(building, etcd.version, arch, entries);
+    write_file_atomic(building + "/packed", built.sha256 + "\n");
+    if (::rename(building.c_str(), entry.c_str()) != 0) std::filesystem::remove_all(building);  // another process won
+  }
+  LocalRelease r;
+  r.dir = entry;
+  r.base_url = "file://" + entry;
+  r.version = etcd.version;
+  r.arch = arch;
+  r.tarball = tarball_path(entry, etcd.version, arch);
+  r.sha256 = read_file(done).substr(0, 64);
+  if (file_sha256(r.tarball) != r.sha256) throw std::runtime_error("the cached test release " + r.tarball + " is damaged: remove " + entry);
+  return r;
+}
+
+}  // namespace
+
 LocalRelease make_local_release(const std::string& dir, const EtcdRelease& etcd) {
   static std::mutex mu;
-  static std::map<std::string, PackedRelease> packed_by_version;
+  static std::map<std::string, LocalRelease> packed_by_version;
   std::lock_guard<std::mutex> lock(mu);
-  PackedRelease& packed = packed_by_version[etcd.version];
-  if (!packed.release) {
-    if (!packed.dir) packed.dir = std::make_unique<TempDir>();
-    std::string arch = host_arch();
-    std::string top = "etcd-v" + etcd.version + "-linux-" + arch + "/";
-    std::vector<TarEntry> entries = {
-        TarEntry::directory(top),
-        TarEntry::file(top + "README.md", "# etcd " + etcd.version + " (test release of the binaries under test)\n", 0644),
-        TarEntry::copy_of(top + "etcd", etcd.etcd()), TarEntry::copy_of(top + "etcdctl", etcd.etcdctl())};
-    if (etcd.has_etcdutl()) entries.push_back(TarEntry::copy_of(top + "etcdutl", etcd.etcdutl()));
-    packed.release = write_release(packed.dir->path(), etcd.version, arch, entries);
-  }
-  LocalRelease r = *packed.release;
+  auto it = packed_by_version.find(etcd.version);
+  if (it == packed_by_version.end()) it = packed_by_version.emplace(etcd.version, packed_release(etcd)).first;
+  const LocalRelease& packed = it->second;
+  LocalRelease r = packed;
   r.dir = absolute_path(dir);
   r.base_url = "file://" + r.dir;
   r.tarball = tarball_path(r.dir, r.version, r.arch);
   make_dirs(parent_dir(r.tarball));
-  std::filesystem::copy_file(packed.release->tarball, r.tarball, std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(packed.tarball, r.tarball, std::filesystem::copy_options::overwrite_existing);
   write_sums(r);
   return r;
 }

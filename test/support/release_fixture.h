@@ -34,8 +34,10 @@ struct LocalRelease {
 };
 
 // Packs the etcd under test's etcd, etcdctl (and etcdutl, 3.5+) as a release under `dir` (created
-// when missing). The tarball is packed once per process (0.5 s for 3.4, a few seconds for 3.5+) and copied for later calls, so each call gets
-// its own files that a test may modify or delete. Throws when the binaries are missing.
+// when missing). The tarball is packed once for all test processes and runs (0.5 s for 3.4, a few
+// seconds for 3.5+), in a cache keyed by the SHA-256 of its contents (ETCDADM_TEST_RELEASE_CACHE,
+// default ~/.cache/etcdadm/test-releases), and copied for each call, so each call gets its own
+// files that a test may modify or delete. Throws when the binaries are missing.
 LocalRelease make_local_release(const std::string& dir);
 // The same for the binaries of `etcd` (another pinned minor): several releases may share `dir`,
 // as they share etcd's release URL (<dir>/v<ver>/...).

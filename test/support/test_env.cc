@@ -247,14 +247,30 @@ void EtcdMember::start() {
     argv.push_back("--trusted-ca-file=" + opts_.tls_files->ca_cert);
     argv.push_back("--client-cert-auth");
   }
+  // A member alone elects itself after one election timeout, so etcd's default of 1 s (randomised
+  // up to 2 s) was most of every single-member test's start; the drill's private member runs with
+  // the same settings (restore/drill.cc). Clusters keep etcd's defaults: their elections are part
+  // of what some tests time (the rolling upgrade's longest write gap).
+  bool alone = opts_.initial_cluster.find(',') == std::string::npos;
+  bool timing_set = std::any_of(opts_.extra_flags.begin(), opts_.extra_flags.end(), [](const std::string& f) {
+    return f.rfind("--election-timeout", 0) == 0 || f.rfind("--heartbeat-interval", 0) == 0;
+  });
+  if (alone && !timing_set) {
+    argv.push_back("--heartbeat-interval=10");
+    argv.push_back("--election-timeout=100");
+  }
   argv.insert(argv.end(), opts_.extra_flags.begin(), opts_.extra_flags.end());
   RunOptions ro;
   for (const char* v : {"ETCD_NAME", "ETCD_DATA_DIR", "ETCD_INITIAL_CLUSTER"}) ro.unset_env.push_back(v);
   proc_ = ChildProcess::start(argv, log_path_, ro);
-  EtcdClient client(connection());
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   for (;;) {
     try {
+      // A new client (and channel) each time: a channel whose first dial was refused waits out
+      // gRPC's reconnect backoff (up to 2 s, client.cc) before it tries again.
+      ConnectionConfig quick = connection();
+      quick.dial_timeout = std::chrono::milliseconds(200);
+      EtcdClient client(quick);
       auto st = client.status(client_url());
       if (st.leader() != 0) {
         // The member that answered must be this one: when another test's etcd took our client port
@@ -277,7 +293,7 @@ void EtcdMember::start() {
     }
     if (!proc_.running()) throw std::runtime_error("etcd exited during start-up:\n" + log());
     if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("etcd did not become ready:\n" + log());
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
 

@@ -23,6 +23,7 @@
 #include "common/subprocess.h"
 #include "etcdadm/member_config.h"
 #include "test/support/test_env.h"
+#include "test/support/skips.h"
 
 namespace etcdadm {
 namespace {
@@ -199,7 +200,7 @@ TEST(SystemdInitSystem, ConfigureWritesTheUnitAndStartNeedsSystemd) {
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0644u);
   EXPECT_EQ(init->files(c), std::vector<std::string>{path});
-  if (path_exists("/run/systemd/system")) GTEST_SKIP() << "systemd runs here: not touching real units";
+  if (path_exists("/run/systemd/system")) ETCDADM_SKIP_OUTSIDE_CI() << "systemd runs here: not touching real units";
   try {
     init->start(c);
     FAIL() << "start without systemd succeeded";
@@ -216,8 +217,8 @@ TEST(SystemdInitSystem, ConfigureWritesTheUnitAndStartNeedsSystemd) {
 class SystemdAnalyze : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!find_executable("systemd-analyze")) GTEST_SKIP() << "systemd-analyze is not installed";
-    if (!path_exists("/usr/bin/etcd")) GTEST_SKIP() << "/usr/bin/etcd is not installed";
+    if (!find_executable("systemd-analyze")) ETCDADM_SKIP_OUTSIDE_CI() << "systemd-analyze is not installed";
+    if (!path_exists("/usr/bin/etcd")) ETCDADM_SKIP_OUTSIDE_CI() << "/usr/bin/etcd is not installed";
     // A space and a '%' in the install dir: the unit's quoting and escaping must survive systemd.
     config_ = member(dir_.path());
     config_.install_dir = dir_ / "opt bin%1";
@@ -507,7 +508,7 @@ bool etcd_healthy(int port) {
 }
 
 TEST(ProcessInitSystem, RunsARealEtcd) {
-  if (!path_exists("/usr/bin/etcd")) GTEST_SKIP() << "/usr/bin/etcd is not installed";
+  if (!path_exists("/usr/bin/etcd")) ETCDADM_SKIP_OUTSIDE_CI() << "/usr/bin/etcd is not installed";
   test::TempDir dir;
   MemberConfig c = member(dir.path());
   make_dirs(c.install_dir);

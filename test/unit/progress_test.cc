@@ -1,5 +1,11 @@
 // Progress reports (common/progress.h): which style each setting gives, and what a report says.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 
 #include "common/error.h"
 #include "common/progress.h"
@@ -7,6 +13,12 @@
 namespace etcdadm {
 
 namespace {
+
+size_t threads_of_this_process() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& task : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
 
 ProgressSettings settings_of(ProgressMode mode, bool json) {
   ProgressSettings s;
@@ -86,12 +98,34 @@ TEST(Progress, DescriptionsKnownAnswers) {
 }
 
 TEST(Progress, WithoutATerminalNothingRunsAndCountingIsHarmless) {
-  set_progress_settings(settings_of(ProgressMode::kAuto, false));  // the unit test's stderr is no terminal
-  Progress p("test", ProgressUnit::kBytes, 10);
-  p.add(5);
-  p.add_secondary(2);
-  p.finish();
-  p.finish();  // idempotent
+  set_progress_settings(settings_of(ProgressMode::kAuto, false));
+  // stderr goes to a file for the duration (so it is no terminal, whatever runs the test), and the
+  // threads of this process are counted: no reporter thread may start, not a byte may be written.
+  char path[] = "/tmp/etcdadm-progress-stderr-XXXXXX";
+  int file = ::mkstemp(path);
+  ASSERT_GE(file, 0);
+  std::fflush(stderr);
+  int saved = ::dup(2);
+  ::dup2(file, 2);
+  size_t threads_before = threads_of_this_process();
+  size_t threads_during = 0;
+  {
+    Progress p("test", ProgressUnit::kBytes, 10);
+    p.add(5);
+    p.add_secondary(2);
+    threads_during = threads_of_this_process();
+    p.finish();
+    p.finish();  // idempotent
+  }
+  std::fflush(stderr);
+  ::dup2(saved, 2);
+  ::close(saved);
+  struct stat st {};
+  ::fstat(file, &st);
+  ::close(file);
+  ::unlink(path);
+  EXPECT_EQ(threads_during, threads_before);
+  EXPECT_EQ(st.st_size, 0);
 }
 
 }  // namespace etcdadm

@@ -1,0 +1,149 @@
+#include "test/support/reaper.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace etcdadm::test {
+
+namespace {
+
+pid_t g_test_process = -1;
+
+void forward_signal(int sig) {
+  if (g_test_process > 0) ::kill(g_test_process, sig);
+}
+
+// The pids whose parent is this process, from /proc/<pid>/stat (the field after the command name,
+// which is in parentheses and may itself hold spaces and parentheses).
+std::vector<pid_t> children_of_this_process() {
+  std::vector<pid_t> out;
+  const pid_t self = ::getpid();
+  DIR* proc = ::opendir("/proc");
+  if (!proc) return out;
+  while (dirent* e = ::readdir(proc)) {
+    char* end = nullptr;
+    long pid = std::strtol(e->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    std::ifstream in("/proc/" + std::string(e->d_name) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto paren = stat.rfind(')');
+    if (paren == std::string::npos) continue;
+    std::istringstream fields(stat.substr(paren + 1));
+    std::string state;
+    long ppid = 0;
+    fields >> state >> ppid;
+    if (ppid == self) out.push_back(static_cast<pid_t>(pid));
+  }
+  ::closedir(proc);
+  return out;
+}
+
+std::string command_line(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (char& c : raw) {
+    if (c == '\0') c = ' ';
+  }
+  while (!raw.empty() && raw.back() == ' ') raw.pop_back();
+  if (raw.size() > 300) raw = raw.substr(0, 300) + "...";
+  return raw.empty() ? "(exited)" : raw;
+}
+
+void reap_exited() {
+  while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+}
+
+// Kills what is left below this process (a killed daemon's own children are reparented here in
+// turn) until nothing is; returns how many were found.
+int kill_leftovers() {
+  int found = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  for (;;) {
+    reap_exited();
+    auto left = children_of_this_process();
+    if (left.empty()) break;
+    for (pid_t pid : left) {
+      std::string cmd = command_line(pid);
+      if (::kill(pid, SIGKILL) == 0) {
+        ++found;
+        std::fprintf(stderr, "[reaper] the test process left pid %d running; killed it: %s\n", static_cast<int>(pid), cmd.c_str());
+      }
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      std::fprintf(stderr, "[reaper] processes still left after 20 s of killing\n");
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  reap_exited();
+  return found;
+}
+
+}  // namespace
+
+int run_tests_reaping_leftovers(const std::function<int()>& run) {
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
+    std::perror("[reaper] prctl(PR_SET_CHILD_SUBREAPER)");
+    return run();
+  }
+  ::setenv("ETCDADM_TEST_PROCESS", std::to_string(::getpid()).c_str(), 1);
+  std::fflush(nullptr);
+  const pid_t parent = ::getpid();
+  pid_t child = ::fork();
+  if (child < 0) {
+    std::perror("[reaper] fork");
+    return run();
+  }
+  if (child == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(1);  // the reaper died before the line above
+    int code = run();
+    std::fflush(nullptr);
+    ::_exit(code);
+  }
+  g_test_process = child;
+  struct sigaction forward {};
+  forward.sa_handler = forward_signal;
+  ::sigemptyset(&forward.sa_mask);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) ::sigaction(sig, &forward, nullptr);
+
+  int code = 1;
+  for (;;) {
+    int status = 0;
+    pid_t pid = ::waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      break;  // ECHILD: cannot happen while the test process has not been reaped
+    }
+    if (pid != child) continue;  // an orphan a test stopped: reaped, nothing more
+    if (WIFEXITED(status)) code = WEXITSTATUS(status);
+    else if (WIFSIGNALED(status)) code = 128 + WTERMSIG(status);
+    if (WIFSIGNALED(status)) {
+      std::fprintf(stderr, "[reaper] the test process died of signal %d (%s)\n", WTERMSIG(status), ::strsignal(WTERMSIG(status)));
+    }
+    break;
+  }
+  int left = kill_leftovers();
+  if (left > 0 && code == 0) {
+    std::fprintf(stderr, "[reaper] FAILED: the tests passed but left %d process(es) running (named above): a test must stop what it starts\n", left);
+    code = 1;
+  }
+  return code;
+}
+
+}  // namespace etcdadm::test
