@@ -253,7 +253,7 @@ SaveResult save_unrecorded(EtcdClient& client, BlobStore& store, Catalog* catalo
         if (interrupted()) throw_if_interrupted("backup " + dir.name());
         dir.input().write(reinterpret_cast<const uint8_t*>(blob.data()), blob.size());
         progress.add(blob.size());
-        failpoint("save/snapshot/streaming");
+        failpoint("save/snapshot/streaming", options.cancel);
       },
       options.stall_timeout,
       [&] {

@@ -33,7 +33,7 @@ std::string action_for(const char* list, const std::string& name) {
   return "";
 }
 
-void pause_here(const std::string& name) {
+void pause_here(const std::string& name, const std::atomic<bool>* cancel) {
   // Once per name and process: a failpoint inside a loop pauses at its first pass only.
   static std::mutex mu;
   static std::set<std::string> paused;
@@ -52,7 +52,7 @@ void pause_here(const std::string& name) {
   spdlog::warn("failpoint {}: paused until a signal (ETCDADM_FAILPOINTS)", name);
   spdlog::default_logger()->flush();
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (!interrupted()) {
+  while (!interrupted() && !(cancel != nullptr && cancel->load())) {
     if (std::chrono::steady_clock::now() > give_up) {
       spdlog::warn("failpoint {}: no signal came in 120 s; going on", name);
       return;
@@ -63,13 +63,13 @@ void pause_here(const std::string& name) {
 
 }  // namespace
 
-void failpoint(const char* name) {
+void failpoint(const char* name, const std::atomic<bool>* cancel) {
   const char* list = std::getenv("ETCDADM_FAILPOINTS");
   if (list == nullptr) return;
   const std::string action = action_for(list, name);
   if (action.empty()) return;
   if (action == "pause") {
-    pause_here(name);
+    pause_here(name, cancel);
     return;
   }
   if (action != "kill") {

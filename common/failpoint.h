@@ -7,15 +7,17 @@
 // ETCDADM_FAILPOINTS holds comma-separated entries, each `NAME` or `NAME=kill` (die there) or
 // `NAME=pause`: the first time the process reaches NAME it writes its pid into the file
 // `$ETCDADM_FAILPOINT_DIR/NAME` (the name's slashes as dots, written whole by a rename) and waits
-// until a SIGINT/SIGTERM asks the interruptible work to stop (common/interrupt.h), then goes on,
-// to notice the stop at its next check as it would anywhere; a SIGKILL simply ends it there. A
-// pause gives up after 120 s, with a warning. Unset in production, where each failpoint costs one
+// until a SIGINT/SIGTERM asks the interruptible work to stop (common/interrupt.h), or `cancel`
+// (the sidecar's shutdown) becomes true, then goes on, to notice the stop at its next check as it
+// would anywhere; a SIGKILL simply ends it there. A pause gives up after 120 s, with a warning. Unset in production, where each failpoint costs one
 // environment lookup.
 #pragma once
+
+#include <atomic>
 
 namespace etcdadm {
 
 // Dies or pauses here when `name` is listed in ETCDADM_FAILPOINTS.
-void failpoint(const char* name);
+void failpoint(const char* name, const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace etcdadm

@@ -176,32 +176,31 @@ TEST_F(BadInput, SaveFallsBackToAHealthyMember) {
 TEST_F(BadInput, KilledMidSaveLeavesNoBackup) {
   auto& m1 = start_member();
   EtcdClient client(m1.connection());
-  load_keys(client, "/big/", 40000, 1500, 5);  // ~60 MB of incompressible values: the save takes a while
+  load_keys(client, "/registry/pods/", 500, 500, 5);
   std::vector<std::string> argv = {ETCDADM_BIN, "backup", "save", "--store", store_, "--endpoints", m1.client_url()};
   RunOptions ro;
   ro.env["ETCDADM_CATALOG"] = dir_ / "catalog.db";
+  // The save stops (common/failpoint.h) once the first piece of the snapshot went to its data
+  // file, and kill -9 comes while it waits there: mid-write, whatever the machine's speed.
+  std::string paused = dir_ / "paused";
+  make_dirs(paused);
+  ro.env["ETCDADM_FAILPOINTS"] = "save/snapshot/streaming=pause";
+  ro.env["ETCDADM_FAILPOINT_DIR"] = paused;
   auto child = ChildProcess::start(argv, dir_ / "save.log", ro);
-  // Wait until the data file is being written, then kill -9. Only the data file's temp
-  // (".etcd.backup.gz.tmp-*") counts: the store marker's (".etcdadm-store.json.tmp-*") is written
-  // and renamed first, and a kill in that instant would leave no temp file to find.
-  bool writing = false;
-  for (int i = 0; i < 2000 && !writing; ++i) {
+  // The guard: the data file's temp (".etcd.backup.gz.tmp-*", not the store marker's) exists
+  // when the kill lands.
+  auto writing = [&] {
     std::error_code ec;
-    if (std::filesystem::exists(store_, ec)) {
-      for (const auto& e : std::filesystem::recursive_directory_iterator(store_, ec)) {
-        // The save renames its temp files under this loop: a file gone between the listing and
-        // the stat is skipped, never an exception.
-        std::error_code sec;
-        if (e.path().filename().string().rfind(".etcd.backup.gz.tmp-", 0) == 0 && e.is_regular_file(sec) &&
-            e.file_size(sec) > 0 && !sec)
-          writing = true;
-      }
+    if (!path_exists(paused + "/save.snapshot.streaming") || !std::filesystem::exists(store_, ec)) return false;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(store_, ec)) {
+      if (e.path().filename().string().rfind(".etcd.backup.gz.tmp-", 0) == 0) return true;
     }
-    if (!writing) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  ASSERT_TRUE(writing) << read_file(dir_ / "save.log");
+    return false;
+  };
+  for (int i = 0; i < 2000 && !writing(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(writing()) << read_file(dir_ / "save.log");
   child.kill_now(SIGKILL);
-  child.wait();
+  EXPECT_EQ(child.wait(), 128 + SIGKILL);
 
   auto listed = cli_json({"backup", "list", "--store", store_, "-o", "json"});
   EXPECT_EQ(listed.size(), 0u);

@@ -199,7 +199,8 @@ TEST_F(Interrupt, NextRestoreRemovesStagingDirsOfKilledRunsUnlessHeld) {
   std::string running = parent + "/.etcdadm-restore-running1";
   make_dirs(running);
   write_file_atomic(running + "/.lock", "");
-  ChildProcess holder = ChildProcess::start({"flock", running + "/.lock", "sleep", "60"}, dir_ / "flock.log");
+  // --no-fork: flock becomes the sleep that holds the lock, so stopping it leaves no process behind.
+  ChildProcess holder = ChildProcess::start({"flock", "--no-fork", running + "/.lock", "sleep", "60"}, dir_ / "flock.log");
   ASSERT_TRUE(wait_for(
       [&] {
         int fd = ::open((running + "/.lock").c_str(), O_RDONLY);

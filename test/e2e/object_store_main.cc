@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   etcdadm::test::use_etcd_under_test();
   ::testing::AddGlobalTestEnvironment(new etcdadm::test::ObjectServersEnvironment());
-  return etcdadm::test::run_tests_reaping_leftovers([] {
+  return etcdadm::test::run_tests_reaping_leftovers(argc, argv, [] {
     int code = RUN_ALL_TESTS();
     // A filter that matches nothing (a renamed suite) would otherwise pass having run nothing.
     if (code == 0 && ::testing::UnitTest::GetInstance()->test_to_run_count() == 0) {

@@ -96,7 +96,10 @@ int kill_leftovers() {
 
 }  // namespace
 
-int run_tests_reaping_leftovers(const std::function<int()>& run) {
+int run_tests_reaping_leftovers(int argc, char** argv, const std::function<int()>& run) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]).rfind("--gtest_internal_run_death_test", 0) == 0) return run();
+  }
   if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
     std::perror("[reaper] prctl(PR_SET_CHILD_SUBREAPER)");
     return run();
@@ -123,6 +126,7 @@ int run_tests_reaping_leftovers(const std::function<int()>& run) {
   for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) ::sigaction(sig, &forward, nullptr);
 
   int code = 1;
+  int died_of = 0;  // the signal that ended the test process, if one did
   for (;;) {
     int status = 0;
     pid_t pid = ::waitpid(-1, &status, 0);
@@ -131,10 +135,12 @@ int run_tests_reaping_leftovers(const std::function<int()>& run) {
       break;  // ECHILD: cannot happen while the test process has not been reaped
     }
     if (pid != child) continue;  // an orphan a test stopped: reaped, nothing more
-    if (WIFEXITED(status)) code = WEXITSTATUS(status);
-    else if (WIFSIGNALED(status)) code = 128 + WTERMSIG(status);
-    if (WIFSIGNALED(status)) {
-      std::fprintf(stderr, "[reaper] the test process died of signal %d (%s)\n", WTERMSIG(status), ::strsignal(WTERMSIG(status)));
+    if (WIFEXITED(status)) {
+      code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+      died_of = WTERMSIG(status);
+      code = 128 + died_of;
+      std::fprintf(stderr, "[reaper] the test process died of signal %d (%s)\n", died_of, ::strsignal(died_of));
     }
     break;
   }
@@ -142,6 +148,11 @@ int run_tests_reaping_leftovers(const std::function<int()>& run) {
   if (left > 0 && code == 0) {
     std::fprintf(stderr, "[reaper] FAILED: the tests passed but left %d process(es) running (named above): a test must stop what it starts\n", left);
     code = 1;
+  }
+  if (died_of != 0) {
+    std::fflush(nullptr);
+    ::signal(died_of, SIG_DFL);
+    ::raise(died_of);
   }
   return code;
 }

@@ -16,8 +16,11 @@
 
 namespace etcdadm::test {
 
-// Returns the exit code for main: the test process's (128 + signal when it died of one), or 1 when
-// it passed but left processes running.
-int run_tests_reaping_leftovers(const std::function<int()>& run);
+// Returns the exit code for main: the test process's, or 1 when it passed but left processes
+// running; a test process that died of a signal makes this one die of the same signal, after the
+// clean-up, so that ctest and gtest's death tests see what they would without the reaper. A
+// death test's own child (gtest re-executes the binary with --gtest_internal_run_death_test) runs
+// `run` directly: its statement must die in that very process.
+int run_tests_reaping_leftovers(int argc, char** argv, const std::function<int()>& run);
 
 }  // namespace etcdadm::test

@@ -9,5 +9,5 @@
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   etcdadm::test::use_etcd_under_test();
-  return etcdadm::test::run_tests_reaping_leftovers([] { return RUN_ALL_TESTS(); });
+  return etcdadm::test::run_tests_reaping_leftovers(argc, argv, [] { return RUN_ALL_TESTS(); });
 }
