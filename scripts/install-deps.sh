@@ -12,8 +12,9 @@ fi
 
 export DEBIAN_FRONTEND=noninteractive
 packages=(
-  # toolchain; dpkg-dev's dpkg-shlibdeps gives the Debian package its dependencies (scripts/package.sh)
-  build-essential cmake pkg-config git ca-certificates dpkg-dev
+  # toolchain; dpkg-dev's dpkg-shlibdeps gives the Debian package its dependencies (scripts/package.sh);
+  # ccache keeps compiled objects between clones (CMakeLists.txt)
+  build-essential cmake pkg-config git ca-certificates dpkg-dev ccache
   # libraries
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libcurl4-openssl-dev libxml2-dev libssl-dev zlib1g-dev libzstd-dev libisal-dev libarchive-dev

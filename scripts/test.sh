@@ -32,6 +32,30 @@ phase "test tools (Go)"
 bash scripts/build.sh
 phase "C++ build"
 
+# No server a test started may outlive the run: every test process and what it starts carries
+# ETCDADM_TEST_PROCESS in its environment (test/support/reaper.h). Checked after the tests, and
+# before them for what an interrupted earlier run left (ctest stopped by a signal kills its test
+# processes but not what they had started).
+leftover_test_processes() {
+  local env pid
+  for env in /proc/[0-9]*/environ; do
+    pid="${env#/proc/}"; pid="${pid%/environ}"
+    [ "$pid" = "$$" ] && continue
+    if tr '\0' '\n' <"$env" 2>/dev/null | grep -q '^ETCDADM_TEST_PROCESS='; then echo "$pid"; fi
+  done
+}
+kill_leftover_test_processes() {
+  local pid
+  for pid in $(leftover_test_processes); do
+    echo "  killing $pid: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-200)" >&2
+    kill -9 "$pid" 2>/dev/null || true
+  done
+}
+if [ "$(leftover_test_processes | wc -w)" -gt 0 ]; then
+  echo "test.sh: processes an earlier, interrupted test run started are still running:" >&2
+  kill_leftover_test_processes
+fi
+
 cd build
 # ctest starts the longest tests first from the times of the last run, which it keeps in the build
 # dir; a clean clone has none, so they are kept between runs in the cache too.
@@ -47,20 +71,9 @@ ctest --output-on-failure -j"${TEST_JOBS:-4}" --timeout 600 "${select[@]}" || rc
 [ -f Testing/Temporary/CTestCostData.txt ] && cp Testing/Temporary/CTestCostData.txt "$cost_cache"
 phase "tests ($tier tier)"
 
-# No server a test started may outlive the run: every test process and what it starts carries
-# ETCDADM_TEST_PROCESS in its environment (test/support/reaper.h).
-leftovers=()
-for env in /proc/[0-9]*/environ; do
-  pid="${env#/proc/}"; pid="${pid%/environ}"
-  [ "$pid" = "$$" ] && continue
-  if tr '\0' '\n' <"$env" 2>/dev/null | grep -q '^ETCDADM_TEST_PROCESS='; then leftovers+=("$pid"); fi
-done
-if [ ${#leftovers[@]} -gt 0 ]; then
-  echo "test.sh: FAILED: ${#leftovers[@]} process(es) started by the tests are still running; killing them:" >&2
-  for pid in "${leftovers[@]}"; do
-    echo "  $pid: $(tr '\0' ' ' </proc/"$pid"/cmdline 2>/dev/null | cut -c1-200)" >&2
-    kill -9 "$pid" 2>/dev/null || true
-  done
+if [ "$(leftover_test_processes | wc -w)" -gt 0 ]; then
+  echo "test.sh: FAILED: processes started by the tests are still running" >&2
+  kill_leftover_test_processes
   rc=1
 fi
 exit "$rc"

@@ -104,6 +104,9 @@ int run_tests_reaping_leftovers(int argc, char** argv, const std::function<int()
     std::perror("[reaper] prctl(PR_SET_CHILD_SUBREAPER)");
     return run();
   }
+  // If whatever started this process (ctest) dies, the SIGTERM that brings is forwarded to the test
+  // process below, and the clean-up runs as after any other end of it.
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   ::setenv("ETCDADM_TEST_PROCESS", std::to_string(::getpid()).c_str(), 1);
   std::fflush(nullptr);
   const pid_t parent = ::getpid();

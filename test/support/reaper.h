@@ -8,7 +8,8 @@
 // left one behind fails: a test must stop what it starts.
 //
 // The child dies with this process (PR_SET_PDEATHSIG), so ctest's timeout kill, which walks the
-// process tree from here, reaches everything. Every process below carries ETCDADM_TEST_PROCESS in
+// process tree from here, reaches everything; this process gets SIGTERM when ctest dies, and
+// forwards it. Every process below carries ETCDADM_TEST_PROCESS in
 // its environment (unless it replaces its environment), which scripts/test.sh's final check uses.
 #pragma once
 
