@@ -41,13 +41,14 @@ leftover_test_processes() {
   for env in /proc/[0-9]*/environ; do
     pid="${env#/proc/}"; pid="${pid%/environ}"
     [ "$pid" = "$$" ] && continue
-    if tr '\0' '\n' <"$env" 2>/dev/null | grep -q '^ETCDADM_TEST_PROCESS='; then echo "$pid"; fi
+    # (a process gone or not ours to read is skipped, quietly)
+    if { tr '\0' '\n' <"$env"; } 2>/dev/null | grep -q '^ETCDADM_TEST_PROCESS='; then echo "$pid"; fi
   done
 }
 kill_leftover_test_processes() {
   local pid
   for pid in $(leftover_test_processes); do
-    echo "  killing $pid: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-200)" >&2
+    echo "  killing $pid: $({ tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | cut -c1-200)" >&2
     kill -9 "$pid" 2>/dev/null || true
   done
 }

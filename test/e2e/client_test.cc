@@ -112,28 +112,13 @@ TEST_F(Client, RestoresThroughEtcdutlWhenPresent) {
 // sidecar's loops have) and a reader of the member being restarted run through 24 restarts of a
 // 3-member TLS cluster, SIGKILL and SIGTERM in turn. Without the fix it aborts within seconds.
 TEST_F(Client, SurvivesMembersKilledAndRestartedUnderThousandsOfCalls) {
-  std::vector<int> peer_ports = {free_port(), free_port(), free_port()};
-  std::string cluster;
-  for (int i = 0; i < 3; ++i) {
-    cluster += (i ? "," : "") + std::string("m") + std::to_string(i + 1) + "=http://127.0.0.1:" + std::to_string(peer_ports[i]);
-  }
-  std::vector<EtcdMember*> m;
   TlsFiles tls = make_tls_files(dir_ / "tls");
-  for (int i = 0; i < 3; ++i) {
-    EtcdOptions o;
-    o.name = "m" + std::to_string(i + 1);
-    o.peer_port = peer_ports[i];
-    o.initial_cluster = cluster;
-    o.tls = true;  // as the sidecar and `upgrade apply` talk to members: TLS with client certificates
-    o.tls_files = &tls;
-    // Short elections: the test is about calls that meet a restart, not about waiting for leaders.
-    o.extra_flags = {"--heartbeat-interval=20", "--election-timeout=200"};
-    members_.push_back(std::make_unique<EtcdMember>(dir_.path(), o));
-    m.push_back(members_.back().get());
-  }
-  std::vector<std::thread> starters;
-  for (auto* x : m) starters.emplace_back([x] { x->start(); });
-  for (auto& t : starters) t.join();
+  EtcdOptions o;
+  o.tls = true;  // as the sidecar and `upgrade apply` talk to members: TLS with client certificates
+  o.tls_files = &tls;
+  // Short elections: the test is about calls that meet a restart, not about waiting for leaders.
+  o.extra_flags = {"--heartbeat-interval=20", "--election-timeout=200"};
+  std::vector<EtcdMember*> m = start_cluster(3, o);
 
   ConnectionConfig all = m[0]->connection();
   all.endpoints = {m[0]->client_url(), m[1]->client_url(), m[2]->client_url()};

@@ -96,23 +96,7 @@ class Sidecar : public CliTest {
 };
 
 TEST_F(Sidecar, ThreeMembersOneBackupPerTickByTheLeaderAndHandOver) {
-  std::vector<int> peer_ports = {free_port(), free_port(), free_port()};
-  std::string cluster;
-  for (int i = 0; i < 3; ++i) {
-    cluster += (i ? "," : "") + std::string("m") + std::to_string(i + 1) + "=http://127.0.0.1:" + std::to_string(peer_ports[i]);
-  }
-  std::vector<EtcdMember*> m;
-  for (int i = 0; i < 3; ++i) {
-    EtcdOptions o;
-    o.name = "m" + std::to_string(i + 1);
-    o.peer_port = peer_ports[i];
-    o.initial_cluster = cluster;
-    members_.push_back(std::make_unique<EtcdMember>(dir_.path(), o));
-    m.push_back(members_.back().get());
-  }
-  std::vector<std::thread> starters;
-  for (auto* x : m) starters.emplace_back([x] { x->start(); });
-  for (auto& t : starters) t.join();
+  std::vector<EtcdMember*> m = start_cluster(3);
   EtcdClient client(m[0]->connection());
   std::string leader = leader_id(client, m[0]->client_url());
   ASSERT_FALSE(leader.empty());

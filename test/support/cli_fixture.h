@@ -24,6 +24,30 @@ class CliTest : public ::testing::Test {
     return *members_.back();
   }
 
+  // A cluster of `size` members m1..mN on loopback, each started in a thread of its own (they
+  // elect a leader only once a quorum is up); `base` holds what every member shares (TLS, flags).
+  std::vector<EtcdMember*> start_cluster(int size, const EtcdOptions& base = {}) {
+    std::vector<int> peer_ports;
+    std::string cluster;
+    for (int i = 0; i < size; ++i) {
+      peer_ports.push_back(free_port());
+      cluster += (i ? "," : "") + std::string("m") + std::to_string(i + 1) + "=http://127.0.0.1:" + std::to_string(peer_ports[i]);
+    }
+    std::vector<EtcdMember*> members;
+    for (int i = 0; i < size; ++i) {
+      EtcdOptions o = base;
+      o.name = "m" + std::to_string(i + 1);
+      o.peer_port = peer_ports[i];
+      o.initial_cluster = cluster;
+      members_.push_back(std::make_unique<EtcdMember>(dir_.path(), o));
+      members.push_back(members_.back().get());
+    }
+    std::vector<std::thread> starters;
+    for (auto* m : members) starters.emplace_back([m] { m->start(); });
+    for (auto& t : starters) t.join();
+    return members;
+  }
+
   ProcessResult cli(std::vector<std::string> args, const RunOptions& extra = {}) {
     return run_etcdadm(args, dir_ / "catalog.db", extra);
   }
