@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -18,19 +19,27 @@ namespace etcdadm {
 
 namespace {
 
-// The action ETCDADM_FAILPOINTS names for `name`: "" (none), "kill" or "pause".
-std::string action_for(const char* list, const std::string& name) {
-  std::string all = list;
-  size_t pos = 0;
-  while (pos <= all.size()) {
-    size_t end = all.find(',', pos);
-    if (end == std::string::npos) end = all.size();
-    std::string entry = all.substr(pos, end - pos);
-    size_t eq = entry.find('=');
-    if (entry.substr(0, eq) == name) return eq == std::string::npos ? "kill" : entry.substr(eq + 1);
-    pos = end + 1;
-  }
-  return "";
+// ETCDADM_FAILPOINTS parsed once, the first time any failpoint is reached: name -> action
+// ("kill" when only the name is given). Failpoints sit in per-chunk loops (the snapshot stream, a
+// fetch), so each later call costs a map lookup when the variable is set and a check of an empty
+// map when it is not, never a walk of the environment.
+const std::map<std::string, std::string>& listed_failpoints() {
+  static const std::map<std::string, std::string> listed = [] {
+    std::map<std::string, std::string> out;
+    const char* env = std::getenv("ETCDADM_FAILPOINTS");
+    std::string all = env ? env : "";
+    size_t pos = 0;
+    while (pos < all.size()) {
+      size_t end = all.find(',', pos);
+      if (end == std::string::npos) end = all.size();
+      std::string entry = all.substr(pos, end - pos);
+      size_t eq = entry.find('=');
+      if (!entry.empty()) out[entry.substr(0, eq)] = eq == std::string::npos ? "kill" : entry.substr(eq + 1);
+      pos = end + 1;
+    }
+    return out;
+  }();
+  return listed;
 }
 
 void pause_here(const std::string& name, const std::atomic<bool>* cancel) {
@@ -64,10 +73,11 @@ void pause_here(const std::string& name, const std::atomic<bool>* cancel) {
 }  // namespace
 
 void failpoint(const char* name, const std::atomic<bool>* cancel) {
-  const char* list = std::getenv("ETCDADM_FAILPOINTS");
-  if (list == nullptr) return;
-  const std::string action = action_for(list, name);
-  if (action.empty()) return;
+  const auto& listed = listed_failpoints();
+  if (listed.empty()) return;
+  auto it = listed.find(name);
+  if (it == listed.end()) return;
+  const std::string& action = it->second;
   if (action == "pause") {
     pause_here(name, cancel);
     return;

@@ -9,8 +9,9 @@
 // `$ETCDADM_FAILPOINT_DIR/NAME` (the name's slashes as dots, written whole by a rename) and waits
 // until a SIGINT/SIGTERM asks the interruptible work to stop (common/interrupt.h), or `cancel`
 // (the sidecar's shutdown) becomes true, then goes on, to notice the stop at its next check as it
-// would anywhere; a SIGKILL simply ends it there. A pause gives up after 120 s, with a warning. Unset in production, where each failpoint costs one
-// environment lookup.
+// would anywhere; a SIGKILL simply ends it there. A pause gives up after 120 s, with a warning.
+// The variable is read once per process; unset (in production), a failpoint costs the check of an
+// empty map, so failpoints may sit in per-chunk loops.
 #pragma once
 
 #include <atomic>
