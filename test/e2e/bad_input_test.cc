@@ -182,23 +182,13 @@ TEST_F(BadInput, KilledMidSaveLeavesNoBackup) {
   ro.env["ETCDADM_CATALOG"] = dir_ / "catalog.db";
   // The save stops (common/failpoint.h) once the first piece of the snapshot went to its data
   // file, and kill -9 comes while it waits there: mid-write, whatever the machine's speed.
-  std::string paused = dir_ / "paused";
-  make_dirs(paused);
-  ro.env["ETCDADM_FAILPOINTS"] = "save/snapshot/streaming=pause";
-  ro.env["ETCDADM_FAILPOINT_DIR"] = paused;
+  FailpointPause pause(dir_.path(), "save/snapshot/streaming");
+  for (const auto& [k, v] : pause.env()) ro.env[k] = v;
   auto child = ChildProcess::start(argv, dir_ / "save.log", ro);
-  // The guard: the data file's temp (".etcd.backup.gz.tmp-*", not the store marker's) exists
-  // when the kill lands.
-  auto writing = [&] {
-    std::error_code ec;
-    if (!path_exists(paused + "/save.snapshot.streaming") || !std::filesystem::exists(store_, ec)) return false;
-    for (const auto& e : std::filesystem::recursive_directory_iterator(store_, ec)) {
-      if (e.path().filename().string().rfind(".etcd.backup.gz.tmp-", 0) == 0) return true;
-    }
-    return false;
-  };
-  for (int i = 0; i < 2000 && !writing(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  ASSERT_TRUE(writing()) << read_file(dir_ / "save.log");
+  ASSERT_TRUE(pause.reached()) << read_file(dir_ / "save.log");
+  // The guard: the data file's temp (not the store marker's) exists when the kill lands.
+  for (int i = 0; i < 2000 && !has_temp_data_file(store_); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(has_temp_data_file(store_)) << read_file(dir_ / "save.log");
   child.kill_now(SIGKILL);
   EXPECT_EQ(child.wait(), 128 + SIGKILL);
 

@@ -70,11 +70,9 @@ TEST_F(Interrupt, SaveStopsAndLeavesNothingInTheStore) {
     std::string log = dir_ / ("save-" + std::to_string(sig) + ".log");
     // The save stops (common/failpoint.h) once the first piece of the snapshot is in its data file,
     // and the signal comes while it waits there: mid-save, whatever the machine's speed.
-    std::string paused = dir_ / ("paused-" + std::to_string(sig));
-    make_dirs(paused);
-    auto child = start_etcdadm({"backup", "save", "--store", store, "--endpoints", m.client_url()}, log,
-                               {{"ETCDADM_FAILPOINTS", "save/snapshot/streaming=pause"}, {"ETCDADM_FAILPOINT_DIR", paused}});
-    ASSERT_TRUE(wait_for([&] { return path_exists(paused + "/save.snapshot.streaming"); }, 20s)) << read_file(log);
+    FailpointPause pause(dir_.path(), "save/snapshot/streaming");
+    auto child = start_etcdadm({"backup", "save", "--store", store, "--endpoints", m.client_url()}, log, pause.env());
+    ASSERT_TRUE(pause.reached()) << read_file(log);
     // The guard: the data file is half written when the signal lands.
     ASSERT_TRUE(wait_for([&] { return count_files(store, ".tmp-") > 0; }, 10s)) << read_file(log);
     child.kill_now(sig);
@@ -154,12 +152,11 @@ with open(sys.argv[1], "wb") as f:
   make_dirs(parent);
   for (int sig : {SIGTERM, SIGINT}) {
     std::string log = dir_ / ("fetch-" + std::to_string(sig) + ".log");
-    std::string paused = dir_ / ("paused-" + std::to_string(sig));
-    make_dirs(paused);
+    FailpointPause pause(dir_.path(), "fetch/data/streaming");
     auto child = start_etcdadm({"backup", "restore", "latest", "--store", store_, "--data-dir", parent + "/data", "--name",
                                 "m1", "--initial-advertise-peer-urls", "http://127.0.0.1:2380", "--restore-tool", tool},
-                               log, {{"ETCDADM_FAILPOINTS", "fetch/data/streaming=pause"}, {"ETCDADM_FAILPOINT_DIR", paused}});
-    ASSERT_TRUE(wait_for([&] { return path_exists(paused + "/fetch.data.streaming"); }, 20s)) << read_file(log);
+                               log, pause.env());
+    ASSERT_TRUE(pause.reached()) << read_file(log);
     // The guard: the partial snapshot is in the staging dir when the signal lands.
     ASSERT_TRUE(wait_for([&] { return count_files(parent, "snapshot.db") == 1; }, 10s)) << read_file(log);
     child.kill_now(sig);

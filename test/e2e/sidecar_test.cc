@@ -513,26 +513,12 @@ TEST_F(Sidecar, SigtermDuringAnUploadLeavesNoPartialBackup) {
   load_keys(client, "/registry/pods/", 500, 500, 7);
   // The save stops (common/failpoint.h) once the first piece of the snapshot went to its data file,
   // and SIGTERM comes while it waits there: mid-upload, whatever the machine's speed.
-  std::string paused = dir_ / "paused";
-  make_dirs(paused);
-  auto s = start_sidecar(m, "@hourly", {"--shutdown-grace", "0s"}, "",
-                         {{"ETCDADM_FAILPOINTS", "save/snapshot/streaming=pause"}, {"ETCDADM_FAILPOINT_DIR", paused}});
-  for (int i = 0; i < 400 && !path_exists(paused + "/save.snapshot.streaming"); ++i) std::this_thread::sleep_for(10ms);
-  ASSERT_TRUE(path_exists(paused + "/save.snapshot.streaming")) << read_file(s.log);
-  auto writing = [&] {
-    std::error_code ec;
-    if (!std::filesystem::exists(store_, ec)) return false;
-    for (const auto& e : std::filesystem::recursive_directory_iterator(store_, ec)) {
-      if (e.path().filename().string().find(".etcd.backup") != std::string::npos &&
-          e.path().filename().string().find(".tmp-") != std::string::npos) {
-        return true;
-      }
-    }
-    return false;
-  };
+  FailpointPause pause(dir_.path(), "save/snapshot/streaming");
+  auto s = start_sidecar(m, "@hourly", {"--shutdown-grace", "0s"}, "", pause.env());
+  ASSERT_TRUE(pause.reached()) << read_file(s.log);
   // The guard: the data file is half written when the signal lands.
-  for (int i = 0; i < 400 && !writing(); ++i) std::this_thread::sleep_for(10ms);
-  ASSERT_TRUE(writing()) << read_file(s.log);
+  for (int i = 0; i < 400 && !has_temp_data_file(store_); ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(has_temp_data_file(store_)) << read_file(s.log);
   EXPECT_EQ(s.process.stop(10000ms), 0) << read_file(s.log);
   EXPECT_TRUE(backups().empty());
   int leftovers = 0;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -305,6 +306,38 @@ void EtcdMember::start() {
 void EtcdMember::stop() { proc_.stop(std::chrono::seconds(10)); }
 
 void EtcdMember::kill_now(int signal) { proc_.kill_now(signal); }
+
+FailpointPause::FailpointPause(const std::string& dir, std::string name) : name_(std::move(name)) {
+  static std::atomic<int> counter{0};
+  marker_dir_ = dir + "/failpoint-pause-" + std::to_string(++counter);
+  make_dirs(marker_dir_);
+}
+
+std::map<std::string, std::string> FailpointPause::env() const {
+  return {{"ETCDADM_FAILPOINTS", name_ + "=pause"}, {"ETCDADM_FAILPOINT_DIR", marker_dir_}};
+}
+
+bool FailpointPause::reached(std::chrono::milliseconds limit) const {
+  std::string marker = name_;
+  std::replace(marker.begin(), marker.end(), '/', '.');
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (!path_exists(marker_dir_ + "/" + marker)) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+bool has_temp_data_file(const std::string& store) {
+  std::error_code ec;
+  if (!std::filesystem::exists(store, ec)) return false;
+  for (auto it = std::filesystem::recursive_directory_iterator(store, ec); !ec && it != std::filesystem::recursive_directory_iterator();
+       it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.rfind(".etcd.backup", 0) == 0 && name.find(".tmp-") != std::string::npos) return true;
+  }
+  return false;
+}
 
 void load_keys(EtcdClient& client, const std::string& prefix, int count, size_t value_size, uint32_t seed) {
   std::mt19937 rng(seed);

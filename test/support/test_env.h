@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -104,6 +105,23 @@ class EtcdMember {
   std::string log_path_;
   ChildProcess proc_;
 };
+
+// A failpoint that pauses an etcdadm child process (common/failpoint.h): env() goes into the
+// child's RunOptions; reached() polls, up to `limit`, for the file the paused process writes.
+class FailpointPause {
+ public:
+  FailpointPause(const std::string& dir, std::string name);  // the marker dir goes under `dir`
+  std::map<std::string, std::string> env() const;
+  bool reached(std::chrono::milliseconds limit = std::chrono::seconds(20)) const;
+
+ private:
+  std::string marker_dir_;
+  std::string name_;
+};
+
+// Whether the local store `store` holds a save's temp data file (".etcd.backup*.tmp-*"), the mark
+// of a save caught mid-write. Files renamed or removed while it looks are skipped.
+bool has_temp_data_file(const std::string& store);
 
 // Adds user root with `password` and turns auth on, with the member's etcdctl (API v3).
 void enable_auth_with_root(const EtcdMember& member, const std::string& password);
