@@ -52,14 +52,54 @@ void delete_backups(BlobStore& store, const std::vector<const BackupListing*>& b
   store.remove_many(rest);
 }
 
+// What the store's metadata says of each listed backup: from the catalog when there is one (its
+// sync reads only the metadata of backups it has not seen: a sidecar prunes after every backup),
+// from each backup's metadata otherwise. A backup whose metadata cannot be read gets a record of
+// format kUnreadableFormat.
+std::map<std::string, BackupRecord> records_of(BlobStore& store, Catalog* catalog,
+                                               const std::map<std::string, BackupListing>& listings) {
+  std::map<std::string, BackupRecord> out;
+  if (catalog != nullptr) {
+    catalog->sync(store);
+    for (auto& b : catalog->backups(store.url())) {
+      if (listings.count(b.name)) out[b.name] = std::move(b);
+    }
+  }
+  for (const auto& [name, listing] : listings) {
+    if (out.count(name)) continue;
+    try {
+      out[name] = load_backup_record(store, listing);
+    } catch (const Error& e) {
+      out[name] = unreadable_backup_record(listing, e.what());
+    }
+  }
+  return out;
+}
+
+// Why a listed backup is not one a restore could use ("" when it is): its metadata must parse and
+// name the data file the listing holds, of the size it records, and nobody may have found it
+// damaged. Only such backups fill a retention quota (backup/retention.h).
+std::string why_not_whole(const BackupListing& l, const BackupRecord& r) {
+  if (r.format == kUnreadableFormat) {
+    return "its metadata cannot be read" + (r.damage ? " (" + r.damage->reason + ")" : std::string());
+  }
+  if (r.data_file.empty() || l.data_key != l.name + "/" + r.data_file) {
+    return "its metadata names the data file '" + r.data_file + "', which the store does not hold";
+  }
+  bool size_recorded = r.stored_size > 0 || (r.rekey && r.rekey->stored_size > 0);
+  if (size_recorded && l.data_size != r.stored_size && !(r.rekey && l.data_size == r.rekey->stored_size)) {
+    return "its data file holds " + std::to_string(l.data_size) + " bytes, its metadata records " +
+           std::to_string(r.stored_size);
+  }
+  if (r.damage) return "found damaged: " + r.damage->reason;
+  return "";
+}
+
 // The segments of the change log that no kept backup reaches into: those whose last revision is at
 // or below the oldest kept backup of their cluster (a replay from it starts after them), and all of
 // a cluster none of whose backups is kept.
-// Each kept backup's cluster ID and revision come from the catalog when there is one (its sync
-// reads only the metadata of backups it has not seen: a sidecar prunes after every backup), from
-// each backup's metadata otherwise.
-std::vector<std::string> unneeded_segments(BlobStore& store, Catalog* catalog, const std::vector<BlobInfo>& blobs,
-                                           const std::map<std::string, BackupListing>& listings,
+std::vector<std::string> unneeded_segments(const std::vector<BlobInfo>& blobs,
+                                           const std::map<std::string, BackupRecord>& records,
                                            const std::vector<std::string>& kept) {
   std::vector<std::string> out;
   // The change log's keys, from the prune's one listing of the store.
@@ -68,23 +108,12 @@ std::vector<std::string> unneeded_segments(BlobStore& store, Catalog* catalog, c
   for (const auto& b : blobs) {
     if (b.key.starts_with(log_prefix)) all.push_back(b);
   }
-  if (all.empty()) return out;  // no change log: no metadata to read
-  std::map<std::string, BackupRecord> catalogued;
-  if (catalog != nullptr) {
-    catalog->sync(store);
-    for (auto& b : catalog->backups(store.url())) catalogued[b.name] = std::move(b);
-  }
+  if (all.empty()) return out;
   std::map<std::string, int64_t> oldest_kept;  // cluster -> revision of its oldest kept backup
   for (const auto& name : kept) {
-    auto it = listings.find(name);
-    if (it == listings.end()) continue;
-    BackupRecord r;
-    try {
-      auto known = catalogued.find(name);
-      r = known != catalogued.end() ? known->second : load_backup_record(store, it->second);
-    } catch (const Error&) {
-      r.format = kUnreadableFormat;
-    }
+    auto it = records.find(name);
+    if (it == records.end()) continue;
+    const BackupRecord& r = it->second;
     // Unreadable metadata: its cluster is unknown, so nothing may be deleted on its account.
     if (r.format == kUnreadableFormat) return {};
     if (r.cluster_id.empty() || !r.revision) continue;
@@ -114,8 +143,29 @@ PruneResult prune_backups(BlobStore& store, Catalog* catalog, const RetentionPol
     names.push_back(l.name);
     listings[l.name] = std::move(l);
   }
-  r.plan = plan_retention(names, now, policy);
+  const std::map<std::string, BackupRecord> records = records_of(store, catalog, listings);
+  std::vector<RetentionEntry> entries;
+  for (const auto& name : names) entries.push_back({name, why_not_whole(listings.at(name), records.at(name))});
+  r.plan = plan_retention(entries, now, policy);
   for (const auto& u : r.plan.unparseable) spdlog::warn("not pruning {}: its name is not a backup time", u);
+  for (const auto& f : r.plan.future) {
+    spdlog::warn("not pruning {} and not counting it toward {}: it is dated after this host's clock ({}); a clock "
+                 "is wrong here or where it was written",
+                 f, policy.describe(), format_rfc3339_seconds(now));
+  }
+  for (const auto& [name, why] : r.plan.not_whole) {
+    spdlog::warn("not pruning {} and not counting it toward {}: {}", name, policy.describe(), why);
+  }
+  if (!r.plan.remove.empty() && !r.plan.keeps_a_recent_backup && !options.allow_no_recent_backup) {
+    std::string newest = r.plan.newest_whole.empty() ? "there is none" : "the newest is " + r.plan.newest_whole;
+    throw Error(ErrorKind::kInvalidArgument,
+                "refusing to prune: the store holds no whole backup younger than " +
+                    format_duration_short(*policy.shortest_period()) + " (" + policy.describe() + ") at " +
+                    format_rfc3339_seconds(now) + " by this host's clock (" + newest + "), and the plan would delete " +
+                    std::to_string(r.plan.remove.size()) + " backups",
+                "backups are failing, or this host's clock is ahead: check both (`etcdadm backup list`, `date -u`); "
+                "to prune anyway, pass --allow-no-recent-backup");
+  }
   // A locked backup stays, reported, and the plan goes on with the others: on a versioned bucket a
   // delete would only hide it behind a delete marker, and its data could not be removed anyway.
   std::vector<std::string> removable;
@@ -137,7 +187,7 @@ PruneResult prune_backups(BlobStore& store, Catalog* catalog, const RetentionPol
   std::vector<std::string> kept = r.plan.keep;
   kept.insert(kept.end(), r.plan.unparseable.begin(), r.plan.unparseable.end());
   for (const auto& [name, why] : r.locked) kept.push_back(name);
-  r.segments_removed = unneeded_segments(store, catalog, blobs, listings, kept);
+  r.segments_removed = unneeded_segments(blobs, records, kept);
   if (options.dry_run) return r;
 
   auto dirs = keys_by_directory(blobs);
@@ -156,9 +206,10 @@ PruneResult prune_backups(BlobStore& store, Catalog* catalog, const RetentionPol
     }
   }
   // Directories whose marker is gone (an interrupted prune) and that are older than the newest
-  // backup (so not a save in progress) are finished off.
+  // whole backup (so not a save in progress) are finished off. Not the newest entry: one dated
+  // in the future would make every directory look older.
   std::set<std::string> listed(names.begin(), names.end());
-  auto newest = r.plan.keep.empty() ? std::nullopt : parse_backup_name(r.plan.keep.front());
+  auto newest = r.plan.newest_whole.empty() ? std::nullopt : parse_backup_name(r.plan.newest_whole);
   for (const auto& [dir, keys] : dirs) {
     if (listed.count(dir)) continue;
     auto parsed = parse_backup_name(dir);

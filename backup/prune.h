@@ -38,9 +38,15 @@ struct PruneOptions {
   // Leave what a versioned bucket keeps of deleted and overwritten files to the bucket's own
   // lifecycle rule (NoncurrentVersionExpiration / daysSinceNoncurrentTime) instead of purging it.
   bool keep_noncurrent_versions = false;
+  // Prune although no whole backup younger than the policy's shortest period would be left
+  // (--allow-no-recent-backup); refused otherwise (backup/retention.h).
+  bool allow_no_recent_backup = false;
 };
 
-// Plans (and unless dry_run, applies) `policy` at time `now`. Change log segments are kept exactly
+// Plans (and unless dry_run, applies) `policy` at time `now`. Each listed backup's metadata is read
+// (through the catalog when given) to tell whole backups from entries that only look like one
+// (backup/retention.h); a plan that deletes anything without leaving a whole backup younger than
+// the policy's shortest period is refused (kInvalidArgument) unless allowed. Change log segments are kept exactly
 // as long as a kept backup they extend (docs/store-format.md §8). Directories that hold files but no
 // `_etcd_backup.meta` (earlier interrupted prunes) are removed too when not dry-running and older
 // than the newest backup. Then, unless kept, every noncurrent version under the store's root is

@@ -72,6 +72,15 @@ std::string RetentionPolicy::describe() const {
     case Kind::kEtcdManager:
       return "etcd-manager (all < 1h, hourly for " + format_duration_short(hourly_for) + ", daily for " +
              format_duration_short(daily_for) + ")";
+    case Kind::kCount:
+    case Kind::kGfs: return spec();
+  }
+  return "?";
+}
+
+std::string RetentionPolicy::spec() const {
+  switch (kind) {
+    case Kind::kEtcdManager: return "etcd-manager";
     case Kind::kCount: return "count:" + std::to_string(count);
     case Kind::kGfs:
       return "gfs:" + std::to_string(hourly) + "," + std::to_string(daily) + "," + std::to_string(weekly) + "," +
@@ -112,40 +121,68 @@ RetentionPolicy parse_retention_policy(const std::string& spec, const Environmen
   bad(spec, "unknown policy '" + kind + "'");
 }
 
-RetentionPlan plan_retention(const std::vector<std::string>& names, SystemTime now, const RetentionPolicy& policy) {
+std::optional<std::chrono::seconds> RetentionPolicy::shortest_period() const {
+  using std::chrono::hours;
+  switch (kind) {
+    case Kind::kEtcdManager: return hours(1);  // everything younger than an hour stays
+    case Kind::kCount: return std::nullopt;
+    case Kind::kGfs:
+      if (hourly > 0) return hours(1);
+      if (daily > 0) return hours(24);
+      if (weekly > 0) return hours(24 * 7);
+      if (monthly > 0) return hours(24 * 31);
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+RetentionPlan plan_retention(const std::vector<RetentionEntry>& entries, SystemTime now, const RetentionPolicy& policy) {
   RetentionPlan plan;
-  std::vector<Dated> dated;
-  for (const auto& n : names) {
-    auto parsed = parse_backup_name(n);
+  std::vector<Dated> all, whole;  // whole: the backups the policy counts (not from the future)
+  std::map<std::string, std::string> not_whole;
+  for (const auto& e : entries) {
+    auto parsed = parse_backup_name(e.name);
     if (!parsed) {
-      plan.unparseable.push_back(n);
+      plan.unparseable.push_back(e.name);
       continue;
     }
-    dated.push_back({n, parsed->time, parsed->suffix});
+    all.push_back({e.name, parsed->time, parsed->suffix});
+    if (!e.not_whole.empty()) not_whole[e.name] = e.not_whole;
   }
-  std::sort(dated.begin(), dated.end(), [](const Dated& a, const Dated& b) {
+  std::sort(all.begin(), all.end(), [](const Dated& a, const Dated& b) {
     return a.time != b.time ? a.time > b.time : a.suffix > b.suffix;  // newest first, by parsed time
   });
 
   std::set<std::string> keep;
-  if (!dated.empty()) keep.insert(dated.front().name);  // the newest backup always stays
-  for (const auto& b : dated) {
-    if (b.time > now) keep.insert(b.name);  // from the future: a clock is off, keep it
+  for (const auto& b : all) {
+    if (b.time > now) {
+      keep.insert(b.name);  // from the future: a clock is off; kept, but it fills no quota
+      plan.future.push_back(b.name);
+    } else if (auto it = not_whole.find(b.name); it != not_whole.end()) {
+      keep.insert(b.name);  // not a backup we could restore: never counted, never deleted here
+      plan.not_whole.emplace_back(b.name, it->second);
+    } else {
+      whole.push_back(b);
+    }
+  }
+  if (!whole.empty()) {
+    plan.newest_whole = whole.front().name;
+    keep.insert(plan.newest_whole);  // the newest real backup always stays
   }
   switch (policy.kind) {
     case RetentionPolicy::Kind::kCount:
-      for (size_t i = 0; i < dated.size() && static_cast<int>(i) < policy.count; ++i) keep.insert(dated[i].name);
+      for (size_t i = 0; i < whole.size() && static_cast<int>(i) < policy.count; ++i) keep.insert(whole[i].name);
       break;
     case RetentionPolicy::Kind::kGfs:
-      keep_newest_per_bucket(dated, policy.hourly, hour_bucket, keep);
-      keep_newest_per_bucket(dated, policy.daily, day_bucket, keep);
-      keep_newest_per_bucket(dated, policy.weekly, iso_week_bucket, keep);
-      keep_newest_per_bucket(dated, policy.monthly, month_bucket, keep);
+      keep_newest_per_bucket(whole, policy.hourly, hour_bucket, keep);
+      keep_newest_per_bucket(whole, policy.daily, day_bucket, keep);
+      keep_newest_per_bucket(whole, policy.weekly, iso_week_bucket, keep);
+      keep_newest_per_bucket(whole, policy.monthly, month_bucket, keep);
       break;
     case RetentionPolicy::Kind::kEtcdManager: {
       // Oldest first, so the earliest backup of each hour/day is the one kept (etcd-manager's rule).
       std::set<int64_t> hours_seen, days_seen;
-      for (auto it = dated.rbegin(); it != dated.rend(); ++it) {
+      for (auto it = whole.rbegin(); it != whole.rend(); ++it) {
         auto age = now - it->time;
         if (age < std::chrono::hours(1)) {
           keep.insert(it->name);
@@ -158,8 +195,19 @@ RetentionPlan plan_retention(const std::vector<std::string>& names, SystemTime n
       break;
     }
   }
-  for (const auto& b : dated) (keep.count(b.name) ? plan.keep : plan.remove).push_back(b.name);
+  for (const auto& b : all) (keep.count(b.name) ? plan.keep : plan.remove).push_back(b.name);
+  if (auto period = policy.shortest_period()) {
+    plan.keeps_a_recent_backup = std::any_of(whole.begin(), whole.end(), [&](const Dated& b) {
+      return keep.count(b.name) && now - b.time < *period;
+    });
+  }
   return plan;
+}
+
+RetentionPlan plan_retention(const std::vector<std::string>& names, SystemTime now, const RetentionPolicy& policy) {
+  std::vector<RetentionEntry> entries;
+  for (const auto& n : names) entries.push_back({n, ""});
+  return plan_retention(entries, now, policy);
 }
 
 }  // namespace etcdadm

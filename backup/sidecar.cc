@@ -284,11 +284,7 @@ void Sidecar::tick(const std::string& why) {
     // the next one to take, unless this store's own policy has let it go meanwhile.
     if (options_.copy) copy_to_second_store();
     // Retention only after a good backup: a failing sidecar never thins out what is left.
-    if (options_.retention) {
-      PruneResult p = prune_backups(store_, catalog_, *options_.retention, Clock::now(), options_.prune);
-      std::lock_guard<std::mutex> lock(mu_);
-      retention_deleted_ += static_cast<int64_t>(p.deleted.size());
-    }
+    if (options_.retention) apply_retention(store_, *options_.retention, "the store");
   } catch (const Error& e) {
     spdlog::error("backup attempt ({}) failed: {}", why, e.what());
     record(Outcome::kFailure, error_kind_name(e.kind()), seconds());
@@ -300,6 +296,22 @@ void Sidecar::tick(const std::string& why) {
   std::lock_guard<std::mutex> lock(mu_);
   in_flight_ = false;
   cv_.notify_all();
+}
+
+void Sidecar::apply_retention(BlobStore& store, const RetentionPolicy& policy, const std::string& which) {
+  try {
+    PruneResult p = prune_backups(store, catalog_, policy, Clock::now(), options_.prune);
+    std::lock_guard<std::mutex> lock(mu_);
+    retention_deleted_ += static_cast<int64_t>(p.deleted.size());
+  } catch (const std::exception& e) {
+    std::string hint;
+    if (const auto* err = dynamic_cast<const Error*>(&e); err && !err->hint().empty()) hint = " (" + err->hint() + ")";
+    spdlog::error("retention of {} ({}) failed: {}{}; to run it by hand once checked: etcdadm backup prune "
+                  "--store {} --policy {}",
+                  which, policy.describe(), e.what(), hint, store.url(), policy.spec());
+    std::lock_guard<std::mutex> lock(mu_);
+    ++retention_failures_;
+  }
 }
 
 void Sidecar::copy_to_second_store() {
@@ -322,9 +334,7 @@ void Sidecar::copy_to_second_store() {
     if (c.copied > 0) spdlog::info("copy to {}: {} backup(s) copied", options_.copy_to, c.copied);
     // The second store's own retention, after a good copy only (as for the first store).
     if (options_.copy_retention && options_.copy_store != nullptr && c.damaged.empty()) {
-      PruneResult p = prune_backups(*options_.copy_store, catalog_, *options_.copy_retention, Clock::now(), options_.prune);
-      std::lock_guard<std::mutex> lock(mu_);
-      retention_deleted_ += static_cast<int64_t>(p.deleted.size());
+      apply_retention(*options_.copy_store, *options_.copy_retention, "the second store");
     }
   } catch (const Error& e) {
     spdlog::error("copy to {} failed (retried at the next backup): {}", options_.copy_to, e.what());
@@ -449,7 +459,10 @@ std::string Sidecar::metrics_text() {
   for (const auto& [reason, n] : failures_) o << "etcdadm_backup_failures_total{reason=\"" << reason << "\"} " << n << "\n";
   o << "# HELP etcdadm_backup_retention_deleted_total Backups deleted by retention.\n"
        "# TYPE etcdadm_backup_retention_deleted_total counter\n"
-    << "etcdadm_backup_retention_deleted_total " << retention_deleted_ << "\n";
+    << "etcdadm_backup_retention_deleted_total " << retention_deleted_ << "\n"
+    << "# HELP etcdadm_backup_retention_failures_total Retention runs that failed or were refused (nothing deleted by them).\n"
+       "# TYPE etcdadm_backup_retention_failures_total counter\n"
+    << "etcdadm_backup_retention_failures_total " << retention_failures_ << "\n";
   o << "# HELP etcdadm_backup_duration_seconds Duration of backup attempts.\n"
        "# TYPE etcdadm_backup_duration_seconds histogram\n";
   for (size_t i = 0; i < duration_buckets_.size(); ++i) {

@@ -98,6 +98,9 @@ class Sidecar {
   void tick(const std::string& why);
   void drill_tick();
   void copy_to_second_store();
+  // Applies `policy` to `store` after a good backup or copy. A failure or refusal (backup/prune.h)
+  // is logged with the command a person would run and counted; it never fails the backup.
+  void apply_retention(BlobStore& store, const RetentionPolicy& policy, const std::string& which);
   // Whether this sidecar's member writes backups now (the leader, or any voter with --any-member);
   // nullopt (logged) when the member does not answer.
   std::optional<bool> writes_backups();
@@ -130,6 +133,7 @@ class Sidecar {
   std::map<std::string, int64_t> attempts_;  // by result
   std::map<std::string, int64_t> failures_;  // by reason
   int64_t retention_deleted_ = 0;
+  int64_t retention_failures_ = 0;
   std::string backups_json_ = "[]";
   // Drills: what the store says (newest drill of any backup, by any host), and this process's counts.
   std::optional<SystemTime> newest_drill_;

@@ -562,6 +562,9 @@ void add_prune(CLI::App& backup) {
   c->add_option("--policy", f->policy, "etcd-manager | count:N | gfs:HOURLY,DAILY,WEEKLY,MONTHLY")->capture_default_str();
   c->add_flag("--dry-run", f->prune.dry_run, "only show what would be deleted");
   c->add_flag("--keep-noncurrent-versions", f->prune.keep_noncurrent_versions, kKeepVersionsHelp);
+  c->add_flag("--allow-no-recent-backup", f->prune.allow_no_recent_backup,
+              "prune even when no whole backup younger than the policy's shortest period would be left (refused "
+              "otherwise: backups are failing, or this host's clock is ahead)");
   c->callback([f] {
     auto fmt = parse_output_format(f->store.output);
     RetentionPolicy policy = parse_retention_policy(f->policy, Environment::from_process());
@@ -576,12 +579,16 @@ void add_prune(CLI::App& backup) {
                           {"deleted", r.deleted},
                           {"changeLogSegments", r.segments_removed.size()},
                           {"unparseable", r.plan.unparseable},
+                          {"future", r.plan.future},
                           {"versionedBucket", r.versions.versioned},
                           {"noncurrentVersionsRemoved", r.versions.removed},
                           {"noncurrentVersionsKept", r.versions.refused}};
       nlohmann::json locked = nlohmann::json::array();
       for (const auto& [name, why] : r.locked) locked.push_back({{"name", name}, {"kept", why}});
       j["locked"] = locked;
+      nlohmann::json not_whole = nlohmann::json::array();
+      for (const auto& [name, why] : r.plan.not_whole) not_whole.push_back({{"name", name}, {"why", why}});
+      j["notWhole"] = not_whole;
       std::cout << j.dump(2) << "\n";
       return;
     }
@@ -589,6 +596,12 @@ void add_prune(CLI::App& backup) {
               << (r.dry_run ? "would delete " : "deleted ") << r.plan.remove.size() << "\n";
     for (const auto& n : r.plan.remove) std::cout << (r.dry_run ? "  would delete " : "  deleted ") << n << "\n";
     for (const auto& n : r.plan.unparseable) std::cout << "  left alone (name is not a backup time): " << n << "\n";
+    for (const auto& n : r.plan.future) {
+      std::cout << "  left alone, not counted (dated after this host's clock): " << n << "\n";
+    }
+    for (const auto& [name, why] : r.plan.not_whole) {
+      std::cout << "  left alone, not counted (" << why << "): " << name << "\n";
+    }
     for (const auto& [name, why] : r.locked) std::cout << "  locked by the store, " << why << ": " << name << "\n";
     if (!r.segments_removed.empty()) {
       std::cout << (r.dry_run ? "  would delete " : "  deleted ") << r.segments_removed.size()

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <thread>
 
@@ -21,6 +22,8 @@
 #include "common/subprocess.h"
 
 namespace etcdadm {
+
+namespace stdfs = std::filesystem;
 
 namespace {
 
@@ -147,10 +150,25 @@ std::optional<ProcStat> read_proc_stat(int pid) {
 // Alive = exists and is not a zombie (a dead daemon whose parent has not reaped it yet).
 bool alive(const ProcStat& st) { return st.state != 'Z' && st.state != 'X'; }
 
-// Still the same living process as `original` (same start time, so not a recycled pid).
+// Threads of `pid` still listed in /proc (the main thread included; 0 when it is gone).
+size_t listed_threads(int pid) {
+  std::error_code ec;
+  size_t n = 0;
+  for (stdfs::directory_iterator it("/proc/" + std::to_string(pid) + "/task", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    ++n;
+  }
+  return n;
+}
+
+// Still the same process as `original` (same start time, so not a recycled pid), and not wholly
+// exited. A multi-threaded process (etcd, a Go program) killed by SIGKILL shows its main thread as a
+// zombie while its other threads are still exiting and holding its files: etcd's WAL and db locks
+// are released only when the last thread is gone, so until then it still counts as running.
 bool same_process_alive(int pid, const ProcStat& original) {
   auto now = read_proc_stat(pid);
-  return now && alive(*now) && now->start_time == original.start_time;
+  if (!now || now->start_time != original.start_time) return false;
+  return alive(*now) || listed_threads(pid) > 1;
 }
 
 std::string resolved_path(const std::string& path) {

@@ -437,7 +437,11 @@ BackupRecord load_backup_record(BlobStore& store, const BackupListing& l) {
     if (em.timestamp) r.taken_at_micros = *em.timestamp * 1000000;
     r.data_file = l.data_key.empty() ? "" : l.data_key.substr(l.data_key.find('/') + 1);
     r.stored_size = l.data_size;
-    std::string ext = r.data_file.substr(std::string(kDataFileStem).size());
+    // A directory holding only _etcd_backup.meta has no data file: no extension to read (it is
+    // listed, and prune and restore say that its data file is missing).
+    std::string ext = r.data_file.size() > std::string(kDataFileStem).size()
+                          ? r.data_file.substr(std::string(kDataFileStem).size())
+                          : std::string();
     r.compression = ext == ".zst" ? Compression::kZstd : ext.empty() ? Compression::kNone : Compression::kGzip;
   }
   if (r.taken_at_micros == 0) {

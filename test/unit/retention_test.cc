@@ -95,13 +95,68 @@ TEST(Retention, SafetyRules) {
     EXPECT_EQ(p.keep.size(), 1u) << spec;
     EXPECT_TRUE(p.remove.empty()) << spec;
   }
-  // Dated in the future (a skewed clock wrote it): kept.
+  // Dated in the future (a skewed clock wrote it): kept, but it is not the newest backup and fills
+  // no quota, so count:1 still keeps the newest real one.
   RetentionPlan f = plan_retention({name("2027-01-01T00:00:00Z"), name("2026-11-21T12:00:00Z"), name("2020-01-01T00:00:00Z")},
                                    kNow, policy("count:1"));
-  EXPECT_EQ(sorted(f.keep), sorted({name("2027-01-01T00:00:00Z")}));
-  EXPECT_EQ(f.remove.size(), 2u);
+  EXPECT_EQ(sorted(f.keep), sorted({name("2027-01-01T00:00:00Z"), name("2026-11-21T12:00:00Z")}));
+  EXPECT_EQ(f.remove, std::vector<std::string>{name("2020-01-01T00:00:00Z")});
+  EXPECT_EQ(f.future, std::vector<std::string>{name("2027-01-01T00:00:00Z")});
+  EXPECT_EQ(f.newest_whole, name("2026-11-21T12:00:00Z"));
   // Nothing at all.
-  EXPECT_TRUE(plan_retention({}, kNow, policy("count:3")).keep.empty());
+  EXPECT_TRUE(plan_retention(std::vector<std::string>{}, kNow, policy("count:3")).keep.empty());
+}
+
+// Entries that only look like backups (forged, damaged, or dated by a clock running ahead) are kept
+// and reported, and never fill a quota: whatever is added, the real backups a policy keeps stay.
+TEST(Retention, EntriesThatAreNotWholeOrFromTheFutureFillNoQuota) {
+  std::vector<RetentionEntry> entries = {
+      {name("2026-11-21T12:20:00Z"), ""},
+      {name("2026-11-21T11:20:00Z"), ""},
+      {name("2026-11-21T10:20:00Z"), ""},
+      {name("2026-11-21T12:25:00Z"), "its metadata cannot be read"},
+      {name("2026-11-21T12:26:00Z"), "found damaged: hash mismatch"},
+  };
+  for (int i = 1; i <= 9; ++i) entries.push_back({name("2099-01-01T00:00:0" + std::to_string(i) + "Z"), ""});
+  for (const char* spec : {"count:2", "gfs:2,0,0,0"}) {
+    RetentionPlan p = plan_retention(entries, kNow, policy(spec));
+    EXPECT_EQ(p.remove, std::vector<std::string>{name("2026-11-21T10:20:00Z")}) << spec;
+    EXPECT_EQ(p.future.size(), 9u) << spec;
+    ASSERT_EQ(p.not_whole.size(), 2u) << spec;
+    EXPECT_EQ(p.not_whole[0], std::make_pair(name("2026-11-21T12:26:00Z"), std::string("found damaged: hash mismatch")));
+    EXPECT_EQ(p.newest_whole, name("2026-11-21T12:20:00Z")) << spec;
+    EXPECT_EQ(p.keep.size(), 13u) << spec;
+    EXPECT_TRUE(p.keeps_a_recent_backup) << spec;
+  }
+  // No whole backup at all: nothing is removed and nothing is the newest.
+  RetentionPlan none = plan_retention(std::vector<RetentionEntry>{{name("2026-11-21T12:25:00Z"), "its metadata cannot be read"}}, kNow, policy("count:1"));
+  EXPECT_TRUE(none.remove.empty());
+  EXPECT_EQ(none.newest_whole, "");
+}
+
+// The recency rule prune_backups enforces: each policy's shortest period, and whether a plan keeps
+// a whole backup younger than it.
+TEST(Retention, ShortestPeriodAndRecentBackup) {
+  using std::chrono::hours;
+  EXPECT_EQ(policy("etcd-manager").shortest_period(), hours(1));
+  EXPECT_EQ(policy("gfs:24,7,4,12").shortest_period(), hours(1));
+  EXPECT_EQ(policy("gfs:0,7,4,12").shortest_period(), hours(24));
+  EXPECT_EQ(policy("gfs:0,0,4,12").shortest_period(), hours(24 * 7));
+  EXPECT_EQ(policy("gfs:0,0,0,12").shortest_period(), hours(24 * 31));
+  EXPECT_EQ(policy("gfs:0,0,0,0").shortest_period(), std::nullopt);
+  EXPECT_EQ(policy("count:3").shortest_period(), std::nullopt);
+  EXPECT_EQ(policy("gfs:1,2,3,4").spec(), "gfs:1,2,3,4");
+  EXPECT_EQ(policy("count:7").spec(), "count:7");
+  EXPECT_EQ(policy("etcd-manager").spec(), "etcd-manager");
+
+  // Newest 59 min old: recent for etcd-manager. 61 min: not; a whole backup of the future does not help.
+  EXPECT_TRUE(plan_retention({name("2026-11-21T11:31:00Z")}, kNow, policy("etcd-manager")).keeps_a_recent_backup);
+  RetentionPlan stale =
+      plan_retention({name("2026-11-21T11:29:00Z"), name("2099-01-01T00:00:00Z")}, kNow, policy("etcd-manager"));
+  EXPECT_FALSE(stale.keeps_a_recent_backup);
+  EXPECT_TRUE(plan_retention({name("2019-01-01T00:00:00Z")}, kNow, policy("count:1")).keeps_a_recent_backup);
+  EXPECT_TRUE(plan_retention({name("2026-11-21T00:00:00Z")}, kNow, policy("gfs:0,1,0,0")).keeps_a_recent_backup);
+  EXPECT_FALSE(plan_retention({name("2026-11-20T12:00:00Z")}, kNow, policy("gfs:0,1,0,0")).keeps_a_recent_backup);
 }
 
 TEST(Retention, PolicyParsing) {
