@@ -182,6 +182,9 @@ HttpResponse HttpClient::perform(const HttpRequest& request, const HttpBodySink&
   char errbuf[CURL_ERROR_SIZE] = {0};
   curl_easy_setopt(curl_, CURLOPT_ERRORBUFFER, errbuf);
   curl_easy_setopt(curl_, CURLOPT_URL, request.url.c_str());
+  // The path as given: libcurl would otherwise collapse "/../" and send a request outside the
+  // store's prefix (store keys are checked too: store/blob_store.h check_store_key).
+  curl_easy_setopt(curl_, CURLOPT_PATH_AS_IS, 1L);
   curl_easy_setopt(curl_, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl_, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(curl_, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));

@@ -59,6 +59,13 @@ FetchResult fetch_into(BlobStore& store, const BackupRecord& listed, ByteSink* o
   const std::string what = "backup " + listed.name + " in " + store.url();
   if (listed.data_file.empty()) throw Error(ErrorKind::kCorrupt, what + " has no data file (etcd.backup.gz)", "use another backup");
   const BackupRecord b = current_record(store, listed);
+  if (!b.hash_trailer && b.stored_sha256.empty() && b.db_sha256.empty()) {
+    // Its metadata says there is no trailer and records no digest: nothing could tell a forged or
+    // damaged db from the one that was saved.
+    throw Error(ErrorKind::kCorrupt,
+                what + " cannot be verified: its metadata records no SHA-256 and says its snapshot has no hash trailer",
+                "use another backup; etcdadm records both digests for every backup it writes");
+  }
   if (b.encrypted()) require_keys_for(b.recipients(), store.decryption_keys(), what);
   std::string key = b.name + "/" + b.data_file;
   auto reader = store.open(key);

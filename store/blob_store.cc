@@ -75,6 +75,29 @@ std::vector<BlobInfo> page_through(const std::string& root, const std::string& w
 
 }  // namespace
 
+void check_store_key(const std::string& key) {
+  auto refuse = [&](const std::string& why) {
+    std::string shown;
+    for (unsigned char c : key.substr(0, 200)) shown += c < 0x20 || c == 0x7f ? '?' : static_cast<char>(c);
+    throw Error(ErrorKind::kCorrupt, "refusing the store key '" + shown + "': " + why,
+                "a name in the store's listing or metadata is not one etcdadm writes; the store may have been "
+                "tampered with");
+  };
+  for (unsigned char c : key) {
+    if (c < 0x20 || c == 0x7f) refuse("it holds a control character");
+  }
+  size_t start = 0;
+  for (;;) {
+    size_t slash = key.find('/', start);
+    std::string segment = key.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    bool last = slash == std::string::npos;
+    if (segment == "." || segment == "..") refuse("a '" + segment + "' segment would resolve outside the store");
+    if (segment.empty() && !key.empty() && !(last && start > 0)) refuse("it has an empty segment");
+    if (last) break;
+    start = slash + 1;
+  }
+}
+
 std::vector<BlobInfo> ObjectKeys::list(const std::string& prefix, const PageFn& page) const {
   const std::string wanted = object(prefix);
   return page_through(

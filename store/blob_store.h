@@ -142,11 +142,20 @@ class BlobStore {
 // effort: a failure to clean is only a warning, never the command's failure. Zero: nothing.
 void clean_abandoned(BlobStore& store, std::chrono::seconds older_than);
 
+// Refuses (kCorrupt) a key or prefix with a leading '/', an empty, "." or ".." segment (a prefix's
+// trailing '/' aside) or a control character. Keys are built from names that a store's listing and
+// metadata supply, so they are hostile input: such a segment resolves outside the store once it
+// becomes a path or a URL (libcurl and servers collapse "/../").
+void check_store_key(const std::string& key);
+
 // Key mapping shared by the object-store backends: a store rooted at `root` ("" or "a/b", no
-// slashes at the ends) inside a bucket.
+// slashes at the ends) inside a bucket. Every key is checked (check_store_key) on its way to a URL.
 struct ObjectKeys {
   std::string root;
-  std::string object(const std::string& key) const { return root.empty() ? key : root + "/" + key; }
+  std::string object(const std::string& key) const {
+    check_store_key(key);
+    return root.empty() ? key : root + "/" + key;
+  }
   // Pages through a bucket listing. `page(object_prefix, token, out)` appends the objects of one
   // page (full object names) and returns the next page's token ("" after the last). Returns the
   // store keys under `prefix`, sorted.

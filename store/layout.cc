@@ -345,6 +345,14 @@ BackupMeta backup_meta_from_json(const std::string& text, const std::string& whe
     throw Error(ErrorKind::kInvalidArgument, where + " is encrypted (" + m.encryption + "), which this etcdadm cannot read",
                 "upgrade etcdadm");
   }
+  // The data file's name is the format's, never a path the metadata chooses: a "../x" or "a/b"
+  // would be read (and copied) from outside the backup's directory.
+  const std::string expected_data_file = data_file_name(m.compression, m.encryption == kEncryptionAge);
+  if (m.data_file != expected_data_file) {
+    throw Error(ErrorKind::kCorrupt, where + " names the data file '" + m.data_file.substr(0, 200) + "'; a backup compressed with " +
+                                         compression_name(m.compression) + (m.encryption == kEncryptionAge ? " and encrypted" : "") +
+                                         " has '" + expected_data_file + "'");
+  }
   return m;
 }
 

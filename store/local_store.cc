@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
+#include <utility>
 
 #include "common/error.h"
 #include "common/fs.h"
@@ -45,17 +46,10 @@ class LocalWriter : public BlobWriter {
 
 class LocalReader : public BlobReader {
  public:
-  explicit LocalReader(const std::string& path) : path_(path) {
-    // A store holds regular files only: a symbolic link could point at any file the reading user
-    // (often root, for a restore) may read, and make it look like a backup.
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd_ < 0 && errno == ELOOP) {
-      throw Error(ErrorKind::kCorrupt, path + " is a symbolic link; a backup store holds only regular files",
-                  "replace the link with the file itself");
-    }
-    if (fd_ < 0) throw_errno("cannot open", path, errno);
+  // Takes an fd opened by open_beneath.
+  LocalReader(int fd, std::string path) : path_(std::move(path)), fd_(fd) {
     struct stat st;
-    if (::fstat(fd_, &st) != 0) throw_errno("cannot stat", path, errno);
+    if (::fstat(fd_, &st) != 0) throw_errno("cannot stat", path_, errno);
     size_ = static_cast<uint64_t>(st.st_size);
     ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
   }
@@ -77,6 +71,57 @@ class LocalReader : public BlobReader {
   int fd_ = -1;
   uint64_t size_ = 0;
 };
+
+class ScopedFd {
+ public:
+  explicit ScopedFd(int fd = -1) : fd_(fd) {}
+  ScopedFd(const ScopedFd&) = delete;
+  ScopedFd& operator=(const ScopedFd&) = delete;
+  ~ScopedFd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  void reset(int fd) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+  int get() const { return fd_; }
+  int release() { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_;
+};
+
+[[noreturn]] void throw_link(const std::string& path) {
+  throw Error(ErrorKind::kCorrupt,
+              path + " is a symbolic link; a backup store holds only regular files and directories",
+              "replace the link with what it points to, or remove it");
+}
+
+// The directory holding `key` (beneath `root`, every component opened with O_NOFOLLOW) and the
+// key's last component. O_NOFOLLOW on the whole path covers only its last component: a store
+// writer's `name/link -> /var/lib/etcd/member/snap` would make a root restore read `name/link/db`,
+// the live database. -1 with errno ENOENT/ENOTDIR when a directory on the way does not exist.
+std::pair<int, std::string> open_parent_beneath(const std::string& root, const std::string& key) {
+  ScopedFd dir(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));  // the root itself is the user's path
+  if (dir.get() < 0) return {-1, ""};
+  size_t start = 0;
+  for (size_t slash; (slash = key.find('/', start)) != std::string::npos; start = slash + 1) {
+    std::string component = key.substr(start, slash - start);
+    int next = ::openat(dir.get(), component.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0) {
+      int err = errno;
+      struct stat st;
+      if ((err == ELOOP || err == ENOTDIR) && ::fstatat(dir.get(), component.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+          S_ISLNK(st.st_mode)) {
+        throw_link(root + "/" + key.substr(0, slash));
+      }
+      errno = err;
+      return {-1, ""};
+    }
+    dir.reset(next);
+  }
+  return {dir.release(), key.substr(start)};
+}
 
 bool is_temp_name(const std::string& filename) {
   return !filename.empty() && filename[0] == '.' && filename.find(".tmp-") != std::string::npos;
@@ -146,9 +191,8 @@ LocalStore::LocalStore(std::string root) : root_(absolute_path(root)) {}
 std::string LocalStore::url() const { return "file://" + root_; }
 
 std::string LocalStore::path_of(const std::string& key) const {
-  if (key.empty() || key.front() == '/' || key.find("..") != std::string::npos) {
-    throw Error(ErrorKind::kInvalidArgument, "invalid blob key '" + key + "'");
-  }
+  check_store_key(key);
+  if (key.empty() || key.back() == '/') throw Error(ErrorKind::kInvalidArgument, "invalid blob key '" + key + "'");
   return root_ + "/" + key;
 }
 
@@ -159,6 +203,11 @@ std::unique_ptr<BlobWriter> LocalStore::create(const std::string& key, bool over
   make_dirs(dir, store_directory_mode(file_mode_));
   // A new directory entry must itself be durable before files inside it matter.
   if (!existed) fsync_dir(parent_dir(dir));
+  // Nothing is written through a link a store writer planted (a damage marker written by root
+  // into `name/` -> /etc would land in /etc).
+  auto [dir_fd, leaf] = open_parent_beneath(root_, key);
+  if (dir_fd < 0) throw_errno("cannot open", dir, errno);
+  ::close(dir_fd);
   return std::make_unique<LocalWriter>(path, file_mode_, overwrite, root_);
 }
 
@@ -167,18 +216,29 @@ std::unique_ptr<BlobReader> LocalStore::open(const std::string& key) {
   if (!is_directory(root_)) {
     throw Error(ErrorKind::kNotFound, "store directory " + root_ + " does not exist", "check --store");
   }
-  try {
-    return std::make_unique<LocalReader>(path);
-  } catch (const Error& e) {
-    if (e.kind() == ErrorKind::kNotFound) throw Error(ErrorKind::kNotFound, key + " not found in " + url());
-    throw;
+  auto [dir_fd, leaf] = open_parent_beneath(root_, key);
+  if (dir_fd < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) throw Error(ErrorKind::kNotFound, key + " not found in " + url());
+    throw_errno("cannot open", path, errno);
   }
+  ScopedFd dir(dir_fd);
+  int fd = ::openat(dir.get(), leaf.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0 && errno == ELOOP) throw_link(path);
+  if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) throw Error(ErrorKind::kNotFound, key + " not found in " + url());
+  if (fd < 0) throw_errno("cannot open", path, errno);
+  return std::make_unique<LocalReader>(fd, path);
 }
 
 std::optional<BlobInfo> LocalStore::stat(const std::string& key) {
-  struct stat st;
   std::string path = path_of(key);
-  if (::lstat(path.c_str(), &st) != 0) {  // a link is no blob (LocalReader)
+  auto [dir_fd, leaf] = open_parent_beneath(root_, key);
+  if (dir_fd < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
+    throw_errno("cannot stat", path, errno);
+  }
+  ScopedFd dir(dir_fd);
+  struct stat st;
+  if (::fstatat(dir.get(), leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {  // a link is no blob
     if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
     throw_errno("cannot stat", path, errno);
   }
@@ -252,7 +312,13 @@ std::vector<BlobInfo> LocalStore::list_range(const std::string& start_after, con
 
 void LocalStore::remove(const std::string& key) {
   std::string path = path_of(key);
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) throw_errno("cannot remove", path, errno);
+  auto [dir_fd, leaf] = open_parent_beneath(root_, key);
+  if (dir_fd < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return;
+    throw_errno("cannot remove", path, errno);
+  }
+  ScopedFd parent(dir_fd);
+  if (::unlinkat(parent.get(), leaf.c_str(), 0) != 0 && errno != ENOENT) throw_errno("cannot remove", path, errno);
   // Drop the directory once its last blob is gone (backup directories are removed this way).
   std::string dir = parent_dir(path);
   if (dir != root_ && ::rmdir(dir.c_str()) == 0) fsync_dir(parent_dir(dir));

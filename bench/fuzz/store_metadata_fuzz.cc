@@ -1,6 +1,6 @@
 // libFuzzer target for everything etcdadm reads from a store's small files (bench/README.md,
 // "Fuzzing"): the store marker, our backup metadata, etcd-manager's metadata, the damage marker,
-// and backup names. A store is written by whoever can write the bucket or directory, so each of
+// backup names and store keys. A store is written by whoever can write the bucket or directory, so each of
 // these is untrusted input. Every input goes through every parser; only etcdadm::Error may come
 // out. Anything else (a crash, a sanitizer report, another exception) is a finding.
 #include <cstddef>
@@ -8,6 +8,7 @@
 #include <string>
 
 #include "bench/fuzz/fuzz_target.h"
+#include "store/blob_store.h"
 #include "store/etcd_manager.h"
 #include "store/layout.h"
 
@@ -29,5 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   });
   refused_or_read([&] { etcdadm::parse_store_file_mode(text); });
   refused_or_read([&] { etcdadm::parse_backup_name(text); });
+  // Store keys are built from names the listing and metadata supply.
+  refused_or_read([&] { etcdadm::check_store_key(text); });
   return 0;
 }

@@ -13,6 +13,7 @@
 
 #include "common/fs.h"
 #include "test/support/cli_fixture.h"
+#include "test/support/release_fixture.h"
 
 namespace etcdadm::test {
 
@@ -140,6 +141,49 @@ TEST_F(BadInput, MissingDataFile) {
     // restore): without the data file it is no backup at all.
     EXPECT_EQ(r.exit_code, 3) << r.output;
   }
+}
+
+// A store writer substitutes another, self-consistent snapshot and points the metadata at it with a
+// `dataFile` that is a path (with the digests of the substitute). The data file's name is the
+// format's own: the metadata is refused, nothing is restored, and nothing outside the backup's
+// directory is read. (Before the fix, restore used sub/etcd.backup.gz and succeeded.)
+TEST_F(BadInput, TheDataFileIsTheFormatsOwnNameNotAPathFromTheMetadata) {
+  std::string name = backup_one();
+  EtcdClient client(members_[0]->connection());
+  client.put("/planted", "by whoever can write the store");
+  std::string snap = dir_ / "other.db";
+  etcdctl_snapshot(*members_[0], snap);
+  make_dirs(store_ + "/" + name + "/sub");
+  std::string substitute = store_ + "/" + name + "/sub/etcd.backup.gz";
+  ASSERT_EQ(run_process({"sh", "-c", "gzip -1 -c '" + snap + "' > '" + substitute + "'"}).exit_code, 0);
+  std::string meta_path = store_ + "/" + name + "/etcdadm-backup.json";
+  auto meta = nlohmann::json::parse(read_file(meta_path));
+  meta["dataFile"] = "sub/etcd.backup.gz";
+  meta["storedSha256"] = file_sha256(substitute);
+  meta["storedSize"] = std::filesystem::file_size(substitute);
+  meta.erase("dbSha256");
+  write_file_atomic(meta_path, meta.dump(2));
+  ASSERT_EQ(cli({"backup", "list", "--store", store_, "--rebuild-catalog"}).exit_code, 0);
+  expect_never_restored(name, 5, "names the data file 'sub/etcd.backup.gz'");
+}
+
+// The local store never follows a symbolic link on the way to a file, not only at its last
+// component: a backup directory replaced by a link to another directory (a self-consistent backup
+// elsewhere, or a live data dir) is not read through. (Before the fix, a catalog that knew the
+// backup restored what the link pointed at.)
+TEST_F(BadInput, ALinkedDirectoryInTheLocalStoreIsNeverReadThrough) {
+  std::string name = backup_one();
+  ASSERT_EQ(cli({"backup", "list", "--store", store_}).exit_code, 0);  // the catalog knows it
+  std::string elsewhere = dir_ / "elsewhere";
+  std::filesystem::rename(store_ + "/" + name, elsewhere);
+  std::filesystem::create_directory_symlink(elsewhere, store_ + "/" + name);
+  std::string data = dir_ / "restored";
+  auto r = cli({"backup", "restore", name, "--store", store_, "--data-dir", data, "--name", "x",
+                "--initial-advertise-peer-urls", "http://127.0.0.1:1"});
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(path_exists(data));
+  auto v = cli({"backup", "verify", name, "--store", store_});
+  EXPECT_NE(v.exit_code, 0) << v.output;
 }
 
 TEST_F(BadInput, UnknownTimestampListsNearest) {

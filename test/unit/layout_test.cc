@@ -295,6 +295,46 @@ TEST(LocalStoreLinks, ASymbolicLinkIsNoBlob) {
   }
 }
 
+// A link anywhere on the way, not only at the last component: `b/link -> <a live data dir>` must not
+// make `b/link/db` readable, statable, removable or writable through the store. (Before the fix,
+// open and stat followed it: O_NOFOLLOW covers only a path's last component.)
+TEST(LocalStoreLinks, ALinkedDirectoryOnTheWayIsNeverFollowed) {
+  test::TempDir dir;
+  make_dirs(dir.path() + "/live/member/snap");
+  write_file_atomic(dir.path() + "/live/member/snap/db", "the live database", 0600);
+  LocalStore store(dir.path() + "/s");
+  store.write_small("b/etcd.backup.gz", "x");
+  ASSERT_EQ(::symlink((dir.path() + "/live/member/snap").c_str(), (dir.path() + "/s/b/link").c_str()), 0);
+  ASSERT_EQ(::symlink((dir.path() + "/live").c_str(), (dir.path() + "/s/c").c_str()), 0);
+  for (const std::string key : std::vector<std::string>{"b/link/db", "c/member/snap/db"}) {
+    try {
+      store.open(key);
+      ADD_FAILURE() << key << " was read through a link";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kCorrupt) << e.what();
+      EXPECT_NE(std::string(e.what()).find("is a symbolic link"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(store.stat(key), Error) << key;
+    EXPECT_THROW(store.remove(key), Error) << key;
+    EXPECT_THROW(store.write_small(key, "overwritten"), Error) << key;
+  }
+  EXPECT_EQ(read_file(dir.path() + "/live/member/snap/db"), "the live database");
+  // A key with "." or ".." segments, an empty segment or a control character is refused before any
+  // path or URL is made of it.
+  for (const std::string key : std::vector<std::string>{"../s/b/etcd.backup.gz", "b/../b/etcd.backup.gz",
+                                                        "b/./etcd.backup.gz", "b//x", "/b/x", "b/x\n"}) {
+    EXPECT_THROW(store.open(key), Error) << key;
+    EXPECT_THROW(check_store_key(key), Error) << key;
+  }
+  for (const std::string key :
+       std::vector<std::string>{"", "b/", "changelog/", "b/etcd.backup.gz", "2026-11-21T10:00:00Z-000001/x.age"}) {
+    EXPECT_NO_THROW(check_store_key(key)) << key;
+  }
+  ObjectKeys keys{"root/dir"};
+  EXPECT_EQ(keys.object("b/etcd.backup.gz"), "root/dir/b/etcd.backup.gz");
+  EXPECT_THROW(keys.object("b/../../other/etcd.backup.gz"), Error);
+}
+
 TEST(StoreSettings, MarkerDecidesCompression) {
   test::TempDir dir;
   LocalStore store(dir.path());
