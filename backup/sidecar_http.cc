@@ -159,24 +159,35 @@ SidecarHttp::SidecarHttp(Sidecar& sidecar, const std::string& listen, std::strin
     res.status = ok ? 200 : 503;
     res.set_content(why + "\n", "text/plain");
   });
-  server_->Get("/metrics", [&sidecar](const httplib::Request&, httplib::Response& res) {
+  auto auth_failures = std::make_shared<TokenBucket>(kAuthFailuresPerSecond, kAuthFailureBurst);
+  // Whether `req` may go on: always without a token; with one, it must carry it (guesses throttled:
+  // while they are, none is checked, the right token included).
+  auto authorized = [token, auth_failures](const httplib::Request& req, httplib::Response& res) {
+    if (token.empty()) return true;
+    if (auth_failures->exhausted()) {
+      too_many(res);
+      return false;
+    }
+    if (same_secret(req.get_header_value("Authorization"), "Bearer " + token)) return true;
+    auth_failures->try_take();
+    spdlog::warn("{} {} from {} refused: missing or wrong bearer token", req.method, req.path, req.remote_addr);
+    res.status = 401;
+    res.set_content("missing or wrong bearer token\n", "text/plain");
+    return false;
+  };
+  // Beyond loopback, what the sidecar knows (backup names, revisions, failure reasons, the store's
+  // health) is for the token's holders too; the probes (/healthz, /readyz) stay open.
+  const bool reads_need_token = !loopback;
+  server_->Get("/metrics", [&sidecar, authorized, reads_need_token](const httplib::Request& req, httplib::Response& res) {
+    if (reads_need_token && !authorized(req, res)) return;
     res.set_content(sidecar.metrics_text(), "text/plain; version=0.0.4");
   });
-  server_->Get("/backups", [&sidecar](const httplib::Request&, httplib::Response& res) {
+  server_->Get("/backups", [&sidecar, authorized, reads_need_token](const httplib::Request& req, httplib::Response& res) {
+    if (reads_need_token && !authorized(req, res)) return;
     res.set_content(sidecar.backups_json(), "application/json");
   });
-  auto auth_failures = std::make_shared<TokenBucket>(kAuthFailuresPerSecond, kAuthFailureBurst);
-  auto trigger = [&sidecar, token, auth_failures](const httplib::Request& req, httplib::Response& res) {
-    if (!token.empty()) {
-      if (auth_failures->exhausted()) return too_many(res);  // no guess is even checked
-      if (!same_secret(req.get_header_value("Authorization"), "Bearer " + token)) {
-        auth_failures->try_take();
-        spdlog::warn("POST /backup from {} refused: missing or wrong bearer token", req.remote_addr);
-        res.status = 401;
-        res.set_content("missing or wrong bearer token\n", "text/plain");
-        return;
-      }
-    }
+  auto trigger = [&sidecar, authorized](const httplib::Request& req, httplib::Response& res) {
+    if (!authorized(req, res)) return;
     sidecar.trigger("http from " + req.remote_addr);
     res.status = 202;
     res.set_content("backup triggered\n", "text/plain");

@@ -723,7 +723,7 @@ void add_sidecar(CLI::App& backup) {
   c->add_option("--verify", f->verify, "read each backup back and check it: always | never | every:N")->capture_default_str();
   c->add_option("--listen", f->listen, "HTTP address for /healthz /readyz /metrics /backups, POST /backup ('' = off)")
       ->capture_default_str();
-  c->add_option("--trigger-token-file", f->token_file, "file holding the bearer token POST /backup requires");
+  c->add_option("--trigger-token-file", f->token_file, "file holding the bearer token POST /backup requires (and, beyond loopback, GET /metrics and /backups)");
   c->add_option("--ready-max-age", f->ready_max_age, "/readyz fails when the newest backup is older")->capture_default_str();
   c->add_option("--shutdown-grace", f->grace, "on SIGTERM, how long a running backup may take to finish")
       ->capture_default_str();

@@ -44,6 +44,9 @@ HttpResponse http(const std::string& method, const std::string& url) {
 
 class Sidecar : public CliTest {
  protected:
+  // The address start_sidecar listens on (its answers are asked on 127.0.0.1 all the same).
+  std::string listen_host_ = "127.0.0.1";
+
   SidecarProcess start_sidecar(const EtcdMember& m, const std::string& schedule, std::vector<std::string> extra = {},
                                std::string catalog = "", std::map<std::string, std::string> env = {}) {
     static int counter = 0;
@@ -52,7 +55,7 @@ class Sidecar : public CliTest {
     s.log = dir_ / ("sidecar-" + std::to_string(++counter) + ".log");
     std::vector<std::string> argv = {ETCDADM_BIN, "--log-level", "debug", "backup", "sidecar", "--store", store_,
                                      "--endpoints", m.client_url(), "--schedule", schedule, "--listen",
-                                     "127.0.0.1:" + std::to_string(s.port)};
+                                     listen_host_ + ":" + std::to_string(s.port)};
     argv.insert(argv.end(), extra.begin(), extra.end());
     RunOptions ro;
     ro.env = std::move(env);
@@ -408,6 +411,31 @@ TEST_F(Sidecar, RetentionTokenAndConcurrentCronSaves) {
   auto open = cli({"backup", "sidecar", "--store", store_, "--endpoints", m.client_url(), "--listen", "0.0.0.0:0"});
   EXPECT_EQ(open.exit_code, 2) << open.output;
   EXPECT_NE(open.output.find("trigger token"), std::string::npos) << open.output;
+}
+
+// Listening beyond loopback, what the sidecar knows (/metrics: backup times, failure reasons;
+// /backups: every backup's name and revision) is for the token's holders only; the probes stay
+// open for the kubelet. (Before the fix, /metrics and /backups answered anyone.)
+TEST_F(Sidecar, BeyondLoopbackMetricsAndBackupsNeedTheToken) {
+  auto& m = start_member();
+  write_file_atomic(dir_ / "token", "s3cret-token\n", 0600);
+  listen_host_ = "0.0.0.0";
+  auto s = start_sidecar(m, "@hourly", {"--trigger-token-file", dir_ / "token"});
+  HttpClient client;
+  auto get = [&](const std::string& path, const std::string& token) {
+    HttpRequest req;
+    req.url = s.url(path);
+    if (!token.empty()) req.headers = {{"Authorization", "Bearer " + token}};
+    return client.perform(req);
+  };
+  for (const char* path : {"/metrics", "/backups"}) {
+    EXPECT_EQ(get(path, "").status, 401) << path;
+    EXPECT_EQ(get(path, "s3cret-token").status, 200) << path;
+  }
+  EXPECT_NE(get("/metrics", "s3cret-token").body.find("etcdadm_backup_attempts_total"), std::string::npos);
+  EXPECT_EQ(get("/healthz", "").status, 200);
+  EXPECT_NE(get("/readyz", "").status, 401);
+  EXPECT_EQ(s.process.stop(10000ms), 0);
 }
 
 TEST_F(Sidecar, HttpBoundsHostileRequestsAndTellsThemNothing) {

@@ -669,8 +669,15 @@ use = egg:swift#symlink
         deadline = t0 + self.timeout
         attempt = 1
         while True:
+            # Each attempt gets its share of what is left: an attempt stuck on a
+            # server that never answers (its port taken by another test's
+            # listener: "Account HEAD returning 503 for []" for a whole minute
+            # once) must leave time for a retry on new ports.
+            left = deadline - time.monotonic()
+            share = left / (START_ATTEMPTS - attempt + 1)
+            attempt_deadline = time.monotonic() + max(share, min(left, 15.0))
             try:
-                self.start_once(deadline)
+                self.start_once(attempt_deadline)
                 info = self.write_ready()
                 log('ready in %.2fs: %s (workdir %s)'
                     % (time.monotonic() - t0, info['endpoint'], self.workdir))
