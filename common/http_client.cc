@@ -116,9 +116,7 @@ size_t on_header(char* data, size_t size, size_t nitems, void* userdata) {
 }
 
 Error transport_error(CURLcode code, const std::string& detail, const HttpRequest& request) {
-  std::string where = request.method + " " + request.url;
-  auto q = where.find('?');
-  if (q != std::string::npos) where.resize(q);  // query strings may carry tokens: keep them out
+  const std::string where = request.method + " " + url_for_messages(request.url);
   std::string reason = detail.empty() ? curl_easy_strerror(code) : detail;
   switch (code) {
     case CURLE_OPERATION_TIMEDOUT:
@@ -232,17 +230,33 @@ HttpResponse HttpClient::perform(const HttpRequest& request, const HttpBodySink&
   // One trace line per request, without its query (a SAS token or a signature may be in it): how
   // many requests a command makes can be counted from its log (bench/catalog_scale_bench.sh).
   if (spdlog::should_log(spdlog::level::trace)) {
-    spdlog::trace("HTTP request {} {}", m, request.url.substr(0, request.url.find('?')));
+    spdlog::trace("HTTP request {} {}", m, url_for_messages(request.url));
   }
   CURLcode rc = curl_easy_perform(curl_);
   curl_slist_free_all(headers);
   if (st.sink_error) std::rethrow_exception(st.sink_error);
-  if (rc == CURLE_ABORTED_BY_CALLBACK) throw_if_interrupted(request.method + " " + request.url);
+  if (rc == CURLE_ABORTED_BY_CALLBACK) throw_if_interrupted(request.method + " " + url_for_messages(request.url));
   if (rc != CURLE_OK) throw transport_error(rc, errbuf, request);
   long status = 0;
   curl_easy_getinfo(curl_, CURLINFO_RESPONSE_CODE, &status);
   response.status = status;
   return response;
+}
+
+HttpOptions credentials_http_options(HttpOptions store) {
+  store.verify_tls = true;
+  return store;
+}
+
+std::string url_for_messages(std::string_view url) {
+  std::string out(url.substr(0, url.find_first_of("?#")));
+  // scheme://user:password@host/... : the user information goes too.
+  auto scheme_end = out.find("://");
+  size_t authority = scheme_end == std::string::npos ? 0 : scheme_end + 3;
+  auto authority_end = out.find('/', authority);
+  auto at = out.rfind('@', authority_end == std::string::npos ? std::string::npos : authority_end);
+  if (at != std::string::npos && at >= authority) out.erase(authority, at + 1 - authority);
+  return out;
 }
 
 std::string percent_encode(std::string_view s, bool keep_slash) {

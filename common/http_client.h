@@ -83,6 +83,14 @@ HttpObjectHead object_head(const HttpResponse& response, const std::string& what
 // RFC 3986 percent-encoding of everything but unreserved characters (A-Z a-z 0-9 - _ . ~);
 // '/' is kept when keep_slash is true. This is the encoding SigV4 and GCS object names need.
 std::string percent_encode(std::string_view s, bool keep_slash = false);
+// The options for a store's credentials endpoint (STS, a token endpoint, Entra, Keystone), from the
+// store's own: the same CA bundle and timeouts, TLS always verified. --store-insecure-skip-tls-verify
+// covers the store endpoint only: a credentials endpoint impersonated would take the secrets sent
+// to it (a client secret, a web identity token, a password).
+HttpOptions credentials_http_options(HttpOptions store);
+// `url` as messages, logs and records may show it: without its query or fragment (a SAS token, a
+// signed URL's signature) and without user information before the host.
+std::string url_for_messages(std::string_view url);
 
 // application/x-www-form-urlencoded body from pairs (percent_encode of names and values).
 std::string form_encode(const std::vector<std::pair<std::string, std::string>>& fields);

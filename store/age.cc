@@ -268,12 +268,16 @@ struct ParsedHeader {
   size_t size = 0;  // the whole header, including the MAC line
 };
 
-// Parses a complete header at the start of `data`; nullopt when more bytes are needed.
+// Parses a complete header at the start of `data`; nullopt when more bytes are needed. The 1 MiB
+// limit is enforced here, for every caller: past it no header can end, so more bytes are never
+// asked for (a caller appending chunks and parsing again would otherwise do so without end).
 std::optional<ParsedHeader> parse_header(std::string_view data) {
   auto line_at = [&](size_t pos) -> std::optional<std::string_view> {
+    if (pos > kMaxHeaderBytes) header_failure("the header is larger than 1 MiB");
     size_t nl = data.find('\n', pos);
     if (nl == std::string_view::npos) {
       if (data.size() - pos > kMaxLineBytes) header_failure("a header line longer than 64 KiB");
+      if (data.size() > kMaxHeaderBytes) header_failure("the header is larger than 1 MiB");
       return std::nullopt;
     }
     if (nl - pos > kMaxLineBytes) header_failure("a header line longer than 64 KiB");
@@ -512,11 +516,8 @@ class Decryptor : public StreamCodec {
  private:
   // Parses the header and the nonce once they are all here; false while more bytes are needed.
   bool start() {
-    auto h = parse_header(buf_);
-    if (!h) {
-      if (buf_.size() > kMaxHeaderBytes) header_failure("the header is larger than 1 MiB");
-      return false;
-    }
+    auto h = parse_header(buf_);  // throws past 1 MiB without a whole header
+    if (!h) return false;
     if (buf_.size() < h->size + kNonceSize) return false;
     std::string file_key = open_header(buf_, *h, ids_);
     key_ = hkdf_sha256(file_key, std::string_view(buf_).substr(h->size, kNonceSize), "payload");

@@ -162,12 +162,14 @@ AzureConfig resolve_azure_config(const AzureSettings& settings, const Environmen
     std::string authority = first_non_empty({env.value("AZURE_AUTHORITY_HOST"), "https://login.microsoftonline.com/"});
     std::unique_ptr<OAuthTokenSource> source;
     if (!tenant.empty() && !client.empty() && !env.value("AZURE_CLIENT_SECRET").empty()) {
-      source = std::make_unique<EntraClientSource>(authority, tenant, client, env.value("AZURE_CLIENT_SECRET"), "", c.http);
+      source = std::make_unique<EntraClientSource>(authority, tenant, client, env.value("AZURE_CLIENT_SECRET"), "",
+                                                  credentials_http_options(c.http));
     } else if (!tenant.empty() && !client.empty() && !env.value("AZURE_FEDERATED_TOKEN_FILE").empty()) {
-      source = std::make_unique<EntraClientSource>(authority, tenant, client, "", env.value("AZURE_FEDERATED_TOKEN_FILE"), c.http);
+      source = std::make_unique<EntraClientSource>(authority, tenant, client, "", env.value("AZURE_FEDERATED_TOKEN_FILE"),
+                                                  credentials_http_options(c.http));
     } else {
       std::string host = first_non_empty({env.value("AZURE_POD_IDENTITY_AUTHORITY_HOST"), "http://169.254.169.254"});
-      source = std::make_unique<ManagedIdentitySource>(host, client, c.http);
+      source = std::make_unique<ManagedIdentitySource>(host, client, credentials_http_options(c.http));
     }
     c.auth.description = source->name();
     c.auth.entra = std::make_shared<OAuthTokenCache>(std::move(source));

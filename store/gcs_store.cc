@@ -205,9 +205,9 @@ GcsConfig resolve_gcs_config(const GcsSettings& settings, const Environment& env
 std::unique_ptr<GcsStore> open_gcs_store(const std::string& bucket, const std::string& prefix,
                                          const GcsSettings& settings, const Environment& env) {
   GcsConfig config = resolve_gcs_config(settings, env);
-  auto client = std::make_shared<GcsClient>(config, make_gcs_auth(env, config.http));
+  auto client = std::make_shared<GcsClient>(config, make_gcs_auth(env, credentials_http_options(config.http)));
   auto store = std::make_unique<GcsStore>(client, bucket, prefix, settings.chunk_size);
-  store->set_auth_factory([env, http = config.http] { return make_gcs_auth(env, http); });
+  store->set_auth_factory([env, http = credentials_http_options(config.http)] { return make_gcs_auth(env, http); });
   return store;
 }
 

@@ -322,7 +322,7 @@ S3Config resolve_s3_config(const S3Settings& s, const Environment& env) {
 std::unique_ptr<S3Store> open_s3_store(const std::string& bucket, const std::string& prefix, const S3Settings& settings,
                                        const Environment& env) {
   S3Config config = resolve_s3_config(settings, env);
-  auto creds = make_default_credential_chain(env, config.region, config.http);
+  auto creds = make_default_credential_chain(env, config.region, credentials_http_options(config.http));
   auto client = std::make_shared<S3Client>(config, creds);
   return std::make_unique<S3Store>(client, bucket, prefix, settings.store);
 }

@@ -114,7 +114,7 @@ SwiftSession::Access SwiftSession::authenticate(std::optional<int64_t>& expires)
       HttpRequest req;
       req.url = config_.auth_url;
       req.headers = {{"X-Auth-User", config_.user}, {"X-Auth-Key", config_.key}};
-      HttpResponse r = send_to_auth_endpoint(req, http_, config_.description);
+      HttpResponse r = send_to_auth_endpoint(req, credentials_http_options(http_), config_.description);
       if (r.status == 401 || r.status == 403) {
         throw Error(ErrorKind::kAuth, config_.description + " refused the credentials (HTTP " + std::to_string(r.status) + ")",
                     "check OS_USERNAME (account:user for tempauth) and OS_PASSWORD");
@@ -132,7 +132,7 @@ SwiftSession::Access SwiftSession::authenticate(std::optional<int64_t>& expires)
       req.url = config_.auth_url + "/auth/tokens";
       req.headers = {{"Content-Type", "application/json"}};
       req.body = body;
-      HttpResponse r = send_to_auth_endpoint(req, http_, config_.description);
+      HttpResponse r = send_to_auth_endpoint(req, credentials_http_options(http_), config_.description);
       if (r.status == 401 || r.status == 403) {
         throw Error(ErrorKind::kAuth, config_.description + " refused the credentials (HTTP " + std::to_string(r.status) + ")",
                     "check OS_USERNAME, OS_PASSWORD, the domains and the project (or the application credential)");

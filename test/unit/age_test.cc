@@ -123,6 +123,26 @@ TEST(Age, PassesTheCctvTestKit) {
   EXPECT_EQ(checked, 143 - 33 - 18) << "every vector but the armored and the post-quantum ones";
 }
 
+// A header that never ends within 1 MiB is refused by the parser itself, for every caller: before,
+// header_size (the stored-bytes check of verify and copy, rekey) asked for more bytes without end
+// while a stanza body of full 64-column lines kept going, parsing the growing prefix again each time.
+TEST(Age, AHeaderThatDoesNotEndWithinOneMebibyteIsRefusedByEveryCaller) {
+  std::string head = "age-encryption.org/v1\n-> X25519 AAAA\n";
+  const std::string body_line(64, 'A');
+  while (head.size() < (2u << 20)) head += body_line + "\n";
+  for (size_t n : {(size_t{1} << 20) + 1, (size_t{1} << 20) + 100, head.size()}) {
+    try {
+      age::header_size(std::string_view(head).substr(0, n));
+      ADD_FAILURE() << n << " bytes of header were taken as incomplete";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kCorrupt);
+      EXPECT_NE(std::string(e.what()).find("larger than 1 MiB"), std::string::npos) << e.what();
+    }
+  }
+  // Well below the limit, an unfinished header still just asks for more.
+  EXPECT_FALSE(age::header_size(std::string_view(head).substr(0, 4096)).has_value());
+}
+
 TEST(Age, KeyEncodingsAsTheSpecificationShowsThem) {
   age::X25519Identity id;
   id.secret.fill(0x42);

@@ -2,10 +2,15 @@
 // "Authorize with Shared Key" page gives, checked end to end by Azurite in AzureStoreTest.*), the
 // configuration chain, and the parsers of what Azure answers.
 #include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <atomic>
+#include <thread>
 
 #include "common/error.h"
 #include "common/timefmt.h"
 #include "store/azure_auth.h"
+#include "store/azure_store.h"
 #include "store/azure_responses.h"
 #include "test/support/test_env.h"
 
@@ -96,6 +101,44 @@ TEST(AzureConfig, TheChainAsAzuresToolsResolveIt) {
   EXPECT_EQ(kind({}), ErrorKind::kInvalidArgument);  // no account
   EXPECT_EQ(kind({{"AZURE_STORAGE_ACCOUNT", "a"}, {"AZURE_STORAGE_KEY", "not base64!"}}), ErrorKind::kInvalidArgument);
   EXPECT_EQ(kind({{"AZURE_STORAGE_CONNECTION_STRING", "AccountName=a;garbage"}}), ErrorKind::kInvalidArgument);
+}
+
+// --store-insecure-skip-tls-verify is for the store endpoint only: the Entra token endpoint is
+// verified all the same, so an impersonated one never receives the client secret. (Before the fix,
+// the flag covered the token endpoint too and the secret was posted to it.)
+TEST(AzureConfig, SkippingTlsVerificationOfTheStoreNeverSkipsItForTheTokenEndpoint) {
+  test::TempDir dir;
+  test::TlsFiles tls = test::make_tls_files(dir.path());
+  httplib::SSLServer server(tls.server_cert.c_str(), tls.server_key.c_str());  // signed by a CA nobody trusts here
+  std::atomic<int> token_requests{0};
+  server.Post(".*", [&](const httplib::Request&, httplib::Response& res) {
+    ++token_requests;
+    res.set_content(R"({"access_token":"t","expires_in":3600,"token_type":"Bearer"})", "application/json");
+  });
+  server.Get(".*", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("<EnumerationResults><Blobs/><NextMarker/></EnumerationResults>", "application/xml");
+  });
+  int port = server.bind_to_any_port("127.0.0.1");
+  std::thread t([&] { server.listen_after_bind(); });
+  while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const std::string url = "https://127.0.0.1:" + std::to_string(port);
+  AzureSettings settings;
+  settings.endpoint = url + "/acct";
+  settings.account = "acct";
+  settings.insecure_skip_verify = true;
+  auto env = test::fake_environment({{"AZURE_TENANT_ID", "tenant"},
+                                     {"AZURE_CLIENT_ID", "client"},
+                                     {"AZURE_CLIENT_SECRET", "the-client-secret"},
+                                     {"AZURE_AUTHORITY_HOST", url + "/"}});
+  try {
+    open_azure_store("c", "", settings, env)->list("");
+    ADD_FAILURE() << "the token endpoint's certificate was not verified";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kTls) << e.what();
+  }
+  EXPECT_EQ(token_requests.load(), 0) << "the client secret went to an unverified endpoint";
+  server.stop();
+  t.join();
 }
 
 TEST(AzureResponses, ListingErrorsAndBlockIds) {

@@ -33,13 +33,16 @@ int interrupted_stalled_get(int sig) {
   try {
     HttpClient client;  // idle timeout 60 s: only the interrupt can end this early
     HttpRequest req;
-    req.url = "http://127.0.0.1:" + std::to_string(silent.port()) + "/stalled";
+    // A SAS token in the query: the message must not carry it (it did before the fix).
+    req.url = "http://127.0.0.1:" + std::to_string(silent.port()) + "/stalled?sv=2022-11-02&sig=SECRETSIGNATURE";
     client.perform(req);
   } catch (const Error& e) {
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::string want = sig == SIGTERM ? "interrupted by SIGTERM" : "interrupted by SIGINT";
     bool named = std::string(e.what()).find(want) != std::string::npos;
+    bool leaked = std::string(e.what()).find("SECRETSIGNATURE") != std::string::npos;
     code = e.kind() == ErrorKind::kInterrupted && named && s < 5.0 && interrupt_signal() == sig ? 0 : 12;
+    if (leaked) code = 13;
   }
   signaller.join();
   return code;
@@ -49,6 +52,24 @@ TEST(Interrupt, StalledHttpTransferEndsSoonAfterTheSignal) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(std::exit(interrupted_stalled_get(SIGTERM)), ::testing::ExitedWithCode(0), "");
   EXPECT_EXIT(std::exit(interrupted_stalled_get(SIGINT)), ::testing::ExitedWithCode(0), "");
+}
+
+TEST(UrlForMessages, KnownAnswers) {
+  EXPECT_EQ(url_for_messages("https://acct.blob.core.windows.net/c/k?sv=1&sig=abc"), "https://acct.blob.core.windows.net/c/k");
+  EXPECT_EQ(url_for_messages("https://user:pass@host:8080/p/a@b?x#frag"), "https://host:8080/p/a@b");
+  EXPECT_EQ(url_for_messages("http://host/p#frag"), "http://host/p");
+  EXPECT_EQ(url_for_messages("https://host"), "https://host");
+  // A refused connection names the URL without its query.
+  HttpClient client;
+  HttpRequest req;
+  req.url = "http://127.0.0.1:1/k?sig=SECRETSIGNATURE";
+  try {
+    client.perform(req);
+    ADD_FAILURE() << "port 1 answered";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).find("SECRETSIGNATURE"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("http://127.0.0.1:1/k"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Interrupt, OutsideInterruptibleWorkTheSignalEndsTheProcess) {
