@@ -1,5 +1,7 @@
 #include "common/fs.h"
 
+#include "common/text.h"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -192,11 +194,34 @@ void write_file_atomic(const std::string& path, const std::string& contents, mod
   f.commit();
 }
 
+namespace {
+std::string tmp_cache_fallback() { return "/tmp/etcdadm-cache-" + std::to_string(::geteuid()); }
+}  // namespace
+
+void check_cache_dir(const std::string& dir) {
+  const std::string fallback = tmp_cache_fallback();
+  if (dir != fallback && dir.rfind(fallback + "/", 0) != 0) return;
+  if (::mkdir(fallback.c_str(), 0700) != 0 && errno != EEXIST) throw_errno("cannot create", fallback, errno);
+  struct stat st {};
+  if (::lstat(fallback.c_str(), &st) != 0) throw_errno("cannot inspect", fallback, errno);
+  std::string wrong;
+  if (S_ISLNK(st.st_mode)) wrong = "a symbolic link";
+  else if (!S_ISDIR(st.st_mode)) wrong = "not a directory";
+  else if (st.st_uid != ::geteuid()) wrong = "owned by uid " + std::to_string(st.st_uid);
+  else if ((st.st_mode & 077) != 0) wrong = "open to group or others (mode " + octal_mode(st.st_mode & 07777) + ")";
+  if (!wrong.empty()) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "refusing the cache directory " + fallback + ": it is " + wrong +
+                    ", so another user could have prepared it (its catalog, its etcd releases)",
+                "set HOME or XDG_CACHE_HOME (or ETCDADM_CATALOG and --cache-dir), or remove " + fallback);
+  }
+}
+
 std::string user_cache_dir() {
   if (::geteuid() == 0) return "/var/cache/etcdadm";
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0') return std::string(x) + "/etcdadm";
   if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0') return std::string(h) + "/.cache/etcdadm";
-  return "/tmp/etcdadm-cache-" + std::to_string(::geteuid());
+  return tmp_cache_fallback();  // checked before use: check_cache_dir
 }
 
 namespace {

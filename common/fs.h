@@ -46,6 +46,12 @@ class AtomicFile {
 // etcdadm's cache directory for this user: /var/cache/etcdadm for root (etcdadm's place for release
 // tarballs), else $XDG_CACHE_HOME/etcdadm or ~/.cache/etcdadm, else /tmp/etcdadm-cache-<uid>.
 std::string user_cache_dir();
+// Refuses (kInvalidArgument) a cache directory under `dir` that another user could have prepared:
+// for user_cache_dir()'s /tmp fallback (a name anyone can create first), the directory is created
+// 0700 when missing, and refused when it is a link, not a directory, another user's, or open to
+// group or others. Its catalog and its etcd releases (binaries a drill runs) must be this user's
+// alone. Other directories (the user's own home, /var/cache) are left as they are.
+void check_cache_dir(const std::string& dir);
 
 // A private directory (mode 0700) under $TMPDIR (default /tmp), removed with everything in it on
 // destruction: for scratch copies that must not outlive the command.

@@ -376,6 +376,7 @@ struct Download {
 };
 
 Download fetch_release(const ReleaseSpec& spec) {
+  check_cache_dir(strip_trailing_slashes(spec.cache_dir));  // its tarballs become binaries we run
   std::string arch = resolved_arch(spec);
   std::string name = release_tarball_name(spec.version, arch);
   std::string cache_path = cached_tarball_path(spec);
@@ -860,6 +861,7 @@ LocalEtcd find_local_etcd(const std::string& wanted, const std::string& explicit
   }
   // The cache keeps one directory per version (cached_tarball_path): the wanted patch first, then
   // the newest other patch of its minor.
+  check_cache_dir(strip_trailing_slashes(cache_dir));
   std::vector<EtcdVersion> cached;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(strip_trailing_slashes(cache_dir) + "/etcd", ec)) {

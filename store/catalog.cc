@@ -115,7 +115,10 @@ std::string Catalog::default_path() {
 }
 
 Catalog::Catalog(const std::string& path) : path_(path) {
-  if (path != ":memory:") make_dirs(parent_dir(path), 0700);
+  if (path != ":memory:") {
+    check_cache_dir(parent_dir(path));
+    make_dirs(parent_dir(path), 0700);
+  }
   if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr) != SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);

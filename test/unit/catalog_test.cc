@@ -2,6 +2,9 @@
 
 #include <filesystem>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "common/error.h"
 #include "common/fs.h"
 #include <sqlite3.h>
@@ -19,6 +22,45 @@ namespace etcdadm {
 static void add_etcd_manager_backup(LocalStore& store, const std::string& name, int64_t ts) {
   store.write_small(name + "/etcd.backup.gz", "not really gzip");
   store.write_small(name + "/_etcd_backup.meta", etcd_manager_meta_json("3.4.13", ts, 3));
+}
+
+// user_cache_dir()'s last resort, /tmp/etcdadm-cache-<uid>, is a name anyone can create first: a
+// catalog or a release cache in it is refused unless it is this user's private directory, and
+// created 0700 when missing. (Before the fix, a world-writable one or another user's was used.)
+TEST(CacheDir, TheTmpFallbackMustBeThisUsersPrivateDirectory) {
+  const std::string fallback = "/tmp/etcdadm-cache-" + std::to_string(::geteuid());
+  std::filesystem::remove_all(fallback);
+  auto refused = [&](const std::string& why) {
+    try {
+      Catalog c(fallback + "/catalog.db");
+      ADD_FAILURE() << "a catalog was opened in a cache dir that is " << why;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument) << e.what();
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(check_cache_dir(fallback), Error) << why;
+  };
+  ASSERT_EQ(::mkdir(fallback.c_str(), 0777), 0);
+  ASSERT_EQ(::chmod(fallback.c_str(), 0777), 0);
+  refused("open to group or others");
+  ASSERT_EQ(::chmod(fallback.c_str(), 0700), 0);
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::chown(fallback.c_str(), 65534, 65534), 0);
+    refused("owned by uid 65534");
+  }
+  std::filesystem::remove_all(fallback);
+  test::TempDir elsewhere;
+  std::filesystem::create_directory_symlink(elsewhere.path(), fallback);
+  refused("a symbolic link");
+  std::filesystem::remove(fallback);
+  // Missing: made private, and used.
+  { Catalog c(fallback + "/catalog.db"); }
+  struct stat st {};
+  ASSERT_EQ(::lstat(fallback.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  // Other directories are not this rule's business.
+  EXPECT_NO_THROW(check_cache_dir(elsewhere.path()));
+  std::filesystem::remove_all(fallback);
 }
 
 TEST(Catalog, SyncsIncrementallyAndRebuilds) {
