@@ -306,7 +306,14 @@ TEST_F(Sidecar, TriggersReadinessAndHistory) {
   s.process.kill_now(SIGUSR1);
   for (int i = 0; i < 600 && backups().size() < 3; ++i) std::this_thread::sleep_for(50ms);
   EXPECT_EQ(backups().size(), 3u);
-  auto listed = nlohmann::json::parse(http("GET", s.url("/backups")).body);
+  // /backups is brought up to date once the backup is verified and recorded, after it appears in
+  // the store: polled too.
+  nlohmann::json listed;
+  for (int i = 0; i < 600; ++i) {
+    listed = nlohmann::json::parse(http("GET", s.url("/backups")).body);
+    if (listed.size() >= 3) break;
+    std::this_thread::sleep_for(50ms);
+  }
   EXPECT_EQ(listed.size(), 3u);
   std::this_thread::sleep_for(3500ms);
   auto r = http("GET", s.url("/readyz"));

@@ -11,6 +11,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "store/layout.h"
 #include "store/swift_store.h"
 #include "test/support/fault_proxy.h"
 #include "test/support/object_store_fixture.h"
@@ -172,9 +173,15 @@ TEST_F(SwiftNativeStoreTest, SaveListVerifyRestoreEndToEndAndTheSwiftCliReadsWha
   // An etcd-manager store written with the swift CLI is listed and restored; a prune that keeps
   // only that one deletes ours, a large object, with its segments.
   EXPECT_FALSE(swift_list(container_ + "_segments").empty());
-  std::string theirs = "2090-01-01T00:00:00Z-000001";
+  // (Newer than ours but not in the future: a backup dated after the pruning host's clock fills no
+  // quota, so count:1 would keep ours.)
+  const auto now = std::chrono::system_clock::now();
+  std::string theirs = make_backup_name(now);
   write_file_atomic(dir_ / "etcd.backup.gz", read_file(dir_ / "cli.gz"));
-  write_file_atomic(dir_ / "_etcd_backup.meta", R"({"etcdVersion":"3.5.30","timestamp":"3786912000"})");
+  write_file_atomic(dir_ / "_etcd_backup.meta",
+                    R"({"etcdVersion":"3.5.30","timestamp":")" +
+                        std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count()) +
+                        R"("})");
   for (const char* f : {"etcd.backup.gz", "_etcd_backup.meta"}) {
     auto up = swift_server()->swift_cli({"upload", container_, dir_ / f, "--object-name", "backups/" + theirs + "/" + f});
     ASSERT_EQ(up.exit_code, 0) << up.output;
