@@ -297,9 +297,13 @@ void EtcdMember::start() {
         if (!ours) throw std::runtime_error("another etcd answers on " + client_url() + ":\n" + log());
         // etcd 3.6+ writes its storage version a moment after it serves (0.16 s measured, once
         // over 0.8 s on a loaded machine): a snapshot taken before says none. A member alone
-        // decides its cluster version itself, so its storage version always comes; wait for it.
+        // decides its cluster version itself, so its storage version always comes to be its own
+        // minor; wait for that. (Until then Status reports what etcd detects from the schema,
+        // 3.5.0, not nothing.)
         auto version = EtcdVersion::parse(st.version());
-        bool storage_pending = alone && version && (version->major > 3 || version->minor >= 6) && st.storageversion().empty();
+        auto storage = EtcdVersion::parse(st.storageversion());
+        bool storage_pending = alone && version && (version->major > 3 || version->minor >= 6) &&
+                               !(storage && storage->same_minor(*version));
         if (proc_.running() && !storage_pending) return;
       }
     } catch (const Error&) {
