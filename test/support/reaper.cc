@@ -1,4 +1,5 @@
 #include "test/support/reaper.h"
+#include <fcntl.h>
 
 #include <dirent.h>
 #include <signal.h>
@@ -27,6 +28,29 @@ void forward_signal(int sig) {
   if (g_test_process > 0) ::kill(g_test_process, sig);
 }
 
+// A /proc file of a process that may be exiting right now: "" when it cannot be read whole. (An
+// ifstream throws from underflow when read() fails with ESRCH mid-way, and that exception, after
+// every test had passed, aborted the reaper: "basic_filebuf::underflow error reading the file: No
+// such process".)
+std::string read_proc_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      out.clear();
+      break;
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
 // The pids whose parent is this process, from /proc/<pid>/stat (the field after the command name,
 // which is in parentheses and may itself hold spaces and parentheses).
 std::vector<pid_t> children_of_this_process() {
@@ -38,8 +62,7 @@ std::vector<pid_t> children_of_this_process() {
     char* end = nullptr;
     long pid = std::strtol(e->d_name, &end, 10);
     if (pid <= 0 || *end != '\0') continue;
-    std::ifstream in("/proc/" + std::string(e->d_name) + "/stat");
-    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string stat = read_proc_file("/proc/" + std::string(e->d_name) + "/stat");
     auto paren = stat.rfind(')');
     if (paren == std::string::npos) continue;
     std::istringstream fields(stat.substr(paren + 1));
@@ -53,8 +76,7 @@ std::vector<pid_t> children_of_this_process() {
 }
 
 std::string command_line(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
-  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string raw = read_proc_file("/proc/" + std::to_string(pid) + "/cmdline");
   for (char& c : raw) {
     if (c == '\0') c = ' ';
   }
