@@ -46,7 +46,7 @@ class LocalWriter : public BlobWriter {
 
 class LocalReader : public BlobReader {
  public:
-  // Takes an fd opened by open_beneath.
+  // Takes over `fd`, opened beneath the store root (open_parent_beneath, then openat).
   LocalReader(int fd, std::string path) : path_(std::move(path)), fd_(fd) {
     struct stat st;
     if (::fstat(fd_, &st) != 0) throw_errno("cannot stat", path_, errno);
