@@ -5,6 +5,7 @@
 #include "backup/member_select.h"
 #include "common/error.h"
 #include "common/timefmt.h"
+#include "store/audience.h"
 #include "store/layout.h"
 
 namespace etcdadm {
@@ -19,9 +20,13 @@ void nap(const std::atomic<bool>& stop, std::chrono::milliseconds d) {
 
 }  // namespace
 
-ChangeLogLoop::ChangeLogLoop(EtcdClient& client, BlobStore& store, ChangeLogLoopOptions options,
+ChangeLogLoop::ChangeLogLoop(EtcdClient& client, BlobStore& store, Catalog* catalog, ChangeLogLoopOptions options,
                              std::function<void(const std::string&)> request_backup)
-    : client_(client), store_(store), options_(std::move(options)), request_backup_(std::move(request_backup)) {}
+    : client_(client),
+      store_(store),
+      catalog_(catalog),
+      options_(std::move(options)),
+      request_backup_(std::move(request_backup)) {}
 
 ChangeLogLoop::~ChangeLogLoop() { stop(); }
 
@@ -96,8 +101,11 @@ void ChangeLogLoop::loop() {
       asked_for_backup = false;
       changelog::CaptureOptions co = options_.capture;
       co.cluster_id = cluster_id;
-      // Segments are stored as the store stores backups: its compression, its recipients.
-      StoreSettings settings = read_store_settings(store_).value_or(StoreSettings{});
+      // Segments are stored as the store stores backups: its compression, its recipients, once
+      // they are the ones this host writes for.
+      StoreRequest writing;
+      writing.encryption = options_.writer;
+      StoreSettings settings = settings_for_writing(store_, catalog_, writing);
       co.compression = settings.compression;
       co.encrypt_to.reset();
       co.key_id.clear();

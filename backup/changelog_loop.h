@@ -53,8 +53,9 @@ struct ChangeLogLoopStatus {
 
 class ChangeLogLoop {
  public:
-  // `request_backup(why)` asks the sidecar for a backup now (after a gap).
-  ChangeLogLoop(EtcdClient& client, BlobStore& store, ChangeLogLoopOptions options,
+  // `request_backup(why)` asks the sidecar for a backup now (after a gap). `catalog` (may be null)
+  // holds this host's audience pin of the store (store/audience.h), checked at each capture start.
+  ChangeLogLoop(EtcdClient& client, BlobStore& store, Catalog* catalog, ChangeLogLoopOptions options,
                 std::function<void(const std::string& why)> request_backup);
   ~ChangeLogLoop();
   void start();
@@ -70,6 +71,7 @@ class ChangeLogLoop {
 
   EtcdClient& client_;
   BlobStore& store_;
+  Catalog* catalog_;
   ChangeLogLoopOptions options_;
   std::function<void(const std::string&)> request_backup_;
   std::atomic<bool> stop_{false};

@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "common/text.h"
 #include "common/interrupt.h"
+#include "store/audience.h"
 #include "store/layout.h"
 
 namespace etcdadm {
@@ -160,10 +161,18 @@ RekeyResult rekey_backups(BlobStore& store, Catalog* catalog, const RekeyOptions
   if (o.new_recipients) {
     // The target's passphrase is checked against the check it gets (recipients_for_save below).
     *settings = change_store_recipients(store, *o.new_recipients);
+    pin_after_rekey(store, catalog, *settings);
     writer = *o.new_recipients;
     r.store_changed = true;
     spdlog::info("store {}: backups saved from now on are encrypted to {}", store.url(),
                  join_list(settings->encryption->recipient_labels()));
+  }
+  if (!o.new_recipients) {
+    // Re-wrapping to the marker's recipients writes for them as a save does: a marker someone else
+    // changed must not get every old backup re-encrypted to them.
+    StoreRequest as_is;
+    as_is.encryption = writer;
+    *settings = settings_for_writing(store, catalog, as_is);
   }
   age::Recipients to = recipients_for_save(*settings->encryption, writer, store.url());
   r.recipients = settings->encryption->recipient_labels();

@@ -18,6 +18,7 @@
 #include "common/interrupt.h"
 #include "common/progress.h"
 #include "common/fs.h"
+#include "store/audience.h"
 #include "store/etcd_manager.h"
 #include "store/snapshot_digest.h"
 
@@ -160,10 +161,12 @@ void fill_digest(BackupMeta& meta, const SnapshotDigest& d) {
 
 int64_t unix_seconds(SystemTime t) { return to_unix_micros(t) / 1000000; }
 
-// The store's settings (creating its marker when new) and, for an encrypted store, the recipients
-// a backup is encrypted to: everything a save must know before it takes a snapshot.
-std::pair<StoreSettings, std::optional<age::Recipients>> prepare_store(BlobStore& store, const StoreRequest& request) {
-  StoreSettings settings = ensure_store_settings(store, request);
+// The store's settings (creating its marker when new) once its audience is the one this host
+// accepts (store/audience.h) and, for an encrypted store, the recipients a backup is encrypted to:
+// everything a save must know before it takes a snapshot.
+std::pair<StoreSettings, std::optional<age::Recipients>> prepare_store(BlobStore& store, Catalog* catalog,
+                                                                       const StoreRequest& request) {
+  StoreSettings settings = settings_for_writing(store, catalog, request);
   std::optional<age::Recipients> to;
   if (settings.encryption) to = recipients_for_save(*settings.encryption, request.encryption, store.url());
   return {settings, to};
@@ -227,7 +230,7 @@ SaveResult save_unrecorded(EtcdClient& client, BlobStore& store, Catalog* catalo
     spdlog::warn("cannot list members ({}); the metadata will lack the member count", e.what());
   }
 
-  auto [settings, encrypt_to] = prepare_store(store, options.store);
+  auto [settings, encrypt_to] = prepare_store(store, catalog, options.store);
   // Before the writer's worker thread exists, so that it inherits the policy too (why: cpu_priority.h).
   ScopedBatchScheduling batch;
   SystemTime started = std::chrono::system_clock::now();
@@ -319,7 +322,7 @@ SaveResult import_snapshot(const std::string& file, BlobStore& store, Catalog* c
   InterruptibleWork interruptible;
   auto t0 = Clock::now();
   if (!path_exists(file)) throw Error(ErrorKind::kNotFound, "snapshot file " + file + " does not exist");
-  auto [settings, encrypt_to] = prepare_store(store, options.store);
+  auto [settings, encrypt_to] = prepare_store(store, catalog, options.store);
   // Before the writer's worker thread exists, so that it inherits the policy too (why: cpu_priority.h).
   ScopedBatchScheduling batch;
   SystemTime started = std::chrono::system_clock::now();

@@ -97,7 +97,7 @@ void Sidecar::run() {
                options_.continuous ? ", continuous change log" : "",
                drills ? ", drills '" + options_.drill_schedule->spec() + "'" : "");
   if (options_.continuous) {
-    log_ = std::make_unique<ChangeLogLoop>(client_, store_, *options_.continuous,
+    log_ = std::make_unique<ChangeLogLoop>(client_, store_, catalog_, *options_.continuous,
                                            [this](const std::string& why) { trigger(why); });
     log_->start();
   }

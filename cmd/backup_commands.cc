@@ -33,6 +33,7 @@
 #include "restore/fetch.h"
 #include "restore/resolve.h"
 #include "restore/verify.h"
+#include "store/audience.h"
 #include "store/catalog.h"
 #include "store/encryption.h"
 #include "store/store_url.h"
@@ -82,7 +83,7 @@ struct StoreCreationFlags {
   RecipientFlags recipients;
   int level = -1;
   void add_to(CLI::App* c) {
-    recipients.add_to(c, "create the store encrypted to these public keys (--passphrase-file instead: to a passphrase)",
+    recipients.add_to(c, "the store's public keys: a new store is encrypted to them, an existing one must have exactly them, and this host writes for them from now on (--passphrase-file instead: to a passphrase)",
                       /*env=*/true);
     c->add_option("--compression", compression, "gzip|zstd|none (only when creating a store; default gzip)");
     c->add_option("--compression-level", level, "codec level (gzip 0-3 via ISA-L, default 1; zstd 1-19, default 1)");
@@ -695,6 +696,33 @@ void add_rekey(CLI::App& backup) {
   });
 }
 
+void add_pin(CLI::App& backup) {
+  struct Flags {
+    StoreFlags store;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* c = backup.add_subcommand(
+      "pin",
+      "accept the audience (age recipients, passphrase, or none) a store's marker names now: this host refuses to "
+      "write for any other until `backup rekey` here or `backup pin` again changes it (docs/security.md)");
+  f->store.add_to(c);
+  c->callback([f] {
+    auto fmt = parse_output_format(f->store.output);
+    auto store = f->store.open();
+    Catalog catalog = f->store.open_catalog();
+    PinChange change = pin_store_audience(*store, catalog);
+    if (fmt == OutputFormat::kJson) {
+      nlohmann::json j = {{"store", store->url()}, {"keyId", change.after.key_id}, {"recipients", change.after.labels}};
+      if (change.before) j["before"] = {{"keyId", change.before->key_id}, {"recipients", change.before->labels}};
+      std::cout << j.dump(2) << "\n";
+      return;
+    }
+    std::cout << "This host writes into " << store->url() << " for " << change.after.describe();
+    if (change.before && !(*change.before == change.after)) std::cout << " (was " << change.before->describe() << ")";
+    std::cout << "\n";
+  });
+}
+
 void add_sidecar(CLI::App& backup) {
   struct Flags {
     StoreFlags store;
@@ -905,6 +933,7 @@ void add_backup_commands(CLI::App& app) {
   add_copy(*backup);
   add_prune(*backup);
   add_rekey(*backup);
+  add_pin(*backup);
   add_sidecar(*backup);
   add_inspect_commands(*backup);
 }

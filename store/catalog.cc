@@ -22,8 +22,16 @@ namespace {
 // in place, keeping rows and attempt history); 4: + attempts.origin (migrated in place; attempts
 // recorded before it have origin '' and count for no one's metrics) + the damage columns of backups;
 // 5: + the encryption columns of backups (migrated in place: rows from before are unencrypted);
-// 6: + the drill columns of backups (migrated in place: no drill known).
-constexpr int kSchemaVersion = 6;
+// 6: + the drill columns of backups (migrated in place: no drill known); 7: + audience_pins (created
+// where missing; never dropped, since it is no cache: see Catalog::audience_pin).
+constexpr int kSchemaVersion = 7;
+
+// Who this host lets read what it writes into each store (Catalog::audience_pin). Created with IF
+// NOT EXISTS and left alone by the start-over below: an etcdadm from before v7 that starts the
+// catalog over keeps the table, and the pins in it stay in force when this one opens it again.
+constexpr const char* kCreateAudiencePins =
+    "CREATE TABLE IF NOT EXISTS audience_pins (url TEXT PRIMARY KEY, key_id TEXT NOT NULL, labels TEXT NOT NULL,"
+    " pinned_at_micros INTEGER NOT NULL, pinned_by TEXT NOT NULL)";
 
 // Columns of the last `backup verify` (all NULL when never verified). A cache: not in the store.
 constexpr const char* kVerificationColumns[] = {"verified_revision INTEGER", "verified_total_key INTEGER",
@@ -150,9 +158,9 @@ Catalog::Catalog(const std::string& path) : path_(path) {
 
 void Catalog::migrate(int64_t version) {
   if (version == kSchemaVersion) return;
-  if (version >= 2 && version <= 5) {
+  if (version >= 2 && version <= 6) {
     // v2 -> v3: add the verification cache; v3 -> v4: who made each attempt; v4 -> v5: encryption;
-    // v5 -> v6: drills. Rows and attempt history stay.
+    // v5 -> v6: drills; v6 -> v7: audience pins. Rows and attempt history stay.
     if (version == 2) {
       for (const char* column : kVerificationColumns) exec(std::string("ALTER TABLE backups ADD COLUMN ") + column);
     }
@@ -163,7 +171,10 @@ void Catalog::migrate(int64_t version) {
     if (version <= 4) {
       for (const char* column : kEncryptionColumns) exec(std::string("ALTER TABLE backups ADD COLUMN ") + column);
     }
-    for (const char* column : kDrillColumns) exec(std::string("ALTER TABLE backups ADD COLUMN ") + column);
+    if (version <= 5) {
+      for (const char* column : kDrillColumns) exec(std::string("ALTER TABLE backups ADD COLUMN ") + column);
+    }
+    exec(kCreateAudiencePins);
     exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
     return;
   }
@@ -211,6 +222,7 @@ void Catalog::migrate(int64_t version) {
       " backup_name TEXT NOT NULL,"
       " origin TEXT NOT NULL DEFAULT '')");
   exec("CREATE INDEX attempts_by_time ON attempts(store_id, started_micros)");
+  exec(kCreateAudiencePins);
   exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
 }
 
@@ -596,6 +608,22 @@ std::vector<AttemptRecord> Catalog::attempts(const std::string& store_url, int l
     out.push_back({sel.i64(0), sel.i64(1), sel.text(2), sel.text(3), sel.text(4), sel.text(5), sel.text(6)});
   }
   return out;
+}
+
+std::optional<AudiencePin> Catalog::audience_pin(const std::string& store_url) {
+  Stmt sel(db_, "SELECT key_id, labels, pinned_at_micros, pinned_by FROM audience_pins WHERE url = ?");
+  sel.bind(1, store_url);
+  if (!sel.step()) return std::nullopt;
+  return AudiencePin{sel.text(0), split_lines(sel.text(1)), sel.i64(2), sel.text(3)};
+}
+
+void Catalog::pin_audience(const std::string& store_url, const AudiencePin& pin) {
+  Stmt ins(db_,
+           "INSERT INTO audience_pins (url, key_id, labels, pinned_at_micros, pinned_by) VALUES (?, ?, ?, ?, ?) "
+           "ON CONFLICT(url) DO UPDATE SET key_id = excluded.key_id, labels = excluded.labels, "
+           "pinned_at_micros = excluded.pinned_at_micros, pinned_by = excluded.pinned_by");
+  ins.bind(1, store_url).bind(2, pin.key_id).bind(3, join_lines(pin.labels)).bind(4, pin.pinned_at_micros);
+  ins.bind(5, pin.pinned_by).step();
 }
 
 }  // namespace etcdadm

@@ -4,8 +4,9 @@
 // recreates it from scratch. A sync lists the whole store only when the last full listing is older
 // than full_sync_interval() (or when asked); in between it lists only the backups named after the
 // newest it knows, less an hour (docs/store-format.md §7 says why that is safe). Losing the file
-// loses nothing but caches: the attempt history of this host and the results of `backup verify`
-// (revision and key counts read from each snapshot).
+// loses the attempt history of this host, the results of `backup verify` (revision and key counts
+// read from each snapshot), and this host's audience pins (store/audience.h: the next write pins
+// again, as on first use).
 #pragma once
 
 #include <chrono>
@@ -44,6 +45,16 @@ struct AttemptRecord {
   // Who tried: "save" (backup save / import run by hand or from cron), "sidecar" (a sidecar tick
   // or trigger); "" for attempts recorded before catalog v4. A sidecar's metrics count only its own.
   std::string origin;
+};
+
+// Who this host lets read what it writes into a store: the key ID of the store's age recipients
+// (StoreEncryption::key_id; "" for a store in the clear) the first time it wrote there, or as a
+// `backup rekey` or `backup pin` on this host last set it (store/audience.h).
+struct AudiencePin {
+  std::string key_id;
+  std::vector<std::string> labels;  // StoreEncryption::recipient_labels(); empty in the clear
+  int64_t pinned_at_micros = 0;
+  std::string pinned_by;  // the command that set it: "first write", "backup rekey", ...
 };
 
 class Catalog;
@@ -97,6 +108,9 @@ class Catalog {
   void record_attempt(const std::string& store_url, const AttemptRecord& attempt);
   // Newest first; `origin` non-empty keeps only that origin's attempts.
   std::vector<AttemptRecord> attempts(const std::string& store_url, int limit = 100, const std::string& origin = "");
+  // The store's pin on this host, if any; pin_audience sets (replaces) it.
+  std::optional<AudiencePin> audience_pin(const std::string& store_url);
+  void pin_audience(const std::string& store_url, const AudiencePin& pin);
   const std::string& path() const { return path_; }
 
  private:

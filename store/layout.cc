@@ -160,7 +160,8 @@ StoreSettings parse_store_settings(const std::string& text, const std::string& w
   return s;
 }
 
-StoreSettings ensure_store_settings(BlobStore& store, const StoreRequest& requested) {
+StoreSettings ensure_store_settings(BlobStore& store, const StoreRequest& requested,
+                                    const std::function<void()>& before_creating) {
   if (auto existing = read_store_settings(store)) {
     check_encryption_request(existing->encryption, requested.encryption, store.url());
     if (requested.compression && *requested.compression != existing->compression) {
@@ -184,6 +185,7 @@ StoreSettings ensure_store_settings(BlobStore& store, const StoreRequest& reques
     warn_about_access(store, *existing);
     return *existing;
   }
+  if (before_creating) before_creating();
   StoreSettings s;
   s.compression = requested.compression.value_or(Compression::kGzip);
   s.file_mode = requested.file_mode.value_or(kDefaultStoreFileMode);
@@ -203,7 +205,7 @@ StoreSettings ensure_store_settings(BlobStore& store, const StoreRequest& reques
   } catch (const Error& e) {
     // Another writer created it first: theirs counts.
     if (e.kind() != ErrorKind::kAlreadyExists) throw;
-    return ensure_store_settings(store, requested);
+    return ensure_store_settings(store, requested, before_creating);
   }
   // An etcd-manager store (no marker) may hold backups written with looser modes.
   warn_about_access(store, s);

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -85,8 +86,10 @@ StoreSettings parse_store_settings(const std::string& text, const std::string& w
 // file mode from them (BlobStore::set_file_mode). A requested compression, file mode or
 // encryption that contradicts the marker is refused (kInvalidArgument): one store, one format and
 // one audience, so that every reader knows what to expect. A marker from before file modes gets the requested
-// mode recorded. Logs a warning for each BlobStore::access_findings line.
-StoreSettings ensure_store_settings(BlobStore& store, const StoreRequest& requested);
+// mode recorded. Logs a warning for each BlobStore::access_findings line. `before_creating`, when
+// set, runs before a new marker is written and may throw to refuse it (store/audience.h).
+StoreSettings ensure_store_settings(BlobStore& store, const StoreRequest& requested,
+                                    const std::function<void()>& before_creating = {});
 // The settings of an existing store applied to `store` (its file mode), for commands that add to
 // a store without creating it (damage markers). No marker: the defaults.
 void apply_store_settings(BlobStore& store);

@@ -304,6 +304,79 @@ TEST_F(Encryption, APassphraseStoreTakesOnlyItsPassphrase) {
   for (const auto& p : secret_free_check_paths()) EXPECT_EQ(read_file(p).find(passphrase), std::string::npos) << p;
 }
 
+// docs/security.md, "the store's audience": a writer of the store who replaces the marker's
+// recipients, deletes the marker or makes it plain gets no later backup of this host; only a
+// rekey here or `backup pin` moves what this host writes for.
+TEST_F(Encryption, TheStoresAudienceIsPinnedOnTheSavingHostAndAChangeMadeElsewhereIsRefused) {
+  auto& m = start_member();
+  std::string a = keygen("a.txt"), b = keygen("b.txt"), mallory = keygen("mallory.txt");
+  save(m, {"--encrypt-to", a});
+  const std::string marker_path = store_ + "/" + kStoreMarkerFile;
+  const std::string good_marker = read_file(marker_path);
+  auto backups_in_store = [&] {
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(store_)) n += e.is_directory() && e.path().filename() != "changelog";
+    return n;
+  };
+  // A host is its catalog: "elsewhere" is a host that never wrote into this store (no pin).
+  const std::string here = dir_ / "catalog.db", elsewhere = dir_ / "other-host.db";
+  auto save_on = [&](const std::string& host) {
+    return run_etcdadm({"backup", "save", "--store", store_, "--endpoints", m.client_url()}, host);
+  };
+  auto save_cli = [&] { return save_on(here); };
+
+  // 1. The recipients replaced by the writer's own.
+  auto marker = nlohmann::json::parse(good_marker);
+  marker["encryption"]["recipients"] = nlohmann::json::array({mallory});
+  write_file_atomic(marker_path, marker.dump(2), 0600);
+  auto changed = save_cli();
+  EXPECT_NE(changed.exit_code, 0) << changed.output;
+  for (const std::string& said : {std::string("audience of store"), a, mallory, std::string("etcdadm backup pin --store")}) {
+    EXPECT_NE(changed.output.find(said), std::string::npos) << said << " not in:\n" << changed.output;
+  }
+  EXPECT_EQ(backups_in_store(), 1);
+
+  // 2. The marker deleted: this host pinned encryption, and a host that never wrote here sees the
+  // encrypted backups; neither writes in the clear, nor a new marker.
+  std::filesystem::remove(marker_path);
+  for (const auto& host : {here, elsewhere}) {
+    auto deleted = save_on(host);
+    EXPECT_NE(deleted.exit_code, 0) << deleted.output;
+    EXPECT_NE(deleted.output.find("in the clear"), std::string::npos) << deleted.output;
+    EXPECT_FALSE(path_exists(marker_path)) << host;
+  }
+  EXPECT_EQ(backups_in_store(), 1);
+
+  // 3. A plain marker: the same on both hosts.
+  write_file_atomic(marker_path, R"({"layoutVersion": 1, "compression": "gzip", "fileMode": "0600"})", 0600);
+  EXPECT_NE(save_cli().exit_code, 0);
+  auto plain_elsewhere = save_on(elsewhere);
+  EXPECT_NE(plain_elsewhere.exit_code, 0) << plain_elsewhere.output;
+  EXPECT_NE(plain_elsewhere.output.find("holds encrypted backups"), std::string::npos) << plain_elsewhere.output;
+  EXPECT_NE(cli({"backup", "pin", "--store", store_}).exit_code, 0);
+  EXPECT_EQ(backups_in_store(), 1);
+
+  // The marker back: saves go on, encrypted to a.
+  write_file_atomic(marker_path, good_marker, 0600);
+  EXPECT_EQ(save(m)["encryptedTo"], nlohmann::json::array({a}));
+
+  // 4. A rekey on this host moves the pin with the marker.
+  auto rekey = cli({"backup", "rekey", "--store", store_, "--encrypt-to", b});
+  ASSERT_EQ(rekey.exit_code, 0) << rekey.output;
+  EXPECT_EQ(save(m)["encryptedTo"], nlohmann::json::array({b}));
+
+  // 5. A rekey on another host is refused here until a person accepts it with `backup pin`.
+  auto rekeyed_elsewhere = run_etcdadm({"backup", "rekey", "--store", store_, "--encrypt-to", a}, elsewhere);
+  ASSERT_EQ(rekeyed_elsewhere.exit_code, 0) << rekeyed_elsewhere.output;
+  EXPECT_NE(save_cli().exit_code, 0);
+  auto pinned = cli_json({"backup", "pin", "--store", store_, "-o", "json"});
+  EXPECT_EQ(pinned["recipients"], nlohmann::json::array({a}));
+  EXPECT_EQ(pinned["before"]["recipients"], nlohmann::json::array({b}));
+  EXPECT_EQ(save(m)["encryptedTo"], nlohmann::json::array({a}));
+  // Naming the recipients is an acceptance too.
+  EXPECT_EQ(save(m, {"--encrypt-to", a})["encryptedTo"], nlohmann::json::array({a}));
+}
+
 TEST_F(Encryption, RekeyRetiresTheOldIdentityAndAKillAtEachStepLeavesEveryBackupReadable) {
   auto& m = start_member();
   EtcdClient client(m.connection());

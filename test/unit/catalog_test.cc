@@ -464,10 +464,38 @@ TEST(CatalogUpgrade, OlderSchemaIsRecreatedInPlace) {
   EXPECT_EQ(history[0].reason, "auth");
 }
 
-// A schema-2 catalog (etcdadm before the verification cache) is migrated in place to schema 6:
+// The pins are no cache: an etcdadm from before v7 starts a catalog of a schema it does not know
+// over (dropping its tables, writing its own version), and the pins are still in force when this
+// one opens the file again.
+TEST(CatalogUpgrade, AudiencePinsOutliveAnOlderEtcdadmStartingTheCatalogOver) {
+  test::TempDir dir;
+  std::string path = dir / "pins.db";
+  {
+    Catalog c(path);
+    c.pin_audience("s3://b/etcd", AudiencePin{"fedcba9876543210", {"age1a"}, 5, "first write"});
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  // What the start-over of etcdadm 6 does to a catalog of schema 7.
+  ASSERT_EQ(sqlite3_exec(db,
+                         "DROP TABLE attempts; DROP TABLE backups; DROP TABLE stores;"
+                         "CREATE TABLE stores (id INTEGER PRIMARY KEY, url TEXT NOT NULL UNIQUE, last_sync_micros INTEGER);"
+                         "CREATE TABLE backups (store_id INTEGER, name TEXT); CREATE TABLE attempts (id INTEGER);"
+                         "PRAGMA user_version=6;",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  Catalog again(path);
+  auto pin = again.audience_pin("s3://b/etcd");
+  ASSERT_TRUE(pin.has_value());
+  EXPECT_EQ(pin->key_id, "fedcba9876543210");
+  EXPECT_FALSE(again.audience_pin("s3://b/other").has_value());
+}
+
+// A schema-2 catalog (etcdadm before the verification cache) is migrated in place to schema 7:
 // its backups and attempt history stay, verification results can be recorded, attempts are told
-// apart by origin, the rows from before read as unencrypted and never drilled, and drills can be
-// recorded.
+// apart by origin, the rows from before read as unencrypted and never drilled, drills can be
+// recorded, and audience pins kept.
 TEST(CatalogUpgrade, Schema2IsMigratedKeepingRows) {
   test::TempDir dir;
   std::string path = dir / "v2.db";
@@ -536,9 +564,17 @@ TEST(CatalogUpgrade, Schema2IsMigratedKeepingRows) {
   sqlite3_stmt* st = nullptr;
   sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr);
   ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_EQ(sqlite3_column_int(st, 0), 6);
+  EXPECT_EQ(sqlite3_column_int(st, 0), 7);
   sqlite3_finalize(st);
   sqlite3_close(db);
+  // v7: the audience pins exist after the migration.
+  EXPECT_FALSE(c.audience_pin("file:///x").has_value());
+  c.pin_audience("file:///x", AudiencePin{"0123456789abcdef", {"age1a", "age1b"}, 70, "first write"});
+  auto pin = c.audience_pin("file:///x");
+  ASSERT_TRUE(pin.has_value());
+  EXPECT_EQ(pin->key_id, "0123456789abcdef");
+  EXPECT_EQ(pin->labels, (std::vector<std::string>{"age1a", "age1b"}));
+  EXPECT_EQ(pin->pinned_by, "first write");
   // The attempt recorded before v4 has no origin: it counts for no sidecar.
   EXPECT_EQ(c.attempts("file:///x")[0].origin, "");
   EXPECT_TRUE(c.attempts("file:///x", 100, "sidecar").empty());
