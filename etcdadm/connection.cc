@@ -73,6 +73,17 @@ Endpoint parse_endpoint(const std::string& url, bool tls_configured) {
   Endpoint ep;
   ep.url = url;
   std::string rest = url;
+  if (rest.rfind("unix://", 0) == 0) {
+    // gRPC's own form for a socket by absolute path; a relative one would depend on the cwd.
+    const std::string path = rest.substr(7);
+    if (path.empty() || path.front() != '/' || path.size() >= 108) {
+      throw Error(ErrorKind::kInvalidArgument, "malformed endpoint '" + url + "'",
+                  "a unix socket endpoint is unix:///absolute/path (shorter than 108 bytes)");
+    }
+    ep.tls = false;
+    ep.target = "unix://" + path;
+    return ep;
+  }
   if (rest.rfind("https://", 0) == 0) {
     ep.tls = true;
     rest = rest.substr(8);
@@ -80,7 +91,7 @@ Endpoint parse_endpoint(const std::string& url, bool tls_configured) {
     ep.tls = false;
     rest = rest.substr(7);
   } else if (rest.find("://") != std::string::npos) {
-    throw Error(ErrorKind::kInvalidArgument, "unsupported endpoint scheme in " + url, "use http://host:port or https://host:port");
+    throw Error(ErrorKind::kInvalidArgument, "unsupported endpoint scheme in " + url, "use http://host:port, https://host:port or unix:///path");
   } else {
     ep.tls = tls_configured;
   }

@@ -36,12 +36,12 @@ void apply_etcdctl_env(ConnectionConfig& config);
 // One endpoint as gRPC needs it.
 struct Endpoint {
   std::string url;     // as the user wrote it, for messages
-  std::string target;  // host:port for gRPC
+  std::string target;  // host:port (or unix:///path) for gRPC
   bool tls = false;
 };
 
 // "https://h:p" -> TLS; "http://h:p" -> plaintext; "h:p" -> TLS when TLS files are configured
-// (etcdctl's rule). "unix://" is not supported.
+// (etcdctl's rule); "unix:///abs/path" -> plaintext over that socket (the drill's member).
 Endpoint parse_endpoint(const std::string& url, bool tls_configured);
 
 // Splits "a,b,c" (etcdctl's --endpoints form) into a list, trimming blanks.

@@ -1,9 +1,8 @@
 #include "restore/drill.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -12,6 +11,7 @@
 #include <random>
 #include <thread>
 
+#include "common/failpoint.h"
 #include "common/fs.h"
 #include "common/interrupt.h"
 #include "common/subprocess.h"
@@ -56,24 +56,27 @@ void require_scratch_space(const std::string& dir, uint64_t db_bytes, bool db_si
   }
 }
 
-// A loopback port nobody listens on now. Another process may take it before etcd binds it: the
-// start is then retried on other ports (PrivateEtcd::start).
-int unused_loopback_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw Error(ErrorKind::kIo, "cannot create a socket to find a free port");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  int port = -1;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
+// etcd's sockets, relative to its working directory (the socket directory): etcd 3.4 wants a
+// unix URL of the form unix://host:port, whose host:port is then the socket's file name.
+constexpr const char* kClientSocket = "client:2379";
+constexpr const char* kPeerSocket = "peer:2380";
+
+// Where etcd's sockets go: the 0700 scratch dir, unless its path is too long for a socket address
+// (sun_path, 108 bytes with its NUL), then a 0700 directory of their own in /tmp.
+class SocketDir {
+ public:
+  explicit SocketDir(const std::string& scratch) : path_(scratch) {
+    if (path_.size() + 1 + std::string(kClientSocket).size() >= sizeof(sockaddr_un{}.sun_path)) {
+      own_.emplace("etcdadm-drill-sockets", "/tmp");
+      path_ = own_->path();
+    }
   }
-  ::close(fd);
-  if (port <= 0) throw Error(ErrorKind::kIo, "no free TCP port on 127.0.0.1 for the drill's etcd");
-  return port;
-}
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::optional<ScratchDir> own_;
+};
 
 std::string random_hex(int digits) {
   static thread_local std::mt19937_64 rng{std::random_device{}()};
@@ -92,14 +95,16 @@ std::string log_tail(const std::string& path, size_t lines = 8) {
   return out;
 }
 
-// The drill's member: one etcd process on loopback, serving the restored data dir, stopped (and
-// reaped) by the destructor however the drill ends.
+// The drill's member: one etcd process serving the restored data dir on unix sockets in a 0700
+// directory and on no TCP port, since it serves every Secret of the backup without TLS or auth
+// (docs/security.md); stopped (and reaped) by the destructor however the drill ends.
 class PrivateEtcd {
  public:
-  PrivateEtcd(std::string binary, std::string data_dir, std::string name, std::string log_path, uint64_t db_bytes,
-              const std::atomic<bool>* cancel)
+  PrivateEtcd(std::string binary, std::string data_dir, std::string name, std::string log_path, std::string socket_dir,
+              uint64_t db_bytes, const std::atomic<bool>* cancel)
       : binary_(std::move(binary)), data_dir_(std::move(data_dir)), name_(std::move(name)),
-        log_path_(std::move(log_path)), db_bytes_(db_bytes), cancel_(cancel) {}
+        log_path_(std::move(log_path)), socket_dir_(std::move(socket_dir)), db_bytes_(db_bytes), cancel_(cancel),
+        client_url_("unix://" + socket_dir_ + "/" + kClientSocket) {}
   ~PrivateEtcd() {
     if (started_) {
       int code = child_.stop(std::chrono::seconds(10));
@@ -109,46 +114,40 @@ class PrivateEtcd {
   PrivateEtcd(const PrivateEtcd&) = delete;
   PrivateEtcd& operator=(const PrivateEtcd&) = delete;
 
+  // unix:///<socket dir>/client:2379, for EtcdClient.
   const std::string& client_url() const { return client_url_; }
 
-  // Starts etcd and waits until it has a leader and answers a linearizable read. A port taken by
-  // someone else between our check and etcd's bind costs a retry on other ports.
+  // Starts etcd and waits until it has a leader and answers a linearizable read.
   void start_and_wait(std::chrono::seconds timeout) {
-    for (int attempt = 1;; ++attempt) {
-      client_url_ = "http://127.0.0.1:" + std::to_string(unused_loopback_port());
-      const std::string peer_url = "http://127.0.0.1:" + std::to_string(unused_loopback_port());
-      // The data dir's WAL fixes the membership: the --initial-* flags are not read on a restored
-      // member, and a single member never dials the peer URL it advertises.
-      std::vector<std::string> argv = {binary_, "--name", name_, "--data-dir", data_dir_,
-                                       "--listen-client-urls", client_url_, "--advertise-client-urls", client_url_,
-                                       "--listen-peer-urls", peer_url, "--initial-advertise-peer-urls", peer_url,
-                                       "--initial-cluster", name_ + "=" + peer_url,
-                                       // Alone, it elects itself after one election timeout: a short one
-                                       // (etcd's 1 s default is sized for networks) is most of the start.
-                                       "--heartbeat-interval", "10", "--election-timeout", "100"};
-      // Above etcd's default quota (2 GiB) a restored db would raise NOSPACE at once.
-      if (db_bytes_ > (3ull << 29)) argv.insert(argv.end(), {"--quota-backend-bytes", std::to_string(db_bytes_ + (1ull << 30))});
-      RunOptions ro;
-      // The operator's ETCD_* variables (a shell that runs etcd by hand) are not the drill's.
-      for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-        std::string_view var(*e);
-        if (var.rfind("ETCD_", 0) == 0) ro.unset_env.emplace_back(var.substr(0, var.find('=')));
-      }
-      child_ = ChildProcess::start(argv, log_path_, ro);
-      started_ = true;
-      spdlog::info("drill etcd started (pid {}), serving {} at {}", child_.pid(), data_dir_, client_url_);
-      if (wait_healthy(timeout)) return;
-      const std::string tail = log_tail(log_path_);
-      child_.stop(std::chrono::seconds(5));
-      started_ = false;
-      if (attempt < 3 && tail.find("address already in use") != std::string::npos) {
-        spdlog::info("a port of the drill's etcd was taken meanwhile; starting it on others");
-        continue;
-      }
-      throw Error(failed_kind_, failure_ + "; its log (" + log_path_ + ") ends with:" + tail,
-                  "check that " + binary_ + " runs on this machine and can serve data of the backup's etcd version "
-                  "(or drill with --etcd-binary)");
+    const std::string client = std::string("unix://") + kClientSocket, peer = std::string("unix://") + kPeerSocket;
+    // The data dir's WAL fixes the membership: the --initial-* flags are not read on a restored
+    // member, and a single member never dials the peer URL it advertises.
+    std::vector<std::string> argv = {binary_, "--name", name_, "--data-dir", data_dir_,
+                                     "--listen-client-urls", client, "--advertise-client-urls", client,
+                                     "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+                                     "--initial-cluster", name_ + "=" + peer,
+                                     // Alone, it elects itself after one election timeout: a short one
+                                     // (etcd's 1 s default is sized for networks) is most of the start.
+                                     "--heartbeat-interval", "10", "--election-timeout", "100"};
+    // Above etcd's default quota (2 GiB) a restored db would raise NOSPACE at once.
+    if (db_bytes_ > (3ull << 29)) argv.insert(argv.end(), {"--quota-backend-bytes", std::to_string(db_bytes_ + (1ull << 30))});
+    RunOptions ro;
+    ro.working_dir = socket_dir_;  // the sockets' relative names resolve there
+    // The operator's ETCD_* variables (a shell that runs etcd by hand) are not the drill's.
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+      std::string_view var(*e);
+      if (var.rfind("ETCD_", 0) == 0) ro.unset_env.emplace_back(var.substr(0, var.find('=')));
     }
+    child_ = ChildProcess::start(argv, log_path_, ro);
+    started_ = true;
+    spdlog::info("drill etcd started (pid {}), serving {} at {}", child_.pid(), data_dir_, client_url_);
+    if (wait_healthy(timeout)) return;
+    const std::string tail = log_tail(log_path_);
+    child_.stop(std::chrono::seconds(5));
+    started_ = false;
+    throw Error(failed_kind_, failure_ + "; its log (" + log_path_ + ") ends with:" + tail,
+                "check that " + binary_ + " runs on this machine and can serve data of the backup's etcd version "
+                "(or drill with --etcd-binary)");
   }
 
  private:
@@ -189,7 +188,7 @@ class PrivateEtcd {
     return false;
   }
 
-  std::string binary_, data_dir_, name_, log_path_;
+  std::string binary_, data_dir_, name_, log_path_, socket_dir_;
   uint64_t db_bytes_;
   const std::atomic<bool>* cancel_;
   std::string client_url_;
@@ -285,8 +284,11 @@ DrillReport run_drill(BlobStore& store, const BackupRecord& listed, const DrillO
     phase = "start";
     Phase start_phase{report, "start"};
     throw_if_cancelled(options.cancel);
-    PrivateEtcd member(report.etcd.path, ro.data_dir, name, scratch.path() + "/etcd.log", restored.db_size, options.cancel);
+    SocketDir sockets(scratch.path());
+    PrivateEtcd member(report.etcd.path, ro.data_dir, name, scratch.path() + "/etcd.log", sockets.path(),
+                       restored.db_size, options.cancel);
     member.start_and_wait(options.start_timeout);
+    failpoint("drill/member/serving", options.cancel);
     start_phase.done();
     for (const auto& p : report.phases) report.rto_seconds += p.seconds;
 

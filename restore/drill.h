@@ -1,7 +1,8 @@
 // `backup drill`: proof that a backup restores. The backup is fetched, verified and restored into a
 // private scratch directory by the same code path as `backup restore` (restore/data_dir.h), a
-// private etcd of the backup's version is started on it on loopback ports with a throw-away name and
-// cluster token, and what it serves is checked against what the backup says it holds:
+// private etcd of the backup's version is started on it with a throw-away name and cluster token,
+// listening on unix sockets in the 0700 scratch directory and on no TCP port (it serves every Secret
+// without TLS or auth), and what it serves is checked against what the backup says it holds:
 //   * revision: the member's revision equals the restored db's (and is at least the backup's; with a
 //     point in time, the revision the change log was replayed to);
 //   * keys: the member's key count equals the live keys the native reader counts in the db;

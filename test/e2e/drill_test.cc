@@ -7,9 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <dirent.h>
+#include <signal.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <sstream>
 
 #include "common/fs.h"
 #include "store/layout.h"
@@ -153,6 +157,93 @@ TEST_F(Drill, GoodBackupServesItsRevisionKeysAndHashAndReportsItsRto) {
 // The source compacted between the snapshot and its HashKV: the drill's member is compacted to the
 // same point before hashing. Made deterministic by compacting after the save and recording what
 // etcdctl then says of the source, as a save racing the compaction would have.
+namespace {
+
+// Inode numbers of the sockets process `pid` holds open.
+std::set<std::string> socket_inodes_of(const std::string& pid) {
+  std::set<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/" + pid + "/fd")) {
+    std::error_code ec;
+    std::string target = std::filesystem::read_symlink(e.path(), ec).string();
+    if (!ec && target.rfind("socket:[", 0) == 0) out.insert(target.substr(8, target.size() - 9));
+  }
+  return out;
+}
+
+// The inode column of each entry of a /proc/net table (tcp, tcp6: 10th field; unix: 7th, then path).
+std::vector<std::vector<std::string>> proc_net_rows(const std::string& table) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(read_file("/proc/net/" + table));
+  std::string line;
+  std::getline(in, line);  // the header
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::vector<std::string> row;
+    for (std::string f; fields >> f;) row.push_back(f);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+}  // namespace
+
+// docs/security.md: the drill's member serves every Secret of the backup without TLS or auth, so
+// it listens on no TCP port, only on unix sockets in a directory no other user can enter.
+TEST_F(Drill, TheRestoredMemberListensOnNoTcpPortOnlyOnSocketsInAPrivateDirectory) {
+  auto& m = start_member();
+  EtcdClient client(m.connection());
+  load_keys(client, "/registry/secrets/", 20, 100);
+  save(m);
+  FailpointPause pause(dir_.path(), "drill/member/serving");
+  std::vector<std::string> argv = {ETCDADM_BIN, "backup", "drill", "--store", store_, "--scratch-dir", scratch_};
+  RunOptions ro;
+  ro.env = pause.env();
+  ro.env["ETCDADM_CATALOG"] = dir_ / "catalog.db";
+  const std::string log = dir_ / "drill.log";
+  auto child = ChildProcess::start(argv, log, ro);
+  ASSERT_TRUE(pause.reached()) << read_file(log);
+
+  // The drill's etcd: the process serving a data dir under the scratch dir.
+  std::string etcd_pid;
+  for (const auto& p : processes_mentioning(scratch_)) {
+    if (p.find("--data-dir") != std::string::npos) etcd_pid = p.substr(0, p.find(':'));
+  }
+  ASSERT_FALSE(etcd_pid.empty()) << read_file(log);
+  const auto inodes = socket_inodes_of(etcd_pid);
+  ASSERT_FALSE(inodes.empty());
+  for (const char* table : {"tcp", "tcp6"}) {
+    for (const auto& row : proc_net_rows(table)) {
+      ASSERT_GE(row.size(), 10u);
+      EXPECT_EQ(inodes.count(row[9]), 0u) << "the drill's etcd holds a TCP socket (" << table << ", local "
+                                          << row[1] << ", state " << row[3] << ")";
+    }
+  }
+  // A socket's name is as etcd bound it: relative names resolve in its working directory.
+  const std::filesystem::path cwd = std::filesystem::read_symlink("/proc/" + etcd_pid + "/cwd");
+  std::set<std::string> socket_dirs;
+  for (const auto& row : proc_net_rows("unix")) {
+    // Listening sockets only (flag __SO_ACCEPTCON): the ends of connections etcd made to itself
+    // (Go autobinds them to abstract names, "@" and five hex digits) accept no one.
+    if (row.size() >= 8 && inodes.count(row[6]) && row[3] == "00010000") {
+      EXPECT_NE(row[7].front(), '@') << "an abstract socket has no permissions: anyone on the host may connect";
+      const std::filesystem::path bound = cwd / row[7];  // `/` keeps an absolute name as it is
+      EXPECT_TRUE(std::filesystem::is_socket(bound)) << bound;
+      socket_dirs.insert(bound.parent_path().string());
+    }
+  }
+  ASSERT_FALSE(socket_dirs.empty()) << "the drill's etcd listens on no unix socket";
+  for (const auto& d : socket_dirs) {
+    EXPECT_EQ(d.rfind(scratch_ + "/", 0), 0u) << d << " is not in the scratch dir";
+    struct stat st {};
+    ASSERT_EQ(::stat(d.c_str(), &st), 0) << d;
+    EXPECT_EQ(st.st_mode & 0777, 0700u) << d;
+  }
+
+  child.kill_now(SIGTERM);
+  EXPECT_EQ(child.wait(), 128 + SIGTERM) << read_file(log);
+  expect_nothing_left();
+}
+
 TEST_F(Drill, SourceCompactedAfterTheSnapshotIsComparedAtItsCompactionPoint) {
   auto& m = start_member();
   EtcdClient client(m.connection());

@@ -18,7 +18,14 @@ TEST(Endpoint, SchemesAndDefaults) {
   EXPECT_FALSE(parse_endpoint("127.0.0.1:2379", false).tls);
   EXPECT_EQ(parse_endpoint("etcd-0", false).target, "etcd-0:2379");
   EXPECT_EQ(parse_endpoint("[::1]:2379", false).target, "[::1]:2379");
-  EXPECT_THROW(parse_endpoint("unix:///run/etcd.sock", false), Error);
+  // A unix socket by absolute path, as etcdctl takes it, in gRPC's form; always plaintext.
+  auto u = parse_endpoint("unix:///run/etcd/client:2379", true);
+  EXPECT_FALSE(u.tls);
+  EXPECT_EQ(u.target, "unix:///run/etcd/client:2379");
+  EXPECT_THROW(parse_endpoint("unix://relative.sock", false), Error);
+  EXPECT_THROW(parse_endpoint("unix://", false), Error);
+  EXPECT_THROW(parse_endpoint("unix:///" + std::string(120, 'a'), false), Error);
+  EXPECT_THROW(parse_endpoint("unixs:///run/etcd.sock", false), Error);
   EXPECT_THROW(parse_endpoint("http://a/b", false), Error);
 }
 
