@@ -5,10 +5,10 @@
 //   GET  /backups   the store's backups (JSON, from the catalog)
 //   POST /backup    run a backup now. Needs "Authorization: Bearer <token>" when a token is set;
 //                   a token is required when listening beyond loopback.
-// Bounds: one request per connection, read within 32 KiB and 10 s (cpp-httplib 0.11 does not
-// bound the number of header lines); request bodies up to 4 KiB (413 beyond); 50 requests a
-// second (burst 100; 429 beyond); wrong tokens one a second after a burst of 5 (429 without
-// checking).
+// Bounds: connections are accepted and read by BoundedHttpServer (backup/bounded_http.h: one
+// request per connection, read within 32 KiB and 10 s, at most 128 open, idle ones cost no
+// worker); request bodies up to 4 KiB (413 beyond); 50 requests a second but /healthz (burst 100;
+// 429 beyond); wrong tokens one a second after a burst of 5 (429 without checking).
 // Error bodies are fixed short texts: no exception text, path or store name (those go to the log).
 #pragma once
 
@@ -18,11 +18,11 @@
 
 #include "backup/sidecar.h"
 
-namespace httplib {
-class Server;
-}
 
 namespace etcdadm {
+
+class HttpRouter;
+class BoundedHttpServer;
 
 // The bearer token in `path` (surrounding whitespace dropped). Throws when unreadable or empty.
 std::string read_trigger_token(const std::string& path);
@@ -36,8 +36,8 @@ class SidecarHttp {
   int port() const { return port_; }
 
  private:
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
+  std::unique_ptr<HttpRouter> router_;
+  std::unique_ptr<BoundedHttpServer> front_;  // after router_: destroyed (stopped) before it
   int port_ = 0;
 };
 
