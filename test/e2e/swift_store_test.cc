@@ -28,7 +28,7 @@ class SwiftNativeStoreTest : public ObjectStoreCliTest {
     ASSERT_EQ(r.exit_code, 0) << r.output;
   }
 
-  std::unique_ptr<SwiftStore> store(size_t segment_size = 1u << 20) const {
+  std::unique_ptr<SwiftStore> store(size_t segment_size = 1u << 20, const std::string& prefix = "backups") const {
     SwiftAuthConfig c;
     c.kind = SwiftAuthConfig::Kind::kV1;
     c.auth_url = swift_server()->auth_url();
@@ -37,7 +37,7 @@ class SwiftNativeStoreTest : public ObjectStoreCliTest {
     c.description = "Swift v1 auth (test)";
     auto client = std::make_shared<SwiftClient>(std::make_shared<SwiftSession>(c, HttpOptions{}),
                                                 RetryPolicy{3, std::chrono::milliseconds(20), std::chrono::milliseconds(200)});
-    return std::make_unique<SwiftStore>(client, container_, "backups", segment_size, 4);
+    return std::make_unique<SwiftStore>(client, container_, prefix, segment_size, 4);
   }
 
   std::vector<std::string> store_flags(const std::string& prefix = "backups") const override {
@@ -206,6 +206,38 @@ TEST_F(SwiftNativeStoreTest, SaveListVerifyRestoreEndToEndAndTheSwiftCliReadsWha
 // Keystone v3: a password scoped to a project by name. The stand-in identity service checks the
 // request as Keystone would read it and answers with a catalog; the token it hands out is a real
 // tempauth token, so Swift itself checks every storage request that follows.
+// docs/security.md, object keys: metadata naming a data file with ".." cannot make a restore read
+// outside the store's prefix through Swift, whose paths are not signed. Before, libcurl collapsed
+// "/../", and a backup whose metadata carried another store's digests restored that store's data.
+TEST_F(SwiftNativeStoreTest, AForgedDataFileNeverLeavesTheStoresPrefix) {
+  auto& m = start_member();
+  EtcdClient client(m.connection());
+  auto save_into = [&](const std::string& prefix) {
+    return cli_json(with_store({"--log-level", "warn", "backup", "save", "--endpoints", m.client_url(), "-o", "json"}, prefix),
+                    store_env())["name"]
+        .get<std::string>();
+  };
+  client.put("/registry/secrets/theirs", "another store's data");
+  const std::string theirs = save_into("other");
+  client.put("/registry/secrets/ours", "ours");
+  const std::string ours = save_into("backups");
+
+  // Our backup's metadata, forged: their digests and sizes, and a data file two levels up.
+  auto their_meta = nlohmann::json::parse(store(1u << 20, "other")->read_small(theirs + "/" + kBackupMetaFile));
+  their_meta["name"] = ours;
+  their_meta["dataFile"] = "../../other/" + theirs + "/etcd.backup.gz";
+  store()->write_small(ours + "/" + kBackupMetaFile, their_meta.dump(2), /*overwrite=*/true);
+
+  // A host whose catalog has not indexed our backup yet reads the metadata from the store.
+  const std::string out = dir_ / "fetched.db", fresh_catalog = dir_ / "other-host.db";
+  auto restored = run_etcdadm(with_store({"backup", "restore", ours, "--output-file", out}), fresh_catalog, store_env());
+  EXPECT_NE(restored.exit_code, 0) << restored.output;
+  EXPECT_NE(restored.output.find("names the data file"), std::string::npos) << restored.output;
+  EXPECT_FALSE(path_exists(out)) << "their data was restored as ours";
+  auto verified = run_etcdadm(with_store({"backup", "verify", ours}), fresh_catalog, store_env());
+  EXPECT_NE(verified.exit_code, 0) << verified.output;
+}
+
 TEST_F(SwiftNativeStoreTest, KeystoneV3PasswordAuthAndTheCatalogsEndpoint) {
   std::atomic<int> tokens{0};
   std::string last_body;
