@@ -166,6 +166,10 @@ BoundedHttpServer::~BoundedHttpServer() {
   uint64_t one = 1;
   [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof one);
   if (loop_.joinable()) loop_.join();
+  {
+    // Under the lock, so that no worker is between its check of stop_ and its wait.
+    std::lock_guard<std::mutex> lock(mu_);
+  }
   ready_.notify_all();
   for (auto& w : workers_) w.join();
   for (auto& r : queue_) ::close(r.fd);
