@@ -326,13 +326,19 @@ TEST_F(Lifecycle, ChangeLogHandsOverAtALeaderChangeAndTheClusterComesBackToItsLa
       }
     }
   });
-  std::this_thread::sleep_for(1500ms);
+  // Writes before the move and after it: counted, not timed.
+  auto wait_for_writes = [&](int n) {
+    for (int i = 0; i < 600 && written.load() < n; ++i) std::this_thread::sleep_for(50ms);
+    return written.load() >= n;
+  };
+  EXPECT_TRUE(wait_for_writes(20));  // EXPECT: the writer thread must be joined below
   auto new_leader_id = client.status(hosts_[new_leader].client_url()).header().member_id();
   std::ostringstream hex_id;
   hex_id << std::hex << new_leader_id;
   auto moved = etcdctl(hosts_[old_leader], {"move-leader", hex_id.str()});
   EXPECT_EQ(moved.exit_code, 0) << moved.output;
-  std::this_thread::sleep_for(3000ms);
+  for (int i = 0; i < 300 && leader_index() != new_leader; ++i) std::this_thread::sleep_for(100ms);
+  EXPECT_TRUE(wait_for_writes(written.load() + 20)) << "no writes after the move";
   writing = false;
   writer.join();
   EXPECT_EQ(leader_index(), new_leader);

@@ -206,10 +206,24 @@ TEST_F(S3StoreTest, SidecarPicksUpRotatedCredentialsOnSighup) {
   for (auto& f : store_flags()) argv.push_back(f);
   auto sidecar = ChildProcess::start(argv, dir_ / "sidecar.log", ro);
   auto listed = [&] { return store()->list("").size(); };
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  // Ticks the store refused (the listing before a backup, or the backup itself), from the log: the
+  // test waits for ticks, not for a time in which some ticks should have happened.
+  auto refused_ticks = [&] {
+    std::string log = read_file(dir_ / "sidecar.log");
+    size_t n = 0;
+    for (const char* line : {"cannot list the store", "backup attempt ("}) {
+      for (size_t at = log.find(line); at != std::string::npos; at = log.find(line, at + 1)) ++n;
+    }
+    return n;
+  };
+  auto wait_for_refused_ticks = [&](size_t n) {
+    for (int i = 0; i < 300 && refused_ticks() < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return refused_ticks() >= n;
+  };
+  EXPECT_TRUE(wait_for_refused_ticks(2)) << read_file(dir_ / "sidecar.log");
   EXPECT_EQ(listed(), 0u) << read_file(dir_ / "sidecar.log");
   write_creds(swift_server()->secret_key());
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_TRUE(wait_for_refused_ticks(refused_ticks() + 2)) << read_file(dir_ / "sidecar.log");
   EXPECT_EQ(listed(), 0u) << "fixed file, but the cached credentials are still the old ones until SIGHUP";
   sidecar.kill_now(SIGHUP);
   for (int i = 0; i < 60 && listed() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
