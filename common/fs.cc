@@ -278,9 +278,13 @@ ScratchDir::ScratchDir(const std::string& prefix, const std::string& in) {
   std::string pattern = parent + "/" + prefix + "-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) throw_errno("cannot create temp dir", pattern, errno);
   path_ = pattern;
-  std::string lock = path_ + "/" + kScratchLock;
-  lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+  // The lock file appears under its name already locked (made and locked under another name,
+  // then renamed): another process cleaning up would otherwise find it unlocked between our
+  // open and our flock, take the dir for a killed process's and remove it under us. Until the
+  // rename the dir has no lock file, and one that young is never taken for abandoned.
+  const std::string lock = path_ + "/" + kScratchLock, making = lock + ".new";
+  lock_fd_ = ::open(making.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0 || ::rename(making.c_str(), lock.c_str()) != 0) {
     int saved = errno;
     std::error_code ec;
     std::filesystem::remove_all(path_, ec);

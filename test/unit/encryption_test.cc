@@ -2,6 +2,9 @@
 // rules for what a writer may ask of an existing store, passphrase checks, the keys-before-fetch
 // check, secret files, the completion rule of encrypted backups, and age header rewrapping.
 #include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
 #include <nlohmann/json.hpp>
 #include <fcntl.h>
 #include <signal.h>
@@ -356,6 +359,32 @@ TEST(ScratchDir, AKilledProcesssDirIsRemovedByTheNextAndALiveOneIsKept) {
   }
   if (old != nullptr) ::setenv("TMPDIR", saved.c_str(), 1);
   else ::unsetenv("TMPDIR");
+}
+
+
+// Processes (here threads: flock locks belong to open files, not to processes) making scratch dirs
+// of one prefix at once never take each other's for abandoned: a clean-up used to find a lock file
+// between its maker's open and flock, lock it, and remove the dir its maker went on to use
+// (SnapshotInspect failed so in a clean-clone run: "cannot create the inspection's scratch file").
+TEST(ScratchDir, DirsMadeAtOnceNeverRemoveEachOther) {
+  test::TempDir tmp;
+  std::atomic<int> lost{0};
+  std::vector<std::thread> makers;
+  for (int t = 0; t < 4; ++t) {
+    makers.emplace_back([&] {
+      for (int i = 0; i < 400; ++i) {
+        try {
+          ScratchDir d("etcdadm-race-test", tmp.path());
+          write_file_atomic(d.path() + "/part-0", "x", 0600);
+          if (!path_exists(d.path() + "/.lock")) ++lost;
+        } catch (const Error&) {
+          ++lost;  // its lock taken by a clean-up, or its dir removed
+        }
+      }
+    });
+  }
+  for (auto& m : makers) m.join();
+  EXPECT_EQ(lost.load(), 0) << "scratch dirs removed while their makers used them";
 }
 
 }  // namespace etcdadm
