@@ -167,6 +167,31 @@ TEST_F(BadInput, TheDataFileIsTheFormatsOwnNameNotAPathFromTheMetadata) {
   expect_never_restored(name, 5, "names the data file 'sub/etcd.backup.gz'");
 }
 
+// A backup whose metadata records no SHA-256 and says its snapshot has no hash trailer could be
+// anything: whoever can write the store swaps in a db of their own (here one without a trailer,
+// as copied out of a data dir) and nothing could tell. It is never accepted as verified.
+TEST_F(BadInput, ABackupWithoutDigestsOrTrailerIsNeverAcceptedAsVerified) {
+  std::string name = backup_one();
+  EtcdClient client(members_[0]->connection());
+  client.put("/planted", "by whoever can write the store");
+  std::string snap = dir_ / "other.db";
+  etcdctl_snapshot(*members_[0], snap);
+  std::string db = read_file(snap);
+  write_file_atomic(snap, db.substr(0, db.size() - 32), 0600);  // without its SHA-256 trailer
+  ASSERT_EQ(run_process({"sh", "-c", "gzip -1 -c '" + snap + "' > '" + data_file(name) + "'"}).exit_code, 0);
+  std::string meta_path = store_ + "/" + name + "/etcdadm-backup.json";
+  auto meta = nlohmann::json::parse(read_file(meta_path));
+  meta["storedSha256"] = "";
+  meta.erase("dbSha256");
+  meta["hashTrailer"] = false;
+  meta["storedSize"] = std::filesystem::file_size(data_file(name));
+  meta["dbSize"] = db.size() - 32;
+  meta["snapshotSize"] = db.size() - 32;
+  write_file_atomic(meta_path, meta.dump(2));
+  ASSERT_EQ(cli({"backup", "list", "--store", store_, "--rebuild-catalog"}).exit_code, 0);
+  expect_never_restored(name, 5, "cannot be verified");
+}
+
 // The local store never follows a symbolic link on the way to a file, not only at its last
 // component: a backup directory replaced by a link to another directory (a self-consistent backup
 // elsewhere, or a live data dir) is not read through. (Before the fix, a catalog that knew the
