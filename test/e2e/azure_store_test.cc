@@ -234,11 +234,23 @@ TEST_F(AzureStoreTest, SasTokensAndWrongKeysAreClearAndWriteNothing) {
   std::string read_only = azurite_server()->oracle({"sas", container_, "rl"}).output;
   with_sas.env["AZURE_STORAGE_SAS_TOKEN"] = read_only.substr(0, read_only.find('\n'));
   auto before = sdk_list();
-  auto refused = cli(plus({"backup", "save", "--endpoints", m.client_url()}), with_sas);
+  auto refused = cli(plus({"--log-level", "trace", "backup", "save", "--endpoints", m.client_url()}), with_sas);
   EXPECT_EQ(refused.exit_code, 7) << refused.output;
   EXPECT_NE(refused.output.find("SAS"), std::string::npos) << refused.output;
   EXPECT_EQ(sdk_list(), before);
   EXPECT_EQ(cli_json(plus({"backup", "list", "-o", "json"}), with_sas).size(), 1u) << "reading still works";
+  // The SAS is a credential: its signature is in no message, log line (trace level included) or
+  // the catalog's record of the failed attempt (docs/security.md, "Secrets").
+  const std::string token = with_sas.env["AZURE_STORAGE_SAS_TOKEN"];
+  const size_t sig_at = token.find("sig=");
+  ASSERT_NE(sig_at, std::string::npos) << token;
+  const std::string signature = token.substr(sig_at + 4, token.find('&', sig_at) - sig_at - 4);
+  ASSERT_GE(signature.size(), 10u) << token;
+  EXPECT_EQ(refused.output.find(signature), std::string::npos) << refused.output;
+  auto history = cli(plus({"backup", "list", "--history", "-o", "json"}), with_sas);
+  ASSERT_EQ(history.exit_code, 0) << history.output;
+  EXPECT_NE(history.output.find("failure"), std::string::npos) << history.output;
+  EXPECT_EQ(history.output.find(signature), std::string::npos) << history.output;
 
   // A wrong account key: Azurite refuses the signature; the message names Shared Key.
   RunOptions wrong = store_env();
