@@ -94,8 +94,17 @@ int main(int argc, char** argv) {
                                     std::chrono::milliseconds(static_cast<int64_t>(progress_interval * 1000))});
   });
 
-  app.add_subcommand("version", "print the version")->callback([] { std::cout << "etcdadm " << ETCDADM_VERSION << "\n"; });
-  app.set_version_flag("--version", std::string("etcdadm ") + ETCDADM_VERSION);
+  app.add_subcommand("version", "print the version (also: etcdadm --version)")->callback([] {
+    std::cout << "etcdadm " << ETCDADM_VERSION << "\n";
+  });
+  // `etcdadm --version` alone prints the version; no global --version flag. With one (CLI11's
+  // version flag, and fallthrough for etcdctl's habit of global flags after the subcommand), a
+  // mistyped subcommand's own --version was taken for it: `etcdadm upgrade aply --version 3.5.1`
+  // printed the version and exited 0, and a script's upgrade step silently did nothing.
+  if (argc == 2 && std::string_view(argv[1]) == "--version") {
+    std::cout << "etcdadm " << ETCDADM_VERSION << "\n";
+    return 0;
+  }
   etcdadm::cli::add_backup_commands(app);
   etcdadm::cli::add_certs_commands(app);
   etcdadm::cli::add_etcd_manager_commands(app);

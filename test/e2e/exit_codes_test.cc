@@ -46,6 +46,17 @@ TEST_F(ExitCodes, Row2InvalidArgument) {
   expect(with({"--dial-timeout", "soon"}), 2, "--dial-timeout");
   expect({"backup", "save", "--store", "s3:/bucket/etcd"}, 2, "did you mean s3://bucket/etcd");
   expect({"backup", "frobnicate"}, 2, "subcommand");
+  // A mistyped subcommand beside a --version of its own is an error, not the version (it used to
+  // print "etcdadm 0.1.0" and exit 0: a script's upgrade step silently did nothing).
+  auto typo = cli({"upgrade", "aply", "--version", "3.5.1"});
+  EXPECT_EQ(typo.exit_code, 2) << typo.output;
+  EXPECT_EQ(typo.output.find("etcdadm 0."), std::string::npos) << typo.output;
+  EXPECT_EQ(cli({"backup", "list", "--version"}).exit_code, 2);
+  for (const std::vector<std::string>& asked : {std::vector<std::string>{"--version"}, {"version"}}) {
+    auto v = cli(asked);
+    EXPECT_EQ(v.exit_code, 0) << v.output;
+    EXPECT_EQ(v.output.rfind("etcdadm ", 0), 0u) << v.output;
+  }
   EXPECT_FALSE(path_exists(store_)) << "a refused command created the store";
 }
 
