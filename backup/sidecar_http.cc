@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include <cctype>
 #include <memory>
 
 #include "backup/bounded_http.h"
@@ -31,6 +32,18 @@ bool same_secret(const std::string& given, const std::string& expected) {
     diff |= static_cast<unsigned char>(expected[i] ^ (i < given.size() ? given[i] : 0));
   }
   return diff == 0;
+}
+
+// The credentials of an "Authorization: Bearer <token>" header ("" for any other scheme). Auth
+// schemes are case-insensitive (RFC 9110 §11.1): "bearer" and "BEARER" are Bearer too.
+std::string bearer_credentials(const std::string& header) {
+  const size_t space = header.find(' ');
+  if (space != 6) return "";
+  for (size_t i = 0; i < 6; ++i) {
+    if (std::tolower(static_cast<unsigned char>(header[i])) != "bearer"[i]) return "";
+  }
+  size_t start = header.find_first_not_of(' ', space);
+  return start == std::string::npos ? "" : header.substr(start);
 }
 
 void too_many(httplib::Response& res) {
@@ -76,7 +89,7 @@ SidecarHttp::SidecarHttp(Sidecar& sidecar, const std::string& listen, std::strin
       too_many(res);
       return false;
     }
-    if (same_secret(req.get_header_value("Authorization"), "Bearer " + token)) return true;
+    if (same_secret(bearer_credentials(req.get_header_value("Authorization")), token)) return true;
     auth_failures->try_take();
     spdlog::warn("{} {} from {} refused: missing or wrong bearer token", req.method, req.path, req.remote_addr);
     res.status = 401;
@@ -101,6 +114,12 @@ SidecarHttp::SidecarHttp(Sidecar& sidecar, const std::string& listen, std::strin
     res.set_content("backup triggered\n", "text/plain");
   };
   router_->Post("/backup", trigger);
+  // The trigger exists, for POST only: 405 naming it, not 404 as for a path that does not exist.
+  router_->Get("/backup", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 405;
+    res.set_header("Allow", "POST");
+    res.set_content("method not allowed: POST /backup triggers a backup\n", "text/plain");
+  });
   // `curl -X POST URL` sends no body and no Content-Length, which cpp-httplib answers with an empty
   // 400 before any handler runs. The trigger needs no body: take such requests before that check
   // (only those: a request with a body still goes through the body-size check).

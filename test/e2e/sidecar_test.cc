@@ -587,6 +587,16 @@ TEST_F(Sidecar, HttpBoundsHostileRequestsAndTellsThemNothing) {
   EXPECT_EQ(post("s3cret-token").status, 429);
   std::this_thread::sleep_for(1100ms);
   EXPECT_EQ(post("s3cret-token").status, 202);
+  // Auth schemes are case-insensitive: "bearer" is Bearer (it was refused, 401).
+  HttpRequest lower;
+  lower.method = "POST";
+  lower.url = s.url("/backup");
+  lower.headers = {{"Authorization", "bearer s3cret-token"}};
+  EXPECT_EQ(client.perform(lower).status, 202);
+  // The trigger by GET: 405 naming the method it takes (it was 404, as for no such path).
+  answers.push_back(http("GET", s.url("/backup")));
+  EXPECT_EQ(answers.back().status, 405);
+  EXPECT_EQ(answers.back().header("allow"), "POST");
   // A header line longer than any real client sends, a TLS hello, and a path out of the tree.
   auto raw = run_process({"python3", "-c", R"(
 import socket, sys
