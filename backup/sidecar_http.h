@@ -3,7 +3,8 @@
 //   GET  /readyz    200 when the newest backup is younger than --ready-max-age, else 503 + reason
 //   GET  /metrics   Prometheus text format
 //   GET  /backups   the store's backups (JSON, from the catalog)
-//   POST /backup    run a backup now. Needs "Authorization: Bearer <token>" when a token is set;
+//   POST /backup    run a backup now (GET: 405). Needs "Authorization: Bearer <token>" (scheme in any
+//                   case) when a token is set;
 //                   a token is required when listening beyond loopback.
 // Bounds: connections are accepted and read by BoundedHttpServer (backup/bounded_http.h: one
 // request per connection, read within 32 KiB and 10 s, at most 128 open, idle ones cost no

@@ -233,12 +233,15 @@ PreparedRestore prepare_restore(const RestoreOptions& in) {
   }
   p.data_dir = absolute_path(o.data_dir);
   refuse_if_in_use(p.data_dir, "restore into", kStopTheMemberFirst);
+  // Before the emptiness check: a file is no data dir, and --force (which that check suggests)
+  // would not make it one.
+  if (path_exists(p.data_dir) && !is_directory(p.data_dir)) {
+    throw Error(ErrorKind::kAlreadyExists, "data dir " + p.data_dir + " exists and is not a directory",
+                "give the path of a directory: a new one, or an etcd data dir to replace with --force");
+  }
   if (!is_missing_or_empty_dir(p.data_dir) && !o.force) {
     throw Error(ErrorKind::kAlreadyExists, "data dir " + p.data_dir + " is not empty",
                 "restore into a new directory, or pass --force to replace it (its contents are deleted)");
-  }
-  if (path_exists(p.data_dir) && !is_directory(p.data_dir)) {
-    throw Error(ErrorKind::kAlreadyExists, p.data_dir + " exists and is not a directory");
   }
   if (p.native) {
     p.plan = native_plan(o);

@@ -72,6 +72,11 @@ TEST_F(ExitCodes, Row3NotFoundRow4AlreadyExistsRow9ExternalTool) {
   expect({"backup", "restore", "latest", "--store", store_, "--data-dir", data, "--name", "m1",
           "--initial-advertise-peer-urls", m.peer_url()},
          4, "is not empty");
+  // A file is no data dir: said first, not "not empty, pass --force", which would not help.
+  expect({"backup", "restore", "latest", "--store", store_, "--data-dir", data + "/keep", "--name", "m1",
+          "--initial-advertise-peer-urls", m.peer_url()},
+         4, "exists and is not a directory");
+  EXPECT_EQ(read_file(data + "/keep"), "x");
   expect({"backup", "restore", "latest", "--store", store_, "--data-dir", m.options().data_dir, "--force", "--name", "m1",
           "--initial-advertise-peer-urls", m.peer_url()},
          4, "in use");
