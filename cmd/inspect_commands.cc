@@ -283,6 +283,10 @@ void add_get(CLI::App& backup) {
       ->required()
       ->expected(1, 2);
   f->source.add_to(c);
+  // `get` writes one more format than the other commands: its help says so.
+  c->get_option("--output-format")
+      ->description("table|json|raw (env ETCDCTL_WRITE_OUT, as etcdctl's -w); raw: the value's bytes as they are "
+                    "(one exact key), or each key and value on lines of their own (--prefix)");
   add_prefix_flag(c, f->prefix);
   c->add_flag("--keys-only", f->keys_only, "print keys (and revisions) without values");
   c->callback([f] {

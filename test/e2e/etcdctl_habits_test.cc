@@ -34,6 +34,9 @@ TEST_F(EtcdctlHabits, WriteOutVersionAndOutputFile) {
     EXPECT_EQ(listed.exit_code, 0) << listed.output;
     EXPECT_EQ(nlohmann::json::parse(listed.output).size(), 1u) << flag;
   }
+  // `backup get` takes -o raw too (etcdctl's values as they are), and its help says so.
+  auto get_help = cli({"backup", "get", "--help"});
+  EXPECT_NE(get_help.output.find("table|json|raw"), std::string::npos) << get_help.output;
   RunOptions env;
   env.env["ETCDCTL_WRITE_OUT"] = "json";
   auto from_env = cli({"backup", "list", "--store", store_}, env);
