@@ -86,6 +86,12 @@ struct LocationFlags {
             ->capture_default_str(),
     };
   }
+  // Whether there is a member to act on: its state file in --config-dir, or --name and --data-dir
+  // given (what is left of a member whose state file is gone, e.g. a reset run again).
+  bool names_a_member() const {
+    MemberConfig state;
+    return load_member_state(member.config_dir, state) || (options[0]->count() > 0 && options[3]->count() > 0);
+  }
   // The member as the command line describes it.
   MemberConfig from_flags() const {
     MemberConfig m = member;
@@ -362,6 +368,13 @@ void add_reset(CLI::App& app) {
   c->add_option("--endpoints", f->endpoints,
                 "other members' client URLs, to reach the cluster when this member is down");
   c->callback([f] {
+    // Without a member to reset, the defaults (the host name, /var/lib/etcd) are nobody's: a reset
+    // of them said "Reset member <host>" and exited 0, having done nothing, or worse.
+    if (!f->location.names_a_member()) {
+      throw Error(ErrorKind::kNotFound, "no etcdadm member state in " + f->location.member.config_dir + " (no etcdadm.json)",
+                  "point --config-dir at the member's config dir, or give --name and --data-dir to reset what is "
+                  "left of a member whose state file is gone");
+    }
     ResetOptions o = f->reset;
     o.member = f->location.located();
     o.endpoints = split_endpoints(f->endpoints);

@@ -66,6 +66,11 @@ TEST_F(ExitCodes, Row3NotFoundRow4AlreadyExistsRow9ExternalTool) {
   client.put("/k", "v");
   save(m);
   expect({"backup", "restore", "2020-01-01T00", "--store", store_, "--output", dir_ / "x.db"}, 3, "no backup '2020-01-01T00'");
+  // A reset with no member to reset (no state file in --config-dir, no --name and --data-dir)
+  // changes nothing and says so (it printed "Reset member <host>" and exited 0).
+  make_dirs(dir_ / "no-member", 0700);
+  expect({"reset", "--config-dir", dir_ / "no-member", "--skip-remove-member", "--certs-dir", dir_ / "no-member-pki"}, 3,
+         "no etcdadm member state in");
   std::string data = dir_ / "data";
   make_dirs(data);
   write_file_atomic(data + "/keep", "x");
