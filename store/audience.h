@@ -36,8 +36,8 @@ StoreAudience audience_of(const StoreSettings& settings);
 //     acceptance: the pin follows it (logged).
 //   - Never in the clear into a store that holds encrypted backups (no marker, or a plain one): a
 //     store is encrypted from its creation on, so its marker was deleted or replaced. Checked with
-//     one listing whenever a plain audience is about to be pinned, and whenever a marker is to be
-//     created.
+//     one listing whenever a plain audience is about to be pinned, and before a write that names no
+//     audience creates a marker.
 //   - First write of this host (no pin): the audience is pinned (logged).
 // `catalog` null (or in memory): nothing is remembered, every write is a first one.
 StoreSettings settings_for_writing(BlobStore& store, Catalog* catalog, const StoreRequest& request);
