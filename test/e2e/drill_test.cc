@@ -154,39 +154,6 @@ TEST_F(Drill, GoodBackupServesItsRevisionKeysAndHashAndReportsItsRto) {
   EXPECT_NE(table.output.find(" ok "), std::string::npos) << table.output;
 }
 
-// The source compacted between the snapshot and its HashKV: the drill's member is compacted to the
-// same point before hashing. Made deterministic by compacting after the save and recording what
-// etcdctl then says of the source, as a save racing the compaction would have.
-namespace {
-
-// Inode numbers of the sockets process `pid` holds open.
-std::set<std::string> socket_inodes_of(const std::string& pid) {
-  std::set<std::string> out;
-  for (const auto& e : std::filesystem::directory_iterator("/proc/" + pid + "/fd")) {
-    std::error_code ec;
-    std::string target = std::filesystem::read_symlink(e.path(), ec).string();
-    if (!ec && target.rfind("socket:[", 0) == 0) out.insert(target.substr(8, target.size() - 9));
-  }
-  return out;
-}
-
-// The inode column of each entry of a /proc/net table (tcp, tcp6: 10th field; unix: 7th, then path).
-std::vector<std::vector<std::string>> proc_net_rows(const std::string& table) {
-  std::vector<std::vector<std::string>> rows;
-  std::istringstream in(read_file("/proc/net/" + table));
-  std::string line;
-  std::getline(in, line);  // the header
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::vector<std::string> row;
-    for (std::string f; fields >> f;) row.push_back(f);
-    rows.push_back(row);
-  }
-  return rows;
-}
-
-}  // namespace
-
 // docs/security.md: the drill's member serves every Secret of the backup without TLS or auth, so
 // it listens on no TCP port, only on unix sockets in a directory no other user can enter.
 TEST_F(Drill, TheRestoredMemberListensOnNoTcpPortOnlyOnSocketsInAPrivateDirectory) {
@@ -209,7 +176,7 @@ TEST_F(Drill, TheRestoredMemberListensOnNoTcpPortOnlyOnSocketsInAPrivateDirector
     if (p.find("--data-dir") != std::string::npos) etcd_pid = p.substr(0, p.find(':'));
   }
   ASSERT_FALSE(etcd_pid.empty()) << read_file(log);
-  const auto inodes = socket_inodes_of(etcd_pid);
+  const auto inodes = socket_inodes_of(std::stoi(etcd_pid));
   ASSERT_FALSE(inodes.empty());
   for (const char* table : {"tcp", "tcp6"}) {
     for (const auto& row : proc_net_rows(table)) {
@@ -244,6 +211,9 @@ TEST_F(Drill, TheRestoredMemberListensOnNoTcpPortOnlyOnSocketsInAPrivateDirector
   expect_nothing_left();
 }
 
+// The source compacted between the snapshot and its HashKV: the drill's member is compacted to the
+// same point before hashing. Made deterministic by compacting after the save and recording what
+// etcdctl then says of the source, as a save racing the compaction would have.
 TEST_F(Drill, SourceCompactedAfterTheSnapshotIsComparedAtItsCompactionPoint) {
   auto& m = start_member();
   EtcdClient client(m.connection());

@@ -495,25 +495,13 @@ std::string healthz_within(int port, std::chrono::milliseconds limit) {
 // The connections to its HTTP `port` that process `pid` holds open (TCP sockets of that local
 // port, the listening one aside): other descriptors come and go with the sidecar's own work.
 size_t http_connections_held(pid_t pid, int port) {
-  std::set<std::string> inodes;
-  for (const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd")) {
-    std::error_code ec;
-    std::string target = std::filesystem::read_symlink(e.path(), ec).string();
-    if (!ec && target.rfind("socket:[", 0) == 0) inodes.insert(target.substr(8, target.size() - 9));
-  }
+  const std::set<std::string> inodes = socket_inodes_of(pid);
   char local_port[8];
   std::snprintf(local_port, sizeof local_port, ":%04X", port);
-  // Distinct inodes: /proc/net/tcp is read in pieces, and a socket that moves in its table
-  // between two pieces (connections opened and closed meanwhile) is listed twice.
+  // Distinct inodes: a socket may be listed twice (proc_net_rows).
   std::set<std::string> held;
-  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
-    std::istringstream in(read_file(table));
-    std::string line;
-    std::getline(in, line);  // the header
-    while (std::getline(in, line)) {
-      std::istringstream fields(line);
-      std::vector<std::string> f;
-      for (std::string x; fields >> x;) f.push_back(x);
+  for (const char* table : {"tcp", "tcp6"}) {
+    for (const auto& f : proc_net_rows(table)) {
       // sl local_address rem_address st ... inode (the 10th field); 0A: listening
       if (f.size() >= 10 && f[1].ends_with(local_port) && f[3] != "0A" && inodes.count(f[9])) held.insert(f[9]);
     }

@@ -20,6 +20,7 @@
 #include <mutex>
 #include <random>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -337,6 +338,31 @@ bool FailpointPause::reached(std::chrono::milliseconds limit) const {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return true;
+}
+
+std::set<std::string> socket_inodes_of(pid_t pid) {
+  std::set<std::string> out;
+  std::error_code gone;  // the process may have ended: no sockets
+  for (const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", gone)) {
+    std::error_code ec;
+    std::string target = std::filesystem::read_symlink(e.path(), ec).string();
+    if (!ec && target.rfind("socket:[", 0) == 0) out.insert(target.substr(8, target.size() - 9));
+  }
+  return out;
+}
+
+std::vector<std::vector<std::string>> proc_net_rows(const std::string& table) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(read_file("/proc/net/" + table));
+  std::string line;
+  std::getline(in, line);  // the header
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::vector<std::string> row;
+    for (std::string f; fields >> f;) row.push_back(f);
+    rows.push_back(std::move(row));
+  }
+  return rows;
 }
 
 bool has_temp_data_file(const std::string& store) {

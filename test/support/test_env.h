@@ -3,6 +3,10 @@
 // test starts is stopped by PID in the destructor.
 #pragma once
 
+#include <sys/types.h>
+
+#include <set>
+
 #include <chrono>
 #include <map>
 #include <memory>
@@ -122,6 +126,12 @@ class FailpointPause {
 // Whether the local store `store` holds a save's temp data file (".etcd.backup*.tmp-*"), the mark
 // of a save caught mid-write. Files renamed or removed while it looks are skipped.
 bool has_temp_data_file(const std::string& store);
+
+// Inode numbers of the sockets process `pid` holds open (/proc/PID/fd).
+std::set<std::string> socket_inodes_of(pid_t pid);
+// The rows of /proc/net/`table` (tcp, tcp6, unix), split on blanks, the header dropped. The kernel
+// hands the file out in pieces: a socket that moves in its table meanwhile may be listed twice.
+std::vector<std::vector<std::string>> proc_net_rows(const std::string& table);
 
 // Adds user root with `password` and turns auth on, with the member's etcdctl (API v3).
 void enable_auth_with_root(const EtcdMember& member, const std::string& password);
