@@ -99,13 +99,17 @@ std::vector<FileHolder> processes_holding(const std::string& dir) {
   return out;
 }
 
-std::vector<std::string> locked_files(const std::string& dir) {
+std::vector<std::string> locked_files(const std::string& dir, const std::string& skipped_entries) {
   std::vector<std::string> out;
   std::error_code ec;
   if (!stdfs::is_directory(dir, ec)) return out;
   for (auto it = stdfs::recursive_directory_iterator(dir, stdfs::directory_options::skip_permission_denied, ec);
        !ec && it != stdfs::recursive_directory_iterator(); it.increment(ec)) {
     std::error_code sec;
+    if (!skipped_entries.empty() && it.depth() == 0 && it->path().filename().string().rfind(skipped_entries, 0) == 0) {
+      it.disable_recursion_pending();
+      continue;
+    }
     if (it->is_regular_file(sec) && is_locked(it->path().string())) out.push_back(it->path().string());
   }
   return out;
@@ -134,12 +138,17 @@ void refuse_if_held_by_others(const std::string& dir, const std::string& expecte
   if (!others.empty()) throw_in_use(dir, others, what, hint);
 }
 
-void refuse_if_in_use(const std::string& dir, const std::string& what, const std::string& hint) {
+void refuse_if_in_use(const std::string& dir, const std::string& what, const std::string& hint,
+                      const std::string& skipped_entries) {
   std::error_code ec;
   if (!stdfs::exists(dir, ec)) return;
   auto holders = processes_holding(dir);
+  if (!skipped_entries.empty()) {
+    const std::string skipped = canonical_prefix(dir) + skipped_entries;
+    std::erase_if(holders, [&](const FileHolder& h) { return h.file.rfind(skipped, 0) == 0; });
+  }
   if (!holders.empty()) throw_in_use(dir, holders, what, hint);
-  auto locked = locked_files(dir);
+  auto locked = locked_files(dir, skipped_entries);
   if (!locked.empty()) {
     throw Error(ErrorKind::kInUse,
                 "cannot " + what + " " + dir + ": " + locked.front() +

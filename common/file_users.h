@@ -23,12 +23,16 @@ struct FileHolder {
 std::vector<FileHolder> processes_holding(const std::string& dir);
 
 // Paths under `dir` that carry a lock another open file description holds (flock, POSIX or OFD).
-// Sees locks of every process, also where /proc does not show the holder.
-std::vector<std::string> locked_files(const std::string& dir);
+// Sees locks of every process, also where /proc does not show the holder. Nothing in the entries of
+// `dir` whose names start with `skipped_entries` (when given) is looked at.
+std::vector<std::string> locked_files(const std::string& dir, const std::string& skipped_entries = {});
 
 // Throws Error(kInUse) naming the processes (PID and command) when `dir` is in use; `what` says what
 // was about to happen ("restore into", "delete") and `hint` what to do (stop the member first).
-void refuse_if_in_use(const std::string& dir, const std::string& what, const std::string& hint);
+// Files in the entries of `dir` whose names start with `skipped_entries` (restores' staging dirs
+// inside a data dir on its own filesystem) do not count.
+void refuse_if_in_use(const std::string& dir, const std::string& what, const std::string& hint,
+                      const std::string& skipped_entries = {});
 
 // The same, except for processes running `expected_exe` (the member's own etcd, which the caller is
 // about to stop): any other holder refuses. Locks are not probed (the expected process holds them).

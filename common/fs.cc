@@ -374,6 +374,59 @@ bool is_missing_or_empty_dir(const std::string& dir) {
   return stdfs::directory_iterator(dir, ec) == stdfs::directory_iterator();
 }
 
+bool is_filesystem_root(const std::string& dir) {
+  struct statx sx{};
+  if (::statx(AT_FDCWD, dir.c_str(), 0, STATX_BASIC_STATS, &sx) == 0 && (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)) {
+    if (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) return true;
+  }
+  // Kernels before 5.8 do not report mount roots; a bind mount of a directory of the parent's own
+  // filesystem is then missed, but rename() would still only fail, never move the wrong thing.
+  struct stat st, parent;
+  if (::stat(dir.c_str(), &st) != 0 || ::stat((dir + "/..").c_str(), &parent) != 0) return false;
+  return st.st_dev != parent.st_dev || st.st_ino == parent.st_ino;
+}
+
+namespace {
+
+// At a filesystem root: the entries that are not the data dir's own.
+bool kept_at_filesystem_root(const std::string& name) {
+  return name == "lost+found" || name.rfind(kRestoreStagingPrefix, 0) == 0;
+}
+
+}  // namespace
+
+bool is_empty_data_dir(const std::string& dir) {
+  if (is_missing_or_empty_dir(dir)) return true;
+  if (!is_directory(dir) || !is_filesystem_root(dir)) return false;
+  std::error_code ec;
+  for (const auto& e : stdfs::directory_iterator(dir, ec)) {
+    if (!kept_at_filesystem_root(e.path().filename().string())) return false;
+  }
+  return !ec;
+}
+
+void remove_data_dir(const std::string& dir) {
+  if (!is_directory(dir) || !is_filesystem_root(dir)) {
+    remove_all(dir);
+    return;
+  }
+  std::error_code ec;
+  for (const auto& e : stdfs::directory_iterator(dir, ec)) {
+    if (e.path().filename() != "lost+found") remove_all(e.path().string());
+  }
+  if (ec) throw Error(ErrorKind::kIo, "cannot list " + dir + ": " + ec.message());
+}
+
+void require_writable_dir(const std::string& dir, const std::string& what) {
+  if (::access(dir.c_str(), W_OK | X_OK) == 0) return;
+  int err = errno;
+  if (err == EROFS) {
+    throw Error(ErrorKind::kIo, "cannot " + what + ": " + dir + " is on a read-only filesystem",
+                "remount it read-write (mount -o remount,rw), or give a data dir on a writable filesystem");
+  }
+  throw_errno("cannot " + what + ": no write access to", dir, err);
+}
+
 void remove_all(const std::string& path) {
   std::error_code ec;
   stdfs::remove_all(path, ec);

@@ -126,6 +126,27 @@ bool is_directory(const std::string& path);
 // True when `dir` does not exist or exists and holds no entries.
 bool is_missing_or_empty_dir(const std::string& dir);
 
+// Whether the directory `dir` is where a filesystem is mounted, or at least on another filesystem
+// than its parent (a data dir on its own disk). Such a directory cannot be renamed (EBUSY) and
+// nothing renames into it from beside it (EXDEV): work on it happens inside it.
+bool is_filesystem_root(const std::string& dir);
+
+// The prefix of a restore's staging directory (restore/data_dir.h): beside the data dir, or inside
+// it when the data dir is a filesystem root.
+inline constexpr const char* kRestoreStagingPrefix = ".etcdadm-restore-";
+
+// Whether a data dir holds no data: it does not exist, is empty, or is a filesystem root holding
+// only what the filesystem (lost+found) or a restore's staging dir put there.
+bool is_empty_data_dir(const std::string& dir);
+
+// Removes a data dir; one that is a filesystem root is emptied instead (the mount stays, and so
+// does its lost+found). Missing is fine.
+void remove_data_dir(const std::string& dir);
+
+// Throws (with the reason: a read-only filesystem, a permission) unless this process can create
+// entries in the existing directory `dir`. `what` says what the entries were for.
+void require_writable_dir(const std::string& dir, const std::string& what);
+
 // Removes a file or a directory tree; missing paths are fine.
 void remove_all(const std::string& path);
 

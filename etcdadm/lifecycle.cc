@@ -186,7 +186,7 @@ class Runner {
   bool restored_earlier() const { return path_exists(restore_marker()) && resuming(); }
 
   void check_data_dir() {
-    if (is_missing_or_empty_dir(m_.data_dir)) return;
+    if (is_empty_data_dir(m_.data_dir)) return;
     if (o_.restore_snapshot && restored_earlier()) {
       spdlog::info("data dir {} was restored by an earlier run of this init: continuing it", m_.data_dir);
       return;
@@ -294,14 +294,14 @@ class Runner {
     const MemberInfo* mine = find_member_by_peer_url(info, m_.peer_url());
     const MemberInfo* target = find_member(info, o_.replace);
     if (mine != nullptr && (target == nullptr || target == mine) && member_healthy(*mine) && resuming() &&
-        !is_missing_or_empty_dir(m_.data_dir)) {
+        !is_empty_data_dir(m_.data_dir)) {
       spdlog::info("member {} ({:x}) runs on this host with its data: the replacement is done", mine->name, mine->id);
       return;
     }
     QuorumCheck q;
     const MemberInfo& old = checked_removal(info, o_.replace, o_.force_replace, q);
     if (std::any_of(old.peer_urls.begin(), old.peer_urls.end(), [&](const std::string& u) { return u == m_.peer_url(); }) &&
-        !is_missing_or_empty_dir(m_.data_dir)) {
+        !is_empty_data_dir(m_.data_dir)) {
       throw Error(ErrorKind::kAlreadyExists,
                   "data dir " + m_.data_dir + " is not empty, and the member being replaced used this peer URL",
                   "the replacement starts from an empty data dir: run `etcdadm reset --skip-remove-member` first");
@@ -361,7 +361,7 @@ class Runner {
       return;
     }
     if (!bootstrap_) bootstrap_ = init_bootstrap();
-    if (!is_missing_or_empty_dir(m_.data_dir)) {
+    if (!is_empty_data_dir(m_.data_dir)) {
       if (restored_earlier()) {
         spdlog::info("data dir {} already restored by an earlier run: not restoring again", m_.data_dir);
         return;
@@ -413,7 +413,7 @@ class Runner {
                       "member remove)");
         }
       }
-      if (!is_missing_or_empty_dir(m_.data_dir)) {
+      if (!is_empty_data_dir(m_.data_dir)) {
         // An earlier member's data (it was removed from the cluster since): etcd would start with
         // the old member ID and be refused as removed.
         throw Error(ErrorKind::kAlreadyExists,
@@ -776,7 +776,11 @@ ResetResult run_reset(const ResetOptions& o) {
   paths.push_back(m.state_file());  // last: a reset that stops early can run again with --config-dir only
   for (const auto& p : paths) {
     if (!path_exists(p)) continue;
-    remove_all(p);
+    if (p == m.data_dir) {
+      remove_data_dir(p);  // a data dir on its own disk is emptied, its mount left alone
+    } else {
+      remove_all(p);
+    }
     result.removed_paths.push_back(p);
   }
   for (const auto& dir : {m.certs_dir, m.config_dir}) {

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -42,7 +43,6 @@ const char* const kStopTheMemberFirst =
     "stop that etcd first (systemctl stop etcd, or kill the PID shown), then run the restore again; "
     "--force replaces a data dir that is not empty, never one that is in use";
 
-constexpr const char* kStagingPrefix = ".etcdadm-restore-";
 constexpr const char* kStagingLock = ".lock";
 
 // Whether a staging directory's restore is over: its lock is free (or, from an etcdadm before the
@@ -78,7 +78,7 @@ void remove_abandoned_staging_dirs(const std::string& parent) {
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(parent, ec)) {
     std::string name = e.path().filename().string();
-    if (name.rfind(kStagingPrefix, 0) != 0 || !e.is_directory(ec)) continue;
+    if (name.rfind(kRestoreStagingPrefix, 0) != 0 || !e.is_directory(ec)) continue;
     if (!staging_is_abandoned(e.path().string())) continue;
     try {
       remove_all(e.path().string());
@@ -103,7 +103,7 @@ void check_options(const RestoreOptions& o) {
 
 }  // namespace
 
-StagingDir::StagingDir(const std::string& parent) : path_(parent + "/" + kStagingPrefix + random_suffix()) {
+StagingDir::StagingDir(const std::string& parent) : path_(parent + "/" + kRestoreStagingPrefix + random_suffix()) {
   make_dirs(path_, 0700);
   std::string lock = path_ + "/" + kStagingLock;
   lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -123,6 +123,24 @@ StagingDir::~StagingDir() {
     spdlog::warn("could not remove staging directory {}: {}", path_, e.what());
   }
   if (lock_fd_ >= 0) ::close(lock_fd_);
+}
+
+std::string resolved_data_dir(const std::string& data_dir) {
+  std::string path = absolute_path(data_dir);
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode) || !is_directory(path)) return path;
+  std::error_code ec;
+  std::string target = std::filesystem::canonical(path, ec).string();
+  if (ec) return path;
+  spdlog::info("data dir {} is a link to {}: restoring into {}", path, target, target);
+  return target;
+}
+
+std::string restore_staging_parent(const std::string& data_dir) {
+  if (is_directory(data_dir) && is_filesystem_root(data_dir)) return data_dir;
+  std::string parent = parent_dir(data_dir);
+  make_dirs(parent);
+  return parent;
 }
 
 RestoreTool find_restore_tool(const std::string& explicit_path) {
@@ -161,8 +179,10 @@ namespace {
 // What every restore checks and decides before touching anything.
 struct PreparedRestore {
   RestoreOptions options;
-  std::string data_dir;  // absolute
-  std::string parent;    // where the staging directory goes (same filesystem as data_dir)
+  std::string data_dir;        // absolute, symlinks resolved
+  std::string staging_parent;  // where the staging directory goes (on data_dir's filesystem)
+  // The data dir is a filesystem root: staged and swapped inside it (restore_staging_parent).
+  bool inside_data_dir = false;
   bool native = true;
   RestoreTool tool;          // when !native
   NativeRestorePlan plan;    // when native
@@ -231,15 +251,20 @@ PreparedRestore prepare_restore(const RestoreOptions& in) {
                 "a point-in-time restore is native: etcd's tools cannot replay the change log",
                 "drop --restore-with / --restore-tool");
   }
-  p.data_dir = absolute_path(o.data_dir);
-  refuse_if_in_use(p.data_dir, "restore into", kStopTheMemberFirst);
+  p.data_dir = resolved_data_dir(o.data_dir);
+  p.inside_data_dir = is_directory(p.data_dir) && is_filesystem_root(p.data_dir);
+  // Restores' staging dirs (this one's own prefetch among them) live inside such a data dir: they
+  // are not the member's files.
+  refuse_if_in_use(p.data_dir, "restore into", kStopTheMemberFirst, p.inside_data_dir ? kRestoreStagingPrefix : "");
   // Before the emptiness check: a file is no data dir, and --force (which that check suggests)
   // would not make it one.
   if (path_exists(p.data_dir) && !is_directory(p.data_dir)) {
     throw Error(ErrorKind::kAlreadyExists, "data dir " + p.data_dir + " exists and is not a directory",
                 "give the path of a directory: a new one, or an etcd data dir to replace with --force");
   }
-  if (!is_missing_or_empty_dir(p.data_dir) && !o.force) {
+  p.staging_parent = restore_staging_parent(p.data_dir);
+  require_writable_dir(p.staging_parent, "restore into " + p.data_dir);
+  if (!is_empty_data_dir(p.data_dir) && !o.force) {
     throw Error(ErrorKind::kAlreadyExists, "data dir " + p.data_dir + " is not empty",
                 "restore into a new directory, or pass --force to replace it (its contents are deleted)");
   }
@@ -278,9 +303,7 @@ PreparedRestore prepare_restore(const RestoreOptions& in) {
                   "drop --restore-with: the native restore bumps the revision for every etcd it writes for");
     }
   }
-  p.parent = parent_dir(p.data_dir);
-  make_dirs(p.parent);
-  remove_abandoned_staging_dirs(p.parent);
+  remove_abandoned_staging_dirs(p.staging_parent);
   return p;
 }
 
@@ -320,33 +343,67 @@ EtcdVersion native_flavor(const PreparedRestore& p, const std::string& db) {
   return target;
 }
 
-// Moves the finished data dir `restored` (inside `staging`) into place, exchanging it with an
-// existing directory (empty, or non-empty with --force).
-void swap_into_place(const PreparedRestore& p, const std::string& restored, const std::string& staging) {
-  // Checked again: a member may have been started on it while the restore ran.
+// Puts `from` at `to`. An existing `to` is exchanged with it in one atomic step (the old entry
+// ends at `from`, inside the staging dir, and goes with it); filesystems without RENAME_EXCHANGE
+// get two renames, the old entry moved to `aside` and put back if the second fails.
+void move_into_place(const std::string& from, const std::string& to, const std::string& aside) {
+  if (!path_exists(to)) {
+    if (::rename(from.c_str(), to.c_str()) != 0) throw_errno("cannot move restored data into", to, errno);
+    return;
+  }
+  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_EXCHANGE) == 0) return;
+  if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP) throw_errno("cannot swap in", to, errno);
+  if (::rename(to.c_str(), aside.c_str()) != 0) throw_errno("cannot move aside", to, errno);
+  if (::rename(from.c_str(), to.c_str()) != 0) {
+    int err = errno;
+    ::rename(aside.c_str(), to.c_str());  // put the old one back
+    throw_errno("cannot move restored data into", to, err);
+  }
+}
+
+// A data dir that is a filesystem root cannot be renamed, so its entries are: what the old data
+// dir held besides the restore's entries (with --force) goes into the staging dir first, then the
+// restored entries come in, `member` last. etcd's data is `member/`, and that one exchange is the
+// commit: at every instant the data dir holds the old member or the new one. lost+found and other
+// restores' staging dirs stay where they are.
+void swap_inside_filesystem_root(const PreparedRestore& p, const std::string& restored, const std::string& staging) {
   const std::string& data_dir = p.data_dir;
-  refuse_if_in_use(data_dir, "replace", kStopTheMemberFirst);
-  if (path_exists(data_dir)) {
-    // One atomic exchange: at every instant the target is the old dir or the new one (the old one
-    // ends in the staging dir and goes with it). Filesystems without RENAME_EXCHANGE get two
-    // renames, the old dir put back if the second fails.
-    if (::renameat2(AT_FDCWD, restored.c_str(), AT_FDCWD, data_dir.c_str(), RENAME_EXCHANGE) == 0) {
-      fsync_dir(p.parent);
-      return;
-    }
-    if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP) throw_errno("cannot swap in", data_dir, errno);
-    std::string old = staging + "/old";
-    if (::rename(data_dir.c_str(), old.c_str()) != 0) throw_errno("cannot move aside", data_dir, errno);
-    if (::rename(restored.c_str(), data_dir.c_str()) != 0) {
-      int err = errno;
-      ::rename(old.c_str(), data_dir.c_str());  // put the old data dir back
-      throw_errno("cannot move restored data into", data_dir, err);
-    }
-  } else if (::rename(restored.c_str(), data_dir.c_str()) != 0) {
-    throw_errno("cannot move restored data into", data_dir, errno);
+  std::string aside = staging + "/old";
+  make_dirs(aside, 0700);
+  std::vector<std::string> incoming;
+  for (const auto& e : std::filesystem::directory_iterator(restored)) incoming.push_back(e.path().filename().string());
+  std::stable_partition(incoming.begin(), incoming.end(), [](const std::string& n) { return n != "member"; });
+  for (const auto& e : std::filesystem::directory_iterator(data_dir)) {
+    std::string name = e.path().filename().string();
+    if (name == "lost+found" || name.rfind(kRestoreStagingPrefix, 0) == 0) continue;
+    if (std::find(incoming.begin(), incoming.end(), name) != incoming.end()) continue;  // exchanged below
+    if (::rename(e.path().c_str(), (aside + "/" + name).c_str()) != 0) throw_errno("cannot move aside", e.path().string(), errno);
+  }
+  // What renaming a restored dir into place would have given it: the data dir holds every Secret.
+  if (::chmod(data_dir.c_str(), 0700) != 0) {
+    spdlog::warn("cannot make {} owner-only ({}): etcd warns about a data dir others can read", data_dir,
+                 std::strerror(errno));
+  }
+  for (const std::string& name : incoming) {
+    move_into_place(restored + "/" + name, data_dir + "/" + name, aside + "/" + name + ".old");
   }
   failpoint("restore/swap/renamed");
-  fsync_dir(p.parent);
+  fsync_dir(data_dir);
+}
+
+// Moves the finished data dir `restored` (inside `staging`) into place: one atomic exchange with
+// an existing directory (empty, or non-empty with --force), or, for a data dir that is a
+// filesystem root, an exchange of its entries.
+void swap_into_place(const PreparedRestore& p, const std::string& restored, const std::string& staging) {
+  // Checked again: a member may have been started on it while the restore ran.
+  refuse_if_in_use(p.data_dir, "replace", kStopTheMemberFirst, p.inside_data_dir ? kRestoreStagingPrefix : "");
+  if (p.inside_data_dir) {
+    swap_inside_filesystem_root(p, restored, staging);
+    return;
+  }
+  move_into_place(restored, p.data_dir, staging + "/old");
+  failpoint("restore/swap/renamed");
+  fsync_dir(p.staging_parent);
 }
 
 // Writes the verified snapshot to the path it is given and returns its db size (trailer excluded).
@@ -461,7 +518,7 @@ RestoreResult restore_to_data_dir(BlobStore& store, const BackupRecord& backup, 
   if (p.options.snapshot_etcd_version.empty()) p.options.snapshot_etcd_version = backup.etcd_version;
   if (p.target) refuse_newer_recorded_version(p.options.snapshot_etcd_version, *p.target);
   if (p.native) refuse_unverified_recorded_version(p.options.snapshot_etcd_version);
-  StagingDir staging(p.parent);
+  StagingDir staging(p.staging_parent);
 
   RestoreResult result;
   result.backup_name = backup.name;
@@ -503,7 +560,7 @@ RestoreResult restore_verified_snapshot_file(const std::string& snapshot_file, u
   RestoreResult result;
   result.backup_name = snapshot_file;
   result.db_size = db_bytes;
-  StagingDir staging(p.parent);
+  StagingDir staging(p.staging_parent);
   if (p.native) {
     restore_natively(p, [&](const std::string& db) { return place_snapshot(snapshot_file, db_bytes, consume, db); },
                      staging.path(), result);

@@ -1,8 +1,10 @@
 // Restoring a verified snapshot into an etcd data directory: natively by default (etcdadm writes
 // the member's db, WAL and raft snapshot itself: native_restore.h), or with etcd's own tool
 // (`etcdutl snapshot restore` for 3.5+, `ETCDCTL_API=3 etcdctl snapshot restore` for 3.4) when
-// asked. All work happens in a staging directory beside the target; the target is replaced by a
-// rename only after everything succeeded, so a failed restore never leaves a half-restored data dir.
+// asked. All work happens in a staging directory on the target's filesystem (beside the target, or
+// inside it when the target is a filesystem root: a data dir on its own disk); the target is
+// replaced by a rename only after everything succeeded, so a failed restore never leaves a
+// half-restored data dir.
 #pragma once
 
 #include <string>
@@ -44,8 +46,8 @@ struct RestoreOptions {
   PointInTime point_in_time;
 };
 
-// A restore's private directory beside the data dir, `<parent>/.etcdadm-restore-<random>` (same
-// filesystem, so the result moves into place with one rename). A lock file in it stays flock()ed
+// A restore's private directory on the data dir's filesystem, `<parent>/.etcdadm-restore-<random>`
+// (restore_staging_parent), so that the result moves into place by renames. A lock file in it stays flock()ed
 // while it lives; it is removed however the work ends (an exception, SIGINT/SIGTERM). One left by
 // a run that could not clean up (kill -9, power loss) is removed by the next restore into the same
 // parent; one whose lock is held never is.
@@ -61,6 +63,15 @@ class StagingDir {
   std::string path_;
   int lock_fd_ = -1;
 };
+
+// The data dir a restore writes: `data_dir` made absolute, and when it is a symlink to a
+// directory (/var/lib/etcd -> /data/etcd), the directory it points to.
+std::string resolved_data_dir(const std::string& data_dir);
+
+// Where a restore into `data_dir` stages its work, on the data dir's filesystem: beside it (its
+// parent, created if missing), or inside it when it is a filesystem root, which no rename can
+// replace and no rename from beside it can reach.
+std::string restore_staging_parent(const std::string& data_dir);
 
 struct RestoreTool {
   std::string path;

@@ -83,8 +83,7 @@ SnapshotRestorer prefetched_backup_restorer(BlobStore& store, const BackupRecord
                 "drop --restore-with");
   }
   if (auto target = EtcdVersion::parse(target_version)) refuse_newer_recorded_version(backup.etcd_version, *target);
-  std::string parent = parent_dir(absolute_path(data_dir));
-  make_dirs(parent);
+  std::string parent = restore_staging_parent(resolved_data_dir(data_dir));
   // A staging dir of its own: locked, so the restore's clean-up of abandoned ones leaves it alone
   // however long the install before the restore takes, and removes it after a killed init.
   auto scratch = std::make_shared<StagingDir>(parent);

@@ -2,12 +2,18 @@
 // etcdctl (snapshot status, snapshot save) and with stores written in etcd-manager's layout.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include "common/fs.h"
 #include "test/support/cli_fixture.h"
 #include "test/support/etcd_versions.h"
+#include "test/support/skips.h"
 
 namespace etcdadm::test {
 
@@ -29,11 +35,11 @@ class BackupRestore : public CliTest {
  protected:
   // Restores `query` from the store into a new data dir with the CLI's defaults for the cluster
   // flags, and starts a member on it.
-  EtcdMember& restore_and_start(const std::string& query, const std::string& name) {
+  EtcdMember& restore_and_start(const std::string& query, const std::string& name, std::string data_dir = "") {
     EtcdOptions o;
     o.name = name;
     o.peer_port = free_port();
-    o.data_dir = dir_ / (name + "-data");
+    o.data_dir = data_dir.empty() ? std::string(dir_ / (name + "-data")) : data_dir;
     o.initial_cluster_token = "etcd-cluster";
     auto r = cli({"backup", "restore", query, "--store", store_, "--data-dir", o.data_dir, "--name", name,
                   "--initial-advertise-peer-urls", "http://127.0.0.1:" + std::to_string(o.peer_port)});
@@ -41,6 +47,20 @@ class BackupRestore : public CliTest {
     return start_member(o);
   }
 };
+
+std::string value_of(EtcdClient& client, const std::string& key) {
+  for (const auto& [k, v] : all_keys(client)) {
+    if (k == key) return v;
+  }
+  return "(missing)";
+}
+
+std::vector<std::string> entries_of(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
 
 }  // namespace
 
@@ -238,6 +258,64 @@ TEST_F(BackupRestore, RefusesNonEmptyDataDirUnlessForced) {
   auto e = cli({"backup", "restore", "latest", "--store", store_, "--data-dir", empty, "--name", "x",
                 "--initial-advertise-peer-urls", "http://127.0.0.1:1"});
   EXPECT_EQ(e.exit_code, 0) << e.output;
+}
+
+// /var/lib/etcd on its own disk: the data dir is a mount point, which no rename can replace, on a
+// filesystem that a restore staged beside it (on the parent's) cannot rename into. Here the
+// parent is a 256 KiB tmpfs that the restore does not fit in, so staging beside the data dir
+// fails as well as the swap.
+TEST_F(BackupRestore, ADataDirThatIsAMountPointIsRestoredInsideIt) {
+  if (::geteuid() != 0) ETCDADM_SKIP_OUTSIDE_CI() << "mounting a tmpfs needs root";
+  auto& m1 = start_member();
+  EtcdClient client(m1.connection());
+  load_keys(client, "/registry/big/", 40, 32 * 1024);  // 1.3 MiB: more than the parent holds
+  client.put("/which", "first");
+  std::string first = save(m1)["name"];
+  client.put("/which", "second");
+  save(m1);
+
+  ScopedTmpfs small(dir_ / "small", "size=256k,mode=0755");
+  ScopedTmpfs disk(dir_ / "small/disk", "size=256m,mode=0755");  // two members: two 64 MB WALs
+  std::string data = dir_ / "small/disk";
+  make_dirs(data + "/lost+found", 0700);  // what mkfs.ext4 leaves: the disk still counts as empty
+
+  EtcdMember& restored = restore_and_start(first, "mounted", data);
+  EtcdClient rc(restored.connection());
+  EXPECT_EQ(value_of(rc, "/which"), "first");
+  auto keys = all_keys(rc);
+  EXPECT_EQ(std::count_if(keys.begin(), keys.end(), [](const auto& kv) { return kv.first.rfind("/registry/big/", 0) == 0; }), 40);
+  restored.stop();
+  EXPECT_TRUE(is_filesystem_root(data));
+  EXPECT_EQ(entries_of(data), (std::vector<std::string>{"lost+found", "member"}));
+  EXPECT_EQ(entries_of(dir_ / "small"), (std::vector<std::string>{"disk"}));
+  struct stat st;
+  ASSERT_EQ(::stat(data.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u) << "the data dir holds every Secret: owner only";
+
+  // Over it with --force: the old member and whatever else was there go; lost+found stays.
+  write_file_atomic(data + "/precious", "replaced with --force");
+  std::vector<std::string> args = {"backup", "restore", "latest", "--store", store_, "--data-dir", data,
+                                    "--name", "mounted", "--initial-advertise-peer-urls",
+                                    "http://127.0.0.1:" + std::to_string(restored.options().peer_port)};
+  auto refused = cli(args);
+  EXPECT_EQ(refused.exit_code, 4) << refused.output;
+  EXPECT_NE(refused.output.find("not empty"), std::string::npos) << refused.output;
+  args.push_back("--force");
+  auto forced = cli(args);
+  ASSERT_EQ(forced.exit_code, 0) << forced.output;
+  EXPECT_EQ(entries_of(data), (std::vector<std::string>{"lost+found", "member"}));
+  restored.start();
+  EtcdClient rc2(restored.connection());
+  EXPECT_EQ(value_of(rc2, "/which"), "second");
+  restored.stop();
+
+  // A read-only disk is refused before anything is fetched, with the reason.
+  disk.remount_read_only();
+  auto ro = cli(args);
+  EXPECT_NE(ro.exit_code, 0) << ro.output;
+  EXPECT_NE(ro.output.find("read-only filesystem"), std::string::npos) << ro.output;
+  EXPECT_EQ(ro.output.find("verified"), std::string::npos) << "nothing is fetched for a restore that cannot land: " << ro.output;
+  disk.remount("size=256m");
 }
 
 }  // namespace etcdadm::test

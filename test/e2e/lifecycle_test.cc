@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -557,6 +558,42 @@ TEST_F(Lifecycle, InitFromABackupOfThePreviousMinor) {
   EXPECT_EQ(client.status(hosts_[0].client_url()).version(), now.version);
   EXPECT_EQ(all_keys(client, revision), expected);
   EXPECT_EQ(client.hash_kv(hosts_[0].client_url(), revision).hash(), hash);
+}
+
+// /var/lib/etcd on its own disk: init --from-backup restores into the mount point (staging on its
+// filesystem: no rename can replace a mount point), and reset empties it, leaving the mount and
+// its lost+found for the next init.
+TEST_F(Lifecycle, InitFromABackupOntoAMountedDataDirAndResetKeepsTheMount) {
+  if (::geteuid() != 0) ETCDADM_SKIP_OUTSIDE_CI() << "mounting a tmpfs needs root";
+  EtcdOptions o;
+  o.name = "source";
+  EtcdMember source(dir_.path(), o);
+  source.start();
+  EtcdClient source_client(source.connection());
+  load_keys(source_client, "/registry/configmaps/", 100, 400, 5);
+  auto expected = all_keys(source_client);
+  std::string store = dir_ / "store";
+  auto saved = etcdadm({"backup", "save", "--store", store, "--endpoints", source.client_url()});
+  ASSERT_EQ(saved.exit_code, 0) << saved.output;
+  source.stop();
+
+  ScopedTmpfs disk(hosts_[0].data(), "size=256m,mode=0755");
+  make_dirs(hosts_[0].data() + "/lost+found", 0700);
+  ASSERT_NO_FATAL_FAILURE(init(hosts_[0], {"--from-backup", "latest", "--store", store}));
+  {
+    EtcdClient client(connection({&hosts_[0]}));
+    EXPECT_EQ(all_keys(client), expected);
+  }
+  EXPECT_TRUE(is_filesystem_root(hosts_[0].data()));
+  EXPECT_EQ(file_mode(hosts_[0].data()), 0700);
+  EXPECT_TRUE(path_exists(hosts_[0].data() + "/lost+found"));
+
+  auto done = reset(hosts_[0], {"--force"});
+  ASSERT_EQ(done.exit_code, 0) << done.output;
+  EXPECT_TRUE(is_filesystem_root(hosts_[0].data()));
+  EXPECT_FALSE(path_exists(hosts_[0].data() + "/member"));
+  EXPECT_TRUE(path_exists(hosts_[0].data() + "/lost+found"));
+  EXPECT_TRUE(is_empty_data_dir(hosts_[0].data()));
 }
 
 // init --snapshot FILE: the first member of a new cluster from an `etcdctl snapshot save` file; a

@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -14,6 +15,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -452,6 +454,27 @@ void enable_auth_with_root(const EtcdMember& member, const std::string& password
     args.insert(args.begin(), {"etcdctl", "--endpoints", member.client_url()});
     auto r = run_process(args, api3);
     if (r.exit_code != 0) throw Error(ErrorKind::kInternal, "etcdctl " + args[3] + " failed: " + r.output);
+  }
+}
+
+ScopedTmpfs::ScopedTmpfs(const std::string& path, const std::string& options) : path_(path) {
+  make_dirs(path_);
+  if (::mount("tmpfs", path_.c_str(), "tmpfs", 0, options.c_str()) != 0) {
+    throw std::runtime_error("mount -t tmpfs -o " + options + " tmpfs " + path_ + ": " + std::strerror(errno));
+  }
+}
+
+ScopedTmpfs::~ScopedTmpfs() { ::umount2(path_.c_str(), MNT_DETACH); }
+
+void ScopedTmpfs::remount(const std::string& options) {
+  if (::mount("tmpfs", path_.c_str(), "tmpfs", MS_REMOUNT, options.c_str()) != 0) {
+    throw std::runtime_error("remount " + path_ + " " + options + ": " + std::strerror(errno));
+  }
+}
+
+void ScopedTmpfs::remount_read_only() {
+  if (::mount("tmpfs", path_.c_str(), "tmpfs", MS_REMOUNT | MS_RDONLY, nullptr) != 0) {
+    throw std::runtime_error("remount " + path_ + " read-only: " + std::strerror(errno));
   }
 }
 

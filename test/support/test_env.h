@@ -133,6 +133,21 @@ std::set<std::string> socket_inodes_of(pid_t pid);
 // hands the file out in pieces: a socket that moves in its table meanwhile may be listed twice.
 std::vector<std::vector<std::string>> proc_net_rows(const std::string& table);
 
+// A tmpfs mounted at `path` (created if missing; root only) with mount(8)'s `options`, unmounted
+// (lazily, so that a process still in it cannot keep it) when this goes. Throws when the mount fails.
+class ScopedTmpfs {
+ public:
+  ScopedTmpfs(const std::string& path, const std::string& options);
+  ~ScopedTmpfs();
+  ScopedTmpfs(const ScopedTmpfs&) = delete;
+  ScopedTmpfs& operator=(const ScopedTmpfs&) = delete;
+  void remount(const std::string& options);
+  void remount_read_only();
+
+ private:
+  std::string path_;
+};
+
 // Adds user root with `password` and turns auth on, with the member's etcdctl (API v3).
 void enable_auth_with_root(const EtcdMember& member, const std::string& password);
 

@@ -71,5 +71,46 @@ TEST(FileUsers, HoldersAreNamedWithPidAndCommand) {
   ::unlink((dir.path() + ".log").c_str());
 }
 
+// Inside a data dir on its own disk, restores' staging dirs (`.etcdadm-restore-*`, each with its
+// locked `.lock`, perhaps a restore tool holding a file) are not the member's files; everything
+// else still counts.
+TEST(FileUsers, SkippedEntriesDoNotCountAndEverythingElseStill) {
+  test::TempDir dir;
+  make_dirs(dir / ".etcdadm-restore-1/data");
+  write_file_atomic(dir / ".etcdadm-restore-1/.lock", "");
+  write_file_atomic(dir / ".etcdadm-restore-1/data/db", "db");
+  int lock = ::open((dir / ".etcdadm-restore-1/.lock").c_str(), O_RDWR);
+  ASSERT_EQ(::flock(lock, LOCK_EX | LOCK_NB), 0);
+  ChildProcess tool = ChildProcess::start({"sh", "-c", "exec sleep 30 < '" + (dir / ".etcdadm-restore-1/data/db") + "'"},
+                                          dir.path() + ".log");
+  for (int i = 0; i < 100 && processes_holding(dir.path()).empty(); ++i) usleep(20000);
+  EXPECT_THROW(refuse_if_in_use(dir.path(), "replace", "stop it"), Error);
+  EXPECT_NO_THROW(refuse_if_in_use(dir.path(), "replace", "stop it", kRestoreStagingPrefix));
+
+  make_dirs(dir / "member/snap");
+  write_file_atomic(dir / "member/snap/db", "db");
+  int db = ::open((dir / "member/snap/db").c_str(), O_RDWR);
+  ASSERT_EQ(::flock(db, LOCK_EX | LOCK_NB), 0);
+  EXPECT_THROW(refuse_if_in_use(dir.path(), "replace", "stop it", kRestoreStagingPrefix), Error);
+  ::close(db);
+  ::close(lock);
+  tool.stop(std::chrono::milliseconds(100));
+  ::unlink((dir.path() + ".log").c_str());
+}
+
+TEST(FileSystemRoot, MountRootsAreToldFromOrdinaryDirectories) {
+  EXPECT_TRUE(is_filesystem_root("/"));
+  EXPECT_TRUE(is_filesystem_root("/proc"));
+  EXPECT_FALSE(is_filesystem_root("/proc/sys/kernel"));
+  test::TempDir dir;
+  make_dirs(dir / "data/lost+found");
+  EXPECT_FALSE(is_filesystem_root(dir / "data"));
+  // lost+found makes only a filesystem root empty: in an ordinary directory it is data.
+  EXPECT_FALSE(is_empty_data_dir(dir / "data"));
+  EXPECT_TRUE(is_empty_data_dir(dir / "missing"));
+  remove_data_dir(dir / "data");
+  EXPECT_FALSE(path_exists(dir / "data"));
+}
+
 }  // namespace
 }  // namespace etcdadm
