@@ -1,14 +1,20 @@
 #include "common/file_users.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
+#include <sstream>
 
 #include "common/error.h"
 
@@ -33,7 +39,7 @@ std::string command_line(pid_t pid) {
   std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   while (!raw.empty() && raw.back() == '\0') raw.pop_back();
   for (char& c : raw) {
-    if (c == '\0') c = ' ';
+    if (c == '\0' || c == '\n' || c == '\r' || c == '\t') c = ' ';  // one line in a message
   }
   if (raw.size() > 200) raw = raw.substr(0, 200) + " ...";
   return raw;
@@ -64,10 +70,12 @@ bool is_locked(const std::string& path) {
 
 }  // namespace
 
-std::vector<FileHolder> processes_holding(const std::string& dir) {
+namespace {
+
+// Processes other than this one with an open file whose /proc/<pid>/fd link `matches`: one
+// FileHolder each, naming the first such link.
+std::vector<FileHolder> processes_with_open(const std::function<bool(const std::string&)>& matches) {
   std::vector<FileHolder> out;
-  const std::string prefix = canonical_prefix(dir);
-  const std::string exact = prefix.substr(0, prefix.size() - 1);
   const pid_t self = ::getpid();
   DIR* proc = ::opendir("/proc");
   if (proc == nullptr) return out;
@@ -84,8 +92,7 @@ std::vector<FileHolder> processes_holding(const std::string& dir) {
       ssize_t n = ::readlink((fd_dir + "/" + f->d_name).c_str(), target, sizeof(target) - 1);
       if (n <= 0) continue;
       std::string t(target, static_cast<size_t>(n));
-      // A deleted file still held shows as "<path> (deleted)": it still counts.
-      if (t.rfind(prefix, 0) == 0 || t == exact) {
+      if (matches(t)) {
         char exe[4096];
         ssize_t m = ::readlink(("/proc/" + std::string(e->d_name) + "/exe").c_str(), exe, sizeof(exe) - 1);
         out.push_back({static_cast<pid_t>(pid), command_line(static_cast<pid_t>(pid)), t,
@@ -97,6 +104,79 @@ std::vector<FileHolder> processes_holding(const std::string& dir) {
   }
   ::closedir(proc);
   return out;
+}
+
+// The inodes of the TCP sockets listening on `port` (/proc/net/tcp and tcp6: the local address
+// "HEXIP:HEXPORT" in the second column, the state in the fourth, 0A = LISTEN, the inode in the tenth).
+std::set<std::string> listening_socket_inodes(int port) {
+  std::set<std::string> inodes;
+  char want[8];
+  std::snprintf(want, sizeof(want), "%04X", port);
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(table);
+    std::string line;
+    std::getline(in, line);  // the header
+    while (std::getline(in, line)) {
+      std::istringstream fields(line);
+      std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+      if (!(fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >> timeout >> inode)) continue;
+      auto colon = local.rfind(':');
+      if (colon == std::string::npos || state != "0A" || local.substr(colon + 1) != want) continue;
+      inodes.insert(inode);
+    }
+  }
+  return inodes;
+}
+
+}  // namespace
+
+std::vector<FileHolder> processes_holding(const std::string& dir) {
+  const std::string prefix = canonical_prefix(dir);
+  const std::string exact = prefix.substr(0, prefix.size() - 1);
+  // A deleted file still held shows as "<path> (deleted)": it still counts.
+  return processes_with_open([&](const std::string& t) { return t.rfind(prefix, 0) == 0 || t == exact; });
+}
+
+ListenCheck check_listen(const std::string& address, int port) {
+  ListenCheck result;
+  sockaddr_storage addr{};
+  socklen_t len = 0;
+  int family = AF_INET;
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&addr);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&addr);
+  if (::inet_pton(AF_INET, address.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(static_cast<uint16_t>(port));
+    len = sizeof(*v4);
+  } else if (::inet_pton(AF_INET6, address.c_str(), &v6->sin6_addr) == 1) {
+    family = AF_INET6;
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(static_cast<uint16_t>(port));
+    len = sizeof(*v6);
+  } else {
+    throw Error(ErrorKind::kInvalidArgument, "'" + address + "' is not an IP address");
+  }
+  int fd = ::socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw_errno("cannot open a socket to check", address + ":" + std::to_string(port), errno);
+  // As Go's net.Listen does: a connection of an earlier listener in TIME_WAIT does not count.
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  int rc = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), len);
+  int err = errno;
+  ::close(fd);
+  if (rc == 0) return result;
+  if (err == EADDRNOTAVAIL) {
+    result.address_missing = true;
+    return result;
+  }
+  if (err != EADDRINUSE) throw_errno("cannot check", address + ":" + std::to_string(port), err);
+  result.in_use = true;
+  std::set<std::string> inodes = listening_socket_inodes(port);
+  auto holders = processes_with_open([&](const std::string& t) {
+    return t.rfind("socket:[", 0) == 0 && inodes.count(t.substr(8, t.size() - 9)) > 0;
+  });
+  if (!holders.empty()) result.holder = holders.front();
+  return result;
 }
 
 std::vector<std::string> locked_files(const std::string& dir, const std::string& skipped_entries) {

@@ -2,10 +2,12 @@
 // it is locked the way etcd locks its data (bbolt flock()s member/snap/db; the WAL's files carry
 // OFD or flock locks). A data dir is replaced or deleted only when nothing uses it: etcd keeps
 // writing into deleted files otherwise, and the "restored" member silently serves old data.
+// And who is listening on a TCP port a member is about to listen on.
 #pragma once
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,16 @@ std::vector<FileHolder> processes_holding(const std::string& dir);
 // Sees locks of every process, also where /proc does not show the holder. Nothing in the entries of
 // `dir` whose names start with `skipped_entries` (when given) is looked at.
 std::vector<std::string> locked_files(const std::string& dir, const std::string& skipped_entries = {});
+
+// Whether a server could listen on TCP `address`:`port` (an IP) now, probed by binding it as Go's
+// net.Listen does (SO_REUSEADDR: connections in TIME_WAIT do not count).
+struct ListenCheck {
+  bool in_use = false;           // something listens there
+  bool address_missing = false;  // `address` is none of this host's
+  // The process listening (from /proc/net/tcp{,6} and /proc/<pid>/fd), when this user can see it.
+  std::optional<FileHolder> holder;
+};
+ListenCheck check_listen(const std::string& address, int port);
 
 // Throws Error(kInUse) naming the processes (PID and command) when `dir` is in use; `what` says what
 // was about to happen ("restore into", "delete") and `hint` what to do (stop the member first).

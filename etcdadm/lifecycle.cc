@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <thread>
@@ -17,6 +18,7 @@
 #include "etcdadm/member_health.h"
 #include "etcdadm/member_remove.h"
 #include "etcdadm/quorum.h"
+#include "etcdadm/release.h"
 #include "etcdadm/pki.h"
 #include "etcdadm/tls_probe.h"
 
@@ -203,9 +205,51 @@ class Runner {
     spdlog::info("data dir {} belongs to member {} from an earlier run: continuing it", m_.data_dir, m_.name);
   }
 
+  // The ports etcd will listen on are free (or held by this member's own etcd, started by an
+  // earlier run of this command), and the bind address is this host's: checked before anything is
+  // written, since etcd would otherwise fail only in the start phase, after certificates, state
+  // file and service were written, and a reset would then talk to whatever holds the port.
+  void check_ports() {
+    std::vector<std::pair<std::string, std::string>> listens = {{m_.bind_address, "--peer-port"}};
+    listens.insert(listens.begin(), {m_.bind_address, "--client-port"});
+    if (m_.bind_address != "127.0.0.1" && m_.bind_address != "0.0.0.0") listens.emplace_back("127.0.0.1", "--client-port");
+    for (const auto& [address, flag] : listens) {
+      int port = flag == "--client-port" ? m_.client_port : m_.peer_port;
+      std::string where = (address.find(':') != std::string::npos ? "[" + address + "]" : address) + ":" +
+                          std::to_string(port);
+      ListenCheck c = check_listen(address, port);
+      if (c.address_missing) {
+        throw Error(ErrorKind::kInvalidArgument, "etcd cannot listen on " + where + ": " + address +
+                                                     " is not an address of this host",
+                    "pass --bind-address with one of this host's addresses (ip -brief address)");
+      }
+      if (!c.in_use) continue;
+      std::error_code ec;
+      std::string own = std::filesystem::weakly_canonical(m_.etcd_binary(), ec).string();
+      if (c.holder && (c.holder->exe == own || c.holder->exe == m_.etcd_binary()) && resuming()) {
+        spdlog::info("{} is served by this member's etcd (PID {}), started by an earlier run", where, c.holder->pid);
+        continue;
+      }
+      std::string who = c.holder ? "PID " + std::to_string(c.holder->pid) + ": " + c.holder->command
+                                 : "a process this user cannot see (run as root to see which)";
+      throw Error(ErrorKind::kInUse, where + " (" + flag + ") is in use by " + who + "; nothing was written",
+                  "stop that process, or choose another " + flag);
+    }
+  }
+
+  // The release to install exists (or the cache holds it), before anything is written.
+  void check_release() {
+    if (o_.skip_install) return;
+    ReleaseSpec spec = o_.release;
+    spec.version = m_.version;
+    check_release_available(spec, m_.install_dir);
+  }
+
   void preflight_init(bool alone) {
     init_system_->check_usable();
     check_data_dir();
+    check_ports();
+    check_release();
     if (path_exists(m_.ca_cert()) != path_exists(m_.ca_key())) {
       throw Error(ErrorKind::kNotFound, "the CA in " + m_.certs_dir + " is incomplete (ca.crt and ca.key go together)",
                   "restore the missing file, or remove both to create a new CA");
@@ -238,6 +282,8 @@ class Runner {
     }
     init_system_->check_usable();
     check_data_dir();
+    check_ports();
+    check_release();
     // Talks to the endpoint before anything is written, so that a wrong CA or a wrong address
     // fails here with nothing left behind.
     RetryPolicy policy;

@@ -192,8 +192,8 @@ void fetch_http(const std::string& url, const HttpOptions& options, const std::f
   if (final_error) throw *final_error;
 }
 
-// Size of an HTTP resource (for the progress bar only; nullopt when the server does not say).
-std::optional<uint64_t> http_content_length(const std::string& url, const HttpOptions& options) {
+// HEAD `url`, following redirects: the final response, or nullopt when the server cannot be asked.
+std::optional<HttpResponse> http_head(const std::string& url, const HttpOptions& options) {
   try {
     HttpClient client(options);
     std::string current = url;
@@ -206,13 +206,54 @@ std::optional<uint64_t> http_content_length(const std::string& url, const HttpOp
         current = resolve_location(current, r.header("location"));
         continue;
       }
-      std::string len = r.header("content-length");
-      if (!r.ok() || len.empty()) return std::nullopt;
-      return std::stoull(len);
+      return r;
     }
   } catch (const std::exception&) {
   }
   return std::nullopt;
+}
+
+// Size of an HTTP resource (for the progress bar only; nullopt when the server does not say).
+std::optional<uint64_t> http_content_length(const std::string& url, const HttpOptions& options) {
+  auto r = http_head(url, options);
+  if (!r || !r->ok() || r->header("content-length").empty()) return std::nullopt;
+  try {
+    return std::stoull(r->header("content-length"));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// Whether the release source has the tarball, asked without fetching it (a HEAD, or a stat for
+// file://): nullopt when it cannot say now (unreachable, an answer other than 2xx or 404).
+std::optional<bool> release_tarball_exists(const ReleaseSpec& spec) {
+  std::string source = release_tarball_url(spec);
+  if (!is_http_url(source)) {
+    struct stat st {};
+    return ::stat(file_url_path(source).value_or(source).c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  }
+  std::optional<HttpResponse> r;
+  try {
+    with_retries(RetryPolicy{}, "HEAD " + source, [&] {
+      r = http_head(source, spec.http);
+      if (!r || r->status >= 500 || r->status == 408 || r->status == 429) {
+        throw Error(ErrorKind::kUnavailable, "HEAD " + source + ": no answer");
+      }
+    });
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  if (r->ok()) return true;
+  if (r->status == 404) return false;
+  return std::nullopt;
+}
+
+Error release_not_found(const ReleaseSpec& spec) {
+  return Error(ErrorKind::kNotFound,
+               "etcd " + normalise_version(spec.version) + " for linux-" + resolved_arch(spec) + " is not at " +
+                   release_tarball_url(spec) + " (the release source has no such tarball)",
+               "check --version (etcd's releases: https://github.com/etcd-io/etcd/releases) and --release-url; "
+               "--release-tarball or --binaries-dir install without a release source");
 }
 
 // Streams an https/http/file URL or a plain local path to `sink`.
@@ -300,6 +341,11 @@ Expected expected_sha256(const ReleaseSpec& spec, const std::string& name) {
     return {std::nullopt, sums_source, false, e};
   }
   if (!sums) {
+    // Neither the sums nor the tarball (and nothing cached to go by): there is no such release,
+    // and skipping the checksum would not make one.
+    if (spec.tarball.empty() && !path_exists(cached_tarball_path(spec)) && release_tarball_exists(spec) == false) {
+      throw release_not_found(spec);
+    }
     return {std::nullopt, sums_source, false,
             Error(ErrorKind::kNotFound, "no SHA-256 for " + lookup_name + ": " + sums_source + " does not exist",
                   kChecksumHint)};
@@ -812,6 +858,29 @@ InstalledRelease install_release(const ReleaseSpec& spec, const std::string& ins
   else ::unlink((install_dir + "/" + kInstallManifest).c_str());
   spdlog::info("installed etcd {} ({}) into {}", result.version, dl.path, install_dir);
   return result;
+}
+
+void check_release_available(const ReleaseSpec& spec, const std::string& install_dir) {
+  if (!spec.binaries_dir.empty()) {
+    binaries_in(strip_trailing_slashes(spec.binaries_dir));
+    return;
+  }
+  if (!spec.tarball.empty()) {
+    if (!path_exists(spec.tarball)) {
+      throw Error(ErrorKind::kNotFound, "release tarball " + spec.tarball + " does not exist", "check --release-tarball");
+    }
+    return;
+  }
+  if (path_exists(cached_tarball_path(spec))) return;  // verified again when it is installed
+  // Installed here before from a verified tarball (install_release checks the binaries' digests).
+  try {
+    auto j = nlohmann::json::parse(read_file(strip_trailing_slashes(install_dir) + "/" + kInstallManifest));
+    if (j.value("version", "") == normalise_version(spec.version) && j.value("arch", "") == resolved_arch(spec)) return;
+  } catch (const std::exception&) {
+    // no manifest, or not one to go by
+  }
+  check_url_scheme(release_tarball_url(spec));
+  if (release_tarball_exists(spec) == false) throw release_not_found(spec);
 }
 
 std::string binary_version(const std::string& path) {

@@ -77,6 +77,13 @@ std::string cached_tarball_path(const ReleaseSpec& spec);
 // again) and an unverified download gets no record.
 std::string download_release(const ReleaseSpec& spec);
 
+// Checks, without fetching or writing anything, that install_release(spec, install_dir) has
+// something to install: binaries_dir holds etcd and etcdctl, the tarball exists, the cache or
+// install_dir (its manifest) holds the release, or the release source has its tarball (a HEAD,
+// or a stat for file://). Throws kNotFound naming the version and where it looked; a source that
+// cannot answer now (unreachable) passes, since the install retries and says why it failed.
+void check_release_available(const ReleaseSpec& spec, const std::string& install_dir);
+
 // Download (unless binaries_dir is set) + extract + install into install_dir + version check.
 // The binaries are written and version-checked in a staging dir inside install_dir
 // (.etcdadm-install-<random>), then renamed into place one by one (a running etcd keeps its old

@@ -13,6 +13,10 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <cstring>
 
 #include <algorithm>
 #include <atomic>
@@ -558,6 +562,59 @@ TEST_F(Lifecycle, InitFromABackupOfThePreviousMinor) {
   EXPECT_EQ(client.status(hosts_[0].client_url()).version(), now.version);
   EXPECT_EQ(all_keys(client, revision), expected);
   EXPECT_EQ(client.hash_kv(hosts_[0].client_url(), revision).hash(), hash);
+}
+
+// init's preflight checks what would otherwise fail only in the start phase (a port another
+// process listens on) or the install phase (a version the release source lacks), before anything
+// is written: no certificates, state file, service, install or cache, so reset has nothing to act
+// on and says so.
+TEST_F(Lifecycle, InitPreflightRefusesATakenPortAndAMissingReleaseBeforeWritingAnything) {
+  const Host& h = hosts_[0];
+  auto nothing_written = [&] {
+    for (const std::string& p : {h.certs(), h.conf(), h.data(), bin(), std::string(dir_ / "cache")}) {
+      EXPECT_FALSE(path_exists(p)) << p << " was written";
+    }
+  };
+  int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(h.client_port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << std::strerror(errno);
+  ASSERT_EQ(::listen(listener, 1), 0);
+  auto taken = run_with_member_flags({"init"}, h);
+  EXPECT_EQ(taken.exit_code, 4) << taken.output;
+  EXPECT_NE(taken.output.find("127.0.0.1:" + std::to_string(h.client_port) + " (--client-port) is in use by PID " +
+                              std::to_string(::getpid())),
+            std::string::npos)
+      << taken.output;
+  nothing_written();
+  auto reset_after = reset(h, {"--force"});
+  EXPECT_EQ(reset_after.exit_code, 3) << reset_after.output;
+  EXPECT_NE(reset_after.output.find("no etcdadm member state"), std::string::npos) << reset_after.output;
+  ::close(listener);
+
+  auto flags = member_flags(h);
+  auto version = std::find(flags.begin(), flags.end(), "--version");
+  ASSERT_NE(version, flags.end());
+  *(version + 1) = "3." + std::to_string(etcd_under_test().minor_number()) + ".99";
+  // init's preflight, and the install phase on its own (which names the missing release too,
+  // rather than suggesting to skip the checksum of a tarball that does not exist).
+  for (const std::vector<std::string>& command : {std::vector<std::string>{"init"},
+                                                  std::vector<std::string>{"init", "phase", "install"}}) {
+    std::vector<std::string> args = command;
+    args.insert(args.end(), flags.begin(), flags.end());
+    auto missing = etcdadm(args);
+    EXPECT_EQ(missing.exit_code, 3) << missing.output;
+    EXPECT_NE(missing.output.find("etcd " + *(version + 1) + " for linux-"), std::string::npos) << missing.output;
+    EXPECT_NE(missing.output.find("no such tarball"), std::string::npos) << missing.output;
+    EXPECT_EQ(missing.output.find("--skip-release-checksum"), std::string::npos)
+        << "no checksum option installs a release that does not exist: " << missing.output;
+  }
+  for (const std::string& p : {h.certs(), h.conf(), h.data(), std::string(dir_ / "cache")}) {
+    EXPECT_FALSE(path_exists(p)) << p << " was written";
+  }
 }
 
 // /var/lib/etcd on its own disk: init --from-backup restores into the mount point (staging on its

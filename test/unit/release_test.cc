@@ -266,7 +266,12 @@ TEST(ReleaseHttp, DownloadsThroughRedirectsAnd404IsNotFound) {
   refuse = false;
 
   spec.version = "3.9.9";
-  expect_error([&] { download_release(spec); }, ErrorKind::kNotFound, "/gh/v3.9.9/SHA256SUMS does not exist");
+  // No SHA256SUMS because there is no such release: said so, not "skip the checksum".
+  Error missing = expect_error([&] { download_release(spec); }, ErrorKind::kNotFound,
+                               "etcd 3.9.9 for linux-" + rel.arch + " is not at " + fx.url() + "/gh/v3.9.9/etcd-v3.9.9-linux-" +
+                                   rel.arch + ".tar.gz (the release source has no such tarball)");
+  EXPECT_EQ(missing.hint().find("--skip-release-checksum"), std::string::npos) << missing.hint();
+  expect_error([&] { check_release_available(spec, tmp / "bin"); }, ErrorKind::kNotFound, "no such tarball");
   spec.sha256 = rel.sha256;
   expect_error([&] { download_release(spec); }, ErrorKind::kNotFound,
                "GET " + fx.url() + "/gh/v3.9.9/etcd-v3.9.9-linux-" + rel.arch + ".tar.gz: HTTP 404");
@@ -458,7 +463,8 @@ TEST(ReleaseCache, OfflineReinstallUsesTheRecordedDigest) {
   EXPECT_NE(std::string(e.what()).find("SHA256SUMS does not exist"), std::string::npos) << e.what();
   EXPECT_EQ(files_under(spec.cache_dir), std::vector<std::string>{});
   EXPECT_EQ(files_under(tmp / "bin3"), std::vector<std::string>{});
-  expect_error([&] { download_release(spec); }, ErrorKind::kNotFound, "SHA256SUMS does not exist");
+  // Nothing cached and nothing at the source: no such release, whatever the checksum options.
+  expect_error([&] { download_release(spec); }, ErrorKind::kNotFound, "(the release source has no such tarball)");
 }
 
 TEST(ReleaseCache, ChangedSha256SumsFetchesAgain) {
