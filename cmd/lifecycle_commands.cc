@@ -92,6 +92,21 @@ struct LocationFlags {
     MemberConfig state;
     return load_member_state(member.config_dir, state) || (options[0]->count() > 0 && options[3]->count() > 0);
   }
+  // The member recorded in --config-dir, for commands that need what init or join recorded (its
+  // certificates, ports and init system). Without a state file the defaults describe nobody's
+  // member: refused, rather than warning about a member that does not answer and failing on a
+  // certificate file that was never written.
+  MemberConfig recorded(const std::string& command) const {
+    MemberConfig state;
+    if (!load_member_state(member.config_dir, state)) {
+      throw Error(ErrorKind::kNotFound,
+                  "no etcdadm member state in " + member.config_dir + " (no etcdadm.json): `etcdadm " + command +
+                      "` works on a member that etcdadm init or join set up",
+                  "point --config-dir at that member's config dir (e.g. --config-dir /etc/etcd-b for a second member "
+                  "on this host); for an etcd etcdadm did not set up, ask it with etcdctl --endpoints");
+    }
+    return located();
+  }
   // The member as the command line describes it.
   MemberConfig from_flags() const {
     MemberConfig m = member;
@@ -451,7 +466,7 @@ void add_info(CLI::App& app) {
   add_output_format_option(c, f->output);
   c->callback([f] {
     auto fmt = parse_output_format(f->output);
-    MemberConfig m = f->location.located();
+    MemberConfig m = f->location.recorded("info");
     ConnectionConfig conn = local_connection(m);
     uint64_t local_id = 0;
     try {
@@ -537,7 +552,7 @@ struct UpgradeFlags {
 
   UpgradeOptions options(bool with_backup) const {
     UpgradeOptions o;
-    o.member = location.located();
+    o.member = location.recorded("upgrade");
     o.release = release.resolved();
     o.endpoints = split_endpoints(endpoints);
     o.allow_downtime = allow_downtime;
@@ -676,7 +691,7 @@ void add_upgrade(CLI::App& app) {
   plan->callback([pf] {
     auto fmt = parse_output_format(pf->store.output);
     if (pf->release.version.empty()) throw Error(ErrorKind::kInvalidArgument, "no --version given");
-    MemberConfig m = pf->location.located();
+    MemberConfig m = pf->location.recorded("upgrade plan");
     auto p = plan_upgrade(m, pf->release.version, split_endpoints(pf->endpoints));
     std::string backup_note = "each apply takes a backup of the cluster into --store first (give --store to see it)";
     if (!pf->store.store.empty()) {
@@ -731,7 +746,7 @@ void add_member(CLI::App& app) {
   c->callback([f] {
     auto fmt = parse_output_format(f->output);
     MemberRemoveOptions o = f->remove;
-    o.member = f->location.located();
+    o.member = f->location.recorded("member remove");
     o.endpoints = split_endpoints(f->endpoints);
     auto r = run_member_remove(o);
     if (fmt == OutputFormat::kJson) {

@@ -33,16 +33,31 @@ bash scripts/build.sh
 phase "C++ build"
 
 # No server a test started may outlive the run: every test process and what it starts carries
-# ETCDADM_TEST_PROCESS in its environment (test/support/reaper.h). Checked after the tests, and
-# before them for what an interrupted earlier run left (ctest stopped by a signal kills its test
-# processes but not what they had started).
+# ETCDADM_TEST_PROCESS=<pid of its test binary's reaper> in its environment (test/support/reaper.h).
+# Checked after the tests, and before them for what an interrupted earlier run left (ctest stopped
+# by a signal kills its test processes but not what they had started). A leftover is a process
+# whose reaper is gone: one whose reaper still runs belongs to a test still running (another
+# ctest on this machine), which is not this run's to judge or kill.
+start_time() {  # field 22 of /proc/PID/stat, counted after the ")" that ends the command name
+  local stat
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  stat=${stat##*) }
+  # shellcheck disable=SC2086
+  set -- $stat
+  echo "${20}"
+}
 leftover_test_processes() {
-  local env pid
+  local env pid reaper mine theirs
   for env in /proc/[0-9]*/environ; do
     pid="${env#/proc/}"; pid="${pid%/environ}"
     [ "$pid" = "$$" ] && continue
     # (a process gone or not ours to read is skipped, quietly)
-    if { tr '\0' '\n' <"$env"; } 2>/dev/null | grep -q '^ETCDADM_TEST_PROCESS='; then echo "$pid"; fi
+    reaper=$({ tr '\0' '\n' <"$env"; } 2>/dev/null | sed -n 's/^ETCDADM_TEST_PROCESS=//p' | head -n1)
+    [ -n "$reaper" ] || continue
+    mine=$(start_time "$pid") || continue
+    # The reaper is alive when its PID runs a process at least as old as this one (not a reuse).
+    if theirs=$(start_time "$reaper") && [ "$theirs" -le "$mine" ]; then continue; fi
+    echo "$pid"
   done
 }
 kill_leftover_test_processes() {

@@ -566,8 +566,8 @@ TEST_F(Lifecycle, InitFromABackupOfThePreviousMinor) {
 
 // init's preflight checks what would otherwise fail only in the start phase (a port another
 // process listens on) or the install phase (a version the release source lacks), before anything
-// is written: no certificates, state file, service, install or cache, so reset has nothing to act
-// on and says so.
+// is written: no certificates, state file, service, install or cache, so reset and info have no
+// member to act on and say so.
 TEST_F(Lifecycle, InitPreflightRefusesATakenPortAndAMissingReleaseBeforeWritingAnything) {
   const Host& h = hosts_[0];
   auto nothing_written = [&] {
@@ -593,6 +593,13 @@ TEST_F(Lifecycle, InitPreflightRefusesATakenPortAndAMissingReleaseBeforeWritingA
   auto reset_after = reset(h, {"--force"});
   EXPECT_EQ(reset_after.exit_code, 3) << reset_after.output;
   EXPECT_NE(reset_after.output.find("no etcdadm member state"), std::string::npos) << reset_after.output;
+  // info, too, says there is no member here and how to point at one, rather than asking others
+  // (there are none) and failing on a certificate file that was never written.
+  auto info_after = etcdadm({"info", "--config-dir", h.conf()});
+  EXPECT_EQ(info_after.exit_code, 3) << info_after.output;
+  EXPECT_NE(info_after.output.find("no etcdadm member state in " + h.conf()), std::string::npos) << info_after.output;
+  EXPECT_NE(info_after.output.find("--config-dir"), std::string::npos) << info_after.output;
+  EXPECT_EQ(info_after.output.find("asking the others"), std::string::npos) << info_after.output;
   ::close(listener);
 
   auto flags = member_flags(h);
