@@ -15,6 +15,7 @@
 #include "common/base64.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/key_text.h"
 #include "restore/bolt_reader.h"
 #include "restore/fetch.h"
 #include "restore/resolve.h"
@@ -49,14 +50,43 @@ void add_prefix_flag(CLI::App* c, bool& prefix) {
 PrefixRange key_range(const std::string& key, bool prefix) { return prefix ? prefix_range(key) : PrefixRange{key, ""}; }
 
 // "BACKUP KEY", or "KEY" alone with --file.
-std::pair<std::string, std::string> backup_and_key(const std::vector<std::string>& args, const SourceFlags& source) {
-  if (!source.file.empty()) {
-    if (args.size() != 1) throw Error(ErrorKind::kInvalidArgument, "with --file give only the key");
-    return {"", args[0]};
+// A usage line per way of calling a command, each after the command's name.
+class UsageLines : public CLI::Formatter {
+ public:
+  explicit UsageLines(std::vector<std::string> lines) : lines_(std::move(lines)) {}
+  std::string make_usage(const CLI::App*, std::string name) const override {
+    std::string out;
+    for (size_t i = 0; i < lines_.size(); ++i) {
+      out += (i == 0 ? get_label("Usage") + ": " : std::string(get_label("Usage").size() + 2, ' ')) + name + " " +
+             lines_[i] + "\n";
+    }
+    return out;
   }
-  if (args.size() != 2) throw Error(ErrorKind::kInvalidArgument, "give the backup and the key (or --prefix and a prefix)");
-  return {args[0], args[1]};
-}
+
+ private:
+  std::vector<std::string> lines_;
+};
+
+// The BACKUP and KEY positionals of get and restore-keys; with --file, the one given is the key.
+struct BackupAndKey {
+  std::string first, second;
+
+  void add_to(CLI::App* c) {
+    c->add_option("BACKUP", first, "name, unique prefix or 'latest' (with --file: the KEY)")->required();
+    c->add_option("KEY", second, "the key, or with --prefix the prefix, as tables print keys: \\xNN for a byte, \\\\ for a backslash");
+    // CLI11 would print one positional taking one or two values as "args(1x)".
+    c->formatter(std::make_shared<UsageLines>(std::vector<std::string>{"[OPTIONS] BACKUP KEY", "--file FILE [OPTIONS] KEY"}));
+  }
+
+  std::pair<std::string, std::string> resolve(const SourceFlags& source) const {
+    if (!source.file.empty()) {
+      if (!second.empty()) throw Error(ErrorKind::kInvalidArgument, "with --file give only the key");
+      return {"", parse_printed_bytes(first)};
+    }
+    if (second.empty()) throw Error(ErrorKind::kInvalidArgument, "give the backup and the key (or --prefix and a prefix)");
+    return {first, parse_printed_bytes(second)};
+  }
+};
 
 // A snapshot opened from the command line (a backup in --store, or --file) and how it is named in
 // the output.
@@ -112,25 +142,6 @@ void put_bytes(nlohmann::json& j, const std::string& name, const std::string& by
     j[name] = bytes;
   else
     j[name + "Base64"] = base64(bytes);
-}
-
-// Printable form for tables: non-printable bytes as \xNN, cut at `max` characters.
-std::string printable(const std::string& s, size_t max) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (out.size() >= max) {
-      out += "...";
-      break;
-    }
-    if (c >= 0x20 && c < 0x7f) {
-      out.push_back(static_cast<char>(c));
-    } else {
-      char buf[5];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    }
-  }
-  return out;
 }
 
 nlohmann::json inspection_json(const SnapshotInspection& r, StatusSemantics semantics, int64_t status_total_key) {
@@ -220,7 +231,7 @@ void print_inspection_table(const SnapshotInspection& r, int64_t status_total_ke
     << "BYTES"
     << "\n";
   for (const auto& p : r.prefixes) {
-    o << "  " << std::left << std::setw(48) << (p.prefix.empty() ? "(no prefix)" : printable(p.prefix, 45))
+    o << "  " << std::left << std::setw(48) << (p.prefix.empty() ? "(no prefix)" : printable_bytes(p.prefix, 45))
       << std::right << std::setw(10) << p.keys << std::setw(14) << p.bytes << "\n";
   }
   std::cout << o.str();
@@ -274,14 +285,12 @@ void add_inspect(CLI::App& backup) {
 void add_get(CLI::App& backup) {
   struct Flags {
     SourceFlags source;
-    std::vector<std::string> args;
+    BackupAndKey args;
     bool prefix = false, keys_only = false;
   };
   auto f = std::make_shared<Flags>();
   auto* c = backup.add_subcommand("get", "read keys as they were when a backup was taken");
-  c->add_option("args", f->args, "BACKUP KEY (BACKUP: name, unique prefix or 'latest'; only KEY with --file)")
-      ->required()
-      ->expected(1, 2);
+  f->args.add_to(c);
   f->source.add_to(c);
   // `get` writes one more format than the other commands: its help says so.
   c->get_option("--output-format")
@@ -294,7 +303,7 @@ void add_get(CLI::App& backup) {
     if (out != "json" && out != "raw" && out != "table" && out != "simple") {
       throw Error(ErrorKind::kInvalidArgument, "unknown output format '" + out + "'", "use -o table, json or raw");
     }
-    auto [query, key] = backup_and_key(f->args, f->source);
+    auto [query, key] = f->args.resolve(f->source);
     OpenedSnapshot snap(f->source, query);
     PrefixRange range = key_range(key, f->prefix);
     SnapshotStatus status = snapshot_status(snap.db());
@@ -304,7 +313,7 @@ void add_get(CLI::App& backup) {
       if (f->keys_only) kvs.back().value.clear();
     });
     if (kvs.empty() && !f->prefix) {
-      throw Error(ErrorKind::kNotFound, "key '" + printable(key, 200) + "' does not exist in the snapshot (revision " +
+      throw Error(ErrorKind::kNotFound, "key '" + printable_bytes(key, 200) + "' does not exist in the snapshot (revision " +
                                             std::to_string(status.revision) + ")");
     }
     if (out == "json") {
@@ -337,10 +346,10 @@ void add_get(CLI::App& backup) {
       o << std::left << std::setw(40) << "KEY" << std::right << std::setw(10) << "CREATE" << std::setw(10) << "MOD"
         << std::setw(9) << "VERSION" << std::setw(18) << "LEASE" << (f->keys_only ? "" : "  VALUE") << "\n";
       for (const auto& kv : kvs) {
-        o << std::left << std::setw(40) << printable(kv.key, 60) << std::right << std::setw(10) << kv.create_revision
+        o << std::left << std::setw(40) << printable_bytes(kv.key, 60) << std::right << std::setw(10) << kv.create_revision
           << std::setw(10) << kv.mod_revision << std::setw(9) << kv.version << std::setw(18)
           << (kv.lease ? hex_id(static_cast<uint64_t>(kv.lease)) : "-");
-        if (!f->keys_only) o << "  " << printable(kv.value, 60);
+        if (!f->keys_only) o << "  " << printable_bytes(kv.value, 60);
         o << "\n";
       }
       o << kvs.size() << " key(s) at revision " << status.revision << "\n";
@@ -359,7 +368,7 @@ void add_diff(CLI::App& backup) {
   auto* c = backup.add_subcommand("diff", "keys added, removed and changed between two backups");
   c->add_option("A", f->a, "the older backup (name, unique prefix or 'latest')")->required();
   c->add_option("B", f->b, "the newer backup")->required();
-  c->add_option("key", f->key, "only this key (every key when omitted)");
+  c->add_option("key", f->key, "only this key (every key when omitted), as tables print keys (\\xNN for a byte)");
   f->source.store.add_to(c);
   f->source.store.add_key_flags(c, /*identities=*/true);
   add_prefix_flag(c, f->prefix);
@@ -367,7 +376,8 @@ void add_diff(CLI::App& backup) {
     auto fmt = parse_output_format(f->source.store.output);
     OpenedSnapshot a(f->source, f->a);
     OpenedSnapshot b(f->source, f->b);
-    PrefixRange range = key_range(f->key, f->prefix || f->key.empty());
+    const std::string key = parse_printed_bytes(f->key);
+    PrefixRange range = key_range(key, f->prefix || key.empty());
     SnapshotDiff d = diff_snapshots(a.db(), b.db(), range.key, range.range_end);
     if (fmt == OutputFormat::kJson) {
       nlohmann::json entries = nlohmann::json::array();
@@ -389,7 +399,7 @@ void add_diff(CLI::App& backup) {
     }
     for (const auto& e : d.entries) {
       const char* mark = e.kind == KeyDiff::Kind::kAdded ? "+" : e.kind == KeyDiff::Kind::kRemoved ? "-" : "~";
-      std::printf("%s %s\n", mark, printable(e.key, 200).c_str());
+      std::printf("%s %s\n", mark, printable_bytes(e.key, 200).c_str());
     }
     std::printf("%llu added, %llu removed, %llu changed, %llu unchanged\n", static_cast<unsigned long long>(d.added),
                 static_cast<unsigned long long>(d.removed), static_cast<unsigned long long>(d.changed),
@@ -401,16 +411,14 @@ void add_restore_keys(CLI::App& backup) {
   struct Flags {
     SourceFlags source;
     ConnectionFlags conn;
-    std::vector<std::string> args;
+    BackupAndKey args;
     std::string conflict = "skip-existing";
     bool prefix = false;
     RestoreKeysOptions options;
   };
   auto f = std::make_shared<Flags>();
   auto* c = backup.add_subcommand("restore-keys", "put keys from a backup back into a live cluster");
-  c->add_option("args", f->args, "BACKUP KEY (BACKUP: name, unique prefix or 'latest'; only KEY with --file)")
-      ->required()
-      ->expected(1, 2);
+  f->args.add_to(c);
   f->source.add_to(c);
   f->conn.add_to(c);
   add_prefix_flag(c, f->prefix);
@@ -422,7 +430,7 @@ void add_restore_keys(CLI::App& backup) {
     auto fmt = parse_output_format(f->source.store.output);
     RestoreKeysOptions o = f->options;
     o.policy = parse_conflict_policy(f->conflict);
-    auto [query, key] = backup_and_key(f->args, f->source);
+    auto [query, key] = f->args.resolve(f->source);
     OpenedSnapshot snap(f->source, query);
     std::vector<SnapshotKeyValue> kvs;
     PrefixRange range = key_range(key, f->prefix);
@@ -458,7 +466,7 @@ void add_restore_keys(CLI::App& backup) {
     }
     for (const auto& a : r.actions) {
       std::printf(
-          "%-9s %s%s\n", key_action_name(a.kind), printable(a.key, 200).c_str(),
+          "%-9s %s%s\n", key_action_name(a.kind), printable_bytes(a.key, 200).c_str(),
           (!o.dry_run && (a.kind == KeyAction::Kind::kCreate || a.kind == KeyAction::Kind::kUpdate) && !a.applied)
               ? "  (changed meanwhile: left alone)"
               : "");

@@ -137,6 +137,44 @@ TEST_F(EtcdctlHabits, PrefixMeansTheSameOnGetDiffAndRestoreKeys) {
   EXPECT_EQ(value_of(client, "/app/ab"), "2");
 }
 
+// A key the table prints can be typed back: UTF-8 prints as it is, a NUL or other byte as \xNN,
+// a backslash as \\, and get, diff and restore-keys read a KEY in that form. Two positionals
+// show in the usage as what they are, not as "args(1x)".
+TEST_F(EtcdctlHabits, AKeyIsTypedAsTheTablePrintsIt) {
+  auto& m = start_member();
+  EtcdClient client(m.connection());
+  const std::string utf8 = "/registry/configmaps/\xc3\xbc" "ber/\xe5\x90\x8d\xe5\x89\x8d";
+  const std::string nul("/registry/bin/\x00\x01", 16);
+  const std::string slash = "/registry/back\\slash";
+  client.put(utf8, "utf8");
+  client.put(nul, "nul");
+  client.put(slash, "slash");
+  std::string a = save(m)["name"];
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  client.put(nul, "nul changed");
+  std::string b = save(m)["name"];
+
+  auto table = cli({"backup", "get", a, "/registry/", "--prefix", "--store", store_});
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_NE(table.output.find(utf8), std::string::npos) << "UTF-8 prints as it is: " << table.output;
+  EXPECT_NE(table.output.find("/registry/bin/\\x00\\x01"), std::string::npos) << table.output;
+  EXPECT_NE(table.output.find("/registry/back\\\\slash"), std::string::npos) << table.output;
+
+  for (const std::string& typed : {utf8, std::string("/registry/bin/\\x00\\x01"), std::string("/registry/back\\\\slash")}) {
+    auto got = cli_json({"backup", "get", a, typed, "--store", store_, "-o", "json"});
+    EXPECT_EQ(got["count"], 1) << typed << ": " << got;
+  }
+  auto diff = cli_json({"backup", "diff", a, b, "/registry/bin/\\x00\\x01", "--store", store_, "-o", "json"});
+  EXPECT_EQ(diff["changed"], 1) << diff;
+  auto restored = cli_json({"backup", "restore-keys", a, "/registry/bin/\\x00\\x01", "--store", store_, "--endpoints",
+                            m.client_url(), "--conflict", "overwrite", "-o", "json"});
+  EXPECT_EQ(value_of(client, nul), "nul") << restored;
+
+  auto help = cli({"backup", "get", "--help"});
+  EXPECT_NE(help.output.find("backup get [OPTIONS] BACKUP KEY"), std::string::npos) << help.output;
+  EXPECT_EQ(help.output.find("args("), std::string::npos) << help.output;
+}
+
 }  // namespace
 }  // namespace etcdadm::test
 
