@@ -110,10 +110,18 @@ BackupRecord choose_backup_for(BlobStore& store, const std::vector<BackupRecord>
   int64_t best_reach = 0, best_reach_ms = 0;
   std::optional<int64_t> best_gap_end;
   std::string best_name;
+  // The oldest usable backup, and the oldest one past the target: the restorable points around a
+  // target no log reaches.
+  const BackupRecord* oldest = nullptr;
+  const BackupRecord* next_after = nullptr;
   for (const auto& b : backups) {  // newest first
     if (b.damage || !b.revision || b.cluster_id.empty()) continue;
-    if (target.revision > 0 && *b.revision > target.revision) continue;
-    if (target.time && b.taken_at_micros > to_unix_micros(*target.time)) continue;
+    oldest = &b;
+    if ((target.revision > 0 && *b.revision > target.revision) ||
+        (target.time && b.taken_at_micros > to_unix_micros(*target.time))) {
+      next_after = &b;
+      continue;
+    }
     changelog::LogChain chain = changelog::chain_from(segments.of(b.cluster_id), *b.revision, target.revision);
     const int64_t complete_until = changelog::complete_until_micros(chain, segments.heartbeat(b.cluster_id));
     if (chain.reaches > best_reach) {
@@ -130,14 +138,38 @@ BackupRecord choose_backup_for(BlobStore& store, const std::vector<BackupRecord>
                    (target.revision > 0 ? chain.reaches >= target.revision : complete_until >= to_unix_micros(*target.time));
     if (reaches) return b;
   }
+  const std::string cannot = "no backup and change log reach " + target.describe();
+  auto backup_point = [](const BackupRecord& b) {
+    return "revision " + std::to_string(*b.revision) + " (backup " + b.name + ", taken " + when_ms(b.taken_at_micros / 1000) + ")";
+  };
+  if (oldest == nullptr) {
+    throw Error(ErrorKind::kNotFound, cannot + ": the store has no backup with a cluster ID and revision",
+                "take a backup (etcdadm backup save), or restore a backup by name without a point-in-time target");
+  }
+  if (best_name.empty()) {
+    throw Error(ErrorKind::kNotFound,
+                cannot + ": it is before the earliest restorable point, " + backup_point(*oldest),
+                "the earliest restorable point is revision " + std::to_string(*oldest->revision) + " / time " +
+                    when_ms(oldest->taken_at_micros / 1000) + ": pick a target at or after it (--to-revision " +
+                    std::to_string(*oldest->revision) + "), or restore backup " + oldest->name);
+  }
+  std::string before = "revision " + std::to_string(best_reach) + " (the log of backup " + best_name +
+                       " is complete until " + when_ms(best_reach_ms) + ")";
+  if (next_after != nullptr) {
+    // Between the end of the unbroken log and the next snapshot nothing is restorable, whatever
+    // segments the store holds in between: a replay needs an unbroken log from a snapshot.
+    throw Error(ErrorKind::kNotFound,
+                cannot + ": it falls in a gap of the change log, revisions " + std::to_string(best_reach + 1) + " to " +
+                    std::to_string(*next_after->revision - 1) + ", which no backup and log can restore" +
+                    (best_gap_end ? " (the log breaks before revision " + std::to_string(*best_gap_end) + ")" : ""),
+                "the nearest restorable points: " + before + " (--to-revision " + std::to_string(best_reach) + "), and " +
+                    backup_point(*next_after));
+  }
   throw Error(ErrorKind::kNotFound,
-              "no backup and change log reach " + target.describe() +
-                  (best_name.empty() ? ": no backup with a cluster ID and revision is old enough"
-                                     : ": the furthest is revision " + std::to_string(best_reach) + " (the log is complete until " +
-                                           when_ms(best_reach_ms) + "), from backup " + best_name +
-                                           (best_gap_end ? "; the log has a gap before revision " + std::to_string(*best_gap_end)
-                                                         : "")),
-              "pick an earlier target, or `etcdadm backup list` to see each backup's restorable window");
+              cannot + ": the furthest is " + before +
+                  (best_gap_end ? "; the log has a gap before revision " + std::to_string(*best_gap_end) : ""),
+              "pick a target at or before revision " + std::to_string(best_reach) +
+                  ", or `etcdadm backup list` to see each backup's restorable window");
 }
 
 BackupRecord find_backup_for(BlobStore& store, Catalog& catalog, const std::string& query, const PointInTime& target) {

@@ -472,6 +472,7 @@ TEST_F(ChangeLog, ASidecarKilledMidSegmentLeavesNoGap) {
 TEST_F(ChangeLog, AGapFromACompactionTakesANewBackupAndTargetsInsideItAreRefused) {
   auto& m = start_member();
   EtcdClient client(m.connection());
+  client.put("/first", "before the first backup");
   auto saved = save(m);
   const std::string cluster_id = saved["clusterId"];
   auto sidecar = start_sidecar(m);
@@ -512,8 +513,30 @@ TEST_F(ChangeLog, AGapFromACompactionTakesANewBackupAndTargetsInsideItAreRefused
   expect_exact_restore(m, client, last, "after-gap");
   auto inside = restore_to(inside_gap, dir_ / "inside", free_port());
   EXPECT_EQ(inside.exit_code, 3) << inside.output;
-  EXPECT_NE(inside.output.find("gap before revision"), std::string::npos) << inside.output;
+  // The refusal names the gap as the range no backup and log can restore, up to the new backup
+  // (not to where the log restarts), and the nearest restorable revisions on both sides.
+  EXPECT_NE(inside.output.find("falls in a gap of the change log, revisions " + std::to_string(before_gap + 1) + " to " +
+                               std::to_string(*new_backup_revision - 1)),
+            std::string::npos)
+      << inside.output;
+  EXPECT_NE(inside.output.find("the nearest restorable points: revision " + std::to_string(before_gap)), std::string::npos)
+      << inside.output;
+  EXPECT_NE(inside.output.find("and revision " + std::to_string(*new_backup_revision) + " (backup "), std::string::npos)
+      << inside.output;
   EXPECT_FALSE(path_exists(dir_ / "inside"));
+
+  // Before the first backup: the refusal names the earliest restorable point.
+  const int64_t first_revision = saved["revision"];
+  ASSERT_GT(first_revision, 1);
+  auto too_early = restore_to(first_revision - 1, dir_ / "too-early", free_port());
+  EXPECT_EQ(too_early.exit_code, 3) << too_early.output;
+  EXPECT_NE(too_early.output.find("before the earliest restorable point, revision " + std::to_string(first_revision)),
+            std::string::npos)
+      << too_early.output;
+  EXPECT_NE(too_early.output.find("the earliest restorable point is revision " + std::to_string(first_revision) + " / time "),
+            std::string::npos)
+      << too_early.output;
+  EXPECT_FALSE(path_exists(dir_ / "too-early"));
 }
 
 }  // namespace etcdadm::test
