@@ -86,7 +86,16 @@ nlohmann::json window_json(const std::map<std::string, LogWindow>& windows, cons
                                                                : nlohmann::json(nullptr)},
                       {"completeUntil", format_rfc3339_micros(from_unix_micros(it->second.complete_until_micros))},
                       {"segments", c.segments.size()}};
-  j["gapBefore"] = c.next_segment_start ? nlohmann::json(*c.next_segment_start) : nlohmann::json(nullptr);
+  // The revisions after the window that no backup and log restore: from, to (null: no backup past
+  // the gap yet); gapBefore is the first revision restorable again (the next backup's).
+  const LogWindow& w = it->second;
+  if (w.gap_from) {
+    j["gap"] = {{"from", *w.gap_from},
+                {"to", w.restorable_again ? nlohmann::json(*w.restorable_again - 1) : nlohmann::json(nullptr)}};
+  } else {
+    j["gap"] = nullptr;
+  }
+  j["gapBefore"] = w.restorable_again ? nlohmann::json(*w.restorable_again) : nlohmann::json(nullptr);
   return j;
 }
 
@@ -147,7 +156,9 @@ void print_backups(const std::vector<BackupRecord>& backups, OutputFormat format
       const auto& c = it->second.chain;
       // "ago": until when the log is known complete (its newest record, or the heartbeat).
       auto since = std::chrono::duration_cast<std::chrono::seconds>(now - from_unix_micros(it->second.complete_until_micros));
-      log_to = std::to_string(c.reaches) + " (" + format_duration_short(since) + " ago)" + (c.next_segment_start ? ", gap" : "");
+      const LogWindow& w = it->second;
+      log_to = std::to_string(c.reaches) + " (" + format_duration_short(since) + " ago)" +
+               (w.restorable_again ? ", gap to " + std::to_string(*w.restorable_again - 1) : w.gap_from ? ", gap" : "");
     }
     // The last drill: "ok 2h ago", "FAILED 5m ago".
     std::string drilled = "-";

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <set>
+
 #include "changelog/heartbeat.h"
 #include "common/error.h"
 #include "common/progress.h"
@@ -91,6 +93,11 @@ class SegmentsByCluster {
 
 std::map<std::string, LogWindow> log_windows(BlobStore& store, const std::vector<BackupRecord>& backups) {
   SegmentsByCluster segments(store);
+  // Each cluster's restorable snapshots, by revision: where a window's gap ends.
+  std::map<std::string, std::set<int64_t>> snapshots;
+  for (const auto& b : backups) {
+    if (!b.damage && b.revision && !b.cluster_id.empty()) snapshots[b.cluster_id].insert(*b.revision);
+  }
   std::map<std::string, LogWindow> out;
   for (const auto& b : backups) {
     if (b.cluster_id.empty() || !b.revision) continue;
@@ -100,6 +107,14 @@ std::map<std::string, LogWindow> log_windows(BlobStore& store, const std::vector
     w.chain = changelog::chain_from(of_cluster, *b.revision);
     w.complete_until_micros = changelog::complete_until_micros(w.chain, segments.heartbeat(b.cluster_id));
     if (w.complete_until_micros == 0) continue;  // no segment extends it, no heartbeat speaks for it
+    const auto& revisions = snapshots[b.cluster_id];
+    auto next = revisions.upper_bound(w.chain.reaches);
+    if (next != revisions.end() && *next > w.chain.reaches + 1) {
+      w.gap_from = w.chain.reaches + 1;
+      w.restorable_again = *next;
+    } else if (next == revisions.end() && w.chain.next_segment_start) {
+      w.gap_from = w.chain.reaches + 1;  // segments beyond it, but no snapshot to replay them from yet
+    }
     out[b.name] = std::move(w);
   }
   return out;

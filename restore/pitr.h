@@ -35,9 +35,14 @@ PointInTime point_in_time_from_flags(const std::string& to_revision, const std::
 // For `backup list`: how far each backup's change log reaches (by name; only backups with a cluster
 // ID, a revision and a change log in the store), and until when it is known complete (its last
 // revision's time, or the heartbeat's: changelog/heartbeat.h). One listing per cluster.
+// A window ends at a gap when revisions after it cannot be restored from any backup and log: the
+// gap runs from the revision after the window's reach to the revision before the next backup of the
+// cluster taken past it (unknown when there is none yet, only log segments beyond the gap).
 struct LogWindow {
   changelog::LogChain chain;
   int64_t complete_until_micros = 0;
+  std::optional<int64_t> gap_from;          // the first revision that cannot be restored
+  std::optional<int64_t> restorable_again;  // the revision of the next backup past the gap
 };
 std::map<std::string, LogWindow> log_windows(BlobStore& store, const std::vector<BackupRecord>& backups);
 

@@ -525,6 +525,20 @@ TEST_F(ChangeLog, AGapFromACompactionTakesANewBackupAndTargetsInsideItAreRefused
       << inside.output;
   EXPECT_FALSE(path_exists(dir_ / "inside"));
 
+  // backup list shows the same gap on the backup whose log ends at it.
+  auto listed = cli_json({"backup", "list", "--store", store_, "-o", "json"});
+  bool shown = false;
+  for (const auto& b : listed) {
+    if (b["name"] != saved["name"]) continue;
+    shown = true;
+    ASSERT_TRUE(b["changeLog"].is_object()) << b;
+    EXPECT_EQ(b["changeLog"]["revision"], before_gap) << b;
+    EXPECT_EQ(b["changeLog"]["gap"], (nlohmann::json{{"from", before_gap + 1}, {"to", *new_backup_revision - 1}})) << b;
+    EXPECT_EQ(b["changeLog"]["gapBefore"], *new_backup_revision) << b;
+  }
+  EXPECT_TRUE(shown) << listed;
+  EXPECT_EQ(listed[0]["changeLog"]["gap"], nullptr) << listed[0];
+
   // Before the first backup: the refusal names the earliest restorable point.
   const int64_t first_revision = saved["revision"];
   ASSERT_GT(first_revision, 1);
