@@ -21,7 +21,7 @@ void nap(const std::atomic<bool>& stop, std::chrono::milliseconds d) {
 }  // namespace
 
 ChangeLogLoop::ChangeLogLoop(EtcdClient& client, BlobStore& store, Catalog* catalog, ChangeLogLoopOptions options,
-                             std::function<void(const std::string&)> request_backup)
+                             std::function<void(const std::string&, int64_t)> request_backup)
     : client_(client),
       store_(store),
       catalog_(catalog),
@@ -80,6 +80,8 @@ std::optional<int64_t> ChangeLogLoop::start_revision(const std::string& cluster_
 void ChangeLogLoop::loop() {
   int64_t restart_after_gap = 0;  // after a gap: a backup must reach this revision first
   bool asked_for_backup = false;
+  // Asked again while no backup reaches: the one asked for may have failed, or been pruned.
+  std::chrono::steady_clock::time_point asked_at;
   while (!stop_.load()) {
     try {
       auto st = client_.status(options_.member_endpoint);
@@ -91,8 +93,12 @@ void ChangeLogLoop::loop() {
       }
       auto start = start_revision(cluster_id);
       if (!start || *start < restart_after_gap) {
-        if (!asked_for_backup) {
-          request_backup_(start ? "change log gap: a new snapshot starts the log again" : "change log: no backup to start from");
+        if (!asked_for_backup || std::chrono::steady_clock::now() - asked_at > std::chrono::seconds(60)) {
+          asked_at = std::chrono::steady_clock::now();
+          // The log continues from the revision after the snapshot's: a snapshot at the compact
+          // revision (first_available - 1) is enough.
+          request_backup_(start ? "change log gap: a new snapshot starts the log again" : "change log: no backup to start from",
+                          std::max<int64_t>(restart_after_gap - 1, 1));
           asked_for_backup = true;
         }
         nap(stop_, std::chrono::seconds(1));
@@ -182,9 +188,10 @@ void ChangeLogLoop::loop() {
         ++status_.gaps;
         status_.last_error = gap.what();
       }
+      // The top of the loop asks for the backup, after looking at the store once more: a backup
+      // that landed meanwhile (the sidecar's start-up one) may already reach past the gap.
       restart_after_gap = gap.first_available;
-      request_backup_("change log gap");
-      asked_for_backup = true;
+      asked_for_backup = false;
     } catch (const std::exception& e) {
       spdlog::warn("change log: {}; retrying", e.what());
       {

@@ -10,8 +10,9 @@
 //   - Only while its member leads (with leader_only): a follower's loop waits, and a leader that
 //     loses leadership stops after storing what it holds.
 //   - A gap (etcd compacted what the log needs: the sidecar was down too long) is logged as an
-//     error and counted, a backup is asked for at once (`request_backup`), and the log restarts
-//     from that backup.
+//     error and counted, and unless the store already holds a backup past it (the sidecar's
+//     start-up one), a backup that reaches past it is asked for at once (`request_backup`; the
+//     sidecar lets a running backup answer when it reaches); the log restarts from that backup.
 #pragma once
 
 #include <atomic>
@@ -53,10 +54,11 @@ struct ChangeLogLoopStatus {
 
 class ChangeLogLoop {
  public:
-  // `request_backup(why)` asks the sidecar for a backup now (after a gap). `catalog` (may be null)
+  // `request_backup(why, revision)` asks the sidecar for a backup that reaches `revision` (after a
+  // gap: where etcd's history starts again; 1: any backup to start from). `catalog` (may be null)
   // holds this host's audience pin of the store (store/audience.h), checked at each capture start.
   ChangeLogLoop(EtcdClient& client, BlobStore& store, Catalog* catalog, ChangeLogLoopOptions options,
-                std::function<void(const std::string& why)> request_backup);
+                std::function<void(const std::string& why, int64_t revision)> request_backup);
   ~ChangeLogLoop();
   void start();
   void stop();  // returns once what was received is stored (or its write failed)
@@ -73,7 +75,7 @@ class ChangeLogLoop {
   BlobStore& store_;
   Catalog* catalog_;
   ChangeLogLoopOptions options_;
-  std::function<void(const std::string&)> request_backup_;
+  std::function<void(const std::string&, int64_t)> request_backup_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
   mutable std::mutex mu_;

@@ -64,6 +64,18 @@ void Sidecar::trigger(const std::string& why) {
   cv_.notify_all();
 }
 
+void Sidecar::trigger_reaching(const std::string& why, int64_t revision) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!in_flight_) {
+    pending_trigger_ = why;
+    cv_.notify_all();
+    return;
+  }
+  pending_reaching_ = std::max(pending_reaching_, revision);
+  pending_reaching_why_ = why;
+  spdlog::info("{}: a backup is running; another is taken only if it does not reach revision {}", why, revision);
+}
+
 void Sidecar::load_history() {
   if (catalog_ == nullptr) return;
   std::vector<AttemptRecord> history;
@@ -98,7 +110,7 @@ void Sidecar::run() {
                drills ? ", drills '" + options_.drill_schedule->spec() + "'" : "");
   if (options_.continuous) {
     log_ = std::make_unique<ChangeLogLoop>(client_, store_, catalog_, *options_.continuous,
-                                           [this](const std::string& why) { trigger(why); });
+                                           [this](const std::string& why, int64_t reaching) { trigger_reaching(why, reaching); });
     log_->start();
   }
   for (;;) {
@@ -264,8 +276,10 @@ void Sidecar::tick(const std::string& why) {
   so.preferred_endpoint = options_.member_endpoint;
   so.cancel = &cancel_;
   so.attempt_origin = kSidecarOrigin;
+  int64_t saved_revision = 0;  // of this tick's backup, when it succeeded
   try {
     SaveResult r = save_backup(client_, store_, catalog_, so);
+    saved_revision = r.meta.revision.value_or(0);
     bool verify_now = options_.verify && options_.verify_every > 0 && (backups_done_ % options_.verify_every) == 0;
     if (verify_now) options_.verify(r.meta.name);
     {
@@ -295,6 +309,14 @@ void Sidecar::tick(const std::string& why) {
   }
   std::lock_guard<std::mutex> lock(mu_);
   in_flight_ = false;
+  if (pending_reaching_ > 0) {
+    if (saved_revision >= pending_reaching_) {
+      spdlog::info("{}: answered by the backup just taken (revision {})", pending_reaching_why_, saved_revision);
+    } else {
+      pending_trigger_ = pending_reaching_why_;
+    }
+    pending_reaching_ = 0;
+  }
   cv_.notify_all();
 }
 

@@ -86,6 +86,10 @@ class Sidecar {
   void run();  // returns after stop()
   void stop();
   void trigger(const std::string& why);
+  // A backup that reaches `revision` (the change log restarting after a gap): when a backup is
+  // running, it is awaited and another one is taken only if it falls short, so that a gap found
+  // while the start-up backup runs costs one snapshot, not two of the same revision.
+  void trigger_reaching(const std::string& why, int64_t revision);
 
   // Prometheus text exposition of the counters below.
   std::string metrics_text();
@@ -120,6 +124,9 @@ class Sidecar {
   std::condition_variable cv_;
   bool stopping_ = false;
   std::string pending_trigger_;
+  // A trigger_reaching() that came while a backup ran: the revision it needs, and why.
+  int64_t pending_reaching_ = 0;
+  std::string pending_reaching_why_;
   std::atomic<bool> cancel_{false};
   bool in_flight_ = false;
 
