@@ -82,9 +82,17 @@ void ChangeLogLoop::loop() {
   bool asked_for_backup = false;
   // Asked again while no backup reaches: the one asked for may have failed, or been pruned.
   std::chrono::steady_clock::time_point asked_at;
+  // This loop's own connections, made anew after a failure: a fresh channel connects at once when
+  // the member serves again, where the old one would wait out gRPC's reconnect back-off (12 s
+  // measured after a 4 s restart of etcd 3.4).
+  std::unique_ptr<EtcdClient> own;
+  // Since when capturing fails: logged once when it starts failing and once when it recovers.
+  std::optional<std::chrono::steady_clock::time_point> failing_since;
   while (!stop_.load()) {
     try {
-      auto st = client_.status(options_.member_endpoint);
+      if (!own) own = std::make_unique<EtcdClient>(client_.config());
+      EtcdClient& client = *own;
+      auto st = client.status(options_.member_endpoint);
       std::string cluster_id = format_id(st.header().cluster_id());
       bool leader = st.leader() == st.header().member_id();
       if (options_.leader_only && !leader) {
@@ -119,7 +127,7 @@ void ChangeLogLoop::loop() {
         co.encrypt_to = recipients_for_save(*settings.encryption, options_.writer, store_.url());
         co.key_id = settings.encryption->key_id();
       }
-      changelog::Capture capture(client_, store_, options_.member_endpoint, co);
+      changelog::Capture capture(client, store_, options_.member_endpoint, co);
       std::atomic<bool> capture_stop{false};
       // Ends the capture when the sidecar stops or (leader_only) the member no longer leads.
       // Ends the capture too when the store's recipients change (`backup rekey` with new ones):
@@ -142,7 +150,7 @@ void ChangeLogLoop::loop() {
           }
           if (!options_.leader_only) continue;
           try {
-            auto s = client_.status(options_.member_endpoint);
+            auto s = client.status(options_.member_endpoint);
             if (s.leader() != s.header().member_id()) {
               spdlog::info("change log: member {} no longer leads; the new leader's sidecar continues the log",
                            format_id(s.header().member_id()));
@@ -158,6 +166,11 @@ void ChangeLogLoop::loop() {
         std::lock_guard<std::mutex> lock(mu_);
         status_.running = true;
         live_ = &capture.stats();
+      }
+      if (failing_since) {
+        spdlog::info("change log: member {} answers again after {:.1f}s", options_.member_endpoint,
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - *failing_since).count());
+        failing_since.reset();
       }
       spdlog::info("change log: capturing cluster {} from revision {}", cluster_id, *start);
       std::exception_ptr failure;
@@ -193,7 +206,14 @@ void ChangeLogLoop::loop() {
       restart_after_gap = gap.first_available;
       asked_for_backup = false;
     } catch (const std::exception& e) {
-      spdlog::warn("change log: {}; retrying", e.what());
+      own.reset();
+      if (!failing_since) {
+        failing_since = std::chrono::steady_clock::now();
+        spdlog::warn("change log: capture stopped: {}; trying again every second (logged again when it resumes)",
+                     e.what());
+      } else {
+        spdlog::debug("change log: {}; trying again", e.what());
+      }
       {
         std::lock_guard<std::mutex> lock(mu_);
         status_.last_error = e.what();
