@@ -55,7 +55,9 @@ ChangeLogLoopStatus ChangeLogLoop::status() const {
 
 std::optional<double> ChangeLogLoop::rpo_seconds() const {
   ChangeLogLoopStatus s = status();
-  if (!s.running || s.stored_observed_micros == 0) return std::nullopt;
+  if ((!s.running && !s.failing) || s.stored_observed_micros == 0) return std::nullopt;
+  // Capture stopped by a failure: whatever the cluster wrote since is not in the store.
+  if (!s.running) return static_cast<double>(to_unix_micros(std::chrono::system_clock::now()) - s.stored_observed_micros) / 1e6;
   // Nothing received since what is stored: the store is as fresh as the cluster (a quiet cluster).
   if (s.received_revision <= s.stored_revision) return 0.0;
   return static_cast<double>(to_unix_micros(std::chrono::system_clock::now()) - s.stored_observed_micros) / 1e6;
@@ -96,6 +98,10 @@ void ChangeLogLoop::loop() {
       std::string cluster_id = format_id(st.header().cluster_id());
       bool leader = st.leader() == st.header().member_id();
       if (options_.leader_only && !leader) {
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          status_.failing = false;  // a follower: the leader's sidecar writes the log
+        }
         nap(stop_, std::chrono::seconds(1));
         continue;
       }
@@ -165,6 +171,7 @@ void ChangeLogLoop::loop() {
       {
         std::lock_guard<std::mutex> lock(mu_);
         status_.running = true;
+        status_.failing = false;
         live_ = &capture.stats();
       }
       if (failing_since) {
@@ -200,6 +207,7 @@ void ChangeLogLoop::loop() {
         std::lock_guard<std::mutex> lock(mu_);
         ++status_.gaps;
         status_.last_error = gap.what();
+        status_.failing = true;
       }
       // The top of the loop asks for the backup, after looking at the store once more: a backup
       // that landed meanwhile (the sidecar's start-up one) may already reach past the gap.
@@ -217,6 +225,7 @@ void ChangeLogLoop::loop() {
       {
         std::lock_guard<std::mutex> lock(mu_);
         status_.last_error = e.what();
+        status_.failing = true;
       }
       nap(stop_, std::chrono::seconds(1));
     }

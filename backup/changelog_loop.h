@@ -43,6 +43,9 @@ struct ChangeLogLoopOptions {
 
 struct ChangeLogLoopStatus {
   bool running = false;          // capturing now (this member writes the log)
+  // Not capturing because capture fails (the member is down or unreachable, a gap), as opposed
+  // to a follower's loop waiting for leadership: the RPO keeps growing meanwhile.
+  bool failing = false;
   int64_t stored_revision = 0;   // the newest revision safely in the store
   int64_t stored_observed_micros = 0;
   int64_t received_revision = 0;
@@ -63,7 +66,9 @@ class ChangeLogLoop {
   void start();
   void stop();  // returns once what was received is stored (or its write failed)
   ChangeLogLoopStatus status() const;
-  // RPO now: seconds since the newest revision in the store was received; nullopt before any.
+  // RPO now: seconds since the newest revision in the store was received, also while capture
+  // fails (it keeps growing then); 0 when nothing newer was received; nullopt when this loop does
+  // not write the log (a follower's) or has stored nothing yet.
   std::optional<double> rpo_seconds() const;
 
  private:

@@ -434,7 +434,7 @@ std::string Sidecar::metrics_text() {
     auto rpo = log_->rpo_seconds();
     gauge("etcdadm_changelog_capturing", "1 while this sidecar writes the change log (its member leads).", s.running ? 1 : 0);
     gauge("etcdadm_changelog_rpo_seconds",
-          "Seconds since the newest revision in the store was received (0: nothing newer received; -1: not capturing).",
+          "Seconds since the newest revision in the store was received, growing while capture fails (0: nothing newer received; -1: this sidecar does not write the log).",
           rpo ? *rpo : -1);
     gauge("etcdadm_changelog_stored_revision", "The newest revision safely in the store.", static_cast<double>(s.stored_revision));
     gauge("etcdadm_changelog_lag_revisions", "Revisions received but not yet in the store.",

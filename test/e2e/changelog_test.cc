@@ -14,6 +14,7 @@
 #include "changelog/heartbeat.h"
 #include "changelog/segment.h"
 #include "common/fs.h"
+#include "common/http_client.h"
 #include "common/subprocess.h"
 #include "common/timefmt.h"
 #include "store/local_store.h"
@@ -33,8 +34,8 @@ class ChangeLog : public CliTest {
   // the test did not expect): every backup here is the test's own or one the log asks for.
   ChildProcess start_sidecar(const EtcdMember& m, std::vector<std::string> extra = {}) {
     std::vector<std::string> argv = {ETCDADM_BIN, "--log-level", "debug", "backup", "sidecar", "--store", store_,
-                                     "--endpoints", m.client_url(), "--schedule", "@yearly", "--listen", "",
-                                     "--continuous"};
+                                     "--endpoints", m.client_url(), "--schedule", "@yearly", "--continuous"};
+    if (std::find(extra.begin(), extra.end(), "--listen") == extra.end()) extra.insert(extra.end(), {"--listen", ""});
     if (std::find(extra.begin(), extra.end(), "--segment-interval") == extra.end()) extra.insert(extra.end(), {"--segment-interval", "1s"});
     argv.insert(argv.end(), extra.begin(), extra.end());
     RunOptions ro;
@@ -469,21 +470,51 @@ TEST_F(ChangeLog, ASidecarKilledMidSegmentLeavesNoGap) {
 // etcd restarted under a continuous sidecar: the log resumes as soon as the member serves again
 // (it took 12 s after a 4 s restart of etcd 3.4: the client waited out gRPC's reconnect back-off),
 // and the sidecar says so once when capture stops and once when it resumes, not every second.
+// Meanwhile the RPO keeps growing from the last revision captured (it read -1, "not capturing",
+// so that the documented alert could not fire) and /readyz fails past --max-rpo.
 TEST_F(ChangeLog, CaptureResumesWhenTheMemberServesAgainAndSaysSoOnce) {
   auto& m = start_member();
   EtcdClient client(m.connection());
   auto saved = save(m);
   const std::string cluster_id = saved["clusterId"];
-  auto sidecar = start_sidecar(m);
+  const int port = free_port();
+  auto sidecar = start_sidecar(m, {"--listen", "127.0.0.1:" + std::to_string(port), "--max-rpo", "1s"});
+  auto get = [&](const std::string& path) {
+    HttpClient http;
+    HttpRequest req;
+    req.url = "http://127.0.0.1:" + std::to_string(port) + path;
+    try {
+      return http.perform(req);
+    } catch (const Error&) {
+      return HttpResponse{};  // not listening yet
+    }
+  };
+  auto rpo = [&]() -> double {
+    std::string metrics = get("/metrics").body;
+    const std::string name = "\netcdadm_changelog_rpo_seconds ";
+    auto at = metrics.find(name);
+    return at == std::string::npos ? -2 : std::stod(metrics.substr(at + name.size()));
+  };
   client.put("/before", "1");
   wait_for_log(cluster_id, saved["revision"], current_revision(client, m.client_url()));
   m.stop();
-  std::this_thread::sleep_for(3s);  // the outage: the sidecar's loop fails for a while
+  // The outage: polled until the RPO has grown past --max-rpo and /readyz says so.
+  double seen = -1;
+  int ready = 0;
+  for (int i = 0; i < 200 && (seen < 1.5 || ready != 503); ++i) {
+    std::this_thread::sleep_for(50ms);
+    seen = rpo();
+    ready = get("/readyz").status;
+  }
+  EXPECT_GE(seen, 1.5) << read_file(dir_ / "sidecar.log");
+  EXPECT_EQ(ready, 503);
   m.start();
   EtcdClient again(m.connection());
   again.put("/after", "2");
   const int64_t last = current_revision(again, m.client_url());
   wait_for_log(cluster_id, saved["revision"], last);
+  for (int i = 0; i < 200 && rpo() > 1; ++i) std::this_thread::sleep_for(50ms);
+  EXPECT_LE(rpo(), 1) << "capturing again: the RPO is back to the segment interval";
   EXPECT_EQ(sidecar.stop(10000ms), 0);
   const std::string log = read_file(dir_ / "sidecar.log");
   auto count = [&](const std::string& what) {
