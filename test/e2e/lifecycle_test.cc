@@ -350,9 +350,17 @@ TEST_F(Lifecycle, ChangeLogHandsOverAtALeaderChangeAndTheClusterComesBackToItsLa
   EXPECT_GT(written.load(), 20);
   const int64_t last = client.status(hosts_[new_leader].client_url()).header().revision();
   ASSERT_NO_FATAL_FAILURE(wait_for_log(last));
-  // The old leader's sidecar let go, the new one's took over from the store's end of the log.
+  // The old leader's sidecar let go, the new one's took over from the store's end of the log. The
+  // old one may have stored every revision up to `last` itself (its member, a follower now, still
+  // streams the cluster's events until its sidecar notices, within a second): the new one's
+  // capture is waited for, not assumed to have started already.
   std::string old_log = read_file(dir_ / (hosts_[old_leader].name + "-sidecar.log"));
-  std::string new_log = read_file(dir_ / (hosts_[new_leader].name + "-sidecar.log"));
+  std::string new_log;
+  for (int i = 0; i < 300; ++i) {
+    new_log = read_file(dir_ / (hosts_[new_leader].name + "-sidecar.log"));
+    if (new_log.find("change log: capturing cluster " + cluster_id) != std::string::npos) break;
+    std::this_thread::sleep_for(100ms);
+  }
   EXPECT_NE(old_log.find("no longer leads"), std::string::npos) << old_log;
   EXPECT_NE(new_log.find("change log: capturing cluster " + cluster_id), std::string::npos) << new_log;
   auto chain = log_reaches();
