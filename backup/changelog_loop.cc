@@ -56,10 +56,9 @@ ChangeLogLoopStatus ChangeLogLoop::status() const {
 std::optional<double> ChangeLogLoop::rpo_seconds() const {
   ChangeLogLoopStatus s = status();
   if ((!s.running && !s.failing) || s.stored_observed_micros == 0) return std::nullopt;
-  // Capture stopped by a failure: whatever the cluster wrote since is not in the store.
-  if (!s.running) return static_cast<double>(to_unix_micros(std::chrono::system_clock::now()) - s.stored_observed_micros) / 1e6;
   // Nothing received since what is stored: the store is as fresh as the cluster (a quiet cluster).
-  if (s.received_revision <= s.stored_revision) return 0.0;
+  // Not while capture fails: whatever the cluster wrote since then is not in the store.
+  if (s.running && s.received_revision <= s.stored_revision) return 0.0;
   return static_cast<double>(to_unix_micros(std::chrono::system_clock::now()) - s.stored_observed_micros) / 1e6;
 }
 

@@ -86,6 +86,10 @@ struct LocationFlags {
             ->capture_default_str(),
     };
   }
+  // What a command that needs a member says when --config-dir holds none.
+  Error no_member_state(const std::string& what, const std::string& hint) const {
+    return Error(ErrorKind::kNotFound, "no etcdadm member state in " + member.config_dir + " (no etcdadm.json)" + what, hint);
+  }
   // Whether there is a member to act on: its state file in --config-dir, or --name and --data-dir
   // given (what is left of a member whose state file is gone, e.g. a reset run again).
   bool names_a_member() const {
@@ -99,11 +103,9 @@ struct LocationFlags {
   MemberConfig recorded(const std::string& command) const {
     MemberConfig state;
     if (!load_member_state(member.config_dir, state)) {
-      throw Error(ErrorKind::kNotFound,
-                  "no etcdadm member state in " + member.config_dir + " (no etcdadm.json): `etcdadm " + command +
-                      "` works on a member that etcdadm init or join set up",
-                  "point --config-dir at that member's config dir (e.g. --config-dir /etc/etcd-b for a second member "
-                  "on this host); for an etcd etcdadm did not set up, ask it with etcdctl --endpoints");
+      throw no_member_state(": `etcdadm " + command + "` works on a member that etcdadm init or join set up",
+                            "point --config-dir at that member's config dir (e.g. --config-dir /etc/etcd-b for a second "
+                            "member on this host); for an etcd etcdadm did not set up, ask it with etcdctl --endpoints");
     }
     return located();
   }
@@ -386,9 +388,8 @@ void add_reset(CLI::App& app) {
     // Without a member to reset, the defaults (the host name, /var/lib/etcd) are nobody's: a reset
     // of them said "Reset member <host>" and exited 0, having done nothing, or worse.
     if (!f->location.names_a_member()) {
-      throw Error(ErrorKind::kNotFound, "no etcdadm member state in " + f->location.member.config_dir + " (no etcdadm.json)",
-                  "point --config-dir at the member's config dir, or give --name and --data-dir to reset what is "
-                  "left of a member whose state file is gone");
+      throw f->location.no_member_state("", "point --config-dir at the member's config dir, or give --name and "
+                                            "--data-dir to reset what is left of a member whose state file is gone");
     }
     ResetOptions o = f->reset;
     o.member = f->location.located();

@@ -386,14 +386,9 @@ bool is_filesystem_root(const std::string& dir) {
   return st.st_dev != parent.st_dev || st.st_ino == parent.st_ino;
 }
 
-namespace {
-
-// At a filesystem root: the entries that are not the data dir's own.
 bool kept_at_filesystem_root(const std::string& name) {
   return name == "lost+found" || name.rfind(kRestoreStagingPrefix, 0) == 0;
 }
-
-}  // namespace
 
 bool is_empty_data_dir(const std::string& dir) {
   if (is_missing_or_empty_dir(dir)) return true;

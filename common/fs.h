@@ -135,6 +135,10 @@ bool is_filesystem_root(const std::string& dir);
 // it when the data dir is a filesystem root.
 inline constexpr const char* kRestoreStagingPrefix = ".etcdadm-restore-";
 
+// At a data dir that is a filesystem root: whether the entry `name` is not the data dir's own but
+// the filesystem's (lost+found) or a restore's staging dir.
+bool kept_at_filesystem_root(const std::string& name);
+
 // Whether a data dir holds no data: it does not exist, is empty, or is a filesystem root holding
 // only what the filesystem (lost+found) or a restore's staging dir put there.
 bool is_empty_data_dir(const std::string& dir);

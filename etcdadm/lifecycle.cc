@@ -210,13 +210,18 @@ class Runner {
   // written, since etcd would otherwise fail only in the start phase, after certificates, state
   // file and service were written, and a reset would then talk to whatever holds the port.
   void check_ports() {
-    std::vector<std::pair<std::string, std::string>> listens = {{m_.bind_address, "--peer-port"}};
-    listens.insert(listens.begin(), {m_.bind_address, "--client-port"});
-    if (m_.bind_address != "127.0.0.1" && m_.bind_address != "0.0.0.0") listens.emplace_back("127.0.0.1", "--client-port");
-    for (const auto& [address, flag] : listens) {
-      int port = flag == "--client-port" ? m_.client_port : m_.peer_port;
-      std::string where = (address.find(':') != std::string::npos ? "[" + address + "]" : address) + ":" +
-                          std::to_string(port);
+    struct Listen {
+      std::string address;
+      int port;
+      const char* flag;
+    };
+    std::vector<Listen> listens = {{m_.bind_address, m_.client_port, "--client-port"},
+                                   {m_.bind_address, m_.peer_port, "--peer-port"}};
+    if (m_.bind_address != "127.0.0.1" && m_.bind_address != "0.0.0.0") listens.push_back({"127.0.0.1", m_.client_port, "--client-port"});
+    std::error_code ec;
+    const std::string own = std::filesystem::weakly_canonical(m_.etcd_binary(), ec).string();
+    for (const auto& [address, port, flag] : listens) {
+      const std::string where = url_host(address) + ":" + std::to_string(port);
       ListenCheck c = check_listen(address, port);
       if (c.address_missing) {
         throw Error(ErrorKind::kInvalidArgument, "etcd cannot listen on " + where + ": " + address +
@@ -224,8 +229,6 @@ class Runner {
                     "pass --bind-address with one of this host's addresses (ip -brief address)");
       }
       if (!c.in_use) continue;
-      std::error_code ec;
-      std::string own = std::filesystem::weakly_canonical(m_.etcd_binary(), ec).string();
       if (c.holder && (c.holder->exe == own || c.holder->exe == m_.etcd_binary()) && resuming()) {
         spdlog::info("{} is served by this member's etcd (PID {}), started by an earlier run", where, c.holder->pid);
         continue;
@@ -233,7 +236,7 @@ class Runner {
       std::string who = c.holder ? "PID " + std::to_string(c.holder->pid) + ": " + c.holder->command
                                  : "a process this user cannot see (run as root to see which)";
       throw Error(ErrorKind::kInUse, where + " (" + flag + ") is in use by " + who + "; nothing was written",
-                  "stop that process, or choose another " + flag);
+                  std::string("stop that process, or choose another ") + flag);
     }
   }
 

@@ -48,10 +48,6 @@ std::string primary_ipv4() {
   return result;
 }
 
-// Host part of a URL as etcd wants it: IPv6 literals in brackets.
-std::string url_host(const std::string& address) {
-  return address.find(':') != std::string::npos ? "[" + address + "]" : address;
-}
 
 bool is_dns_label_name(const std::string& s) {
   if (s.empty() || s.size() > 63) return false;
@@ -72,6 +68,10 @@ void check_absolute(const std::string& dir, const char* flag) {
 }
 
 }  // namespace
+
+std::string url_host(const std::string& address) {
+  return address.find(':') != std::string::npos ? "[" + address + "]" : address;
+}
 
 InitSystemKind parse_init_system(const std::string& name) {
   if (name == "systemd") return InitSystemKind::kSystemd;

@@ -19,6 +19,9 @@ const char* init_system_name(InitSystemKind kind);
 // Ordered NAME=value pairs (the order is kept when rendering files).
 using EnvVars = std::vector<std::pair<std::string, std::string>>;
 
+// Host part of a URL as etcd wants it: IPv6 literals in brackets.
+std::string url_host(const std::string& address);
+
 struct MemberConfig {
   std::string name;     // default: the host name
   std::string version;  // etcd version, "3.5.17"

@@ -767,14 +767,27 @@ void write_install_manifest(const std::string& install_dir, const std::string& v
   write_file_atomic(install_dir + "/" + kInstallManifest, j.dump(2) + "\n", 0644, /*overwrite=*/true);
 }
 
+// install_dir's manifest when it records release `want` for spec's architecture.
+std::optional<nlohmann::json> install_manifest_for(const ReleaseSpec& spec, const std::string& install_dir,
+                                                   const std::string& want) {
+  std::string path = install_dir + "/" + kInstallManifest;
+  if (!path_exists(path)) return std::nullopt;
+  try {
+    auto j = nlohmann::json::parse(read_file(path));
+    if (j.value("version", "") == want && j.value("arch", "") == resolved_arch(spec)) return j;
+  } catch (const std::exception& e) {
+    spdlog::debug("ignoring {}: {}", path, e.what());
+  }
+  return std::nullopt;
+}
+
 std::optional<InstalledRelease> reuse_verified_install(const ReleaseSpec& spec, const std::string& install_dir,
                                                        const std::string& want) {
   std::string path = install_dir + "/" + kInstallManifest;
-  if (!path_exists(path)) return std::nullopt;
-  nlohmann::json j;
+  auto manifest = install_manifest_for(spec, install_dir, want);
+  if (!manifest) return std::nullopt;
+  const nlohmann::json& j = *manifest;
   try {
-    j = nlohmann::json::parse(read_file(path));
-    if (j.value("version", "") != want || j.value("arch", "") != resolved_arch(spec)) return std::nullopt;
     // A tarball named by its digest is the one to install, whatever is there.
     if (!spec.sha256.empty() && j.value("tarballSha256", "") != spec.sha256) return std::nullopt;
     const auto& bins = j.at("binaries");
@@ -873,12 +886,7 @@ void check_release_available(const ReleaseSpec& spec, const std::string& install
   }
   if (path_exists(cached_tarball_path(spec))) return;  // verified again when it is installed
   // Installed here before from a verified tarball (install_release checks the binaries' digests).
-  try {
-    auto j = nlohmann::json::parse(read_file(strip_trailing_slashes(install_dir) + "/" + kInstallManifest));
-    if (j.value("version", "") == normalise_version(spec.version) && j.value("arch", "") == resolved_arch(spec)) return;
-  } catch (const std::exception&) {
-    // no manifest, or not one to go by
-  }
+  if (install_manifest_for(spec, strip_trailing_slashes(install_dir), normalise_version(spec.version))) return;
   check_url_scheme(release_tarball_url(spec));
   if (release_tarball_exists(spec) == false) throw release_not_found(spec);
 }

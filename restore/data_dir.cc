@@ -375,7 +375,7 @@ void swap_inside_filesystem_root(const PreparedRestore& p, const std::string& re
   std::stable_partition(incoming.begin(), incoming.end(), [](const std::string& n) { return n != "member"; });
   for (const auto& e : std::filesystem::directory_iterator(data_dir)) {
     std::string name = e.path().filename().string();
-    if (name == "lost+found" || name.rfind(kRestoreStagingPrefix, 0) == 0) continue;
+    if (kept_at_filesystem_root(name)) continue;
     if (std::find(incoming.begin(), incoming.end(), name) != incoming.end()) continue;  // exchanged below
     if (::rename(e.path().c_str(), (aside + "/" + name).c_str()) != 0) throw_errno("cannot move aside", e.path().string(), errno);
   }

@@ -14,7 +14,6 @@
 #include "changelog/heartbeat.h"
 #include "changelog/segment.h"
 #include "common/fs.h"
-#include "common/http_client.h"
 #include "common/subprocess.h"
 #include "common/timefmt.h"
 #include "store/local_store.h"
@@ -480,11 +479,8 @@ TEST_F(ChangeLog, CaptureResumesWhenTheMemberServesAgainAndSaysSoOnce) {
   const int port = free_port();
   auto sidecar = start_sidecar(m, {"--listen", "127.0.0.1:" + std::to_string(port), "--max-rpo", "1s"});
   auto get = [&](const std::string& path) {
-    HttpClient http;
-    HttpRequest req;
-    req.url = "http://127.0.0.1:" + std::to_string(port) + path;
     try {
-      return http.perform(req);
+      return http("GET", "http://127.0.0.1:" + std::to_string(port) + path);
     } catch (const Error&) {
       return HttpResponse{};  // not listening yet
     }

@@ -41,14 +41,6 @@ struct SidecarProcess {
   std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port) + path; }
 };
 
-HttpResponse http(const std::string& method, const std::string& url) {
-  HttpClient client;
-  HttpRequest req;
-  req.method = method;
-  req.url = url;
-  return client.perform(req);
-}
-
 class Sidecar : public CliTest {
  protected:
   // The address start_sidecar listens on (its answers are asked on 127.0.0.1 all the same).

@@ -457,6 +457,14 @@ void enable_auth_with_root(const EtcdMember& member, const std::string& password
   }
 }
 
+HttpResponse http(const std::string& method, const std::string& url) {
+  HttpClient client;
+  HttpRequest req;
+  req.method = method;
+  req.url = url;
+  return client.perform(req);
+}
+
 ScopedTmpfs::ScopedTmpfs(const std::string& path, const std::string& options) : path_(path) {
   make_dirs(path_);
   if (::mount("tmpfs", path_.c_str(), "tmpfs", 0, options.c_str()) != 0) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/environment.h"
+#include "common/http_client.h"
 #include "store/blob_store.h"
 #include "common/subprocess.h"
 #include "etcdadm/client.h"
@@ -132,6 +133,9 @@ std::set<std::string> socket_inodes_of(pid_t pid);
 // The rows of /proc/net/`table` (tcp, tcp6, unix), split on blanks, the header dropped. The kernel
 // hands the file out in pieces: a socket that moves in its table meanwhile may be listed twice.
 std::vector<std::vector<std::string>> proc_net_rows(const std::string& table);
+
+// One plain HTTP request (the sidecar's endpoints); throws Error when nothing answers.
+HttpResponse http(const std::string& method, const std::string& url);
 
 // A tmpfs mounted at `path` (created if missing; root only) with mount(8)'s `options`, unmounted
 // (lazily, so that a process still in it cannot keep it) when this goes. Throws when the mount fails.
