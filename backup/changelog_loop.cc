@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "backup/member_select.h"
+#include "changelog/heartbeat.h"
 #include "common/error.h"
 #include "common/timefmt.h"
 #include "store/audience.h"
@@ -62,7 +63,7 @@ std::optional<double> ChangeLogLoop::rpo_seconds() const {
   return static_cast<double>(to_unix_micros(std::chrono::system_clock::now()) - s.stored_observed_micros) / 1e6;
 }
 
-std::optional<int64_t> ChangeLogLoop::start_revision(const std::string& cluster_id) {
+std::optional<ChangeLogLoop::Continuation> ChangeLogLoop::start_revision(const std::string& cluster_id) {
   auto listed = scan_backups(store_);
   for (auto it = listed.rbegin(); it != listed.rend(); ++it) {  // newest first
     BackupRecord b;
@@ -73,7 +74,8 @@ std::optional<int64_t> ChangeLogLoop::start_revision(const std::string& cluster_
     }
     if (b.cluster_id != cluster_id || !b.revision) continue;
     auto chain = changelog::chain_from(changelog::list_segments(store_, cluster_id), *b.revision);
-    return chain.reaches + 1;
+    int64_t until = changelog::complete_until_micros(chain, changelog::read_heartbeat(store_, cluster_id));
+    return Continuation{chain.reaches + 1, until > 0 ? until : b.taken_at_micros};
   }
   return std::nullopt;
 }
@@ -94,7 +96,7 @@ void ChangeLogLoop::loop() {
       if (!own) own = std::make_unique<EtcdClient>(client_.config());
       EtcdClient& client = *own;
       auto st = client.status(options_.member_endpoint);
-      std::string cluster_id = format_id(st.header().cluster_id());
+      std::string cluster_id = id_hex(st.header().cluster_id());
       bool leader = st.leader() == st.header().member_id();
       if (options_.leader_only && !leader) {
         {
@@ -105,7 +107,7 @@ void ChangeLogLoop::loop() {
         continue;
       }
       auto start = start_revision(cluster_id);
-      if (!start || *start < restart_after_gap) {
+      if (!start || start->revision < restart_after_gap) {
         if (!asked_for_backup || std::chrono::steady_clock::now() - asked_at > std::chrono::seconds(60)) {
           asked_at = std::chrono::steady_clock::now();
           // The log continues from the revision after the snapshot's: a snapshot at the compact
@@ -158,7 +160,7 @@ void ChangeLogLoop::loop() {
             auto s = client.status(options_.member_endpoint);
             if (s.leader() != s.header().member_id()) {
               spdlog::info("change log: member {} no longer leads; the new leader's sidecar continues the log",
-                           format_id(s.header().member_id()));
+                           id_hex(s.header().member_id()));
               break;
             }
           } catch (const Error& e) {
@@ -178,10 +180,10 @@ void ChangeLogLoop::loop() {
                      std::chrono::duration<double>(std::chrono::steady_clock::now() - *failing_since).count());
         failing_since.reset();
       }
-      spdlog::info("change log: capturing cluster {} from revision {}", cluster_id, *start);
+      spdlog::info("change log: capturing cluster {} from revision {}", cluster_id, start->revision);
       std::exception_ptr failure;
       try {
-        capture.run(*start, capture_stop);
+        capture.run(start->revision, capture_stop, start->complete_until_micros);
       } catch (...) {
         failure = std::current_exception();
       }

@@ -73,8 +73,15 @@ class ChangeLogLoop {
 
  private:
   void loop();
-  // Where the log continues for the member's cluster: nullopt while the store has no backup of it.
-  std::optional<int64_t> start_revision(const std::string& cluster_id);
+  // Where the log continues for the member's cluster (nullopt while the store has no backup of
+  // it), and since when it is known complete up to there (every later revision was committed
+  // after that): its last record's receipt or the heartbeat, or the backup's time for a log not
+  // begun yet.
+  struct Continuation {
+    int64_t revision = 0;
+    int64_t complete_until_micros = 0;
+  };
+  std::optional<Continuation> start_revision(const std::string& cluster_id);
 
   EtcdClient& client_;
   BlobStore& store_;

@@ -8,12 +8,6 @@
 
 namespace etcdadm {
 
-std::string format_id(uint64_t id) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(id));
-  return buf;
-}
-
 MemberChoice choose_member(EtcdClient& client, const std::string& preferred) {
   std::vector<std::string> endpoints = client.config().endpoints;
   if (!preferred.empty()) {

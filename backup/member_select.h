@@ -3,6 +3,8 @@
 // healthy member with the highest raft index (the most up-to-date data) is taken.
 #pragma once
 
+#include "common/text.h"  // id_hex: IDs as etcdctl prints them
+
 #include <string>
 #include <vector>
 
@@ -19,7 +21,5 @@ struct MemberChoice {
 // Throws kUnavailable listing why each endpoint was rejected when none is usable.
 MemberChoice choose_member(EtcdClient& client, const std::string& preferred_endpoint);
 
-// Formats a member/cluster ID as etcdctl prints it (lowercase hex, no padding).
-std::string format_id(uint64_t id);
 
 }  // namespace etcdadm

@@ -24,7 +24,7 @@ PreChangeBackupResult backup_before_change(EtcdClient& cluster, BlobStore& store
   PreChangeBackupResult r;
   if (options.max_age.count() > 0 && catalog != nullptr) {
     // Only a backup of this cluster counts: a store may hold several clusters' backups.
-    const std::string cluster_id = format_id(cluster.member_list().header().cluster_id());
+    const std::string cluster_id = id_hex(cluster.member_list().header().cluster_id());
     if (auto b = recent_backup_of(store, *catalog, cluster_id, options.max_age)) {
       spdlog::info("backup {} of this cluster is recent enough (younger than {} s): no new backup", b->name,
                    options.max_age.count());

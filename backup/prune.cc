@@ -98,9 +98,11 @@ std::string why_not_whole(const BackupListing& l, const BackupRecord& r) {
 // The segments of the change log that no kept backup reaches into: those whose last revision is at
 // or below the oldest kept backup of their cluster (a replay from it starts after them), and all of
 // a cluster none of whose backups is kept.
+// `late_markers`: the late-window markers beside them (changelog/segment.h LateWindow), by the same
+// rule.
 std::vector<std::string> unneeded_segments(const std::vector<BlobInfo>& blobs,
                                            const std::map<std::string, BackupRecord>& records,
-                                           const std::vector<std::string>& kept) {
+                                           const std::vector<std::string>& kept, std::vector<std::string>* late_markers) {
   std::vector<std::string> out;
   // The change log's keys, from the prune's one listing of the store.
   const std::string log_prefix = std::string(changelog::kChangeLogDir) + "/";
@@ -120,11 +122,16 @@ std::vector<std::string> unneeded_segments(const std::vector<BlobInfo>& blobs,
     auto [pos, fresh] = oldest_kept.emplace(r.cluster_id, *r.revision);
     if (!fresh && *r.revision < pos->second) pos->second = *r.revision;
   }
+  auto unneeded = [&](const std::string& cluster, int64_t last) {
+    auto it = oldest_kept.find(cluster);
+    return it == oldest_kept.end() || last <= it->second;
+  };
   for (const auto& blob : all) {
-    auto s = changelog::parse_segment_key(blob.key);
-    if (!s) continue;
-    auto it = oldest_kept.find(s->cluster_id);
-    if (it == oldest_kept.end() || s->last_revision <= it->second) out.push_back(blob.key);
+    if (auto s = changelog::parse_segment_key(blob.key)) {
+      if (unneeded(s->cluster_id, s->last_revision)) out.push_back(blob.key);
+    } else if (auto w = changelog::parse_late_key(blob.key)) {
+      if (unneeded(w->cluster_id, w->last_revision)) late_markers->push_back(blob.key);
+    }
   }
   return out;
 }
@@ -187,7 +194,7 @@ PruneResult prune_backups(BlobStore& store, Catalog* catalog, const RetentionPol
   std::vector<std::string> kept = r.plan.keep;
   kept.insert(kept.end(), r.plan.unparseable.begin(), r.plan.unparseable.end());
   for (const auto& [name, why] : r.locked) kept.push_back(name);
-  r.segments_removed = unneeded_segments(blobs, records, kept);
+  r.segments_removed = unneeded_segments(blobs, records, kept, &r.late_markers_removed);
   if (options.dry_run) return r;
 
   auto dirs = keys_by_directory(blobs);
@@ -222,6 +229,7 @@ PruneResult prune_backups(BlobStore& store, Catalog* catalog, const RetentionPol
   }
   // After the backups: a segment goes only once no kept backup can need it.
   store.remove_many(r.segments_removed);
+  store.remove_many(r.late_markers_removed);  // after the segments they describe
   if (!r.segments_removed.empty()) spdlog::info("pruned {} change log segments no kept backup needs", r.segments_removed.size());
   // Last: what a versioned bucket kept of this and earlier deletes (and of overwritten files, such
   // as a rekey's), so that a prune killed before this point is finished by the next one.

@@ -28,6 +28,8 @@ struct PruneResult {
   // revision of their cluster, or of a cluster with no kept backup): deleted, or on a dry run,
   // what would be.
   std::vector<std::string> segments_removed;
+  // The late-window markers beside those segments (changelog/segment.h LateWindow), by the same rule.
+  std::vector<std::string> late_markers_removed;
   // Versioned buckets: the noncurrent versions and delete markers removed (or left) afterwards.
   BlobStore::VersionPurge versions;
   bool dry_run = false;

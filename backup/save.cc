@@ -209,15 +209,15 @@ SaveResult save_unrecorded(EtcdClient& client, BlobStore& store, Catalog* catalo
   MemberChoice member = choose_member(client, options.preferred_endpoint);
   const auto& before = member.status;
   spdlog::info("taking snapshot from {} (member {}, {}, revision {}, db {} bytes)", member.endpoint,
-               format_id(before.header().member_id()), member.is_leader() ? "leader" : "follower",
+               id_hex(before.header().member_id()), member.is_leader() ? "leader" : "follower",
                before.header().revision(), before.dbsize());
 
   BackupMeta meta;
   meta.source = "snapshot";
   meta.endpoint = member.endpoint;
   meta.etcd_version = before.version();
-  meta.cluster_id = format_id(before.header().cluster_id());
-  meta.member_id = format_id(before.header().member_id());
+  meta.cluster_id = id_hex(before.header().cluster_id());
+  meta.member_id = id_hex(before.header().member_id());
   meta.from_leader = member.is_leader();
   meta.tool_version = std::string("etcdadm ") + ETCDADM_VERSION;
   try {

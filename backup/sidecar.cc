@@ -10,6 +10,7 @@
 #include "backup/member_select.h"
 #include "backup/prune.h"
 #include "common/error.h"
+#include "render/backup_record.h"
 #include "store/layout.h"
 
 namespace etcdadm {
@@ -101,7 +102,7 @@ void Sidecar::load_history() {
 }
 
 void Sidecar::run() {
-  std::optional<SystemTime> last_tick, last_drill_tick;
+  std::optional<SystemTime> last_scheduled_tick, last_drill_tick;
   const SystemTime started = Clock::now();
   const bool drills = options_.drill_schedule && options_.drill;
   spdlog::info("backup sidecar started: schedule '{}', {}{}{}", options_.schedule.spec(),
@@ -120,11 +121,16 @@ void Sidecar::run() {
     } catch (const std::exception& e) {
       spdlog::warn("cannot list the store ({}); retrying at the next tick", e.what());
     }
-    // All sidecars derive the next tick from the store; a sidecar that skipped a tick (not the
-    // leader) waits for the tick after the one it skipped.
+    // All sidecars derive the next tick from the store; a sidecar that skipped or failed a
+    // scheduled tick (not the leader, the member down) waits for the tick after that one. A
+    // trigger (POST /backup, SIGUSR1, a change-log gap) moves the schedule only through the backup
+    // it stores: a failed one leaves the next scheduled tick where it was.
     std::optional<SystemTime> base = newest;
-    if (last_tick && (!base || *last_tick > *base)) base = last_tick;
+    if (last_scheduled_tick && (!base || *last_scheduled_tick > *base)) base = last_scheduled_tick;
     SystemTime next = base ? options_.schedule.next_after(*base) : Clock::now();
+    log_plan(next, !base ? "no backup in the store yet"
+                   : base == newest ? "after the newest backup " + newest_name()
+                                    : "after the scheduled tick at " + format_rfc3339_micros(*base));
     // Drills the same way, from the newest drill recorded in the store (a failed one counts: a
     // failing drill is not retried in a tight loop), or from the start of this sidecar.
     std::optional<SystemTime> next_drill;
@@ -156,11 +162,28 @@ void Sidecar::run() {
       drill_tick();
       continue;
     }
-    last_tick = Clock::now();
+    if (why == "schedule") last_scheduled_tick = Clock::now();
     tick(why);
   }
   if (log_) log_->stop();  // stores what the log holds
   spdlog::info("backup sidecar stopped");
+}
+
+void Sidecar::log_plan(SystemTime next, const std::string& why) {
+  // Every loop at debug, a change at info: the plan is what a person (and the tests) read to see
+  // that a trigger or a failure moved nothing.
+  const std::string line = "next scheduled backup at " + format_rfc3339_micros(next) + " (" + why + ")";
+  if (line == last_plan_) {
+    spdlog::debug("{}", line);
+  } else {
+    spdlog::info("{}", line);
+    last_plan_ = line;
+  }
+}
+
+std::string Sidecar::newest_name() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return newest_name_;
 }
 
 std::optional<bool> Sidecar::writes_backups() {
@@ -243,7 +266,7 @@ void Sidecar::tick(const std::string& why) {
       return;
     }
     if (options_.leader_only && !leader && why == "schedule") {
-      spdlog::debug("tick: member {} is not the leader; the leader's sidecar takes this backup", format_id(st.header().member_id()));
+      spdlog::debug("tick: member {} is not the leader; the leader's sidecar takes this backup", id_hex(st.header().member_id()));
       record(Outcome::kSkipped, "not leader", seconds());
       return;
     }
@@ -520,6 +543,7 @@ std::optional<SystemTime> Sidecar::refresh_store_view() {
   // next tick into the future: it is ignored for scheduling.
   const SystemTime horizon = Clock::now() + std::chrono::minutes(5);
   std::optional<SystemTime> newest;
+  std::string newest_name;
   std::optional<DrillRecord> newest_drill_record, newest_passed_drill;
   std::string newest_intact;  // records come newest first
   nlohmann::json list = nlohmann::json::array();
@@ -531,23 +555,21 @@ std::optional<SystemTime> Sidecar::refresh_store_view() {
         newest_passed_drill = r.drill;
       }
     }
-    list.push_back({{"name", r.name},
-                    {"takenAt", r.taken_at_micros ? format_rfc3339_seconds(from_unix_micros(r.taken_at_micros)) : ""},
-                    {"revision", r.revision ? nlohmann::json(*r.revision) : nlohmann::json()},
-                    {"dbSize", r.db_size ? nlohmann::json(*r.db_size) : nlohmann::json()},
-                    {"storedSize", r.stored_size},
-                    {"etcdVersion", r.etcd_version},
-                    {"memberId", r.member_id}});
+    list.push_back(render::backup_record_json(r));
     auto parsed = parse_backup_name(r.name);
     if (!parsed) continue;
     if (parsed->time > horizon) {
       spdlog::warn("backup {} is dated in the future (a clock is off); ignored for scheduling", r.name);
       continue;
     }
-    if (!newest || parsed->time > *newest) newest = parsed->time;
+    if (!newest || parsed->time > *newest) {
+      newest = parsed->time;
+      newest_name = r.name;
+    }
   }
   std::lock_guard<std::mutex> lock(mu_);
   newest_ = newest;
+  newest_name_ = newest_name;
   newest_intact_ = newest_intact;
   if (newest_drill_record) {
     // Never dated in the future for scheduling, as backups above.

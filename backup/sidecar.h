@@ -113,6 +113,9 @@ class Sidecar {
   // the HTTP thread (the catalog is used by the loop thread only). Returns the newest time.
   std::optional<SystemTime> refresh_store_view();
   void load_history();
+  // Logs when the next scheduled backup is due and why (loop thread only).
+  void log_plan(SystemTime next, const std::string& why);
+  std::string newest_name();  // of the backup newest_ is the time of
 
   EtcdClient& client_;
   BlobStore& store_;
@@ -129,9 +132,11 @@ class Sidecar {
   std::string pending_reaching_why_;
   std::atomic<bool> cancel_{false};
   bool in_flight_ = false;
+  std::string last_plan_;  // the last plan log_plan logged at info (loop thread only)
 
   // Metrics (under mu_).
   std::optional<SystemTime> newest_;
+  std::string newest_name_;
   double last_success_ = 0, last_attempt_ = 0;
   bool last_ok_ = false, is_leader_ = false;
   int64_t backups_done_ = 0;

@@ -24,7 +24,7 @@ DB=$(db_bytes)
 log "loaded: $next keys, db $(mib "$DB") MiB"
 "$ETCDADM" --log-level warn backup save --store s3://bench/src --s3-endpoint "$S3_EP" --endpoints "$EP" -o json \
   >"$WORK/saved.json"
-NAME=$(json_field "$WORK/saved.json" name)
+NAME=$(json_field "$WORK/saved.json" backup)
 STORED=$(json_field "$WORK/saved.json" storedSize)
 stop_pid "$ETCD_PID"
 

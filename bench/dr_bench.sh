@@ -109,7 +109,7 @@ if [[ "${BENCH_ONE_STEP:-0}" == 1 ]]; then
   # shellcheck disable=SC2046
   "$ETCDADM" --log-level warn init phase certificates $(one_step_flags m1) >/dev/null
   for m in m2 m3; do mkdir -p "$WORK/$m/pki" && cp "$WORK/m1/pki/ca.crt" "$WORK/m1/pki/ca.key" "$WORK/$m/pki/"; done
-  BACKUP=$(json_field "$WORK/save.json" name)
+  BACKUP=$(json_field "$WORK/save.json" backup)
   T0=$(date +%s%N)
   for m in m1 m2 m3; do
     # shellcheck disable=SC2046

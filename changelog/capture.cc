@@ -34,18 +34,50 @@ void Capture::flush_locked_out(std::unique_lock<std::mutex>& lock) {
   stats_.stored_revision = written.last_revision;
   stats_.stored_observed_micros = written.last_observed_ms * 1000;
   spdlog::debug("change log segment {}..{} written", written.first_revision, written.last_revision);
+  if (written.last_revision >= late_last_) mark_late_stored(written.last_revision);
   lock.lock();
+}
+
+int64_t Capture::cluster_revision() {
+  etcdserverpb::RangeRequest req;  // linearizable (not serializable): the cluster's revision, not a stale one
+  req.set_key(std::string(1, '\0'));
+  req.set_limit(1);
+  req.set_count_only(true);
+  return client_.range(req).header().revision();
+}
+
+void Capture::mark_late_stored(int64_t stored_revision) {
+  if (late_last_ == 0 || late_marked_ || stored_revision < late_first_) return;
+  LateWindow w;
+  w.cluster_id = options_.cluster_id;
+  w.first_revision = late_first_;
+  w.last_revision = std::min(late_last_, stored_revision);
+  // Bounds stay bounds in milliseconds: the lower one rounded down, the upper one up.
+  w.committed_after_ms = late_after_micros_ / 1000;
+  w.received_ms = std::max((late_received_micros_.load() + 999) / 1000, w.committed_after_ms);
+  late_marked_ = true;
+  try {
+    // Its name is its content; the body says the same for a person reading the bucket.
+    store_.write_small(w.key(),
+                       "{\"from\": " + std::to_string(w.first_revision) + ", \"to\": " + std::to_string(w.last_revision) +
+                           ", \"committedAfter\": \"" + format_rfc3339_micros(from_unix_micros(w.committed_after_ms * 1000)) +
+                           "\", \"receivedBy\": \"" + format_rfc3339_micros(from_unix_micros(w.received_ms * 1000)) + "\"}\n",
+                       /*overwrite=*/true);
+    spdlog::info("change log: revisions {}..{} were committed while capture was away (after {}, received by {}): "
+                 "their commit times are known only within that window",
+                 w.first_revision, w.last_revision, format_rfc3339_micros(from_unix_micros(w.committed_after_ms * 1000)),
+                 format_rfc3339_micros(from_unix_micros(w.received_ms * 1000)));
+  } catch (const std::exception& e) {
+    spdlog::warn("change log: could not mark revisions {}..{} as received late: {}", w.first_revision, w.last_revision,
+                 e.what());
+  }
 }
 
 void Capture::try_heartbeat() {
   try {
     Heartbeat hb;
     hb.checked_at_micros = now_micros();  // before the read: every write acknowledged by then is <= its revision
-    etcdserverpb::RangeRequest req;       // linearizable (not serializable): the cluster's revision, not a stale one
-    req.set_key(std::string(1, '\0'));
-    req.set_limit(1);
-    req.set_count_only(true);
-    hb.revision = client_.range(req).header().revision();
+    hb.revision = cluster_revision();
     if (stats_.stored_revision.load() < hb.revision) return;  // records are on their way: a segment follows
     write_heartbeat(store_, options_.cluster_id, hb);
     stats_.heartbeats_written += 1;
@@ -56,8 +88,20 @@ void Capture::try_heartbeat() {
   }
 }
 
-int64_t Capture::run(int64_t start_revision, const std::atomic<bool>& stop) {
+int64_t Capture::run(int64_t start_revision, const std::atomic<bool>& stop, int64_t complete_until_micros) {
   stats_.stored_revision = start_revision - 1;
+  // What the cluster committed before this run could watch it: received in a burst, later than
+  // committed. Unknown bound (0): as early as can be, never "received live".
+  const int64_t now_revision = cluster_revision();
+  if (now_revision >= start_revision) {
+    late_first_ = start_revision;
+    late_last_ = now_revision;
+    late_after_micros_ = std::max<int64_t>(complete_until_micros, 1);
+    spdlog::info("change log: the cluster is at revision {}: revisions {}..{} are caught up (committed after {})",
+                 now_revision, start_revision, now_revision, format_rfc3339_micros(from_unix_micros(late_after_micros_)));
+  } else {
+    spdlog::debug("change log: the cluster is at revision {}: live from there", now_revision);
+  }
   int64_t expected = start_revision;  // the next revision the log needs
   std::set<int64_t> leases_seen;      // leases whose TTL this run has recorded
   std::exception_ptr flusher_error;
@@ -127,6 +171,10 @@ int64_t Capture::run(int64_t start_revision, const std::atomic<bool>& stop) {
             }
             record.set_revision(rev);
             record.set_observed_unix_micros(now_micros());
+            if (rev <= late_last_) {
+              record.set_committed_after_unix_micros(late_after_micros_);
+              late_received_micros_ = record.observed_unix_micros();
+            }
             for (; i < events.size() && events[i].kv().mod_revision() == rev; ++i) {
               *record.add_events() = events[i];
               int64_t lease = events[i].type() == etcdserverpb::Event::PUT ? events[i].kv().lease() : 0;
@@ -160,6 +208,10 @@ int64_t Capture::run(int64_t start_revision, const std::atomic<bool>& stop) {
     } catch (const std::exception& e) {
       spdlog::warn("change log: the last records could not be written: {}", e.what());
     }
+    {
+      std::lock_guard<std::mutex> writing(write_mu_);
+      mark_late_stored(stats_.stored_revision.load());  // the part of a catch-up that got stored
+    }
     throw;
   }
   stop_flusher();
@@ -167,6 +219,10 @@ int64_t Capture::run(int64_t start_revision, const std::atomic<bool>& stop) {
   std::unique_lock<std::mutex> lock(mu_);
   flush_locked_out(lock);
   lock.unlock();
+  {
+    std::lock_guard<std::mutex> writing(write_mu_);
+    mark_late_stored(stats_.stored_revision.load());  // a stop in the middle of a catch-up
+  }
   // A clean stop: the log is known complete up to now (when nothing arrived since the last record).
   if (options_.heartbeat_interval.count() > 0) try_heartbeat();
   return stats_.stored_revision.load();

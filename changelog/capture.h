@@ -62,7 +62,12 @@ class Capture {
   // longer has `start_revision` (compacted), and the error of a failed segment write or of the
   // watch (the member went away): everything stored before stays valid, and a new run continues
   // from the returned revision + 1 (stats().stored_revision).
-  int64_t run(int64_t start_revision, const std::atomic<bool>& stop);
+  // `complete_until_micros`: when the log up to start_revision - 1 was last known complete (its
+  // last record received, a heartbeat, the snapshot taken): every later revision was committed
+  // after it. Revisions the cluster had already committed when the run starts are a catch-up:
+  // their records carry that bound (Record.committed_after_unix_micros) and, once stored, a
+  // LateWindow marker names them (segment.h).
+  int64_t run(int64_t start_revision, const std::atomic<bool>& stop, int64_t complete_until_micros = 0);
   const CaptureStats& stats() const { return stats_; }
 
  private:
@@ -70,6 +75,12 @@ class Capture {
   // Writes a heartbeat when the log in the store holds the cluster's revision now; failures are
   // logged (a heartbeat only extends what --to-time may target).
   void try_heartbeat();
+  // The cluster's revision now, read linearizably (every write acknowledged before the call is <= it).
+  int64_t cluster_revision();
+  // Writes the late window's marker for what of the catch-up is stored up to `stored_revision`
+  // (once; called after each segment write and when the run ends). Failures are logged: the
+  // records carry the bound either way.
+  void mark_late_stored(int64_t stored_revision);
 
   EtcdClient& client_;
   BlobStore& store_;
@@ -80,6 +91,11 @@ class Capture {
   std::unique_ptr<SegmentBuilder> builder_;
   std::chrono::steady_clock::time_point pending_since_;
   std::mutex write_mu_;  // one segment write at a time, in revision order
+  // The catch-up of this run (late_last_ 0: none), its lower bound, and the receipt of its newest
+  // record so far; late_marked_ once its marker is written. Under write_mu_ once the run started.
+  int64_t late_first_ = 0, late_last_ = 0, late_after_micros_ = 0;
+  std::atomic<int64_t> late_received_micros_{0};
+  bool late_marked_ = false;
 };
 
 }  // namespace etcdadm::changelog

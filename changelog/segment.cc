@@ -113,16 +113,28 @@ std::string SegmentName::key() const {
          ".seg" + compression_extension(compression) + (encrypted ? kAgeFileExtension : "");
 }
 
-std::optional<SegmentName> parse_segment_key(const std::string& key) {
-  // changelog/<cluster>/<20>-<20>-<13>-<64>.seg<ext>
-  std::string prefix = std::string(kChangeLogDir) + "/";
+namespace {
+
+// changelog/<cluster>/<file> -> {cluster, file}; nullopt unless the cluster is hex.
+std::optional<std::pair<std::string, std::string>> split_log_key(const std::string& key) {
+  const std::string prefix = std::string(kChangeLogDir) + "/";
   if (key.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
   size_t slash = key.find('/', prefix.size());
   if (slash == std::string::npos) return std::nullopt;
+  std::string cluster = key.substr(prefix.size(), slash - prefix.size());
+  if (cluster.empty() || !all_hex(cluster)) return std::nullopt;
+  return std::pair{cluster, key.substr(slash + 1)};
+}
+
+}  // namespace
+
+std::optional<SegmentName> parse_segment_key(const std::string& key) {
+  // changelog/<cluster>/<20>-<20>-<13>-<64>.seg<ext>
+  auto split = split_log_key(key);
+  if (!split) return std::nullopt;
   SegmentName s;
-  s.cluster_id = key.substr(prefix.size(), slash - prefix.size());
-  if (s.cluster_id.empty() || !all_hex(s.cluster_id)) return std::nullopt;
-  std::string file = key.substr(slash + 1);
+  s.cluster_id = split->first;
+  const std::string& file = split->second;
   const size_t fixed = 20 + 1 + 20 + 1 + 13 + 1 + 64;
   if (file.size() < fixed + 4 || file[20] != '-' || file[41] != '-' || file[55] != '-') return std::nullopt;
   std::string first = file.substr(0, 20), last = file.substr(21, 20), ms = file.substr(42, 13);
@@ -154,20 +166,61 @@ std::optional<SegmentName> parse_segment_key(const std::string& key) {
   return s;
 }
 
-std::vector<SegmentName> list_segments(BlobStore& store, const std::string& cluster_id, bool* heartbeat_listed) {
+std::string LateWindow::key() const {
+  char name[96];
+  std::snprintf(name, sizeof name, "%020" PRId64 "-%020" PRId64 "-%013" PRId64 "-%013" PRId64 ".late", first_revision,
+                last_revision, committed_after_ms, received_ms);
+  return std::string(kChangeLogDir) + "/" + cluster_id + "/" + name;
+}
+
+std::optional<LateWindow> parse_late_key(const std::string& key) {
+  // changelog/<cluster>/<20>-<20>-<13>-<13>.late
+  auto split = split_log_key(key);
+  if (!split) return std::nullopt;
+  LateWindow w;
+  w.cluster_id = split->first;
+  const std::string& file = split->second;
+  if (file.size() != 20 + 1 + 20 + 1 + 13 + 1 + 13 + 5 || file[20] != '-' || file[41] != '-' || file[55] != '-' ||
+      file.compare(69, 5, ".late") != 0) {
+    return std::nullopt;
+  }
+  const std::string first = file.substr(0, 20), last = file.substr(21, 20), after = file.substr(42, 13),
+                    received = file.substr(56, 13);
+  if (!all_digits(first) || !all_digits(last) || !all_digits(after) || !all_digits(received)) return std::nullopt;
+  try {
+    w.first_revision = std::stoll(first);
+    w.last_revision = std::stoll(last);
+    w.committed_after_ms = std::stoll(after);
+    w.received_ms = std::stoll(received);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (w.first_revision < 1 || w.last_revision < w.first_revision || w.received_ms < w.committed_after_ms) return std::nullopt;
+  return w;
+}
+
+std::vector<SegmentName> list_segments(BlobStore& store, const std::string& cluster_id, bool* heartbeat_listed,
+                                       std::vector<LateWindow>* late) {
   std::vector<SegmentName> out;
   const std::string dir = std::string(kChangeLogDir) + "/" + cluster_id + "/";
   if (heartbeat_listed != nullptr) *heartbeat_listed = false;
+  if (late != nullptr) late->clear();
   for (const auto& blob : store.list(dir)) {
     if (auto s = parse_segment_key(blob.key); s && s->cluster_id == cluster_id) {
       out.push_back(std::move(*s));
     } else if (heartbeat_listed != nullptr && blob.key == dir + kHeartbeatFile) {
       *heartbeat_listed = true;
+    } else if (auto w = late != nullptr ? parse_late_key(blob.key) : std::nullopt; w && w->cluster_id == cluster_id) {
+      late->push_back(std::move(*w));
     }
   }
   std::sort(out.begin(), out.end(), [](const SegmentName& a, const SegmentName& b) {
     return a.first_revision != b.first_revision ? a.first_revision < b.first_revision : a.last_revision < b.last_revision;
   });
+  if (late != nullptr) {
+    std::sort(late->begin(), late->end(),
+              [](const LateWindow& a, const LateWindow& b) { return a.first_revision < b.first_revision; });
+  }
   return out;
 }
 

@@ -51,9 +51,28 @@ struct SegmentName {
 // nullopt for a key that is not a segment's (other files are ignored, not errors).
 std::optional<SegmentName> parse_segment_key(const std::string& key);
 
+// Revisions whose commit times the log knows only approximately (docs/store-format.md §8.5): a
+// capture that started behind the cluster (after the sidecar, its member or the leadership was
+// away) received them in one catch-up, so each was committed after `committed_after_ms` (when the
+// log was last known complete) and by `received_ms`, not when it was received. Their records carry
+// the same bound (Record.committed_after_unix_micros); this empty marker beside the segments lets
+// one listing show the windows. Written by the capture once the catch-up is stored.
+struct LateWindow {
+  std::string cluster_id;
+  int64_t first_revision = 0;
+  int64_t last_revision = 0;
+  int64_t committed_after_ms = 0;
+  int64_t received_ms = 0;
+  // changelog/<cluster>/<first %020>-<last %020>-<committed after ms %013>-<received ms %013>.late
+  std::string key() const;
+};
+std::optional<LateWindow> parse_late_key(const std::string& key);
+
 // Every segment of one cluster's log in the store, ordered by first revision, then last.
-// `heartbeat_listed`: set to whether the same listing showed the log's heartbeat (heartbeat.h).
-std::vector<SegmentName> list_segments(BlobStore& store, const std::string& cluster_id, bool* heartbeat_listed = nullptr);
+// `heartbeat_listed`: set to whether the same listing showed the log's heartbeat (heartbeat.h);
+// `late`: set to the late windows it showed, ordered by first revision.
+std::vector<SegmentName> list_segments(BlobStore& store, const std::string& cluster_id, bool* heartbeat_listed = nullptr,
+                                       std::vector<LateWindow>* late = nullptr);
 
 // One segment in the making: records in, the stored bytes built in memory as they come (the
 // segment size bounds the memory), written to the store in one atomic create.

@@ -21,6 +21,8 @@
 #include "cmd/restore_flags.h"
 #include "restore/new_cluster.h"
 #include "cmd/store_flags.h"
+#include "render/backup_record.h"
+#include "render/json.h"
 #include "common/cpu_priority.h"
 #include "common/error.h"
 #include "common/fs.h"
@@ -100,9 +102,18 @@ struct StoreCreationFlags {
   }
 };
 
+// A point-in-time target inside a late window (restore/pitr.h ReplayResult::Late): null when not.
+nlohmann::json late_json(const std::optional<ReplayResult::Late>& late) {
+  if (!late) return nullptr;
+  return {{"fromRevision", late->first_revision},
+          {"toRevision", late->last_revision},
+          {"committedAfter", render::time_json(late->committed_after_micros)},
+          {"receivedAt", render::time_json(late->received_micros)}};
+}
+
 void print_saved(const SaveResult& r, OutputFormat fmt) {
   if (fmt == OutputFormat::kJson) {
-    auto j = record_json(record_from_meta(r.meta));
+    auto j = render::backup_record_json(record_from_meta(r.meta));
     j["store"] = r.store_url;
     j["durationSeconds"] = r.meta.duration_seconds;
     std::cout << j.dump(2) << "\n";
@@ -256,48 +267,44 @@ void add_verify(CLI::App& backup) {
       throw Error(e.kind(), "backup " + b.name + " is intact, but its change log is not: " + e.what(),
                   e.hint().empty() ? "point-in-time restores can reach only revisions before that segment" : e.hint());
     }
-    if (stored_only) {
-      if (fmt == OutputFormat::kJson) {
-        nlohmann::json j{{"name", b.name}, {"ok", true}, {"structure", "skipped"}, {"decrypted", false},
-                         {"storedSha256", r.stored_sha256}, {"storedSize", r.stored_bytes}};
-        if (log.segments > 0) j["changeLog"] = change_log_check_json(log);
-        std::cout << j.dump(2) << "\n";
-      } else {
-        std::cout << "Backup " << b.name << ": stored bytes intact (" << human_bytes(r.stored_bytes) << ", sha256 "
-                  << r.stored_sha256 << "), age header well-formed\n"
-                  << "  not decrypted (no --identity): the snapshot inside is not checked\n";
-        print_change_log_check(log);
-      }
-      return;
-    }
     if (fmt == OutputFormat::kJson) {
-      nlohmann::json j{{"name", b.name},
+      // One schema whatever was checked: what a shallow or keyless check did not read is null.
+      const bool read_db = !stored_only;
+      nlohmann::json j{{"backup", b.name},
+                       {"store", store->url()},
                        {"ok", true},
                        {"structure", deep ? "checked" : "skipped"},
-                       {"dbSize", r.digest.db_bytes},
-                       {"dbSha256", r.digest.db_sha256},
+                       {"decrypted", read_db && b.encrypted()},
+                       {"storedSize", r.stored_bytes},
                        {"storedSha256", r.stored_sha256},
-                       {"hashTrailer", r.digest.has_trailer}};
-      if (deep) {
-        j["revision"] = deep->status.revision;
-        j["totalKey"] = deep->status.total_key;
-        j["liveKeys"] = deep->live_keys;
-        j["hash"] = deep->status.hash;
-        j["totalSize"] = deep->status.total_size;
-      }
-      if (log.segments > 0) j["changeLog"] = change_log_check_json(log);
+                       {"dbSize", read_db ? nlohmann::json(r.digest.db_bytes) : nlohmann::json(nullptr)},
+                       {"dbSha256", read_db ? nlohmann::json(r.digest.db_sha256) : nlohmann::json(nullptr)},
+                       {"hashTrailer", read_db ? nlohmann::json(r.digest.has_trailer) : nlohmann::json(nullptr)},
+                       {"revision", deep ? nlohmann::json(deep->status.revision) : nlohmann::json(nullptr)},
+                       {"totalKey", deep ? nlohmann::json(deep->status.total_key) : nlohmann::json(nullptr)},
+                       {"liveKeys", deep ? nlohmann::json(deep->live_keys) : nlohmann::json(nullptr)},
+                       {"hash", deep ? nlohmann::json(deep->status.hash) : nlohmann::json(nullptr)},
+                       {"totalSize", deep ? nlohmann::json(deep->status.total_size) : nlohmann::json(nullptr)},
+                       {"changeLog", log.segments > 0 ? change_log_check_json(log) : nlohmann::json(nullptr)}};
       std::cout << j.dump(2) << "\n";
-    } else {
-      std::cout << "Backup " << b.name << " is intact: db " << human_bytes(r.digest.db_bytes) << ", sha256 "
-                << r.digest.db_sha256 << (r.digest.has_trailer ? " (matches its trailer)" : " (no trailer)") << "\n";
-      if (deep) {
-        std::cout << "  structure checked: revision " << deep->status.revision << ", " << deep->live_keys
-                  << " live keys, totalKey " << deep->status.total_key << ", hash " << deep->status.hash << "\n";
-      } else {
-        std::cout << "  structure not checked (--shallow)\n";
-      }
-      print_change_log_check(log);
+      return;
     }
+    if (stored_only) {
+      std::cout << "Backup " << b.name << ": stored bytes intact (" << human_bytes(r.stored_bytes) << ", sha256 "
+                << r.stored_sha256 << "), age header well-formed\n"
+                << "  not decrypted (no --identity): the snapshot inside is not checked\n";
+      print_change_log_check(log);
+      return;
+    }
+    std::cout << "Backup " << b.name << " is intact: db " << human_bytes(r.digest.db_bytes) << ", sha256 "
+              << r.digest.db_sha256 << (r.digest.has_trailer ? " (matches its trailer)" : " (no trailer)") << "\n";
+    if (deep) {
+      std::cout << "  structure checked: revision " << deep->status.revision << ", " << deep->live_keys
+                << " live keys, totalKey " << deep->status.total_key << ", hash " << deep->status.hash << "\n";
+    } else {
+      std::cout << "  structure not checked (--shallow)\n";
+    }
+    print_change_log_check(log);
   });
 }
 
@@ -413,7 +420,7 @@ void add_copy(CLI::App& backup) {
     sync_after(&catalog, *to, "backup copy");
     if (fmt == OutputFormat::kJson) {
       nlohmann::json list = nlohmann::json::array();
-      for (const auto& b : r.backups) list.push_back({{"name", b.name}, {"copied", b.copied}, {"bytes", b.bytes}});
+      for (const auto& b : r.backups) list.push_back({{"backup", b.name}, {"copied", b.copied}, {"bytes", b.bytes}});
       std::cout << nlohmann::json{{"from", from->url()}, {"to", to->url()}, {"backups", list}, {"damaged", damaged},
                                   {"segmentsCopied", r.segments_copied}, {"segmentsPresent", r.segments_present},
                                   {"bytes", r.bytes}, {"seconds", r.seconds}}
@@ -495,7 +502,7 @@ void add_restore(CLI::App& backup) {
     auto store = f->store.open();
     Catalog catalog = f->store.open_catalog();
     BackupRecord b = find_backup_for(*store, catalog, f->query, pit);
-    nlohmann::json j = {{"name", b.name}};
+    nlohmann::json j = {{"backup", b.name}, {"store", store->url()}};
     if (!f->output_file.empty()) {
       FetchResult r;
       with_damage_recorded(*store, catalog, b, [&] { r = fetch_verified(*store, b, f->output_file, f->restore.force); },
@@ -520,7 +527,8 @@ void add_restore(CLI::App& backup) {
                          {"toRevision", r.replay->revision},
                          {"revisions", r.replay->records},
                          {"events", r.replay->events},
-                         {"segments", r.replay->segments}};
+                         {"segments", r.replay->segments},
+                         {"late", late_json(r.replay->late)}};
         }
       } else {
         j.update({{"restoreWith", r.tool.is_etcdutl ? "etcdutl" : "etcdctl"}, {"tool", r.tool.path},
@@ -536,6 +544,15 @@ void add_restore(CLI::App& backup) {
           std::cout << "Change log replayed from revision " << r.replay->snapshot_revision << " to " << r.replay->revision
                     << " (" << r.replay->records << " revisions, " << r.replay->events << " events, " << r.replay->segments
                     << " segments)\n";
+          if (const auto& late = r.replay->late) {
+            std::cout << "The target is inside a window where commit times are known only approximately: revisions "
+                      << late->first_revision << ".." << late->last_revision << " were committed after "
+                      << format_rfc3339_micros(from_unix_micros(late->committed_after_micros)) << " and received by "
+                      << format_rfc3339_micros(from_unix_micros(late->received_micros))
+                      << " (the sidecar's capture was away), perhaps before the target.\nRestored revision "
+                      << r.replay->revision << ", the newest known to be committed by then; --to-revision "
+                      << late->last_revision << " includes them.\n";
+          }
         }
         if (r.native && r.revision != r.snapshot_revision) {
           std::cout << "The revision moved from " << r.snapshot_revision << " to " << r.revision
@@ -585,10 +602,10 @@ void add_prune(CLI::App& backup) {
                           {"noncurrentVersionsRemoved", r.versions.removed},
                           {"noncurrentVersionsKept", r.versions.refused}};
       nlohmann::json locked = nlohmann::json::array();
-      for (const auto& [name, why] : r.locked) locked.push_back({{"name", name}, {"kept", why}});
+      for (const auto& [name, why] : r.locked) locked.push_back({{"backup", name}, {"kept", why}});
       j["locked"] = locked;
       nlohmann::json not_whole = nlohmann::json::array();
-      for (const auto& [name, why] : r.plan.not_whole) not_whole.push_back({{"name", name}, {"why", why}});
+      for (const auto& [name, why] : r.plan.not_whole) not_whole.push_back({{"backup", name}, {"why", why}});
       j["notWhole"] = not_whole;
       std::cout << j.dump(2) << "\n";
       return;

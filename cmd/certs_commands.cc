@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "common/timefmt.h"
 #include "etcdadm/lifecycle.h"
+#include "render/json.h"
 #include "etcdadm/member_config.h"
 #include "etcdadm/pki.h"
 
@@ -39,7 +40,7 @@ void add_check_expiration(CLI::App& certs) {
             {{"name", ci.name},
              {"subject", ci.subject},
              {"serial", ci.serial_hex},
-             {"notAfter", format_rfc3339_seconds(ci.not_after)},
+             {"notAfter", render::time_json(ci.not_after)},
              {"residualSeconds", std::chrono::duration_cast<std::chrono::seconds>(ci.not_after - now).count()},
              {"sans", ci.sans},
              {"ca", ci.is_ca}});

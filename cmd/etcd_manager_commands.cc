@@ -10,6 +10,7 @@
 #include "cmd/store_flags.h"
 #include "common/error.h"
 #include "common/timefmt.h"
+#include "render/json.h"
 #include "restore/etcd_manager_restore.h"
 #include "store/etcd_manager.h"
 
@@ -53,7 +54,9 @@ void add_get(CLI::App& group) {
     auto created = read_etcd_manager_cluster_created(*store);
     if (fmt == OutputFormat::kJson) {
       json j = spec_json(*spec);
-      j["clusterCreated"] = created ? json(when(*created)) : json(nullptr);
+      // etcd-manager records that the cluster was created, and usually when (0: it did not say).
+      j["clusterCreated"] = created.has_value();
+      j["clusterCreatedAt"] = created ? render::time_json(*created / 1000) : json(nullptr);
       std::cout << j.dump(2) << "\n";
       return;
     }
@@ -92,7 +95,7 @@ void add_list_backups(CLI::App& group) {
     if (fmt == OutputFormat::kJson) {
       json out = json::array();
       for (const auto& l : listed) {
-        out.push_back({{"name", l.name}, {"restorable", !l.blocker}, {"reason", l.blocker ? json(*l.blocker) : json(nullptr)}});
+        out.push_back({{"backup", l.name}, {"restorable", !l.blocker}, {"reason", l.blocker ? json(*l.blocker) : json(nullptr)}});
       }
       std::cout << out.dump(2) << "\n";
       return;
@@ -114,7 +117,7 @@ void add_list_commands(CLI::App& group) {
     if (fmt == OutputFormat::kJson) {
       json out = json::array();
       for (const auto& cmd : commands) {
-        json j = {{"key", cmd.key}, {"timestamp", when(cmd.timestamp_nanos)}};
+        json j = {{"key", cmd.key}, {"timestamp", render::time_json(cmd.timestamp_nanos / 1000)}};
         if (cmd.restore_backup) {
           j["restoreBackup"] = {{"backup", cmd.restore_backup->backup}, {"clusterSpec", spec_json(cmd.restore_backup->cluster_spec)}};
         }

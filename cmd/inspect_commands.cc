@@ -121,12 +121,6 @@ class OpenedSnapshot {
   nlohmann::json source_;
 };
 
-std::string hex_id(uint64_t id) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(id));
-  return buf;
-}
-
 bool valid_utf8(const std::string& s) {
   try {
     (void)nlohmann::json(s).dump();
@@ -153,14 +147,14 @@ nlohmann::json inspection_json(const SnapshotInspection& r, StatusSemantics sema
   j["semantics"] = semantics == StatusSemantics::kEtcd36 ? "3.6" : "3.4";
   j["members"] = nlohmann::json::array();
   for (const auto& m : r.members) {
-    j["members"].push_back({{"id", hex_id(m.id)},
+    j["members"].push_back({{"memberId", id_hex(m.id)},
                             {"name", m.name},
-                            {"peerURLs", m.peer_urls},
-                            {"clientURLs", m.client_urls},
-                            {"isLearner", m.learner}});
+                            {"peerUrls", m.peer_urls},
+                            {"clientUrls", m.client_urls},
+                            {"learner", m.learner}});
   }
   j["removedMembers"] = nlohmann::json::array();
-  for (auto id : r.removed_member_ids) j["removedMembers"].push_back(hex_id(id));
+  for (auto id : r.removed_member_ids) j["removedMembers"].push_back(id_hex(id));
   j["clusterVersion"] = r.cluster_version;
   j["consistentIndex"] = r.consistent_index;
   j["term"] = r.term;
@@ -178,7 +172,7 @@ nlohmann::json inspection_json(const SnapshotInspection& r, StatusSemantics sema
   j["leases"] = nlohmann::json::array();
   for (const auto& l : r.leases) {
     j["leases"].push_back({{"id", l.id},
-                           {"idHex", hex_id(static_cast<uint64_t>(l.id))},
+                           {"idHex", id_hex(static_cast<uint64_t>(l.id))},
                            {"ttl", l.ttl},
                            {"remainingTTL", l.remaining_ttl}});
   }
@@ -220,12 +214,12 @@ void print_inspection_table(const SnapshotInspection& r, int64_t status_total_ke
   for (const auto& a : r.alarms) o << "  " << a << "\n";
   o << "Members\n";
   for (const auto& m : r.members) {
-    o << "  " << hex_id(m.id) << "  " << (m.name.empty() ? "(unstarted)" : m.name) << (m.learner ? " (learner)" : "");
+    o << "  " << id_hex(m.id) << "  " << (m.name.empty() ? "(unstarted)" : m.name) << (m.learner ? " (learner)" : "");
     for (const auto& u : m.peer_urls) o << "  peer " << u;
     for (const auto& u : m.client_urls) o << "  client " << u;
     o << "\n";
   }
-  for (auto id : r.removed_member_ids) o << "  " << hex_id(id) << "  (removed)\n";
+  for (auto id : r.removed_member_ids) o << "  " << id_hex(id) << "  (removed)\n";
   o << "Prefixes\n";
   o << "  " << std::left << std::setw(48) << "PREFIX" << std::right << std::setw(10) << "KEYS" << std::setw(14)
     << "BYTES"
@@ -348,7 +342,7 @@ void add_get(CLI::App& backup) {
       for (const auto& kv : kvs) {
         o << std::left << std::setw(40) << printable_bytes(kv.key, 60) << std::right << std::setw(10) << kv.create_revision
           << std::setw(10) << kv.mod_revision << std::setw(9) << kv.version << std::setw(18)
-          << (kv.lease ? hex_id(static_cast<uint64_t>(kv.lease)) : "-");
+          << (kv.lease ? id_hex(static_cast<uint64_t>(kv.lease)) : "-");
         if (!f->keys_only) o << "  " << printable_bytes(kv.value, 60);
         o << "\n";
       }

@@ -184,7 +184,7 @@ struct MemberFlags {
 void print_lifecycle_result(const char* verb, const LifecycleOptions& o, const LifecycleResult& r, OutputFormat fmt) {
   if (fmt == OutputFormat::kJson) {
     nlohmann::json j = {{"name", o.member.name},
-                        {"memberId", r.member_id == 0 ? "" : fmt::format("{:x}", r.member_id)},
+                        {"memberId", r.member_id == 0 ? nlohmann::json(nullptr) : nlohmann::json(id_hex(r.member_id))},
                         {"clientUrl", r.client_url},
                         {"phases", r.phases_run}};
     if (!r.join_command.empty()) j["joinCommand"] = r.join_command;
@@ -404,7 +404,7 @@ void print_info(const MemberConfig& m, const ClusterInfo& info, OutputFormat fmt
   if (fmt == OutputFormat::kJson) {
     nlohmann::json members = nlohmann::json::array();
     for (const auto& x : info.members) {
-      nlohmann::json j = {{"id", fmt::format("{:x}", x.id)},
+      nlohmann::json j = {{"memberId", id_hex(x.id)},
                           {"name", x.name},
                           {"peerUrls", x.peer_urls},
                           {"clientUrls", x.client_urls},
@@ -608,7 +608,7 @@ void print_upgrade_plan(const UpgradePlan& plan, const std::string& backup_note,
     int order = 0;
     for (const auto& e : plan.members) {
       members.push_back({{"order", e.step.kind == VersionStepKind::kSame ? 0 : ++order},
-                         {"id", fmt::format("{:x}", e.member.id)},
+                         {"memberId", id_hex(e.member.id)},
                          {"name", e.member.name},
                          {"leader", e.member.leader},
                          {"learner", e.member.learner},
@@ -699,7 +699,7 @@ void add_upgrade(CLI::App& app) {
       auto store = pf->store.open();
       Catalog catalog = pf->store.open_catalog();
       auto max_age = duration_flag("--max-backup-age", pf->max_backup_age, true);
-      auto recent = recent_backup_of(*store, catalog, format_id(p.survey.info.cluster_id), max_age);
+      auto recent = recent_backup_of(*store, catalog, id_hex(p.survey.info.cluster_id), max_age);
       backup_note = recent ? "each apply reuses backup " + recent->name + " of this cluster in " + store->url() +
                                  " while it is younger than " + pf->max_backup_age
                            : "each apply takes a new backup of the cluster into " + store->url() + " first";
@@ -751,7 +751,7 @@ void add_member(CLI::App& app) {
     o.endpoints = split_endpoints(f->endpoints);
     auto r = run_member_remove(o);
     if (fmt == OutputFormat::kJson) {
-      std::cout << nlohmann::json{{"id", fmt::format("{:x}", r.id)}, {"name", r.name}, {"quorum", r.quorum.explanation}}
+      std::cout << nlohmann::json{{"memberId", id_hex(r.id)}, {"name", r.name}, {"quorum", r.quorum.explanation}}
                        .dump(2)
                 << "\n";
       return;

@@ -2,9 +2,12 @@
 
 #include <cstdio>
 #include <iostream>
+#include <set>
 
 #include "common/error.h"
 #include "common/timefmt.h"
+#include "render/backup_record.h"
+#include "render/json.h"
 
 namespace etcdadm::cli {
 
@@ -20,60 +23,6 @@ void add_output_format_option(CLI::App* c, std::string& output) {
       ->envname("ETCDCTL_WRITE_OUT");
 }
 
-nlohmann::json record_json(const BackupRecord& r) {
-  nlohmann::json j = {
-      {"name", r.name},
-      {"takenAt", r.taken_at_micros ? nlohmann::json(format_rfc3339_micros(from_unix_micros(r.taken_at_micros))) : nlohmann::json(nullptr)},
-      {"format", r.format},
-      {"source", r.source},
-      {"dataFile", r.data_file},
-      {"compression", compression_name(r.compression)},
-      {"encryption", r.encryption},
-      {"encryptedTo", r.encrypted_to},
-      {"storedSize", r.stored_size},
-      {"dbSize", r.db_size ? nlohmann::json(*r.db_size) : nlohmann::json(nullptr)},
-      {"revision", r.revision ? nlohmann::json(*r.revision) : nlohmann::json(nullptr)},
-      {"revisionExact", r.revision_exact},
-      {"dbSha256", r.db_sha256},
-      {"storedSha256", r.stored_sha256},
-      {"etcdVersion", r.etcd_version},
-      {"clusterId", r.cluster_id},
-      {"memberId", r.member_id},
-  };
-  // From the last `backup verify` (catalog cache): null when never verified.
-  const auto& v = r.verification;
-  j["verifiedRevision"] = v ? nlohmann::json(v->revision) : nlohmann::json(nullptr);
-  j["totalKey"] = v ? nlohmann::json(v->total_key) : nlohmann::json(nullptr);
-  j["liveKeys"] = v ? nlohmann::json(v->live_keys) : nlohmann::json(nullptr);
-  j["hash"] = v ? nlohmann::json(v->hash) : nlohmann::json(nullptr);
-  j["verifiedAt"] =
-      v ? nlohmann::json(format_rfc3339_micros(from_unix_micros(v->verified_at_micros))) : nlohmann::json(nullptr);
-  // Known damage (store marker or this host's catalog): null when none is known.
-  if (r.damage) {
-    j["damaged"] = {{"reason", r.damage->reason},
-                    {"detectedAt", r.damage->detected_at_micros
-                                       ? nlohmann::json(format_rfc3339_micros(from_unix_micros(r.damage->detected_at_micros)))
-                                       : nlohmann::json(nullptr)},
-                    {"detectedBy", r.damage->detected_by},
-                    {"inStore", r.damage->in_store}};
-  } else {
-    j["damaged"] = nullptr;
-  }
-  j["status"] = r.damage ? "damaged" : v ? "verified" : "unverified";
-  // The last `backup drill` (the store's etcdadm-drill.json): null when never drilled.
-  if (r.drill) {
-    j["lastDrill"] = {{"drilledAt", format_rfc3339_micros(from_unix_micros(r.drill->drilled_at_micros))},
-                      {"result", r.drill->passed ? "passed" : "failed"},
-                      {"rtoSeconds", r.drill->rto_seconds},
-                      {"message", r.drill->message},
-                      {"drilledBy", r.drill->drilled_by},
-                      {"etcdVersion", r.drill->etcd_version}};
-  } else {
-    j["lastDrill"] = nullptr;
-  }
-  return j;
-}
-
 namespace {
 
 // The change log's reach from one backup: revision, when it was received, and a gap after it.
@@ -82,9 +31,8 @@ nlohmann::json window_json(const std::map<std::string, LogWindow>& windows, cons
   if (it == windows.end()) return nullptr;
   const auto& c = it->second.chain;
   nlohmann::json j = {{"revision", c.reaches},
-                      {"receivedAt", c.reaches_observed_ms > 0 ? nlohmann::json(format_rfc3339_micros(from_unix_micros(c.reaches_observed_ms * 1000)))
-                                                               : nlohmann::json(nullptr)},
-                      {"completeUntil", format_rfc3339_micros(from_unix_micros(it->second.complete_until_micros))},
+                      {"receivedAt", render::time_json(c.reaches_observed_ms * 1000)},
+                      {"completeUntil", render::time_json(it->second.complete_until_micros)},
                       {"segments", c.segments.size()}};
   // The revisions after the window that no backup and log restore: from, to (null: no backup past
   // the gap yet); gapBefore is the first revision restorable again (the next backup's).
@@ -96,6 +44,16 @@ nlohmann::json window_json(const std::map<std::string, LogWindow>& windows, cons
     j["gap"] = nullptr;
   }
   j["gapBefore"] = w.restorable_again ? nlohmann::json(*w.restorable_again) : nlohmann::json(nullptr);
+  // Revisions whose commit times are known only within a window (capture was away): --to-time
+  // inside one restores only what is known committed by then.
+  nlohmann::json late = nlohmann::json::array();
+  for (const auto& l : w.late) {
+    late.push_back({{"fromRevision", l.first_revision},
+                    {"toRevision", l.last_revision},
+                    {"committedAfter", render::time_json(l.committed_after_ms * 1000)},
+                    {"receivedAt", render::time_json(l.received_ms * 1000)}});
+  }
+  j["late"] = late;
   return j;
 }
 
@@ -112,7 +70,7 @@ void print_backups(const std::vector<BackupRecord>& backups, OutputFormat format
     }
     std::string out = "[\n";
     for (size_t i = 0; i < backups.size(); ++i) {
-      auto j = record_json(backups[i]);
+      auto j = render::backup_record_json(backups[i]);
       // Point-in-time restores from this backup reach this far (null: no change log from it).
       j["changeLog"] = window_json(windows, backups[i].name);
       out += "  ";
@@ -178,6 +136,20 @@ void print_backups(const std::vector<BackupRecord>& backups, OutputFormat format
       if (r.damage) std::printf("  %s: %s\n", r.name.c_str(), r.damage->reason.c_str());
     }
   }
+  // Late windows, once per cluster (backups of one cluster share its log).
+  std::set<std::string> late_lines;
+  for (const auto& [name, w] : windows) {
+    for (const auto& l : w.late) {
+      late_lines.insert("  revisions " + std::to_string(l.first_revision) + ".." + std::to_string(l.last_revision) +
+                        ": committed after " + format_rfc3339_micros(from_unix_micros(l.committed_after_ms * 1000)) +
+                        ", received by " + format_rfc3339_micros(from_unix_micros(l.received_ms * 1000)));
+    }
+  }
+  if (!late_lines.empty()) {
+    std::printf("\nchange log windows where commit times are known only approximately (the sidecar's capture was away;\n"
+                "--to-time inside one restores what is known committed by then):\n");
+    for (const auto& line : late_lines) std::printf("%s\n", line.c_str());
+  }
   if (failed_drills > 0) {
     std::printf("\n%d whose last drill failed:\n", failed_drills);
     for (const auto& r : backups) {
@@ -191,13 +163,7 @@ void print_attempts(const std::vector<AttemptRecord>& attempts, OutputFormat for
   if (format == OutputFormat::kJson) {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& a : attempts) {
-      arr.push_back({{"startedAt", format_rfc3339_micros(from_unix_micros(a.started_micros))},
-                     {"durationSeconds", static_cast<double>(a.finished_micros - a.started_micros) / 1e6},
-                     {"result", a.result},
-                     {"origin", a.origin},
-                     {"reason", a.reason},
-                     {"message", a.message},
-                     {"backup", a.backup_name}});
+      arr.push_back(render::attempt_json(a));
     }
     std::cout << arr.dump(2) << "\n";
     return;
@@ -218,10 +184,13 @@ void print_attempts(const std::vector<AttemptRecord>& attempts, OutputFormat for
 
 nlohmann::json change_log_check_json(const ChangeLogCheck& log) {
   nlohmann::json j{{"segments", log.segments}, {"fromRevision", log.snapshot_revision + 1}, {"revision", log.reaches},
-                   {"time", format_rfc3339_micros(from_unix_micros(log.reaches_observed_ms * 1000))},
+                   {"receivedAt", render::time_json(log.reaches_observed_ms * 1000)},
                    {"decrypted", log.decrypted}};
-  if (log.decrypted) j["records"] = log.records;
-  if (log.next_segment_start) j["gapBefore"] = *log.next_segment_start;
+  j["records"] = log.decrypted ? nlohmann::json(log.records) : nlohmann::json(nullptr);
+  // Revisions the log lacks after its end: a newer backup starts the log again past them.
+  j["missingRevisions"] = log.next_segment_start
+                              ? nlohmann::json{{"from", log.reaches + 1}, {"to", *log.next_segment_start - 1}}
+                              : nlohmann::json(nullptr);
   return j;
 }
 

@@ -21,7 +21,6 @@ OutputFormat parse_output_format(const std::string& s);
 // -o/--output-format, with etcdctl's -w/--write-out and ETCDCTL_WRITE_OUT as the same option.
 void add_output_format_option(CLI::App* c, std::string& output);
 
-nlohmann::json record_json(const BackupRecord& r);
 // `windows`: how far each backup's change log reaches (restore/pitr.h log_windows), by name.
 void print_backups(const std::vector<BackupRecord>& newest_first, OutputFormat format,
                    const std::map<std::string, LogWindow>& windows = {});

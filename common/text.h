@@ -28,6 +28,13 @@ inline std::string ascii_lower(std::string_view s) {
   return out;
 }
 
+// A member, cluster or lease ID as etcdctl prints it: lower-case hex without leading zeros.
+inline std::string id_hex(uint64_t id) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(id));
+  return buf;
+}
+
 // The first of `values` that is not empty, else "" (a flag, then environment variables, then a default).
 inline std::string first_non_empty(std::initializer_list<std::string> values) {
   for (const auto& v : values) {

@@ -127,7 +127,8 @@ void copy_change_logs(BlobStore& from, BlobStore& to, const std::vector<BackupRe
     if (from.stat(heartbeat)) heartbeat_text = from.read_small(heartbeat);
     auto present = listing_by_key(to, std::string(changelog::kChangeLogDir) + "/" + cluster + "/");
     size_t copied_here = 0;
-    for (const auto& segment : changelog::list_segments(from, cluster)) {
+    std::vector<changelog::LateWindow> late;
+    for (const auto& segment : changelog::list_segments(from, cluster, nullptr, &late)) {
       if (segment.last_revision <= from_revision) continue;
       const std::string key = segment.key();
       if (auto it = present.find(key); it != present.end()) {
@@ -151,6 +152,12 @@ void copy_change_logs(BlobStore& from, BlobStore& to, const std::vector<BackupRe
       result.bytes += hashed.bytes();
       ++result.segments_copied;
       ++copied_here;
+    }
+    // The late-window markers of what was copied (their names are their content), after the
+    // segments they describe.
+    for (const auto& w : late) {
+      if (w.last_revision <= from_revision || present.count(w.key()) > 0) continue;
+      to.write_small(w.key(), from.read_small(w.key()), /*overwrite=*/true);
     }
     if (heartbeat_text) to.write_small(heartbeat, *heartbeat_text, /*overwrite=*/true);
     spdlog::info("change log of cluster {}: {} segments copied", cluster, copied_here);

@@ -361,7 +361,7 @@ nlohmann::json drill_report_json(const DrillReport& r) {
     if (!c.note.empty()) j["note"] = c.note;
     checks.push_back(j);
   }
-  nlohmann::json j{{"name", r.backup_name},
+  nlohmann::json j{{"backup", r.backup_name},
                    {"passed", r.passed},
                    {"startedAt", format_rfc3339_micros(from_unix_micros(r.started_micros))},
                    {"backupEtcdVersion", r.backup_etcd_version},

@@ -58,12 +58,6 @@ std::string checked_peer_url(std::string url) {
 
 }  // namespace
 
-std::string id_hex(uint64_t id) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(id));
-  return buf;
-}
-
 uint64_t member_id(std::vector<std::string> peer_urls, const std::string& token) {
   std::sort(peer_urls.begin(), peer_urls.end());
   std::string b;

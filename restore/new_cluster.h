@@ -4,6 +4,8 @@
 // `etcdutl snapshot restore`, and a member restored by either tool can join the others.
 #pragma once
 
+#include "common/text.h"  // id_hex: IDs as etcd prints them
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -32,7 +34,5 @@ uint64_t cluster_id(std::vector<uint64_t> member_ids);
 // every URL as etcd does (http/https/unix/unixs, host:port, no path); refuses a URL used twice.
 NewCluster plan_new_cluster(const std::string& initial_cluster, const std::string& token);
 
-// Lowercase hex without leading zeros, as etcd prints IDs (types.ID.String()).
-std::string id_hex(uint64_t id);
 
 }  // namespace etcdadm

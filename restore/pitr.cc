@@ -68,18 +68,20 @@ class SegmentsByCluster {
   explicit SegmentsByCluster(BlobStore& store) : store_(store) {}
   const std::vector<changelog::SegmentName>& of(const std::string& cluster_id) { return log(cluster_id).segments; }
   const std::optional<changelog::Heartbeat>& heartbeat(const std::string& cluster_id) { return log(cluster_id).heartbeat; }
+  const std::vector<changelog::LateWindow>& late(const std::string& cluster_id) { return log(cluster_id).late; }
 
  private:
   struct Log {
     std::vector<changelog::SegmentName> segments;
     std::optional<changelog::Heartbeat> heartbeat;
+    std::vector<changelog::LateWindow> late;
   };
   const Log& log(const std::string& cluster_id) {
     auto it = listed_.find(cluster_id);
     if (it == listed_.end()) {
       Log l;
       bool heartbeat_listed = false;
-      l.segments = changelog::list_segments(store_, cluster_id, &heartbeat_listed);
+      l.segments = changelog::list_segments(store_, cluster_id, &heartbeat_listed, &l.late);
       if (heartbeat_listed) l.heartbeat = changelog::read_heartbeat(store_, cluster_id);
       it = listed_.emplace(cluster_id, std::move(l)).first;
     }
@@ -107,6 +109,14 @@ std::map<std::string, LogWindow> log_windows(BlobStore& store, const std::vector
     w.chain = changelog::chain_from(of_cluster, *b.revision);
     w.complete_until_micros = changelog::complete_until_micros(w.chain, segments.heartbeat(b.cluster_id));
     if (w.complete_until_micros == 0) continue;  // no segment extends it, no heartbeat speaks for it
+    for (const auto& late : segments.late(b.cluster_id)) {
+      // The part of each late window this backup's log holds.
+      if (late.last_revision <= *b.revision || late.first_revision > w.chain.reaches) continue;
+      changelog::LateWindow part = late;
+      part.first_revision = std::max(late.first_revision, *b.revision + 1);
+      part.last_revision = std::min(late.last_revision, w.chain.reaches);
+      w.late.push_back(part);
+    }
     const auto& revisions = snapshots[b.cluster_id];
     auto next = revisions.upper_bound(w.chain.reaches);
     if (next != revisions.end() && *next > w.chain.reaches + 1) {
@@ -257,13 +267,33 @@ ReplayResult replay_to(BlobStore& store, const BackupRecord& backup, const std::
   Progress progress("replay of the change log onto backup " + backup.name, ProgressUnit::kRevisions,
                     last > r.snapshot_revision ? static_cast<uint64_t>(last - r.snapshot_revision) : 0);
   bool done = false;
+  // A --to-time inside a late window (capture was away: changelog/segment.h LateWindow): the
+  // window's records were committed somewhere between its bound and their receipt. The replay
+  // stops before them (only what is known committed by the target), and the rest of the window is
+  // read to name it.
+  bool reading_late = false;
   for (const auto& segment : chain.segments) {
-    if (done) break;
-    ++r.segments;
+    if (done && !reading_late) break;
+    if (!done) ++r.segments;
     changelog::read_segment_or_twin(store, segment, segments, [&](const changelog::Record& rec) {
-      if (done || rec.revision() <= replay.revision()) return;  // an overlap: never twice
+      if (rec.revision() <= replay.revision()) return;  // an overlap: never twice
+      if (reading_late) {
+        if (rec.committed_after_unix_micros() == r.late->committed_after_micros) {
+          r.late->last_revision = rec.revision();
+          r.late->received_micros = rec.observed_unix_micros();
+        } else {
+          reading_late = false;
+        }
+        return;
+      }
+      if (done) return;
       if ((target.revision > 0 && rec.revision() > target.revision) || rec.observed_unix_micros() > until_micros) {
         done = true;
+        if (target.time && rec.committed_after_unix_micros() > 0 && rec.committed_after_unix_micros() < until_micros) {
+          r.late = ReplayResult::Late{rec.revision(), rec.revision(), rec.committed_after_unix_micros(),
+                                      rec.observed_unix_micros()};
+          reading_late = true;
+        }
         return;
       }
       const int64_t before = replay.revision();
@@ -283,6 +313,14 @@ ReplayResult replay_to(BlobStore& store, const BackupRecord& backup, const std::
   }
   spdlog::info("replayed {} revisions ({} events, {} segments) onto backup {}: revision {} -> {}", r.records, r.events,
                r.segments, backup.name, r.snapshot_revision, r.revision);
+  if (r.late) {
+    spdlog::warn("{} falls inside a window where commit times are known only approximately: revisions {}..{} were "
+                 "committed after {} and received by {} (the sidecar's capture was away), maybe before the target; "
+                 "restored revision {}, the newest known committed by then (--to-revision {} includes them)",
+                 target.describe(), r.late->first_revision, r.late->last_revision,
+                 format_rfc3339_micros(from_unix_micros(r.late->committed_after_micros)),
+                 format_rfc3339_micros(from_unix_micros(r.late->received_micros)), r.revision, r.late->last_revision);
+  }
   return r;
 }
 

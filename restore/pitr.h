@@ -41,6 +41,8 @@ PointInTime point_in_time_from_flags(const std::string& to_revision, const std::
 struct LogWindow {
   changelog::LogChain chain;
   int64_t complete_until_micros = 0;
+  // The parts of the chain whose commit times are known only approximately (LateWindow markers).
+  std::vector<changelog::LateWindow> late;
   std::optional<int64_t> gap_from;          // the first revision that cannot be restored
   std::optional<int64_t> restorable_again;  // the revision of the next backup past the gap
 };
@@ -77,6 +79,13 @@ struct ReplayResult {
   uint64_t events = 0;
   int segments = 0;
   int64_t last_observed_micros = 0;
+  // A --to-time target inside a late window: the window's revisions (not replayed: they may have
+  // been committed after the target) and its bounds.
+  struct Late {
+    int64_t first_revision = 0, last_revision = 0;
+    int64_t committed_after_micros = 0, received_micros = 0;
+  };
+  std::optional<Late> late;
 };
 
 // Replays `backup`'s change log onto its verified snapshot at `db_path` (db_bytes: the database's

@@ -17,6 +17,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "etcdadm/proto/etcd.pb.h"
+#include "restore/native_restore.h"  // store_revision
 
 namespace etcdadm {
 
@@ -385,7 +386,7 @@ SnapshotStatus status_walk(const BoltReader& db, const OnKey& on_key) {
       if (!is_bucket) h.update(v);  // bolt's ForEach hands nested buckets over with a nil value
       if (key_bucket) {
         if (k.size() < 8) throw corrupt("key bucket entry " + hex_bytes(k) + " is not a revision");
-        s.revision = static_cast<int64_t>(be64(k));
+        s.newest_key_revision = static_cast<int64_t>(be64(k));
         on_key(k, v, is_bucket);
       }
       ++s.total_key;
@@ -394,6 +395,7 @@ SnapshotStatus status_walk(const BoltReader& db, const OnKey& on_key) {
   }
   s.hash = h.value();
   if (auto v = db.has_bucket({"meta"}) ? db.get({"meta"}, "storageVersion") : std::nullopt) s.version = *v;
+  s.revision = store_revision(db);
   return s;
 }
 

@@ -19,10 +19,16 @@ namespace etcdadm {
 
 enum class StatusSemantics { kEtcd34, kEtcd36 };
 
-// The fields of `etcdctl snapshot status -w json`.
+// The fields of `etcdctl snapshot status -w json`, but for `revision`.
 struct SnapshotStatus {
   uint32_t hash = 0;
+  // The revision a member restored from the snapshot serves (restore/native_restore.h
+  // store_revision, etcd's own rule): higher than the newest entry of the `key` bucket when a
+  // compaction removed the newest entries (a delete's tombstone), and 1 for an empty store.
+  // `etcdctl snapshot status` prints newest_key_revision instead, 0 for an empty store; save and
+  // list record what the member served (its header revision), which is this.
   int64_t revision = 0;
+  int64_t newest_key_revision = 0;
   int64_t total_key = 0;
   int64_t total_size = 0;
   std::string version;  // storage version (3.6 snapshots; "" before)

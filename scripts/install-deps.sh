@@ -30,8 +30,9 @@ if $with_test_servers; then
   # and the AWS CLI as an interop and signing oracle; python3-swiftclient's `swift` CLI is the
   # oracle of Swift's own API
   packages+=(python3-swift python3-swiftclient swift swift-proxy swift-account swift-container swift-object memcached awscli systemd age)
-  # the Prometheus project's own text-format parser reads the sidecar's /metrics in the tests
-  packages+=(python3-prometheus-client)
+  # the Prometheus project's own text-format parser reads the sidecar's /metrics in the tests, and
+  # its promtool evaluates the alert rules docs/sidecar.md gives (the server it brings is stopped below)
+  packages+=(python3-prometheus-client prometheus)
   # Debian's package checker and the manual page renderer check the .deb (test/package/deb_test.sh)
   packages+=(lintian groff-base)
   # Node.js runs the GCS emulator (test/support/gcs_emulator); keep a Node.js the machine already has.
@@ -51,7 +52,7 @@ else
 fi
 # Packages may enable services; tests start their own servers on free ports and want none of these.
 if command -v systemctl >/dev/null 2>&1; then
-  for svc in etcd memcached swift-proxy swift-account swift-container swift-object; do
+  for svc in etcd memcached swift-proxy swift-account swift-container swift-object prometheus; do
     systemctl is-active --quiet "$svc" 2>/dev/null && systemctl stop "$svc" || true
   done
 fi

@@ -131,7 +131,7 @@ TEST_F(AzureStoreTest, SaveListVerifyRestoreEndToEndInBlocksAndTheSdkReadsWhatWa
   save_list_verify_restore(m);
   auto listed = cli_json(with_store({"backup", "list", "-o", "json"}), store_env());
   ASSERT_EQ(listed.size(), 1u);
-  std::string name = listed[0]["name"];
+  std::string name = listed[0]["backup"];
   EXPECT_GT(listed[0]["storedSize"].get<uint64_t>(), 5u << 20) << "fits one block: not a staged upload";
   // The SDK sees the backup's files and downloads the data file byte for byte as stored.
   auto blobs = sdk_list("backups/" + name + "/");
@@ -203,7 +203,7 @@ TEST_F(AzureStoreTest, AKilledSaveLeavesNoCommittedBlob) {
       EXPECT_EQ(data_visible, point == "save/data/committed") << point;
     } else {
       ASSERT_EQ(listed.size(), 1u) << point;
-      auto v = cli(with_store({"backup", "verify", listed[0]["name"]}, prefix), store_env());
+      auto v = cli(with_store({"backup", "verify", listed[0]["backup"]}, prefix), store_env());
       EXPECT_EQ(v.exit_code, 0) << v.output;
     }
   }

@@ -70,7 +70,7 @@ TEST_F(BackupRestore, SaveListRestoreStartsWithSameDataAndHashKV) {
   write_sample_data(client);
 
   auto saved = save(m1);
-  std::string name = saved["name"];
+  std::string name = saved["backup"];
   int64_t revision = saved["revision"];
   EXPECT_TRUE(saved["revisionExact"].get<bool>());
   auto before = all_keys(client, revision);
@@ -82,7 +82,7 @@ TEST_F(BackupRestore, SaveListRestoreStartsWithSameDataAndHashKV) {
 
   auto listed = cli_json({"backup", "list", "--store", store_, "-o", "json"});
   ASSERT_EQ(listed.size(), 1u);
-  EXPECT_EQ(listed[0]["name"], name);
+  EXPECT_EQ(listed[0]["backup"], name);
   EXPECT_EQ(listed[0]["revision"], revision);
   EXPECT_EQ(listed[0]["etcdVersion"], etcd_under_test().version);
   EXPECT_EQ(listed[0]["compression"], "gzip");
@@ -129,7 +129,7 @@ TEST_F(BackupRestore, EtcdctlSnapshotStatusAcceptsOurBackup) {
   EtcdClient client(m1.connection());
   write_sample_data(client);
   auto saved = save(m1);
-  std::string name = saved["name"];
+  std::string name = saved["backup"];
 
   std::string out = dir_ / "fetched.db";
   auto r = cli({"backup", "restore", name, "--store", store_, "--output", out});
@@ -200,7 +200,7 @@ TEST_F(BackupRestore, ListsAndRestoresAnEtcdManagerStore) {
 
   auto listed = cli_json({"backup", "list", "--store", "file://" + store_, "-o", "json"});
   ASSERT_EQ(listed.size(), 2u);
-  EXPECT_EQ(listed[0]["name"], newer);
+  EXPECT_EQ(listed[0]["backup"], newer);
   EXPECT_EQ(listed[0]["format"], "etcd-manager");
   EXPECT_EQ(listed[0]["etcdVersion"], "3.4.13");
   EXPECT_EQ(listed[1]["takenAt"], "2019-05-07T18:28:01.000000Z");
@@ -218,7 +218,7 @@ TEST_F(BackupRestore, ZstdStore) {
   EtcdClient client(m1.connection());
   write_sample_data(client);
   auto saved = save(m1, {"--compression", "zstd"});
-  std::string name = saved["name"];
+  std::string name = saved["backup"];
   EXPECT_TRUE(path_exists(store_ + "/" + name + "/etcd.backup.zst"));
   auto marker = nlohmann::json::parse(read_file(store_ + "/etcdadm-store.json"));
   EXPECT_EQ(marker["compression"], "zstd");
@@ -270,7 +270,7 @@ TEST_F(BackupRestore, ADataDirThatIsAMountPointIsRestoredInsideIt) {
   EtcdClient client(m1.connection());
   load_keys(client, "/registry/big/", 40, 32 * 1024);  // 1.3 MiB: more than the parent holds
   client.put("/which", "first");
-  std::string first = save(m1)["name"];
+  std::string first = save(m1)["backup"];
   client.put("/which", "second");
   save(m1);
 

@@ -27,7 +27,7 @@ class BadInput : public CliTest {
     EtcdClient client(m1.connection());
     load_keys(client, "/registry/secrets/ns/s-", 200, 1000, 3);
     auto saved = save(m1);
-    return saved["name"];
+    return saved["backup"];
   }
   std::string data_file(const std::string& name) { return store_ + "/" + name + "/etcd.backup.gz"; }
 

@@ -64,7 +64,7 @@ class CopyAcrossStores : public ObjectStoreCliTest {
   // name -> the stored SHA-256 its metadata records, for every backup `store` lists.
   std::map<std::string, std::string> recorded(const std::string& store) {
     std::map<std::string, std::string> out;
-    for (const auto& b : list(store)) out[b["name"]] = b["storedSha256"];
+    for (const auto& b : list(store)) out[b["backup"]] = b["storedSha256"];
     return out;
   }
 
@@ -165,7 +165,7 @@ TEST_F(CopyAcrossStores, ADamagedS3ObjectIsRefusedAndNothingOfItReachesGcs) {
   load_keys(client, "/registry/pods/", 40, 400);
   auto saved = cli_json(with_store({"--log-level", "warn", "backup", "save", "--endpoints", m.client_url(), "-o", "json"}),
                         store_env());
-  const std::string name = saved["name"];
+  const std::string name = saved["backup"];
   // The object's bytes change in the bucket (bit rot, a bad actor): one byte, through aws.
   AwsCli aws(dir_.path(), swift_server()->endpoint(), swift_server()->env());
   std::string file = dir_ / "object";

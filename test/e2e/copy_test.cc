@@ -25,7 +25,7 @@ class Copy : public CliTest {
     std::vector<std::string> names;
     for (int i = 0; i < 3; ++i) {
       load_keys(client, "/copy/" + std::to_string(i) + "-", 30, 300, 11 + i);
-      names.push_back(save(m)["name"]);
+      names.push_back(save(m)["backup"]);
     }
     return names;
   }
@@ -40,7 +40,7 @@ class Copy : public CliTest {
   // The backups `store` lists (etcdadm's view: what a reader would take as whole).
   std::vector<std::string> listed(const std::string& store) {
     std::vector<std::string> out;
-    for (const auto& b : cli_json({"backup", "list", "--store", store, "-o", "json"})) out.push_back(b["name"]);
+    for (const auto& b : cli_json({"backup", "list", "--store", store, "-o", "json"})) out.push_back(b["backup"]);
     std::sort(out.begin(), out.end());
     return out;
   }
@@ -85,7 +85,7 @@ TEST_F(Copy, AllBackupsArriveIntactAndASecondRunCopiesNothing) {
   EXPECT_EQ(listed(third), std::vector<std::string>{names[1]});
   std::string taken_last;
   for (const auto& b : cli_json({"backup", "list", "--store", store_, "-o", "json"})) {
-    if (b["name"] == names[2]) taken_last = b["takenAt"];
+    if (b["backup"] == names[2]) taken_last = b["takenAt"];
   }
   std::string fourth = dir_ / "fourth";
   cli_json({"backup", "copy", "--since", taken_last, "--from", store_, "--to", fourth, "-o", "json"});
@@ -154,7 +154,7 @@ TEST_F(Copy, ADamagedSourceIsRefusedMarkedAndTheOthersAreCopied) {
   EXPECT_FALSE(path_exists(target + "/" + names[1]));  // not even its data file
   expect_same_backups(target, {names[0], names[2]});
   auto source = cli_json({"backup", "list", "--store", store_, "-o", "json"});
-  for (const auto& b : source) EXPECT_EQ(b["status"] == "damaged", b["name"] == names[1]) << b.dump(2);
+  for (const auto& b : source) EXPECT_EQ(b["status"] == "damaged", b["backup"] == names[1]) << b.dump(2);
 }
 
 }  // namespace

@@ -59,7 +59,7 @@ class CrossVersion : public CliTest {
     Saved s;
     s.store = dir_ / ("store-" + rel.minor);
     auto saved = cli_json({"--log-level", "warn", "backup", "save", "--store", s.store, "--endpoints", m.client_url(), "-o", "json"});
-    s.name = saved["name"];
+    s.name = saved["backup"];
     s.revision = saved["revision"];
     EXPECT_EQ(saved["etcdVersion"], rel.version);
     s.keys = all_keys(client, s.revision);

@@ -15,10 +15,10 @@ TEST_F(Damage, LatestSkipsARecordedDamagedBackupAndTheErrorNamesTheNext) {
   auto& m = start_member();
   EtcdClient client(m.connection());
   load_keys(client, "/registry/pods/", 200, 500, 3);
-  std::string older = save(m)["name"];
+  std::string older = save(m)["backup"];
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // names have one-second resolution
   client.put("/registry/pods/newer", "x");
-  std::string newest = save(m)["name"];
+  std::string newest = save(m)["backup"];
   std::string data = store_ + "/" + newest + "/etcd.backup.gz";
   std::string good = read_file(data);
   std::string bad = good;
@@ -38,7 +38,7 @@ TEST_F(Damage, LatestSkipsARecordedDamagedBackupAndTheErrorNamesTheNext) {
   // Listed as damaged, in the table and in JSON.
   auto listed = cli_json({"backup", "list", "--store", store_, "-o", "json"});
   ASSERT_EQ(listed.size(), 2u);
-  EXPECT_EQ(listed[0]["name"], newest);
+  EXPECT_EQ(listed[0]["backup"], newest);
   EXPECT_EQ(listed[0]["status"], "damaged");
   EXPECT_NE(listed[0]["damaged"]["reason"].get<std::string>().find("SHA-256"), std::string::npos) << listed[0];
   EXPECT_TRUE(listed[0]["damaged"]["inStore"].get<bool>());

@@ -79,7 +79,7 @@ TEST_F(Encryption, AgeReadsOurBackupAndARestoreStartsEtcdWithTheSameHashKV) {
   std::string recipient = keygen("key.txt");
 
   auto saved = save(m, {"--encrypt-to", recipient});
-  const std::string name = saved["name"];
+  const std::string name = saved["backup"];
   const int64_t revision = saved["revision"];
   EXPECT_EQ(saved["encryption"], "age");
   EXPECT_EQ(saved["encryptedTo"], nlohmann::json::array({recipient}));
@@ -118,7 +118,7 @@ TEST_F(Encryption, AgeReadsOurBackupAndARestoreStartsEtcdWithTheSameHashKV) {
   EXPECT_EQ(got.exit_code, 0) << got.output;
   RunOptions identity_text;
   identity_text.env["ETCDADM_AGE_IDENTITY"] = read_file(dir_ / "key.txt");
-  auto diff = cli({"backup", "diff", name, second["name"], "--store", store_}, identity_text);
+  auto diff = cli({"backup", "diff", name, second["backup"], "--store", store_}, identity_text);
   EXPECT_EQ(diff.exit_code, 0) << diff.output;
   auto inspected = cli_json({"backup", "inspect", name, "--store", store_, "--identity", dir_ / "key.txt", "-o", "json"});
   EXPECT_EQ(inspected["revision"], revision);
@@ -176,12 +176,12 @@ TEST_F(Encryption, AFileEncryptedWithAgeIsImportedIntoAnEncryptedStoreAndRestore
                             dir_ / "transport-key.txt", "-o", "json"});
   EXPECT_EQ(imported["encryptedTo"], nlohmann::json::array({store_recipient}));
   std::string out = dir_ / "out.db";
-  auto fetched = cli({"backup", "restore", imported["name"], "--store", store_, "--identity", dir_ / "store-key.txt",
+  auto fetched = cli({"backup", "restore", imported["backup"], "--store", store_, "--identity", dir_ / "store-key.txt",
                       "--output-file", out});
   ASSERT_EQ(fetched.exit_code, 0) << fetched.output;
   EXPECT_EQ(file_sha256(out), file_sha256(snap));
   // The transport key does not open the store's backup.
-  auto wrong = cli({"backup", "restore", imported["name"], "--store", store_, "--identity", dir_ / "transport-key.txt",
+  auto wrong = cli({"backup", "restore", imported["backup"], "--store", store_, "--identity", dir_ / "transport-key.txt",
                     "--output-file", dir_ / "wrong.db"});
   EXPECT_EQ(wrong.exit_code, 7) << wrong.output;
   EXPECT_FALSE(path_exists(dir_ / "wrong.db"));
@@ -194,7 +194,7 @@ TEST_F(Encryption, WrongKeysLooseKeyFilesAndDamageAnywhereAreRefusedWithNothingW
   std::string recipient = keygen("key.txt");
   keygen("other.txt");
   auto saved = save(m, {"--encrypt-to", recipient});
-  const std::string name = saved["name"];
+  const std::string name = saved["backup"];
   const std::string original = read_file(data_path(name));
   const size_t header = *age::header_size(original);
   const size_t payload = header + 16;  // after the nonce
@@ -280,7 +280,7 @@ TEST_F(Encryption, APassphraseStoreTakesOnlyItsPassphrase) {
   write_file_atomic(dir_ / "wrong-pass", "not it\n", 0600);
   keygen("key.txt");
   auto saved = save(m, {"--passphrase-file", dir_ / "pass"});
-  const std::string name = saved["name"];
+  const std::string name = saved["backup"];
   EXPECT_EQ(saved["encryptedTo"], nlohmann::json::array({"scrypt"}));
 
   // A mistyped passphrase writes nothing; the right one from the environment does.
@@ -383,7 +383,7 @@ TEST_F(Encryption, RekeyRetiresTheOldIdentityAndAKillAtEachStepLeavesEveryBackup
   load_keys(client, "/rk/", 200, 500, 3);
   std::string a = keygen("a.txt"), b = keygen("b.txt");
   std::vector<std::string> names;
-  for (int i = 0; i < 3; ++i) names.push_back(save(m, {"--encrypt-to", a})["name"]);
+  for (int i = 0; i < 3; ++i) names.push_back(save(m, {"--encrypt-to", a})["backup"]);
 
   auto opens_with = [&](const std::string& name, std::vector<std::string> keys) {
     std::vector<std::string> args = {"backup", "verify", name, "--shallow", "--store", store_};

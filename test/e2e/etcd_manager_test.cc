@@ -45,7 +45,7 @@ class EtcdManagerCtl : public CliTest {
   }
   std::set<std::string> etcdadm_backups(const std::string& path) {
     std::set<std::string> out;
-    for (const auto& b : cli_json({"backup", "list", "--store", path, "-o", "json"})) out.insert(b["name"].get<std::string>());
+    for (const auto& b : cli_json({"backup", "list", "--store", path, "-o", "json"})) out.insert(b["backup"].get<std::string>());
     return out;
   }
   // etcd-manager's protojson writer adds a second space after some colons at random (fixed per
@@ -64,17 +64,17 @@ TEST_F(EtcdManagerCtl, ListsExactlyTheBackupsItCouldRestore) {
   auto& m = start_member();
   EtcdClient client(m.connection());
   load_keys(client, "/registry/pods/", 100, 200);
-  std::string gz = save(m)["name"];
+  std::string gz = save(m)["backup"];
   std::string snap = dir_ / "etcdctl.db";
   etcdctl_snapshot(m, snap);
-  std::string unversioned = cli_json({"--log-level", "warn", "backup", "import", snap, "--store", store_, "-o", "json"})["name"];
+  std::string unversioned = cli_json({"--log-level", "warn", "backup", "import", snap, "--store", store_, "-o", "json"})["backup"];
   std::string versioned = cli_json({"--log-level", "warn", "backup", "import", snap, "--store", store_, "--etcd-version",
-                                    etcd_under_test().version, "-o", "json"})["name"];
+                                    etcd_under_test().version, "-o", "json"})["backup"];
   // A db copied out of a data dir has no SHA-256 trailer: etcd-manager's restore would refuse it.
   std::string db = dir_ / "no-trailer.db";
   write_file_atomic(db, read_file(snap).substr(0, std::filesystem::file_size(snap) - 32), 0600);
   std::string trailerless = cli_json({"--log-level", "warn", "backup", "import", db, "--store", store_, "--etcd-version",
-                                      etcd_under_test().version, "--skip-hash-check", "-o", "json"})["name"];
+                                      etcd_under_test().version, "--skip-hash-check", "-o", "json"})["backup"];
 
   std::set<std::string> restorable;
   if (etcd_manager_restores_this_version()) restorable = {gz, versioned};
@@ -86,14 +86,14 @@ TEST_F(EtcdManagerCtl, ListsExactlyTheBackupsItCouldRestore) {
   std::set<std::string> ours;
   for (const auto& b : cli_json({"etcd-manager", "list-backups", "--store", store_, "-o", "json"})) {
     EXPECT_TRUE(b["restorable"].get<bool>()) << b.dump();
-    ours.insert(b["name"].get<std::string>());
+    ours.insert(b["backup"].get<std::string>());
   }
   EXPECT_EQ(ours, restorable);
 
   // A zstd store: etcd-manager sees nothing, etcdadm everything, and restores it.
   std::string zstd_store = dir_ / "zstd";
   std::string zst = cli_json({"--log-level", "warn", "backup", "save", "--store", zstd_store, "--endpoints", m.client_url(),
-                              "--compression", "zstd", "-o", "json"})["name"];
+                              "--compression", "zstd", "-o", "json"})["backup"];
   EXPECT_EQ(ctl_backups(zstd_store), std::set<std::string>{});
   EXPECT_EQ(etcdadm_backups(zstd_store), std::set<std::string>{zst});
   auto r = cli({"backup", "restore", zst, "--store", zstd_store, "--output-file", dir_ / "zst.db"});
@@ -104,10 +104,10 @@ TEST_F(EtcdManagerCtl, ControlFilesRoundTripAndOnlyRestorableIntactBackupsAreQue
   auto& m = start_member();
   EtcdClient client(m.connection());
   load_keys(client, "/registry/secrets/", 50, 300);
-  std::string name = save(m)["name"];
+  std::string name = save(m)["backup"];
   std::string snap = dir_ / "etcdctl.db";
   etcdctl_snapshot(m, snap);
-  std::string unversioned = cli_json({"--log-level", "warn", "backup", "import", snap, "--store", store_, "-o", "json"})["name"];
+  std::string unversioned = cli_json({"--log-level", "warn", "backup", "import", snap, "--store", store_, "-o", "json"})["backup"];
 
   // No spec yet: both tools say so.
   EXPECT_NE(ctl(store_, {"get"}).exit_code, 0);
@@ -190,7 +190,7 @@ TEST_F(EtcdManagerCtl, CheckFixTakesAnOlderStoresHazardsOffItsList) {
   auto& m = start_member();
   EtcdClient client(m.connection());
   load_keys(client, "/registry/configmaps/", 50, 300);
-  std::string name = save(m, {"--compression", "zstd"})["name"];
+  std::string name = save(m, {"--compression", "zstd"})["backup"];
   LocalStore store(store_);
   store.write_small(kStoreMarkerFile, R"({"layoutVersion":1,"compression":"zstd","fileMode":"0600"})", true);
   store.write_small(name + "/" + kEtcdManagerMetaFile, etcd_manager_meta_json("3.5.30", 1795581998, 1));

@@ -107,11 +107,11 @@ TEST_F(EtcdctlHabits, PrefixMeansTheSameOnGetDiffAndRestoreKeys) {
   client.put("/app/a", "1");
   client.put("/app/ab", "2");
   client.put("/apps", "3");
-  std::string a = save(m)["name"];
+  std::string a = save(m)["backup"];
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   client.put("/app/a", "changed");
   client.put("/app/ab", "changed");
-  std::string b = save(m)["name"];
+  std::string b = save(m)["backup"];
 
   auto get_one = cli_json({"backup", "get", a, "/app/a", "--store", store_, "-o", "json"});
   EXPECT_EQ(get_one["count"], 1);
@@ -149,10 +149,10 @@ TEST_F(EtcdctlHabits, AKeyIsTypedAsTheTablePrintsIt) {
   client.put(utf8, "utf8");
   client.put(nul, "nul");
   client.put(slash, "slash");
-  std::string a = save(m)["name"];
+  std::string a = save(m)["backup"];
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   client.put(nul, "nul changed");
-  std::string b = save(m)["name"];
+  std::string b = save(m)["backup"];
 
   auto table = cli({"backup", "get", a, "/registry/", "--prefix", "--store", store_});
   ASSERT_EQ(table.exit_code, 0) << table.output;

@@ -100,7 +100,7 @@ TEST_F(ExitCodes, Row5CorruptIncludingGarbageMetadata) {
   auto& m = start_member();
   EtcdClient client(m.connection());
   client.put("/k", "v");
-  std::string name = save(m)["name"];
+  std::string name = save(m)["backup"];
   write_file_atomic(store_ + "/" + name + "/etcdadm-backup.json", "{ this is not json");
   cli({"backup", "list", "--store", store_, "--rebuild-catalog"});
   expect({"backup", "verify", name, "--store", store_}, 5, "damaged");

@@ -200,7 +200,7 @@ TEST_F(FakeGcsServerTest, PruneOnAVersionedBucketDeletesEveryGenerationOfWhatItD
   for (int i = 0; i < 3; ++i) {
     load_keys(client, "/registry/pods/round" + std::to_string(i) + "/", 50, 300);
     names.push_back(cli_json(with_store({"--log-level", "warn", "backup", "save", "--endpoints", m.client_url(), "-o", "json"}),
-                             store_env())["name"]);
+                             store_env())["backup"]);
   }
   GcsConfig c;
   c.endpoint = fake_gcs_server()->endpoint();

@@ -192,7 +192,7 @@ TEST_F(Lifecycle, WholeClusterRestoredAtOnceAndAHostWithAnotherBackupIsRefused) 
     expected = all_keys(client);
   }
   auto first = save();
-  const std::string backup = first["name"];
+  const std::string backup = first["backup"];
   const int64_t revision = first["revision"];
   uint32_t hash_before = 0;
   {
@@ -201,7 +201,7 @@ TEST_F(Lifecycle, WholeClusterRestoredAtOnceAndAHostWithAnotherBackupIsRefused) 
     load_keys(client, "/registry/later/", 20, 100, 5);
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // backup names have one-second resolution
-  const std::string other = save()["name"];
+  const std::string other = save()["backup"];
 
   auto lose_everything = [&] {
     for (const auto& h : hosts_) {
@@ -718,7 +718,7 @@ TEST_F(Lifecycle, DamagedBackupInstallsNothingAndThePrintedJoinWorksOffline) {
   auto saved = etcdadm({"backup", "save", "--store", store, "--endpoints", hosts_[0].client_url(), "--cacert",
                         conn.cacert, "--cert", conn.cert, "--key", conn.key, "-o", "json"});
   ASSERT_EQ(saved.exit_code, 0) << saved.output;
-  std::string name = nlohmann::json::parse(saved.output.substr(saved.output.find('{')))["name"];
+  std::string name = nlohmann::json::parse(saved.output.substr(saved.output.find('{')))["backup"];
   ASSERT_EQ(reset(hosts_[0], {"--force"}).exit_code, 0);
   std::string data_file = store + "/" + name + "/etcd.backup.gz";
   std::string good = read_file(data_file);

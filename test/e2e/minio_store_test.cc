@@ -118,7 +118,7 @@ TEST_F(MinioStoreTest, ObjectLockedBackupsAreKeptByTheServerAndPruneSaysUntilWhe
     std::vector<std::string> args = {"--log-level", "warn", "backup", "save", "--endpoints", m.client_url(), "-o", "json"};
     args.insert(args.end(), lock.begin(), lock.end());
     auto saved = cli_json(flags(args), store_env());
-    names.push_back(saved["name"]);
+    names.push_back(saved["backup"]);
     std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // names have one-second resolution
   }
   const std::string data_key = "backups/" + names[0] + "/etcd.backup.gz";
@@ -176,7 +176,7 @@ TEST_F(MinioStoreTest, PruneOnAVersionedBucketRemovesEveryVersionOfWhatItDeletes
     load_keys(client, "/registry/pods/round" + std::to_string(i) + "/", 50, 300);
     auto saved = cli_json(with_store({"--log-level", "warn", "backup", "save", "--endpoints", m.client_url(), "-o", "json"}),
                           store_env());
-    names.push_back(saved["name"]);
+    names.push_back(saved["backup"]);
   }
   struct Held {
     std::set<std::string> current, noncurrent, markers;
@@ -214,7 +214,7 @@ TEST_F(MinioStoreTest, PruneOnAVersionedBucketRemovesEveryVersionOfWhatItDeletes
 
   auto listed = cli_json(with_store({"backup", "list", "-o", "json"}), store_env());
   ASSERT_EQ(listed.size(), 1u);
-  EXPECT_EQ(listed[0]["name"], names[2]);
+  EXPECT_EQ(listed[0]["backup"], names[2]);
   auto restored = cli(with_store({"backup", "restore", "latest", "--output-file", dir_ / "latest.db"}), store_env());
   ASSERT_EQ(restored.exit_code, 0) << restored.output;
   auto again = cli(with_store({"--log-level", "warn", "backup", "save", "--endpoints", m.client_url()}), store_env());
@@ -228,7 +228,7 @@ TEST_F(MinioStoreTest, PruneOnAVersionedBucketRemovesEveryVersionOfWhatItDeletes
 TEST_F(MinioStoreTest, RekeyOnAVersionedBucketLeavesNoVersionTheRetiredKeyOpens) {
   aws_json({"s3api", "put-bucket-versioning", "--bucket", bucket_, "--versioning-configuration", "Status=Enabled"});
   auto [old_key, backup] = encrypted_save_list_verify_restore("/registry/secrets/", 100, 200);
-  std::string name = backup["name"];
+  std::string name = backup["backup"];
   AgeFlags new_key;
   {
     auto gen = run_process({"age-keygen", "-o", dir_ / "new-key.txt"});

@@ -61,7 +61,7 @@ TEST_F(ProgressTest, SaveAndRestoreShowALiveLineOnATerminalAndNothingWithoutOne)
 
   auto listed = cli_json({"backup", "list", "--store", store_, "-o", "json"});
   ASSERT_EQ(listed.size(), 1u);
-  const std::string name = listed[0]["name"];
+  const std::string name = listed[0]["backup"];
   auto restored = cli_on_terminal({"backup", "restore", "latest", "--store", store_, "--output-file", dir_ / "out.db"});
   ASSERT_EQ(restored.exit_code, 0) << restored.output;
   EXPECT_TRUE(has_live_line(restored.output, "backup " + name + ": ")) << restored.output;

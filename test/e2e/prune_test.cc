@@ -32,7 +32,7 @@ TEST_F(Prune, DryRunShowsAndRealRunDeletesMarkerFirst) {
   EXPECT_NE(r.output.find("deleted 2021-03-01T00:00:00Z-000001"), std::string::npos) << r.output;
   auto listed = cli_json({"backup", "list", "--store", store_, "-o", "json"});
   std::vector<std::string> left;
-  for (const auto& b : listed) left.push_back(b["name"]);
+  for (const auto& b : listed) left.push_back(b["backup"]);
   std::sort(left.begin(), left.end());
   EXPECT_EQ(left, (std::vector<std::string>{"2026-11-21T08:00:00Z-000001", "2026-11-21T09:00:00Z-000002", "manual-copy"}));
   EXPECT_FALSE(path_exists(store_ + "/2021-03-01T00:00:00Z-000001/etcd.backup.gz"));
@@ -51,7 +51,7 @@ TEST_F(Prune, DryRunShowsAndRealRunDeletesMarkerFirst) {
 
 std::vector<std::string> listed_names(const nlohmann::json& list) {
   std::vector<std::string> out;
-  for (const auto& b : list) out.push_back(b["name"]);
+  for (const auto& b : list) out.push_back(b["backup"]);
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -91,9 +91,9 @@ TEST_F(Prune, EntriesThatAreNotWholeBackupsOrFromTheFutureFillNoQuota) {
   EXPECT_EQ(plan["delete"], nlohmann::json({real[2], real[3]})) << plan.dump(2);
   EXPECT_EQ(plan["future"].size(), 5u) << plan.dump(2);
   ASSERT_EQ(plan["notWhole"].size(), 2u) << plan.dump(2);
-  EXPECT_EQ(plan["notWhole"][0]["name"], no_data);
+  EXPECT_EQ(plan["notWhole"][0]["backup"], no_data);
   EXPECT_NE(plan["notWhole"][0]["why"].get<std::string>().find("does not hold"), std::string::npos) << plan.dump(2);
-  EXPECT_EQ(plan["notWhole"][1]["name"], garbage_meta);
+  EXPECT_EQ(plan["notWhole"][1]["backup"], garbage_meta);
   EXPECT_NE(plan["notWhole"][1]["why"].get<std::string>().find("cannot be read"), std::string::npos) << plan.dump(2);
 
   for (const char* policy : {"gfs:1,1,0,0", "etcd-manager"}) {

@@ -42,13 +42,13 @@ TEST_F(RestoreKeys, DiffThenRestoreADeletedPrefixUnderEachPolicy) {
   for (const char* k : {"a", "b", "c", "d", "e"}) client.put(ns1 + k, std::string("orig-") + k);
   client.put("/registry/configmaps/ns2/x", "x");
   client.put("/other/k", "v1");
-  std::string a = save(m)["name"];
+  std::string a = save(m)["backup"];
 
   del_prefix(client, ns1);
   client.put(ns1 + "c", "changed");
   client.put("/other/k", "v2");
   client.put("/new/key", "n");
-  std::string b = save(m)["name"];
+  std::string b = save(m)["backup"];
 
   auto diff = cli_json({"backup", "diff", a, b, "--store", store_, "-o", "json"});
   auto kinds = by_kind(diff["entries"], "kind");

@@ -378,7 +378,7 @@ TEST_F(S3StoreTest, OurBackupIsReadableByAwsCliGunzipAndEtcdctl) {
   std::vector<std::string> save = {"--log-level", "warn", "backup", "save", "--endpoints", m.client_url(), "-o", "json"};
   for (auto& f : store_flags()) save.push_back(f);
   auto saved = cli_json(save, store_env());
-  std::string name = saved["name"];
+  std::string name = saved["backup"];
   AwsCli aws(dir_.path(), swift_server()->endpoint(), swift_server()->env());
   auto cp = aws.run({"s3", "cp", url() + "/" + name + "/etcd.backup.gz", dir_ / "fetched.db.gz"});
   ASSERT_EQ(cp.exit_code, 0) << cp.output;
@@ -396,7 +396,7 @@ TEST_F(S3StoreTest, OurBackupIsReadableByAwsCliGunzipAndEtcdctl) {
 // for it, and `aws s3 cp` of the object alone gives nothing readable without the key.
 TEST_F(S3StoreTest, EncryptedBackupRoundTripsAndAwsCliAgeAndEtcdctlReadIt) {
   auto [age, backup] = encrypted_save_list_verify_restore("/registry/secrets/", 200, 500);
-  std::string name = backup["name"];
+  std::string name = backup["backup"];
   AwsCli aws(dir_.path(), swift_server()->endpoint(), swift_server()->env());
   auto ls = aws.run({"s3", "ls", url() + "/" + name + "/"});
   ASSERT_EQ(ls.exit_code, 0) << ls.output;
@@ -428,7 +428,7 @@ TEST_F(S3StoreTest, EtcdManagerStoreUploadedByAwsCliIsListedAndRestored) {
   list.insert(list.end(), flags.begin(), flags.end());
   auto listed = cli_json(list, store_env());
   ASSERT_EQ(listed.size(), 1u);
-  EXPECT_EQ(listed[0]["name"], "2025-11-21T08:00:00Z-000001");
+  EXPECT_EQ(listed[0]["backup"], "2025-11-21T08:00:00Z-000001");
 
   EtcdOptions ro;
   ro.name = "em1";

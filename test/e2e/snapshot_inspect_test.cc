@@ -127,7 +127,7 @@ TEST_F(SnapshotInspect, StatusGetAndStatsMatchEtcdAndEtcdctl) {
   EXPECT_EQ(got["clusterVersion"], etcd_under_test().cluster_version());
   ASSERT_EQ(got["members"].size(), 1u);
   EXPECT_EQ(got["members"][0]["name"], "m1");
-  EXPECT_EQ(got["members"][0]["peerURLs"][0], m1.peer_url());
+  EXPECT_EQ(got["members"][0]["peerUrls"][0], m1.peer_url());
   EXPECT_GT(got["consistentIndex"].get<uint64_t>(), 0u);
   EXPECT_EQ(got["scheduledCompactRevision"], compact_at_);
   EXPECT_EQ(got["finishedCompactRevision"], compact_at_);
@@ -226,10 +226,10 @@ TEST_F(SnapshotInspect, StoreBackupInspectAndGet) {
   auto got = inspect_as_the_tool({"latest", "--store", store_});
   expect_status_equal(got, want);
   EXPECT_EQ(got["revision"], rev);
-  EXPECT_EQ(got["backup"], saved["name"]);
+  EXPECT_EQ(got["backup"], saved["backup"]);
   EXPECT_EQ(got["liveKeys"], 20);
 
-  std::string name = saved["name"];
+  std::string name = saved["backup"];
   auto one = cli_json(
       {"backup", "get", name.substr(0, 13), "/registry/pods/default/pod-000003", "--store", store_, "-o", "json"});
   expect_same_kvs(one, live_range(client, "/registry/pods/default/pod-000003", "", rev));

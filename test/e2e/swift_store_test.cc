@@ -160,7 +160,7 @@ TEST_F(SwiftNativeStoreTest, SaveListVerifyRestoreEndToEndAndTheSwiftCliReadsWha
   save_list_verify_restore(m);
   auto listed = cli_json(with_store({"backup", "list", "-o", "json"}), store_env());
   ASSERT_EQ(listed.size(), 1u);
-  std::string name = listed[0]["name"];
+  std::string name = listed[0]["backup"];
   EXPECT_GT(listed[0]["storedSize"].get<uint64_t>(), 5u << 20);
   std::string data = "backups/" + name + "/etcd.backup.gz";
   ASSERT_EQ(swift_server()->swift_cli({"download", container_, data, "-o", dir_ / "cli.gz"}).exit_code, 0);
@@ -214,7 +214,7 @@ TEST_F(SwiftNativeStoreTest, AForgedDataFileNeverLeavesTheStoresPrefix) {
   EtcdClient client(m.connection());
   auto save_into = [&](const std::string& prefix) {
     return cli_json(with_store({"--log-level", "warn", "backup", "save", "--endpoints", m.client_url(), "-o", "json"}, prefix),
-                    store_env())["name"]
+                    store_env())["backup"]
         .get<std::string>();
   };
   client.put("/registry/secrets/theirs", "another store's data");

@@ -24,7 +24,7 @@ TEST_F(TlsAuth, SaveWithClientCertificates) {
   EtcdClient client(m.connection());
   client.put("/tls/key", "value");
   auto saved = save(m, {"--cacert", tls_.ca_cert, "--cert", tls_.client_cert, "--key", tls_.client_key});
-  EXPECT_TRUE(saved.contains("name"));
+  EXPECT_TRUE(saved.contains("backup"));
   auto v = cli({"backup", "verify", "latest", "--store", store_});
   EXPECT_EQ(v.exit_code, 0) << v.output;
 

@@ -307,7 +307,7 @@ TEST_F(Upgrade, RollingUpgradeThroughEveryMinorUnderWritesLeaderLast) {
     ASSERT_EQ(listed.exit_code, 0) << listed.output;
     int64_t backup_rev = 0;
     for (const auto& b : json_of(listed)) {
-      if (b["name"] == first_backup) backup_rev = b["revision"];
+      if (b["backup"] == first_backup) backup_rev = b["revision"];
     }
     ASSERT_GT(backup_rev, 0) << listed.output;
     const int peer_port = free_port();

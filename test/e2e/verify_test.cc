@@ -37,7 +37,7 @@ TEST_F(Verify, RecordsRevisionAndKeysAndCatchesStructuralDamageHashesMiss) {
   client.delete_range(del);
 
   auto saved = save(m);
-  const std::string name = saved["name"];
+  const std::string name = saved["backup"];
   ASSERT_TRUE(saved["revision"].is_number()) << saved.dump();
   const int64_t revision = saved["revision"];
 

@@ -147,13 +147,13 @@ class ObjectStoreCliTest : public CliTest {
     auto saved = cli_json(
         with_store(plus({"--log-level", "warn", "backup", "save", "--endpoints", m.client_url(), "-o", "json"}, save_extra)),
         store_env());
-    std::string name = saved["name"];
+    std::string name = saved["backup"];
     int64_t revision = saved["revision"];
     load_keys(client, "/registry/later/", 10, 10);
 
     auto listed = cli_json(with_store({"backup", "list", "-o", "json"}), store_env());
     ASSERT_EQ(listed.size(), 1u);
-    EXPECT_EQ(listed[0]["name"], name);
+    EXPECT_EQ(listed[0]["backup"], name);
     auto v = cli(with_store(plus({"backup", "verify", name}, read_extra)), store_env());
     EXPECT_EQ(v.exit_code, 0) << v.output;
 
@@ -301,7 +301,7 @@ class ObjectStoreCliTest : public CliTest {
     auto cold = list();
     EXPECT_EQ(cold.size(), static_cast<size_t>(count));
     if (!cold.empty()) {
-      EXPECT_EQ(cold[0]["name"], names.back());
+      EXPECT_EQ(cold[0]["backup"], names.back());
     }
     EXPECT_EQ(counted(patterns.metadata_read), count);  // one request per backup, no HEAD or metadata request first
     one_listing_pass(2 * count);
@@ -324,7 +324,7 @@ class ObjectStoreCliTest : public CliTest {
     proxy.clear_requests();
     auto resynced = list({"--resync"});
     EXPECT_EQ(resynced.size(), static_cast<size_t>(count - 1));
-    for (const auto& b : resynced) EXPECT_NE(b["name"], gone);
+    for (const auto& b : resynced) EXPECT_NE(b["backup"], gone);
     EXPECT_EQ(counted(patterns.metadata_read), 0);  // the catalog had every backup
     one_listing_pass(2 * (count - 1));
     return names;

@@ -103,6 +103,32 @@ TEST(ChangeLogSegment, NamesCarryTheRangeTimeAndDigestAndParseBack) {
   }
 }
 
+TEST(ChangeLogLateWindow, TheMarkerNameCarriesTheWindowAndParsesBack) {
+  LateWindow w{"cdf818194e3a8c32", 1001, 1500, 1795242990123, 1795242994456};
+  EXPECT_EQ(w.key(), "changelog/cdf818194e3a8c32/00000000000000001001-00000000000000001500-1795242990123-1795242994456.late");
+  auto back = parse_late_key(w.key());
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->cluster_id, w.cluster_id);
+  EXPECT_EQ(back->first_revision, 1001);
+  EXPECT_EQ(back->last_revision, 1500);
+  EXPECT_EQ(back->committed_after_ms, 1795242990123);
+  EXPECT_EQ(back->received_ms, 1795242994456);
+  // Not a marker: a segment, a range backwards, received before its bound, a stray suffix.
+  EXPECT_FALSE(parse_late_key("changelog/cdf8/00000000000000001001-00000000000000001500-1795242990123-1795242994456.seg"));
+  EXPECT_FALSE(parse_late_key("changelog/cdf8/00000000000000001500-00000000000000001001-1795242990123-1795242994456.late"));
+  EXPECT_FALSE(parse_late_key("changelog/cdf8/00000000000000001001-00000000000000001500-1795242994456-1795242990123.late"));
+  EXPECT_FALSE(parse_late_key("changelog/cdf8/00000000000000001001-00000000000000001500-1795242990123-1795242994456.late.x"));
+  EXPECT_FALSE(parse_segment_key(w.key())) << "a marker is never taken for a segment";
+  // One listing gives segments and markers apart.
+  test::TempDir dir;
+  LocalStore store(dir.path());
+  store.write_small(w.key(), "{}\n");
+  std::vector<LateWindow> late;
+  EXPECT_TRUE(list_segments(store, "cdf818194e3a8c32", nullptr, &late).empty());
+  ASSERT_EQ(late.size(), 1u);
+  EXPECT_EQ(late[0].key(), w.key());
+}
+
 TEST(ChangeLogSegment, RecordsComeBackInOrderCompressedOrEncrypted) {
   test::TempDir dir;
   LocalStore store(dir.path());
