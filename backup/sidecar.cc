@@ -120,6 +120,8 @@ void Sidecar::run() {
       newest = refresh_store_view();
     } catch (const std::exception& e) {
       spdlog::warn("cannot list the store ({}); retrying at the next tick", e.what());
+      std::lock_guard<std::mutex> lock(mu_);
+      newest = newest_;  // as the last listing saw it: a failed listing is no empty store
     }
     // All sidecars derive the next tick from the store; a sidecar that skipped or failed a
     // scheduled tick (not the leader, the member down) waits for the tick after that one. A

@@ -34,7 +34,10 @@ void Capture::flush_locked_out(std::unique_lock<std::mutex>& lock) {
   stats_.stored_revision = written.last_revision;
   stats_.stored_observed_micros = written.last_observed_ms * 1000;
   spdlog::debug("change log segment {}..{} written", written.first_revision, written.last_revision);
-  if (written.last_revision >= late_last_) mark_late_stored(written.last_revision);
+  // The segment's <ms> is rounded down: a millisecond more bounds its last receipt from above.
+  if (late_last_ > 0 && written.first_revision <= late_last_) {
+    mark_late_stored(written.last_revision, written.last_observed_ms * 1000 + 999, /*run_ended=*/false);
+  }
   lock.lock();
 }
 
@@ -46,15 +49,17 @@ int64_t Capture::cluster_revision() {
   return client_.range(req).header().revision();
 }
 
-void Capture::mark_late_stored(int64_t stored_revision) {
+void Capture::mark_late_stored(int64_t stored_revision, int64_t received_micros, bool run_ended) {
   if (late_last_ == 0 || late_marked_ || stored_revision < late_first_) return;
+  // A segment that ends inside the catch-up: the marker waits for the rest, or for the end of the run.
+  if (stored_revision < late_last_ && !run_ended) return;
   LateWindow w;
   w.cluster_id = options_.cluster_id;
   w.first_revision = late_first_;
   w.last_revision = std::min(late_last_, stored_revision);
   // Bounds stay bounds in milliseconds: the lower one rounded down, the upper one up.
   w.committed_after_ms = late_after_micros_ / 1000;
-  w.received_ms = std::max((late_received_micros_.load() + 999) / 1000, w.committed_after_ms);
+  w.received_ms = std::max((received_micros + 999) / 1000, w.committed_after_ms);
   late_marked_ = true;
   try {
     // Its name is its content; the body says the same for a person reading the bucket.
@@ -90,6 +95,8 @@ void Capture::try_heartbeat() {
 
 int64_t Capture::run(int64_t start_revision, const std::atomic<bool>& stop, int64_t complete_until_micros) {
   stats_.stored_revision = start_revision - 1;
+  late_first_ = late_last_ = late_after_micros_ = 0;
+  late_marked_ = false;
   // What the cluster committed before this run could watch it: received in a burst, later than
   // committed. Unknown bound (0): as early as can be, never "received live".
   const int64_t now_revision = cluster_revision();
@@ -171,10 +178,7 @@ int64_t Capture::run(int64_t start_revision, const std::atomic<bool>& stop, int6
             }
             record.set_revision(rev);
             record.set_observed_unix_micros(now_micros());
-            if (rev <= late_last_) {
-              record.set_committed_after_unix_micros(late_after_micros_);
-              late_received_micros_ = record.observed_unix_micros();
-            }
+            if (rev <= late_last_) record.set_committed_after_unix_micros(late_after_micros_);
             for (; i < events.size() && events[i].kv().mod_revision() == rev; ++i) {
               *record.add_events() = events[i];
               int64_t lease = events[i].type() == etcdserverpb::Event::PUT ? events[i].kv().lease() : 0;
@@ -210,7 +214,8 @@ int64_t Capture::run(int64_t start_revision, const std::atomic<bool>& stop, int6
     }
     {
       std::lock_guard<std::mutex> writing(write_mu_);
-      mark_late_stored(stats_.stored_revision.load());  // the part of a catch-up that got stored
+      // The part of a catch-up that got stored.
+      mark_late_stored(stats_.stored_revision.load(), stats_.stored_observed_micros.load() + 999, /*run_ended=*/true);
     }
     throw;
   }
@@ -221,7 +226,8 @@ int64_t Capture::run(int64_t start_revision, const std::atomic<bool>& stop, int6
   lock.unlock();
   {
     std::lock_guard<std::mutex> writing(write_mu_);
-    mark_late_stored(stats_.stored_revision.load());  // a stop in the middle of a catch-up
+    // A stop in the middle of a catch-up.
+    mark_late_stored(stats_.stored_revision.load(), stats_.stored_observed_micros.load() + 999, /*run_ended=*/true);
   }
   // A clean stop: the log is known complete up to now (when nothing arrived since the last record).
   if (options_.heartbeat_interval.count() > 0) try_heartbeat();

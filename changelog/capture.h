@@ -77,10 +77,11 @@ class Capture {
   void try_heartbeat();
   // The cluster's revision now, read linearizably (every write acknowledged before the call is <= it).
   int64_t cluster_revision();
-  // Writes the late window's marker for what of the catch-up is stored up to `stored_revision`
-  // (once; called after each segment write and when the run ends). Failures are logged: the
-  // records carry the bound either way.
-  void mark_late_stored(int64_t stored_revision);
+  // Writes the late window's marker for what of the catch-up is stored up to `stored_revision`,
+  // the last of it received by `received_micros` (once; called after each segment write and when
+  // the run ends, under write_mu_). Failures are logged: the records carry the bound either way.
+  // `run_ended`: the run stops, so a catch-up stored in part is marked as far as it got.
+  void mark_late_stored(int64_t stored_revision, int64_t received_micros, bool run_ended);
 
   EtcdClient& client_;
   BlobStore& store_;
@@ -91,10 +92,10 @@ class Capture {
   std::unique_ptr<SegmentBuilder> builder_;
   std::chrono::steady_clock::time_point pending_since_;
   std::mutex write_mu_;  // one segment write at a time, in revision order
-  // The catch-up of this run (late_last_ 0: none), its lower bound, and the receipt of its newest
-  // record so far; late_marked_ once its marker is written. Under write_mu_ once the run started.
+  // The catch-up of this run (late_last_ 0: none) and its lower bound: set at the start of run(),
+  // before the watch and the flusher, and only read after; late_marked_ (under write_mu_) once its
+  // marker is written.
   int64_t late_first_ = 0, late_last_ = 0, late_after_micros_ = 0;
-  std::atomic<int64_t> late_received_micros_{0};
   bool late_marked_ = false;
 };
 

@@ -51,12 +51,13 @@ struct SegmentName {
 // nullopt for a key that is not a segment's (other files are ignored, not errors).
 std::optional<SegmentName> parse_segment_key(const std::string& key);
 
-// Revisions whose commit times the log knows only approximately (docs/store-format.md §8.5): a
+// Revisions whose commit times the log knows only approximately (docs/store-format.md §8, "Late windows"): a
 // capture that started behind the cluster (after the sidecar, its member or the leadership was
 // away) received them in one catch-up, so each was committed after `committed_after_ms` (when the
 // log was last known complete) and by `received_ms`, not when it was received. Their records carry
-// the same bound (Record.committed_after_unix_micros); this empty marker beside the segments lets
-// one listing show the windows. Written by the capture once the catch-up is stored.
+// the same bound (Record.committed_after_unix_micros); this marker beside the segments (its name is
+// its content; a small JSON body repeats it for people) lets one listing show the windows. Written
+// by the capture once the catch-up is stored.
 struct LateWindow {
   std::string cluster_id;
   int64_t first_revision = 0;

@@ -107,7 +107,8 @@ nlohmann::json late_json(const std::optional<ReplayResult::Late>& late) {
   if (!late) return nullptr;
   return {{"fromRevision", late->first_revision},
           {"toRevision", late->last_revision},
-          {"committedAfter", render::time_json(late->committed_after_micros)},
+          // 1: the capture knew no bound (changelog/capture.h)
+          {"committedAfter", late->committed_after_micros > 1 ? render::time_json(late->committed_after_micros) : nullptr},
           {"receivedAt", render::time_json(late->received_micros)}};
 }
 
@@ -596,6 +597,7 @@ void add_prune(CLI::App& backup) {
                           {"delete", r.plan.remove},
                           {"deleted", r.deleted},
                           {"changeLogSegments", r.segments_removed.size()},
+                          {"changeLogLateMarkers", r.late_markers_removed.size()},
                           {"unparseable", r.plan.unparseable},
                           {"future", r.plan.future},
                           {"versionedBucket", r.versions.versioned},

@@ -3,6 +3,8 @@
 #include "cmd/invocation.h"
 #include "restore/damage.h"
 
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
@@ -172,7 +174,7 @@ nlohmann::json inspection_json(const SnapshotInspection& r, StatusSemantics sema
   j["leases"] = nlohmann::json::array();
   for (const auto& l : r.leases) {
     j["leases"].push_back({{"id", l.id},
-                           {"idHex", id_hex(static_cast<uint64_t>(l.id))},
+                           {"idHex", fmt::format("{:016x}", static_cast<uint64_t>(l.id))},  // as etcdctl prints leases
                            {"ttl", l.ttl},
                            {"remainingTTL", l.remaining_ttl}});
   }

@@ -2,7 +2,8 @@
 
 #include <cstdio>
 #include <iostream>
-#include <set>
+#include <map>
+#include <utility>
 
 #include "common/error.h"
 #include "common/timefmt.h"
@@ -136,14 +137,22 @@ void print_backups(const std::vector<BackupRecord>& backups, OutputFormat format
       if (r.damage) std::printf("  %s: %s\n", r.name.c_str(), r.damage->reason.c_str());
     }
   }
-  // Late windows, once per cluster (backups of one cluster share its log).
-  std::set<std::string> late_lines;
+  // Late windows, each once: backups of one cluster share its log, and each backup's window holds
+  // the part of a window after its own revision (the widest part is the whole window).
+  std::map<std::pair<std::string, int64_t>, changelog::LateWindow> widest;  // by cluster and last revision
   for (const auto& [name, w] : windows) {
     for (const auto& l : w.late) {
-      late_lines.insert("  revisions " + std::to_string(l.first_revision) + ".." + std::to_string(l.last_revision) +
-                        ": committed after " + format_rfc3339_micros(from_unix_micros(l.committed_after_ms * 1000)) +
-                        ", received by " + format_rfc3339_micros(from_unix_micros(l.received_ms * 1000)));
+      auto [it, fresh] = widest.emplace(std::pair{l.cluster_id, l.last_revision}, l);
+      if (!fresh && l.first_revision < it->second.first_revision) it->second = l;
     }
+  }
+  std::vector<std::string> late_lines;
+  for (const auto& [key, l] : widest) {
+    late_lines.push_back("  revisions " + std::to_string(l.first_revision) + ".." + std::to_string(l.last_revision) +
+                         (widest.size() > 1 ? " of cluster " + l.cluster_id : "") + ": committed after " +
+                         (l.committed_after_ms > 0 ? format_rfc3339_micros(from_unix_micros(l.committed_after_ms * 1000))
+                                                   : std::string("an unknown time")) +
+                         ", received by " + format_rfc3339_micros(from_unix_micros(l.received_ms * 1000)));
   }
   if (!late_lines.empty()) {
     std::printf("\nchange log windows where commit times are known only approximately (the sidecar's capture was away;\n"

@@ -10,9 +10,10 @@ nlohmann::json backup_record_json(const BackupRecord& r) {
       {"takenAt", time_json(r.taken_at_micros)},
       {"format", r.format},
       {"source", r.source.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.source)},
-      {"dataFile", r.data_file},
-      {"compression", compression_name(r.compression)},
-      {"encryption", r.encryption},
+      {"dataFile", r.data_file.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.data_file)},
+      // An unreadable backup's metadata is unknown: its codec and encryption too.
+      {"compression", r.format == kUnreadableFormat ? nlohmann::json(nullptr) : nlohmann::json(compression_name(r.compression))},
+      {"encryption", r.format == kUnreadableFormat ? nlohmann::json(nullptr) : nlohmann::json(r.encryption)},
       {"encryptedTo", r.encrypted_to},
       {"storedSize", r.stored_size},
       {"dbSize", optional_json(r.db_size)},
@@ -60,8 +61,8 @@ nlohmann::json attempt_json(const AttemptRecord& a) {
           {"durationSeconds", static_cast<double>(a.finished_micros - a.started_micros) / 1e6},
           {"result", a.result},
           {"origin", a.origin},
-          {"reason", a.reason},
-          {"message", a.message},
+          {"reason", a.reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.reason)},
+          {"message", a.message.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.message)},
           {"backup", a.backup_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.backup_name)}};
 }
 

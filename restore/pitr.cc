@@ -240,7 +240,8 @@ ReplayResult replay_to(BlobStore& store, const BackupRecord& backup, const std::
                     target.describe(),
                 "restore an older backup to reach it");
   }
-  auto segments = changelog::list_segments(store, backup.cluster_id);
+  std::vector<changelog::LateWindow> late_windows;
+  auto segments = changelog::list_segments(store, backup.cluster_id, nullptr, &late_windows);
   changelog::LogChain chain = changelog::chain_from(segments, r.snapshot_revision, target.revision);
   if (target.revision > 0 && chain.reaches < target.revision) {
     throw Error(ErrorKind::kNotFound,
@@ -267,32 +268,26 @@ ReplayResult replay_to(BlobStore& store, const BackupRecord& backup, const std::
   Progress progress("replay of the change log onto backup " + backup.name, ProgressUnit::kRevisions,
                     last > r.snapshot_revision ? static_cast<uint64_t>(last - r.snapshot_revision) : 0);
   bool done = false;
-  // A --to-time inside a late window (capture was away: changelog/segment.h LateWindow): the
-  // window's records were committed somewhere between its bound and their receipt. The replay
-  // stops before them (only what is known committed by the target), and the rest of the window is
-  // read to name it.
-  bool reading_late = false;
   for (const auto& segment : chain.segments) {
-    if (done && !reading_late) break;
-    if (!done) ++r.segments;
+    if (done) break;
+    ++r.segments;
     changelog::read_segment_or_twin(store, segment, segments, [&](const changelog::Record& rec) {
-      if (rec.revision() <= replay.revision()) return;  // an overlap: never twice
-      if (reading_late) {
-        if (rec.committed_after_unix_micros() == r.late->committed_after_micros) {
-          r.late->last_revision = rec.revision();
-          r.late->received_micros = rec.observed_unix_micros();
-        } else {
-          reading_late = false;
-        }
-        return;
-      }
-      if (done) return;
+      if (done || rec.revision() <= replay.revision()) return;  // an overlap: never twice
       if ((target.revision > 0 && rec.revision() > target.revision) || rec.observed_unix_micros() > until_micros) {
         done = true;
+        // A --to-time inside a late window (capture was away: changelog/segment.h LateWindow): the
+        // record was committed between its bound and its receipt, perhaps by the target. The
+        // replay stops before it, and the window is named: by its marker, or by this record alone
+        // when the marker never got written.
         if (target.time && rec.committed_after_unix_micros() > 0 && rec.committed_after_unix_micros() < until_micros) {
           r.late = ReplayResult::Late{rec.revision(), rec.revision(), rec.committed_after_unix_micros(),
                                       rec.observed_unix_micros()};
-          reading_late = true;
+          for (const auto& w : late_windows) {
+            if (w.first_revision <= rec.revision() && rec.revision() <= w.last_revision) {
+              r.late->last_revision = w.last_revision;
+              r.late->received_micros = std::max(r.late->received_micros, w.received_ms * 1000);
+            }
+          }
         }
         return;
       }
