@@ -160,7 +160,9 @@ TEST_F(Drill, GoodBackupServesItsRevisionKeysAndHashAndReportsItsRto) {
 // verify, inspect and get read from the snapshot, and what a member restored from it serves, which
 // the drill asks. The two cases where `etcdctl snapshot status` says less are both here: an empty
 // store (0 there, 1 served) and one whose newest entries a compaction removed (a delete's
-// tombstone compacted away: the newest surviving entry there, the compaction's revision served).
+// tombstone compacted away, on 3.4: the newest surviving entry there, the compaction's revision
+// served). A backup taken at its member's compaction revision drills too: etcd 3.5+ answer HashKV
+// there from the compaction's record, which no restored member reproduces (backup/save.cc).
 TEST_F(Drill, EveryResultGivesTheRevisionTheRestoredMemberServesEvenWhereEtcdctlSaysLess) {
   auto& m = start_member();
   EtcdClient client(m.connection());
@@ -172,7 +174,8 @@ TEST_F(Drill, EveryResultGivesTheRevisionTheRestoredMemberServesEvenWhereEtcdctl
     std::string file = dir_ / (name + ".db");
     ASSERT_EQ(cli({"backup", "restore", name, "--store", store_, "--output-file", file}).exit_code, 0);
     auto theirs = snapshot_status(file);
-    EXPECT_EQ(theirs["revision"], etcdctl_says) << theirs.dump() << " (the case this test is about is not made)";
+    // (3.5+ keep a tombstone at the compaction revision, so there the tool sees it too)
+    EXPECT_TRUE(theirs["revision"] == etcdctl_says || theirs["revision"] == served_by_source) << theirs.dump();
     auto verified = cli_json({"backup", "verify", name, "--store", store_, "-o", "json"});
     EXPECT_EQ(verified["revision"], served_by_source) << verified.dump();
     auto inspected = cli_json({"backup", "inspect", name, "--store", store_, "-o", "json"});
