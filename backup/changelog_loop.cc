@@ -74,18 +74,10 @@ std::optional<ChangeLogLoop::Continuation> ChangeLogLoop::start_revision(const s
     }
     if (b.cluster_id != cluster_id || !b.revision) continue;
     std::vector<changelog::LateWindow> late;
-    auto chain = changelog::chain_from(changelog::list_segments(store_, cluster_id, nullptr, &late), *b.revision);
-    const auto heartbeat = changelog::read_heartbeat(store_, cluster_id);
-    int64_t until = changelog::complete_until_micros(chain, heartbeat);
-    for (const auto& w : late) {
-      if (w.first_revision > chain.reaches || chain.reaches > w.last_revision) continue;
-      // The log's last revision came in a catch-up: its receipt bounds nothing, its window's start
-      // does (or a heartbeat after it).
-      until = w.committed_after_ms * 1000;
-      if (heartbeat && heartbeat->revision >= chain.from_revision && heartbeat->revision <= chain.reaches) {
-        until = std::max(until, heartbeat->checked_at_micros);
-      }
-    }
+    bool heartbeat_listed = false;
+    auto chain = changelog::chain_from(changelog::list_segments(store_, cluster_id, &heartbeat_listed, &late), *b.revision);
+    const auto heartbeat = heartbeat_listed ? changelog::read_heartbeat(store_, cluster_id) : std::nullopt;
+    const int64_t until = changelog::complete_until_micros(chain, heartbeat, late);
     return Continuation{chain.reaches + 1, until > 0 ? until : b.taken_at_micros};
   }
   return std::nullopt;

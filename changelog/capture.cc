@@ -1,5 +1,6 @@
 #include "changelog/capture.h"
 
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <condition_variable>
@@ -63,11 +64,11 @@ void Capture::mark_late_stored(int64_t stored_revision, int64_t received_micros,
   late_marked_ = true;
   try {
     // Its name is its content; the body says the same for a person reading the bucket.
-    store_.write_small(w.key(),
-                       "{\"from\": " + std::to_string(w.first_revision) + ", \"to\": " + std::to_string(w.last_revision) +
-                           ", \"committedAfter\": \"" + format_rfc3339_micros(from_unix_micros(w.committed_after_ms * 1000)) +
-                           "\", \"receivedBy\": \"" + format_rfc3339_micros(from_unix_micros(w.received_ms * 1000)) + "\"}\n",
-                       /*overwrite=*/true);
+    const nlohmann::json body = {{"from", w.first_revision},
+                                 {"to", w.last_revision},
+                                 {"committedAfter", format_rfc3339_micros(from_unix_micros(w.committed_after_ms * 1000))},
+                                 {"receivedBy", format_rfc3339_micros(from_unix_micros(w.received_ms * 1000))}};
+    store_.write_small(w.key(), body.dump() + "\n", /*overwrite=*/true);
     spdlog::info("change log: revisions {}..{} were committed while capture was away (after {}, received by {}): "
                  "their commit times are known only within that window",
                  w.first_revision, w.last_revision, format_rfc3339_micros(from_unix_micros(w.committed_after_ms * 1000)),

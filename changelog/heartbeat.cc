@@ -51,8 +51,12 @@ std::optional<Heartbeat> read_heartbeat(BlobStore& store, const std::string& clu
   }
 }
 
-int64_t complete_until_micros(const LogChain& chain, const std::optional<Heartbeat>& heartbeat) {
+int64_t complete_until_micros(const LogChain& chain, const std::optional<Heartbeat>& heartbeat,
+                              const std::vector<LateWindow>& late) {
   int64_t until = chain.reaches_observed_ms * 1000;
+  for (const auto& w : late) {
+    if (w.first_revision <= chain.reaches && chain.reaches <= w.last_revision) until = w.committed_after_ms * 1000;
+  }
   // A heartbeat whose revision the chain holds proves the cluster had nothing newer at its time (a
   // cluster quiet since the snapshot too). One below the snapshot's revision predates the snapshot
   // (revisions only grow) and proves nothing about this chain.

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "changelog/segment.h"
 #include "store/blob_store.h"
@@ -32,6 +33,9 @@ std::optional<Heartbeat> read_heartbeat(BlobStore& store, const std::string& clu
 
 // Until when (unix microseconds) `chain` is known to hold every revision the cluster had: when its
 // last revision was received, or the heartbeat's time when the heartbeat's revision is in the chain.
-int64_t complete_until_micros(const LogChain& chain, const std::optional<Heartbeat>& heartbeat);
+// A last revision inside one of `late` (segment.h LateWindow) was received in a catch-up, which
+// proves nothing of when: the window's lower bound stands for its receipt then.
+int64_t complete_until_micros(const LogChain& chain, const std::optional<Heartbeat>& heartbeat,
+                              const std::vector<LateWindow>& late = {});
 
 }  // namespace etcdadm::changelog

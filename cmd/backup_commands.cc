@@ -102,16 +102,6 @@ struct StoreCreationFlags {
   }
 };
 
-// A point-in-time target inside a late window (restore/pitr.h ReplayResult::Late): null when not.
-nlohmann::json late_json(const std::optional<ReplayResult::Late>& late) {
-  if (!late) return nullptr;
-  return {{"fromRevision", late->first_revision},
-          {"toRevision", late->last_revision},
-          // 1: the capture knew no bound (changelog/capture.h)
-          {"committedAfter", late->committed_after_micros > 1 ? render::time_json(late->committed_after_micros) : nullptr},
-          {"receivedAt", render::time_json(late->received_micros)}};
-}
-
 void print_saved(const SaveResult& r, OutputFormat fmt) {
   if (fmt == OutputFormat::kJson) {
     auto j = render::backup_record_json(record_from_meta(r.meta));
@@ -529,7 +519,11 @@ void add_restore(CLI::App& backup) {
                          {"revisions", r.replay->records},
                          {"events", r.replay->events},
                          {"segments", r.replay->segments},
-                         {"late", late_json(r.replay->late)}};
+                         {"late", r.replay->late ? late_window_json(r.replay->late->first_revision,
+                                                                    r.replay->late->last_revision,
+                                                                    r.replay->late->committed_after_micros,
+                                                                    r.replay->late->received_micros)
+                                                 : nullptr}};
         }
       } else {
         j.update({{"restoreWith", r.tool.is_etcdutl ? "etcdutl" : "etcdctl"}, {"tool", r.tool.path},

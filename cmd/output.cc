@@ -49,10 +49,7 @@ nlohmann::json window_json(const std::map<std::string, LogWindow>& windows, cons
   // inside one restores only what is known committed by then.
   nlohmann::json late = nlohmann::json::array();
   for (const auto& l : w.late) {
-    late.push_back({{"fromRevision", l.first_revision},
-                    {"toRevision", l.last_revision},
-                    {"committedAfter", render::time_json(l.committed_after_ms * 1000)},
-                    {"receivedAt", render::time_json(l.received_ms * 1000)}});
+    late.push_back(late_window_json(l.first_revision, l.last_revision, l.committed_after_ms * 1000, l.received_ms * 1000));
   }
   j["late"] = late;
   return j;
@@ -189,6 +186,15 @@ void print_attempts(const std::vector<AttemptRecord>& attempts, OutputFormat for
                 a.origin.empty() ? "-" : a.origin.c_str(), a.result.c_str(), what.c_str());
   }
   std::cout.flush();
+}
+
+nlohmann::json late_window_json(int64_t first_revision, int64_t last_revision, int64_t committed_after_micros,
+                                int64_t received_micros) {
+  return {{"fromRevision", first_revision},
+          {"toRevision", last_revision},
+          // at most 1: the capture knew no lower bound (changelog/capture.cc)
+          {"committedAfter", committed_after_micros > 1 ? render::time_json(committed_after_micros) : nullptr},
+          {"receivedAt", render::time_json(received_micros)}};
 }
 
 nlohmann::json change_log_check_json(const ChangeLogCheck& log) {

@@ -28,6 +28,10 @@ void print_attempts(const std::vector<AttemptRecord>& newest_first, OutputFormat
 // `backup verify`'s report of a backup's change log (restore/pitr.h verify_change_log): JSON, and
 // the lines of the table output (none when the backup has no log).
 nlohmann::json change_log_check_json(const ChangeLogCheck& log);
+// A late window of the change log (changelog/segment.h LateWindow), as `backup list`'s
+// `changeLog.late` and a point-in-time restore's `replay.late` print it.
+nlohmann::json late_window_json(int64_t first_revision, int64_t last_revision, int64_t committed_after_micros,
+                                int64_t received_micros);
 void print_change_log_check(const ChangeLogCheck& log);
 
 }  // namespace etcdadm::cli

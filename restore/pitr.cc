@@ -107,7 +107,8 @@ std::map<std::string, LogWindow> log_windows(BlobStore& store, const std::vector
     if (of_cluster.empty() && !segments.heartbeat(b.cluster_id)) continue;
     LogWindow w;
     w.chain = changelog::chain_from(of_cluster, *b.revision);
-    w.complete_until_micros = changelog::complete_until_micros(w.chain, segments.heartbeat(b.cluster_id));
+    w.complete_until_micros =
+        changelog::complete_until_micros(w.chain, segments.heartbeat(b.cluster_id), segments.late(b.cluster_id));
     if (w.complete_until_micros == 0) continue;  // no segment extends it, no heartbeat speaks for it
     for (const auto& late : segments.late(b.cluster_id)) {
       // The part of each late window this backup's log holds.
@@ -148,7 +149,8 @@ BackupRecord choose_backup_for(BlobStore& store, const std::vector<BackupRecord>
       continue;
     }
     changelog::LogChain chain = changelog::chain_from(segments.of(b.cluster_id), *b.revision, target.revision);
-    const int64_t complete_until = changelog::complete_until_micros(chain, segments.heartbeat(b.cluster_id));
+    const int64_t complete_until =
+        changelog::complete_until_micros(chain, segments.heartbeat(b.cluster_id), segments.late(b.cluster_id));
     if (chain.reaches > best_reach) {
       best_reach = chain.reaches;
       best_reach_ms = complete_until / 1000;
@@ -255,7 +257,7 @@ ReplayResult replay_to(BlobStore& store, const BackupRecord& backup, const std::
   const int64_t until_micros = target.time ? to_unix_micros(*target.time) : INT64_MAX;
   if (target.time && chain.reaches_observed_ms * 1000 < until_micros) {
     const int64_t complete_until =
-        changelog::complete_until_micros(chain, changelog::read_heartbeat(store, backup.cluster_id));
+        changelog::complete_until_micros(chain, changelog::read_heartbeat(store, backup.cluster_id), late_windows);
     if (complete_until < until_micros) {
       throw Error(ErrorKind::kNotFound,
                   target.describe() + " is beyond the change log of backup " + backup.name + ": it is complete until " +
