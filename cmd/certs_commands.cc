@@ -43,17 +43,18 @@ void add_check_expiration(CLI::App& certs) {
              {"notAfter", render::time_json(ci.not_after)},
              {"residualSeconds", std::chrono::duration_cast<std::chrono::seconds>(ci.not_after - now).count()},
              {"sans", ci.sans},
-             {"ca", ci.is_ca}});
+             {"ca", ci.is_ca},
+             {"keyAlgorithm", ci.key_algorithm}});
       }
       std::cout << arr.dump(2) << "\n";
       return;
     }
-    std::printf("%-24s  %-22s  %-10s  %s\n", "CERTIFICATE", "EXPIRES", "RESIDUAL", "SUBJECT");
+    std::printf("%-24s  %-22s  %-10s  %-10s  %s\n", "CERTIFICATE", "EXPIRES", "RESIDUAL", "KEY", "SUBJECT");
     for (const auto& ci : certs) {
       auto left = std::chrono::duration_cast<std::chrono::seconds>(ci.not_after - now);
       std::string residual = left.count() <= 0 ? "EXPIRED" : format_duration_short(left);
-      std::printf("%-24s  %-22s  %-10s  %s\n", ci.name.c_str(), format_rfc3339_seconds(ci.not_after).c_str(),
-                  residual.c_str(), ci.subject.c_str());
+      std::printf("%-24s  %-22s  %-10s  %-10s  %s\n", ci.name.c_str(), format_rfc3339_seconds(ci.not_after).c_str(),
+                  residual.c_str(), ci.key_algorithm.c_str(), ci.subject.c_str());
     }
     std::cout.flush();
   });

@@ -143,6 +143,7 @@ struct MemberFlags {
   LocationFlags location;
   ReleaseFlags release;
   std::string extra_sans;
+  std::string key_algorithm;
   bool no_disk_priorities = false;
   std::string start_timeout = "2m";
   std::string promote_timeout = "5m";
@@ -153,6 +154,8 @@ struct MemberFlags {
     release.add_to(c);
     auto* g = c->add_option_group("Member settings");
     g->add_option("--server-cert-extra-sans", extra_sans, "more SANs for the server certificate (comma-separated)");
+    g->add_option("--key-algorithm", key_algorithm,
+                  "key of new certificates: rsa-2048 or ecdsa-p256 (default: the CA's; a new CA's: rsa-2048)");
     g->add_option("--kubelet-pod-manifest-path", location.member.kubelet_manifest_dir,
                   "static pod manifests dir (--init-system kubelet)")
         ->capture_default_str();
@@ -174,6 +177,7 @@ struct MemberFlags {
     o.member.version = o.release.version;
     o.member.disk_priorities = !no_disk_priorities;
     for (const auto& s : split_endpoints(extra_sans)) o.member.server_cert_extra_sans.push_back(s);
+    if (!key_algorithm.empty()) o.key_algorithm = parse_key_algorithm(key_algorithm);
     o.member.complete();
     o.start_timeout = duration_flag("--start-timeout", start_timeout, false);
     o.promote_timeout = duration_flag("--promote-timeout", promote_timeout, false);

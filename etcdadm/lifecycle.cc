@@ -379,14 +379,19 @@ class Runner {
   }
 
   void certificates() {
-    if (!join_ && ensure_ca(m_.certs_dir)) spdlog::info("created a new CA in {}", m_.certs_dir);
+    const KeyAlgorithm ca_algorithm = o_.key_algorithm.value_or(KeyAlgorithm::kRsa2048);
+    if (!join_ && ensure_ca(m_.certs_dir, ca_algorithm)) {
+      spdlog::info("created a new CA ({} key) in {}", key_algorithm_name(ca_algorithm), m_.certs_dir);
+    }
     if (join_ && (!path_exists(m_.ca_cert()) || !path_exists(m_.ca_key()))) {
       throw Error(ErrorKind::kNotFound, "no CA in " + m_.certs_dir,
                   "copy ca.crt and ca.key from a member of the cluster");
     }
     if (join_) ensure_ca(m_.certs_dir);  // checks that the key matches the certificate
-    auto issued = ensure_member_certs(pki_spec(m_));
-    for (const auto& s : issued) spdlog::info("issued {}", m_.cert(s));
+    MemberPkiSpec spec = pki_spec(m_);
+    spec.key_algorithm = o_.key_algorithm;
+    auto issued = ensure_member_certs(spec);
+    for (const auto& s : issued) spdlog::info("issued {} ({} key)", m_.cert(s), key_algorithm_of_cert(m_.cert(s)));
   }
 
   ClusterBootstrap init_bootstrap() {

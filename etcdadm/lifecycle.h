@@ -21,6 +21,7 @@
 
 #include "etcdadm/connection.h"
 #include "etcdadm/member_config.h"
+#include "etcdadm/pki.h"
 #include "etcdadm/release.h"
 
 namespace etcdadm {
@@ -35,6 +36,9 @@ struct LifecycleOptions {
   MemberConfig member;
   ReleaseSpec release;
   bool skip_install = false;  // binaries are already in install-dir (checked, not fetched)
+  // The key of a CA init creates (nullopt: RSA 2048) and of the member certificates (nullopt: the
+  // CA's algorithm, so that joins follow the cluster without being told).
+  std::optional<KeyAlgorithm> key_algorithm;
 
   // init
   std::string initial_cluster_token;  // empty: a fresh random token (always fresh for restores)

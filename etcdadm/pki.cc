@@ -57,7 +57,47 @@ KeyPtr read_key(const std::string& path) {
   return k;
 }
 
+KeyPtr generate_key(KeyAlgorithm algorithm) {
+  KeyPtr k(algorithm == KeyAlgorithm::kEcdsaP256 ? EVP_EC_gen("P-256") : EVP_RSA_gen(2048));
+  if (!k) ssl_fail(key_algorithm_name(algorithm) + " key generation");
+  return k;
+}
+
+// What a key is, in the names --key-algorithm takes where it is one of those.
+std::string describe_key(EVP_PKEY* key) {
+  const int bits = EVP_PKEY_get_bits(key);
+  if (EVP_PKEY_is_a(key, "RSA")) return "rsa-" + std::to_string(bits);
+  if (EVP_PKEY_is_a(key, "EC")) {
+    char group[64] = {0};
+    size_t len = 0;
+    if (EVP_PKEY_get_group_name(key, group, sizeof group, &len) != 1) return "ec";
+    if (std::string(group) == "prime256v1" || std::string(group) == "P-256") return "ecdsa-p256";
+    return "ec-" + std::string(group);
+  }
+  const char* type = EVP_PKEY_get0_type_name(key);
+  return type ? std::string(type) : "unknown";
+}
+
 }  // namespace
+
+KeyAlgorithm parse_key_algorithm(const std::string& text) {
+  std::string t = text;
+  std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (t == "rsa-2048") return KeyAlgorithm::kRsa2048;
+  if (t == "ecdsa-p256") return KeyAlgorithm::kEcdsaP256;
+  throw Error(ErrorKind::kInvalidArgument, "unknown key algorithm '" + text + "'", "use rsa-2048 or ecdsa-p256");
+}
+
+std::string key_algorithm_name(KeyAlgorithm algorithm) {
+  return algorithm == KeyAlgorithm::kEcdsaP256 ? "ecdsa-p256" : "rsa-2048";
+}
+
+std::string key_algorithm_of_cert(const std::string& cert_path) {
+  X509Ptr x = read_cert(cert_path);
+  EVP_PKEY* key = X509_get0_pubkey(x.get());
+  if (key == nullptr) throw Error(ErrorKind::kCorrupt, cert_path + " has no readable public key");
+  return describe_key(key);
+}
 
 void check_client_tls_files(const std::string& cacert, const std::string& cert, const std::string& key) {
   auto first_cert = [](const std::string& path) {
@@ -146,8 +186,11 @@ X509Ptr issue(EVP_PKEY* key, const std::string& cn, const std::string& org, std:
   X509_set_pubkey(x.get(), key);
   X509* signer = issuer ? issuer : x.get();
   add_ext(x.get(), signer, NID_basic_constraints, ca ? "critical,CA:TRUE" : "critical,CA:FALSE");
+  // keyEncipherment is RSA key transport; an ECDSA key only signs (RFC 5480 section 3).
   add_ext(x.get(), signer, NID_key_usage,
-          ca ? "critical,keyCertSign,cRLSign,digitalSignature" : "critical,digitalSignature,keyEncipherment");
+          ca                              ? "critical,keyCertSign,cRLSign,digitalSignature"
+          : EVP_PKEY_is_a(key, "RSA") ? "critical,digitalSignature,keyEncipherment"
+                                          : "critical,digitalSignature");
   if (!ext_key_usage.empty()) add_ext(x.get(), signer, NID_ext_key_usage, ext_key_usage);
   add_ext(x.get(), signer, NID_subject_key_identifier, "hash");
   if (issuer) add_ext(x.get(), signer, NID_authority_key_identifier, "keyid:always");
@@ -237,7 +280,7 @@ void check_existing_leaf(const std::string& path, X509* ca, const std::vector<st
 
 }  // namespace
 
-bool ensure_ca(const std::string& dir) {
+bool ensure_ca(const std::string& dir, KeyAlgorithm algorithm) {
   std::string crt = dir + "/ca.crt", key = dir + "/ca.key";
   if (path_exists(crt) && path_exists(key)) {
     X509Ptr c = read_cert(crt);
@@ -252,8 +295,7 @@ bool ensure_ca(const std::string& dir) {
     throw Error(ErrorKind::kNotFound, "only one of ca.crt and ca.key exists in " + dir,
                 "copy the cluster's CA certificate AND key there (join needs the same CA as the cluster)");
   }
-  KeyPtr k(EVP_RSA_gen(2048));
-  if (!k) ssl_fail("RSA key generation");
+  KeyPtr k = generate_key(algorithm);
   X509Ptr c = issue(k.get(), "etcd", "", std::chrono::hours(24 * 365 * 10), nullptr, nullptr, true, "", "");
   write_pair(dir, "ca", c.get(), k.get());
   return true;
@@ -262,6 +304,9 @@ bool ensure_ca(const std::string& dir) {
 std::vector<std::string> ensure_member_certs(const MemberPkiSpec& spec) {
   X509Ptr ca = read_cert(spec.certs_dir + "/ca.crt");
   KeyPtr ca_key = read_key(spec.certs_dir + "/ca.key");
+  const KeyAlgorithm algorithm =
+      spec.key_algorithm.value_or(describe_key(X509_get0_pubkey(ca.get())) == "ecdsa-p256" ? KeyAlgorithm::kEcdsaP256
+                                                                                        : KeyAlgorithm::kRsa2048);
   std::vector<std::string> issued;
   for (const auto& leaf : leaves_for(spec)) {
     const std::string crt = spec.certs_dir + "/" + leaf.stem + ".crt";
@@ -269,8 +314,7 @@ std::vector<std::string> ensure_member_certs(const MemberPkiSpec& spec) {
       check_existing_leaf(crt, ca.get(), leaf.hosts);
       continue;
     }
-    KeyPtr k(EVP_RSA_gen(2048));
-    if (!k) ssl_fail("RSA key generation");
+    KeyPtr k = generate_key(algorithm);
     X509Ptr c = issue(k.get(), leaf.cn, leaf.org, spec.leaf_validity, ca.get(), ca_key.get(), false,
                       ext_key_usage_for(leaf.stem), san_list(leaf.hosts));
     write_pair(spec.certs_dir, leaf.stem, c.get(), k.get());
@@ -299,6 +343,7 @@ std::vector<CertInfo> inspect_certs(const std::string& dir) {
     info.not_after = time_of(X509_get0_notAfter(x.get()));
     info.sans = sans_of(x.get());
     info.is_ca = X509_check_ca(x.get()) > 0;
+    info.key_algorithm = X509_get0_pubkey(x.get()) ? describe_key(X509_get0_pubkey(x.get())) : "unknown";
     out.push_back(info);
   }
   return out;

@@ -4,18 +4,33 @@
 //   peer.crt/key                       CN <name>, serverAuth+clientAuth, SANs: <name>, peer hosts, 127.0.0.1, extras
 //   etcdctl-etcd-client.crt/key        CN <name>-etcdctl, O system:masters, clientAuth
 //   apiserver-etcd-client.crt/key      CN <name>-kube-apiserver-etcd-client, O system:masters, clientAuth
-// Leaves are RSA 2048, valid 365 days by default; keys are PEM files with mode 0600, written
-// atomically. Renewal keeps each certificate's key, subject and SANs and issues a new serial and
+// Keys are RSA 2048 unless the CA is created with another algorithm (--key-algorithm: kubeadm's
+// encryptionAlgorithm); leaves get their CA's algorithm unless told otherwise. Leaves are valid
+// 365 days by default; keys are PEM files with mode 0600, written atomically. Renewal keeps each certificate's key, subject and SANs and issues a new serial and
 // validity (etcdadm's most requested missing feature).
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/timefmt.h"
 
 namespace etcdadm {
+
+// The key types etcdadm issues. ECDSA P-256 keys take microseconds to make where RSA 2048 takes
+// hundreds of milliseconds, and every etcd release and Kubernetes client accepts them.
+enum class KeyAlgorithm { kRsa2048, kEcdsaP256 };
+
+// "rsa-2048" / "ecdsa-p256" (kubeadm's RSA-2048 / ECDSA-P256 are accepted too); throws
+// kInvalidArgument naming the accepted values.
+KeyAlgorithm parse_key_algorithm(const std::string& text);
+std::string key_algorithm_name(KeyAlgorithm algorithm);  // "rsa-2048", "ecdsa-p256"
+
+// The algorithm of the key in a PEM certificate file ("rsa-2048", "ecdsa-p256", or a description
+// such as "rsa-4096" or "ec-secp384r1" for keys etcdadm did not make).
+std::string key_algorithm_of_cert(const std::string& cert_path);
 
 struct MemberPkiSpec {
   std::string certs_dir;
@@ -24,6 +39,8 @@ struct MemberPkiSpec {
   std::vector<std::string> peer_hosts;    // IPs or DNS names peers reach it on
   std::vector<std::string> extra_sans;    // --server-cert-extra-sans
   std::chrono::hours leaf_validity{24 * 365};
+  // New leaf keys: nullopt follows the CA's key (an ECDSA CA gets ECDSA leaves; any other, RSA).
+  std::optional<KeyAlgorithm> key_algorithm;
 };
 
 // Certificate kinds by file stem.
@@ -37,8 +54,9 @@ inline const std::vector<std::string>& member_cert_names() {
 // it. Throws kInvalidArgument naming the file (gRPC would only report "empty address list").
 void check_client_tls_files(const std::string& cacert, const std::string& cert, const std::string& key);
 
-// Creates ca.crt/ca.key unless both exist; an existing pair is checked to match. Returns true when created.
-bool ensure_ca(const std::string& certs_dir);
+// Creates ca.crt/ca.key (with a key of `algorithm`) unless both exist; an existing pair is checked
+// to match and kept whatever its algorithm. Returns true when created.
+bool ensure_ca(const std::string& certs_dir, KeyAlgorithm algorithm = KeyAlgorithm::kRsa2048);
 
 // Issues the member certificates that do not exist yet (existing ones are kept). Needs the CA.
 // Returns the stems issued.
@@ -52,6 +70,7 @@ struct CertInfo {
   SystemTime not_after;
   std::vector<std::string> sans;  // "DNS:x", "IP:1.2.3.4"
   bool is_ca = false;
+  std::string key_algorithm;  // as key_algorithm_of_cert
 };
 
 // The certificates present in `certs_dir` (CA first).

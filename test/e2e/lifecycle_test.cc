@@ -49,7 +49,9 @@ int file_mode(const std::string& path) {
 // 1. init m1 -> join m2 -> join m3 with TLS; data written; membership and health checked with
 //    etcdctl and the generated client certificate.
 TEST_F(Lifecycle, InitAndTwoJoinsMakeAHealthyTlsCluster) {
+  key_algorithm_.clear();  // the default: RSA 2048
   ASSERT_NO_FATAL_FAILURE(three_member_cluster());
+  for (const auto& h : hosts_) EXPECT_EQ(key_algorithms(h), std::set<std::string>{"rsa-2048"}) << h.name;
   auto members = member_list(hosts_[2]);
   ASSERT_EQ(members.size(), 3u) << members.dump();
   std::set<std::string> names;
@@ -774,6 +776,9 @@ TEST_F(Lifecycle, DamagedBackupInstallsNothingAndThePrintedJoinWorksOffline) {
   ASSERT_EQ(joined.exit_code, 0) << joined.output;
   EXPECT_NE(joined.output.find("already installed"), std::string::npos) << joined.output;
   EXPECT_EQ(member_list(hosts_[0]).size(), 2u);
+  // The printed command names no key algorithm: the joined member's keys follow the CA's.
+  EXPECT_EQ(printed.find("--key-algorithm"), std::string::npos) << printed;
+  EXPECT_EQ(key_algorithms(hosts_[1]), std::set<std::string>{"ecdsa-p256"});
   auto value = etcdctl(hosts_[1], {"get", "/registry/k", "--print-value-only"});
   EXPECT_EQ(value.output, "v\n");
   auto bumped = etcdctl(hosts_[1], {"get", "/registry/k", "-w", "json"});
@@ -910,6 +915,7 @@ TEST_F(Lifecycle, CertsRenewWithRollingRestartKeepsServing) {
         continue;
       }
       EXPECT_NE(after[i]["serial"], before[i]["serial"]) << after[i].dump();
+      EXPECT_EQ(after[i]["keyAlgorithm"], "ecdsa-p256") << "renewal keeps the key: " << after[i].dump();
       EXPECT_NE(after[i]["notAfter"], before[i]["notAfter"]) << after[i].dump();
       EXPECT_LT(after[i]["residualSeconds"].get<int64_t>(), 31 * 86400);
     }

@@ -10,7 +10,7 @@ namespace etcdadm::test {
 class TlsAuth : public CliTest {
  protected:
   EtcdMember& start_tls_member() {
-    tls_ = make_tls_files(dir_ / "pki");
+    tls_ = make_tls_files(dir_ / "pki", /*rsa=*/true);
     EtcdOptions o;
     o.tls = true;
     o.tls_files = &tls_;
@@ -62,7 +62,7 @@ TEST_F(TlsAuth, PlaintextClientAgainstTlsServer) {
 
 TEST_F(TlsAuth, TlsClientAgainstPlaintextServer) {
   auto& m = start_member();
-  tls_ = make_tls_files(dir_ / "pki");
+  tls_ = make_tls_files(dir_ / "pki", /*rsa=*/true);
   std::string tls_url = "https://127.0.0.1:" + std::to_string(m.options().client_port);
   auto r = cli({"backup", "save", "--store", store_, "--endpoints", tls_url, "--cacert", tls_.ca_cert, "--dial-timeout", "2s"});
   EXPECT_EQ(r.exit_code, 6) << r.output;

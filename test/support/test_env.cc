@@ -167,34 +167,47 @@ static void openssl(const std::vector<std::string>& args) {
   if (r.exit_code != 0) throw std::runtime_error("openssl failed: " + r.output);
 }
 
-static void make_ca(const std::string& dir, const std::string& name, std::string& cert, std::string& key) {
-  cert = dir + "/" + name + ".crt";
-  key = dir + "/" + name + ".key";
-  openssl({"req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj",
-           "/CN=" + name, "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"});
+// openssl's -newkey argument(s) for the key type of make_tls_files.
+static std::vector<std::string> new_key_args(bool rsa) {
+  if (rsa) return {"-newkey", "rsa:2048"};
+  return {"-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"};
 }
 
-static void make_leaf(const std::string& dir, const std::string& name, const std::string& ca_cert, const std::string& ca_key,
-                      const std::string& ext, std::string& cert, std::string& key) {
+static void make_ca(const std::string& dir, const std::string& name, bool rsa, std::string& cert, std::string& key) {
+  cert = dir + "/" + name + ".crt";
+  key = dir + "/" + name + ".key";
+  std::vector<std::string> args = {"req", "-x509"};
+  for (const auto& a : new_key_args(rsa)) args.push_back(a);
+  for (const auto& a : {"-nodes", "-keyout"}) args.push_back(a);
+  args.insert(args.end(), {key, "-out", cert, "-days", "2", "-subj", "/CN=" + name, "-addext",
+                           "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"});
+  openssl(args);
+}
+
+static void make_leaf(const std::string& dir, const std::string& name, bool rsa, const std::string& ca_cert,
+                      const std::string& ca_key, const std::string& ext, std::string& cert, std::string& key) {
   cert = dir + "/" + name + ".crt";
   key = dir + "/" + name + ".key";
   std::string csr = dir + "/" + name + ".csr";
   std::string extfile = dir + "/" + name + ".ext";
   write_file_atomic(extfile, ext);
-  openssl({"req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr, "-subj", "/CN=" + name});
+  std::vector<std::string> args = {"req"};
+  for (const auto& a : new_key_args(rsa)) args.push_back(a);
+  args.insert(args.end(), {"-nodes", "-keyout", key, "-out", csr, "-subj", "/CN=" + name});
+  openssl(args);
   openssl({"x509", "-req", "-in", csr, "-CA", ca_cert, "-CAkey", ca_key, "-CAcreateserial", "-out", cert, "-days", "2",
            "-extfile", extfile});
 }
 
-TlsFiles make_tls_files(const std::string& dir) {
+TlsFiles make_tls_files(const std::string& dir, bool rsa) {
   TlsFiles t;
   make_dirs(dir);
-  make_ca(dir, "ca", t.ca_cert, t.ca_key);
+  make_ca(dir, "ca", rsa, t.ca_cert, t.ca_key);
   std::string other_key;
-  make_ca(dir, "other-ca", t.other_ca_cert, other_key);
-  make_leaf(dir, "server", t.ca_cert, t.ca_key,
+  make_ca(dir, "other-ca", rsa, t.other_ca_cert, other_key);
+  make_leaf(dir, "server", rsa, t.ca_cert, t.ca_key,
             "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n", t.server_cert, t.server_key);
-  make_leaf(dir, "client", t.ca_cert, t.ca_key, "extendedKeyUsage=clientAuth\n", t.client_cert, t.client_key);
+  make_leaf(dir, "client", rsa, t.ca_cert, t.ca_key, "extendedKeyUsage=clientAuth\n", t.client_cert, t.client_key);
   return t;
 }
 

@@ -68,12 +68,14 @@ ProcessResult run_etcdadm(const std::vector<std::string>& args, const std::strin
                           const RunOptions& extra = {});
 
 // CA + server + client certificates made with the openssl CLI (server cert valid for 127.0.0.1).
+// Keys are ECDSA P-256 unless `rsa` (RSA 2048 keys cost the openssl CLI about a CPU-second a set;
+// TlsAuth keeps them, the common production key).
 struct TlsFiles {
   std::string ca_cert, ca_key, server_cert, server_key, client_cert, client_key;
   // A second, unrelated CA (for "wrong CA" tests).
   std::string other_ca_cert;
 };
-TlsFiles make_tls_files(const std::string& dir);
+TlsFiles make_tls_files(const std::string& dir, bool rsa = false);
 
 struct EtcdOptions {
   std::string name = "m1";

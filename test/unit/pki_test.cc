@@ -31,6 +31,45 @@ MemberPkiSpec spec(const std::string& dir) {
   return s;
 }
 
+// An ECDSA CA (init --key-algorithm ecdsa-p256) gets ECDSA leaves without being told (join follows
+// the cluster's CA); their key usage has no keyEncipherment (RSA key transport), which the openssl
+// oracle shows, and an explicit algorithm overrides the CA's.
+TEST(Pki, AnEcdsaCaGivesEcdsaLeavesThatSignOnly) {
+  test::TempDir dir;
+  EXPECT_TRUE(ensure_ca(dir.path(), KeyAlgorithm::kEcdsaP256));
+  EXPECT_EQ(ensure_member_certs(spec(dir.path())), member_cert_names());
+  for (const auto& c : inspect_certs(dir.path())) EXPECT_EQ(c.key_algorithm, "ecdsa-p256") << c.name;
+  std::string text = openssl({"x509", "-in", dir / "peer.crt", "-noout", "-text"});
+  EXPECT_NE(text.find("id-ecPublicKey"), std::string::npos) << text;
+  EXPECT_NE(text.find("NIST CURVE: P-256"), std::string::npos) << text;
+  EXPECT_NE(text.find("Digital Signature"), std::string::npos) << text;
+  EXPECT_EQ(text.find("Key Encipherment"), std::string::npos) << text;
+  EXPECT_NE(openssl({"verify", "-CAfile", dir / "ca.crt", dir / "peer.crt"}).find(": OK"), std::string::npos);
+
+  test::TempDir mixed;
+  ensure_ca(mixed.path(), KeyAlgorithm::kEcdsaP256);
+  MemberPkiSpec s = spec(mixed.path());
+  s.key_algorithm = KeyAlgorithm::kRsa2048;
+  ensure_member_certs(s);
+  EXPECT_EQ(key_algorithm_of_cert(mixed / "server.crt"), "rsa-2048");
+  EXPECT_NE(openssl({"x509", "-in", mixed / "server.crt", "-noout", "-text"}).find("Key Encipherment"),
+            std::string::npos);
+  EXPECT_NE(openssl({"verify", "-CAfile", mixed / "ca.crt", mixed / "server.crt"}).find(": OK"), std::string::npos);
+}
+
+TEST(Pki, KeyAlgorithmNamesParseAndOthersAreRefused) {
+  EXPECT_EQ(parse_key_algorithm("rsa-2048"), KeyAlgorithm::kRsa2048);
+  EXPECT_EQ(parse_key_algorithm("ECDSA-P256"), KeyAlgorithm::kEcdsaP256);  // kubeadm's spelling
+  EXPECT_EQ(key_algorithm_name(KeyAlgorithm::kEcdsaP256), "ecdsa-p256");
+  try {
+    parse_key_algorithm("rsa-1024");
+    FAIL() << "rsa-1024 accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("rsa-1024"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Pki, InitIssuesAVerifiableMemberPki) {
   test::TempDir dir;
   EXPECT_TRUE(ensure_ca(dir.path()));
@@ -56,6 +95,7 @@ TEST(Pki, InitIssuesAVerifiableMemberPki) {
   auto info = inspect_certs(dir.path());
   ASSERT_EQ(info.size(), 5u);
   EXPECT_TRUE(info[0].is_ca);
+  for (const auto& c : info) EXPECT_EQ(c.key_algorithm, "rsa-2048") << c.name;  // the default
   EXPECT_GT(info[0].not_after - std::chrono::system_clock::now(), std::chrono::hours(24 * 365 * 9));
   EXPECT_LT(info[1].not_after - std::chrono::system_clock::now(), std::chrono::hours(24 * 366));
 }
