@@ -9,8 +9,10 @@ namespace etcdadm::test {
 
 class TlsAuth : public CliTest {
  protected:
-  EtcdMember& start_tls_member() {
-    tls_ = make_tls_files(dir_ / "pki", /*rsa=*/true);
+  // RSA keys (the common production key) where the save succeeds; ECDSA where it is refused, since
+  // what is tested there is the message, and RSA keys cost the openssl CLI a CPU-second a set.
+  EtcdMember& start_tls_member(bool rsa = false) {
+    tls_ = make_tls_files(dir_ / "pki", rsa);
     EtcdOptions o;
     o.tls = true;
     o.tls_files = &tls_;
@@ -20,7 +22,7 @@ class TlsAuth : public CliTest {
 };
 
 TEST_F(TlsAuth, SaveWithClientCertificates) {
-  auto& m = start_tls_member();
+  auto& m = start_tls_member(/*rsa=*/true);
   EtcdClient client(m.connection());
   client.put("/tls/key", "value");
   auto saved = save(m, {"--cacert", tls_.ca_cert, "--cert", tls_.client_cert, "--key", tls_.client_key});
@@ -62,7 +64,7 @@ TEST_F(TlsAuth, PlaintextClientAgainstTlsServer) {
 
 TEST_F(TlsAuth, TlsClientAgainstPlaintextServer) {
   auto& m = start_member();
-  tls_ = make_tls_files(dir_ / "pki", /*rsa=*/true);
+  tls_ = make_tls_files(dir_ / "pki");
   std::string tls_url = "https://127.0.0.1:" + std::to_string(m.options().client_port);
   auto r = cli({"backup", "save", "--store", store_, "--endpoints", tls_url, "--cacert", tls_.ca_cert, "--dial-timeout", "2s"});
   EXPECT_EQ(r.exit_code, 6) << r.output;

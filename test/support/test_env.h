@@ -69,7 +69,7 @@ ProcessResult run_etcdadm(const std::vector<std::string>& args, const std::strin
 
 // CA + server + client certificates made with the openssl CLI (server cert valid for 127.0.0.1).
 // Keys are ECDSA P-256 unless `rsa` (RSA 2048 keys cost the openssl CLI about a CPU-second a set;
-// TlsAuth keeps them, the common production key).
+// TlsAuth.SaveWithClientCertificates keeps them, the common production key).
 struct TlsFiles {
   std::string ca_cert, ca_key, server_cert, server_key, client_cert, client_key;
   // A second, unrelated CA (for "wrong CA" tests).
