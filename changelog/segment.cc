@@ -1,6 +1,7 @@
 #include "changelog/segment.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -38,8 +39,17 @@ bool all_hex(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
-bool all_digits(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+// The fixed-width decimal field of a log key's name at [pos, pos + width): digits only, in range.
+std::optional<int64_t> decimal_field(const std::string& file, size_t pos, size_t width) {
+  const char* begin = file.data() + pos;
+  const char* end = begin + width;
+  if (pos + width > file.size() || !std::all_of(begin, end, [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(begin, end, v);
+  if (ec != std::errc() || ptr != end) return std::nullopt;
+  return v;
 }
 
 // The plaintext side of a segment: magic, then length-prefixed records, checked to be exactly
@@ -137,9 +147,12 @@ std::optional<SegmentName> parse_segment_key(const std::string& key) {
   const std::string& file = split->second;
   const size_t fixed = 20 + 1 + 20 + 1 + 13 + 1 + 64;
   if (file.size() < fixed + 4 || file[20] != '-' || file[41] != '-' || file[55] != '-') return std::nullopt;
-  std::string first = file.substr(0, 20), last = file.substr(21, 20), ms = file.substr(42, 13);
+  const auto first = decimal_field(file, 0, 20), last = decimal_field(file, 21, 20), ms = decimal_field(file, 42, 13);
   s.sha256 = file.substr(56, 64);
-  if (!all_digits(first) || !all_digits(last) || !all_digits(ms) || !all_hex(s.sha256)) return std::nullopt;
+  if (!first || !last || !ms || !all_hex(s.sha256)) return std::nullopt;
+  s.first_revision = *first;
+  s.last_revision = *last;
+  s.last_observed_ms = *ms;
   std::string ext = file.substr(fixed);
   if (ext.size() > 17 && ext[0] == '-') {  // -<key id>
     s.key_id = ext.substr(1, 16);
@@ -155,13 +168,6 @@ std::optional<SegmentName> parse_segment_key(const std::string& key) {
   else if (ext == ".seg.gz") s.compression = Compression::kGzip;
   else if (ext == ".seg.zst") s.compression = Compression::kZstd;
   else return std::nullopt;
-  try {
-    s.first_revision = std::stoll(first);
-    s.last_revision = std::stoll(last);
-    s.last_observed_ms = std::stoll(ms);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
   if (s.first_revision < 1 || s.last_revision < s.first_revision) return std::nullopt;
   return s;
 }
@@ -184,17 +190,13 @@ std::optional<LateWindow> parse_late_key(const std::string& key) {
       file.compare(69, 5, ".late") != 0) {
     return std::nullopt;
   }
-  const std::string first = file.substr(0, 20), last = file.substr(21, 20), after = file.substr(42, 13),
-                    received = file.substr(56, 13);
-  if (!all_digits(first) || !all_digits(last) || !all_digits(after) || !all_digits(received)) return std::nullopt;
-  try {
-    w.first_revision = std::stoll(first);
-    w.last_revision = std::stoll(last);
-    w.committed_after_ms = std::stoll(after);
-    w.received_ms = std::stoll(received);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
+  const auto first = decimal_field(file, 0, 20), last = decimal_field(file, 21, 20),
+             after = decimal_field(file, 42, 13), received = decimal_field(file, 56, 13);
+  if (!first || !last || !after || !received) return std::nullopt;
+  w.first_revision = *first;
+  w.last_revision = *last;
+  w.committed_after_ms = *after;
+  w.received_ms = *received;
   if (w.first_revision < 1 || w.last_revision < w.first_revision || w.received_ms < w.committed_after_ms) return std::nullopt;
   return w;
 }
