@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The layering check (scripts/check-layers.sh) must fail, naming the file and the rule, on each
+# kind of violation planted in a copy of the sources: an include of a layer above, one beside where
+# the rules forbid it, a file in a folder no rule names, an include into no room, the product
+# including the tests, and no rules at all. And it must pass on the untouched copy (so that each
+# failure below is the plant's, not the copy's).
+# Usage: planted_violation_test.sh SOURCE_DIR
+set -euo pipefail
+src="$1"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+copy() {  # a fresh copy of the product's sources and the rules in $work/tree
+  rm -rf "$work/tree"
+  mkdir -p "$work/tree/docs" "$work/tree/scripts"
+  cp "$src/docs/architecture.md" "$work/tree/docs/"
+  cp "$src/scripts/check-layers.sh" "$work/tree/scripts/"
+  local d
+  for d in $(awk '/^```layers$/ {i=1; next} i && /^```/ {exit} i && NF && !/^unchecked:/ {sub(/[:\/].*/, ""); print}' \
+               "$src/docs/architecture.md" | sort -u); do
+    cp -r "$src/$d" "$work/tree/$d"
+  done
+}
+failures=0
+expect() {  # WANT_EXIT PATTERN: runs the check on the copy
+  local want="$1" pattern="$2" out rc=0
+  out=$(bash "$work/tree/scripts/check-layers.sh" "$work/tree" 2>&1) || rc=$?
+  if [ "$rc" -ne "$want" ] || ! grep -qE -- "$pattern" <<<"$out"; then
+    echo "FAILED: wanted exit $want and /$pattern/, got exit $rc:" >&2
+    echo "$out" | head -20 >&2
+    failures=$((failures + 1))
+  else
+    echo "ok: exit $rc, $(grep -E -- "$pattern" <<<"$out" | head -1)"
+  fi
+}
+
+copy
+expect 0 'follows docs/architecture.md'
+
+copy  # a layer including one above it
+echo '#include "cmd/output.h"' >>"$work/tree/common/fs.h"
+expect 1 '^common/fs.h:[0-9]+: common may not include cmd \(cmd/output.h\)'
+
+copy  # beside: the store knows nothing of etcd
+printf '#include "common/fs.h"\n#include "etcdadm/client.h"\n' >"$work/tree/store/planted.cc"
+expect 1 '^store/planted.cc:2: store may not include etcdadm'
+
+copy  # a folder no rule names
+mkdir -p "$work/tree/restore/extra"
+echo '#include "backup/save.h"' >"$work/tree/restore/extra/x.h"
+expect 1 '^restore/extra/x.h:1: restore may not include backup'
+
+copy  # a new top-level folder that no rule names, and an include of it
+mkdir -p "$work/tree/newroom"
+echo '#include "common/fs.h"' >"$work/tree/newroom/x.cc"
+expect 1 '^newroom/x.cc: in no room'
+echo '#include "newroom/x.h"' >>"$work/tree/cmd/output.h"
+expect 1 '^cmd/output.h:[0-9]+: includes newroom/x.h, which is in no room'
+
+copy  # the product including the tests
+echo '#include "test/support/test_env.h"' >>"$work/tree/backup/save.h"
+mkdir -p "$work/tree/test/support" && touch "$work/tree/test/support/test_env.h"
+expect 1 '^backup/save.h:[0-9]+: includes test/support/test_env.h, which is in no room'
+
+copy  # no rules block at all
+sed -i 's/^```layers$/```text/' "$work/tree/docs/architecture.md"
+expect 2 'no ```layers block'
+
+[ "$failures" -eq 0 ] || exit 1
+echo "planted violations: every one caught"
