@@ -24,7 +24,7 @@
 #include <thread>
 
 #include "changelog/capture.h"
-#include "etcdadm/client.h"
+#include "etcd/client.h"
 #include "store/blob_store.h"
 #include "store/catalog.h"
 #include "store/encryption.h"

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "etcdadm/client.h"
+#include "etcd/client.h"
 #include "store/blob_store.h"
 #include "store/catalog.h"
 #include "store/layout.h"

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "etcdadm/client.h"
+#include "etcd/client.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

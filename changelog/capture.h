@@ -16,7 +16,7 @@
 #include <string>
 
 #include "changelog/segment.h"
-#include "etcdadm/client.h"
+#include "etcd/client.h"
 #include "store/blob_store.h"
 
 namespace etcdadm::changelog {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "common/error.h"
-#include "etcdadm/proto/changelog.pb.h"
+#include "etcd/proto/changelog.pb.h"
 #include "store/age.h"
 #include "store/blob_store.h"
 #include "store/codec.h"

@@ -27,7 +27,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/text.h"
-#include "etcdadm/etcd_version.h"
+#include "etcd/etcd_version.h"
 #include "restore/damage.h"
 #include "restore/backup_copy.h"
 #include "restore/data_dir.h"

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "etcdadm/connection.h"
+#include "etcd/connection.h"
 
 namespace etcdadm::cli {
 

@@ -15,7 +15,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/text.h"
-#include "etcdadm/client.h"
+#include "etcd/client.h"
 #include "etcdadm/lifecycle.h"
 #include "etcdadm/release.h"
 #include "etcdadm/member_health.h"

@@ -13,14 +13,14 @@
 #include "common/shell.h"
 #include "common/fs.h"
 #include "common/retry.h"
-#include "etcdadm/client.h"
+#include "etcd/client.h"
 #include "etcdadm/init_system.h"
 #include "etcdadm/member_health.h"
 #include "etcdadm/member_remove.h"
 #include "etcdadm/quorum.h"
 #include "etcdadm/release.h"
 #include "etcdadm/pki.h"
-#include "etcdadm/tls_probe.h"
+#include "etcd/tls_probe.h"
 
 namespace etcdadm {
 

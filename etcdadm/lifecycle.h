@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "etcdadm/connection.h"
+#include "etcd/connection.h"
 #include "etcdadm/member_config.h"
 #include "etcdadm/pki.h"
 #include "etcdadm/release.h"

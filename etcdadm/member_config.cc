@@ -10,7 +10,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
-#include "etcdadm/etcd_version.h"
+#include "etcd/etcd_version.h"
 
 namespace etcdadm {
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "common/error.h"
-#include "etcdadm/client.h"
-#include "etcdadm/connection.h"
+#include "etcd/client.h"
+#include "etcd/connection.h"
 #include "etcdadm/init_system.h"
 #include "etcdadm/member_config.h"
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "etcdadm/client.h"
+#include "etcd/client.h"
 #include "etcdadm/lifecycle.h"
 #include "etcdadm/quorum.h"
 

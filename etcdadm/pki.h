@@ -49,11 +49,6 @@ inline const std::vector<std::string>& member_cert_names() {
   return names;
 }
 
-// Checks the TLS files a client connects with before any connection is tried: `cacert` holds at
-// least one PEM certificate, `cert` is a PEM certificate and `key` the PEM private key that matches
-// it. Throws kInvalidArgument naming the file (gRPC would only report "empty address list").
-void check_client_tls_files(const std::string& cacert, const std::string& cert, const std::string& key);
-
 // Creates ca.crt/ca.key (with a key of `algorithm`) unless both exist; an existing pair is checked
 // to match and kept whatever its algorithm. Returns true when created.
 bool ensure_ca(const std::string& certs_dir, KeyAlgorithm algorithm = KeyAlgorithm::kRsa2048);

@@ -25,7 +25,7 @@
 #include "common/sha256.h"
 #include "common/subprocess.h"
 #include "common/text.h"
-#include "etcdadm/etcd_version.h"
+#include "etcd/etcd_version.h"
 
 namespace etcdadm {
 

@@ -34,8 +34,8 @@
 #include <string>
 #include <vector>
 
-#include "etcdadm/client.h"
-#include "etcdadm/etcd_version.h"
+#include "etcd/client.h"
+#include "etcd/etcd_version.h"
 #include "etcdadm/lifecycle.h"
 #include "etcdadm/quorum.h"
 #include "etcdadm/release.h"

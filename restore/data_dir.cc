@@ -21,7 +21,7 @@
 #include "common/interrupt.h"
 #include "common/fs.h"
 #include "common/text.h"
-#include "etcdadm/etcd_version.h"
+#include "etcd/etcd_version.h"
 #include "etcdadm/release.h"
 #include "restore/snapshot_version.h"
 #include "common/subprocess.h"

@@ -16,7 +16,7 @@
 #include <memory>
 #include <string>
 
-#include "etcdadm/proto/changelog.pb.h"
+#include "etcd/proto/changelog.pb.h"
 
 namespace etcdadm {
 

@@ -18,7 +18,7 @@
 #include "common/error.h"
 #include "common/failpoint.h"
 #include "common/fs.h"
-#include "etcdadm/proto/datadir.pb.h"
+#include "etcd/proto/datadir.pb.h"
 #include "restore/bolt_reader.h"
 #include "restore/bolt_writer.h"
 #include "restore/wal_writer.h"

@@ -22,7 +22,7 @@
 #include <cstdint>
 #include <string>
 
-#include "etcdadm/etcd_version.h"
+#include "etcd/etcd_version.h"
 #include "restore/bolt_reader.h"
 #include "restore/new_cluster.h"
 

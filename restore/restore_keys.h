@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "etcdadm/client.h"
+#include "etcd/client.h"
 #include "restore/snapshot_inspect.h"
 
 namespace etcdadm {

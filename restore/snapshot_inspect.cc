@@ -16,7 +16,7 @@
 #include "common/crc32c.h"
 #include "common/error.h"
 #include "common/fs.h"
-#include "etcdadm/proto/etcd.pb.h"
+#include "etcd/proto/etcd.pb.h"
 #include "restore/native_restore.h"  // store_revision
 
 namespace etcdadm {

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "etcdadm/etcd_version.h"
+#include "etcd/etcd_version.h"
 
 namespace etcdadm {
 

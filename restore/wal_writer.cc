@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "common/crc32c.h"
-#include "etcdadm/proto/datadir.pb.h"
+#include "etcd/proto/datadir.pb.h"
 
 namespace etcdadm {
 

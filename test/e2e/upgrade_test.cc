@@ -17,8 +17,8 @@
 #include <thread>
 
 #include "common/fs.h"
-#include "etcdadm/client.h"
-#include "etcdadm/etcd_version.h"
+#include "etcd/client.h"
+#include "etcd/etcd_version.h"
 #include "etcdadm/release.h"
 #include "test/support/lifecycle_fixture.h"
 #include "test/support/skips.h"

@@ -41,8 +41,8 @@ echo '#include "cmd/output.h"' >>"$work/tree/common/fs.h"
 expect 1 '^common/fs.h:[0-9]+: common may not include cmd \(cmd/output.h\)'
 
 copy  # beside: the store knows nothing of etcd
-printf '#include "common/fs.h"\n#include "etcdadm/client.h"\n' >"$work/tree/store/planted.cc"
-expect 1 '^store/planted.cc:2: store may not include etcdadm'
+printf '#include "common/fs.h"\n#include "etcd/client.h"\n' >"$work/tree/store/planted.cc"
+expect 1 '^store/planted.cc:2: store may not include etcd '
 
 copy  # a folder no rule names
 mkdir -p "$work/tree/restore/extra"

@@ -10,7 +10,7 @@
 
 #include "common/fs.h"
 #include "common/subprocess.h"
-#include "etcdadm/etcd_version.h"
+#include "etcd/etcd_version.h"
 #include "etcdadm/release.h"
 
 namespace etcdadm::test {

@@ -14,7 +14,7 @@
 
 #include "common/fs.h"
 #include "common/subprocess.h"
-#include "etcdadm/connection.h"
+#include "etcd/connection.h"
 #include "etcdadm/init_system.h"
 #include "test/support/etcd_versions.h"
 #include "test/support/release_fixture.h"

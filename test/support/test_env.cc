@@ -1,6 +1,6 @@
 #include "test/support/test_env.h"
 
-#include "etcdadm/etcd_version.h"
+#include "etcd/etcd_version.h"
 
 #include <functional>
 

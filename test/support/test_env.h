@@ -17,7 +17,7 @@
 #include "common/http_client.h"
 #include "store/blob_store.h"
 #include "common/subprocess.h"
-#include "etcdadm/client.h"
+#include "etcd/client.h"
 
 namespace etcdadm::test {
 

@@ -3,7 +3,7 @@
 #include <cstdlib>
 
 #include "common/error.h"
-#include "etcdadm/connection.h"
+#include "etcd/connection.h"
 
 namespace etcdadm {
 

@@ -2,7 +2,7 @@
 // outcomes on real etcd binaries are in test/e2e/cross_version_test.cc.
 #include <gtest/gtest.h>
 
-#include "etcdadm/etcd_version.h"
+#include "etcd/etcd_version.h"
 
 namespace etcdadm {
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <thread>
 
-#include "etcdadm/client.h"
-#include "etcdadm/grpc_window.h"
+#include "etcd/client.h"
+#include "etcd/grpc_window.h"
 
 namespace etcdadm {
 namespace {

@@ -14,9 +14,9 @@
 #include <string_view>
 #include <vector>
 
-#include "etcdadm/connection.h"
-#include "etcdadm/grpc_errors.h"
-#include "etcdadm/proto/etcd.grpc.pb.h"
+#include "etcd/connection.h"
+#include "etcd/grpc_errors.h"
+#include "etcd/proto/etcd.grpc.pb.h"
 
 namespace grpc {
 class Channel;

@@ -1,4 +1,4 @@
-#include "etcdadm/client.h"
+#include "etcd/client.h"
 
 #include <grpc/support/log.h>
 #include <grpcpp/grpcpp.h>
@@ -13,8 +13,8 @@
 
 #include "common/error.h"
 #include "common/fs.h"
-#include "etcdadm/grpc_errors.h"
-#include "etcdadm/grpc_window.h"
+#include "etcd/grpc_errors.h"
+#include "etcd/grpc_window.h"
 
 namespace etcdadm {
 

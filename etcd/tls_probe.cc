@@ -1,4 +1,4 @@
-#include "etcdadm/tls_probe.h"
+#include "etcd/tls_probe.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -16,7 +16,7 @@
 #include <memory>
 
 #include "common/error.h"
-#include "etcdadm/connection.h"
+#include "etcd/connection.h"
 
 namespace etcdadm {
 

@@ -1,4 +1,4 @@
-#include "etcdadm/etcd_version.h"
+#include "etcd/etcd_version.h"
 
 #include <algorithm>
 #include <charconv>

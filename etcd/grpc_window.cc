@@ -1,4 +1,4 @@
-#include "etcdadm/grpc_window.h"
+#include "etcd/grpc_window.h"
 
 #include <grpcpp/version_info.h>
 

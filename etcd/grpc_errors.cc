@@ -1,4 +1,4 @@
-#include "etcdadm/grpc_errors.h"
+#include "etcd/grpc_errors.h"
 
 #include <algorithm>
 #include <cctype>
