@@ -5,7 +5,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
-#include "store/local_store.h"
+#include "store/backend/local/local_store.h"
 
 namespace etcdadm {
 

@@ -5,10 +5,10 @@
 #include <memory>
 #include <string>
 
-#include "store/azure_store.h"
-#include "store/gcs_store.h"
-#include "store/s3_store.h"
-#include "store/swift_store.h"
+#include "store/backend/azure/azure_store.h"
+#include "store/backend/gcs/gcs_store.h"
+#include "store/backend/s3/s3_store.h"
+#include "store/backend/swift/swift_store.h"
 
 namespace etcdadm {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "bench/fuzz/fuzz_target.h"
-#include "store/aws_responses.h"
+#include "store/backend/s3/aws_responses.h"
 
 using etcdadm::fuzz::refused_or_read;
 

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "bench/fuzz/fuzz_target.h"
-#include "store/gcs_responses.h"
-#include "store/oauth_token.h"
+#include "store/backend/gcs/gcs_responses.h"
+#include "store/backend/object/oauth_token.h"
 
 using etcdadm::fuzz::refused_or_read;
 

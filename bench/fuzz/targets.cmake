@@ -16,9 +16,9 @@ set(FUZZ_store_metadata_SOURCES ${_fuzz_src}/store/layout.cc ${_fuzz_src}/store/
                                 ${_fuzz_src}/common/fs.cc ${_fuzz_src}/common/timefmt.cc ${_fuzz_src}/common/error.cc
                                 ${_fuzz_src}/common/sha256.cc)
 set(FUZZ_store_metadata_LIBS nlohmann_json::nlohmann_json spdlog::spdlog PkgConfig::ZSTD PkgConfig::ISAL OpenSSL::Crypto)
-set(FUZZ_aws_responses_SOURCES ${_fuzz_src}/store/aws_responses.cc ${_fuzz_src}/store/xml_reader.cc
+set(FUZZ_aws_responses_SOURCES ${_fuzz_src}/store/backend/s3/aws_responses.cc ${_fuzz_src}/store/backend/object/xml_reader.cc
                                ${_fuzz_src}/common/timefmt.cc ${_fuzz_src}/common/error.cc)
 set(FUZZ_aws_responses_LIBS nlohmann_json::nlohmann_json LibXml2::LibXml2)
-set(FUZZ_gcs_responses_SOURCES ${_fuzz_src}/store/gcs_responses.cc ${_fuzz_src}/store/oauth_token_answer.cc
+set(FUZZ_gcs_responses_SOURCES ${_fuzz_src}/store/backend/gcs/gcs_responses.cc ${_fuzz_src}/store/backend/object/oauth_token_answer.cc
                                ${_fuzz_src}/common/timefmt.cc ${_fuzz_src}/common/error.cc)
 set(FUZZ_gcs_responses_LIBS nlohmann_json::nlohmann_json)

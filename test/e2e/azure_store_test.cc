@@ -14,7 +14,7 @@
 #include "common/timefmt.h"
 #include "common/error.h"
 #include "common/fs.h"
-#include "store/azure_store.h"
+#include "store/backend/azure/azure_store.h"
 #include "test/support/fault_proxy.h"
 #include "test/support/object_store_fixture.h"
 

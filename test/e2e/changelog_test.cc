@@ -17,7 +17,7 @@
 #include "common/fs.h"
 #include "common/subprocess.h"
 #include "common/timefmt.h"
-#include "store/local_store.h"
+#include "store/backend/local/local_store.h"
 #include "test/support/cli_fixture.h"
 #include "test/support/skips.h"
 

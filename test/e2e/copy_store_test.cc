@@ -12,7 +12,7 @@
 
 #include "common/fs.h"
 #include "common/sha256.h"
-#include "store/gcs_store.h"
+#include "store/backend/gcs/gcs_store.h"
 #include "store/layout.h"
 #include "test/support/object_store_fixture.h"
 

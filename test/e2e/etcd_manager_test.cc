@@ -11,7 +11,7 @@
 #include "common/fs.h"
 #include "store/etcd_manager.h"
 #include "store/layout.h"
-#include "store/local_store.h"
+#include "store/backend/local/local_store.h"
 #include "test/support/cli_fixture.h"
 #include "test/support/object_servers.h"
 

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error.h"
-#include "store/gcs_store.h"
+#include "store/backend/gcs/gcs_store.h"
 #include "test/support/fault_proxy.h"
 #include "test/support/object_store_fixture.h"
 

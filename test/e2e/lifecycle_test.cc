@@ -28,7 +28,7 @@
 #include "common/fs.h"
 #include "common/subprocess.h"
 #include "etcdadm/init_system.h"
-#include "store/local_store.h"
+#include "store/backend/local/local_store.h"
 #include "test/support/etcd_versions.h"
 #include "test/support/lifecycle_fixture.h"
 #include "test/support/release_fixture.h"

@@ -10,7 +10,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
-#include "store/s3_store.h"
+#include "store/backend/s3/s3_store.h"
 #include "test/support/fault_proxy.h"
 #include "test/support/object_store_fixture.h"
 

@@ -5,7 +5,7 @@
 
 #include "common/fs.h"
 #include "store/layout.h"
-#include "store/local_store.h"
+#include "store/backend/local/local_store.h"
 #include "test/support/cli_fixture.h"
 
 namespace etcdadm::test {

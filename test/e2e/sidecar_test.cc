@@ -25,7 +25,7 @@
 #include "common/fs.h"
 #include "common/http_client.h"
 #include "store/layout.h"
-#include "store/local_store.h"
+#include "store/backend/local/local_store.h"
 #include "test/support/etcd_versions.h"
 #include "test/support/cli_fixture.h"
 

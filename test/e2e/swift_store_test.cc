@@ -12,7 +12,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "store/layout.h"
-#include "store/swift_store.h"
+#include "store/backend/swift/swift_store.h"
 #include "test/support/fault_proxy.h"
 #include "test/support/object_store_fixture.h"
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "common/subprocess.h"
-#include "store/s3_client.h"
+#include "store/backend/s3/s3_client.h"
 #include "test/support/test_env.h"
 
 namespace etcdadm::test {

@@ -10,9 +10,9 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/timefmt.h"
-#include "store/aws_credentials.h"
-#include "store/aws_responses.h"
-#include "store/s3_store.h"
+#include "store/backend/s3/aws_credentials.h"
+#include "store/backend/s3/aws_responses.h"
+#include "store/backend/s3/s3_store.h"
 #include "test/support/fixture_server.h"
 #include "test/support/test_env.h"
 

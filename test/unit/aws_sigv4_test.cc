@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "common/timefmt.h"
-#include "store/aws_sigv4.h"
+#include "store/backend/s3/aws_sigv4.h"
 
 namespace etcdadm {
 namespace {

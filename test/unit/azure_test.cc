@@ -9,9 +9,9 @@
 
 #include "common/error.h"
 #include "common/timefmt.h"
-#include "store/azure_auth.h"
-#include "store/azure_store.h"
-#include "store/azure_responses.h"
+#include "store/backend/azure/azure_auth.h"
+#include "store/backend/azure/azure_store.h"
+#include "store/backend/azure/azure_responses.h"
 #include "test/support/test_env.h"
 
 namespace etcdadm {

@@ -12,7 +12,7 @@
 #include "common/timefmt.h"
 #include "store/catalog.h"
 #include "store/etcd_manager.h"
-#include "store/local_store.h"
+#include "store/backend/local/local_store.h"
 #include "test/support/blob_store_contract.h"
 #include "test/support/test_env.h"
 

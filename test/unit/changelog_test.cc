@@ -8,7 +8,7 @@
 #include "common/fs.h"
 #include "common/sha256.h"
 #include "restore/pitr.h"
-#include "store/local_store.h"
+#include "store/backend/local/local_store.h"
 #include "test/support/test_env.h"
 
 namespace etcdadm::changelog {

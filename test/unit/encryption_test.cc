@@ -18,7 +18,7 @@
 #include "store/catalog.h"
 #include "store/encryption.h"
 #include "store/layout.h"
-#include "store/local_store.h"
+#include "store/backend/local/local_store.h"
 #include "test/support/test_env.h"
 
 namespace etcdadm {

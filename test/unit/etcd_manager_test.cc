@@ -7,7 +7,7 @@
 #include "common/error.h"
 #include "store/etcd_manager.h"
 #include "store/layout.h"
-#include "store/local_store.h"
+#include "store/backend/local/local_store.h"
 #include "test/support/test_env.h"
 
 namespace etcdadm {

@@ -14,7 +14,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
-#include "store/gcs_store.h"
+#include "store/backend/gcs/gcs_store.h"
 #include "test/support/fixture_server.h"
 #include "test/support/test_env.h"
 

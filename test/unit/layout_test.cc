@@ -14,7 +14,7 @@
 
 #include "store/etcd_manager.h"
 #include "store/layout.h"
-#include "store/local_store.h"
+#include "store/backend/local/local_store.h"
 #include "store/snapshot_digest.h"
 #include "store/store_url.h"
 #include "test/support/test_env.h"

@@ -7,7 +7,7 @@
 #include "backup/prune.h"
 #include "backup/retention.h"
 #include "store/layout.h"
-#include "store/local_store.h"
+#include "store/backend/local/local_store.h"
 #include "common/error.h"
 #include "test/support/test_env.h"
 

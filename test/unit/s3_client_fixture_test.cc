@@ -9,7 +9,7 @@
 #include <mutex>
 
 #include "common/error.h"
-#include "store/s3_client.h"
+#include "store/backend/s3/s3_client.h"
 #include "test/support/fixture_server.h"
 #include "test/support/test_env.h"
 

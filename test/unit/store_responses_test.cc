@@ -1,13 +1,13 @@
-// What S3, STS and GCS answer, read by the pure parsers of store/aws_responses.h and
-// store/gcs_responses.h: known answers, and the hostile or broken ones each refused with
+// What S3, STS and GCS answer, read by the pure parsers of store/backend/s3/aws_responses.h and
+// store/backend/gcs/gcs_responses.h: known answers, and the hostile or broken ones each refused with
 // etcdadm::Error (never a std:: exception, a wrapped-around number or an endless listing).
 #include <gtest/gtest.h>
 
 #include "common/error.h"
-#include "store/aws_responses.h"
+#include "store/backend/s3/aws_responses.h"
 #include "store/blob_store.h"
-#include "store/gcs_responses.h"
-#include "store/oauth_token.h"
+#include "store/backend/gcs/gcs_responses.h"
+#include "store/backend/object/oauth_token.h"
 
 namespace etcdadm {
 namespace {

@@ -6,9 +6,9 @@
 
 #include "common/error.h"
 #include "common/timefmt.h"
-#include "store/swift_auth.h"
-#include "store/swift_responses.h"
-#include "store/swift_store.h"
+#include "store/backend/swift/swift_auth.h"
+#include "store/backend/swift/swift_responses.h"
+#include "store/backend/swift/swift_store.h"
 #include "test/support/test_env.h"
 
 namespace etcdadm {
