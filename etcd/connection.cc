@@ -2,54 +2,32 @@
 
 #include "common/text.h"
 
-#include <openssl/err.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
 #include <unistd.h>
 
 #include <cstdlib>
-#include <memory>
 #include <regex>
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/openssl_ptr.h"
 #include "common/timefmt.h"
 
 namespace etcdadm {
 
 namespace {
 
-struct OpenSslDeleter {
-  void operator()(X509* x) const { X509_free(x); }
-  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
-  void operator()(BIO* b) const { BIO_free(b); }
-};
-using X509Ptr = std::unique_ptr<X509, OpenSslDeleter>;
-using KeyPtr = std::unique_ptr<EVP_PKEY, OpenSslDeleter>;
-using BioPtr = std::unique_ptr<BIO, OpenSslDeleter>;
-
 // Checks the TLS files a client connects with before any connection is tried: `cacert` holds at
 // least one PEM certificate, `cert` is a PEM certificate and `key` the PEM private key that matches
 // it. Throws kInvalidArgument naming the file (gRPC would only report "empty address list").
 void check_client_tls_files(const std::string& cacert, const std::string& cert, const std::string& key) {
-  auto first_cert = [](const std::string& path) {
-    std::string pem = read_file(path);
-    BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-    X509Ptr x(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
-    ERR_clear_error();
-    return x;
-  };
-  if (!cacert.empty() && !first_cert(cacert)) {
+  if (!cacert.empty() && !parse_pem_cert(read_file(cacert))) {
     throw Error(ErrorKind::kInvalidArgument, "--cacert " + cacert + " holds no PEM certificate",
                 "pass the PEM file of the CA that signed the etcd servers' certificates");
   }
   if (cert.empty() || key.empty()) return;
-  X509Ptr x = first_cert(cert);
+  X509Ptr x = parse_pem_cert(read_file(cert));
   if (!x) throw Error(ErrorKind::kInvalidArgument, "--cert " + cert + " is not a PEM certificate", "pass the client certificate (PEM)");
-  std::string key_pem = read_file(key);
-  BioPtr key_bio(BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size())));
-  KeyPtr k(PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr));
-  ERR_clear_error();
+  KeyPtr k = parse_pem_key(read_file(key));
   if (!k) throw Error(ErrorKind::kInvalidArgument, "--key " + key + " is not a PEM private key", "pass the client key (PEM, unencrypted)");
   if (X509_check_private_key(x.get(), k.get()) != 1) {
     ERR_clear_error();

@@ -16,21 +16,12 @@
 #include <memory>
 
 #include "common/error.h"
+#include "common/openssl_ptr.h"
 #include "etcd/connection.h"
 
 namespace etcdadm {
 
 namespace {
-
-struct SslCtxFree {
-  void operator()(SSL_CTX* p) const { SSL_CTX_free(p); }
-};
-struct SslFree {
-  void operator()(SSL* p) const { SSL_free(p); }
-};
-struct X509Free {
-  void operator()(X509* p) const { X509_free(p); }
-};
 
 struct Fd {
   int fd = -1;
@@ -60,7 +51,7 @@ std::string name_of(X509_NAME* name) {
 std::string first_cert_subject(const std::string& pem_file) {
   FILE* f = std::fopen(pem_file.c_str(), "r");
   if (f == nullptr) return "?";
-  std::unique_ptr<X509, X509Free> cert(PEM_read_X509(f, nullptr, nullptr, nullptr));
+  X509Ptr cert(PEM_read_X509(f, nullptr, nullptr, nullptr));
   std::fclose(f);
   return cert ? name_of(X509_get_subject_name(cert.get())) : "?";
 }
@@ -122,7 +113,7 @@ TlsProbeResult probe_tls_endpoint(const std::string& endpoint, const std::string
   std::string port = colon == std::string::npos ? "2379" : ep.target.substr(colon + 1);
   if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
 
-  std::unique_ptr<SSL_CTX, SslCtxFree> ctx(SSL_CTX_new(TLS_client_method()));
+  SslCtxPtr ctx(SSL_CTX_new(TLS_client_method()));
   if (!ctx) throw Error(ErrorKind::kInternal, "SSL_CTX_new failed: " + openssl_errors());
   if (SSL_CTX_load_verify_locations(ctx.get(), ca_file.c_str(), nullptr) != 1) {
     throw Error(ErrorKind::kTls, "cannot load CA " + ca_file + ": " + openssl_errors());
@@ -138,7 +129,7 @@ TlsProbeResult probe_tls_endpoint(const std::string& endpoint, const std::string
   SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_NONE, nullptr);
 
   Fd sock{connect_with_timeout(host, port, timeout, endpoint)};
-  std::unique_ptr<SSL, SslFree> ssl(SSL_new(ctx.get()));
+  SslPtr ssl(SSL_new(ctx.get()));
   SSL_set_fd(ssl.get(), sock.fd);
   in6_addr scratch{};
   bool is_ip = ::inet_pton(AF_INET, host.c_str(), &scratch) == 1 || ::inet_pton(AF_INET6, host.c_str(), &scratch) == 1;
@@ -151,7 +142,7 @@ TlsProbeResult probe_tls_endpoint(const std::string& endpoint, const std::string
   }
   const bool handshake_ok = SSL_connect(ssl.get()) == 1;
   TlsProbeResult result;
-  std::unique_ptr<X509, X509Free> peer(SSL_get1_peer_certificate(ssl.get()));
+  X509Ptr peer(SSL_get1_peer_certificate(ssl.get()));
   if (peer) {
     result.server_subject = name_of(X509_get_subject_name(peer.get()));
     result.server_issuer = name_of(X509_get_issuer_name(peer.get()));

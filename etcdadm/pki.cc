@@ -15,19 +15,11 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/openssl_ptr.h"
 
 namespace etcdadm {
 
 namespace {
-
-struct Deleter {
-  void operator()(X509* x) const { X509_free(x); }
-  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
-  void operator()(BIO* b) const { BIO_free(b); }
-};
-using X509Ptr = std::unique_ptr<X509, Deleter>;
-using KeyPtr = std::unique_ptr<EVP_PKEY, Deleter>;
-using BioPtr = std::unique_ptr<BIO, Deleter>;
 
 [[noreturn]] void ssl_fail(const std::string& what) {
   throw Error(ErrorKind::kInternal, "OpenSSL: " + what + " failed");
@@ -42,17 +34,13 @@ std::string pem_of(const std::function<int(BIO*)>& write) {
 }
 
 X509Ptr read_cert(const std::string& path) {
-  std::string pem = read_file(path);
-  BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-  X509Ptr x(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
+  X509Ptr x = parse_pem_cert(read_file(path));
   if (!x) throw Error(ErrorKind::kCorrupt, path + " is not a PEM certificate");
   return x;
 }
 
 KeyPtr read_key(const std::string& path) {
-  std::string pem = read_file(path);
-  BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-  KeyPtr k(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
+  KeyPtr k = parse_pem_key(read_file(path));
   if (!k) throw Error(ErrorKind::kCorrupt, path + " is not a PEM private key");
   return k;
 }

@@ -3,7 +3,7 @@
 # room or into a room that docs/architecture.md allows it to use. The rules are the ```layers block
 # of that document, one room per line:
 #     room: rooms it may include
-# A room is a folder or a file stem (store/open_store covers store/open_store.{h,cc}); a file belongs
+# A room is a folder or a file stem (store/store_url covers store/store_url.{h,cc}); a file belongs
 # to the longest room that is a prefix of its path, and so does an included path. A room may always
 # include itself. The line "unchecked: FOLDERS" names the top-level folders outside the check (the
 # tests, the benchmarks); every other top-level folder with C++ sources (build dirs aside) is the
