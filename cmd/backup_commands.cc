@@ -12,8 +12,10 @@
 #include "backup/prune.h"
 #include "backup/rekey.h"
 #include "backup/save.h"
-#include "backup/sidecar.h"
-#include "backup/sidecar_http.h"
+#include "sidecar/checks.h"
+#include "sidecar/sidecar.h"
+#include "sidecar/sidecar_http.h"
+#include "sidecar/signals.h"
 #include "cmd/connection_flags.h"
 #include "cmd/inspect_commands.h"
 #include "cmd/invocation.h"
@@ -238,17 +240,10 @@ void add_verify(CLI::App& backup) {
     BackupRecord b = find_backup(*store, catalog, f->query);
     std::optional<VerifyResult> deep;
     FetchResult r;
-    bool stored_only = f->shallow && b.encrypted() && store->decryption_keys() == nullptr;
-    with_damage_recorded(*store, catalog, b, [&] {
-      if (stored_only) {
-        r = verify_stored_bytes(*store, b);
-      } else if (f->shallow) {
-        r = verify_backup(*store, b);
-      } else {
-        deep = verify_backup_deep(*store, b, &catalog);
-        r = deep->fetch;
-      }
-    }, same_command_for(f->query));
+    const VerifyDepth depth = reachable_depth(*store, b, f->shallow ? VerifyDepth::kHashes : VerifyDepth::kStructure);
+    const bool stored_only = depth == VerifyDepth::kStoredBytes;
+    with_damage_recorded(*store, catalog, b, [&] { r = verify_to_depth(*store, b, depth, &catalog, &deep); },
+                         same_command_for(f->query));
     // Then the change log that extends it (a damaged segment is not the snapshot's damage: it is
     // not recorded as such, and the message says the snapshot is intact).
     ChangeLogCheck log;
@@ -805,12 +800,7 @@ void add_sidecar(CLI::App& backup) {
                 "the etcd drills start (default: the etcd on PATH of the backup's minor, else the release cache)");
   d->add_option("--drill-cache-dir", f->drill.cache_dir, "the release cache drills take etcd from")->capture_default_str();
   c->callback([f] {
-    // Signals go to a dedicated thread: block them before any other thread exists.
-    sigset_t signals;
-    sigemptyset(&signals);
-    for (int s : {SIGTERM, SIGINT, SIGUSR1, SIGHUP}) sigaddset(&signals, s);
-    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-
+    SidecarSignals signals;  // before any other thread exists
     SidecarOptions o;
     o.schedule = Schedule::parse(f->schedule);
     apply_schedule_time_zone(o.schedule);  // sets TZ: still single-threaded here
@@ -848,32 +838,14 @@ void add_sidecar(CLI::App& backup) {
     auto store = f->store.open();
     Catalog catalog = f->store.open_catalog();
     EtcdClient client(cc);
-    BlobStore* store_ptr = store.get();
-    Catalog* catalog_ptr = &catalog;
-    o.verify = [store_ptr, catalog_ptr](const std::string& name) {
-      BackupRecord b = find_backup(*store_ptr, *catalog_ptr, name);
-      with_damage_recorded(*store_ptr, *catalog_ptr, b, [&] {
-        // A sidecar of an encrypted store needs only the public recipients; without an identity it
-        // checks what it can: the stored bytes and the age header.
-        if (b.encrypted() && store_ptr->decryption_keys() == nullptr) verify_stored_bytes(*store_ptr, b);
-        else verify_backup(*store_ptr, b);
-      });
-    };
+    o.verify = verify_after_backup(*store, catalog);
     if (!f->drill_schedule.empty()) {
       o.drill_schedule = Schedule::parse(f->drill_schedule);
       if (o.drill_schedule->time_zone() != o.schedule.time_zone() && !o.drill_schedule->time_zone().empty()) {
         throw Error(ErrorKind::kInvalidArgument, "--drill-schedule names another time zone than --schedule",
                     "give both in the same CRON_TZ (the process has one time zone)");
       }
-      DrillOptions drill = f->drill;
-      o.drill = [store_ptr, catalog_ptr, drill](const std::string& name, const std::atomic<bool>* cancel) {
-        DrillOptions with_cancel = drill;
-        with_cancel.cancel = cancel;
-        BackupRecord b = find_backup(*store_ptr, *catalog_ptr, name);
-        DrillReport r = run_drill(*store_ptr, b, with_cancel);
-        record_drill_result(*store_ptr, catalog_ptr, b, r);
-        return DrillOutcome{r.passed, r.rto_seconds, r.passed ? "" : error_kind_name(r.failure_kind), r.failure};
-      };
+      o.drill = drill_backup(*store, catalog, f->drill);
     }
     std::unique_ptr<BlobStore> copy_store;
     if (!f->copy_to.empty()) {
@@ -883,16 +855,9 @@ void add_sidecar(CLI::App& backup) {
       if (copy_store->url() == store->url()) {
         throw Error(ErrorKind::kInvalidArgument, "--copy-to is the store itself: " + copy_store->url());
       }
-      BlobStore* to = copy_store.get();
-      o.copy_to = to->url();
-      o.copy_store = to;
-      o.copy = [store_ptr, catalog_ptr, to] {
-        CopyResult r = copy_new_backups(*store_ptr, *catalog_ptr, *to);
-        CopyOutcome c;
-        for (const auto& b : r.backups) c.copied += b.copied ? 1 : 0;
-        c.damaged = r.damaged;
-        return c;
-      };
+      o.copy_to = copy_store->url();
+      o.copy_store = copy_store.get();
+      o.copy = copy_new_backups_to(*store, catalog, *copy_store);
       if (!f->copy_retention.empty()) {
         o.copy_retention = parse_retention_policy(f->copy_retention, Environment::from_process());
       } else {
@@ -903,32 +868,7 @@ void add_sidecar(CLI::App& backup) {
     std::unique_ptr<SidecarHttp> http;
     if (!f->listen.empty()) http = std::make_unique<SidecarHttp>(sidecar, f->listen, token);
 
-    std::thread signal_thread([&] {
-      for (;;) {
-        int sig = 0;
-        if (sigwait(&signals, &sig) != 0) continue;
-        if (sig == SIGUSR1) {
-          sidecar.trigger("SIGUSR1");
-        } else if (sig == SIGHUP) {
-          spdlog::info("SIGHUP: store credentials will be read again from their source");
-          store->reload_credentials();
-          if (copy_store) copy_store->reload_credentials();
-        } else {
-          spdlog::info("{}: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-          sidecar.stop();
-          return;
-        }
-      }
-    });
-    try {
-      sidecar.run();
-    } catch (...) {
-      // Wake the signal thread (it waits in sigwait) so it can be joined, then report the error.
-      pthread_kill(signal_thread.native_handle(), SIGTERM);
-      signal_thread.join();
-      throw;
-    }
-    signal_thread.join();
+    signals.run(sidecar, {store.get(), copy_store.get()});
   });
 }
 

@@ -58,4 +58,25 @@ VerifyResult verify_backup_deep(BlobStore& store, const BackupRecord& backup, Ca
   return r;
 }
 
+VerifyDepth reachable_depth(const BlobStore& store, const BackupRecord& backup, VerifyDepth wanted) {
+  if (wanted == VerifyDepth::kHashes && backup.encrypted() && store.decryption_keys() == nullptr) return VerifyDepth::kStoredBytes;
+  return wanted;
+}
+
+FetchResult verify_to_depth(BlobStore& store, const BackupRecord& backup, VerifyDepth depth, Catalog* catalog,
+                            std::optional<VerifyResult>* structure) {
+  switch (depth) {
+    case VerifyDepth::kStoredBytes:
+      return verify_stored_bytes(store, backup);
+    case VerifyDepth::kHashes:
+      return verify_backup(store, backup);
+    case VerifyDepth::kStructure:
+      break;
+  }
+  VerifyResult deep = verify_backup_deep(store, backup, catalog);
+  FetchResult fetch = deep.fetch;
+  if (structure) *structure = std::move(deep);
+  return fetch;
+}
+
 }  // namespace etcdadm

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "restore/fetch.h"
 #include "restore/snapshot_inspect.h"
@@ -20,6 +21,23 @@ struct VerifyResult {
   SnapshotStatus status;   // revision, totalKey, hash (CRC-32C), totalSize from the full walk
   uint64_t live_keys = 0;  // keys whose latest revision is not a tombstone
 };
+
+// How deep a check reads a backup.
+enum class VerifyDepth {
+  kStoredBytes,  // the stored bytes' SHA-256 and, encrypted, the age header: needs no key
+  kHashes,       // decrypted and inflated: the db's SHA-256 and its trailer (verify_backup)
+  kStructure,    // and every bucket walked in a temporary copy (verify_backup_deep)
+};
+
+// The depth a check that wants `wanted` reaches on `backup`, the one rule for `backup verify` and
+// the sidecar: the hashes of an encrypted backup, without its identity among the store's keys,
+// are checked as far as its stored bytes and age header (all a sidecar holding only recipients
+// can read). A structural check is never lowered: without the key it fails, asking for it.
+VerifyDepth reachable_depth(const BlobStore& store, const BackupRecord& backup, VerifyDepth wanted);
+
+// One check at `depth`. With kStructure, the walk's result goes to *structure (when given).
+FetchResult verify_to_depth(BlobStore& store, const BackupRecord& backup, VerifyDepth depth, Catalog* catalog,
+                            std::optional<VerifyResult>* structure = nullptr);
 
 // Hashes, then structure. A structural failure is Error(kCorrupt) naming the backup and, from the
 // reader, the page. The snapshot is fetched under $TMPDIR (default /tmp), which needs room for the

@@ -596,7 +596,7 @@ TEST_F(Sidecar, TwoHundredIdleConnectionsNeitherStarveHealthzNorGrowDescriptors)
   for (int probe = 0; probe < 5; ++probe) {
     EXPECT_EQ(healthz_within(s.port, 1s), "HTTP/1.1 200 OK") << "probe " << probe << " with 200 idle connections";
   }
-  // At most 128 open (backup/bounded_http.h), and a few a worker is answering.
+  // At most 128 open (sidecar/bounded_http.h), and a few a worker is answering.
   EXPECT_LE(http_connections_held(s.process.pid(), s.port), 128u + 4u) << "a connection held per idle client, unbounded";
   for (int fd : idle) ::close(fd);
   EXPECT_EQ(healthz_within(s.port, 1s), "HTTP/1.1 200 OK");

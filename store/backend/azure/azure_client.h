@@ -3,8 +3,9 @@
 // and Create Container (tests and first-time setup). Authorized by Shared Key, a SAS token or
 // Microsoft Entra ID tokens (store/backend/azure/azure_auth.h).
 //
-// Calls are retried like S3's (common/retry.h: 5xx, 429/ServerBusy, timeouts, broken connections);
-// a 401/403 with a bearer token drops the cached token and tries once more. Thread-safe.
+// Requests go through the object stores' HTTP layer (store/backend/object/object_http.h): pooled
+// connections, retries (5xx, 429/ServerBusy, timeouts, broken connections), and a 401/403 with an
+// Entra token drops the cached token and tries once more. Thread-safe.
 #pragma once
 
 #include <optional>
@@ -15,6 +16,7 @@
 
 #include "common/http_client.h"
 #include "store/backend/azure/azure_auth.h"
+#include "store/backend/object/object_http.h"
 #include "store/backend/azure/azure_responses.h"
 
 namespace etcdadm {
@@ -48,23 +50,16 @@ class AzureClient {
   void delete_blob(const std::string& container, const std::string& blob);  // missing is fine
 
  private:
-  struct Call {
-    std::string method = "GET";
-    std::string container = {};
-    std::string blob = {};  // "" for container-level calls
-    std::vector<std::pair<std::string, std::string>> query = {};
-    std::vector<std::pair<std::string, std::string>> headers = {};
-    std::string_view body = {};
-  };
-  // One attempt, authorized; an Entra 401/403 refreshes the token once.
-  HttpResponse send(const Call& call, const HttpBodySink& sink = nullptr);
-  // send() under the retry policy; a non-2xx answer other than `allowed` is thrown.
-  HttpResponse call(const Call& call, const std::string& what, long allowed = 0);
+  // The request of one attempt: dated, signed or carrying the SAS or the token.
+  HttpRequest authorized(const ObjectCall& call) const;
+  // The call under the retry policy; a non-2xx answer other than `allowed` is thrown.
+  HttpResponse call(const ObjectCall& call, const std::string& what, long allowed = 0);
   std::string describe(const std::string& container, const std::string& blob) const;
 
   AzureConfig config_;
   UrlParts endpoint_;        // config_.endpoint, split once
   std::string path_prefix_;  // the endpoint's path ("/devstoreaccount1" on Azurite), "" on Azure
+  ObjectHttp http_;
 };
 
 // Classifies an Azure error answer (exposed for tests). `what` names the operation.

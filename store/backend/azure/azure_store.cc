@@ -6,93 +6,45 @@
 
 #include "common/error.h"
 #include "common/failpoint.h"
-#include "store/backend/object/part_uploader.h"
+#include "store/backend/object/parted_writer.h"
 #include "store/backend/object/streaming_reader.h"
 
 namespace etcdadm {
 
 namespace {
 
-class AzureWriter : public BlobWriter {
+// Staged blocks of one size, committed by a block list. Uncommitted blocks are invisible and
+// Azure discards them by itself, so an abandoned upload needs no cleanup.
+class AzureUpload : public PartedUpload {
  public:
-  AzureWriter(std::shared_ptr<AzureClient> client, std::string container, std::string blob, bool overwrite,
-              size_t block_size, int concurrency)
+  AzureUpload(std::shared_ptr<AzureClient> client, std::string container, std::string blob, size_t block_size, bool create_only)
       : client_(std::move(client)),
         container_(std::move(container)),
         blob_(std::move(blob)),
-        overwrite_(overwrite),
         block_size_(block_size),
-        concurrency_(concurrency) {
-    buffer_.reserve(block_size_);
-  }
-  ~AzureWriter() override { abort(); }
+        create_only_(create_only) {}
 
-  void write(const uint8_t* data, size_t size) override {
-    if (done_) throw Error(ErrorKind::kInternal, "write after commit/abort of " + where());
-    while (size > 0) {
-      size_t n = std::min(size, block_size_ - buffer_.size());
-      buffer_.append(reinterpret_cast<const char*>(data), n);
-      data += n;
-      size -= n;
-      written_ += n;
-      if (buffer_.size() == block_size_) submit_block();
-    }
+  std::string where() const override { return "azureblob://" + container_ + "/" + blob_; }
+  size_t part_size(int) const override { return block_size_; }
+  int max_parts() const override { return kAzureMaxBlocks; }
+  void put_whole(std::string_view data) override { client_->put_blob(container_, blob_, data, create_only_); }
+  void begin() override {}
+  std::string put_part(int number, const std::string& data) override {
+    std::string id = azure_block_id(number);
+    client_->put_block(container_, blob_, id, data);
+    failpoint("azure/block/staged");
+    return id;
   }
-
-  void commit() override {
-    if (done_) throw Error(ErrorKind::kInternal, "commit after commit/abort of " + where());
-    if (!blocks_) {
-      client_->put_blob(container_, blob_, buffer_, !overwrite_);
-    } else {
-      if (!buffer_.empty()) submit_block();
-      std::vector<std::string> ids = blocks_->finish();
-      client_->put_block_list(container_, blob_, ids, !overwrite_);
-    }
-    done_ = true;
-    buffer_.clear();
+  void complete(const std::vector<std::string>& block_ids, const std::vector<uint64_t>&) override {
+    client_->put_block_list(container_, blob_, block_ids, create_only_);
   }
-
-  // Staged blocks need no cleanup: uncommitted, they are invisible and expire.
-  void abort() override {
-    if (done_) return;
-    done_ = true;
-    if (blocks_) blocks_->cancel();
-  }
-
-  uint64_t bytes_written() const override { return written_; }
+  void abandon(int) override {}
 
  private:
-  std::string where() const { return "azureblob://" + container_ + "/" + blob_; }
-
-  void submit_block() {
-    if (next_block_ > kAzureMaxBlocks) {
-      throw Error(ErrorKind::kInvalidArgument, where() + " would need more than 50000 blocks", "raise --upload-part-size");
-    }
-    if (!blocks_) {
-      blocks_ = std::make_unique<ParallelPartUploader>(concurrency_, [this](int number, const std::string& data) {
-        std::string id = azure_block_id(number);
-        client_->put_block(container_, blob_, id, data);
-        failpoint("azure/block/staged");
-        return id;
-      });
-    }
-    int number = next_block_++;
-    std::string data = std::move(buffer_);
-    buffer_ = std::string();
-    buffer_.reserve(block_size_);
-    blocks_->submit(number, std::move(data));
-  }
-
   std::shared_ptr<AzureClient> client_;  // shared: a writer may outlive its store object
   std::string container_, blob_;
-  bool overwrite_;
   size_t block_size_;
-  int concurrency_;
-  std::string buffer_;
-  int next_block_ = 1;
-  uint64_t written_ = 0;
-  bool done_ = false;
-  std::unique_ptr<ParallelPartUploader> blocks_;  // from the first full block on
+  bool create_only_;  // If-None-Match: * on the block list that makes the blob visible
 };
 
 }  // namespace
@@ -116,7 +68,8 @@ std::unique_ptr<BlobWriter> AzureStore::create(const std::string& key, bool over
   if (!overwrite && client_->get_properties(container_, blob_name(key))) {
     throw Error(ErrorKind::kAlreadyExists, url() + ": " + key + " already exists");
   }
-  return std::make_unique<AzureWriter>(client_, container_, blob_name(key), overwrite, block_size_, concurrency_);
+  return std::make_unique<PartedWriter>(
+      std::make_unique<AzureUpload>(client_, container_, blob_name(key), block_size_, /*create_only=*/!overwrite), concurrency_);
 }
 
 std::unique_ptr<BlobReader> AzureStore::open(const std::string& key) {

@@ -32,7 +32,18 @@ Error gcs_error(const HttpResponse& response, const std::string& what) {
 }
 
 GcsClient::GcsClient(GcsConfig config, std::shared_ptr<GcsAuth> auth)
-    : config_(std::move(config)), auth_(std::move(auth)) {
+    : config_(std::move(config)),
+      auth_(std::move(auth)),
+      http_(config_.http, config_.retry,
+            ObjectHttp::Protocol{.classify = [](const HttpResponse& r, const std::string& what) { return gcs_error(r, what); },
+                                 // GCS answers an expired or revoked token with 401.
+                                 .refresh_credentials =
+                                     [this](const HttpResponse& refused) {
+                                       std::shared_ptr<GcsAuth> credentials = this->auth();
+                                       if (refused.status != 401 || credentials->anonymous()) return false;
+                                       credentials->invalidate();
+                                       return true;
+                                     }}) {
   while (!config_.endpoint.empty() && config_.endpoint.back() == '/') config_.endpoint.pop_back();
   split_url(config_.endpoint);  // validates
 }
@@ -51,44 +62,34 @@ std::shared_ptr<GcsAuth> GcsClient::auth() const {
   return auth_;
 }
 
-HttpResponse GcsClient::send(HttpRequest request, const HttpBodySink& sink) {
-  std::shared_ptr<GcsAuth> credentials = auth();
-  for (int attempt = 0;; ++attempt) {
-    HttpRequest req = request;
-    std::string auth = credentials->authorization();
-    if (!auth.empty()) req.headers.emplace_back("Authorization", auth);
-    HttpClient client(config_.http);
-    HttpResponse resp = client.perform(req, sink);
-    if (resp.status == 401 && attempt == 0 && !auth.empty()) {
-      credentials->invalidate();  // expired early or revoked: one more try with a fresh token
-      continue;
-    }
-    return resp;
-  }
+HttpRequest GcsClient::authorized(HttpRequest request) const {
+  std::string authorization = auth()->authorization();
+  if (!authorization.empty()) request.headers.emplace_back("Authorization", authorization);
+  return request;
+}
+
+HttpResponse GcsClient::send(const HttpRequest& request, const HttpBodySink& sink) {
+  return http_.send([&] { return authorized(request); }, sink);
+}
+
+HttpResponse GcsClient::call(const HttpRequest& request, const std::string& what, long allowed) {
+  return http_.call([&] { return authorized(request); }, what, {allowed});
 }
 
 std::optional<GcsObjectInfo> GcsClient::get_metadata(const std::string& bucket, const std::string& name) {
-  std::optional<GcsObjectInfo> out;
   std::string what = "metadata of gs://" + bucket + "/" + name;
-  with_retries(config_.retry, what, [&] {
-    HttpRequest req;
-    req.url = object_url(bucket, name);
-    HttpResponse r = send(req);
-    if (r.status == 404) {
-      out.reset();
-      return;
-    }
-    if (!r.ok()) throw gcs_error(r, what);
-    out = parse_gcs_object(r.body, what);
-  });
-  return out;
+  HttpRequest req;
+  req.url = object_url(bucket, name);
+  HttpResponse r = call(req, what, 404);
+  if (r.status == 404) return std::nullopt;
+  return parse_gcs_object(r.body, what);
 }
 
 std::optional<std::string> GcsClient::get_small_object(const std::string& bucket, const std::string& name,
                                                        size_t limit) {
   std::optional<std::string> out;
   std::string what = "read of gs://" + bucket + "/" + name;
-  with_retries(config_.retry, what, [&] {
+  http_.with_retries(what, [&] {
     HttpRequest req;
     req.url = object_url(bucket, name) + "?alt=media";
     std::string body;
@@ -108,38 +109,26 @@ std::optional<std::string> GcsClient::get_small_object(const std::string& bucket
 
 GcsObjectInfo GcsClient::upload_media(const std::string& bucket, const std::string& name, std::string_view body,
                                       bool if_absent) {
-  GcsObjectInfo out;
   std::string what = "upload of gs://" + bucket + "/" + name;
-  with_retries(config_.retry, what, [&] {
-    HttpRequest req;
-    req.method = "POST";
-    req.url = config_.endpoint + "/upload/storage/v1/b/" + percent_encode(bucket) +
-              "/o?uploadType=media&name=" + percent_encode(name) + (if_absent ? "&ifGenerationMatch=0" : "");
-    req.headers = {{"Content-Type", "application/octet-stream"}};
-    req.body = body;
-    HttpResponse r = send(req);
-    if (!r.ok()) throw gcs_error(r, what);
-    out = parse_gcs_object(r.body, what);
-  });
-  return out;
+  HttpRequest req;
+  req.method = "POST";
+  req.url = config_.endpoint + "/upload/storage/v1/b/" + percent_encode(bucket) + "/o?uploadType=media&name=" + percent_encode(name) +
+            (if_absent ? "&ifGenerationMatch=0" : "");
+  req.headers = {{"Content-Type", "application/octet-stream"}};
+  req.body = body;
+  return parse_gcs_object(call(req, what).body, what);
 }
 
 std::string GcsClient::start_resumable(const std::string& bucket, const std::string& name, bool if_absent) {
-  std::string session;
   std::string what = "starting resumable upload of gs://" + bucket + "/" + name;
-  with_retries(config_.retry, what, [&] {
-    HttpRequest req;
-    req.method = "POST";
-    req.url = config_.endpoint + "/upload/storage/v1/b/" + percent_encode(bucket) +
-              "/o?uploadType=resumable&name=" + percent_encode(name) + (if_absent ? "&ifGenerationMatch=0" : "");
-    req.headers = {{"Content-Type", "application/json; charset=UTF-8"}, {"X-Upload-Content-Type", "application/octet-stream"}};
-    std::string body = "{}";
-    req.body = body;
-    HttpResponse r = send(req);
-    if (!r.ok()) throw gcs_error(r, what);
-    session = r.header("location");
-    if (session.empty()) throw Error(ErrorKind::kCorrupt, what + ": the server returned no session URI");
-  });
+  HttpRequest req;
+  req.method = "POST";
+  req.url = config_.endpoint + "/upload/storage/v1/b/" + percent_encode(bucket) + "/o?uploadType=resumable&name=" +
+            percent_encode(name) + (if_absent ? "&ifGenerationMatch=0" : "");
+  req.headers = {{"Content-Type", "application/json; charset=UTF-8"}, {"X-Upload-Content-Type", "application/octet-stream"}};
+  req.body = "{}";
+  std::string session = call(req, what).header("location");
+  if (session.empty()) throw Error(ErrorKind::kCorrupt, what + ": the server returned no session URI");
   return session;
 }
 
@@ -164,7 +153,7 @@ bool GcsClient::upload_chunk(const std::string& session, uint64_t offset, std::s
   bool complete = false;
   bool broken = false;
   std::string what = "upload of bytes " + std::to_string(offset) + "-" + std::to_string(end) + " of a GCS object";
-  with_retries(config_.retry, what, [&] {
+  http_.with_retries(what, [&] {
     if (broken) {
       // The last attempt broke: ask the server what it has before resending.
       auto held = query_session(session);
@@ -243,54 +232,37 @@ void GcsClient::cancel_resumable(const std::string& session) {
 void GcsClient::download(const std::string& bucket, const std::string& name, const std::string& generation,
                          uint64_t offset, const HttpBodySink& sink) {
   HttpRequest req;
+  // ifGenerationMatch pins the version as If-Match does elsewhere: a changed object answers 412.
   req.url = object_url(bucket, name) + "?alt=media" + (generation.empty() ? "" : "&ifGenerationMatch=" + generation);
-  if (offset > 0) req.headers.emplace_back("Range", "bytes=" + std::to_string(offset) + "-");
-  HttpResponse r = send(req, sink);
-  if (r.status == 412) {
-    throw Error(ErrorKind::kCorrupt, "gs://" + bucket + "/" + name + " changed while it was being read");
-  }
-  if (!r.ok()) throw gcs_error(r, "download of gs://" + bucket + "/" + name);
+  add_read_headers(req.headers, offset, "");
+  http_.read([&] { return authorized(req); }, "download of gs://" + bucket + "/" + name, sink);
 }
 
 GcsListPage GcsClient::list(const std::string& bucket, const std::string& prefix, const std::string& page_token,
                             int max_results, bool versions, const std::string& start_offset,
                             const std::string& end_offset) {
-  GcsListPage page;
   std::string what = "listing gs://" + bucket + "/" + prefix;
-  with_retries(config_.retry, what, [&] {
-    HttpRequest req;
-    req.url = config_.endpoint + "/storage/v1/b/" + percent_encode(bucket) + "/o?maxResults=" + std::to_string(max_results) +
-              (prefix.empty() ? "" : "&prefix=" + percent_encode(prefix)) +
-              (page_token.empty() ? "" : "&pageToken=" + percent_encode(page_token)) + (versions ? "&versions=true" : "") +
-              (start_offset.empty() ? "" : "&startOffset=" + percent_encode(start_offset)) +
-              (end_offset.empty() ? "" : "&endOffset=" + percent_encode(end_offset));
-    HttpResponse r = send(req);
-    if (!r.ok()) throw gcs_error(r, what);
-    page = parse_gcs_list_page(r.body, what);
-  });
-  return page;
+  HttpRequest req;
+  req.url = config_.endpoint + "/storage/v1/b/" + percent_encode(bucket) + "/o?maxResults=" + std::to_string(max_results) +
+            (prefix.empty() ? "" : "&prefix=" + percent_encode(prefix)) +
+            (page_token.empty() ? "" : "&pageToken=" + percent_encode(page_token)) + (versions ? "&versions=true" : "") +
+            (start_offset.empty() ? "" : "&startOffset=" + percent_encode(start_offset)) +
+            (end_offset.empty() ? "" : "&endOffset=" + percent_encode(end_offset));
+  return parse_gcs_list_page(call(req, what).body, what);
 }
 
 void GcsClient::remove(const std::string& bucket, const std::string& name) {
-  std::string what = "delete of gs://" + bucket + "/" + name;
-  with_retries(config_.retry, what, [&] {
-    HttpRequest req;
-    req.method = "DELETE";
-    req.url = object_url(bucket, name);
-    HttpResponse r = send(req);
-    if (!r.ok() && r.status != 404) throw gcs_error(r, what);
-  });
+  HttpRequest req;
+  req.method = "DELETE";
+  req.url = object_url(bucket, name);
+  call(req, "delete of gs://" + bucket + "/" + name, 404);
 }
 
 void GcsClient::remove_generation(const std::string& bucket, const std::string& name, const std::string& generation) {
-  std::string what = "delete of gs://" + bucket + "/" + name + " generation " + generation;
-  with_retries(config_.retry, what, [&] {
-    HttpRequest req;
-    req.method = "DELETE";
-    req.url = object_url(bucket, name) + "?generation=" + percent_encode(generation);
-    HttpResponse r = send(req);
-    if (!r.ok() && r.status != 404) throw gcs_error(r, what);
-  });
+  HttpRequest req;
+  req.method = "DELETE";
+  req.url = object_url(bucket, name) + "?generation=" + percent_encode(generation);
+  call(req, "delete of gs://" + bucket + "/" + name + " generation " + generation, 404);
 }
 
 }  // namespace etcdadm

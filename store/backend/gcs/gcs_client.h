@@ -1,8 +1,9 @@
 // The GCS JSON API calls the GCS store needs, on libcurl: object metadata, single-request
 // ("media") uploads, resumable uploads in chunks, ranged downloads, listing, delete.
 //
-// Calls are retried like S3's (common/retry.h: 5xx, 429, 408, timeouts, broken connections); a 401
-// drops the cached token and tries once more with a fresh one. Resumable uploads recover from a
+// Requests go through the object stores' HTTP layer (store/backend/object/object_http.h): pooled
+// connections, retries (5xx, 429, 408, timeouts, broken connections), and a 401 drops the cached
+// token and tries once more with a fresh one. Resumable uploads recover from a
 // broken chunk by asking the server how much it persisted (PUT with "Content-Range: bytes */*")
 // and resending from there. Thread-safe.
 #pragma once
@@ -18,6 +19,7 @@
 #include "common/retry.h"
 #include "store/backend/gcs/gcs_auth.h"
 #include "store/backend/gcs/gcs_responses.h"
+#include "store/backend/object/object_http.h"
 
 namespace etcdadm {
 
@@ -67,8 +69,12 @@ class GcsClient {
   void remove_generation(const std::string& bucket, const std::string& name, const std::string& generation);
 
  private:
-  // One attempt with auth; a 401 refreshes the token once.
-  HttpResponse send(HttpRequest request, const HttpBodySink& sink = nullptr);
+  // The request with the current token.
+  HttpRequest authorized(HttpRequest request) const;
+  // One attempt (ObjectHttp::send).
+  HttpResponse send(const HttpRequest& request, const HttpBodySink& sink = nullptr);
+  // Under the retry policy; a non-2xx answer other than `allowed` is thrown.
+  HttpResponse call(const HttpRequest& request, const std::string& what, long allowed = 0);
   std::string object_url(const std::string& bucket, const std::string& name) const;
   // Asks a session how many bytes it holds; nullopt when the upload is already complete.
   std::optional<uint64_t> query_session(const std::string& session);
@@ -78,6 +84,7 @@ class GcsClient {
   GcsConfig config_;
   mutable std::mutex auth_mu_;
   std::shared_ptr<GcsAuth> auth_;
+  ObjectHttp http_;
 };
 
 // Classifies a GCS error response (exposed for tests).

@@ -34,6 +34,8 @@ class OAuthTokenCache {
   std::string authorization();
   // Forget the cached token (after a 401).
   void invalidate();
+  // No source: requests go without credentials, and a refusal cannot be mended by a new token.
+  bool anonymous() const { return !source_; }
   std::string source_name() const;
 
  private:

@@ -82,7 +82,12 @@ Error s3_error(const HttpResponse& response, const std::string& what, const std:
 }
 
 S3Client::S3Client(S3Config config, std::shared_ptr<AwsCredentialProvider> credentials)
-    : config_(std::move(config)), credentials_(std::move(credentials)), region_(config_.region) {
+    : config_(std::move(config)),
+      credentials_(std::move(credentials)),
+      region_(config_.region),
+      // send() signs, follows region redirects and classifies answers itself: the layer pools
+      // the connections and runs the retries.
+      http_(config_.http, config_.retry, ObjectHttp::Protocol{}) {
   while (!config_.endpoint.empty() && config_.endpoint.back() == '/') config_.endpoint.pop_back();
   if (!config_.endpoint.empty()) split_url(config_.endpoint);  // validates
 }
@@ -90,23 +95,6 @@ S3Client::S3Client(S3Config config, std::shared_ptr<AwsCredentialProvider> crede
 std::string S3Client::region() const {
   std::lock_guard<std::mutex> lock(mu_);
   return region_;
-}
-
-std::unique_ptr<HttpClient> S3Client::borrow() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!idle_.empty()) {
-      auto c = std::move(idle_.back());
-      idle_.pop_back();
-      return c;
-    }
-  }
-  return std::make_unique<HttpClient>(config_.http);
-}
-
-void S3Client::give_back(std::unique_ptr<HttpClient> client) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (idle_.size() < 16) idle_.push_back(std::move(client));
 }
 
 HttpResponse S3Client::send(const Call& c, const HttpBodySink& sink) {
@@ -158,9 +146,7 @@ HttpResponse S3Client::send(const Call& c, const HttpBodySink& sink) {
     req.headers.emplace_back("Authorization", signed_req.authorization);
     req.body = c.body;
 
-    auto client = borrow();
-    HttpResponse resp = client->perform(req, sink);
-    give_back(std::move(client));
+    HttpResponse resp = http_.perform(req, sink);
     if (conditional && resp.ok()) conditional_writes_.store(ConditionalWrites::kSupported);
     if (resp.ok() || (c.allow_404 && resp.status == 404)) return resp;
 
@@ -211,7 +197,7 @@ HttpResponse S3Client::send(const Call& c, const HttpBodySink& sink) {
 
 HttpResponse S3Client::call(const Call& c, const std::string& what) {
   HttpResponse out;
-  with_retries(config_.retry, what, [&] { out = send(c); });
+  http_.with_retries(what, [&] { out = send(c); });
   return out;
 }
 

@@ -5,8 +5,8 @@
 // Every call is retried (see common/retry.h) on 5xx, 429/SlowDown, timeouts and broken
 // connections. A request sent to the wrong region is re-sent once to the bucket's region, taken
 // from the x-amz-bucket-region header (or the <Region> of AuthorizationHeaderMalformed), and the
-// client remembers it. Thread-safe: parallel part uploads share one client; each call borrows an
-// idle curl handle from a small pool, so connections are reused.
+// client remembers it. Thread-safe: parallel part uploads share one client; requests go over the
+// object stores' pooled connections (store/backend/object/object_http.h).
 #pragma once
 
 #include <atomic>
@@ -20,6 +20,7 @@
 
 #include "common/http_client.h"
 #include "common/retry.h"
+#include "store/backend/object/object_http.h"
 #include "store/backend/s3/aws_credentials.h"
 #include "store/backend/s3/aws_responses.h"
 
@@ -122,14 +123,11 @@ class S3Client {
   // send() under the retry policy.
   HttpResponse call(const Call& call, const std::string& what);
 
-  std::unique_ptr<HttpClient> borrow();
-  void give_back(std::unique_ptr<HttpClient> client);
-
   S3Config config_;
   std::shared_ptr<AwsCredentialProvider> credentials_;
   mutable std::mutex mu_;
   std::string region_;  // may change after a redirect
-  std::vector<std::unique_ptr<HttpClient>> idle_;
+  ObjectHttp http_;
   std::atomic<ConditionalWrites> conditional_writes_{ConditionalWrites::kUnknown};
 };
 

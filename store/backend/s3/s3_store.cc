@@ -16,7 +16,7 @@
 #include "common/parallel.h"
 #include "common/text.h"
 #include "common/timefmt.h"
-#include "store/backend/object/part_uploader.h"
+#include "store/backend/object/parted_writer.h"
 #include "store/backend/object/streaming_reader.h"
 
 namespace etcdadm {
@@ -33,97 +33,38 @@ constexpr int kMaxParts = 10000;
 constexpr size_t kDeleteBatchKeys = 1000;        // DeleteObjects' limit
 constexpr size_t kConcurrentDeleteBatches = 4;
 
-class S3Writer : public BlobWriter {
+// A multipart upload; parts grow past every 1000th so that 10,000 of them hold up to S3's 5 TiB.
+class S3MultipartUpload : public PartedUpload {
  public:
-  S3Writer(std::shared_ptr<S3Client> client, std::string bucket, std::string key, S3StoreOptions options,
-           bool create_only)
+  S3MultipartUpload(std::shared_ptr<S3Client> client, std::string bucket, std::string key, size_t first_part_size, bool create_only)
       : client_(std::move(client)),
         bucket_(std::move(bucket)),
         key_(std::move(key)),
-        options_(options),
-        create_only_(create_only) {
-    buffer_.reserve(s3_part_size(options_.part_size, 1));
-  }
+        first_part_size_(first_part_size),
+        create_only_(create_only) {}
 
-  ~S3Writer() override {
-    try {
-      abort();
-    } catch (const std::exception& e) {
-      spdlog::warn("aborting upload of s3://{}/{} failed: {}", bucket_, key_, e.what());
-    }
+  std::string where() const override { return "s3://" + bucket_ + "/" + key_; }
+  size_t part_size(int number) const override { return s3_part_size(first_part_size_, number); }
+  int max_parts() const override { return kMaxParts; }
+  void put_whole(std::string_view data) override { client_->put_object(bucket_, key_, data, create_only_); }
+  void begin() override { upload_id_ = client_->create_multipart_upload(bucket_, key_); }
+  std::string put_part(int number, const std::string& data) override {
+    return client_->upload_part(bucket_, key_, upload_id_, number, data);
   }
-
-  void write(const uint8_t* data, size_t size) override {
-    if (done_) throw Error(ErrorKind::kInternal, "write after commit/abort of s3://" + bucket_ + "/" + key_);
-    while (size > 0) {
-      size_t part = s3_part_size(options_.part_size, next_part_);
-      size_t n = std::min(size, part - buffer_.size());
-      buffer_.append(reinterpret_cast<const char*>(data), n);
-      data += n;
-      size -= n;
-      written_ += n;
-      if (buffer_.size() == part) submit_part();
-    }
-  }
-
-  void commit() override {
-    if (done_) throw Error(ErrorKind::kInternal, "commit after commit/abort of s3://" + bucket_ + "/" + key_);
-    if (upload_id_.empty()) {
-      client_->put_object(bucket_, key_, buffer_, create_only_);
-      done_ = true;
-      buffer_.clear();
-      return;
-    }
-    if (!buffer_.empty()) submit_part();
-    std::vector<std::string> etags = parts_->finish();
+  void complete(const std::vector<std::string>& etags, const std::vector<uint64_t>&) override {
     client_->complete_multipart_upload(bucket_, key_, upload_id_, etags, create_only_);
-    done_ = true;
-    upload_id_.clear();
   }
-
-  void abort() override {
-    if (done_) return;
-    done_ = true;
-    if (parts_) parts_->cancel();
-    if (!upload_id_.empty()) {
-      std::string id = upload_id_;
-      upload_id_.clear();
-      client_->abort_multipart_upload(bucket_, key_, id);
-      spdlog::debug("aborted multipart upload of s3://{}/{}", bucket_, key_);
-    }
+  void abandon(int) override {
+    client_->abort_multipart_upload(bucket_, key_, upload_id_);
+    spdlog::debug("aborted multipart upload of {}", where());
   }
-
-  uint64_t bytes_written() const override { return written_; }
 
  private:
-  void submit_part() {
-    if (next_part_ > kMaxParts) {
-      throw Error(ErrorKind::kInvalidArgument, "s3://" + bucket_ + "/" + key_ + " would need more than 10000 parts",
-                  "raise the part size");
-    }
-    if (upload_id_.empty()) {
-      upload_id_ = client_->create_multipart_upload(bucket_, key_);
-      parts_ = std::make_unique<ParallelPartUploader>(options_.concurrency, [this](int number, const std::string& data) {
-        return client_->upload_part(bucket_, key_, upload_id_, number, data);
-      });
-    }
-    int number = next_part_++;
-    std::string data = std::move(buffer_);
-    buffer_ = std::string();
-    buffer_.reserve(s3_part_size(options_.part_size, next_part_));
-    parts_->submit(number, std::move(data));
-  }
-
   std::shared_ptr<S3Client> client_;  // shared: a writer may outlive its store object
   std::string bucket_, key_;
-  S3StoreOptions options_;
+  size_t first_part_size_;
   bool create_only_;  // If-None-Match: * on the write that makes the object visible
-  std::string buffer_;
   std::string upload_id_;
-  int next_part_ = 1;
-  uint64_t written_ = 0;
-  bool done_ = false;
-  std::unique_ptr<ParallelPartUploader> parts_;  // from the first full part on
 };
 
 }  // namespace
@@ -152,7 +93,8 @@ std::unique_ptr<BlobWriter> S3Store::create(const std::string& key, bool overwri
   if (!overwrite && client_->head_object(bucket_, object_key(key))) {
     throw Error(ErrorKind::kAlreadyExists, url() + ": " + key + " already exists");
   }
-  return std::make_unique<S3Writer>(client_, bucket_, object_key(key), options_, /*create_only=*/!overwrite);
+  return std::make_unique<PartedWriter>(
+      std::make_unique<S3MultipartUpload>(client_, bucket_, object_key(key), options_.part_size, /*create_only=*/!overwrite), options_.concurrency);
 }
 
 std::unique_ptr<BlobReader> S3Store::open(const std::string& key) {

@@ -20,51 +20,47 @@ Error swift_error(const HttpResponse& response, const std::string& what, const s
   return Error(ErrorKind::kInvalidArgument, text);
 }
 
-SwiftClient::SwiftClient(std::shared_ptr<SwiftSession> session, RetryPolicy retry) : session_(std::move(session)), retry_(retry) {}
+SwiftClient::SwiftClient(std::shared_ptr<SwiftSession> session, RetryPolicy retry)
+    : session_(std::move(session)),
+      http_(session_->http(), retry,
+            ObjectHttp::Protocol{
+                .classify = [this](const HttpResponse& r, const std::string& what) { return swift_error(r, what, session_->config().description); },
+                // Swift answers an expired or revoked token with 401; a token the user gave
+                // (OS_AUTH_TOKEN) cannot be fetched anew.
+                .refresh_credentials =
+                    [this](const HttpResponse& refused) {
+                      if (refused.status != 401 || session_->config().kind == SwiftAuthConfig::Kind::kPreauthenticated) return false;
+                      session_->invalidate();
+                      return true;
+                    }}) {}
 
 std::string SwiftClient::describe(const std::string& container, const std::string& name) const {
   return "swift://" + container + (name.empty() ? "" : "/" + name);
 }
 
-HttpResponse SwiftClient::send(const Call& c, const HttpBodySink& sink) {
-  for (int attempt = 0;; ++attempt) {
-    SwiftSession::Access a = session_->access();
-    HttpRequest req;
-    req.method = c.method;
-    req.body = c.body;
-    req.headers = c.headers;
-    req.headers.emplace_back("X-Auth-Token", a.token);
-    std::string query;
-    for (const auto& [k, v] : c.query) query += (query.empty() ? "" : "&") + percent_encode(k) + (v.empty() ? "" : "=" + percent_encode(v));
-    req.url = a.storage_url + "/" + percent_encode(c.container) + (c.name.empty() ? "" : "/" + percent_encode(c.name, /*keep_slash=*/true)) +
-              (query.empty() ? "" : "?" + query);
-    HttpClient client(session_->http());
-    HttpResponse resp = client.perform(req, sink);
-    if (resp.status == 401 && attempt == 0 && session_->config().kind != SwiftAuthConfig::Kind::kPreauthenticated) {
-      session_->invalidate();  // expired early or revoked: one more try with a new token
-      continue;
-    }
-    return resp;
-  }
+HttpRequest SwiftClient::authorized(const ObjectCall& c) const {
+  SwiftSession::Access a = session_->access();
+  HttpRequest req;
+  req.method = c.method;
+  req.body = c.body;
+  req.headers = c.headers;
+  req.headers.emplace_back("X-Auth-Token", a.token);
+  std::string query = encode_query(c.query);
+  req.url = a.storage_url + object_call_path(c) + (query.empty() ? "" : "?" + query);
+  return req;
 }
 
-HttpResponse SwiftClient::call(const Call& c, const std::string& what, long allowed) {
-  HttpResponse out;
-  with_retries(retry_, what, [&] {
-    HttpResponse r = send(c);
-    if (!r.ok() && r.status != allowed) throw swift_error(r, what, session_->config().description);
-    out = std::move(r);
-  });
-  return out;
+HttpResponse SwiftClient::call(const ObjectCall& c, const std::string& what, long allowed) {
+  return http_.call([&] { return authorized(c); }, what, {allowed});
 }
 
 void SwiftClient::put_container(const std::string& container) {
-  call(Call{.method = "PUT", .container = container}, "creating container " + container);
+  call(ObjectCall{.method = "PUT", .container = container}, "creating container " + container);
 }
 
 std::string SwiftClient::put_object(const std::string& container, const std::string& name, std::string_view body,
                                     bool create_only, bool manifest) {
-  Call c{.method = "PUT", .container = container, .name = name};
+  ObjectCall c{.method = "PUT", .container = container, .object = name};
   c.headers = {{"Content-Type", manifest ? "application/json" : "application/octet-stream"}};
   if (create_only) c.headers.emplace_back("If-None-Match", "*");
   if (manifest) c.query = {{"multipart-manifest", "put"}};
@@ -76,7 +72,7 @@ std::string SwiftClient::put_object(const std::string& container, const std::str
 }
 
 std::optional<SwiftObjectInfo> SwiftClient::head_object(const std::string& container, const std::string& name) {
-  HttpResponse r = call(Call{.method = "HEAD", .container = container, .name = name}, "metadata of " + describe(container, name), 404);
+  HttpResponse r = call(ObjectCall{.method = "HEAD", .container = container, .object = name}, "metadata of " + describe(container, name), 404);
   if (r.status == 404) return std::nullopt;
   HttpObjectHead head = object_head(r, "metadata of " + describe(container, name));
   return SwiftObjectInfo{name, head.size, head.modified_unix_micros, head.etag};
@@ -84,17 +80,13 @@ std::optional<SwiftObjectInfo> SwiftClient::head_object(const std::string& conta
 
 void SwiftClient::get_object(const std::string& container, const std::string& name, uint64_t offset, const std::string& etag,
                              const HttpBodySink& sink) {
-  Call c{.method = "GET", .container = container, .name = name};
-  if (offset > 0) c.headers.emplace_back("Range", "bytes=" + std::to_string(offset) + "-");
-  if (!etag.empty()) c.headers.emplace_back("If-Match", etag);
-  std::string what = "download of " + describe(container, name);
-  HttpResponse r = send(c, sink);
-  if (r.status == 412) throw Error(ErrorKind::kCorrupt, what + ": the object changed while it was read", "read it again");
-  if (!r.ok()) throw swift_error(r, what, session_->config().description);
+  ObjectCall c{.method = "GET", .container = container, .object = name};
+  add_read_headers(c.headers, offset, etag);
+  http_.read([&] { return authorized(c); }, "download of " + describe(container, name), sink);
 }
 
 std::optional<std::vector<std::string>> SwiftClient::slo_segments(const std::string& container, const std::string& name) {
-  Call c{.method = "GET", .container = container, .name = name, .query = {{"multipart-manifest", "get"}}};
+  ObjectCall c{.method = "GET", .container = container, .object = name, .query = {{"multipart-manifest", "get"}}};
   std::string what = "manifest of " + describe(container, name);
   HttpResponse r = call(c, what, 404);
   if (r.status == 404 || r.header("x-static-large-object") != "True") return std::nullopt;
@@ -103,7 +95,7 @@ std::optional<std::vector<std::string>> SwiftClient::slo_segments(const std::str
 
 std::vector<SwiftObjectInfo> SwiftClient::list(const std::string& container, const std::string& prefix, const std::string& marker,
                                                const std::string& end_marker) {
-  Call c{.method = "GET", .container = container, .query = {{"format", "json"}, {"limit", "10000"}}};
+  ObjectCall c{.method = "GET", .container = container, .query = {{"format", "json"}, {"limit", "10000"}}};
   if (!prefix.empty()) c.query.emplace_back("prefix", prefix);
   if (!marker.empty()) c.query.emplace_back("marker", marker);
   if (!end_marker.empty()) c.query.emplace_back("end_marker", end_marker);
@@ -117,9 +109,9 @@ void SwiftClient::delete_object(const std::string& container, const std::string&
   // Deleting a static large object this way deletes its segments too. Swift answers 200 whatever
   // happened, with a report; it refuses a plain object ("Not an SLO manifest"), which then gets a
   // plain delete (one request more only for small objects).
-  HttpResponse r = call(Call{.method = "DELETE",
+  HttpResponse r = call(ObjectCall{.method = "DELETE",
                              .container = container,
-                             .name = name,
+                             .object = name,
                              .query = {{"multipart-manifest", "delete"}},
                              .headers = {{"Accept", "application/json"}}},
                         what, 404);
@@ -130,7 +122,7 @@ void SwiftClient::delete_object(const std::string& container, const std::string&
     throw Error(report.status == 401 || report.status == 403 ? ErrorKind::kAuth : ErrorKind::kInvalidArgument,
                 what + ": " + std::to_string(report.status) + " " + report.errors);
   }
-  call(Call{.method = "DELETE", .container = container, .name = name}, what, 404);
+  call(ObjectCall{.method = "DELETE", .container = container, .object = name}, what, 404);
 }
 
 }  // namespace etcdadm

@@ -1,8 +1,9 @@
 // The OpenStack Swift object API calls the Swift store needs, on libcurl: PUT, HEAD, ranged GET,
 // DELETE of objects, container listings, PUT container, and static large objects (a manifest
 // PUT with ?multipart-manifest=put; DELETE and GET with ?multipart-manifest=delete / get).
-// Calls are retried (common/retry.h: 5xx, 429, timeouts, broken connections); a 401 drops the
-// token (store/backend/swift/swift_auth.h) and tries once more. Thread-safe.
+// Requests go through the object stores' HTTP layer (store/backend/object/object_http.h): pooled
+// connections, retries (5xx, 429, timeouts, broken connections), and a 401 drops the token
+// (store/backend/swift/swift_auth.h) and tries once more. Thread-safe.
 #pragma once
 
 #include <memory>
@@ -14,6 +15,7 @@
 
 #include "common/http_client.h"
 #include "common/retry.h"
+#include "store/backend/object/object_http.h"
 #include "store/backend/swift/swift_auth.h"
 #include "store/backend/swift/swift_responses.h"
 
@@ -23,7 +25,7 @@ class SwiftClient {
  public:
   SwiftClient(std::shared_ptr<SwiftSession> session, RetryPolicy retry = {});
   SwiftSession& session() { return *session_; }
-  const RetryPolicy& retry() const { return retry_; }
+  const RetryPolicy& retry() const { return http_.retry(); }
 
   // PUT container (idempotent: an existing one is fine).
   void put_container(const std::string& container);
@@ -47,20 +49,14 @@ class SwiftClient {
   void delete_object(const std::string& container, const std::string& name);
 
  private:
-  struct Call {
-    std::string method = "GET";
-    std::string container = {};
-    std::string name = {};  // "" for container-level calls
-    std::vector<std::pair<std::string, std::string>> query = {};
-    std::vector<std::pair<std::string, std::string>> headers = {};
-    std::string_view body = {};
-  };
-  HttpResponse send(const Call& call, const HttpBodySink& sink = nullptr);
-  HttpResponse call(const Call& call, const std::string& what, long allowed = 0);
+  // The request of one attempt, carrying the session's token to its storage URL.
+  HttpRequest authorized(const ObjectCall& call) const;
+  // The call under the retry policy; a non-2xx answer other than `allowed` is thrown.
+  HttpResponse call(const ObjectCall& call, const std::string& what, long allowed = 0);
   std::string describe(const std::string& container, const std::string& name) const;
 
   std::shared_ptr<SwiftSession> session_;
-  RetryPolicy retry_;
+  ObjectHttp http_;
 };
 
 // Classifies a Swift error answer (exposed for tests).

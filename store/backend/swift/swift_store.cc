@@ -9,7 +9,7 @@
 
 #include "common/error.h"
 #include "common/timefmt.h"
-#include "store/backend/object/part_uploader.h"
+#include "store/backend/object/parted_writer.h"
 #include "store/backend/object/streaming_reader.h"
 
 namespace etcdadm {
@@ -32,66 +32,39 @@ std::string new_upload_id() {
   return id;
 }
 
-class SwiftWriter : public BlobWriter {
+// A static large object: segments in "<container>_segments" under "<name>/<upload id>/", then a
+// manifest at the name that lists them. Segments grow past every 100th so that Swift's default
+// 1000 of them hold large objects.
+class SwiftUpload : public PartedUpload {
  public:
-  SwiftWriter(std::shared_ptr<SwiftClient> client, std::string container, std::string name, bool overwrite,
-              size_t segment_size, int concurrency)
+  SwiftUpload(std::shared_ptr<SwiftClient> client, std::string container, std::string name, size_t segment_size, bool create_only)
       : client_(std::move(client)),
         container_(std::move(container)),
         name_(std::move(name)),
-        overwrite_(overwrite),
         segment_size_(segment_size),
-        concurrency_(concurrency) {
-    buffer_.reserve(segment_size_);
-  }
-  ~SwiftWriter() override {
-    try {
-      abort();
-    } catch (const std::exception& e) {
-      spdlog::warn("cleaning up the segments of swift://{}/{} failed: {}", container_, name_, e.what());
-    }
-  }
+        create_only_(create_only) {}
 
-  void write(const uint8_t* data, size_t size) override {
-    if (done_) throw Error(ErrorKind::kInternal, "write after commit/abort of " + where());
-    while (size > 0) {
-      size_t segment = swift_segment_size(segment_size_, next_segment_);
-      size_t n = std::min(size, segment - buffer_.size());
-      buffer_.append(reinterpret_cast<const char*>(data), n);
-      data += n;
-      size -= n;
-      written_ += n;
-      if (buffer_.size() == segment) submit_segment();
-    }
+  std::string where() const override { return "swift://" + container_ + "/" + name_; }
+  size_t part_size(int number) const override { return swift_segment_size(segment_size_, number); }
+  int max_parts() const override { return kMaxSegments; }
+  void put_whole(std::string_view data) override { client_->put_object(container_, name_, data, create_only_); }
+  void begin() override {
+    client_->put_container(segments_container());
+    upload_id_ = new_upload_id();
   }
-
-  void commit() override {
-    if (done_) throw Error(ErrorKind::kInternal, "commit after commit/abort of " + where());
-    if (!segments_) {
-      client_->put_object(container_, name_, buffer_, !overwrite_);
-    } else {
-      if (!buffer_.empty()) submit_segment();
-      std::vector<std::string> etags = segments_->finish();
-      std::vector<SwiftSegment> manifest;
-      for (size_t i = 0; i < etags.size(); ++i) manifest.push_back({"/" + segment_path(static_cast<int>(i) + 1), etags[i], sizes_.at(i)});
-      client_->put_object(container_, name_, swift_slo_manifest_json(manifest), !overwrite_, /*manifest=*/true);
-    }
-    done_ = true;
-    buffer_.clear();
+  std::string put_part(int number, const std::string& data) override {
+    return client_->put_object(segments_container(), segment_name(number), data, /*create_only=*/false);
   }
-
-  void abort() override {
-    if (done_) return;
-    done_ = true;
-    if (!segments_) return;
-    segments_->cancel();
-    for (int n = 1; n < next_segment_; ++n) client_->delete_object(segments_container(), segment_name(n));
+  void complete(const std::vector<std::string>& etags, const std::vector<uint64_t>& sizes) override {
+    std::vector<SwiftSegment> manifest;
+    for (size_t i = 0; i < etags.size(); ++i) manifest.push_back({"/" + segment_path(static_cast<int>(i) + 1), etags[i], sizes.at(i)});
+    client_->put_object(container_, name_, swift_slo_manifest_json(manifest), create_only_, /*manifest=*/true);
   }
-
-  uint64_t bytes_written() const override { return written_; }
+  void abandon(int parts) override {
+    for (int n = 1; n <= parts; ++n) client_->delete_object(segments_container(), segment_name(n));
+  }
 
  private:
-  std::string where() const { return "swift://" + container_ + "/" + name_; }
   std::string segments_container() const { return container_ + "_segments"; }
   std::string segment_name(int n) const {
     char num[16];
@@ -100,37 +73,11 @@ class SwiftWriter : public BlobWriter {
   }
   std::string segment_path(int n) const { return segments_container() + "/" + segment_name(n); }
 
-  void submit_segment() {
-    if (next_segment_ > kMaxSegments) {
-      throw Error(ErrorKind::kInvalidArgument, where() + " would need more than 1000 segments", "raise --upload-part-size");
-    }
-    if (!segments_) {
-      client_->put_container(segments_container());
-      upload_id_ = new_upload_id();
-      segments_ = std::make_unique<ParallelPartUploader>(concurrency_, [this](int number, const std::string& data) {
-        return client_->put_object(segments_container(), segment_name(number), data, /*create_only=*/false);
-      });
-    }
-    int number = next_segment_++;
-    sizes_.push_back(buffer_.size());
-    std::string data = std::move(buffer_);
-    buffer_ = std::string();
-    buffer_.reserve(swift_segment_size(segment_size_, next_segment_));
-    segments_->submit(number, std::move(data));
-  }
-
   std::shared_ptr<SwiftClient> client_;  // shared: a writer may outlive its store object
   std::string container_, name_;
-  bool overwrite_;
   size_t segment_size_;
-  int concurrency_;
-  std::string buffer_;
+  bool create_only_;  // If-None-Match: * on the manifest that makes the object visible
   std::string upload_id_;
-  std::vector<uint64_t> sizes_;
-  int next_segment_ = 1;
-  uint64_t written_ = 0;
-  bool done_ = false;
-  std::unique_ptr<ParallelPartUploader> segments_;  // from the first full segment on
 };
 
 }  // namespace
@@ -155,7 +102,8 @@ std::unique_ptr<BlobWriter> SwiftStore::create(const std::string& key, bool over
   if (!overwrite && client_->head_object(container_, object_name(key))) {
     throw Error(ErrorKind::kAlreadyExists, url() + ": " + key + " already exists");
   }
-  return std::make_unique<SwiftWriter>(client_, container_, object_name(key), overwrite, segment_size_, concurrency_);
+  return std::make_unique<PartedWriter>(
+      std::make_unique<SwiftUpload>(client_, container_, object_name(key), segment_size_, /*create_only=*/!overwrite), concurrency_);
 }
 
 std::unique_ptr<BlobReader> SwiftStore::open(const std::string& key) {

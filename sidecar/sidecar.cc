@@ -1,4 +1,4 @@
-#include "backup/sidecar.h"
+#include "sidecar/sidecar.h"
 
 #include <nlohmann/json.hpp>
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-#include "backup/sidecar_http.h"
+#include "sidecar/sidecar_http.h"
 
 #include <httplib.h>
 #include <spdlog/spdlog.h>
@@ -6,7 +6,7 @@
 #include <cctype>
 #include <memory>
 
-#include "backup/bounded_http.h"
+#include "sidecar/bounded_http.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/text.h"

@@ -1,4 +1,4 @@
-#include "backup/bounded_http.h"
+#include "sidecar/bounded_http.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>

@@ -20,7 +20,7 @@
 #include <optional>
 #include <string>
 
-#include "backup/changelog_loop.h"
+#include "sidecar/changelog_loop.h"
 #include "backup/prune.h"
 #include "backup/retention.h"
 #include "backup/save.h"
@@ -50,8 +50,8 @@ struct SidecarOptions {
   std::optional<RetentionPolicy> retention;
   PruneOptions prune;  // how retention deletes (versioned buckets)
   int verify_every = 1;  // 0: never; N: read back and check every Nth backup
-  // Reads a backup back and checks every hash; throws on a bad backup (wired by cmd/ to
-  // restore/fetch.h, which backup/ does not depend on).
+  // Reads a backup back and checks every hash; throws on a bad backup (sidecar/checks.h
+  // verify_after_backup; a test may give another).
   std::function<void(const std::string& name)> verify;
   std::chrono::seconds ready_max_age{std::chrono::hours(2)};
   // --continuous: the change log beside the snapshots (changelog_loop.h); nullopt: snapshots only.
@@ -61,13 +61,13 @@ struct SidecarOptions {
   // backups (the leader's, unless any member does). The next drill is computed from the newest
   // drill recorded in the store, as backups are from the newest backup.
   std::optional<Schedule> drill_schedule;
-  // Drills one backup and records the result in the store and catalog (wired by cmd/ to
-  // restore/drill.h, which backup/ does not depend on). Throws Error(kInterrupted) when `cancel`
+  // Drills one backup and records the result in the store and catalog (sidecar/checks.h
+  // drill_backup). Throws Error(kInterrupted) when `cancel`
   // stopped it.
   std::function<DrillOutcome(const std::string& name, const std::atomic<bool>* cancel)> drill;
   // --copy-to: after each backup of this sidecar, bring the second store up to date (the backups
-  // newer than its newest, oldest first, with their change log; then its own retention). Wired by
-  // cmd/ to restore/backup_copy.h. Throws when the second store fails: counted, and what it missed
+  // newer than its newest, oldest first, with their change log; then its own retention). See
+  // sidecar/checks.h copy_new_backups_to. Throws when the second store fails: counted, and what it missed
   // is copied at the next tick.
   std::function<CopyOutcome()> copy;
   std::string copy_to;  // its URL, for logs

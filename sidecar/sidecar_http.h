@@ -6,7 +6,7 @@
 //   POST /backup    run a backup now (GET: 405). Needs "Authorization: Bearer <token>" (scheme in any
 //                   case) when a token is set;
 //                   a token is required when listening beyond loopback.
-// Bounds: connections are accepted and read by BoundedHttpServer (backup/bounded_http.h: one
+// Bounds: connections are accepted and read by BoundedHttpServer (sidecar/bounded_http.h: one
 // request per connection, read within 32 KiB and 10 s, at most 128 open, idle ones cost no
 // worker); request bodies up to 4 KiB (413 beyond); 50 requests a second but /healthz (burst 100;
 // 429 beyond); wrong tokens one a second after a burst of 5 (429 without checking).
@@ -17,7 +17,7 @@
 #include <string>
 #include <thread>
 
-#include "backup/sidecar.h"
+#include "sidecar/sidecar.h"
 
 
 namespace etcdadm {

@@ -1,4 +1,4 @@
-#include "backup/changelog_loop.h"
+#include "sidecar/changelog_loop.h"
 
 #include <spdlog/spdlog.h>
 

@@ -1,0 +1,46 @@
+#include "sidecar/signals.h"
+
+#include <pthread.h>
+#include <spdlog/spdlog.h>
+
+#include <thread>
+
+namespace etcdadm {
+
+SidecarSignals::SidecarSignals() {
+  sigemptyset(&signals_);
+  for (int s : {SIGTERM, SIGINT, SIGUSR1, SIGHUP}) sigaddset(&signals_, s);
+  pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
+}
+
+void SidecarSignals::run(Sidecar& sidecar, const std::vector<BlobStore*>& stores) {
+  std::thread waiter([&] {
+    for (;;) {
+      int sig = 0;
+      if (sigwait(&signals_, &sig) != 0) continue;
+      if (sig == SIGUSR1) {
+        sidecar.trigger("SIGUSR1");
+      } else if (sig == SIGHUP) {
+        spdlog::info("SIGHUP: store credentials will be read again from their source");
+        for (BlobStore* store : stores) {
+          if (store) store->reload_credentials();
+        }
+      } else {
+        spdlog::info("{}: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+        sidecar.stop();
+        return;
+      }
+    }
+  });
+  try {
+    sidecar.run();
+  } catch (...) {
+    // Wake the waiter (it is in sigwait) so it can be joined, then report the error.
+    pthread_kill(waiter.native_handle(), SIGTERM);
+    waiter.join();
+    throw;
+  }
+  waiter.join();
+}
+
+}  // namespace etcdadm
