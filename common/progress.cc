@@ -96,6 +96,8 @@ std::string describe_progress(const ProgressSnapshot& s) {
   return out;
 }
 
+bool progress_shown() { return progress_style(current_settings(), stderr_is_terminal()) != ProgressStyle::kNone; }
+
 Progress::Progress(std::string what, ProgressUnit unit, uint64_t total)
     : what_(std::move(what)), unit_(unit), started_(std::chrono::steady_clock::now()), total_(total) {
   ProgressSettings s = current_settings();

@@ -41,6 +41,10 @@ ProgressMode parse_progress_mode(const std::string& text);  // auto|always|never
 enum class ProgressStyle { kNone, kLiveLine, kPeriodicText, kPeriodicJson };
 ProgressStyle progress_style(const ProgressSettings& settings, bool stderr_is_terminal);
 
+// Whether a Progress started now would show anything (the process's settings, stderr a
+// terminal): work that must ask for its total first (a HEAD request) asks only then.
+bool progress_shown();
+
 enum class ProgressUnit { kBytes, kRevisions };
 
 // "12.3 MiB of 400.0 MiB (3%), stored 4.1 MiB, 52.3 MiB/s, 7s left": what one report says. Pure.

@@ -21,6 +21,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/progress.h"
 #include "common/retry.h"
 #include "common/sha256.h"
 #include "common/subprocess.h"
@@ -86,56 +87,6 @@ void check_url_scheme(const std::string& url) {
   throw Error(ErrorKind::kInvalidArgument, "unsupported release URL " + url,
               "use an https://, http:// or file:// URL, or --release-tarball for a local file");
 }
-
-// "\r  etcd-v3.5.17-linux-amd64.tar.gz  12.3/20.1 MiB  61%" on stderr, when it is a terminal.
-class ProgressBar {
- public:
-  ProgressBar(bool wanted, std::string name) : enabled_(wanted && ::isatty(2) == 1), name_(std::move(name)) {}
-  ~ProgressBar() { finish(); }
-  bool enabled() const { return enabled_; }
-  void restart(std::optional<uint64_t> total) {
-    total_ = total;
-    done_ = 0;
-  }
-  void add(size_t n) {
-    done_ += n;
-    auto now = std::chrono::steady_clock::now();
-    if (enabled_ && now - last_ >= std::chrono::milliseconds(100)) {
-      last_ = now;
-      draw();
-    }
-  }
-  // Draws the final state and ends the line; nothing at all when no byte ever arrived.
-  void finish() {
-    if (!enabled_ || finished_) return;
-    finished_ = true;
-    if (done_ == 0 && !drawn_) return;
-    draw();
-    std::fputc('\n', stderr);
-    std::fflush(stderr);
-  }
-
- private:
-  void draw() {
-    drawn_ = true;
-    constexpr double kMiB = 1024.0 * 1024.0;
-    if (total_ && *total_ > 0) {
-      int pct = static_cast<int>(std::min<uint64_t>(100, done_ * 100 / *total_));
-      std::fprintf(stderr, "\r  %s  %.1f/%.1f MiB  %d%%  ", name_.c_str(), done_ / kMiB, *total_ / kMiB, pct);
-    } else {
-      std::fprintf(stderr, "\r  %s  %.1f MiB  ", name_.c_str(), done_ / kMiB);
-    }
-    std::fflush(stderr);
-  }
-
-  bool enabled_;
-  bool finished_ = false;
-  bool drawn_ = false;
-  std::string name_;
-  std::optional<uint64_t> total_;
-  uint64_t done_ = 0;
-  std::chrono::steady_clock::time_point last_{};
-};
 
 // Streams a local file to `sink`; `on_size` learns its size first. A missing file is kNotFound.
 void stream_file(const std::string& path, const std::function<void(uint64_t)>& on_size, const ByteFn& sink) {
@@ -510,21 +461,25 @@ Download fetch_release(const ReleaseSpec& spec) {
   spdlog::info("fetching {} from {}", name, source);
   std::unique_ptr<AtomicFile> file;
   std::optional<Sha256> hash;
-  ProgressBar bar(spec.progress, name);
+  // Shown as every long piece of work is (common/progress.h: --progress, --log-format json); each
+  // attempt of a retried download counts from zero.
+  const bool show_progress = spec.progress && progress_shown();
+  std::optional<Progress> progress;
   fetch(
       source, spec.http,
       [&](std::optional<uint64_t> total) {
         file = std::make_unique<AtomicFile>(cache_path, 0644, /*overwrite=*/true);
         hash.emplace();
-        bar.restart(total);
+        progress.reset();
+        if (show_progress) progress.emplace("download of " + name, ProgressUnit::kBytes, total.value_or(0));
       },
       [&](const char* data, size_t size) {
         hash->update(data, size);
         file->write(data, size);
-        bar.add(size);
+        if (progress) progress->add(size);
       },
-      bar.enabled());
-  bar.finish();
+      /*want_size=*/show_progress);
+  if (progress) progress->finish();
   std::string actual = to_hex(hash->finish());
   if (expected.sha256 && actual != *expected.sha256) {
     throw Error(

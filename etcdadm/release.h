@@ -31,7 +31,7 @@ struct ReleaseSpec {
   std::string cache_dir = "/var/cache/etcdadm";
   std::string arch;  // amd64, arm64, ppc64le, s390x; empty = this machine's
   HttpOptions http;
-  bool progress = true;  // draw a progress bar on stderr when it is a terminal
+  bool progress = true;  // show the download as common/progress.h shows long work (--progress, --log-format)
 };
 
 struct InstalledRelease {

@@ -17,6 +17,8 @@
 #include "common/shell.h"
 #include "test/support/cli_fixture.h"
 #include "test/support/etcd_versions.h"
+#include "test/support/fixture_server.h"
+#include "test/support/release_fixture.h"
 
 namespace etcdadm::test {
 
@@ -151,6 +153,66 @@ TEST_F(ProgressTest, JsonLogsCarryPeriodicProgressOfASlowTransfer) {
   EXPECT_GT(last_done, 0u);
   EXPECT_LE(last_done, bytes.size());
   EXPECT_EQ(r.output.find("\033["), std::string::npos) << r.output;
+}
+
+// A release download is long work like any other: a live line on a terminal, nothing with
+// --progress never, periodic lines with --log-format json (they used to be a bar of its own, drawn
+// on any terminal whatever the flags said). The release is served from loopback, slowly: its
+// tarball in 8 pieces 250 ms apart.
+TEST_F(ProgressTest, ReleaseDownloadsFollowProgressAndLogFormat) {
+  LocalRelease rel = make_local_release(dir_ / "releases");
+  const std::string tarball = read_file(rel.tarball);
+  const std::string sums = read_file(rel.dir + "/v" + rel.version + "/SHA256SUMS");
+  const std::string name = rel.tarball.substr(rel.tarball.rfind('/') + 1);
+  FixtureServer server;
+  server.server.Get(R"(/v[^/]+/([^/]+))", [&](const httplib::Request& req, httplib::Response& res) {
+    if (req.matches[1] == "SHA256SUMS") {
+      res.set_content(sums, "text/plain");
+    } else if (req.matches[1] == name) {
+      res.set_content_provider(tarball.size(), "application/gzip", [&](size_t offset, size_t length, httplib::DataSink& sink) {
+        size_t n = std::min(length, tarball.size() / 8 + 1);
+        if (offset > 0) std::this_thread::sleep_for(std::chrono::milliseconds(250));
+        sink.write(tarball.data() + offset, n);
+        return true;
+      });
+    } else {
+      res.status = 404;
+    }
+  });
+  server.start();
+  int caches = 0;
+  auto download = [&](std::vector<std::string> global) {
+    global.insert(global.end(), {"download", "--cache-only", "--version", rel.version, "--release-url", server.url(), "--cache-dir",
+                                 dir_ / ("cache-" + std::to_string(++caches))});
+    return global;
+  };
+  const std::string what = "download of " + name;
+
+  auto json = cli(download({"--log-format", "json", "--progress-interval", "0.2"}));
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  std::istringstream lines(json.output);
+  std::string line;
+  int progress_lines = 0;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line[0] != '{') continue;
+    auto j = nlohmann::json::parse(line);
+    if (!j.contains("progress")) continue;
+    ++progress_lines;
+    EXPECT_EQ(j["progress"], what);
+    EXPECT_EQ(j["total"], tarball.size()) << "the size from the server's HEAD answer";
+  }
+  EXPECT_GE(progress_lines, 3) << json.output;
+  EXPECT_EQ(json.output.find("\033["), std::string::npos) << json.output;
+
+  auto shown = cli_on_terminal(download({}));
+  ASSERT_EQ(shown.exit_code, 0) << shown.output;
+  EXPECT_TRUE(has_live_line(shown.output, what)) << shown.output;
+
+  auto quiet = cli_on_terminal(download({"--progress", "never"}));
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.output;
+  EXPECT_EQ(quiet.output.find(what), std::string::npos) << quiet.output;
+  EXPECT_EQ(quiet.output.find("\r\033[K"), std::string::npos) << "a live line: " << quiet.output;
+  EXPECT_EQ(quiet.output.find(" MiB"), std::string::npos) << "a count of bytes: " << quiet.output;
 }
 
 }  // namespace etcdadm::test
