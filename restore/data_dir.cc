@@ -23,7 +23,7 @@
 #include "common/text.h"
 #include "etcd/etcd_version.h"
 #include "etcdadm/release.h"
-#include "restore/snapshot_version.h"
+#include "etcd/datadir/snapshot_version.h"
 #include "common/subprocess.h"
 #include "restore/fetch.h"
 #include "restore/native_restore.h"

@@ -19,10 +19,10 @@
 #include "common/timefmt.h"
 #include "etcd/client.h"
 #include "etcd/etcd_version.h"
-#include "restore/bolt_reader.h"
+#include "etcd/datadir/bolt_reader.h"
 #include "restore/damage.h"
 #include "restore/data_dir.h"
-#include "restore/snapshot_inspect.h"
+#include "etcd/datadir/snapshot_inspect.h"
 
 extern char** environ;
 

@@ -2,7 +2,8 @@
 
 #include "changelog/segment.h"
 #include "common/error.h"
-#include "restore/bolt_writer.h"
+#include "etcd/datadir/bolt_writer.h"
+#include "etcd/datadir/mvcc.h"
 #include "restore/native_restore.h"
 
 namespace etcdadm {

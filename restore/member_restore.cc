@@ -8,7 +8,7 @@
 #include "restore/data_dir.h"
 #include "restore/fetch.h"
 #include "restore/native_restore.h"
-#include "restore/snapshot_version.h"
+#include "etcd/datadir/snapshot_version.h"
 
 #include <chrono>
 #include <filesystem>

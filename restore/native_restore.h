@@ -23,7 +23,7 @@
 #include <string>
 
 #include "etcd/etcd_version.h"
-#include "restore/bolt_reader.h"
+#include "etcd/datadir/bolt_reader.h"
 #include "restore/new_cluster.h"
 
 namespace etcdadm {
@@ -71,17 +71,6 @@ class NativeDataDirWriter {
   NativeRestorePlan plan_;
 };
 
-// The newest main revision in an etcd backend's `key` bucket (0 when empty). Throws kCorrupt when
-// the bucket ends with a key that is not a revision.
-int64_t newest_revision(const BoltReader& db);
-// The revision etcd serves once it has opened `db` (mvcc's restore): the newest main revision in
-// the key bucket, raised to meta/finishedCompactRev and meta/scheduledCompactRev (a compaction may
-// have removed the newest revisions' tombstones), and at least 1 (an empty store).
-int64_t store_revision(const BoltReader& db);
-// An mvcc revision as a key of the `key` bucket: main (8 bytes BE) '_' sub (8 bytes BE).
-std::string revision_key(int64_t main, int64_t sub);
-// 8 bytes, big endian: etcd's encoding of meta counters and of lease IDs as `lease` bucket keys.
-std::string big_endian_u64(uint64_t v);
 
 // The bytes etcd's tools write, exposed for the known-answer tests.
 std::string etcd_member_json(const NewMember& m);

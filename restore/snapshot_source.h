@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "common/fs.h"
-#include "restore/bolt_reader.h"
+#include "etcd/datadir/bolt_reader.h"
 #include "restore/fetch.h"
 #include "store/blob_store.h"
 #include "store/layout.h"

@@ -9,7 +9,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/timefmt.h"
-#include "restore/bolt_reader.h"
+#include "etcd/datadir/bolt_reader.h"
 #include "restore/damage.h"
 
 namespace etcdadm {

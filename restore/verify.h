@@ -1,6 +1,6 @@
 // `backup verify`: every hash of a backup (restore/fetch.h verify_backup) and then its structure:
 // the snapshot is fetched, verified, into a private temporary directory and read with the native
-// bbolt reader (restore/bolt_reader.h), walking every bucket the way `etcdctl snapshot status` does.
+// bbolt reader (etcd/datadir/bolt_reader.h), walking every bucket the way `etcdctl snapshot status` does.
 // The temporary copy is removed afterwards. What the walk read is cached in the catalog, when one is
 // given, so that `backup list` can show it.
 #pragma once
@@ -9,7 +9,7 @@
 #include <optional>
 
 #include "restore/fetch.h"
-#include "restore/snapshot_inspect.h"
+#include "etcd/datadir/snapshot_inspect.h"
 #include "store/blob_store.h"
 #include "store/catalog.h"
 #include "store/layout.h"

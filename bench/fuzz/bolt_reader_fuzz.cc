@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/error.h"
-#include "restore/bolt_reader.h"
+#include "etcd/datadir/bolt_reader.h"
 
 namespace {
 

@@ -11,8 +11,8 @@
 #include <string>
 
 #include "bench/fuzz/fuzz_target.h"
-#include "restore/bolt_reader.h"
-#include "restore/bolt_writer.h"
+#include "etcd/datadir/bolt_reader.h"
+#include "etcd/datadir/bolt_writer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   int fd = ::memfd_create("bolt-writer-fuzz", MFD_CLOEXEC);

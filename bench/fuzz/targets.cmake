@@ -4,9 +4,9 @@
 # test/CMakeLists.txt (short smoke runs in the suite, gcc).
 set(ETCDADM_FUZZ_TARGETS bolt_reader bolt_writer age_decrypt store_metadata aws_responses gcs_responses)
 set(_fuzz_src ${PROJECT_SOURCE_DIR})
-set(FUZZ_bolt_reader_SOURCES ${_fuzz_src}/restore/bolt_reader.cc ${_fuzz_src}/common/fs.cc ${_fuzz_src}/common/error.cc)
+set(FUZZ_bolt_reader_SOURCES ${_fuzz_src}/etcd/datadir/bolt_reader.cc ${_fuzz_src}/common/fs.cc ${_fuzz_src}/common/error.cc)
 set(FUZZ_bolt_reader_LIBS)
-set(FUZZ_bolt_writer_SOURCES ${_fuzz_src}/restore/bolt_writer.cc ${_fuzz_src}/restore/bolt_reader.cc
+set(FUZZ_bolt_writer_SOURCES ${_fuzz_src}/etcd/datadir/bolt_writer.cc ${_fuzz_src}/etcd/datadir/bolt_reader.cc
                              ${_fuzz_src}/common/fs.cc ${_fuzz_src}/common/error.cc)
 set(FUZZ_bolt_writer_LIBS)
 set(FUZZ_age_decrypt_SOURCES ${_fuzz_src}/store/age.cc ${_fuzz_src}/common/base64.cc ${_fuzz_src}/common/error.cc)

@@ -8,8 +8,8 @@
 #include <regex>
 
 #include "common/fs.h"
-#include "restore/bolt_reader.h"
-#include "restore/snapshot_inspect.h"
+#include "etcd/datadir/bolt_reader.h"
+#include "etcd/datadir/snapshot_inspect.h"
 #include "test/support/cli_fixture.h"
 #include "test/support/etcd_versions.h"
 

@@ -1,7 +1,7 @@
 // BoltReader against a real etcd 3.4.23 snapshot (test/data/snapshots/small.db, see the README
 // there for how it was made and what etcdctl said about it), hand-built bbolt images for inline and
 // nested buckets, and corrupt inputs: every one must give Error(kCorrupt), never a crash.
-#include "restore/bolt_reader.h"
+#include "etcd/datadir/bolt_reader.h"
 
 #include <gtest/gtest.h>
 

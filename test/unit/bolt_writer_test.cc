@@ -3,7 +3,7 @@
 // everything it did not touch is unchanged, and bbolt's own Tx.Check() (the datadir-oracle test
 // tool, built from bbolt's Go package) finds nothing wrong, also after a further bbolt write
 // transaction on our output.
-#include "restore/bolt_writer.h"
+#include "etcd/datadir/bolt_writer.h"
 
 #include <gtest/gtest.h>
 

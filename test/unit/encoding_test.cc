@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "common/base64.h"
-#include "restore/snapshot_inspect.h"
+#include "etcd/datadir/snapshot_inspect.h"
 
 namespace etcdadm {
 namespace {

@@ -7,13 +7,14 @@
 // The vectors are SHA-256s of the tools' .snap file and of the first 600 bytes of their WAL (the
 // records end before byte 528; zeros follow). The e2e tests (NativeRestore.*) compare with the
 // tools directly on every run; these pin the bytes without any tool.
+#include "etcd/datadir/mvcc.h"
 #include "restore/native_restore.h"
 
 #include <gtest/gtest.h>
 
 #include "common/error.h"
 #include "common/sha256.h"
-#include "restore/wal_writer.h"
+#include "etcd/datadir/wal_writer.h"
 
 namespace etcdadm {
 namespace {

@@ -1,9 +1,9 @@
-#include "restore/snapshot_diff.h"
+#include "inspect/snapshot_diff.h"
 
 #include <map>
 
 #include "common/sha256.h"
-#include "restore/snapshot_inspect.h"
+#include "etcd/datadir/snapshot_inspect.h"
 
 namespace etcdadm {
 

@@ -1,4 +1,4 @@
-#include "restore/wal_writer.h"
+#include "etcd/datadir/wal_writer.h"
 
 #include <cstdio>
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "etcd/client.h"
-#include "restore/snapshot_inspect.h"
+#include "etcd/datadir/snapshot_inspect.h"
 
 namespace etcdadm {
 

@@ -1,9 +1,9 @@
-#include "restore/snapshot_version.h"
+#include "etcd/datadir/snapshot_version.h"
 
 #include <spdlog/spdlog.h>
 
 #include "common/error.h"
-#include "restore/bolt_reader.h"
+#include "etcd/datadir/bolt_reader.h"
 
 namespace etcdadm {
 

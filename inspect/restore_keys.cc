@@ -1,4 +1,4 @@
-#include "restore/restore_keys.h"
+#include "inspect/restore_keys.h"
 
 #include <spdlog/spdlog.h>
 

@@ -1,7 +1,7 @@
 // Copy-on-write bbolt update: see bolt_writer.h. The node layout written here is bbolt's
 // node.write: a page header, then `count` elements, then every element's key (and value) packed
 // after the last element, each element's `pos` counting from the element's own address.
-#include "restore/bolt_writer.h"
+#include "etcd/datadir/bolt_writer.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -14,7 +14,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
-#include "restore/bolt_format.h"
+#include "etcd/datadir/bolt_format.h"
 
 namespace etcdadm {
 namespace {

@@ -1,4 +1,4 @@
-#include "restore/snapshot_inspect.h"
+#include "etcd/datadir/snapshot_inspect.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/wire_format_lite.h>
@@ -17,7 +17,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "etcd/proto/etcd.pb.h"
-#include "restore/native_restore.h"  // store_revision
+#include "etcd/datadir/mvcc.h"
 
 namespace etcdadm {
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "restore/bolt_reader.h"
+#include "etcd/datadir/bolt_reader.h"
 
 namespace etcdadm {
 

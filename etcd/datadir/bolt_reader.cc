@@ -11,7 +11,7 @@
 // reads every page at most once), and the depth is limited to kMaxDepth, so a page that points back
 // to an ancestor, or many branch elements pointing at the same child, end in kCorrupt instead of an
 // endless or exponential walk.
-#include "restore/bolt_reader.h"
+#include "etcd/datadir/bolt_reader.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -27,7 +27,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
-#include "restore/bolt_format.h"
+#include "etcd/datadir/bolt_format.h"
 
 namespace etcdadm {
 namespace {

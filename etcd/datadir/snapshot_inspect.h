@@ -1,4 +1,4 @@
-// What an etcd snapshot holds, read natively (restore/bolt_reader.h) without restoring it:
+// What an etcd snapshot holds, read natively (etcd/datadir/bolt_reader.h) without restoring it:
 //   * `etcdctl snapshot status` exactly: hash (CRC-32C over every bucket name, key and value in
 //     order), revision, totalKey, totalSize (3.4/3.5 semantics; 3.6's live-key count as an option)
 //   * etcd's schema on top: members, cluster version, consistent index, compaction revisions, keys
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "restore/bolt_reader.h"
+#include "etcd/datadir/bolt_reader.h"
 
 namespace etcdadm {
 
@@ -22,7 +22,7 @@ enum class StatusSemantics { kEtcd34, kEtcd36 };
 // The fields of `etcdctl snapshot status -w json`, but for `revision`.
 struct SnapshotStatus {
   uint32_t hash = 0;
-  // The revision a member restored from the snapshot serves (restore/native_restore.h
+  // The revision a member restored from the snapshot serves (etcd/datadir/mvcc.h
   // store_revision, etcd's own rule): higher than the newest entry of the `key` bucket when a
   // compaction removed the newest entries (a delete's tombstone), and 1 for an empty store.
   // `etcdctl snapshot status` prints newest_key_revision instead, 0 for an empty store; save and
