@@ -97,13 +97,13 @@ BackupRecord find_backup(BlobStore& store, Catalog& catalog, const std::string& 
     chosen = resolve_backup(catalog.backups(store.url()), query, store.url());
   } catch (const Error& e) {
     // A backup named before the newest hour (copied in from another store) is found by a full
-    // listing only (store-format.md §7).
+    // listing only (store-format.md §9).
     if (e.kind() != ErrorKind::kNotFound || synced.full) throw;
     catalog.sync(store, SyncDepth::kFull);
     return resolve_backup(catalog.backups(store.url()), query, store.url());
   }
   // Between full listings the catalog may still hold a backup another host has deleted since
-  // (store-format.md §7): one request proves the chosen one is there, and when it is gone, a full
+  // (store-format.md §9): one request proves the chosen one is there, and when it is gone, a full
   // listing decides again.
   if (synced.full || chosen.data_file.empty() || store.stat(chosen.name + "/" + chosen.data_file)) return chosen;
   spdlog::info("backup {} is no longer in {}: listing the whole store again", chosen.name, store.url());

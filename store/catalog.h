@@ -3,7 +3,7 @@
 // reconciles it with the store (reading metadata only of backups it has not seen), and rebuild()
 // recreates it from scratch. A sync lists the whole store only when the last full listing is older
 // than full_sync_interval() (or when asked); in between it lists only the backups named after the
-// newest it knows, less an hour (docs/store-format.md §7 says why that is safe). Losing the file
+// newest it knows, less an hour (docs/store-format.md §9 says why that is safe). Losing the file
 // loses the attempt history of this host, the results of `backup verify` (revision and key counts
 // read from each snapshot), and this host's audience pins (store/audience.h: the next write pins
 // again, as on first use).

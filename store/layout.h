@@ -37,7 +37,7 @@ inline constexpr const char* kEtcdManagerMetaFile = "_etcd_backup.meta";
 inline constexpr const char* kBackupMetaFile = "etcdadm-backup.json";
 inline constexpr const char* kStoreMarkerFile = "etcdadm-store.json";
 inline constexpr const char* kDataFileStem = "etcd.backup";
-// Written into a backup's directory by whoever found the backup damaged (docs/store-format.md §4a).
+// Written into a backup's directory by whoever found the backup damaged (docs/store-format.md §4.4).
 inline constexpr const char* kDamageMarkerFile = "etcdadm-damage.json";
 // Written into a backup's directory by `backup drill` with the result of the last drill
 // (docs/store-format.md §4b); replaced by each drill.
