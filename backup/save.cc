@@ -276,7 +276,7 @@ SaveResult save_unrecorded(EtcdClient& client, BlobStore& store, Catalog* catalo
       member.endpoint,
       [&](std::string_view blob, uint64_t) {
         if (options.cancel != nullptr && options.cancel->load()) {
-          throw Error(ErrorKind::kUnavailable, "backup " + dir.name() + " cancelled (shutting down)");
+          throw Error(ErrorKind::kInterrupted, "backup " + dir.name() + " cancelled (shutting down)");
         }
         if (interrupted()) throw_if_interrupted("backup " + dir.name());
         dir.input().write(reinterpret_cast<const uint8_t*>(blob.data()), blob.size());

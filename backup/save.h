@@ -27,8 +27,9 @@ struct SaveOptions {
   // Before saving, remove what earlier saves killed mid-upload left in the store once it is this
   // old (BlobStore::remove_abandoned); zero turns it off.
   std::chrono::seconds clean_abandoned_after{std::chrono::hours(24)};
-  // When set and it becomes true, the save stops at the next chunk with Error(kUnavailable,
-  // "cancelled"); nothing of it stays in the store (the sidecar's shutdown after its grace period).
+  // When set and it becomes true, the save stops at the next chunk with Error(kInterrupted,
+  // "cancelled"), as a cancelled drill does, and is never retried; nothing of it stays in the store
+  // (the sidecar's shutdown after its grace period).
   const std::atomic<bool>* cancel = nullptr;
   // Recorded with the attempt in the catalog (AttemptRecord::origin).
   std::string attempt_origin = "save";

@@ -162,7 +162,7 @@ void EtcdClient::prepare(Conn& c, grpc::ClientContext& ctx, std::chrono::millise
 
 static bool is_invalid_token(const grpc::Status& st) {
   return st.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
-         (st.error_message().find("invalid auth token") != std::string::npos);
+         etcd_refusal(st.error_message()) == EtcdRefusal::kInvalidAuthToken;
 }
 
 template <typename Fn>

@@ -12,17 +12,28 @@ static bool contains(const std::string& haystack, const char* needle) {
   return h.find(n) != std::string::npos;
 }
 
+EtcdRefusal etcd_refusal(std::string_view message) {
+  const std::string msg(message);
+  if (contains(msg, "no leader")) return EtcdRefusal::kNoLeader;
+  if (contains(msg, "leader changed")) return EtcdRefusal::kLeaderChanged;
+  if (contains(msg, "invalid auth token")) return EtcdRefusal::kInvalidAuthToken;
+  if (contains(msg, "user name is empty")) return EtcdRefusal::kUserNameEmpty;
+  if (contains(msg, "permission denied")) return EtcdRefusal::kPermissionDenied;
+  return EtcdRefusal::kNone;
+}
+
 Error error_from_grpc(const grpc::Status& status, const CallSite& site) {
   const std::string& operation = site.operation;
   const std::string& endpoint = site.endpoint;
   const std::string msg = status.error_message();
   const std::string where = operation + " on " + endpoint;
+  const EtcdRefusal refusal = etcd_refusal(msg);
   // etcd reports some auth failures with code UNKNOWN; the text is what is reliable.
-  if (contains(msg, "user name is empty")) {
+  if (refusal == EtcdRefusal::kUserNameEmpty) {
     return Error(ErrorKind::kAuth, where + ": this cluster has auth enabled and no user was given (" + msg + ")",
                  "pass --user (with --password-file, ETCDCTL_PASSWORD or the prompt), or client certificates of a user with the root role");
   }
-  if (contains(msg, "permission denied")) {
+  if (refusal == EtcdRefusal::kPermissionDenied) {
     return Error(ErrorKind::kAuth, where + ": permission denied: " + msg,
                  "snapshots, HashKV and membership changes need the root role when auth is enabled");
   }
@@ -61,7 +72,7 @@ Error error_from_grpc(const grpc::Status& status, const CallSite& site) {
         return Error(ErrorKind::kUnavailable, "connection to " + endpoint + " closed during " + operation + ": " + msg,
                      "if the server serves TLS, use an https:// endpoint and --cacert");
       }
-      if (contains(msg, "no leader") || contains(msg, "leader changed")) {
+      if (refusal == EtcdRefusal::kNoLeader || refusal == EtcdRefusal::kLeaderChanged) {
         return Error(ErrorKind::kUnavailable, where + ": etcd has no leader (" + msg + ")",
                      "the cluster may have lost quorum; check the other members");
       }

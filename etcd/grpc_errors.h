@@ -5,6 +5,7 @@
 #include <grpcpp/support/status.h>
 
 #include <string>
+#include <string_view>
 
 #include "common/error.h"
 
@@ -19,5 +20,19 @@ struct CallSite {
 };
 
 Error error_from_grpc(const grpc::Status& status, const CallSite& site);
+
+// The refusals of etcd that callers act on, recognised in one place from the text etcd sends (its
+// error strings, the same from 3.4 to 3.7: api/v3rpc/rpctypes/error.go; gRPC codes alone do not
+// tell them apart: etcd sends several with UNKNOWN or UNAVAILABLE). Also what a member lists in
+// StatusResponse.errors.
+enum class EtcdRefusal {
+  kNone,              // none of these
+  kNoLeader,          // "etcdserver: no leader": the member sees no leader (no quorum, or an election)
+  kLeaderChanged,     // "etcdserver: leader changed": the request raced an election
+  kInvalidAuthToken,  // "etcdserver: invalid auth token": the token expired or the member restarted
+  kUserNameEmpty,     // "etcdserver: user name is empty": auth is on and no user was given
+  kPermissionDenied,  // "etcdserver: permission denied": the user lacks the role
+};
+EtcdRefusal etcd_refusal(std::string_view message);
 
 }  // namespace etcdadm

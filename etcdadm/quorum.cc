@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "common/error.h"
+#include "etcd/grpc_errors.h"
 
 namespace etcdadm {
 
@@ -41,7 +42,7 @@ std::string label(const MemberInfo& m) { return (m.name.empty() ? "(unstarted)" 
 bool member_healthy(const MemberInfo& m) {
   if (!m.reachable) return false;
   for (const auto& e : m.errors) {
-    if (e.find("no leader") != std::string::npos) return false;
+    if (etcd_refusal(e) == EtcdRefusal::kNoLeader) return false;
   }
   return true;
 }
