@@ -25,8 +25,6 @@ struct StoreFlags {
   std::string output = "table";
   StoreOptions options;
   int part_size_mib = 8;
-  std::string ca_bundle;
-  bool insecure = false;
   void add_to(CLI::App* c, bool with_output = true) {
     c->add_option("--store", store,
                   "backup store: path, file:///path, s3://bucket/prefix, gs://bucket/prefix, azureblob://container/prefix, "
@@ -63,11 +61,11 @@ struct StoreFlags {
     g->add_option("--azure-endpoint", options.azure.endpoint,
                   "Azure Blob endpoint URL (default: AZURE_STORAGE_CONNECTION_STRING's BlobEndpoint, else "
                   "https://ACCOUNT.blob.core.windows.net)");
-    g->add_option("--ca-bundle", ca_bundle,
+    g->add_option("--ca-bundle", options.object.ca_bundle,
                   "PEM CA bundle for the store endpoint (default for S3: AWS_CA_BUNDLE; else system)");
-    g->add_flag("--store-insecure-skip-tls-verify", insecure,
+    g->add_flag("--store-insecure-skip-tls-verify", options.object.insecure_skip_verify,
                 "do not verify the store endpoint's certificate (test setups only; --insecure-skip-tls-verify is etcd's, as in etcdctl)");
-    g->add_option("--upload-concurrency", options.s3.store.concurrency, "parts uploaded in parallel")
+    g->add_option("--upload-concurrency", options.object.concurrency, "parts uploaded in parallel")
         ->default_val(4)
         ->check(CLI::Range(1, 64));
     g->add_option("--upload-part-size", part_size_mib,
@@ -87,11 +85,7 @@ struct StoreFlags {
   // The store, holding keys() when the command takes them.
   std::unique_ptr<BlobStore> open() const {
     StoreOptions o = options;
-    o.s3.store.part_size = static_cast<size_t>(part_size_mib) << 20;
-    o.gcs.chunk_size = o.azure.block_size = o.swift.segment_size = static_cast<size_t>(part_size_mib) << 20;
-    o.azure.concurrency = o.swift.concurrency = o.s3.store.concurrency;
-    o.s3.ca_bundle = o.gcs.ca_bundle = o.azure.ca_bundle = o.swift.ca_bundle = ca_bundle;
-    o.s3.insecure_skip_verify = o.gcs.insecure_skip_verify = o.azure.insecure_skip_verify = o.swift.insecure_skip_verify = insecure;
+    o.object.part_size = static_cast<size_t>(part_size_mib) << 20;
     auto s = open_store(store, o);
     if (key_flags_) s->set_decryption_keys(keys());
     return s;

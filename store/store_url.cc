@@ -5,7 +5,11 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "store/backend/azure/azure_store.h"
+#include "store/backend/gcs/gcs_store.h"
 #include "store/backend/local/local_store.h"
+#include "store/backend/s3/s3_store.h"
+#include "store/backend/swift/swift_store.h"
 
 namespace etcdadm {
 
@@ -104,10 +108,10 @@ std::unique_ptr<BlobStore> open_store(const std::string& url, const StoreOptions
   StoreUrl u = parse_store_url(url);
   switch (u.scheme) {
     case StoreUrl::Scheme::kFile: return std::make_unique<LocalStore>(u.path);
-    case StoreUrl::Scheme::kS3: return open_s3_store(u.bucket, u.prefix, options.s3, Environment::from_process());
-    case StoreUrl::Scheme::kGcs: return open_gcs_store(u.bucket, u.prefix, options.gcs, Environment::from_process());
-    case StoreUrl::Scheme::kAzure: return open_azure_store(u.bucket, u.prefix, options.azure, Environment::from_process());
-    case StoreUrl::Scheme::kSwift: return open_swift_store(u.bucket, u.prefix, options.swift, Environment::from_process());
+    case StoreUrl::Scheme::kS3: return open_s3_store(u.bucket, u.prefix, options.s3, options.object, Environment::from_process());
+    case StoreUrl::Scheme::kGcs: return open_gcs_store(u.bucket, u.prefix, options.gcs, options.object, Environment::from_process());
+    case StoreUrl::Scheme::kAzure: return open_azure_store(u.bucket, u.prefix, options.azure, options.object, Environment::from_process());
+    case StoreUrl::Scheme::kSwift: return open_swift_store(u.bucket, u.prefix, options.object, Environment::from_process());
   }
   throw Error(ErrorKind::kInternal, "unknown store scheme");
 }

@@ -5,10 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "store/backend/azure/azure_store.h"
-#include "store/backend/gcs/gcs_store.h"
-#include "store/backend/s3/s3_store.h"
-#include "store/backend/swift/swift_store.h"
+#include "store/store_options.h"
 
 namespace etcdadm {
 
@@ -25,15 +22,6 @@ struct StoreUrl {
 
 // Throws kInvalidArgument with an example of the accepted forms.
 StoreUrl parse_store_url(const std::string& url);
-
-// Backend settings from the command line; whatever is left empty comes from the environment
-// (see resolve_s3_config).
-struct StoreOptions {
-  S3Settings s3;
-  GcsSettings gcs;
-  AzureSettings azure;
-  SwiftSettings swift;
-};
 
 // Opens the backend for a URL. Backends not built into this version fail with a clear message.
 std::unique_ptr<BlobStore> open_store(const std::string& url, const StoreOptions& options = {});

@@ -125,13 +125,14 @@ TEST(AzureConfig, SkippingTlsVerificationOfTheStoreNeverSkipsItForTheTokenEndpoi
   AzureSettings settings;
   settings.endpoint = url + "/acct";
   settings.account = "acct";
-  settings.insecure_skip_verify = true;
+  ObjectStoreSettings object;
+  object.insecure_skip_verify = true;
   auto env = test::fake_environment({{"AZURE_TENANT_ID", "tenant"},
                                      {"AZURE_CLIENT_ID", "client"},
                                      {"AZURE_CLIENT_SECRET", "the-client-secret"},
                                      {"AZURE_AUTHORITY_HOST", url + "/"}});
   try {
-    open_azure_store("c", "", settings, env)->list("");
+    open_azure_store("c", "", settings, object, env)->list("");
     ADD_FAILURE() << "the token endpoint's certificate was not verified";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kTls) << e.what();

@@ -282,7 +282,7 @@ TEST(GcsTokenFixture, ServiceAccountJwtIsSignedExchangedCachedAndSentAsBearer) {
   write_file_atomic(dir / "sa.json", sa.dump(), 0600);
   GcsSettings settings;
   settings.endpoint = fx.url();
-  auto store = open_gcs_store("bkt", "etcd", settings, env_of({{"GOOGLE_APPLICATION_CREDENTIALS", dir / "sa.json"}}));
+  auto store = open_gcs_store("bkt", "etcd", settings, ObjectStoreSettings{}, env_of({{"GOOGLE_APPLICATION_CREDENTIALS", dir / "sa.json"}}));
   EXPECT_EQ(store->list("").size(), 1u);
   EXPECT_EQ(store->list("").size(), 1u);
   EXPECT_EQ(token_calls.load(), 1) << "the token must be cached";
@@ -291,7 +291,7 @@ TEST(GcsTokenFixture, ServiceAccountJwtIsSignedExchangedCachedAndSentAsBearer) {
   RsaKey other = make_rsa_key();
   sa["private_key"] = other.private_pem;
   write_file_atomic(dir / "sa2.json", sa.dump(), 0600);
-  auto bad = open_gcs_store("bkt", "etcd", settings, env_of({{"GOOGLE_APPLICATION_CREDENTIALS", dir / "sa2.json"}}));
+  auto bad = open_gcs_store("bkt", "etcd", settings, ObjectStoreSettings{}, env_of({{"GOOGLE_APPLICATION_CREDENTIALS", dir / "sa2.json"}}));
   try {
     bad->list("");
     FAIL() << "expected an auth error";
@@ -319,7 +319,7 @@ TEST(GcsTokenFixture, MetadataServerTokenAndRefreshAfter401) {
   fx.start();
   GcsSettings settings;
   settings.endpoint = fx.url();
-  auto store = open_gcs_store("bkt", "etcd", settings, env_of({{"GCE_METADATA_HOST", fx.host_port()}}));
+  auto store = open_gcs_store("bkt", "etcd", settings, ObjectStoreSettings{}, env_of({{"GCE_METADATA_HOST", fx.host_port()}}));
   EXPECT_EQ(store->list("").size(), 1u);
   EXPECT_EQ(token_calls.load(), 2);
 }

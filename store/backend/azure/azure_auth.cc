@@ -123,10 +123,10 @@ std::map<std::string, std::string> parse_azure_connection_string(const std::stri
   return out;
 }
 
-AzureConfig resolve_azure_config(const AzureSettings& settings, const Environment& env) {
+AzureConfig resolve_azure_config(const AzureSettings& settings, const Environment& env, const ObjectStoreSettings& object) {
   AzureConfig c;
-  c.http.ca_file = settings.ca_bundle;
-  c.http.verify_tls = !settings.insecure_skip_verify;
+  c.http.ca_file = object.ca_bundle;
+  c.http.verify_tls = !object.insecure_skip_verify;
   std::map<std::string, std::string> cs;
   if (std::string text = env.value("AZURE_STORAGE_CONNECTION_STRING"); !text.empty()) {
     cs = parse_azure_connection_string(text);

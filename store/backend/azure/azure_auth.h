@@ -26,19 +26,11 @@
 #include "common/http_client.h"
 #include "common/retry.h"
 #include "store/backend/object/oauth_token.h"
+#include "store/store_options.h"
 
 namespace etcdadm {
 
 // Flags a user can give for an Azure store (empty: from the environment).
-struct AzureSettings {
-  std::string endpoint;
-  std::string account;
-  std::string ca_bundle;
-  bool insecure_skip_verify = false;
-  size_t block_size = 8u << 20;  // staged block size (--upload-part-size)
-  int concurrency = 4;           // blocks uploading at once (--upload-concurrency)
-};
-
 // How requests are authorized: exactly one of the three.
 struct AzureAuthorization {
   std::string shared_key;                      // the account key, decoded (raw bytes)
@@ -61,7 +53,7 @@ std::map<std::string, std::string> parse_azure_connection_string(const std::stri
 
 // The chain above. Throws kAuth when nothing authorizes requests (naming what it looked for), and
 // kInvalidArgument for unusable settings (no account, a key that is not base64).
-AzureConfig resolve_azure_config(const AzureSettings& settings, const Environment& env);
+AzureConfig resolve_azure_config(const AzureSettings& settings, const Environment& env, const ObjectStoreSettings& object = {});
 
 // Shared Key (Azure Storage "SharedKey" scheme, version 2009-09-19 and later): the string to sign
 // for one request, and its Authorization header. `headers` are the request's (any case);

@@ -101,9 +101,10 @@ std::vector<BlobInfo> AzureStore::list(const std::string& prefix) {
 void AzureStore::remove(const std::string& key) { client_->delete_blob(container_, blob_name(key)); }
 
 std::unique_ptr<AzureStore> open_azure_store(const std::string& container, const std::string& prefix,
-                                             const AzureSettings& settings, const Environment& env) {
-  auto client = std::make_shared<AzureClient>(resolve_azure_config(settings, env));
-  return std::make_unique<AzureStore>(client, container, prefix, settings.block_size, settings.concurrency);
+                                             const AzureSettings& settings, const ObjectStoreSettings& object,
+                                             const Environment& env) {
+  auto client = std::make_shared<AzureClient>(resolve_azure_config(settings, env, object));
+  return std::make_unique<AzureStore>(client, container, prefix, object.part_size, object.concurrency);
 }
 
 }  // namespace etcdadm

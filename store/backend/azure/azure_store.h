@@ -49,6 +49,7 @@ class AzureStore : public BlobStore {
 inline constexpr int kAzureMaxBlocks = 50000;
 
 std::unique_ptr<AzureStore> open_azure_store(const std::string& container, const std::string& prefix,
-                                             const AzureSettings& settings, const Environment& env);
+                                             const AzureSettings& settings, const ObjectStoreSettings& object,
+                                             const Environment& env);
 
 }  // namespace etcdadm

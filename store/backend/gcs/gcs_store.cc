@@ -190,23 +190,23 @@ void GcsStore::reload_credentials() {
   }
 }
 
-GcsConfig resolve_gcs_config(const GcsSettings& settings, const Environment& env) {
+GcsConfig resolve_gcs_config(const GcsSettings& settings, const Environment& env, const ObjectStoreSettings& object) {
   GcsConfig c;
   std::string endpoint = settings.endpoint;
   if (endpoint.empty()) endpoint = env.value("STORAGE_EMULATOR_HOST");
   if (!endpoint.empty()) {
     c.endpoint = endpoint.find("://") == std::string::npos ? "http://" + endpoint : endpoint;
   }
-  c.http.ca_file = settings.ca_bundle;
-  c.http.verify_tls = !settings.insecure_skip_verify;
+  c.http.ca_file = object.ca_bundle;
+  c.http.verify_tls = !object.insecure_skip_verify;
   return c;
 }
 
 std::unique_ptr<GcsStore> open_gcs_store(const std::string& bucket, const std::string& prefix,
-                                         const GcsSettings& settings, const Environment& env) {
-  GcsConfig config = resolve_gcs_config(settings, env);
+                                         const GcsSettings& settings, const ObjectStoreSettings& object, const Environment& env) {
+  GcsConfig config = resolve_gcs_config(settings, env, object);
   auto client = std::make_shared<GcsClient>(config, make_gcs_auth(env, credentials_http_options(config.http)));
-  auto store = std::make_unique<GcsStore>(client, bucket, prefix, settings.chunk_size);
+  auto store = std::make_unique<GcsStore>(client, bucket, prefix, object.part_size);
   store->set_auth_factory([env, http = credentials_http_options(config.http)] { return make_gcs_auth(env, http); });
   return store;
 }

@@ -14,16 +14,10 @@
 
 #include "common/environment.h"
 #include "store/blob_store.h"
+#include "store/store_options.h"
 #include "store/backend/gcs/gcs_client.h"
 
 namespace etcdadm {
-
-struct GcsSettings {
-  std::string endpoint;  // "" = STORAGE_EMULATOR_HOST, else https://storage.googleapis.com
-  std::string ca_bundle;
-  bool insecure_skip_verify = false;
-  size_t chunk_size = 8u << 20;
-};
 
 class GcsStore : public BlobStore {
  public:
@@ -54,9 +48,9 @@ class GcsStore : public BlobStore {
 };
 
 // Endpoint: flag, then STORAGE_EMULATOR_HOST (http:// added when it has no scheme), then Google.
-GcsConfig resolve_gcs_config(const GcsSettings& settings, const Environment& env);
+GcsConfig resolve_gcs_config(const GcsSettings& settings, const Environment& env, const ObjectStoreSettings& object = {});
 
 std::unique_ptr<GcsStore> open_gcs_store(const std::string& bucket, const std::string& prefix,
-                                         const GcsSettings& settings, const Environment& env);
+                                         const GcsSettings& settings, const ObjectStoreSettings& object, const Environment& env);
 
 }  // namespace etcdadm

@@ -221,7 +221,7 @@ std::vector<std::string> S3Store::remove_abandoned(std::chrono::seconds older_th
   return removed;
 }
 
-S3Config resolve_s3_config(const S3Settings& s, const Environment& env) {
+S3Config resolve_s3_config(const S3Settings& s, const Environment& env, const ObjectStoreSettings& object) {
   S3Config c;
   c.endpoint = first_non_empty(
       {s.endpoint, env.value("S3_ENDPOINT"), env.value("AWS_ENDPOINT_URL_S3"), env.value("AWS_ENDPOINT_URL")});
@@ -237,8 +237,8 @@ S3Config resolve_s3_config(const S3Settings& s, const Environment& env) {
   } else {
     throw Error(ErrorKind::kInvalidArgument, "unknown S3 addressing style " + s.addressing, "use path or virtual");
   }
-  c.http.ca_file = first_non_empty({s.ca_bundle, env.value("AWS_CA_BUNDLE")});
-  c.http.verify_tls = !s.insecure_skip_verify;
+  c.http.ca_file = first_non_empty({object.ca_bundle, env.value("AWS_CA_BUNDLE")});
+  c.http.verify_tls = !object.insecure_skip_verify;
   c.unsigned_payload = s.unsigned_payload;
   if (!s.sse.empty() && s.sse != "AES256" && s.sse != "aws:kms") {
     throw Error(ErrorKind::kInvalidArgument, "unknown S3 server-side encryption " + s.sse, "use AES256 or aws:kms");
@@ -262,11 +262,11 @@ S3Config resolve_s3_config(const S3Settings& s, const Environment& env) {
 }
 
 std::unique_ptr<S3Store> open_s3_store(const std::string& bucket, const std::string& prefix, const S3Settings& settings,
-                                       const Environment& env) {
-  S3Config config = resolve_s3_config(settings, env);
+                                       const ObjectStoreSettings& object, const Environment& env) {
+  S3Config config = resolve_s3_config(settings, env, object);
   auto creds = make_default_credential_chain(env, config.region, credentials_http_options(config.http));
   auto client = std::make_shared<S3Client>(config, creds);
-  return std::make_unique<S3Store>(client, bucket, prefix, settings.store);
+  return std::make_unique<S3Store>(client, bucket, prefix, S3StoreOptions{object.part_size, object.concurrency});
 }
 
 }  // namespace etcdadm

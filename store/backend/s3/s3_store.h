@@ -18,6 +18,7 @@
 #include "common/http_client.h"
 #include "store/backend/s3/aws_credentials.h"
 #include "store/blob_store.h"
+#include "store/store_options.h"
 #include "store/backend/s3/s3_client.h"
 
 namespace etcdadm {
@@ -61,30 +62,13 @@ class S3Store : public BlobStore {
 // Part size for 1-based part `n` given the first part's size: doubles every 1000 parts.
 size_t s3_part_size(size_t first_part_size, int n);
 
-// Settings a user can give for an S3 store (flags; empty = take from the environment).
-struct S3Settings {
-  std::string endpoint;
-  std::string region;
-  std::string addressing;  // "", "path" or "virtual"
-  std::string ca_bundle;
-  bool insecure_skip_verify = false;
-  bool unsigned_payload = false;
-  std::string sse;
-  std::string sse_kms_key_id;
-  // --object-lock-days / --object-lock-mode (S3Config::object_lock_*): "compliance" (default) or
-  // "governance", in any case.
-  int object_lock_days = 0;
-  std::string object_lock_mode;
-  S3StoreOptions store;
-};
-
 // Fills in what the flags left empty, in this order: flag, etcd-manager's S3_ENDPOINT/S3_REGION,
 // AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, AWS_REGION / AWS_DEFAULT_REGION, the profile's region,
 // "us-east-1"; AWS_CA_BUNDLE for the CA. A custom endpoint defaults to path-style addressing
 // (what S3-compatible servers expect and what etcd-manager does), AWS to virtual-hosted.
-S3Config resolve_s3_config(const S3Settings& settings, const Environment& env);
+S3Config resolve_s3_config(const S3Settings& settings, const Environment& env, const ObjectStoreSettings& object = {});
 
 std::unique_ptr<S3Store> open_s3_store(const std::string& bucket, const std::string& prefix, const S3Settings& settings,
-                                       const Environment& env);
+                                       const ObjectStoreSettings& object, const Environment& env);
 
 }  // namespace etcdadm

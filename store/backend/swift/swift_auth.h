@@ -22,13 +22,6 @@
 
 namespace etcdadm {
 
-struct SwiftSettings {
-  std::string ca_bundle;
-  bool insecure_skip_verify = false;
-  size_t segment_size = 8u << 20;  // first segment of a large object (--upload-part-size)
-  int concurrency = 4;             // segments uploading at once (--upload-concurrency)
-};
-
 struct SwiftAuthConfig {
   enum class Kind { kPreauthenticated, kV1, kKeystoneV3 };
   Kind kind = Kind::kKeystoneV3;

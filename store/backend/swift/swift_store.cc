@@ -187,13 +187,13 @@ std::vector<std::string> SwiftStore::remove_abandoned(std::chrono::seconds older
 }
 
 std::unique_ptr<SwiftStore> open_swift_store(const std::string& container, const std::string& prefix,
-                                             const SwiftSettings& settings, const Environment& env) {
+                                             const ObjectStoreSettings& object, const Environment& env) {
   HttpOptions http;
-  http.ca_file = settings.ca_bundle;
-  http.verify_tls = !settings.insecure_skip_verify;
+  http.ca_file = object.ca_bundle;
+  http.verify_tls = !object.insecure_skip_verify;
   auto session = std::make_shared<SwiftSession>(resolve_swift_auth(env), http);
   auto client = std::make_shared<SwiftClient>(session);
-  return std::make_unique<SwiftStore>(client, container, prefix, settings.segment_size, settings.concurrency);
+  return std::make_unique<SwiftStore>(client, container, prefix, object.part_size, object.concurrency);
 }
 
 }  // namespace etcdadm

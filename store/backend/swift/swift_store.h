@@ -16,6 +16,7 @@
 
 #include "common/environment.h"
 #include "store/blob_store.h"
+#include "store/store_options.h"
 #include "store/backend/swift/swift_client.h"
 
 namespace etcdadm {
@@ -53,6 +54,6 @@ class SwiftStore : public BlobStore {
 size_t swift_segment_size(size_t first_segment_size, int n);
 
 std::unique_ptr<SwiftStore> open_swift_store(const std::string& container, const std::string& prefix,
-                                             const SwiftSettings& settings, const Environment& env);
+                                             const ObjectStoreSettings& object, const Environment& env);
 
 }  // namespace etcdadm
