@@ -29,28 +29,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-const std::vector<Phase> kInitPhases = {
-    {"preflight", "check that this host has no member yet and the settings are usable"},
-    {"install", "download, verify and install etcd, etcdctl and etcdutl"},
-    {"certificates", "create the CA (or reuse the one in --certs-dir) and the member certificates"},
-    {"snapshot", "restore --snapshot / --from-backup into the data dir"},
-    {"configure", "write the env file, the state file and the service definition"},
-    {"start", "start etcd through the init system"},
-    {"etcdctl", "write etcdctl.env and the etcdctl.sh wrapper"},
-    {"health", "wait until the member serves a linearizable read"},
-};
-
-const std::vector<Phase> kJoinPhases = {
-    {"preflight", "check the CA, the data dir and that the endpoint's certificate comes from our CA"},
-    {"install", "download, verify and install etcd, etcdctl and etcdutl"},
-    {"certificates", "create the member certificates from the cluster's CA"},
-    {"membership", "add this member to the cluster as a learner"},
-    {"configure", "write the env file, the state file and the service definition"},
-    {"start", "start etcd through the init system"},
-    {"etcdctl", "write etcdctl.env and the etcdctl.sh wrapper"},
-    {"promote", "wait until the learner has caught up, promote it, check its health"},
-};
-
 std::string join_csv(const std::vector<std::string>& v) {
   std::string out;
   for (const auto& s : v) out += (out.empty() ? "" : ",") + s;
@@ -147,13 +125,52 @@ class Runner {
   Runner(const LifecycleOptions& options, bool join)
       : o_(options), m_(o_.member), join_(join), init_system_(make_init_system(m_.init_system)) {}
 
-  LifecycleResult run(const std::vector<Phase>& phases, const std::string& only) {
-    if (!only.empty()) check_phase_name(phases, only);
-    for (const auto& p : phases) {
-      if (!only.empty() && p.name != only) continue;
-      spdlog::info("[{}] {}", p.name, p.description);
-      run_phase(p.name, /*alone=*/!only.empty());
-      result_.phases_run.push_back(p.name);
+  // One phase: its name and description as `etcdadm init|join phase` lists them, and its work.
+  struct Step {
+    Phase phase;
+    void (*work)(Runner& runner, bool alone);  // `alone`: run by itself (`phase <name>`)
+  };
+  // The phases of init and of join, in order: each list names its own work, so a phase cannot be
+  // listed without it, and init's and join's preflights are different steps.
+  static const std::vector<Step>& init_steps() {
+    static const std::vector<Step> steps = {
+        {{"preflight", "check that this host has no member yet and the settings are usable"}, [](Runner& r, bool alone) { r.preflight_init(alone); }},
+        {{"install", "download, verify and install etcd, etcdctl and etcdutl"}, [](Runner& r, bool) { r.install(); }},
+        {{"certificates", "create the CA (or reuse the one in --certs-dir) and the member certificates"}, [](Runner& r, bool) { r.certificates(); }},
+        {{"snapshot", "restore --snapshot / --from-backup into the data dir"}, [](Runner& r, bool) { r.snapshot(); }},
+        {{"configure", "write the env file, the state file and the service definition"}, [](Runner& r, bool) { r.configure(); }},
+        {{"start", "start etcd through the init system"}, [](Runner& r, bool) { r.start(); }},
+        {{"etcdctl", "write etcdctl.env and the etcdctl.sh wrapper"}, [](Runner& r, bool) { r.etcdctl(); }},
+        {{"health", "wait until the member serves a linearizable read"}, [](Runner& r, bool) { r.health(); }},
+    };
+    return steps;
+  }
+  static const std::vector<Step>& join_steps() {
+    static const std::vector<Step> steps = {
+        {{"preflight", "check the CA, the data dir and that the endpoint's certificate comes from our CA"}, [](Runner& r, bool alone) { r.preflight_join(alone); }},
+        {{"install", "download, verify and install etcd, etcdctl and etcdutl"}, [](Runner& r, bool) { r.install(); }},
+        {{"certificates", "create the member certificates from the cluster's CA"}, [](Runner& r, bool) { r.certificates(); }},
+        {{"membership", "add this member to the cluster as a learner"}, [](Runner& r, bool) { r.membership(); }},
+        {{"configure", "write the env file, the state file and the service definition"}, [](Runner& r, bool) { r.configure(); }},
+        {{"start", "start etcd through the init system"}, [](Runner& r, bool) { r.start(); }},
+        {{"etcdctl", "write etcdctl.env and the etcdctl.sh wrapper"}, [](Runner& r, bool) { r.etcdctl(); }},
+        {{"promote", "wait until the learner has caught up, promote it, check its health"}, [](Runner& r, bool) { r.promote(); }},
+    };
+    return steps;
+  }
+  static std::vector<Phase> phases_of(const std::vector<Step>& steps) {
+    std::vector<Phase> out;
+    for (const auto& s : steps) out.push_back(s.phase);
+    return out;
+  }
+
+  LifecycleResult run(const std::vector<Step>& steps, const std::string& only) {
+    if (!only.empty()) check_phase_name(phases_of(steps), only);
+    for (const auto& s : steps) {
+      if (!only.empty() && s.phase.name != only) continue;
+      spdlog::info("[{}] {}", s.phase.name, s.phase.description);
+      s.work(*this, /*alone=*/!only.empty());
+      result_.phases_run.push_back(s.phase.name);
     }
     result_.client_url = m_.client_url();
     if (!join_) result_.join_command = join_command_for(o_, m_);
@@ -161,20 +178,6 @@ class Runner {
   }
 
  private:
-  void run_phase(const std::string& name, bool alone) {
-    if (name == "preflight") return join_ ? preflight_join(alone) : preflight_init(alone);
-    if (name == "install") return install();
-    if (name == "certificates") return certificates();
-    if (name == "snapshot") return snapshot();
-    if (name == "membership") return membership();
-    if (name == "configure") return configure();
-    if (name == "start") return start();
-    if (name == "etcdctl") return etcdctl();
-    if (name == "health") return health();
-    if (name == "promote") return promote();
-    throw Error(ErrorKind::kInternal, "phase " + name + " has no implementation");
-  }
-
   // A non-empty data dir is only acceptable when it is this member's own, left by an earlier run
   // of the same command that stopped part way (the state file names it).
   bool resuming() const {
@@ -770,8 +773,15 @@ void check_phase_name(const std::vector<Phase>& phases, const std::string& name)
   throw Error(ErrorKind::kInvalidArgument, "unknown phase '" + name + "'", "phases: " + names);
 }
 
-const std::vector<Phase>& init_phases() { return kInitPhases; }
-const std::vector<Phase>& join_phases() { return kJoinPhases; }
+const std::vector<Phase>& init_phases() {
+  static const std::vector<Phase> phases = Runner::phases_of(Runner::init_steps());
+  return phases;
+}
+
+const std::vector<Phase>& join_phases() {
+  static const std::vector<Phase> phases = Runner::phases_of(Runner::join_steps());
+  return phases;
+}
 
 void write_etcdctl_files(const MemberConfig& m) {
   write_file_atomic(m.etcdctl_env_file(), render_env_file(etcdctl_env(m)), 0644, /*overwrite=*/true);
@@ -786,11 +796,11 @@ ConnectionConfig local_connection(const MemberConfig& member) {
 }
 
 LifecycleResult run_init(const LifecycleOptions& options, const std::string& phase) {
-  return Runner(options, /*join=*/false).run(kInitPhases, phase);
+  return Runner(options, /*join=*/false).run(Runner::init_steps(), phase);
 }
 
 LifecycleResult run_join(const LifecycleOptions& options, const std::string& phase) {
-  return Runner(options, /*join=*/true).run(kJoinPhases, phase);
+  return Runner(options, /*join=*/true).run(Runner::join_steps(), phase);
 }
 
 ResetResult run_reset(const ResetOptions& o) {
