@@ -233,6 +233,11 @@ HttpResponse HttpClient::perform(const HttpRequest& request, const HttpBodySink&
     spdlog::trace("HTTP request {} {}", m, url_for_messages(request.url));
   }
   CURLcode rc = curl_easy_perform(curl_);
+  // The handle outlives this call (a pool keeps it, with its connection): it must not keep
+  // pointers to this frame's error buffer or to the header list freed here, which libcurl may
+  // still touch when it later closes the connection.
+  curl_easy_setopt(curl_, CURLOPT_ERRORBUFFER, nullptr);
+  curl_easy_setopt(curl_, CURLOPT_HTTPHEADER, nullptr);
   curl_slist_free_all(headers);
   if (st.sink_error) std::rethrow_exception(st.sink_error);
   if (rc == CURLE_ABORTED_BY_CALLBACK) throw_if_interrupted(request.method + " " + url_for_messages(request.url));

@@ -1,6 +1,7 @@
-// A small blocking HTTP(S) client on libcurl, shared by the S3 and GCS backends and the credential
-// providers. One HttpClient owns one curl handle and reuses its connections; it is not thread-safe,
-// so parallel uploads give each worker its own client.
+// A small blocking HTTP(S) client on libcurl, for the object stores (through their pool,
+// store/backend/object/object_http.h), the credential providers, release downloads and etcd's
+// HTTP endpoints. One HttpClient owns one curl handle and reuses its connections; it is not
+// thread-safe: a pool lends each request in flight a client of its own.
 //
 // Transport failures (no HTTP response at all) are thrown as Error:
 //   kUnavailable  connection refused / reset / DNS failure / empty reply  (retryable)

@@ -50,8 +50,10 @@ struct SidecarOptions {
   std::optional<RetentionPolicy> retention;
   PruneOptions prune;  // how retention deletes (versioned buckets)
   int verify_every = 1;  // 0: never; N: read back and check every Nth backup
-  // Reads a backup back and checks every hash; throws on a bad backup (sidecar/checks.h
-  // verify_after_backup; a test may give another).
+  // Reads a backup back and checks it as deep as the store's keys allow (every hash; only the
+  // stored bytes and age header of an encrypted backup without its identity: restore/verify.h
+  // reachable_depth); throws on a bad backup (sidecar/checks.h verify_after_backup; a test may give
+  // another).
   std::function<void(const std::string& name)> verify;
   std::chrono::seconds ready_max_age{std::chrono::hours(2)};
   // --continuous: the change log beside the snapshots (changelog_loop.h); nullopt: snapshots only.

@@ -30,7 +30,6 @@
 
 namespace etcdadm {
 
-// Flags a user can give for an Azure store (empty: from the environment).
 // How requests are authorized: exactly one of the three.
 struct AzureAuthorization {
   std::string shared_key;                      // the account key, decoded (raw bytes)

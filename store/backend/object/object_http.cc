@@ -3,9 +3,9 @@
 namespace etcdadm {
 
 namespace {
-// Idle connections kept per store: more than the largest upload concurrency anyone sets, so a
-// burst of parallel parts finds its connections again for the next burst.
-constexpr size_t kMaxIdleConnections = 16;
+// Idle connections kept per store: as many as --upload-concurrency allows at most (64), so a burst
+// of parallel parts finds its connections again for the next burst.
+constexpr size_t kMaxIdleConnections = 64;
 }  // namespace
 
 std::string object_call_path(const ObjectCall& call) {

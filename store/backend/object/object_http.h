@@ -50,8 +50,9 @@ class ObjectHttp {
   // What a backend tells the layer about its answers and its credentials.
   struct Protocol {
     // Turns an answer that is no success into an Error naming `what`. Its kind decides whether the
-    // retry policy tries again (kUnavailable, kTimeout) or gives up at once. Needed by call() only
-    // (S3 classifies in its own attempt, which also follows region redirects).
+    // retry policy tries again (kUnavailable, kTimeout) or gives up at once. Needed by call() and
+    // read() (S3 uses neither: it classifies in its own attempt, which also follows region
+    // redirects).
     std::function<Error(const HttpResponse& answer, const std::string& what)> classify;
     // Called with a 401 or 403 answer: drops cached credentials that can be fetched anew (an OAuth
     // or Keystone token) and returns true when it did, so the request is sent once more with fresh
