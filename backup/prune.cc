@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "common/timefmt.h"
 #include "changelog/segment.h"
+#include "store/blob_capabilities.h"
 #include "store/layout.h"
 
 namespace etcdadm {
@@ -178,8 +179,8 @@ PruneResult prune_backups(BlobStore& store, Catalog* catalog, const RetentionPol
   std::vector<std::string> removable;
   for (const auto& name : r.plan.remove) {
     const BackupListing& l = listings.at(name);
-    std::optional<BlobStore::Lock> lock = store.lock_of(l.completion_key);
-    if (!lock && !l.data_key.empty()) lock = store.lock_of(l.data_key);
+    std::optional<BlobLocks::Lock> lock = lock_of(store, l.completion_key);
+    if (!lock && !l.data_key.empty()) lock = lock_of(store, l.data_key);
     if (!lock) {
       removable.push_back(name);
       continue;
@@ -234,7 +235,7 @@ PruneResult prune_backups(BlobStore& store, Catalog* catalog, const RetentionPol
   // Last: what a versioned bucket kept of this and earlier deletes (and of overwritten files, such
   // as a rekey's), so that a prune killed before this point is finished by the next one.
   if (!options.keep_noncurrent_versions) {
-    r.versions = store.purge_noncurrent_versions("");
+    r.versions = purge_noncurrent_versions(store, "");
     if (r.versions.removed > 0) {
       spdlog::info("removed {} noncurrent versions and delete markers from the versioned bucket", r.versions.removed);
     }

@@ -5,13 +5,14 @@
 // `etcdadm-backup.json`) go before the data file, so a prune interrupted half-way leaves a
 // directory that readers already ignore (and the next prune removes), never a listed backup
 // without its data. On a versioned bucket, what was deleted stays as noncurrent versions unless
-// purged (BlobStore::purge_noncurrent_versions), which a prune does last by default.
+// purged (VersionedBlobs::purge_noncurrent_versions), which a prune does last by default.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "backup/retention.h"
+#include "store/blob_capabilities.h"
 #include "store/blob_store.h"
 #include "store/catalog.h"
 
@@ -21,7 +22,7 @@ struct PruneResult {
   RetentionPlan plan;
   std::vector<std::string> deleted;  // empty on a dry run
   std::vector<std::string> leftovers_removed;  // directories without _etcd_backup.meta, cleaned up
-  // Backups the policy would delete but the store keeps from deletion (BlobStore::lock_of):
+  // Backups the policy would delete but the store keeps from deletion (BlobLocks::lock_of):
   // kept, with "kept until <time> (<why>)", and their change log with them.
   std::vector<std::pair<std::string, std::string>> locked;
   // Change log segments no kept backup needs (wholly at or below the oldest kept backup's
@@ -31,7 +32,7 @@ struct PruneResult {
   // The late-window markers beside those segments (changelog/segment.h LateWindow), by the same rule.
   std::vector<std::string> late_markers_removed;
   // Versioned buckets: the noncurrent versions and delete markers removed (or left) afterwards.
-  BlobStore::VersionPurge versions;
+  VersionedBlobs::Purge versions;
   bool dry_run = false;
 };
 

@@ -12,6 +12,7 @@
 #include "common/text.h"
 #include "common/interrupt.h"
 #include "store/audience.h"
+#include "store/blob_capabilities.h"
 #include "store/layout.h"
 
 namespace etcdadm {
@@ -147,14 +148,15 @@ void rekey_segments(BlobStore& store, const age::Identities* keys, const age::Re
 
 }  // namespace
 
-RekeyResult rekey_backups(BlobStore& store, Catalog* catalog, const RekeyOptions& o) {
+RekeyResult rekey_backups(const BackupStore& backups, Catalog* catalog, const RekeyOptions& o) {
+  BlobStore& store = *backups;
   InterruptibleWork interruptible;
   auto settings = read_store_settings(store);
   if (!settings || !settings->encryption) {
     throw Error(ErrorKind::kInvalidArgument, "store " + store.url() + " is not encrypted: there is nothing to rekey",
                 "a store is encrypted from its creation on: save encrypted backups into a new store");
   }
-  store.set_file_mode(settings->effective_file_mode());
+  set_file_mode(store, settings->effective_file_mode());
   RekeyResult r;
   EncryptionRequest writer;
   writer.passphrase = o.current_passphrase;
@@ -186,7 +188,7 @@ RekeyResult rekey_backups(BlobStore& store, Catalog* catalog, const RekeyOptions
       if (l.has_backup_meta) names.push_back(l.name);
     }
   }
-  const age::Identities* keys = store.decryption_keys();
+  const age::Identities* keys = backups.keys();
   if (o.all) rekey_segments(store, keys, to, settings->encryption->key_id(), r);
   for (const auto& name : names) {
     const std::string meta_key = name + "/" + kBackupMetaFile;
@@ -218,7 +220,7 @@ RekeyResult rekey_backups(BlobStore& store, Catalog* catalog, const RekeyOptions
   for (const auto& name : r.rekeyed) replaced.push_back(name + "/");
   if (r.segments_rekeyed > 0) replaced.push_back(std::string(changelog::kChangeLogDir) + "/");
   for (const auto& prefix : replaced) {
-    auto purged = store.purge_noncurrent_versions(prefix);
+    auto purged = purge_noncurrent_versions(store, prefix);
     r.old_versions_removed += purged.removed;
     for (auto& kept : purged.refused) {
       spdlog::warn("the bucket keeps a version encrypted to the old recipients: {}", kept);

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "store/backup_store.h"
 #include "store/blob_store.h"
 #include "store/catalog.h"
 #include "store/encryption.h"
@@ -47,8 +48,8 @@ struct RekeyResult {
   std::vector<std::string> old_versions_kept;
 };
 
-// Keys to open the backups come from store.decryption_keys(). Throws on the first backup that
+// Keys to open the backups come from the store handle (BackupStore::keys). Throws on the first backup that
 // fails (kAuth: no key opens it; kCorrupt: damaged); the ones before it are done.
-RekeyResult rekey_backups(BlobStore& store, Catalog* catalog, const RekeyOptions& options);
+RekeyResult rekey_backups(const BackupStore& store, Catalog* catalog, const RekeyOptions& options);
 
 }  // namespace etcdadm

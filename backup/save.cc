@@ -19,6 +19,7 @@
 #include "common/progress.h"
 #include "common/fs.h"
 #include "store/audience.h"
+#include "store/blob_capabilities.h"
 #include "store/etcd_manager.h"
 #include "store/snapshot_digest.h"
 
@@ -343,7 +344,8 @@ SaveResult save_backup(EtcdClient& client, BlobStore& store, Catalog* catalog, c
   }
 }
 
-SaveResult import_snapshot(const std::string& file, BlobStore& store, Catalog* catalog, const ImportOptions& options) {
+SaveResult import_snapshot(const std::string& file, const BackupStore& backups, Catalog* catalog, const ImportOptions& options) {
+  BlobStore& store = *backups;
   InterruptibleWork interruptible;
   auto t0 = Clock::now();
   if (!path_exists(file)) throw Error(ErrorKind::kNotFound, "snapshot file " + file + " does not exist");
@@ -364,7 +366,7 @@ SaveResult import_snapshot(const std::string& file, BlobStore& store, Catalog* c
     if (first) {
       first = false;
       if (age::looks_like_age(std::string_view(reinterpret_cast<const char*>(data), size))) {
-        const age::Identities* keys = store.decryption_keys();
+        const age::Identities* keys = backups.keys();
         if (keys == nullptr) {
           throw Error(ErrorKind::kAuth, "snapshot file " + file + " is encrypted with age and no key was given",
                       "give its identity with --identity FILE (or ETCDADM_AGE_IDENTITY_FILE), or its passphrase with "

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "etcd/client.h"
+#include "store/backup_store.h"
 #include "store/blob_store.h"
 #include "store/catalog.h"
 #include "store/layout.h"
@@ -25,7 +26,7 @@ struct SaveOptions {
   int compression_level = -1;                      // < 0: codec default
   std::chrono::milliseconds stall_timeout{30000};  // give up when the member sends nothing this long
   // Before saving, remove what earlier saves killed mid-upload left in the store once it is this
-  // old (BlobStore::remove_abandoned); zero turns it off.
+  // old (LeftoverUploads::remove_abandoned); zero turns it off.
   std::chrono::seconds clean_abandoned_after{std::chrono::hours(24)};
   // When set and it becomes true, the save stops at the next chunk with Error(kInterrupted,
   // "cancelled"), as a cancelled drill does, and is never retried; nothing of it stays in the store
@@ -49,6 +50,6 @@ struct ImportOptions {
   std::string etcd_version;       // recorded in the metadata (unknown otherwise)
 };
 
-SaveResult import_snapshot(const std::string& file, BlobStore& store, Catalog* catalog, const ImportOptions& options);
+SaveResult import_snapshot(const std::string& file, const BackupStore& store, Catalog* catalog, const ImportOptions& options);
 
 }  // namespace etcdadm

@@ -317,14 +317,14 @@ std::string read_segment_bytes(BlobStore& store, const SegmentName& segment) {
   return stored;
 }
 
-void read_segment(BlobStore& store, const SegmentName& segment, const std::function<void(const Record&)>& record) {
-  const std::string what = segment_description(store, segment);
-  std::string stored = read_segment_bytes(store, segment);
+void read_segment(const BackupStore& store, const SegmentName& segment, const std::function<void(const Record&)>& record) {
+  const std::string what = segment_description(*store, segment);
+  std::string stored = read_segment_bytes(*store, segment);
   RecordParser parser(segment, what, record);
   auto decoder = make_decoder(segment.compression, parser);
   std::unique_ptr<StreamCodec> decryptor;
   if (segment.encrypted) {
-    const age::Identities* keys = store.decryption_keys();
+    const age::Identities* keys = store.keys();
     if (keys == nullptr) {
       throw SegmentError(ErrorKind::kAuth, what + " is encrypted (age) and no key was given",
                   "give the identity file (or passphrase) of the store's recipients with --identity / --passphrase-file");
@@ -345,7 +345,7 @@ void read_segment(BlobStore& store, const SegmentName& segment, const std::funct
   parser.finish();
 }
 
-void read_segment_or_twin(BlobStore& store, const SegmentName& segment, const std::vector<SegmentName>& all,
+void read_segment_or_twin(const BackupStore& store, const SegmentName& segment, const std::vector<SegmentName>& all,
                           const std::function<void(const Record&)>& record) {
   try {
     read_segment(store, segment, record);

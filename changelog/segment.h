@@ -15,6 +15,7 @@
 #include "common/error.h"
 #include "etcd/proto/changelog.pb.h"
 #include "store/age.h"
+#include "store/backup_store.h"
 #include "store/blob_store.h"
 #include "store/codec.h"
 
@@ -103,15 +104,15 @@ class SegmentBuilder {
 };
 
 // Reads a segment whole and checks it: the stored bytes against the name's SHA-256 (before any
-// decryption), age (the store's keys: BlobStore::decryption_keys), the decompression, the magic,
+// decryption), age (the keys on the store handle), the decompression, the magic,
 // and the records: exactly first..last of the name, one per revision, in order. `record` gets
 // each record as it is decoded. Throws kCorrupt naming the segment (kAuth: no key opens it).
-void read_segment(BlobStore& store, const SegmentName& segment, const std::function<void(const Record&)>& record);
+void read_segment(const BackupStore& store, const SegmentName& segment, const std::function<void(const Record&)>& record);
 // read_segment, falling back on a twin when no key given opens `segment` (kAuth): another segment
 // of `all` with the same revision range. A rekey killed between writing a segment's re-wrapped
 // copy and deleting the old one leaves two, each opening with one set of keys; their payloads are
 // the same bytes. Other failures are not retried: records may have been handed out already.
-void read_segment_or_twin(BlobStore& store, const SegmentName& segment, const std::vector<SegmentName>& all,
+void read_segment_or_twin(const BackupStore& store, const SegmentName& segment, const std::vector<SegmentName>& all,
                           const std::function<void(const Record&)>& record);
 // Only the first check: the stored bytes, read whole, against the name's SHA-256 (what can be
 // checked of an encrypted segment without its key; what `backup rekey` re-wraps). Throws

@@ -182,7 +182,7 @@ void add_import(CLI::App& backup) {
     auto fmt = parse_output_format(f->store.output);
     auto store = f->store.open();
     Catalog catalog = f->store.open_catalog();
-    print_saved(import_snapshot(f->file, *store, &catalog, o), fmt);
+    print_saved(import_snapshot(f->file, store, &catalog, o), fmt);
   });
 }
 
@@ -240,15 +240,15 @@ void add_verify(CLI::App& backup) {
     BackupRecord b = find_backup(*store, catalog, f->query);
     std::optional<VerifyResult> deep;
     FetchResult r;
-    const VerifyDepth depth = reachable_depth(*store, b, f->shallow ? VerifyDepth::kHashes : VerifyDepth::kStructure);
+    const VerifyDepth depth = reachable_depth(store, b, f->shallow ? VerifyDepth::kHashes : VerifyDepth::kStructure);
     const bool stored_only = depth == VerifyDepth::kStoredBytes;
-    with_damage_recorded(*store, catalog, b, [&] { r = verify_to_depth(*store, b, depth, &catalog, &deep); },
+    with_damage_recorded(*store, catalog, b, [&] { r = verify_to_depth(store, b, depth, &catalog, &deep); },
                          same_command_for(f->query));
     // Then the change log that extends it (a damaged segment is not the snapshot's damage: it is
     // not recorded as such, and the message says the snapshot is intact).
     ChangeLogCheck log;
     try {
-      log = verify_change_log(*store, b, /*decrypt=*/!stored_only);
+      log = verify_change_log(store, b, /*decrypt=*/!stored_only);
     } catch (const changelog::SegmentError& e) {
       throw Error(e.kind(), "backup " + b.name + " is intact, but its change log is not: " + e.what(),
                   e.hint().empty() ? "point-in-time restores can reach only revisions before that segment" : e.hint());
@@ -342,7 +342,7 @@ void add_drill(CLI::App& backup) {
     auto store = f->store.open();
     Catalog catalog = f->store.open_catalog();
     BackupRecord b = find_backup_for(*store, catalog, f->query, f->drill.point_in_time);
-    DrillReport r = run_drill(*store, b, f->drill);
+    DrillReport r = run_drill(store, b, f->drill);
     record_drill_result(*store, &catalog, b, r);
     if (fmt == OutputFormat::kJson) std::cout << drill_report_json(r).dump(2) << "\n";
     else print_drill(r);
@@ -401,7 +401,7 @@ void add_copy(CLI::App& backup) {
     Catalog catalog = f->store.open_catalog();
     auto selected = backups_to_copy(*from, catalog, f->query, f->all, f->since);
     prepare_copy_target(*from, *to);
-    CopyResult r = copy_backups(*from, &catalog, *to, selected, !f->no_change_log);
+    CopyResult r = copy_backups(from, &catalog, *to, selected, !f->no_change_log);
     const auto& damaged = r.damaged;
     sync_after(&catalog, *to, "backup copy");
     if (fmt == OutputFormat::kJson) {
@@ -491,7 +491,7 @@ void add_restore(CLI::App& backup) {
     nlohmann::json j = {{"backup", b.name}, {"store", store->url()}};
     if (!f->output_file.empty()) {
       FetchResult r;
-      with_damage_recorded(*store, catalog, b, [&] { r = fetch_verified(*store, b, f->output_file, f->restore.force); },
+      with_damage_recorded(*store, catalog, b, [&] { r = fetch_verified(store, b, f->output_file, f->restore.force); },
                            same_command_for(f->query));
       j.update({{"output", f->output_file}, {"dbSize", r.digest.db_bytes}, {"dbSha256", r.digest.db_sha256}});
       if (fmt == OutputFormat::kTable) {
@@ -500,7 +500,7 @@ void add_restore(CLI::App& backup) {
       }
     } else {
       RestoreResult r;
-      with_damage_recorded(*store, catalog, b, [&] { r = restore_to_data_dir(*store, b, f->restore); },
+      with_damage_recorded(*store, catalog, b, [&] { r = restore_to_data_dir(store, b, f->restore); },
                            same_command_for(f->query));
       j.update({{"dataDir", r.data_dir}, {"dbSize", r.db_size}, {"fetchSeconds", r.fetch_seconds},
                 {"restoreSeconds", r.restore_seconds}});
@@ -665,7 +665,7 @@ void add_rekey(CLI::App& backup) {
     auto store = f->store.open();
     Catalog catalog = f->store.open_catalog();
     for (const auto& q : f->queries) o.names.push_back(find_backup(*store, catalog, q).name);
-    RekeyResult r = rekey_backups(*store, &catalog, o);
+    RekeyResult r = rekey_backups(store, &catalog, o);
     if (fmt == OutputFormat::kJson) {
       std::cout << nlohmann::json{{"recipients", r.recipients},
                                   {"storeChanged", r.store_changed},
@@ -838,26 +838,27 @@ void add_sidecar(CLI::App& backup) {
     auto store = f->store.open();
     Catalog catalog = f->store.open_catalog();
     EtcdClient client(cc);
-    o.verify = verify_after_backup(*store, catalog);
+    o.verify = verify_after_backup(store, catalog);
     if (!f->drill_schedule.empty()) {
       o.drill_schedule = Schedule::parse(f->drill_schedule);
       if (o.drill_schedule->time_zone() != o.schedule.time_zone() && !o.drill_schedule->time_zone().empty()) {
         throw Error(ErrorKind::kInvalidArgument, "--drill-schedule names another time zone than --schedule",
                     "give both in the same CRON_TZ (the process has one time zone)");
       }
-      o.drill = drill_backup(*store, catalog, f->drill);
+      o.drill = drill_backup(store, catalog, f->drill);
     }
-    std::unique_ptr<BlobStore> copy_store;
+    std::optional<BackupStore> copy_store;
     if (!f->copy_to.empty()) {
       StoreFlags second = f->store;
       second.store = f->copy_to;
       copy_store = second.open();
-      if (copy_store->url() == store->url()) {
-        throw Error(ErrorKind::kInvalidArgument, "--copy-to is the store itself: " + copy_store->url());
+      BlobStore& copy = **copy_store;
+      if (copy.url() == store->url()) {
+        throw Error(ErrorKind::kInvalidArgument, "--copy-to is the store itself: " + copy.url());
       }
-      o.copy_to = copy_store->url();
-      o.copy_store = copy_store.get();
-      o.copy = copy_new_backups_to(*store, catalog, *copy_store);
+      o.copy_to = copy.url();
+      o.copy_store = &copy;
+      o.copy = copy_new_backups_to(store, catalog, copy);
       if (!f->copy_retention.empty()) {
         o.copy_retention = parse_retention_policy(f->copy_retention, Environment::from_process());
       } else {
@@ -868,7 +869,7 @@ void add_sidecar(CLI::App& backup) {
     std::unique_ptr<SidecarHttp> http;
     if (!f->listen.empty()) http = std::make_unique<SidecarHttp>(sidecar, f->listen, token);
 
-    signals.run(sidecar, {store.get(), copy_store.get()});
+    signals.run(sidecar, {&*store, copy_store ? &**copy_store : nullptr});
   });
 }
 

@@ -109,7 +109,7 @@ class OpenedSnapshot {
     auto store = f.store.open();
     Catalog catalog = f.store.open_catalog();
     BackupRecord b = find_backup(*store, catalog, query);
-    with_damage_recorded(*store, catalog, b, [&] { snapshot_ = SnapshotSource::open_backup(*store, b); },
+    with_damage_recorded(*store, catalog, b, [&] { snapshot_ = SnapshotSource::open_backup(store, b); },
                          same_command_for(query));
     source_ = {{"backup", b.name}, {"store", store->url()}};
   }

@@ -276,7 +276,7 @@ void run_init_command(const InitFlags& f, const std::string& phase) {
     o.restore_snapshot = snapshot_file_restorer(absolute_path(f.snapshot), f.skip_hash_check, o.member.version, f.restore);
   } else if (!f.from_backup.empty()) {
     if (f.store.store.empty()) throw Error(ErrorKind::kInvalidArgument, "--from-backup needs --store");
-    std::shared_ptr<BlobStore> store = f.store.open();
+    BackupStore store = f.store.open();
     Catalog catalog = f.store.open_catalog();
     // Resolved now, before anything is installed, so a wrong name fails first.
     BackupRecord backup = find_backup_for(*store, catalog, f.from_backup, pit);
@@ -285,7 +285,7 @@ void run_init_command(const InitFlags& f, const std::string& phase) {
     // message, and the restore reads the verified copy.
     with_damage_recorded(*store, catalog, backup,
                          [&] {
-                           o.restore_snapshot = prefetched_backup_restorer(*store, backup, o.member.data_dir,
+                           o.restore_snapshot = prefetched_backup_restorer(store, backup, o.member.data_dir,
                                                                            o.member.version, f.restore, pit);
                          },
                          same_command_for(f.from_backup));

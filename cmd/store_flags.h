@@ -11,6 +11,7 @@
 
 #include "common/error.h"
 #include "store/age.h"
+#include "store/backup_store.h"
 #include "store/blob_store.h"
 #include "store/catalog.h"
 #include "store/store_url.h"
@@ -82,13 +83,11 @@ struct StoreFlags {
   const std::optional<std::string>& passphrase() const;
   // Everything given to open encrypted backups; nullptr when nothing was.
   std::shared_ptr<const age::Identities> keys() const;
-  // The store, holding keys() when the command takes them.
-  std::unique_ptr<BlobStore> open() const {
+  // The store, its handle holding keys() when the command takes them.
+  BackupStore open() const {
     StoreOptions o = options;
     o.object.part_size = static_cast<size_t>(part_size_mib) << 20;
-    auto s = open_store(store, o);
-    if (key_flags_) s->set_decryption_keys(keys());
-    return s;
+    return BackupStore(std::shared_ptr<BlobStore>(open_store(store, o)), key_flags_ ? keys() : nullptr);
   }
   // --object-lock-days writes through S3's Object Lock only: refused (kInvalidArgument) for a
   // written store `url` of another kind, rather than silently writing unlocked backups.

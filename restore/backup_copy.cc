@@ -16,6 +16,7 @@
 #include "common/text.h"
 #include "restore/damage.h"
 #include "restore/fetch.h"
+#include "store/blob_capabilities.h"
 
 namespace etcdadm {
 
@@ -53,7 +54,8 @@ std::map<std::string, BlobInfo> listing_by_key(BlobStore& store, const std::stri
   return out;
 }
 
-CopiedBackup copy_one(BlobStore& from, BlobStore& to, const BackupRecord& b, bool& etcdadm_only_allowed) {
+CopiedBackup copy_one(const BackupStore& source_store, BlobStore& to, const BackupRecord& b, bool& etcdadm_only_allowed) {
+  BlobStore& from = *source_store;
   const std::string what = "backup " + b.name;
   if (b.format == kUnreadableFormat || b.data_file.empty()) {
     throw Error(ErrorKind::kCorrupt, what + " in " + from.url() + " is damaged (" + (b.damage ? b.damage->reason : "no data file") + ")",
@@ -92,7 +94,7 @@ CopiedBackup copy_one(BlobStore& from, BlobStore& to, const BackupRecord& b, boo
   c.copied = true;
   if (!data_present) {
     PendingBlob out(to, data_key);
-    FetchResult r = copy_verified(from, b, out.sink());
+    FetchResult r = copy_verified(source_store, b, out.sink());
     failpoint("copy/data/written");
     out.commit();
     c.bytes = r.stored_bytes;
@@ -173,7 +175,7 @@ void prepare_copy_target(BlobStore& from, BlobStore& to) {
     if (source) {
       // The source's marker as it is: the same layout, compression, file mode and recipients.
       const std::string text = from.read_small(kStoreMarkerFile);
-      to.set_file_mode(parse_store_settings(text, from.url() + "/" + kStoreMarkerFile).effective_file_mode());
+      set_file_mode(to, parse_store_settings(text, from.url() + "/" + kStoreMarkerFile).effective_file_mode());
       to.write_small(kStoreMarkerFile, text);
     } else {
       ensure_store_settings(to, StoreRequest{});  // an etcd-manager store: the defaults
@@ -192,8 +194,9 @@ void prepare_copy_target(BlobStore& from, BlobStore& to) {
   apply_store_settings(to);
 }
 
-CopyResult copy_backups(BlobStore& from, Catalog* catalog, BlobStore& to, const std::vector<BackupRecord>& backups,
+CopyResult copy_backups(const BackupStore& source_store, Catalog* catalog, BlobStore& to, const std::vector<BackupRecord>& backups,
                         bool change_log) {
+  BlobStore& from = *source_store;
   InterruptibleWork interruptible;  // a SIGINT/SIGTERM unwinds through PendingBlob: nothing partial stays
   const auto t0 = Clock::now();
   CopyResult result;
@@ -206,7 +209,7 @@ CopyResult copy_backups(BlobStore& from, Catalog* catalog, BlobStore& to, const 
   for (const auto& b : backups) {
     throw_if_interrupted("copy of backup " + b.name);
     try {
-      CopiedBackup c = copy_one(from, to, b, etcdadm_only_allowed);
+      CopiedBackup c = copy_one(source_store, to, b, etcdadm_only_allowed);
       result.bytes += c.bytes;
       spdlog::info("backup {}: {}", b.name, c.copied ? "copied (" + human_bytes(c.bytes) + ")" : "already in the target");
       result.backups.push_back(c);
@@ -223,7 +226,8 @@ CopyResult copy_backups(BlobStore& from, Catalog* catalog, BlobStore& to, const 
   return result;
 }
 
-CopyResult copy_new_backups(BlobStore& from, Catalog& catalog, BlobStore& to) {
+CopyResult copy_new_backups(const BackupStore& source_store, Catalog& catalog, BlobStore& to) {
+  BlobStore& from = *source_store;
   prepare_copy_target(from, to);
   catalog.sync(from);
   catalog.sync(to);
@@ -234,7 +238,7 @@ CopyResult copy_new_backups(BlobStore& from, Catalog& catalog, BlobStore& to) {
     if (b.name > newest_there && !b.damage) missing.push_back(b);
   }
   std::reverse(missing.begin(), missing.end());
-  CopyResult r = copy_backups(from, &catalog, to, missing);
+  CopyResult r = copy_backups(source_store, &catalog, to, missing);
   sync_after(&catalog, to, "copy");
   return r;
 }

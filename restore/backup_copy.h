@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "store/backup_store.h"
 #include "store/blob_store.h"
 #include "store/catalog.h"
 #include "store/layout.h"
@@ -44,13 +45,13 @@ void prepare_copy_target(BlobStore& from, BlobStore& to);
 // (restore/damage.h; `catalog` may be null), named in `damaged` and skipped: the others are
 // copied. Anything else stops the copy with its error (kAlreadyExists when the target holds a
 // different backup of the same name, the store's errors); what was copied before it stays.
-CopyResult copy_backups(BlobStore& from, Catalog* catalog, BlobStore& to, const std::vector<BackupRecord>& backups,
+CopyResult copy_backups(const BackupStore& from, Catalog* catalog, BlobStore& to, const std::vector<BackupRecord>& backups,
                         bool change_log = true);
 
 // The sidecar's --copy-to after each backup: copies the backups of `from` named after the newest
 // backup `to` holds (all of them into an empty `to`), oldest first, with their change log. A backup
 // a failed run missed is older than nothing the target holds, so the next run takes it; one older
 // than the target's newest (pruned there by its own retention) is never copied back.
-CopyResult copy_new_backups(BlobStore& from, Catalog& catalog, BlobStore& to);
+CopyResult copy_new_backups(const BackupStore& from, Catalog& catalog, BlobStore& to);
 
 }  // namespace etcdadm

@@ -512,7 +512,7 @@ uint64_t place_snapshot(const std::string& snapshot_file, uint64_t db_bytes, boo
 
 }  // namespace
 
-RestoreResult restore_to_data_dir(BlobStore& store, const BackupRecord& backup, const RestoreOptions& in) {
+RestoreResult restore_to_data_dir(const BackupStore& backups, const BackupRecord& backup, const RestoreOptions& in) {
   InterruptibleWork interruptible;  // the staging directory goes with the unwinding
   PreparedRestore p = prepare_restore(in);
   if (p.options.snapshot_etcd_version.empty()) p.options.snapshot_etcd_version = backup.etcd_version;
@@ -525,7 +525,7 @@ RestoreResult restore_to_data_dir(BlobStore& store, const BackupRecord& backup, 
   auto fetch = [&](const std::string& path) {
     auto t0 = Clock::now();
     // Not synced here: the native restore syncs the db with its own commit; a tool reads it once.
-    FetchResult fetched = fetch_verified(store, backup, path, /*overwrite=*/false, /*durable=*/false);
+    FetchResult fetched = fetch_verified(backups, backup, path, /*overwrite=*/false, /*durable=*/false);
     result.db_size = fetched.digest.db_bytes;
     result.fetch_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     spdlog::info("backup {} verified ({} bytes db, SHA-256 {}) in {:.2f}s", backup.name, fetched.digest.db_bytes,
@@ -537,7 +537,7 @@ RestoreResult restore_to_data_dir(BlobStore& store, const BackupRecord& backup, 
     ExtendSnapshot replay;
     if (p.options.point_in_time.given()) {
       replay = [&](const std::string& db_path, uint64_t db_bytes) {
-        result.replay = replay_to(store, backup, db_path, db_bytes, p.options.point_in_time);
+        result.replay = replay_to(backups, backup, db_path, db_bytes, p.options.point_in_time);
         return uint64_t{0};
       };
     }

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "restore/pitr.h"
+#include "store/backup_store.h"
 #include "store/blob_store.h"
 #include "store/layout.h"
 
@@ -100,7 +101,7 @@ struct RestoreResult {
   double restore_seconds = 0;
 };
 
-RestoreResult restore_to_data_dir(BlobStore& store, const BackupRecord& backup, const RestoreOptions& options);
+RestoreResult restore_to_data_dir(const BackupStore& backups, const BackupRecord& backup, const RestoreOptions& options);
 
 // The same from a snapshot file on disk (`etcdadm init --snapshot`): the file's SHA-256 trailer is
 // checked first (a db without trailer is accepted only with skip_hash_check), then restored

@@ -240,7 +240,8 @@ struct Phase {
 
 }  // namespace
 
-DrillReport run_drill(BlobStore& store, const BackupRecord& listed, const DrillOptions& options) {
+DrillReport run_drill(const BackupStore& backups, const BackupRecord& listed, const DrillOptions& options) {
+  BlobStore& store = *backups;
   InterruptibleWork interruptible;  // SIGINT/SIGTERM unwind: the member is stopped, the scratch removed
   DrillReport report;
   report.backup_name = listed.name;
@@ -269,7 +270,7 @@ DrillReport run_drill(BlobStore& store, const BackupRecord& listed, const DrillO
     ro.target_version = report.etcd.version;
     ro.point_in_time = options.point_in_time;
     phase = "fetch+verify";
-    RestoreResult restored = restore_to_data_dir(store, backup, ro);
+    RestoreResult restored = restore_to_data_dir(backups, backup, ro);
     report.phases.push_back({"fetch+verify", restored.fetch_seconds});
     phase = "restore";
     Phase restore_phase{report, "restore"};

@@ -26,6 +26,7 @@
 #include "common/error.h"
 #include "etcdadm/release.h"
 #include "restore/pitr.h"
+#include "store/backup_store.h"
 #include "store/blob_store.h"
 #include "store/catalog.h"
 #include "store/layout.h"
@@ -76,7 +77,7 @@ struct DrillReport {
 // Runs the drill. Never throws for a failure of the backup or of the drill's own work: the report
 // says what failed (so that a failed drill is recorded like a passed one); throws only when
 // interrupted (SIGINT/SIGTERM), after cleaning up.
-DrillReport run_drill(BlobStore& store, const BackupRecord& backup, const DrillOptions& options);
+DrillReport run_drill(const BackupStore& backups, const BackupRecord& backup, const DrillOptions& options);
 
 nlohmann::json drill_report_json(const DrillReport& r);
 DrillRecord drill_record_of(const DrillReport& r);

@@ -54,7 +54,8 @@ class TeeSink : public ByteSink {
 };
 
 // `stored_copy` (may be null) receives the stored bytes as they are read.
-FetchResult fetch_into(BlobStore& store, const BackupRecord& listed, ByteSink* out, ByteSink* stored_copy = nullptr) {
+FetchResult fetch_into(const BackupStore& backups, const BackupRecord& listed, ByteSink* out, ByteSink* stored_copy = nullptr) {
+  BlobStore& store = *backups;
   InterruptibleWork interruptible;  // the caller's AtomicFile / scratch dir removes what was written
   const std::string what = "backup " + listed.name + " in " + store.url();
   if (listed.data_file.empty()) throw Error(ErrorKind::kCorrupt, what + " has no data file (etcd.backup.gz)", "use another backup");
@@ -66,7 +67,7 @@ FetchResult fetch_into(BlobStore& store, const BackupRecord& listed, ByteSink* o
                 what + " cannot be verified: its metadata records no SHA-256 and says its snapshot has no hash trailer",
                 "use another backup; etcdadm records both digests for every backup it writes");
   }
-  if (b.encrypted()) require_keys_for(b.recipients(), store.decryption_keys(), what);
+  if (b.encrypted()) require_keys_for(b.recipients(), backups.keys(), what);
   std::string key = b.name + "/" + b.data_file;
   auto reader = store.open(key);
 
@@ -75,7 +76,7 @@ FetchResult fetch_into(BlobStore& store, const BackupRecord& listed, ByteSink* o
   AsyncSink async(digest);
   auto decoder = make_decoder(b.compression, async);
   std::unique_ptr<StreamCodec> decryptor;
-  if (b.encrypted()) decryptor = age::make_decryptor(*store.decryption_keys(), *decoder);
+  if (b.encrypted()) decryptor = age::make_decryptor(*backups.keys(), *decoder);
   TeeSink decode_and_copy(decryptor ? static_cast<ByteSink*>(decryptor.get()) : decoder.get(), stored_copy);
   HashingSink stored(&decode_and_copy);
 
@@ -116,7 +117,7 @@ FetchResult fetch_into(BlobStore& store, const BackupRecord& listed, ByteSink* o
     if (e.kind() == ErrorKind::kAuth) {
       std::string to = b.recipients().empty() ? std::string("unrecorded recipients") : join_list(b.recipients());
       throw Error(ErrorKind::kAuth,
-                  what + " cannot be decrypted with " + describe_keys(store.decryption_keys()) + " (" + e.what() +
+                  what + " cannot be decrypted with " + describe_keys(backups.keys()) + " (" + e.what() +
                       "); it is encrypted to " + to,
                   "give the identity file (or passphrase) of one of those recipients; nothing was written");
     }
@@ -141,7 +142,7 @@ namespace {
 FetchResult check_stored_bytes(BlobStore& store, const BackupRecord& listed, ByteSink* copy);
 }  // namespace
 
-FetchResult fetch_verified(BlobStore& store, const BackupRecord& backup, const std::string& output_path, bool overwrite,
+FetchResult fetch_verified(const BackupStore& store, const BackupRecord& backup, const std::string& output_path, bool overwrite,
                            bool durable) {
   AtomicFile file(output_path, 0600, overwrite, durable);
   FileSink sink(file);
@@ -150,12 +151,12 @@ FetchResult fetch_verified(BlobStore& store, const BackupRecord& backup, const s
   return r;
 }
 
-FetchResult verify_backup(BlobStore& store, const BackupRecord& backup) { return fetch_into(store, backup, nullptr); }
+FetchResult verify_backup(const BackupStore& store, const BackupRecord& backup) { return fetch_into(store, backup, nullptr); }
 
 FetchResult verify_stored_bytes(BlobStore& store, const BackupRecord& listed) { return check_stored_bytes(store, listed, nullptr); }
 
-FetchResult copy_verified(BlobStore& store, const BackupRecord& backup, ByteSink& copy) {
-  if (!backup.stored_sha256.empty()) return check_stored_bytes(store, backup, &copy);
+FetchResult copy_verified(const BackupStore& store, const BackupRecord& backup, ByteSink& copy) {
+  if (!backup.stored_sha256.empty()) return check_stored_bytes(*store, backup, &copy);
   return fetch_into(store, backup, nullptr, &copy);
 }
 

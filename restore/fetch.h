@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "store/backup_store.h"
 #include "store/blob_store.h"
 #include "store/layout.h"
 #include "store/snapshot_digest.h"
@@ -20,11 +21,11 @@ struct FetchResult {
 
 // Verifies and writes the raw snapshot (trailer included, as `etcdctl snapshot save` writes it)
 // to `output_path`, mode 0600. `durable` = false skips fsync, for a scratch copy consumed at once.
-FetchResult fetch_verified(BlobStore& store, const BackupRecord& backup, const std::string& output_path, bool overwrite,
+FetchResult fetch_verified(const BackupStore& store, const BackupRecord& backup, const std::string& output_path, bool overwrite,
                            bool durable = true);
 
 // The same checks without writing anything (`backup verify`).
-FetchResult verify_backup(BlobStore& store, const BackupRecord& backup);
+FetchResult verify_backup(const BackupStore& store, const BackupRecord& backup);
 
 // What can be checked of an encrypted backup without its key (a sidecar that holds only the
 // public recipients, `backup verify --shallow` without --identity): the stored bytes against their
@@ -36,6 +37,6 @@ FetchResult verify_stored_bytes(BlobStore& store, const BackupRecord& backup);
 // recorded, which needs no key and no decompression; otherwise (etcd-manager's backups) by the
 // full check of fetch_verified. Throws kCorrupt when a check fails: the caller must then discard
 // what `copy` received.
-FetchResult copy_verified(BlobStore& store, const BackupRecord& backup, ByteSink& copy);
+FetchResult copy_verified(const BackupStore& store, const BackupRecord& backup, ByteSink& copy);
 
 }  // namespace etcdadm

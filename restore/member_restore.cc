@@ -74,7 +74,7 @@ SnapshotRestorer snapshot_file_restorer(std::string snapshot_file, bool skip_has
   };
 }
 
-SnapshotRestorer prefetched_backup_restorer(BlobStore& store, const BackupRecord& backup, const std::string& data_dir,
+SnapshotRestorer prefetched_backup_restorer(const BackupStore& store, const BackupRecord& backup, const std::string& data_dir,
                                             const std::string& target_version, const RestoreMethod& method,
                                             const PointInTime& point_in_time) {
   check_method(method, target_version);

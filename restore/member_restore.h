@@ -10,6 +10,7 @@
 
 #include "etcdadm/lifecycle.h"
 #include "restore/data_dir.h"
+#include "store/backup_store.h"
 #include "store/blob_store.h"
 #include "store/layout.h"
 
@@ -31,7 +32,7 @@ SnapshotRestorer snapshot_file_restorer(std::string snapshot_file, bool skip_has
 // With a point in time (native restores only), the backup's change log is replayed onto the
 // verified copy then too, every segment checked as it is read: nothing is installed before the
 // whole log the target needs has been read and found intact.
-SnapshotRestorer prefetched_backup_restorer(BlobStore& store, const BackupRecord& backup, const std::string& data_dir,
+SnapshotRestorer prefetched_backup_restorer(const BackupStore& store, const BackupRecord& backup, const std::string& data_dir,
                                             const std::string& target_version, const RestoreMethod& method,
                                             const PointInTime& point_in_time = {});
 

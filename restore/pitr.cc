@@ -206,7 +206,8 @@ BackupRecord find_backup_for(BlobStore& store, Catalog& catalog, const std::stri
   return choose_backup_for(store, catalog.backups(store.url()), target);
 }
 
-ChangeLogCheck verify_change_log(BlobStore& store, const BackupRecord& backup, bool decrypt) {
+ChangeLogCheck verify_change_log(const BackupStore& backups, const BackupRecord& backup, bool decrypt) {
+  BlobStore& store = *backups;
   ChangeLogCheck check;
   if (backup.cluster_id.empty() || !backup.revision) return check;
   check.snapshot_revision = check.reaches = *backup.revision;
@@ -216,7 +217,7 @@ ChangeLogCheck verify_change_log(BlobStore& store, const BackupRecord& backup, b
   check.decrypted = decrypt;
   for (const auto& segment : chain.segments) {
     if (decrypt) {
-      changelog::read_segment_or_twin(store, segment, segments, [&](const changelog::Record& rec) {
+      changelog::read_segment_or_twin(backups, segment, segments, [&](const changelog::Record& rec) {
         if (rec.revision() > check.reaches) ++check.records;  // overlapping segments: each revision once
       });
     } else {
@@ -229,8 +230,9 @@ ChangeLogCheck verify_change_log(BlobStore& store, const BackupRecord& backup, b
   return check;
 }
 
-ReplayResult replay_to(BlobStore& store, const BackupRecord& backup, const std::string& db_path, uint64_t db_bytes,
+ReplayResult replay_to(const BackupStore& backups, const BackupRecord& backup, const std::string& db_path, uint64_t db_bytes,
                        const PointInTime& target) {
+  BlobStore& store = *backups;
   ReplayResult r;
   {
     auto db = BoltReader::open(db_path, db_bytes);
@@ -274,7 +276,7 @@ ReplayResult replay_to(BlobStore& store, const BackupRecord& backup, const std::
   for (const auto& segment : chain.segments) {
     if (done) break;
     ++r.segments;
-    changelog::read_segment_or_twin(store, segment, segments, [&](const changelog::Record& rec) {
+    changelog::read_segment_or_twin(backups, segment, segments, [&](const changelog::Record& rec) {
       if (done || rec.revision() <= replay.revision()) return;  // an overlap: never twice
       if ((target.revision > 0 && rec.revision() > target.revision) || rec.observed_unix_micros() > until_micros) {
         done = true;

@@ -11,6 +11,7 @@
 
 #include "changelog/segment.h"
 #include "common/timefmt.h"
+#include "store/backup_store.h"
 #include "store/blob_store.h"
 #include "store/catalog.h"
 #include "store/layout.h"
@@ -66,7 +67,7 @@ struct ChangeLogCheck {
   std::optional<int64_t> next_segment_start;  // the log goes on after a gap, from this revision
   bool decrypted = false;
 };
-ChangeLogCheck verify_change_log(BlobStore& store, const BackupRecord& backup, bool decrypt);
+ChangeLogCheck verify_change_log(const BackupStore& backups, const BackupRecord& backup, bool decrypt);
 
 // What a restore command starts from: `query` as find_backup resolves it (restore/resolve.h); with
 // a point in time and 'latest', choose_backup_for among the catalog's backups instead.
@@ -92,7 +93,7 @@ struct ReplayResult {
 // bytes, trailer excluded) up to the target. Every segment is checked (digest, decryption,
 // records) as it is read; any failure throws and the caller discards its staging copy. Afterwards
 // the file is exactly the database (no trailer).
-ReplayResult replay_to(BlobStore& store, const BackupRecord& backup, const std::string& db_path, uint64_t db_bytes,
+ReplayResult replay_to(const BackupStore& backups, const BackupRecord& backup, const std::string& db_path, uint64_t db_bytes,
                        const PointInTime& target);
 
 }  // namespace etcdadm

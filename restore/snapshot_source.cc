@@ -79,7 +79,7 @@ std::unique_ptr<SnapshotSource> SnapshotSource::open_file(const std::string& pat
   return s;
 }
 
-std::unique_ptr<SnapshotSource> SnapshotSource::open_backup(BlobStore& store, const BackupRecord& backup) {
+std::unique_ptr<SnapshotSource> SnapshotSource::open_backup(const BackupStore& store, const BackupRecord& backup) {
   std::unique_ptr<SnapshotSource> s(new SnapshotSource());
   s->scratch_ = std::make_unique<ScratchDir>("etcdadm-snapshot");
   s->path_ = s->scratch_->path() + "/snapshot.db";

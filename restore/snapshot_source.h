@@ -12,6 +12,7 @@
 #include "common/fs.h"
 #include "etcd/datadir/bolt_reader.h"
 #include "restore/fetch.h"
+#include "store/backup_store.h"
 #include "store/blob_store.h"
 #include "store/layout.h"
 #include "store/snapshot_digest.h"
@@ -32,7 +33,7 @@ class SnapshotSource {
   // file that fails the chosen checks.
   static std::unique_ptr<SnapshotSource> open_file(const std::string& path, TrailerCheck check);
   // A store backup: every hash checked while fetching it into a scratch dir.
-  static std::unique_ptr<SnapshotSource> open_backup(BlobStore& store, const BackupRecord& backup);
+  static std::unique_ptr<SnapshotSource> open_backup(const BackupStore& store, const BackupRecord& backup);
   ~SnapshotSource();
   SnapshotSource(const SnapshotSource&) = delete;
   SnapshotSource& operator=(const SnapshotSource&) = delete;

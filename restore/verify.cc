@@ -33,11 +33,12 @@ void record(Catalog* catalog, BlobStore& store, const BackupRecord& backup, cons
 
 }  // namespace
 
-VerifyResult verify_backup_deep(BlobStore& store, const BackupRecord& backup, Catalog* catalog) {
+VerifyResult verify_backup_deep(const BackupStore& backups, const BackupRecord& backup, Catalog* catalog) {
+  BlobStore& store = *backups;
   ScratchDir scratch("etcdadm-verify");
   std::string db_path = scratch.path() + "/snapshot.db";
   VerifyResult r;
-  r.fetch = fetch_verified(store, backup, db_path, /*overwrite=*/false, /*durable=*/false);
+  r.fetch = fetch_verified(backups, backup, db_path, /*overwrite=*/false, /*durable=*/false);
   try {
     auto db = BoltReader::open(db_path, r.fetch.digest.db_bytes);
     SnapshotInspection inspection = inspect_snapshot(*db);
@@ -58,16 +59,16 @@ VerifyResult verify_backup_deep(BlobStore& store, const BackupRecord& backup, Ca
   return r;
 }
 
-VerifyDepth reachable_depth(const BlobStore& store, const BackupRecord& backup, VerifyDepth wanted) {
-  if (wanted == VerifyDepth::kHashes && backup.encrypted() && store.decryption_keys() == nullptr) return VerifyDepth::kStoredBytes;
+VerifyDepth reachable_depth(const BackupStore& store, const BackupRecord& backup, VerifyDepth wanted) {
+  if (wanted == VerifyDepth::kHashes && backup.encrypted() && store.keys() == nullptr) return VerifyDepth::kStoredBytes;
   return wanted;
 }
 
-FetchResult verify_to_depth(BlobStore& store, const BackupRecord& backup, VerifyDepth depth, Catalog* catalog,
+FetchResult verify_to_depth(const BackupStore& store, const BackupRecord& backup, VerifyDepth depth, Catalog* catalog,
                             std::optional<VerifyResult>* structure) {
   switch (depth) {
     case VerifyDepth::kStoredBytes:
-      return verify_stored_bytes(store, backup);
+      return verify_stored_bytes(*store, backup);
     case VerifyDepth::kHashes:
       return verify_backup(store, backup);
     case VerifyDepth::kStructure:

@@ -10,6 +10,7 @@
 
 #include "restore/fetch.h"
 #include "etcd/datadir/snapshot_inspect.h"
+#include "store/backup_store.h"
 #include "store/blob_store.h"
 #include "store/catalog.h"
 #include "store/layout.h"
@@ -33,16 +34,16 @@ enum class VerifyDepth {
 // the sidecar: the hashes of an encrypted backup, without its identity among the store's keys,
 // are checked as far as its stored bytes and age header (all a sidecar holding only recipients
 // can read). A structural check is never lowered: without the key it fails, asking for it.
-VerifyDepth reachable_depth(const BlobStore& store, const BackupRecord& backup, VerifyDepth wanted);
+VerifyDepth reachable_depth(const BackupStore& store, const BackupRecord& backup, VerifyDepth wanted);
 
 // One check at `depth`. With kStructure, the walk's result goes to *structure (when given).
-FetchResult verify_to_depth(BlobStore& store, const BackupRecord& backup, VerifyDepth depth, Catalog* catalog,
+FetchResult verify_to_depth(const BackupStore& store, const BackupRecord& backup, VerifyDepth depth, Catalog* catalog,
                             std::optional<VerifyResult>* structure = nullptr);
 
 // Hashes, then structure. A structural failure is Error(kCorrupt) naming the backup and, from the
 // reader, the page. The snapshot is fetched under $TMPDIR (default /tmp), which needs room for the
 // uncompressed db. A catalog that cannot record the result only costs a warning: the backup was
 // verified all the same.
-VerifyResult verify_backup_deep(BlobStore& store, const BackupRecord& backup, Catalog* catalog);
+VerifyResult verify_backup_deep(const BackupStore& store, const BackupRecord& backup, Catalog* catalog);
 
 }  // namespace etcdadm

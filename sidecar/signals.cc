@@ -1,4 +1,5 @@
 #include "sidecar/signals.h"
+#include "store/blob_capabilities.h"
 
 #include <pthread.h>
 #include <spdlog/spdlog.h>
@@ -23,7 +24,7 @@ void SidecarSignals::run(Sidecar& sidecar, const std::vector<BlobStore*>& stores
       } else if (sig == SIGHUP) {
         spdlog::info("SIGHUP: store credentials will be read again from their source");
         for (BlobStore* store : stores) {
-          if (store) store->reload_credentials();
+          if (store) reload_credentials(*store);
         }
       } else {
         spdlog::info("{}: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");

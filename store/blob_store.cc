@@ -1,5 +1,4 @@
 #include "store/blob_store.h"
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <set>
@@ -113,16 +112,6 @@ std::vector<BlobInfo> ObjectKeys::list_range(const std::string& start_after, con
       root, wanted, [&](const std::string& token, std::vector<BlobInfo>& out) { return page(wanted, first, last, token, out); },
       [&](const std::string& key) { return key > start_after; },  // also when the API's bound is inclusive (GCS)
       [&](const std::string& full) { return full >= last; });
-}
-
-void clean_abandoned(BlobStore& store, std::chrono::seconds older_than) {
-  if (older_than.count() <= 0) return;
-  try {
-    for (const auto& what : store.remove_abandoned(older_than))
-      spdlog::info("removed {} (left by an earlier save or copy that died)", what);
-  } catch (const Error& e) {
-    spdlog::warn("could not clean up abandoned uploads in {}: {}", store.url(), e.what());
-  }
 }
 
 }  // namespace etcdadm

@@ -11,6 +11,7 @@
 
 #include "common/error.h"
 #include "common/text.h"
+#include "store/blob_capabilities.h"
 #include "store/etcd_manager.h"
 
 namespace etcdadm {
@@ -98,7 +99,7 @@ std::string marker_json(const StoreSettings& s) {
 }
 
 void warn_about_access(BlobStore& store, const StoreSettings& s) {
-  for (const auto& finding : store.access_findings(s.effective_file_mode())) spdlog::warn("{}", finding);
+  for (const auto& finding : access_findings(store, s.effective_file_mode())) spdlog::warn("{}", finding);
 }
 
 }  // namespace
@@ -180,7 +181,7 @@ StoreSettings ensure_store_settings(BlobStore& store, const StoreRequest& reques
     // A store from before file modes: its marker learns the mode asked for.
     bool record_mode = requested.file_mode && !existing->file_mode;
     if (record_mode) existing->file_mode = requested.file_mode;
-    store.set_file_mode(existing->effective_file_mode());
+    set_file_mode(store, existing->effective_file_mode());
     if (record_mode) store.write_small(kStoreMarkerFile, marker_json(*existing), /*overwrite=*/true);
     warn_about_access(store, *existing);
     return *existing;
@@ -199,7 +200,7 @@ StoreSettings ensure_store_settings(BlobStore& store, const StoreRequest& reques
   s.created_at = format_rfc3339_seconds(std::chrono::system_clock::now());
   s.created_by = std::string("etcdadm ") + ETCDADM_VERSION;
   // Before the marker, which is the first file of a new store and as private as the rest.
-  store.set_file_mode(*s.file_mode);
+  set_file_mode(store, *s.file_mode);
   try {
     store.write_small(kStoreMarkerFile, marker_json(s), /*overwrite=*/false);
   } catch (const Error& e) {
@@ -214,7 +215,7 @@ StoreSettings ensure_store_settings(BlobStore& store, const StoreRequest& reques
 
 void apply_store_settings(BlobStore& store) {
   auto s = read_store_settings(store);
-  store.set_file_mode(s ? s->effective_file_mode() : kDefaultStoreFileMode);
+  set_file_mode(store, s ? s->effective_file_mode() : kDefaultStoreFileMode);
 }
 
 void allow_etcdadm_only_backups(BlobStore& store) {
@@ -226,7 +227,7 @@ void allow_etcdadm_only_backups(BlobStore& store) {
   }
   if (s->layout_version >= kEncryptedLayoutVersion) return;
   s->layout_version = kEtcdadmOnlyBackupsLayoutVersion;
-  store.set_file_mode(s->effective_file_mode());
+  set_file_mode(store, s->effective_file_mode());
   store.write_small(kStoreMarkerFile, marker_json(*s), /*overwrite=*/true);
   spdlog::info("store {} moved to layout version {}: it holds backups etcd-manager cannot restore, which only "
                "etcdadm lists (etcdadm before this version refuses the store)",
@@ -240,7 +241,7 @@ StoreSettings change_store_recipients(BlobStore& store, const EncryptionRequest&
                 "a store is encrypted from its creation on: save encrypted backups into a new store");
   }
   s->encryption = new_store_encryption(to);
-  store.set_file_mode(s->effective_file_mode());
+  set_file_mode(store, s->effective_file_mode());
   // One atomic overwrite: a save reads the old recipients or the new ones, never a mix.
   store.write_small(kStoreMarkerFile, marker_json(*s), /*overwrite=*/true);
   return *s;

@@ -83,10 +83,10 @@ std::optional<StoreSettings> read_store_settings(BlobStore& store);
 // The marker's text; `where` names it in errors (kCorrupt; kInvalidArgument for a newer layout).
 StoreSettings parse_store_settings(const std::string& text, const std::string& where);
 // Returns the store's settings, writing the marker when the store has none, and sets the store's
-// file mode from them (BlobStore::set_file_mode). A requested compression, file mode or
+// file mode from them (FileModes::set_file_mode). A requested compression, file mode or
 // encryption that contradicts the marker is refused (kInvalidArgument): one store, one format and
 // one audience, so that every reader knows what to expect. A marker from before file modes gets the requested
-// mode recorded. Logs a warning for each BlobStore::access_findings line. `before_creating`, when
+// mode recorded. Logs a warning for each FileModes::access_findings line. `before_creating`, when
 // set, runs before a new marker is written and may throw to refuse it (store/audience.h).
 StoreSettings ensure_store_settings(BlobStore& store, const StoreRequest& requested,
                                     const std::function<void()>& before_creating = {});

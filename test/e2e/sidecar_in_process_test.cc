@@ -85,14 +85,14 @@ TEST_F(SidecarInProcess, EachBackupIsVerifiedRetainedAndCopiedToTheSecondStoreUn
   Environment env = Environment::from_process();
   o.retention = parse_retention_policy("count:2", env);
   std::vector<std::string> verified;
-  auto verify = verify_after_backup(*store, catalog);
+  auto verify = verify_after_backup(BackupStore(*store), catalog);
   o.verify = [&](const std::string& name) {
     verify(name);
     verified.push_back(name);
   };
   o.copy_to = second->url();
   o.copy_store = second.get();
-  o.copy = copy_new_backups_to(*store, catalog, *second);
+  o.copy = copy_new_backups_to(BackupStore(*store), catalog, *second);
   o.copy_retention = parse_retention_policy("count:1", env);
   {
     Running running(client, *store, catalog, o);
@@ -145,7 +145,7 @@ TEST_F(SidecarInProcess, ADrillOnScheduleRestoresTheNewestBackupAndRecordsItInTh
   DrillOptions drill;
   drill.scratch_parent = dir_ / "scratch";
   make_dirs(drill.scratch_parent);
-  o.drill = drill_backup(*store, catalog, drill);
+  o.drill = drill_backup(BackupStore(*store), catalog, drill);
   {
     Running running(client, *store, catalog, o);
     ASSERT_TRUE(running.wait_for(kSuccesses, 1));

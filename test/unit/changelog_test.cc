@@ -46,11 +46,12 @@ SegmentName write_segment(BlobStore& store, int64_t first, int64_t last, Compres
   return b.write(store, "cdf818194e3a8c32");
 }
 
-std::vector<int64_t> revisions_of(BlobStore& store, const SegmentName& s) {
+std::vector<int64_t> revisions_of(const BackupStore& store, const SegmentName& s) {
   std::vector<int64_t> out;
   read_segment(store, s, [&](const Record& r) { out.push_back(r.revision()); });
   return out;
 }
+std::vector<int64_t> revisions_of(BlobStore& store, const SegmentName& s) { return revisions_of(BackupStore(store), s); }
 
 std::string message_of(const std::function<void()>& f) {
   try {
@@ -143,14 +144,14 @@ TEST(ChangeLogSegment, RecordsComeBackInOrderCompressedOrEncrypted) {
   EXPECT_NE(message_of([&] { revisions_of(store, enc); }).find(enc.key()), std::string::npos);
   auto keys = std::make_shared<age::Identities>();
   keys->x25519 = {id};
-  store.set_decryption_keys(keys);
-  auto revs = revisions_of(store, enc);
+  const BackupStore with_keys(store, keys);
+  auto revs = revisions_of(with_keys, enc);
   ASSERT_EQ(revs.size(), 20u);
   EXPECT_EQ(revs.front(), 41);
   EXPECT_EQ(revs.back(), 60);
   // A record's content survives: events, leases, times.
   std::optional<Record> r45;
-  read_segment(store, enc, [&](const Record& r) {
+  read_segment(with_keys, enc, [&](const Record& r) {
     if (r.revision() == 45) r45 = r;
   });
   ASSERT_TRUE(r45);
@@ -314,15 +315,13 @@ TEST(ChangeLogSegment, ATwinOfTheSameRangeIsReadWhenTheKeysOpenOnlyIt) {
   ASSERT_EQ(all.size(), 2u);
   auto new_keys = std::make_shared<age::Identities>();
   new_keys->x25519 = {new_id};
-  store.set_decryption_keys(new_keys);
   std::vector<int64_t> revs;
-  read_segment_or_twin(store, old_segment, all, [&](const Record& r) { revs.push_back(r.revision()); });
+  read_segment_or_twin(BackupStore(store, new_keys), old_segment, all, [&](const Record& r) { revs.push_back(r.revision()); });
   EXPECT_EQ(revs.size(), 20u);
   // Keys that open neither: the first segment's error.
   auto other = std::make_shared<age::Identities>();
   other->x25519 = {age::generate_identity()};
-  store.set_decryption_keys(other);
-  EXPECT_NE(message_of([&] { read_segment_or_twin(store, old_segment, all, [](const Record&) {}); }).find(old_segment.key()),
+  EXPECT_NE(message_of([&] { read_segment_or_twin(BackupStore(store, other), old_segment, all, [](const Record&) {}); }).find(old_segment.key()),
             std::string::npos);
 }
 

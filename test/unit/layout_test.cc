@@ -15,6 +15,7 @@
 #include "store/etcd_manager.h"
 #include "store/layout.h"
 #include "store/backend/local/local_store.h"
+#include "store/blob_capabilities.h"
 #include "store/snapshot_digest.h"
 #include "store/store_url.h"
 #include "test/support/test_env.h"
@@ -460,6 +461,32 @@ TEST(StoreFileMode, AStoreFromBeforeModesStaysReadableAndItsExposedFilesAreFound
   EXPECT_TRUE(store.access_findings(0600).empty());
   EXPECT_EQ(ensure_store_settings(store, {std::nullopt, 0600}).file_mode, 0600u);
   EXPECT_EQ(read_store_settings(store)->file_mode, 0600u);
+}
+
+// A local directory has file modes and leftover temp files, and nothing of an object store's:
+// the free forms do what the capability says where there is one and nothing where there is none.
+TEST(BlobCapabilities, ALocalStoreHasFileModesAndLeftoversOnly) {
+  test::TempDir dir;
+  LocalStore store(dir / "store");
+  BlobStore& blobs = store;
+  EXPECT_NE(capability<FileModes>(blobs), nullptr);
+  EXPECT_NE(capability<LeftoverUploads>(blobs), nullptr);
+  EXPECT_EQ(capability<VersionedBlobs>(blobs), nullptr);
+  EXPECT_EQ(capability<BlobLocks>(blobs), nullptr);
+  EXPECT_EQ(capability<ReloadableCredentials>(blobs), nullptr);
+
+  set_file_mode(blobs, 0640);
+  store.write_small("b/one", "x");
+  EXPECT_EQ(mode_of(dir / "store/b/one"), 0640u);
+  EXPECT_EQ(mode_of(dir / "store/b"), 0750u);
+  EXPECT_TRUE(access_findings(blobs, 0640).empty());
+  EXPECT_FALSE(access_findings(blobs, 0600).empty()) << "0640 files exceed 0600";
+  EXPECT_FALSE(lock_of(blobs, "b/one"));
+  auto purge = purge_noncurrent_versions(blobs, "");
+  EXPECT_FALSE(purge.versioned);
+  EXPECT_EQ(purge.removed, 0u);
+  reload_credentials(blobs);  // nothing to reload, and no error
+  EXPECT_EQ(store.read_small("b/one"), "x");
 }
 
 TEST(StoreFileMode, AMarkerWithABadModeIsCorruptNotIgnored) {

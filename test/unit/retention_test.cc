@@ -172,7 +172,7 @@ TEST(Retention, PolicyParsing) {
 }
 
 // A store that locks some keys, as S3 Object Lock or a GCS hold would.
-class LockingStore : public LocalStore {
+class LockingStore : public LocalStore, public BlobLocks {
  public:
   using LocalStore::LocalStore;
   std::map<std::string, Lock> locks;  // by key

@@ -16,11 +16,11 @@
 #include "common/environment.h"
 #include "store/backend/azure/azure_auth.h"
 #include "store/backend/azure/azure_client.h"
-#include "store/blob_store.h"
+#include "store/blob_capabilities.h"
 
 namespace etcdadm {
 
-class AzureStore : public BlobStore {
+class AzureStore : public BlobStore, public ReloadableCredentials {
  public:
   AzureStore(std::shared_ptr<AzureClient> client, std::string container, std::string prefix, size_t block_size = 8u << 20,
              int concurrency = 4);

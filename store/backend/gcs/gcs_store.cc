@@ -125,7 +125,7 @@ std::optional<BlobInfo> GcsStore::stat(const std::string& key) {
   return BlobInfo{key, info->size, info->modified_unix_micros};
 }
 
-std::optional<BlobStore::Lock> GcsStore::lock_of(const std::string& key) {
+std::optional<BlobLocks::Lock> GcsStore::lock_of(const std::string& key) {
   auto info = client_->get_metadata(bucket_, object_name(key));
   if (!info) return std::nullopt;
   if (info->temporary_hold) return Lock{0, "a GCS temporary hold"};
@@ -156,11 +156,11 @@ std::vector<BlobInfo> GcsStore::list_range(const std::string& start_after, const
 
 void GcsStore::remove(const std::string& key) { client_->remove(bucket_, object_name(key)); }
 
-BlobStore::VersionPurge GcsStore::purge_noncurrent_versions(const std::string& prefix) {
+VersionedBlobs::Purge GcsStore::purge_noncurrent_versions(const std::string& prefix) {
   // GCS has no delete markers: a deleted or replaced object of a versioned bucket lives on as a
   // noncurrent generation, which only a listing with versions=true shows. A bucket without
   // versioning lists none, so there is nothing to ask first.
-  VersionPurge out;
+  Purge out;
   std::string full = object_name(prefix);
   std::string token;
   do {

@@ -13,13 +13,13 @@
 #include <string>
 
 #include "common/environment.h"
-#include "store/blob_store.h"
+#include "store/blob_capabilities.h"
 #include "store/store_options.h"
 #include "store/backend/gcs/gcs_client.h"
 
 namespace etcdadm {
 
-class GcsStore : public BlobStore {
+class GcsStore : public BlobStore, public VersionedBlobs, public BlobLocks, public ReloadableCredentials {
  public:
   GcsStore(std::shared_ptr<GcsClient> client, std::string bucket, std::string prefix, size_t chunk_size = 8u << 20);
 
@@ -32,7 +32,7 @@ class GcsStore : public BlobStore {
   std::vector<BlobInfo> list(const std::string& prefix) override;
   std::vector<BlobInfo> list_range(const std::string& start_after, const std::string& end_before) override;
   void remove(const std::string& key) override;
-  VersionPurge purge_noncurrent_versions(const std::string& prefix) override;
+  Purge purge_noncurrent_versions(const std::string& prefix) override;
   void reload_credentials() override;
   // How reload_credentials() builds fresh credentials (set by open_gcs_store).
   void set_auth_factory(std::function<std::shared_ptr<GcsAuth>()> factory) { auth_factory_ = std::move(factory); }

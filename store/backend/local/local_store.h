@@ -4,11 +4,11 @@
 // store marker records another), whatever the umask.
 #pragma once
 
-#include "store/blob_store.h"
+#include "store/blob_capabilities.h"
 
 namespace etcdadm {
 
-class LocalStore : public BlobStore {
+class LocalStore : public BlobStore, public LeftoverUploads, public FileModes {
  public:
   // `root` is created on first write, not here: a mistyped path must not silently become a store
   // for read commands.
@@ -28,7 +28,7 @@ class LocalStore : public BlobStore {
  private:
   std::string path_of(const std::string& key) const;
   std::string root_;
-  // Private until the store's marker says otherwise (BlobStore::set_file_mode): a backup holds
+  // Private until the store's marker says otherwise (FileModes::set_file_mode): a backup holds
   // every Secret of the cluster, so it is never readable by other users by default.
   uint32_t file_mode_ = 0600;
 };

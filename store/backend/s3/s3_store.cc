@@ -117,7 +117,7 @@ std::optional<BlobInfo> S3Store::stat(const std::string& key) {
   return BlobInfo{key, info->size, info->modified_unix_micros};
 }
 
-std::optional<BlobStore::Lock> S3Store::lock_of(const std::string& key) {
+std::optional<BlobLocks::Lock> S3Store::lock_of(const std::string& key) {
   auto info = client_->head_object(bucket_, object_key(key));
   if (!info) return std::nullopt;
   if (info->legal_hold) return Lock{0, "an Object Lock legal hold"};
@@ -168,8 +168,8 @@ void S3Store::remove_many(const std::vector<std::string>& keys) {
   });
 }
 
-BlobStore::VersionPurge S3Store::purge_noncurrent_versions(const std::string& prefix) {
-  VersionPurge out;
+VersionedBlobs::Purge S3Store::purge_noncurrent_versions(const std::string& prefix) {
+  Purge out;
   // One request tells a bucket that never kept versions (no status) from one that does or did.
   if (client_->bucket_versioning(bucket_).empty()) return out;
   out.versioned = true;

@@ -17,7 +17,7 @@
 
 #include "common/http_client.h"
 #include "store/backend/s3/aws_credentials.h"
-#include "store/blob_store.h"
+#include "store/blob_capabilities.h"
 #include "store/store_options.h"
 #include "store/backend/s3/s3_client.h"
 
@@ -28,7 +28,11 @@ struct S3StoreOptions {
   int concurrency = 4;          // parts uploading at once
 };
 
-class S3Store : public BlobStore {
+class S3Store : public BlobStore,
+                public LeftoverUploads,
+                public VersionedBlobs,
+                public BlobLocks,
+                public ReloadableCredentials {
  public:
   S3Store(std::shared_ptr<S3Client> client, std::string bucket, std::string prefix, S3StoreOptions options = {});
 
@@ -44,7 +48,7 @@ class S3Store : public BlobStore {
   void remove_many(const std::vector<std::string>& keys) override;
   std::optional<Lock> lock_of(const std::string& key) override;
   std::vector<std::string> remove_abandoned(std::chrono::seconds older_than) override;
-  VersionPurge purge_noncurrent_versions(const std::string& prefix) override;
+  Purge purge_noncurrent_versions(const std::string& prefix) override;
   void reload_credentials() override { client_->reload_credentials(); }
 
   S3Client& client() { return *client_; }

@@ -15,13 +15,13 @@
 #include <string>
 
 #include "common/environment.h"
-#include "store/blob_store.h"
+#include "store/blob_capabilities.h"
 #include "store/store_options.h"
 #include "store/backend/swift/swift_client.h"
 
 namespace etcdadm {
 
-class SwiftStore : public BlobStore {
+class SwiftStore : public BlobStore, public LeftoverUploads, public ReloadableCredentials {
  public:
   SwiftStore(std::shared_ptr<SwiftClient> client, std::string container, std::string prefix, size_t segment_size = 8u << 20,
              int concurrency = 4);

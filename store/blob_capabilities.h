@@ -1,0 +1,105 @@
+// What only some storage backends can do, each a small interface a backend implements beside
+// BlobStore (store/blob_store.h). Callers ask with capability<T>(store), or use the free functions
+// below, which do what a backend without the capability needs: nothing.
+//
+//   capability              backends
+//   LeftoverUploads         local (temp files), S3 (multipart uploads), Swift (SLO segments)
+//   VersionedBlobs          S3 (bucket versioning), GCS (object versioning)
+//   BlobLocks               S3 (Object Lock, legal holds), GCS (retention policies, holds)
+//   FileModes               local
+//   ReloadableCredentials   S3, GCS, Azure, Swift
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/blob_store.h"
+
+namespace etcdadm {
+
+// Writers that died before commit() leave something behind on some backends (S3 multipart uploads
+// never completed or aborted, Swift segments without a manifest, local temp files): a process
+// killed mid-upload cannot clean up after itself, so the next save does.
+class LeftoverUploads {
+ public:
+  virtual ~LeftoverUploads() = default;
+  // Removes what is older than `older_than`; one line per item removed.
+  virtual std::vector<std::string> remove_abandoned(std::chrono::seconds older_than) = 0;
+};
+
+// Versioned buckets (S3 versioning, GCS object versioning) keep whatever is deleted or overwritten
+// as noncurrent versions: billed forever and, after a rekey, still readable with the retired key.
+class VersionedBlobs {
+ public:
+  struct Purge {
+    bool versioned = false;  // S3: the bucket has (or had) versioning on; GCS: noncurrent generations were found
+    size_t removed = 0;      // versions and delete markers removed
+    std::vector<std::string> refused;  // "key (version): why", one per version left
+  };
+  virtual ~VersionedBlobs() = default;
+  // Removes under `prefix` every noncurrent version and every delete marker, so that deleted keys
+  // are gone for good and overwritten ones keep only their current bytes. A version the store
+  // refuses to delete (Object Lock, a retention policy, a hold) is left, and so is its key's
+  // delete marker, so nothing deleted reappears.
+  virtual Purge purge_noncurrent_versions(const std::string& prefix) = 0;
+};
+
+// What keeps a blob from being deleted now. Checked by prune before it deletes anything of a
+// backup, because on a versioned bucket a delete without a version ID "succeeds" as a delete
+// marker that only hides the locked object.
+class BlobLocks {
+ public:
+  struct Lock {
+    int64_t until_micros = 0;  // 0: a hold without a date (until someone releases it)
+    std::string why;           // "Object Lock compliance mode", "an Object Lock legal hold"
+  };
+  virtual ~BlobLocks() = default;
+  // An S3 Object Lock retention date still ahead, or a legal hold; a GCS retention period or
+  // object hold. nullopt: nothing.
+  virtual std::optional<Lock> lock_of(const std::string& key) = 0;
+};
+
+// Who may read what the store writes, on backends with file modes (local directories). Object
+// stores have no modes; etcdadm never sets an ACL on what it uploads, so the bucket's policy
+// decides there.
+class FileModes {
+ public:
+  virtual ~FileModes() = default;
+  // Files get exactly `file_mode` (umask not applied), directories the same bits plus search
+  // wherever read is granted (0600 -> 0700, 0640 -> 0750).
+  virtual void set_file_mode(uint32_t file_mode) = 0;
+  // What in the store allows more access than `file_mode` (and its directory mode) grants: files
+  // and directories written by an older etcdadm or changed by hand, which let other users read the
+  // cluster's Secrets. One line per finding kind, with an example path and the fix.
+  virtual std::vector<std::string> access_findings(uint32_t file_mode) = 0;
+};
+
+// Credentials cached by the backend, resolved again from their source on demand (files rewritten
+// by an operator or a secret rotation; the sidecar asks on SIGHUP). Thread-safe.
+class ReloadableCredentials {
+ public:
+  virtual ~ReloadableCredentials() = default;
+  virtual void reload_credentials() = 0;
+};
+
+// The capability `C` of `store`, or nullptr when its backend has none.
+template <class C>
+C* capability(BlobStore& store) {
+  return dynamic_cast<C*>(&store);
+}
+
+// Before a writing command (save, copy): LeftoverUploads::remove_abandoned, each removal logged.
+// Best effort: a failure to clean is only a warning, never the command's failure. Zero: nothing.
+void clean_abandoned(BlobStore& store, std::chrono::seconds older_than);
+
+// The free forms: what each capability does, and nothing where the backend lacks it.
+VersionedBlobs::Purge purge_noncurrent_versions(BlobStore& store, const std::string& prefix);
+std::optional<BlobLocks::Lock> lock_of(BlobStore& store, const std::string& key);
+void set_file_mode(BlobStore& store, uint32_t file_mode);
+std::vector<std::string> access_findings(BlobStore& store, uint32_t file_mode);
+void reload_credentials(BlobStore& store);
+
+}  // namespace etcdadm
