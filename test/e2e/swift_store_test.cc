@@ -158,6 +158,48 @@ TEST_F(SwiftNativeStoreTest, UploadRidesThrough503sAndResetsAndDownloadsResume) 
   EXPECT_EQ(proxy.faults_injected(), 7);
 }
 
+// The server writes the manifest that makes a large object visible, and the answer is lost on the
+// way back (a reset connection). The retry meets the object it made (412): the upload is committed
+// and its segments stay, rather than the writer failing and deleting the segments under a visible
+// manifest, which would leave a backup that lists and cannot be read.
+TEST_F(SwiftNativeStoreTest, AManifestWhoseAnswerIsLostIsCommittedWithItsSegments) {
+  httplib::Client auth(swift_server()->endpoint());
+  auto t = auth.Get("/auth/v1.0", {{"X-Auth-User", swift_server()->access_key()}, {"X-Auth-Key", swift_server()->secret_key()}});
+  ASSERT_TRUE(t && t->status == 200);
+  FaultProxy proxy("127.0.0.1", port_of(swift_server()->endpoint()));
+  SwiftAuthConfig c;
+  c.kind = SwiftAuthConfig::Kind::kPreauthenticated;
+  c.storage_url = proxy.url() + swift_server()->storage_url().substr(swift_server()->endpoint().size());
+  c.token = t->get_header_value("X-Auth-Token");
+  c.description = "a pre-authenticated token (test)";
+  auto client = std::make_shared<SwiftClient>(std::make_shared<SwiftSession>(c, HttpOptions{}),
+                                              RetryPolicy{4, std::chrono::milliseconds(20), std::chrono::milliseconds(200)});
+  SwiftStore s(client, container_, "backups", 1u << 20, 2);
+  proxy.lose_answer_to("multipart-manifest=put");
+  std::string data = random_bytes((3u << 20) + 7, 43);
+  auto w = s.create("lost.bin", /*overwrite=*/false);
+  w->write(reinterpret_cast<const uint8_t*>(data.data()), data.size());
+  w->commit();
+  EXPECT_EQ(proxy.faults_injected(), 1);
+  EXPECT_TRUE(read_all(*store()->open("lost.bin")) == data);
+  EXPECT_EQ(swift_list(container_ + "_segments").size(), 4u);
+
+  // Another writer's manifest under the name is not taken for ours: still refused.
+  auto second = s.create("other.bin", false);
+  auto racer = store()->create("other.bin", false);
+  second->write(reinterpret_cast<const uint8_t*>(data.data()), data.size());
+  racer->write(reinterpret_cast<const uint8_t*>(data.data()), 5);
+  racer->commit();
+  try {
+    second->commit();
+    ADD_FAILURE() << "a commit over another writer's object succeeded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kAlreadyExists) << e.what();
+  }
+  EXPECT_EQ(read_all(*store()->open("other.bin")), data.substr(0, 5));
+  EXPECT_TRUE(read_all(*store()->open("lost.bin")) == data);
+}
+
 // A command sends its requests over the connections it already has open (one pool per store), not
 // over a new connection, and over TLS a new handshake, per request. Counted by a pass-through proxy
 // in front of Swift (a pre-authenticated storage URL through it): a save in two segments uploaded

@@ -74,8 +74,14 @@ void FaultProxy::fail_all(Plan plan) {
   failing_all_ = plan.fault != Fault::kNone;
 }
 
+void FaultProxy::lose_answer_to(std::string request_line_part) {
+  std::lock_guard<std::mutex> lock(mu_);
+  lose_answer_to_ = std::move(request_line_part);
+}
+
 void FaultProxy::clear() {
   std::lock_guard<std::mutex> lock(mu_);
+  lose_answer_to_.clear();
   plans_.clear();
   fail_all_ = Plan{};
   failing_all_ = false;
@@ -165,6 +171,7 @@ void FaultProxy::serve(int client, Plan plan) {
   }
   uint64_t upload = 0, download = 0;
   RequestParser requests_seen;  // the client's bytes, read as a stream of HTTP requests
+  bool lose_next_answer = false;  // the request just sent is the one whose answer is to be lost
   char buf[65536];
   for (;;) {
     pollfd fds[3] = {{client, POLLIN, 0}, {up, POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
@@ -192,7 +199,13 @@ void FaultProxy::serve(int client, Plan plan) {
         pass = static_cast<size_t>(plan.after_bytes > count ? plan.after_bytes - count : 0);
         cut = true;
       }
-      if (i == 0 && pass > 0) note_requests(requests_seen, buf, pass);
+      if (i == 1 && lose_next_answer) {  // HTTP/1.1 without pipelining: this answers that request
+        ++injected_;
+        reset_and_close(client);
+        reset_and_close(up);
+        return;
+      }
+      if (i == 0 && pass > 0 && note_requests(requests_seen, buf, pass)) lose_next_answer = true;
       if (pass > 0 && !send_all(to, buf, pass)) closed = true;
       count += pass;
       if (cut) {
@@ -207,34 +220,43 @@ void FaultProxy::serve(int client, Plan plan) {
   close(up);
 }
 
-void FaultProxy::note_requests(RequestParser& p, const char* data, size_t size) {
+bool FaultProxy::note_requests(RequestParser& p, const char* data, size_t size) {
   // HTTP/1.1 requests, one after another on the connection: a head up to its blank line (its first
   // line is the request line), then a body of Content-Length bytes or, chunked, up to its last
   // chunk. Bodies are skipped, not scanned: they may hold anything.
   p.buffer.append(data, size);
+  bool aimed_at = false;
   for (;;) {
     if (p.body_left > 0) {
       size_t skip = std::min<uint64_t>(p.body_left, p.buffer.size());
       p.buffer.erase(0, skip);
       p.body_left -= skip;
-      if (p.body_left > 0) return;
+      if (p.body_left > 0) return aimed_at;
     }
     if (p.chunked) {
       size_t end = p.buffer.find("\r\n0\r\n\r\n");
       if (end == std::string::npos) {
         if (p.buffer.size() > 16) p.buffer.erase(0, p.buffer.size() - 16);
-        return;
+        return aimed_at;
       }
       p.buffer.erase(0, end + 7);
       p.chunked = false;
     }
     size_t head_end = p.buffer.find("\r\n\r\n");
-    if (head_end == std::string::npos) return;
+    if (head_end == std::string::npos) return aimed_at;
     std::string head = p.buffer.substr(0, head_end + 2);
     p.buffer.erase(0, head_end + 4);
+    const std::string request_line = head.substr(0, head.find("\r\n"));
     {
       std::lock_guard<std::mutex> lock(requests_mu_);
-      requests_.push_back(head.substr(0, head.find("\r\n")));
+      requests_.push_back(request_line);
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!lose_answer_to_.empty() && request_line.find(lose_answer_to_) != std::string::npos) {
+        lose_answer_to_.clear();
+        aimed_at = true;
+      }
     }
     std::string lower = head;
     for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));

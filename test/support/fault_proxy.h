@@ -2,7 +2,10 @@
 // real server and, per accepted connection, either passes bytes through or injects one planned
 // fault: an HTTP 503 SlowDown answer, a connection reset after N bytes in either direction, or a
 // stall (accept, then never answer). Planned faults apply to the next connections in order;
-// after them, and when no plan is queued, connections pass through untouched.
+// after them, and when no plan is queued, connections pass through untouched. One more fault is
+// aimed at a request rather than a connection: lose_answer_to() lets a request through to the
+// server and cuts the connection as its answer comes back (the server did it; the client cannot
+// know).
 #pragma once
 
 #include <atomic>
@@ -34,6 +37,10 @@ class FaultProxy {
   // pass-through connections are reset on their next byte.
   void fail_all(Plan plan);
   void clear();
+  // The first request after this call whose request line contains `request_line_part` reaches the
+  // server whole; the connection is reset when the first byte of the answer arrives (counted in
+  // faults_injected()). Once.
+  void lose_answer_to(std::string request_line_part);
   int faults_injected() const { return injected_.load(); }
   int connections() const { return connections_.load(); }
   // The HTTP requests passed through ("GET /bucket?list-type=2&... HTTP/1.1"), in arrival order: how
@@ -65,7 +72,9 @@ class FaultProxy {
     uint64_t body_left = 0;
     bool chunked = false;
   };
-  void note_requests(RequestParser& parser, const char* data, size_t size);
+  // Notes the requests in `data`; true when one of them is the one whose answer is to be lost.
+  bool note_requests(RequestParser& parser, const char* data, size_t size);
+  std::string lose_answer_to_;  // guarded by mu_; "" when none
   std::thread acceptor_;
   std::vector<std::thread> workers_;
 };

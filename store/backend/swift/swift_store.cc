@@ -58,7 +58,17 @@ class SwiftUpload : public PartedUpload {
   void complete(const std::vector<std::string>& etags, const std::vector<uint64_t>& sizes) override {
     std::vector<SwiftSegment> manifest;
     for (size_t i = 0; i < etags.size(); ++i) manifest.push_back({"/" + segment_path(static_cast<int>(i) + 1), etags[i], sizes.at(i)});
-    client_->put_object(container_, name_, swift_slo_manifest_json(manifest), create_only_, /*manifest=*/true);
+    try {
+      client_->put_object(container_, name_, swift_slo_manifest_json(manifest), create_only_, /*manifest=*/true);
+    } catch (const Error& e) {
+      // A manifest PUT the server carried out, whose answer was lost (a reset connection), is
+      // retried, and the retry meets the object it made: 412, kAlreadyExists. Failing now would
+      // abandon the upload, deleting the segments that the visible manifest points at: a backup
+      // that lists and cannot be read. A manifest there that lists exactly this upload's segments
+      // (their paths carry its ID) is ours: the commit is done.
+      if (e.kind() != ErrorKind::kAlreadyExists || !create_only_ || !manifest_is_ours(manifest)) throw;
+      spdlog::info("{}: the manifest's answer was lost, and the manifest there is this upload's: committed", where());
+    }
   }
   void abandon(int parts) override {
     for (int n = 1; n <= parts; ++n) client_->delete_object(segments_container(), segment_name(n));
@@ -72,6 +82,14 @@ class SwiftUpload : public PartedUpload {
     return name_ + "/" + upload_id_ + "/" + num;
   }
   std::string segment_path(int n) const { return segments_container() + "/" + segment_name(n); }
+  bool manifest_is_ours(const std::vector<SwiftSegment>& manifest) const {
+    auto there = client_->slo_segments(container_, name_);
+    if (!there || there->size() != manifest.size()) return false;
+    for (size_t i = 0; i < manifest.size(); ++i) {
+      if ((*there)[i] != manifest[i].path) return false;
+    }
+    return true;
+  }
 
   std::shared_ptr<SwiftClient> client_;  // shared: a writer may outlive its store object
   std::string container_, name_;
