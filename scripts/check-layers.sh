@@ -48,19 +48,23 @@ for dir in */; do
   [ -n "$(find "$dir" -type f \( -name '*.h' -o -name '*.cc' \) -print -quit)" ] && top["$dir"]=1
 done
 
-room_of() {  # PATH -> the longest room that is a prefix of it (as a folder or a file stem), or ""
-  local path="$1" best="" room
+# PATH -> $room_found: the longest room that is a prefix of it (as a folder or a file stem), or "".
+# A variable, not an echo: called per include, a $(...) subshell each time made the check slow
+# enough to time out on a busy machine.
+room_of() {
+  local path="$1" room
+  room_found=""
   for room in "${rooms[@]}"; do
-    if [[ "$path" == "$room"/* || "$path" == "$room".* ]] && [ "${#room}" -gt "${#best}" ]; then
-      best="$room"
+    if [[ "$path" == "$room"/* || "$path" == "$room".* ]] && [ "${#room}" -gt "${#room_found}" ]; then
+      room_found="$room"
     fi
   done
-  echo "$best"
 }
 
 violations=0
 while IFS= read -r file; do
-  own=$(room_of "$file")
+  room_of "$file"
+  own="$room_found"
   if [ -z "$own" ]; then
     echo "$file: in no room of docs/architecture.md's layers block"
     violations=$((violations + 1))
@@ -68,10 +72,12 @@ while IFS= read -r file; do
   fi
   while IFS= read -r hit; do
     lineno="${hit%%:*}"
-    target=$(sed -E 's/^[^"]*"([^"]+)".*/\1/' <<<"$hit")
+    target="${hit#*\"}"
+    target="${target%%\"*}"
     # A path into none of this tree's folders is a system or third-party header.
     [[ "$target" == */* && -d "${target%%/*}" ]] || continue
-    to=$(room_of "$target")
+    room_of "$target"
+    to="$room_found"
     if [ -z "$to" ]; then
       echo "$file:$lineno: includes $target, which is in no room"
       violations=$((violations + 1))
