@@ -8,7 +8,7 @@
 #include "cmd/output.h"
 #include "common/error.h"
 #include "common/timefmt.h"
-#include "etcdadm/lifecycle.h"
+#include "etcdadm/lifecycle/local_member.h"
 #include "render/json.h"
 #include "etcdadm/member_config.h"
 #include "etcdadm/pki.h"

@@ -39,6 +39,17 @@ std::string parent_dir(const std::string& path) {
   return parent.empty() ? "." : parent.string();
 }
 
+std::string real_path(const std::string& path) {
+  std::error_code ec;
+  auto p = stdfs::canonical(path, ec);
+  return ec ? absolute_path(path) : p.string();
+}
+
+std::string strip_trailing_slashes(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return path;
+}
+
 std::string absolute_path(const std::string& path) {
   std::error_code ec;
   auto abs = stdfs::absolute(path, ec);

@@ -163,4 +163,11 @@ std::string random_suffix();
 // Absolute form of a path (no symlink resolution), for messages and stable catalog keys.
 std::string absolute_path(const std::string& path);
 
+// The path with symlinks resolved, or its absolute form when it cannot be (it does not exist):
+// whether two paths name one directory.
+std::string real_path(const std::string& path);
+
+// "/a/b/" -> "/a/b"; "/" stays.
+std::string strip_trailing_slashes(std::string path);
+
 }  // namespace etcdadm

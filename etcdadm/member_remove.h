@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "etcd/client.h"
-#include "etcdadm/lifecycle.h"
+#include "etcdadm/lifecycle/local_member.h"
 #include "etcdadm/quorum.h"
 
 namespace etcdadm {

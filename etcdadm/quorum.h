@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "etcdadm/lifecycle.h"
+#include "etcdadm/lifecycle/local_member.h"
 
 namespace etcdadm {
 

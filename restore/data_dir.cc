@@ -22,7 +22,7 @@
 #include "common/fs.h"
 #include "common/text.h"
 #include "etcd/etcd_version.h"
-#include "etcdadm/release.h"
+#include "etcdadm/release/install.h"
 #include "etcd/datadir/snapshot_version.h"
 #include "common/subprocess.h"
 #include "restore/fetch.h"

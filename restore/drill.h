@@ -24,7 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
-#include "etcdadm/release.h"
+#include "etcdadm/release/install.h"
 #include "restore/pitr.h"
 #include "store/backup_store.h"
 #include "store/blob_store.h"

@@ -4,7 +4,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
-#include "etcdadm/release.h"
+#include "etcdadm/release/install.h"
 #include "restore/data_dir.h"
 #include "restore/fetch.h"
 #include "restore/native_restore.h"

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "etcdadm/lifecycle.h"
+#include "etcdadm/lifecycle/init_join.h"
 #include "restore/data_dir.h"
 #include "store/backup_store.h"
 #include "store/blob_store.h"

@@ -19,7 +19,7 @@
 #include "common/fs.h"
 #include "etcd/client.h"
 #include "etcd/etcd_version.h"
-#include "etcdadm/release.h"
+#include "etcdadm/release/install.h"
 #include "test/support/lifecycle_fixture.h"
 #include "test/support/skips.h"
 

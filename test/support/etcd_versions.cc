@@ -11,7 +11,7 @@
 #include "common/fs.h"
 #include "common/subprocess.h"
 #include "etcd/etcd_version.h"
-#include "etcdadm/release.h"
+#include "etcdadm/release/install.h"
 
 namespace etcdadm::test {
 

@@ -18,7 +18,7 @@
 
 #include "common/fs.h"
 #include "common/sha256.h"
-#include "etcdadm/release.h"
+#include "etcdadm/release/fetch.h"
 #include "test/support/test_env.h"
 
 namespace etcdadm::test {

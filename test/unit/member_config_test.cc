@@ -2,7 +2,7 @@
 // written by hand, the state file round trip, and the checks on flags.
 #include "etcdadm/member_config.h"
 
-#include "etcdadm/lifecycle.h"
+#include "etcdadm/lifecycle/init_join.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

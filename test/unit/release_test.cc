@@ -1,7 +1,7 @@
 // Getting etcd's binaries: names and URLs (known answers), and installs from real release tarballs
 // of the machine's own etcd 3.4.23 (test/support/release_fixture.h) over file:// and http on
 // loopback: checksums, the cache, hostile tarballs, version checks, an existing binaries dir.
-#include "etcdadm/release.h"
+#include "etcdadm/release/install.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -36,9 +36,10 @@
 
 #include "etcd/client.h"
 #include "etcd/etcd_version.h"
-#include "etcdadm/lifecycle.h"
+#include "etcdadm/lifecycle/init_join.h"
+#include "etcdadm/lifecycle/local_member.h"
 #include "etcdadm/quorum.h"
-#include "etcdadm/release.h"
+#include "etcdadm/release/fetch.h"
 
 namespace etcdadm {
 

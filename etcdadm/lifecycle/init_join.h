@@ -22,7 +22,7 @@
 #include "etcd/connection.h"
 #include "etcdadm/member_config.h"
 #include "etcdadm/pki.h"
-#include "etcdadm/release.h"
+#include "etcdadm/release/fetch.h"
 
 namespace etcdadm {
 
@@ -90,69 +90,5 @@ struct LifecycleResult {
 // Runs every phase, or only `phase` when given (throws kInvalidArgument for an unknown name).
 LifecycleResult run_init(const LifecycleOptions& options, const std::string& phase = {});
 LifecycleResult run_join(const LifecycleOptions& options, const std::string& phase = {});
-
-struct ResetOptions {
-  MemberConfig member;                 // from the state file when it exists
-  bool skip_remove_member = false;     // etcdadm's flag: leave the cluster membership alone
-  bool force = false;                  // also reset the last voting member (the cluster's data goes)
-  bool remove_ca = false;              // delete ca.crt/ca.key too
-  bool remove_binaries = false;        // delete etcd/etcdctl/etcdutl (and the releases upgrade kept) from install-dir
-  std::vector<std::string> endpoints;  // other members to reach the cluster through when this one is down
-  std::chrono::milliseconds stop_grace{10000};
-};
-
-struct ResetResult {
-  bool member_removed = false;  // MemberRemove was done now
-  std::vector<std::string> removed_paths;
-};
-
-// Removes the local member from the cluster (not the last voting one unless forced), stops etcd,
-// and deletes the data dir, the config (env files, unit/manifest, state file) and the member
-// certificates. Every step tolerates what an earlier, interrupted reset already did.
-ResetResult run_reset(const ResetOptions& options);
-
-// Writes <config-dir>/etcdctl.env (etcdctl_env) and the etcdctl.sh wrapper that sources it
-// (init/join's etcdctl phase; again after an upgrade, as ETCDCTL_API depends on the version).
-void write_etcdctl_files(const MemberConfig& member);
-
-// The connection this host's member is reached with: its loopback client URL and the etcdctl
-// client certificate.
-ConnectionConfig local_connection(const MemberConfig& member);
-
-// Stops and starts the member through its init system and waits until it serves a linearizable
-// read again (after `certs renew`: etcd reads its certificates only at start).
-void restart_member(const MemberConfig& member, std::chrono::seconds timeout = std::chrono::seconds(120));
-
-struct MemberInfo {
-  uint64_t id = 0;
-  std::string name;
-  std::vector<std::string> peer_urls;
-  std::vector<std::string> client_urls;
-  bool learner = false;
-  bool local = false;  // the member this host runs
-  // From Status on its client URL (absent when it did not answer).
-  bool reachable = false;
-  std::string status_error;
-  bool leader = false;
-  std::string version;
-  int64_t db_size = 0;
-  int64_t db_size_in_use = 0;
-  uint64_t raft_index = 0;
-  uint64_t raft_applied_index = 0;
-  uint64_t raft_term = 0;
-  std::string storage_version;      // 3.6+
-  std::string downgrade_target;     // 3.6+: the target of an enabled downgrade ("3.5.0"), else empty
-  std::vector<std::string> errors;  // StatusResponse.errors (alarms etc.)
-};
-
-struct ClusterInfo {
-  uint64_t cluster_id = 0;
-  uint64_t leader_id = 0;
-  std::vector<MemberInfo> members;
-};
-
-// Member list of the cluster (through the first of `connection`'s endpoints that gives one) and
-// every member's Status.
-ClusterInfo cluster_info(const ConnectionConfig& connection, uint64_t local_member_id);
 
 }  // namespace etcdadm

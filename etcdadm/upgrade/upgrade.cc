@@ -1,4 +1,4 @@
-#include "etcdadm/upgrade.h"
+#include "etcdadm/upgrade/upgrade.h"
 
 #include <spdlog/spdlog.h>
 
@@ -13,6 +13,7 @@
 #include "common/timefmt.h"
 #include "etcdadm/init_system.h"
 #include "etcdadm/member_health.h"
+#include "etcdadm/release/install.h"
 
 namespace etcdadm {
 

@@ -1,0 +1,104 @@
+#include "etcdadm/lifecycle/local_member.h"
+
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "etcd/client.h"
+#include "etcdadm/init_system.h"
+#include "etcdadm/member_health.h"
+
+namespace etcdadm {
+
+const etcdserverpb::Member* find_by_peer_url(const etcdserverpb::MemberListResponse& list, const std::string& url) {
+  for (const auto& m : list.members()) {
+    for (const auto& u : m.peerurls()) {
+      if (u == url) return &m;
+    }
+  }
+  return nullptr;
+}
+
+void write_etcdctl_files(const MemberConfig& m) {
+  write_file_atomic(m.etcdctl_env_file(), render_env_file(etcdctl_env(m)), 0644, /*overwrite=*/true);
+  std::string wrapper = "#!/bin/sh\n# etcdctl for etcd member " + m.name + " (written by etcdadm)\nset -a\n. " +
+                        m.etcdctl_env_file() + "\nset +a\nexec " + m.etcdctl_binary() + " \"$@\"\n";
+  make_dirs(parent_dir(m.etcdctl_wrapper()));
+  write_file_atomic(m.etcdctl_wrapper(), wrapper, 0755, /*overwrite=*/true);
+}
+
+ConnectionConfig local_connection(const MemberConfig& member) {
+  return connection_to(member, {member.loopback_client_url()});
+}
+
+
+void restart_member(const MemberConfig& member, std::chrono::seconds timeout) {
+  auto init_system = make_init_system(member.init_system);
+  init_system->stop(member, std::chrono::milliseconds(10000));
+  init_system->start(member);
+  EtcdClient local(local_connection(member));
+  wait_member_healthy(member, local, *init_system, timeout);
+}
+
+ClusterInfo cluster_info(const ConnectionConfig& connection, uint64_t local_member_id) {
+  EtcdClient client(connection);
+  // Each endpoint in turn, whatever the failure: a learner refuses MemberList, and a stuck join is
+  // exactly when an operator asks for info.
+  etcdserverpb::MemberListResponse list;
+  std::string failures;
+  bool listed = false;
+  for (const auto& ep : connection.endpoints) {
+    ConnectionConfig one = connection;
+    one.endpoints = {ep};
+    try {
+      list = EtcdClient(one).member_list();
+      listed = true;
+      break;
+    } catch (const Error& e) {
+      failures += (failures.empty() ? "" : "; ") + std::string(e.what());
+    }
+  }
+  if (!listed) {
+    throw Error(ErrorKind::kUnavailable, "no member answered MemberList: " + failures,
+                "is etcd running? (etcdadm info lists the cluster through this member, then the ones known at join)");
+  }
+  ClusterInfo info;
+  info.cluster_id = list.header().cluster_id();
+  for (const auto& m : list.members()) {
+    MemberInfo mi;
+    mi.id = m.id();
+    mi.name = m.name();
+    mi.peer_urls.assign(m.peerurls().begin(), m.peerurls().end());
+    mi.client_urls.assign(m.clienturls().begin(), m.clienturls().end());
+    mi.learner = m.islearner();
+    mi.local = m.id() == local_member_id;
+    if (!mi.client_urls.empty()) {
+      try {
+        auto st = client.status(mi.client_urls.front());
+        mi.reachable = true;
+        mi.version = st.version();
+        mi.db_size = st.dbsize();
+        mi.db_size_in_use = st.dbsizeinuse();
+        mi.raft_index = st.raftindex();
+        mi.raft_applied_index = st.raftappliedindex();
+        mi.raft_term = st.raftterm();
+        mi.storage_version = st.storageversion();
+        if (st.has_downgradeinfo() && st.downgradeinfo().enabled()) mi.downgrade_target = st.downgradeinfo().targetversion();
+        mi.errors.assign(st.errors().begin(), st.errors().end());
+        mi.leader = st.leader() == m.id();
+        if (st.leader() != 0) info.leader_id = st.leader();
+      } catch (const Error& e) {
+        mi.status_error = e.what();
+      }
+    } else {
+      mi.status_error = "not started (no client URL yet)";
+    }
+    info.members.push_back(std::move(mi));
+  }
+  for (auto& mi : info.members) mi.leader = mi.id == info.leader_id;
+  return info;
+}
+
+}  // namespace etcdadm

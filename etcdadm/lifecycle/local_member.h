@@ -1,0 +1,64 @@
+// This host's member as the other commands reach it: its etcdctl files, the connection to it, a
+// restart through its init system, and what `etcdadm info` shows of the cluster around it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "etcd/connection.h"
+#include "etcd/client.h"
+#include "etcdadm/member_config.h"
+
+namespace etcdadm {
+
+// Writes <config-dir>/etcdctl.env (etcdctl_env) and the etcdctl.sh wrapper that sources it
+// (init/join's etcdctl phase; again after an upgrade, as ETCDCTL_API depends on the version).
+void write_etcdctl_files(const MemberConfig& member);
+
+// The connection this host's member is reached with: its loopback client URL and the etcdctl
+// client certificate.
+ConnectionConfig local_connection(const MemberConfig& member);
+
+// Stops and starts the member through its init system and waits until it serves a linearizable
+// read again (after `certs renew`: etcd reads its certificates only at start).
+void restart_member(const MemberConfig& member, std::chrono::seconds timeout = std::chrono::seconds(120));
+
+struct MemberInfo {
+  uint64_t id = 0;
+  std::string name;
+  std::vector<std::string> peer_urls;
+  std::vector<std::string> client_urls;
+  bool learner = false;
+  bool local = false;  // the member this host runs
+  // From Status on its client URL (absent when it did not answer).
+  bool reachable = false;
+  std::string status_error;
+  bool leader = false;
+  std::string version;
+  int64_t db_size = 0;
+  int64_t db_size_in_use = 0;
+  uint64_t raft_index = 0;
+  uint64_t raft_applied_index = 0;
+  uint64_t raft_term = 0;
+  std::string storage_version;      // 3.6+
+  std::string downgrade_target;     // 3.6+: the target of an enabled downgrade ("3.5.0"), else empty
+  std::vector<std::string> errors;  // StatusResponse.errors (alarms etc.)
+};
+
+struct ClusterInfo {
+  uint64_t cluster_id = 0;
+  uint64_t leader_id = 0;
+  std::vector<MemberInfo> members;
+};
+
+// Member list of the cluster (through the first of `connection`'s endpoints that gives one) and
+// every member's Status.
+ClusterInfo cluster_info(const ConnectionConfig& connection, uint64_t local_member_id);
+
+
+// The member of `list` with `url` among its peer URLs; nullptr when none has it.
+const etcdserverpb::Member* find_by_peer_url(const etcdserverpb::MemberListResponse& list, const std::string& url);
+
+}  // namespace etcdadm
