@@ -26,15 +26,12 @@ class BackupStore {
   explicit BackupStore(BlobStore& blobs, std::shared_ptr<const age::Identities> keys = nullptr)
       : blobs_(std::shared_ptr<BlobStore>(), &blobs), keys_(std::move(keys)) {}
 
-  BlobStore& blobs() const { return *blobs_; }
+  // The storage, for what only moves blobs.
   BlobStore& operator*() const { return *blobs_; }
   BlobStore* operator->() const { return blobs_.get(); }
 
   // nullptr: no key was given.
   const age::Identities* keys() const { return keys_.get(); }
-  const std::shared_ptr<const age::Identities>& shared_keys() const { return keys_; }
-  // The same keys over other storage (a copy's source and target, a store's twin).
-  BackupStore with_blobs(BlobStore& other) const { return BackupStore(other, keys_); }
 
  private:
   std::shared_ptr<BlobStore> blobs_;

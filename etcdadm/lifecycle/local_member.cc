@@ -1,9 +1,5 @@
 #include "etcdadm/lifecycle/local_member.h"
 
-#include <filesystem>
-#include <map>
-#include <thread>
-
 #include "common/error.h"
 #include "common/fs.h"
 #include "etcd/client.h"
