@@ -40,6 +40,29 @@ class SwiftNativeStoreTest : public ObjectStoreCliTest {
     return std::make_unique<SwiftStore>(client, container_, prefix, segment_size, 4);
   }
 
+  // A token from Swift's v1 auth, asked directly (a test's proxy sees only storage requests);
+  // "" when auth failed (the test's ASSERT says so).
+  static std::string auth_token() {
+    httplib::Client auth(swift_server()->endpoint());
+    auto t = auth.Get("/auth/v1.0", {{"X-Auth-User", swift_server()->access_key()}, {"X-Auth-Key", swift_server()->secret_key()}});
+    return t && t->status == 200 ? t->get_header_value("X-Auth-Token") : "";
+  }
+  // The storage URL with `proxy` in front of Swift.
+  static std::string storage_url_through(const FaultProxy& proxy) {
+    return proxy.url() + swift_server()->storage_url().substr(swift_server()->endpoint().size());
+  }
+  // A client pre-authenticated with `token` whose storage requests go through `proxy`: a new
+  // connection pool, so the proxy's next planned faults meet it.
+  static std::shared_ptr<SwiftClient> client_through(const FaultProxy& proxy, const std::string& token, int attempts) {
+    SwiftAuthConfig c;
+    c.kind = SwiftAuthConfig::Kind::kPreauthenticated;
+    c.storage_url = storage_url_through(proxy);
+    c.token = token;
+    c.description = "a pre-authenticated token (test)";
+    return std::make_shared<SwiftClient>(std::make_shared<SwiftSession>(c, HttpOptions{}),
+                                         RetryPolicy{attempts, std::chrono::milliseconds(20), std::chrono::milliseconds(200)});
+  }
+
   std::vector<std::string> store_flags(const std::string& prefix = "backups") const override {
     return {"--store", "swift://" + container_ + "/" + prefix, "--upload-part-size", "5"};
   }
@@ -126,19 +149,10 @@ TEST_F(SwiftNativeStoreTest, LargeObjectsAreVisibleOnlyOnceTheirManifestIsWritte
 // A proxy between us and Swift (a pre-authenticated storage URL through it) answers 503 and drops
 // connections mid-segment and mid-download: the upload rides through, the download resumes.
 TEST_F(SwiftNativeStoreTest, UploadRidesThrough503sAndResetsAndDownloadsResume) {
-  httplib::Client auth(swift_server()->endpoint());
-  auto t = auth.Get("/auth/v1.0", {{"X-Auth-User", swift_server()->access_key()}, {"X-Auth-Key", swift_server()->secret_key()}});
-  ASSERT_TRUE(t && t->status == 200);
-  int port = port_of(swift_server()->endpoint());
-  FaultProxy proxy("127.0.0.1", port);
-  SwiftAuthConfig c;
-  c.kind = SwiftAuthConfig::Kind::kPreauthenticated;
-  c.storage_url = proxy.url() + swift_server()->storage_url().substr(swift_server()->endpoint().size());
-  c.token = t->get_header_value("X-Auth-Token");
-  c.description = "a pre-authenticated token (test)";
-  auto client = std::make_shared<SwiftClient>(std::make_shared<SwiftSession>(c, HttpOptions{}),
-                                              RetryPolicy{6, std::chrono::milliseconds(20), std::chrono::milliseconds(200)});
-  SwiftStore s(client, container_, "backups", 1u << 20, 2);
+  const std::string token = auth_token();
+  ASSERT_FALSE(token.empty());
+  FaultProxy proxy("127.0.0.1", port_of(swift_server()->endpoint()));
+  SwiftStore s(client_through(proxy, token, 6), container_, "backups", 1u << 20, 2);
   using F = FaultProxy::Fault;
   proxy.queue({{F::kHttp503}, {F::kResetAfterUpload, 1u << 20}, {F::kHttp503}, {F::kResetAfterUpload, 512u << 10}});
   std::string data = random_bytes((5u << 20) + 3, 41);
@@ -151,9 +165,7 @@ TEST_F(SwiftNativeStoreTest, UploadRidesThrough503sAndResetsAndDownloadsResume) 
   // Faults are planned per new connection: a new client (a new process, a new connection pool)
   // reads, rather than the writer's, whose pooled connections are past the plan.
   proxy.queue({{F::kResetAfterDownload, 2u << 20}, {F::kHttp503}, {F::kResetAfterDownload, 1u << 20}});
-  SwiftStore reader(std::make_shared<SwiftClient>(std::make_shared<SwiftSession>(c, HttpOptions{}),
-                                                  RetryPolicy{6, std::chrono::milliseconds(20), std::chrono::milliseconds(200)}),
-                    container_, "backups", 1u << 20, 2);
+  SwiftStore reader(client_through(proxy, token, 6), container_, "backups", 1u << 20, 2);
   EXPECT_TRUE(read_all(*reader.open("faults.bin")) == data);
   EXPECT_EQ(proxy.faults_injected(), 7);
 }
@@ -163,18 +175,10 @@ TEST_F(SwiftNativeStoreTest, UploadRidesThrough503sAndResetsAndDownloadsResume) 
 // and its segments stay, rather than the writer failing and deleting the segments under a visible
 // manifest, which would leave a backup that lists and cannot be read.
 TEST_F(SwiftNativeStoreTest, AManifestWhoseAnswerIsLostIsCommittedWithItsSegments) {
-  httplib::Client auth(swift_server()->endpoint());
-  auto t = auth.Get("/auth/v1.0", {{"X-Auth-User", swift_server()->access_key()}, {"X-Auth-Key", swift_server()->secret_key()}});
-  ASSERT_TRUE(t && t->status == 200);
+  const std::string token = auth_token();
+  ASSERT_FALSE(token.empty());
   FaultProxy proxy("127.0.0.1", port_of(swift_server()->endpoint()));
-  SwiftAuthConfig c;
-  c.kind = SwiftAuthConfig::Kind::kPreauthenticated;
-  c.storage_url = proxy.url() + swift_server()->storage_url().substr(swift_server()->endpoint().size());
-  c.token = t->get_header_value("X-Auth-Token");
-  c.description = "a pre-authenticated token (test)";
-  auto client = std::make_shared<SwiftClient>(std::make_shared<SwiftSession>(c, HttpOptions{}),
-                                              RetryPolicy{4, std::chrono::milliseconds(20), std::chrono::milliseconds(200)});
-  SwiftStore s(client, container_, "backups", 1u << 20, 2);
+  SwiftStore s(client_through(proxy, token, 4), container_, "backups", 1u << 20, 2);
   proxy.lose_answer_to("multipart-manifest=put");
   std::string data = random_bytes((3u << 20) + 7, 43);
   auto w = s.create("lost.bin", /*overwrite=*/false);
@@ -205,13 +209,12 @@ TEST_F(SwiftNativeStoreTest, AManifestWhoseAnswerIsLostIsCommittedWithItsSegment
 // in front of Swift (a pre-authenticated storage URL through it): a save in two segments uploaded
 // two at a time needs at most three connections; each later command one.
 TEST_F(SwiftNativeStoreTest, EachCommandReusesItsConnectionsInsteadOfOnePerRequest) {
-  httplib::Client auth(swift_server()->endpoint());
-  auto t = auth.Get("/auth/v1.0", {{"X-Auth-User", swift_server()->access_key()}, {"X-Auth-Key", swift_server()->secret_key()}});
-  ASSERT_TRUE(t && t->status == 200);
+  const std::string token = auth_token();
+  ASSERT_FALSE(token.empty());
   FaultProxy proxy("127.0.0.1", port_of(swift_server()->endpoint()));
   RunOptions env;
-  env.env["OS_STORAGE_URL"] = proxy.url() + swift_server()->storage_url().substr(swift_server()->endpoint().size());
-  env.env["OS_AUTH_TOKEN"] = t->get_header_value("X-Auth-Token");
+  env.env["OS_STORAGE_URL"] = storage_url_through(proxy);
+  env.env["OS_AUTH_TOKEN"] = token;
   for (const auto& traffic : round_trip_traffic(proxy, env)) {
     EXPECT_GE(traffic.requests, 2u) << traffic.command;
     EXPECT_LE(traffic.connections, traffic.command == "save" ? 3 : 1) << traffic.command << ": " << traffic.requests << " requests";
