@@ -8,6 +8,9 @@
 //   BlobLocks               S3 (Object Lock, legal holds), GCS (retention policies, holds)
 //   FileModes               local
 //   ReloadableCredentials   S3, GCS, Azure, Swift
+//   ConditionalWrites       local (a lock file beside the blob), S3 (If-None-Match / If-Match),
+//                           GCS (ifGenerationMatch), Azure (If-None-Match / If-Match); not Swift,
+//                           which has no compare-and-swap
 #pragma once
 
 #include <chrono>
@@ -85,6 +88,30 @@ class ReloadableCredentials {
   virtual void reload_credentials() = 0;
 };
 
+// Writes that take effect only when the blob is still as the writer last read it: the primitive a
+// lease in the store is built on (docs/self-management.md). The server decides, in the one request
+// that writes: two writers that read the same version cannot both succeed.
+class ConditionalWrites {
+ public:
+  struct Versioned {
+    std::string contents;
+    // Opaque, changes with every write: the ETag (S3, Azure), the generation (GCS), "sha256:<hex>"
+    // of the contents (local). Two writes of the same bytes may share a version on some backends,
+    // so what is written through write_if must differ every time (a counter, a nonce).
+    std::string version;
+  };
+  virtual ~ConditionalWrites() = default;
+  // The blob and its version; nullopt when it does not exist. kCorrupt past `limit` bytes.
+  virtual std::optional<Versioned> read_versioned(const std::string& key, size_t limit = 1 << 20) = 0;
+  // Writes `contents` under `key` if the blob's version is `expected` ("": only if there is no blob)
+  // and returns the new version; nullopt when the precondition failed (another writer came first).
+  // A write whose answer was lost may report nullopt although it took effect: read again and
+  // compare the contents (they are unique, above). Throws kInvalidArgument when the server does
+  // not enforce the condition (an S3-compatible server without conditional writes).
+  virtual std::optional<std::string> write_if(const std::string& key, const std::string& contents,
+                                              const std::string& expected) = 0;
+};
+
 // The capability `C` of `store`, or nullptr when its backend has none.
 template <class C>
 C* capability(BlobStore& store) {
@@ -101,5 +128,11 @@ std::optional<BlobLocks::Lock> lock_of(BlobStore& store, const std::string& key)
 void set_file_mode(BlobStore& store, uint32_t file_mode);
 std::vector<std::string> access_findings(BlobStore& store, uint32_t file_mode);
 void reload_credentials(BlobStore& store);
+// The store's conditional writes, or kInvalidArgument naming the store, why it cannot, and which
+// stores can, for `purpose` ("the create lease"). Before it answers, the server is tried under
+// `probe_key` (written, then removed): a second create-if-absent and a write against a stale
+// version must both be refused, or the server only pretends (an S3-compatible server that ignores
+// If-None-Match / If-Match, an emulator without preconditions), and that is kInvalidArgument too.
+ConditionalWrites& conditional_writes(BlobStore& store, const std::string& purpose, const std::string& probe_key);
 
 }  // namespace etcdadm

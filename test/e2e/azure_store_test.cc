@@ -68,6 +68,8 @@ class AzureStoreTest : public ObjectStoreCliTest {
 
 TEST_F(AzureStoreTest, BlobStoreContract) { check_blob_store_contract(*store()); }
 
+TEST_F(AzureStoreTest, ConditionalWritesContract) { check_conditional_writes_contract(*store()); }
+
 // Staged blocks are invisible until the block list commits them; a writer that dies before that
 // (never committed, never aborted: its process was killed) leaves no blob, only uncommitted blocks
 // Azure discards; the next writer of the key is not refused; what it commits is exactly its bytes.

@@ -41,6 +41,21 @@ class GcsStoreTest : public ObjectStoreCliTest {
 
 TEST_F(GcsStoreTest, BlobStoreContract) { check_blob_store_contract(*store()); }
 
+// The Firebase emulator takes ifGenerationMatch and ignores it: the probe finds out, so a lease is
+// never built on a condition nobody checks.
+TEST_F(GcsStoreTest, AServerThatIgnoresPreconditionsIsRefusedForLeases) {
+  auto s = store();
+  try {
+    conditional_writes(*s, "the create lease", "probe/conditional");
+    ADD_FAILURE() << "expected a refusal";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("the create lease needs a store that enforces conditional writes"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("replaced the first"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(s->list("probe/").empty());
+}
+
 TEST_F(GcsStoreTest, ListingPaginates) {
   auto s = store("p");
   for (int i = 0; i < 5; ++i) s->write_small("k" + std::to_string(i), "v");
@@ -114,6 +129,8 @@ class FakeGcsServerTest : public ObjectStoreCliTest {
 };
 
 TEST_F(FakeGcsServerTest, BlobStoreContract) { check_blob_store_contract(*store(256u << 10)); }
+
+TEST_F(FakeGcsServerTest, ConditionalWritesContract) { check_conditional_writes_contract(*store(256u << 10)); }
 
 TEST_F(FakeGcsServerTest, ChunkedResumableUploadIsAtomicAndNeverOverwrites) {
   auto s = store(256u << 10);  // GCS's chunk quantum

@@ -75,6 +75,8 @@ class MinioStoreTest : public ObjectStoreCliTest {
 
 TEST_F(MinioStoreTest, BlobStoreContract) { check_blob_store_contract(*store()); }
 
+TEST_F(MinioStoreTest, ConditionalWritesContract) { check_conditional_writes_contract(*store()); }
+
 TEST_F(MinioStoreTest, RacingWritersOfOneKeyNeverReplaceEachOtherSinglePut) { expect_second_writer_refused(100000); }
 
 TEST_F(MinioStoreTest, RacingWritersOfOneKeyNeverReplaceEachOtherMultipart) {

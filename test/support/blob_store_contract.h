@@ -4,10 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/error.h"
+#include "store/blob_capabilities.h"
 #include "store/blob_store.h"
 
 namespace etcdadm::test {
@@ -53,6 +56,55 @@ inline void check_blob_store_contract(BlobStore& s) {
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kNotFound);
   }
+}
+
+// The ConditionalWrites contract (store/blob_capabilities.h), on an empty store whose server
+// enforces conditions: each precondition, the probe, and two races that a server deciding outside
+// the one request would lose (one creator among eight; a counter that loses no increment).
+inline void check_conditional_writes_contract(BlobStore& s) {
+  ConditionalWrites& c = conditional_writes(s, "the contract test", "probe/conditional");
+  EXPECT_TRUE(s.list("probe/").empty()) << "the probe removes what it wrote";
+  EXPECT_FALSE(c.read_versioned("cas/one").has_value());
+  auto v1 = c.write_if("cas/one", "first", "");
+  ASSERT_TRUE(v1.has_value());
+  EXPECT_FALSE(c.write_if("cas/one", "second", "").has_value()) << "create-if-absent over a blob";
+  auto read = c.read_versioned("cas/one");
+  ASSERT_TRUE(read.has_value());
+  EXPECT_EQ(read->contents, "first");
+  EXPECT_EQ(read->version, *v1);
+  auto v2 = c.write_if("cas/one", "third", *v1);
+  ASSERT_TRUE(v2.has_value());
+  EXPECT_NE(*v2, *v1);
+  EXPECT_FALSE(c.write_if("cas/one", "fourth", *v1).has_value()) << "a write against a stale version";
+  EXPECT_EQ(s.read_small("cas/one"), "third");
+
+  // Eight creators, one winner.
+  std::atomic<int> created{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&, i] {
+      if (c.write_if("cas/race", "creator " + std::to_string(i), "")) ++created;
+    });
+  }
+  for (auto& t : threads) t.join();
+  threads.clear();
+  EXPECT_EQ(created.load(), 1);
+
+  // Four writers each add 5 to a counter by read, then write against what they read, retrying
+  // when refused: every increment survives only if each write was decided against the version
+  // the server held at that moment.
+  ASSERT_TRUE(c.write_if("cas/counter", "0", "").has_value());
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&] {
+      for (int done = 0; done < 5;) {
+        auto now = c.read_versioned("cas/counter");
+        if (!now) continue;
+        if (c.write_if("cas/counter", std::to_string(std::stoi(now->contents) + 1), now->version)) ++done;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(s.read_small("cas/counter"), "20");
 }
 
 }  // namespace etcdadm::test

@@ -300,6 +300,14 @@ TEST(Catalog, LocalStoreKeepsTheBlobStoreContract) {
   test::check_blob_store_contract(s);
 }
 
+TEST(Catalog, LocalStoreKeepsTheConditionalWritesContract) {
+  test::TempDir dir;
+  LocalStore s(dir / "store");
+  test::check_conditional_writes_contract(s);
+  EXPECT_TRUE(std::filesystem::exists(dir / "store/cas/.counter.lock")) << "the lock stays, and is no blob";
+  EXPECT_EQ(s.list("cas/").size(), 3u);
+}
+
 // LocalStore::list_range walks only the top-level directories its range can hold (no full walk),
 // and gives top-level files by their own name.
 TEST(Catalog, LocalStoreListsARange) {

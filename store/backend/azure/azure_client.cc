@@ -92,6 +92,35 @@ void AzureClient::put_blob(const std::string& container, const std::string& blob
   call(c, "upload of " + describe(container, blob));
 }
 
+std::optional<std::string> AzureClient::put_blob_if(const std::string& container, const std::string& blob,
+                                                    std::string_view data, const std::string& expected_etag) {
+  ObjectCall c{.method = "PUT", .container = container, .object = blob};
+  c.headers = {{"x-ms-blob-type", "BlockBlob"}, {"Content-Type", "application/octet-stream"}};
+  if (expected_etag.empty()) c.headers.emplace_back("If-None-Match", "*");
+  else c.headers.emplace_back("If-Match", expected_etag);
+  c.body = data;
+  try {
+    HttpResponse r = call(c, "conditional upload of " + describe(container, blob));
+    std::string etag = r.header("etag");
+    if (etag.empty()) throw Error(ErrorKind::kCorrupt, "conditional upload of " + describe(container, blob) + ": no ETag in the answer");
+    return etag;
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kAlreadyExists) return std::nullopt;  // 409 BlobAlreadyExists, 412 ConditionNotMet
+    throw;
+  }
+}
+
+std::optional<std::pair<std::string, std::string>> AzureClient::get_small_blob(const std::string& container,
+                                                                               const std::string& blob, size_t limit) {
+  const std::string what = "read of " + describe(container, blob);
+  HttpResponse r = call(ObjectCall{.method = "GET", .container = container, .object = blob}, what, 404);
+  if (r.status == 404) return std::nullopt;
+  if (r.body.size() > limit) throw Error(ErrorKind::kCorrupt, what + ": larger than expected");
+  std::string etag = r.header("etag");
+  if (etag.empty()) throw Error(ErrorKind::kCorrupt, what + ": no ETag in the answer");
+  return std::make_pair(std::move(r.body), std::move(etag));
+}
+
 void AzureClient::put_block(const std::string& container, const std::string& blob, const std::string& block_id,
                             std::string_view data) {
   ObjectCall c{.method = "PUT", .container = container, .object = blob, .query = {{"comp", "block"}, {"blockid", block_id}}};

@@ -35,6 +35,14 @@ class AzureClient {
   // Put Blob (one request). `create_only`: If-None-Match: *, so an existing blob is never replaced
   // (409/412 -> kAlreadyExists).
   void put_blob(const std::string& container, const std::string& blob, std::string_view data, bool create_only);
+  // Put Blob that takes effect only if the blob's ETag is `expected_etag` (If-Match) or, for "",
+  // only if there is none (If-None-Match: *). Returns the new ETag; nullopt when refused (412
+  // ConditionNotMet, 409 BlobAlreadyExists).
+  std::optional<std::string> put_blob_if(const std::string& container, const std::string& blob, std::string_view data,
+                                         const std::string& expected_etag);
+  // The whole blob in one request and its ETag; nullopt when it does not exist, kCorrupt past `limit`.
+  std::optional<std::pair<std::string, std::string>> get_small_blob(const std::string& container, const std::string& blob,
+                                                                    size_t limit);
   // Put Block: stages block `block_id` of the blob; invisible until put_block_list commits it.
   void put_block(const std::string& container, const std::string& blob, const std::string& block_id, std::string_view data);
   // Put Block List: makes the staged blocks, in this order, the blob's content in one step.

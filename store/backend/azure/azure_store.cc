@@ -84,6 +84,17 @@ std::unique_ptr<BlobReader> AzureStore::open(const std::string& key) {
       });
 }
 
+std::optional<ConditionalWrites::Versioned> AzureStore::read_versioned(const std::string& key, size_t limit) {
+  auto blob = client_->get_small_blob(container_, blob_name(key), limit);
+  if (!blob) return std::nullopt;
+  return Versioned{std::move(blob->first), std::move(blob->second)};
+}
+
+std::optional<std::string> AzureStore::write_if(const std::string& key, const std::string& contents,
+                                                const std::string& expected) {
+  return client_->put_blob_if(container_, blob_name(key), contents, expected);
+}
+
 std::optional<BlobInfo> AzureStore::stat(const std::string& key) {
   auto info = client_->get_properties(container_, blob_name(key));
   if (!info) return std::nullopt;

@@ -20,7 +20,7 @@
 
 namespace etcdadm {
 
-class AzureStore : public BlobStore, public ReloadableCredentials {
+class AzureStore : public BlobStore, public ReloadableCredentials, public ConditionalWrites {
  public:
   AzureStore(std::shared_ptr<AzureClient> client, std::string container, std::string prefix, size_t block_size = 8u << 20,
              int concurrency = 4);
@@ -32,6 +32,9 @@ class AzureStore : public BlobStore, public ReloadableCredentials {
   std::vector<BlobInfo> list(const std::string& prefix) override;
   void remove(const std::string& key) override;
   void reload_credentials() override { client_->reload_credentials(); }
+  std::optional<Versioned> read_versioned(const std::string& key, size_t limit) override;
+  std::optional<std::string> write_if(const std::string& key, const std::string& contents,
+                                      const std::string& expected) override;
 
   AzureClient& client() { return *client_; }
   const std::string& container() const { return container_; }

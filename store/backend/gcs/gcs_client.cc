@@ -86,7 +86,7 @@ std::optional<GcsObjectInfo> GcsClient::get_metadata(const std::string& bucket, 
 }
 
 std::optional<std::string> GcsClient::get_small_object(const std::string& bucket, const std::string& name,
-                                                       size_t limit) {
+                                                       size_t limit, std::string* generation) {
   std::optional<std::string> out;
   std::string what = "read of gs://" + bucket + "/" + name;
   http_.with_retries(what, [&] {
@@ -102,6 +102,10 @@ std::optional<std::string> GcsClient::get_small_object(const std::string& bucket
       return;
     }
     if (!r.ok()) throw gcs_error(r, what);
+    if (generation != nullptr) {
+      *generation = r.header("x-goog-generation");
+      if (generation->empty()) throw Error(ErrorKind::kCorrupt, what + ": the server sent no x-goog-generation");
+    }
     out = std::move(body);
   });
   return out;
@@ -117,6 +121,22 @@ GcsObjectInfo GcsClient::upload_media(const std::string& bucket, const std::stri
   req.headers = {{"Content-Type", "application/octet-stream"}};
   req.body = body;
   return parse_gcs_object(call(req, what).body, what);
+}
+
+std::optional<std::string> GcsClient::upload_media_if(const std::string& bucket, const std::string& name,
+                                                      std::string_view body, const std::string& expected_generation) {
+  std::string what = "conditional upload of gs://" + bucket + "/" + name;
+  HttpRequest req;
+  req.method = "POST";
+  req.url = config_.endpoint + "/upload/storage/v1/b/" + percent_encode(bucket) + "/o?uploadType=media&name=" +
+            percent_encode(name) + "&ifGenerationMatch=" + (expected_generation.empty() ? "0" : percent_encode(expected_generation));
+  req.headers = {{"Content-Type", "application/octet-stream"}};
+  req.body = body;
+  HttpResponse r = call(req, what, 412);
+  if (r.status == 412) return std::nullopt;
+  GcsObjectInfo info = parse_gcs_object(r.body, what);
+  if (info.generation.empty()) throw Error(ErrorKind::kCorrupt, what + ": the server answered without a generation");
+  return info.generation;
 }
 
 std::string GcsClient::start_resumable(const std::string& bucket, const std::string& name, bool if_absent) {

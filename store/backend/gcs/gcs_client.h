@@ -39,10 +39,16 @@ class GcsClient {
   std::optional<GcsObjectInfo> get_metadata(const std::string& bucket, const std::string& name);
   // A small object's bytes in one request (no metadata request first), retried whole; nullopt
   // when it does not exist, kCorrupt past `limit` bytes.
-  std::optional<std::string> get_small_object(const std::string& bucket, const std::string& name, size_t limit);
+  // `generation`, when given, receives the object's generation (x-goog-generation).
+  std::optional<std::string> get_small_object(const std::string& bucket, const std::string& name, size_t limit,
+                                              std::string* generation = nullptr);
   // One request. With if_absent, the server refuses to replace an existing object (412 ->
   // kAlreadyExists).
   GcsObjectInfo upload_media(const std::string& bucket, const std::string& name, std::string_view body, bool if_absent);
+  // One request that takes effect only if the object's generation is `expected_generation` ("":
+  // only if there is none, ifGenerationMatch=0). Returns the new generation; nullopt on 412.
+  std::optional<std::string> upload_media_if(const std::string& bucket, const std::string& name, std::string_view body,
+                                             const std::string& expected_generation);
 
   // Starts a resumable upload session; returns its URI.
   std::string start_resumable(const std::string& bucket, const std::string& name, bool if_absent);

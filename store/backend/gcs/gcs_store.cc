@@ -119,6 +119,18 @@ std::string GcsStore::read_small(const std::string& key, size_t limit) {
   return std::move(*body);
 }
 
+std::optional<ConditionalWrites::Versioned> GcsStore::read_versioned(const std::string& key, size_t limit) {
+  std::string generation;
+  auto body = client_->get_small_object(bucket_, object_name(key), limit, &generation);
+  if (!body) return std::nullopt;
+  return Versioned{std::move(*body), std::move(generation)};
+}
+
+std::optional<std::string> GcsStore::write_if(const std::string& key, const std::string& contents,
+                                              const std::string& expected) {
+  return client_->upload_media_if(bucket_, object_name(key), contents, expected);
+}
+
 std::optional<BlobInfo> GcsStore::stat(const std::string& key) {
   auto info = client_->get_metadata(bucket_, object_name(key));
   if (!info) return std::nullopt;

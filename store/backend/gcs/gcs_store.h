@@ -19,7 +19,11 @@
 
 namespace etcdadm {
 
-class GcsStore : public BlobStore, public VersionedBlobs, public BlobLocks, public ReloadableCredentials {
+class GcsStore : public BlobStore,
+                 public VersionedBlobs,
+                 public BlobLocks,
+                 public ReloadableCredentials,
+                 public ConditionalWrites {
  public:
   GcsStore(std::shared_ptr<GcsClient> client, std::string bucket, std::string prefix, size_t chunk_size = 8u << 20);
 
@@ -34,6 +38,9 @@ class GcsStore : public BlobStore, public VersionedBlobs, public BlobLocks, publ
   void remove(const std::string& key) override;
   Purge purge_noncurrent_versions(const std::string& prefix) override;
   void reload_credentials() override;
+  std::optional<Versioned> read_versioned(const std::string& key, size_t limit) override;
+  std::optional<std::string> write_if(const std::string& key, const std::string& contents,
+                                      const std::string& expected) override;
   // How reload_credentials() builds fresh credentials (set by open_gcs_store).
   void set_auth_factory(std::function<std::shared_ptr<GcsAuth>()> factory) { auth_factory_ = std::move(factory); }
 

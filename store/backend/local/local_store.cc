@@ -1,6 +1,7 @@
 #include "store/backend/local/local_store.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/sha256.h"
 #include "common/text.h"
 
 namespace etcdadm {
@@ -125,6 +127,13 @@ std::pair<int, std::string> open_parent_beneath(const std::string& root, const s
 
 bool is_temp_name(const std::string& filename) {
   return !filename.empty() && filename[0] == '.' && filename.find(".tmp-") != std::string::npos;
+}
+
+// `.NAME.lock`: what a conditional write of NAME holds while it compares and replaces. Never a blob,
+// and never removed (a lock file unlinked while held would let a second writer lock a new one).
+std::string lock_name_of(const std::string& leaf) { return "." + leaf + ".lock"; }
+bool is_lock_name(const std::string& filename) {
+  return filename.size() > 6 && filename[0] == '.' && filename.compare(filename.size() - 5, 5, ".lock") == 0;
 }
 
 }  // namespace
@@ -264,7 +273,7 @@ std::vector<BlobInfo> LocalStore::list(const std::string& prefix) {
     if (ec) throw Error(ErrorKind::kIo, "cannot list " + root_ + ": " + ec.message());
     if (it->symlink_status(ec).type() != stdfs::file_type::regular) continue;  // links are no blobs
     std::string name = it->path().filename().string();
-    if (is_temp_name(name)) continue;  // uncommitted writes are not blobs
+    if (is_temp_name(name) || is_lock_name(name)) continue;  // uncommitted writes and locks are not blobs
     std::string key = it->path().lexically_relative(root_).string();
     if (key.compare(0, prefix.size(), prefix) != 0) continue;
     struct stat st;
@@ -297,7 +306,7 @@ std::vector<BlobInfo> LocalStore::list_range(const std::string& start_after, con
     if (it->is_symlink(ec)) continue;
     if (it->is_directory(ec)) {
       if (name + "/\xff" > start_after) dirs.push_back(name);
-    } else if (it->is_regular_file(ec) && name > start_after && !is_temp_name(name)) {
+    } else if (it->is_regular_file(ec) && name > start_after && !is_temp_name(name) && !is_lock_name(name)) {
       if (auto info = stat(name)) out.push_back(std::move(*info));
     }
   }
@@ -322,6 +331,47 @@ void LocalStore::remove(const std::string& key) {
   // Drop the directory once its last blob is gone (backup directories are removed this way).
   std::string dir = parent_dir(path);
   if (dir != root_ && ::rmdir(dir.c_str()) == 0) fsync_dir(parent_dir(dir));
+}
+
+namespace {
+std::string content_version(const std::string& contents) { return "sha256:" + to_hex(sha256_of(contents.data(), contents.size())); }
+}  // namespace
+
+std::optional<ConditionalWrites::Versioned> LocalStore::read_versioned(const std::string& key, size_t limit) {
+  if (!stat(key)) return std::nullopt;
+  try {
+    std::string contents = read_small(key, limit);
+    std::string version = content_version(contents);
+    return Versioned{std::move(contents), std::move(version)};
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kNotFound) return std::nullopt;  // removed since the stat
+    throw;
+  }
+}
+
+std::optional<std::string> LocalStore::write_if(const std::string& key, const std::string& contents,
+                                                const std::string& expected) {
+  std::string path = path_of(key);
+  // create() makes the directories and refuses links on the way; the writer is used below.
+  auto writer = create(key, /*overwrite=*/true);
+  auto [dir_fd, leaf] = open_parent_beneath(root_, key);
+  if (dir_fd < 0) throw_errno("cannot open", parent_dir(path), errno);
+  ScopedFd dir(dir_fd);
+  const std::string lock_name = lock_name_of(leaf);
+  ScopedFd lock(::openat(dir.get(), lock_name.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, file_mode_ & 0666));
+  if (lock.get() < 0) throw_errno("cannot open", parent_dir(path) + "/" + lock_name, errno);
+  while (::flock(lock.get(), LOCK_EX) != 0) {
+    if (errno != EINTR) throw_errno("cannot lock", parent_dir(path) + "/" + lock_name, errno);
+  }
+  auto current = read_versioned(key, 16 << 20);
+  const std::string now = current ? current->version : "";
+  if (now != expected) {
+    writer->abort();
+    return std::nullopt;
+  }
+  writer->write(reinterpret_cast<const uint8_t*>(contents.data()), contents.size());
+  writer->commit();
+  return content_version(contents);  // the lock goes with `lock`'s descriptor
 }
 
 std::vector<std::string> LocalStore::remove_abandoned(std::chrono::seconds older_than) {

@@ -1,5 +1,8 @@
 // Backup store in a local directory (or any mounted filesystem: NFS, CSI volume).
 // Atomic visibility: temp file in the target directory, fsync, link/rename, directory fsync.
+// Conditional writes: the blob's version is the SHA-256 of its contents; a writer holds an
+// exclusive flock(2) on `.NAME.lock` beside blob NAME while it compares and replaces (on NFS, Linux
+// turns flock into a whole-file fcntl lock, which the server arbitrates). Lock files are no blobs.
 // Privacy: files and directories are created with exactly the store's mode (0600/0700 unless the
 // store marker records another), whatever the umask.
 #pragma once
@@ -8,7 +11,7 @@
 
 namespace etcdadm {
 
-class LocalStore : public BlobStore, public LeftoverUploads, public FileModes {
+class LocalStore : public BlobStore, public LeftoverUploads, public FileModes, public ConditionalWrites {
  public:
   // `root` is created on first write, not here: a mistyped path must not silently become a store
   // for read commands.
@@ -23,6 +26,9 @@ class LocalStore : public BlobStore, public LeftoverUploads, public FileModes {
   std::vector<std::string> remove_abandoned(std::chrono::seconds older_than) override;
   void set_file_mode(uint32_t file_mode) override { file_mode_ = file_mode; }
   std::vector<std::string> access_findings(uint32_t file_mode) override;
+  std::optional<Versioned> read_versioned(const std::string& key, size_t limit) override;
+  std::optional<std::string> write_if(const std::string& key, const std::string& contents,
+                                      const std::string& expected) override;
   const std::string& root() const { return root_; }
 
  private:

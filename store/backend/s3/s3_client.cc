@@ -130,8 +130,9 @@ HttpResponse S3Client::send(const Call& c, const HttpBodySink& sink) {
     sr.canonical_uri = canonical_uri;
     sr.query = c.query;
     sr.headers = c.headers;
-    const bool conditional = c.create_only && conditional_writes_.load() != ConditionalWrites::kUnsupported;
+    const bool conditional = c.create_only && (c.strict || conditional_writes_.load() != ConditionalWrites::kUnsupported);
     if (conditional) sr.headers.emplace_back("If-None-Match", "*");
+    if (!c.if_match.empty()) sr.headers.emplace_back("If-Match", "\"" + c.if_match + "\"");
     sr.payload_sha256 =
         c.body.empty() ? kEmptyPayloadSha256 : (config_.unsigned_payload ? kUnsignedPayload : sha256_hex(c.body));
     sr.headers.emplace_back("x-amz-content-sha256", sr.payload_sha256);
@@ -150,7 +151,20 @@ HttpResponse S3Client::send(const Call& c, const HttpBodySink& sink) {
     if (conditional && resp.ok()) conditional_writes_.store(ConditionalWrites::kSupported);
     if (resp.ok() || (c.allow_404 && resp.status == 404)) return resp;
 
-    if (conditional) {
+    if (c.strict && (resp.status == 501 || resp.body.find("<Code>NotImplemented</Code>") != std::string::npos)) {
+      throw Error(ErrorKind::kInvalidArgument,
+                  (config_.endpoint.empty() ? std::string("S3") : config_.endpoint) +
+                      " does not implement conditional writes (If-None-Match / If-Match answered HTTP " +
+                      std::to_string(resp.status) + ")",
+                  "use AWS S3, MinIO RELEASE.2024-05-07 or later, GCS, Azure Blob or a local/shared filesystem");
+    }
+    if (!c.if_match.empty() && (resp.status == 412 || resp.status == 404)) {
+      // 404: the object is gone (AWS answers NoSuchKey to If-Match on a missing key).
+      throw Error(ErrorKind::kAlreadyExists, "s3://" + c.bucket + "/" + c.key +
+                                                 " changed since it was read: the server refused to replace it (HTTP " +
+                                                 std::to_string(resp.status) + ")");
+    }
+    if (conditional || !c.if_match.empty()) {
       if (resp.status == 412) {
         throw Error(ErrorKind::kAlreadyExists, "s3://" + c.bucket + "/" + c.key +
                                                    " already exists: the server refused to replace it (HTTP 412)");
@@ -285,12 +299,33 @@ S3ListPage S3Client::list_objects(const std::string& bucket, const std::string& 
   return parse_list_objects_v2(r.body, "ListObjectsV2 response of s3://" + bucket + "/" + prefix);
 }
 
-std::optional<std::string> S3Client::get_small_object(const std::string& bucket, const std::string& key) {
+std::optional<std::string> S3Client::get_small_object(const std::string& bucket, const std::string& key,
+                                                      std::string* etag) {
   Call c{.method = "GET", .bucket = bucket, .key = key};
   c.allow_404 = true;
   HttpResponse r = call(c, "read of s3://" + bucket + "/" + key);
   if (r.status == 404) return std::nullopt;
+  if (etag != nullptr) *etag = unquote_etag(r.header("etag"));
   return std::move(r.body);
+}
+
+std::optional<std::string> S3Client::put_object_if(const std::string& bucket, const std::string& key,
+                                                   std::string_view body, const std::string& expected_etag) {
+  Call c{.method = "PUT", .bucket = bucket, .key = key, .body = body, .create_only = expected_etag.empty(),
+         .if_match = expected_etag, .strict = true};
+  add_new_object_headers(c);
+  if (config_.object_lock_days > 0) c.headers.emplace_back("Content-MD5", base64_md5(body));
+  try {
+    HttpResponse r = call_creating(c, "conditional upload of s3://" + bucket + "/" + key);
+    std::string etag = unquote_etag(r.header("etag"));
+    if (etag.empty()) {
+      throw Error(ErrorKind::kCorrupt, "s3://" + bucket + "/" + key + ": the server answered a conditional upload without an ETag");
+    }
+    return etag;
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kAlreadyExists) return std::nullopt;
+    throw;
+  }
 }
 
 void S3Client::delete_object(const std::string& bucket, const std::string& key) {

@@ -67,8 +67,16 @@ class S3Client {
   // `start_after`: only keys after it (S3's start-after; ignored by S3 once a continuation token is given).
   S3ListPage list_objects(const std::string& bucket, const std::string& prefix, const std::string& continuation_token,
                           int max_keys = 1000, const std::string& start_after = "");
-  // The whole object in one GET (metadata files); nullopt when it does not exist.
-  std::optional<std::string> get_small_object(const std::string& bucket, const std::string& key);
+  // The whole object in one GET (metadata files); nullopt when it does not exist. `etag`, when
+  // given, receives the object's ETag.
+  std::optional<std::string> get_small_object(const std::string& bucket, const std::string& key,
+                                              std::string* etag = nullptr);
+  // A single-request upload that takes effect only if the object's ETag is `expected_etag` (If-Match)
+  // or, for "", only if there is no object (If-None-Match: *). Returns the new ETag; nullopt when
+  // the server refused (412, or AWS's 409 ConditionalRequestConflict for a write racing another).
+  // A server that does not implement the condition (501) is kInvalidArgument: never a fallback.
+  std::optional<std::string> put_object_if(const std::string& bucket, const std::string& key, std::string_view body,
+                                           const std::string& expected_etag);
   void delete_object(const std::string& bucket, const std::string& key);
   // At most 1000 keys per call (S3's limit). Throws when any key could not be deleted.
   void delete_objects(const std::string& bucket, const std::vector<std::string>& keys);
@@ -108,6 +116,10 @@ class S3Client {
     std::string_view body = {};
     bool allow_404 = false;
     bool create_only = false;  // If-None-Match: * unless the server is known not to support it
+    std::string if_match = {};  // If-Match: "<etag>"
+    // The condition must be enforced: a 501 is an error, not a reason to send the request again
+    // without it.
+    bool strict = false;
   };
   // Server-side encryption and Object Lock headers of a request that creates an object (PUT,
   // CreateMultipartUpload).

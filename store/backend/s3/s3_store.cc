@@ -144,6 +144,20 @@ std::string S3Store::read_small(const std::string& key, size_t limit) {
   return std::move(*body);
 }
 
+std::optional<ConditionalWrites::Versioned> S3Store::read_versioned(const std::string& key, size_t limit) {
+  std::string etag;
+  auto body = client_->get_small_object(bucket_, object_key(key), &etag);
+  if (!body) return std::nullopt;
+  if (body->size() > limit) throw Error(ErrorKind::kCorrupt, key + " in " + url() + " is larger than expected");
+  if (etag.empty()) throw Error(ErrorKind::kCorrupt, url() + ": the server sent " + key + " without an ETag");
+  return Versioned{std::move(*body), std::move(etag)};
+}
+
+std::optional<std::string> S3Store::write_if(const std::string& key, const std::string& contents,
+                                             const std::string& expected) {
+  return client_->put_object_if(bucket_, object_key(key), contents, expected);
+}
+
 std::vector<BlobInfo> S3Store::list_range(const std::string& start_after, const std::string& end_before) {
   return keys_.list_range(start_after, end_before,
                           [&](const std::string& full, const std::string& first, const std::string&, const std::string& token,

@@ -32,7 +32,8 @@ class S3Store : public BlobStore,
                 public LeftoverUploads,
                 public VersionedBlobs,
                 public BlobLocks,
-                public ReloadableCredentials {
+                public ReloadableCredentials,
+                public ConditionalWrites {
  public:
   S3Store(std::shared_ptr<S3Client> client, std::string bucket, std::string prefix, S3StoreOptions options = {});
 
@@ -50,6 +51,9 @@ class S3Store : public BlobStore,
   std::vector<std::string> remove_abandoned(std::chrono::seconds older_than) override;
   Purge purge_noncurrent_versions(const std::string& prefix) override;
   void reload_credentials() override { client_->reload_credentials(); }
+  std::optional<Versioned> read_versioned(const std::string& key, size_t limit) override;
+  std::optional<std::string> write_if(const std::string& key, const std::string& contents,
+                                      const std::string& expected) override;
 
   S3Client& client() { return *client_; }
   const std::string& bucket() const { return bucket_; }
