@@ -5,6 +5,7 @@
 
 #include <iostream>
 
+#include "cmd/auto_commands.h"
 #include "cmd/backup_commands.h"
 #include "cmd/certs_commands.h"
 #include "cmd/cli_docs.h"
@@ -109,6 +110,7 @@ int main(int argc, char** argv) {
   etcdadm::cli::add_certs_commands(app);
   etcdadm::cli::add_etcd_manager_commands(app);
   etcdadm::cli::add_lifecycle_commands(app);
+  etcdadm::cli::add_auto_commands(app);
   etcdadm::cli::add_docs_commands(app, kEnvironmentHelp);
   add_environment_footer(&app);
 

@@ -49,14 +49,6 @@ std::string primary_ipv4() {
 }
 
 
-bool is_dns_label_name(const std::string& s) {
-  if (s.empty() || s.size() > 63) return false;
-  for (char c : s) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) return false;
-  }
-  return true;
-}
-
 void check_port(int port, const char* flag) {
   if (port <= 0 || port > 65535) throw Error(ErrorKind::kInvalidArgument, std::string(flag) + " must be 1-65535");
 }
@@ -68,6 +60,15 @@ void check_absolute(const std::string& dir, const char* flag) {
 }
 
 }  // namespace
+
+bool is_usable_member_name(const std::string& s) {
+  if (s.empty() || s.size() > 63) return false;
+  for (char c : s) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) return false;
+  }
+  return true;
+}
+
 
 std::string url_host(const std::string& address) {
   return address.find(':') != std::string::npos ? "[" + address + "]" : address;
@@ -113,7 +114,7 @@ std::string MemberConfig::etcdctl_wrapper() const {
 void MemberConfig::complete() {
   if (name.empty()) name = host_name();
   if (bind_address.empty()) bind_address = primary_ipv4();
-  if (!is_dns_label_name(name)) {
+  if (!is_usable_member_name(name)) {
     throw Error(ErrorKind::kInvalidArgument, "member name '" + name + "' is not usable",
                 "use letters, digits, '-', '_' or '.' (it goes into certificate names and URLs)");
   }

@@ -68,6 +68,9 @@ struct MemberConfig {
   void complete();
 };
 
+// 1-63 letters, digits, '-', '_' or '.': a name that can go into certificate names, URLs and store keys.
+bool is_usable_member_name(const std::string& name);
+
 // How the member joins: a new cluster or an existing one.
 struct ClusterBootstrap {
   std::string initial_cluster;  // name1=https://...,name2=https://...

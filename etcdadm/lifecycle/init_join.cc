@@ -256,7 +256,7 @@ class Runner {
     if (!o_.initial_cluster.empty()) {
       // Every host restores the same cluster at once: they must share the token (the member and
       // cluster IDs derive from it) and the CA (each member checks its peers' certificates).
-      if (!o_.restore_snapshot) {
+      if (!o_.restore_snapshot && !o_.static_bootstrap) {
         throw Error(ErrorKind::kInvalidArgument, "--initial-cluster goes with --from-backup or --snapshot",
                     "a new empty cluster starts with one member; the others join it");
       }

@@ -48,6 +48,10 @@ struct LifecycleOptions {
   // (required) on each host, started together; quorum comes as soon as a majority runs, and no
   // snapshot is shipped between members. Empty: this member alone (others join it).
   std::string initial_cluster;
+  // With initial_cluster and no snapshot: every listed member starts empty at once (etcd's static
+  // bootstrap), as the controllers do from their plan (controller/decide.h). People start a new
+  // cluster with one member and join the others.
+  bool static_bootstrap = false;
 
   // join
   std::string join_endpoint;  // client URL of an existing member

@@ -1,0 +1,175 @@
+#include "cmd/auto_commands.h"
+
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cmd/member_flags.h"
+#include "cmd/output.h"
+#include "cmd/store_flags.h"
+#include "common/error.h"
+#include "common/timefmt.h"
+#include "controller/controller.h"
+#include "controller/records.h"
+#include "controller/status.h"
+#include "store/etcd_manager.h"
+
+namespace etcdadm::cli {
+
+namespace {
+
+using json = nlohmann::json;
+
+std::string who_am_i() {
+  const char* user = std::getenv("USER");
+  char host[256] = {};
+  ::gethostname(host, sizeof(host) - 1);
+  return std::string(user != nullptr && *user ? user : "?") + "@" + host;
+}
+
+void add_seed(CLI::App& app) {
+  struct Flags {
+    StoreFlags store;
+    int members = 0;
+    std::string version;
+    std::string replace_after;
+    bool dry_run = false;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* c = app.add_subcommand("seed",
+                               "write the cluster spec the controllers (etcdadm auto) converge to: its member count and "
+                               "etcd version, in etcd-manager's format and place; run again to change either");
+  f->store.add_to(c);
+  c->add_option("--members", f->members, "members of the cluster (1-9; kept when not given)")->check(CLI::Range(1, 9));
+  c->add_option("--version", f->version, "etcd version the members run, e.g. 3.5.17 (kept when not given)");
+  c->add_option("--replace-after", f->replace_after,
+                "replace a member unhealthy this long (default 10m; kept when not given)");
+  c->add_flag("--dry-run", f->dry_run, "show the spec and what the controllers would do, change nothing");
+  c->callback([f] {
+    auto fmt = parse_output_format(f->store.output);
+    auto store = f->store.open();
+    EtcdManagerClusterSpec changes{f->members, f->version.empty() ? "" : normalise_version(f->version)};
+    auto before = read_etcd_manager_cluster_spec(*store);
+    AutoSpec auto_spec = read_auto_spec(*store).value_or(AutoSpec{});
+    if (!f->replace_after.empty()) auto_spec.replace_after_seconds = duration_flag("--replace-after", f->replace_after, false).count();
+    EtcdManagerClusterSpec after = before.value_or(EtcdManagerClusterSpec{});
+    if (changes.member_count > 0) after.member_count = changes.member_count;
+    if (!changes.etcd_version.empty()) after.etcd_version = changes.etcd_version;
+    if (after.member_count == 0 || after.etcd_version.empty()) {
+      throw Error(ErrorKind::kInvalidArgument, "the store has no cluster spec yet: give both --members and --version");
+    }
+    const AutoStatus status = read_auto_status(*store, 0);
+    const std::string effect = seed_effect(status, before, after);
+    if (!f->dry_run) {
+      configure_etcd_manager_cluster(*store, changes);
+      write_auto_spec(*store, auto_spec);
+    }
+    if (fmt == OutputFormat::kJson) {
+      json j = {{"dryRun", f->dry_run},
+                {"before", before ? json{{"memberCount", before->member_count}, {"etcdVersion", before->etcd_version}} : json(nullptr)},
+                {"after", {{"memberCount", after.member_count}, {"etcdVersion", after.etcd_version}}},
+                {"replaceAfterSeconds", auto_spec.replace_after_seconds},
+                {"effect", effect}};
+      std::cout << j.dump(2) << "\n";
+      return;
+    }
+    std::cout << (f->dry_run ? "Would set" : "Set") << " the cluster spec: " << after.member_count << " members of etcd "
+              << after.etcd_version << " (replace a member after " << auto_spec.replace_after_seconds << " s unhealthy)"
+              << (before ? "; was " + std::to_string(before->member_count) + " of etcd " + before->etcd_version : std::string()) << "\n"
+              << "The controllers: " << effect << "\n";
+  });
+}
+
+void add_run(CLI::App* c) {
+  struct Flags {
+    StoreFlags store;
+    MemberFlags member;
+    std::string interval = "2s";
+    std::string idle_interval = "10s";
+    std::string heartbeat = "30s";
+  };
+  auto f = std::make_shared<Flags>();
+  f->store.add_to(c, /*with_output=*/false);
+  f->member.add_to(c);
+  auto* g = c->add_option_group("Controller");
+  g->add_option("--interval", f->interval, "between rounds while something changes")->capture_default_str();
+  g->add_option("--idle-interval", f->idle_interval, "between rounds while the cluster is as the spec says")->capture_default_str();
+  g->add_option("--heartbeat", f->heartbeat, "this host's record in the store is rewritten at least this often")->capture_default_str();
+  c->callback([f, c] {
+    if (!c->get_subcommands().empty()) return;  // status, pause, resume
+    ControllerOptions o;
+    o.lifecycle = f->member.options();
+    o.interval = duration_flag("--interval", f->interval, false);
+    o.idle_interval = duration_flag("--idle-interval", f->idle_interval, false);
+    o.heartbeat = duration_flag("--heartbeat", f->heartbeat, false);
+    Controller controller(f->store.open(), std::move(o));
+    controller.run();
+  });
+}
+
+void add_status(CLI::App& group) {
+  struct Flags {
+    StoreFlags store;
+    int events = 10;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* c = group.add_subcommand("status", "the spec, the hosts, what each waits for, and the last actions");
+  f->store.add_to(c);
+  c->add_option("--events", f->events, "how many of the last events to show")->capture_default_str()->check(CLI::Range(0, 500));
+  c->callback([f] {
+    auto fmt = parse_output_format(f->store.output);
+    auto store = f->store.open();
+    AutoStatus status = read_auto_status(*store, static_cast<size_t>(f->events));
+    if (fmt == OutputFormat::kJson) {
+      std::cout << auto_status_json(status).dump(2) << "\n";
+    } else {
+      std::cout << auto_status_text(status);
+    }
+  });
+}
+
+void add_pause_resume(CLI::App& group) {
+  struct Flags {
+    StoreFlags store;
+    std::string reason;
+  };
+  auto pf = std::make_shared<Flags>();
+  auto* p = group.add_subcommand("pause", "stop every controller of this store from acting (they keep reporting)");
+  pf->store.add_to(p, /*with_output=*/false);
+  p->add_option("--reason", pf->reason, "why, shown by `auto status` and in every controller's log");
+  p->callback([pf] {
+    auto store = pf->store.open();
+    PauseRecord pause{who_am_i(), pf->reason, std::chrono::duration_cast<std::chrono::seconds>(
+                                                  std::chrono::system_clock::now().time_since_epoch()).count()};
+    store->write_small(kAutoPauseKey, pause_record_json(pause), /*overwrite=*/true);
+    append_auto_event(*store, AutoEvent{to_unix_micros(std::chrono::system_clock::now()), pause.by, "pause", pause.reason,
+                                        "etcdadm auto pause", "done"});
+    std::cout << "Paused: no controller of " << store->url() << " acts until `etcdadm auto resume`\n";
+  });
+  auto rf = std::make_shared<Flags>();
+  auto* r = group.add_subcommand("resume", "let the controllers act again");
+  rf->store.add_to(r, /*with_output=*/false);
+  r->callback([rf] {
+    auto store = rf->store.open();
+    store->remove(kAutoPauseKey);
+    append_auto_event(*store, AutoEvent{to_unix_micros(std::chrono::system_clock::now()), who_am_i(), "resume", "",
+                                        "etcdadm auto resume", "done"});
+    std::cout << "Resumed: the controllers of " << store->url() << " act again\n";
+  });
+}
+
+}  // namespace
+
+void add_auto_commands(CLI::App& app) {
+  add_seed(app);
+  auto* c = app.add_subcommand("auto",
+                               "run this host's controller: register in the store, create the cluster with the other "
+                               "hosts, keep this host's member running (docs/self-management.md)");
+  add_run(c);
+  add_status(*c);
+  add_pause_resume(*c);
+}
+
+}  // namespace etcdadm::cli

@@ -1,0 +1,354 @@
+#include "controller/controller.h"
+
+#include <openssl/rand.h>
+#include <spdlog/spdlog.h>
+
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/interrupt.h"
+#include "common/json_fields.h"
+#include "common/sha256.h"
+#include "common/timefmt.h"
+#include "etcd/client.h"
+#include "etcdadm/init_system.h"
+#include "etcdadm/lifecycle/local_member.h"
+#include "etcdadm/member_health.h"
+#include "store/blob_capabilities.h"
+#include "store/etcd_manager.h"
+
+namespace etcdadm {
+
+using json = nlohmann::json;
+using std::chrono::steady_clock;
+
+namespace {
+
+constexpr const char* kLocalStateFile = "etcdadm-auto.json";
+constexpr size_t kEventsKept = 500;
+
+// A fresh initial-cluster token: member and cluster IDs derive from it, so two plans never share one.
+std::string new_cluster_token() {
+  unsigned char bytes[8];
+  if (RAND_bytes(bytes, sizeof bytes) != 1) throw Error(ErrorKind::kInternal, "RAND_bytes failed");
+  return "etcd-auto-" + to_hex(bytes, sizeof bytes);
+}
+
+int64_t unix_now() { return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
+// The controller's view of a cluster must come back fast: a member that does not answer is one
+// fact among others, not a reason to stall every other decision.
+ConnectionConfig quick(ConnectionConfig c) {
+  c.dial_timeout = std::chrono::milliseconds(1500);
+  c.command_timeout = std::chrono::milliseconds(3000);
+  return c;
+}
+
+}  // namespace
+
+std::string ca_fingerprint(const std::string& ca_cert_path) {
+  const std::string pem = read_file(ca_cert_path);
+  return to_hex(sha256_of(pem.data(), pem.size()));
+}
+
+AutoLocalState read_auto_local_state(const std::string& config_dir) {
+  AutoLocalState s;
+  const std::string path = config_dir + "/" + kLocalStateFile;
+  if (!path_exists(path)) return s;
+  json j;
+  try {
+    j = json::parse(read_file(path));
+  } catch (const json::exception& e) {
+    throw Error(ErrorKind::kCorrupt, path + " is not JSON: " + e.what(), "remove it only if this host never ran a member");
+  }
+  if (!j.is_object()) throw Error(ErrorKind::kCorrupt, path + " is not a JSON object");
+  s.cluster_token = string_field(j, "clusterToken", path);
+  s.member_started = bool_field(j, "memberStarted", path);
+  return s;
+}
+
+void write_auto_local_state(const std::string& config_dir, const AutoLocalState& s) {
+  make_dirs(config_dir, 0755);
+  json j = {{"clusterToken", s.cluster_token}, {"memberStarted", s.member_started}};
+  write_file_atomic(config_dir + "/" + kLocalStateFile, j.dump(2) + "\n", 0600, /*overwrite=*/true);
+}
+
+Controller::Controller(BackupStore store, ControllerOptions options)
+    : store_(std::move(store)), options_(std::move(options)), member_(options_.lifecycle.member) {
+  if (!path_exists(member_.ca_cert()) || !path_exists(member_.ca_key())) {
+    throw Error(ErrorKind::kNotFound, "no cluster CA in " + member_.certs_dir + " (ca.crt and ca.key)",
+                "copy ca.crt and ca.key (mode 0600) from the host that holds the cluster's CA, or make one with "
+                "`etcdadm init phase certificates` on one host and copy it to the others: every host of a cluster "
+                "needs the same CA, so the controller never makes one itself");
+  }
+  ca_sha256_ = ca_fingerprint(member_.ca_cert());
+  // The store must decide conditional writes itself: the plan is what keeps two hosts from
+  // creating two clusters.
+  conditional_writes(*store_, "etcdadm auto", auto_probe_key(member_.name));
+  // This host's certificates (the client one reaches the other members), issued from the CA.
+  run_init(options_.lifecycle, "certificates");
+  sequence_ = static_cast<uint64_t>(to_unix_micros(std::chrono::system_clock::now()));
+}
+
+std::vector<HostView> Controller::judge_liveness(const std::vector<HostRecord>& records, int64_t now_unix) {
+  const auto now = steady_clock::now();
+  std::vector<HostView> out;
+  for (const auto& r : records) {
+    auto [it, first] = seen_.try_emplace(r.name);
+    Seen& s = it->second;
+    if (!first && s.sequence != r.sequence) s.changed = now;
+    s.sequence = r.sequence;
+    const bool moving = s.changed != steady_clock::time_point{} && now - s.changed < options_.host_timeout;
+    const bool fresh = std::llabs(now_unix - r.heartbeat_unix) <= options_.host_timeout.count();
+    out.push_back(HostView{r, r.name == member_.name || moving || fresh});
+  }
+  return out;
+}
+
+LocalView Controller::observe_local() {
+  LocalView v;
+  AutoLocalState state = read_auto_local_state(member_.config_dir);
+  const bool has_data = !is_empty_data_dir(member_.data_dir) && path_exists(member_.data_dir + "/member");
+  if (has_data && !state.member_started) {
+    // From the moment etcd wrote its member dir, its raft log counts: empty data is lost data.
+    state.member_started = true;
+    write_auto_local_state(member_.config_dir, state);
+  }
+  v.data = has_data ? "member" : state.member_started ? "lost" : "empty";
+  v.cluster_token = state.cluster_token;
+  MemberConfig recorded;
+  if (has_data || load_member_state(member_.config_dir, recorded)) {
+    v.etcd_running = make_init_system(member_.init_system)->running(member_);
+  }
+  if (v.etcd_running) {
+    try {
+      EtcdClient local(quick(local_connection(member_)));
+      auto status = local.status(member_.loopback_client_url());
+      v.member_id = status.header().member_id();
+      v.has_leader = status.leader() != 0;
+    } catch (const Error& e) {
+      spdlog::debug("this host's member does not answer: {}", e.what());
+    }
+  }
+  return v;
+}
+
+ClusterView Controller::observe_cluster(const std::vector<HostView>& hosts, const LocalView& local) {
+  ClusterView v;
+  std::vector<std::string> endpoints;
+  if (local.etcd_running) endpoints.push_back(member_.loopback_client_url());
+  for (const auto& h : hosts) {
+    if (h.record.name != member_.name && h.record.data == "member") endpoints.push_back(h.record.client_url);
+  }
+  if (endpoints.empty()) return v;
+  try {
+    // Every member's server certificate must come from this host's CA: a forged host record can
+    // point here, but not make a stranger's etcd pass for a member.
+    EtcdClient client(quick(connection_to(member_, endpoints)));
+    auto list = client.member_list();
+    v.answered = true;
+    v.cluster_id = list.header().cluster_id();
+    for (const auto& m : list.members()) {
+      MemberView mv;
+      mv.id = m.id();
+      mv.name = m.name();
+      mv.peer_url = m.peerurls().empty() ? "" : m.peerurls(0);
+      mv.learner = m.islearner();
+      v.members.push_back(std::move(mv));
+    }
+  } catch (const Error& e) {
+    spdlog::debug("no member answered ({}): {}", endpoints.front(), e.what());
+  }
+  return v;
+}
+
+Observation Controller::observe() {
+  Observation o;
+  o.self = member_.name;
+  o.self_peer_url = member_.peer_url();
+  o.self_client_url = member_.client_url();
+  o.ca_sha256 = ca_sha256_;
+  o.store_url = store_->url();
+  o.now_unix = unix_now();
+  o.spec = read_etcd_manager_cluster_spec(*store_);
+  o.auto_spec = read_auto_spec(*store_).value_or(AutoSpec{});
+  o.pause = read_pause(*store_);
+  o.created_marker = read_etcd_manager_cluster_created(*store_).has_value();
+  if (auto plan = capability<ConditionalWrites>(*store_)->read_versioned(kAutoPlanKey, 1 << 20)) {
+    o.plan = parse_cluster_plan(plan->contents, o.store_url + "/" + kAutoPlanKey);
+  }
+  std::vector<std::string> unreadable;
+  auto records = read_host_records(*store_, &unreadable);
+  for (const auto& u : unreadable) spdlog::warn("ignoring a host record: {}", u);
+  o.hosts = judge_liveness(records, o.now_unix);
+  o.local = observe_local();
+  bool self_listed = false;
+  for (const auto& h : o.hosts) self_listed = self_listed || h.record.name == o.self;
+  if (!self_listed) {  // not registered yet: it counts itself
+    HostRecord me;
+    me.name = o.self;
+    me.peer_url = o.self_peer_url;
+    me.client_url = o.self_client_url;
+    me.ca_sha256 = ca_sha256_;
+    me.data = o.local.data;
+    o.hosts.push_back(HostView{me, true});
+  }
+  o.cluster = observe_cluster(o.hosts, o.local);
+
+  // How long a quorum of the spec's members has been live without a plan (the settle window).
+  int live_same_ca = 0;
+  for (const auto& h : o.hosts) live_same_ca += h.live && h.record.ca_sha256 == ca_sha256_;
+  if (o.spec && !o.plan && live_same_ca >= quorum_of(o.spec->member_count)) {
+    if (!quorum_since_) quorum_since_ = steady_clock::now();
+    o.quorum_seen_seconds = std::chrono::duration_cast<std::chrono::seconds>(steady_clock::now() - *quorum_since_).count();
+  } else {
+    quorum_since_.reset();
+  }
+  return o;
+}
+
+void Controller::record(const std::string& action, const std::string& reason, const std::string& command,
+                        const std::string& outcome) {
+  spdlog::info("auto: {} ({}): {}{}", action, outcome, reason, command.empty() ? "" : "; by hand: " + command);
+  AutoEvent e{to_unix_micros(std::chrono::system_clock::now()), member_.name, action, reason, command, outcome};
+  append_auto_event(*store_, e);
+  if (++events_written_ % 50 == 0) {
+    try {
+      trim_auto_events(*store_, kEventsKept);
+    } catch (const Error& err) {
+      spdlog::warn("could not trim the events in {}: {}", store_->url(), err.what());
+    }
+  }
+}
+
+void Controller::start_planned_member(const ClusterPlan& plan) {
+  write_auto_local_state(member_.config_dir, AutoLocalState{plan.cluster_token, false});
+  LifecycleOptions o = options_.lifecycle;
+  o.member.version = plan.etcd_version;
+  o.release.version = plan.etcd_version;
+  o.initial_cluster = plan.initial_cluster();
+  o.initial_cluster_token = plan.cluster_token;
+  o.static_bootstrap = true;
+  // Every phase but the health wait: the member answers once a quorum of the plan has started,
+  // and this controller goes on ticking (and heartbeating) meanwhile.
+  for (const auto& phase : init_phases()) {
+    if (phase.name != "health") run_init(o, phase.name);
+  }
+}
+
+void Controller::act(const Decision& d, const Observation& o) {
+  // A pause written while this round observed wins over what it decided.
+  if (d.step != Step::kIdle && d.step != Step::kWait && read_pause(*store_)) {
+    spdlog::info("auto: paused while deciding to {}: not acting", step_name(d.step));
+    return;
+  }
+  switch (d.step) {
+    case Step::kIdle:
+    case Step::kWait:
+      if (d.reason != last_wait_reason_) {
+        last_wait_reason_ = d.reason;
+        if (d.step == Step::kWait) {
+          record("wait", d.reason, d.command, "waiting");
+        } else {
+          spdlog::info("auto: {}", d.reason);
+        }
+      }
+      return;
+    case Step::kPlanCluster: {
+      auto& conditional = *capability<ConditionalWrites>(*store_);
+      const std::string text = cluster_plan_json(d.plan);
+      if (conditional.write_if(kAutoPlanKey, text, "")) {
+        record("plan-cluster", d.reason, d.command, "done");
+        return;
+      }
+      auto now = conditional.read_versioned(kAutoPlanKey, 1 << 20);
+      if (now && now->contents == text) {  // ours: the answer to the write was lost
+        record("plan-cluster", d.reason, d.command, "done");
+      } else {
+        spdlog::info("auto: another host planned the cluster first: following its plan");
+      }
+      return;
+    }
+    case Step::kStartPlannedMember:
+      try {
+        start_planned_member(d.plan);
+        record("create-member", d.reason, d.command, "done");
+      } catch (const Error& e) {
+        record("create-member", d.reason, d.command, std::string("failed: ") + e.what());
+        throw;
+      }
+      return;
+    case Step::kStartLocalMember:
+      make_init_system(member_.init_system)->start(member_);
+      record("start-member", d.reason, d.command, "done");
+      return;
+    case Step::kMarkCreated:
+      try {
+        store_->write_small(kEtcdManagerClusterCreatedKey,
+                            etcd_manager_cluster_created_json(to_unix_micros(std::chrono::system_clock::now()) * 1000),
+                            /*overwrite=*/false);
+        record("mark-created", d.reason, d.command, "done");
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::kAlreadyExists) throw;  // another member's controller was first
+      }
+      return;
+  }
+  (void)o;
+}
+
+void Controller::write_host_record(const Observation& o, const Decision& d) {
+  HostRecord h;
+  h.name = member_.name;
+  h.peer_url = member_.peer_url();
+  h.client_url = member_.client_url();
+  h.ca_sha256 = ca_sha256_;
+  h.etcdadm_version = ETCDADM_VERSION;
+  h.data = o.local.data;
+  h.cluster_token = o.local.cluster_token;
+  h.member_id = o.local.member_id;
+  h.etcd_running = o.local.etcd_running;
+  h.waiting_for = d.step == Step::kIdle || d.step == Step::kWait ? d.reason : "";
+  HostRecord compare = h;
+  compare.heartbeat_unix = last_written_.heartbeat_unix;
+  compare.sequence = last_written_.sequence;
+  const bool due = steady_clock::now() - last_heartbeat_ >= options_.heartbeat;
+  if (compare == last_written_ && !due) return;
+  h.heartbeat_unix = unix_now();
+  h.sequence = ++sequence_;
+  store_->write_small(host_record_key(h.name), host_record_json(h), /*overwrite=*/true);
+  last_written_ = h;
+  last_heartbeat_ = steady_clock::now();
+}
+
+Decision Controller::tick() {
+  Observation o = observe();
+  Decision d = decide(o, new_cluster_token());
+  // The record first: a host that registers is counted by the others before it acts.
+  write_host_record(o, d);
+  act(d, o);
+  return d;
+}
+
+void Controller::run() {
+  InterruptibleWork work;
+  spdlog::info("auto: controller of {} on store {} (CA {}...)", member_.name, store_->url(), ca_sha256_.substr(0, 12));
+  while (!interrupted()) {
+    bool settled = false;
+    try {
+      Decision d = tick();
+      settled = d.step == Step::kIdle && d.reason.rfind("member ", 0) == 0;
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::kInterrupted) break;
+      spdlog::warn("auto: this round failed, nothing more is done until the next: {}", e.what());
+    }
+    const auto wait = settled ? options_.idle_interval : options_.interval;
+    for (auto until = steady_clock::now() + wait; steady_clock::now() < until && !interrupted();) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  spdlog::info("auto: stopped ({}); this host's etcd keeps running", interrupt_signal() == 15 ? "SIGTERM" : "SIGINT");
+}
+
+}  // namespace etcdadm

@@ -1,0 +1,86 @@
+// `etcdadm auto`: the controller that runs beside each control-plane host's member. Every tick it
+// observes (the store's spec, plan, pause and host records; this host's data dir and etcd; the
+// cluster through the members' client URLs), asks decide() what to do (controller/decide.h), does
+// it, records it (a log line with the reason and the equivalent command, an event in the store),
+// and writes its own host record (its heartbeat).
+//
+// This host's member is created and started through the lifecycle library (init's phases), so the
+// member is the same one `etcdadm init` would make: same files, same init system, same certificates.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "controller/decide.h"
+#include "etcdadm/lifecycle/init_join.h"
+#include "store/backup_store.h"
+
+namespace etcdadm {
+
+struct ControllerOptions {
+  // This host's member: where it lives, how it runs, where etcd comes from. Its version is the
+  // spec's (a plan's) when the controller creates it.
+  LifecycleOptions lifecycle;
+  std::chrono::milliseconds interval{2000};        // between ticks while something moves
+  std::chrono::milliseconds idle_interval{10000};  // between ticks while all is as the spec says
+  std::chrono::seconds heartbeat{30};              // the host record is rewritten at least this often
+  // A host whose record has not changed for this long, and whose heartbeat is older, is not live.
+  std::chrono::seconds host_timeout{90};
+};
+
+// <config-dir>/etcdadm-auto.json: which plan this host's data dir belongs to, and whether its
+// member has ever started (from then on, empty data means lost data, never a fresh start).
+struct AutoLocalState {
+  std::string cluster_token;
+  bool member_started = false;
+};
+
+class Controller {
+ public:
+  Controller(BackupStore store, ControllerOptions options);
+
+  // One observe-decide-act round; returns what was decided. Errors of the round are thrown (the
+  // loop logs them and tries again next tick: nothing is acted on from a failed observation).
+  Decision tick();
+  // Ticks until SIGINT/SIGTERM (common/interrupt.h).
+  void run();
+
+  Observation observe();
+
+ private:
+  void act(const Decision& d, const Observation& o);
+  void start_planned_member(const ClusterPlan& plan);
+  void write_host_record(const Observation& o, const Decision& d);
+  void record(const std::string& action, const std::string& reason, const std::string& command,
+              const std::string& outcome);
+  LocalView observe_local();
+  ClusterView observe_cluster(const std::vector<HostView>& hosts, const LocalView& local);
+  std::vector<HostView> judge_liveness(const std::vector<HostRecord>& records, int64_t now_unix);
+
+  BackupStore store_;
+  ControllerOptions options_;
+  MemberConfig member_;
+  std::string ca_sha256_;
+  struct Seen {
+    uint64_t sequence = 0;
+    std::chrono::steady_clock::time_point changed;
+  };
+  std::map<std::string, Seen> seen_;  // host -> when its record last changed, as this host saw it
+  std::optional<std::chrono::steady_clock::time_point> quorum_since_;
+  HostRecord last_written_;
+  std::chrono::steady_clock::time_point last_heartbeat_{};
+  uint64_t sequence_ = 0;
+  std::string last_wait_reason_;
+  uint64_t events_written_ = 0;
+};
+
+AutoLocalState read_auto_local_state(const std::string& config_dir);
+void write_auto_local_state(const std::string& config_dir, const AutoLocalState& state);
+
+// SHA-256 (hex) of the CA certificate file: the identity of the cluster's CA in host records and plans.
+std::string ca_fingerprint(const std::string& ca_cert_path);
+
+}  // namespace etcdadm

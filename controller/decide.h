@@ -1,0 +1,104 @@
+// What one controller (`etcdadm auto`) does next, decided from what it observed: a pure function,
+// so every rule is a unit test with known answers (test/unit/controller_decide_test.cc).
+//
+// The rules, in the order they are tried (docs/self-management.md, "Decisions"):
+//   1. paused                                    -> wait (say who paused and why)
+//   2. no spec                                   -> wait (say the seed command)
+//   3. marker present, no member answers, no host holds a member's data
+//                                                -> total loss: wait, say the restore command; never
+//                                                   an empty cluster over a store that had one
+//   4. this host's data is lost                  -> wait to be replaced (never start on empty data)
+//   5. this host is a member and etcd is down    -> start it (a local step: it never changes membership)
+//   6. a plan lists this host, its data is empty, and the cluster does not know this member as started
+//                                                -> start this member from the plan
+//   7. this host's member has a leader and the created marker is missing
+//                                                -> write the marker (create-if-absent)
+//   8. no marker, no plan, no member anywhere, enough live hosts (all the spec's, or a quorum for
+//      longer than the settle window)            -> plan the cluster (conditional write: one plan)
+//   otherwise                                    -> idle or wait, with what for
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "controller/records.h"
+#include "store/etcd_manager.h"
+
+namespace etcdadm {
+
+struct HostView {
+  HostRecord record;
+  bool live = false;  // its record changed lately (sequence seen moving, or a fresh heartbeat)
+};
+
+struct MemberView {
+  uint64_t id = 0;
+  std::string name;  // empty: added but never started
+  std::string peer_url;
+  bool learner = false;
+  bool reachable = false;
+};
+
+// The cluster as the members this host could reach describe it.
+struct ClusterView {
+  bool answered = false;  // some member answered MemberList
+  uint64_t cluster_id = 0;
+  uint64_t leader_id = 0;  // 0: no member reported a leader
+  std::vector<MemberView> members;
+  const MemberView* by_peer_url(const std::string& url) const;
+};
+
+// This host's own member, as its data dir and init system show it.
+struct LocalView {
+  std::string data = "empty";  // "empty", "member", "lost" (HostRecord::data)
+  std::string cluster_token;   // of the plan or init its data came from
+  bool etcd_running = false;
+  uint64_t member_id = 0;  // from its Status, when it answers
+  bool has_leader = false;  // its Status names a leader
+};
+
+struct Observation {
+  std::string self;  // this host's name
+  std::string self_peer_url;
+  std::string self_client_url;
+  std::string ca_sha256;
+  std::string store_url;
+  std::optional<EtcdManagerClusterSpec> spec;
+  AutoSpec auto_spec;
+  std::optional<PauseRecord> pause;
+  bool created_marker = false;
+  std::optional<ClusterPlan> plan;
+  std::vector<HostView> hosts;  // this host's own record among them
+  ClusterView cluster;
+  LocalView local;
+  int64_t now_unix = 0;
+  // How long this controller has seen at least a quorum of live hosts without a plan (0: not now).
+  int64_t quorum_seen_seconds = 0;
+};
+
+enum class Step {
+  kIdle,                // nothing to do; `reason` says what the controller waits for
+  kWait,                // something needs a person or another host; `reason` says what
+  kStartLocalMember,    // start this host's etcd through its init system
+  kStartPlannedMember,  // create this host's member from `plan` (init with the plan's initial cluster)
+  kMarkCreated,         // write etcd-manager's etcd-cluster-created marker (if absent)
+  kPlanCluster,         // write `plan` with a conditional write (absent -> plan)
+};
+const char* step_name(Step step);
+
+struct Decision {
+  Step step = Step::kIdle;
+  std::string reason;
+  std::string command;  // the etcdadm command a person would run for the same effect ("" for none)
+  ClusterPlan plan;     // kStartPlannedMember, kPlanCluster
+};
+
+// quorum of n voters: n / 2 + 1.
+int quorum_of(int members);
+
+// The next step for this host. `new_token` is used as a new plan's cluster token.
+Decision decide(const Observation& o, const std::string& new_token);
+
+}  // namespace etcdadm

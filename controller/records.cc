@@ -1,0 +1,321 @@
+#include "controller/records.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+#include "common/json_fields.h"
+#include "common/timefmt.h"
+#include "etcdadm/member_config.h"
+
+namespace etcdadm {
+
+using json = nlohmann::json;
+
+namespace {
+
+constexpr const char* kSpecFormat = "etcdadm-auto-spec/1";
+constexpr const char* kHostFormat = "etcdadm-auto-host/1";
+constexpr const char* kPlanFormat = "etcdadm-auto-plan/1";
+constexpr const char* kPauseFormat = "etcdadm-auto-pause/1";
+constexpr const char* kEventFormat = "etcdadm-auto-event/1";
+
+// The parsed object, checked to be of `format`: a record of another (newer) format is refused by
+// name, so that an older etcdadm never acts on what it does not understand.
+json parse_object(const std::string& text, const char* format, const std::string& where) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    throw Error(ErrorKind::kCorrupt, where + " is not JSON: " + e.what());
+  }
+  if (!j.is_object()) throw Error(ErrorKind::kCorrupt, where + " is not a JSON object");
+  const std::string got = string_field(j, "format", where);
+  if (got != format) {
+    throw Error(ErrorKind::kCorrupt, where + " has format \"" + got + "\", not \"" + format + "\"",
+                "a newer etcdadm wrote it: run the same etcdadm version on every host");
+  }
+  return j;
+}
+
+void check_name(const std::string& name, const std::string& where) {
+  if (!is_usable_member_name(name)) throw Error(ErrorKind::kCorrupt, where + ": \"" + name + "\" is no usable member name");
+}
+
+// https://host:port, nothing else: these go into etcd's flags and certificates.
+void check_url(const std::string& url, const std::string& where) {
+  bool ok = url.rfind("https://", 0) == 0 && url.size() > 8 && url.size() < 256;
+  for (char c : url) ok = ok && c > ' ' && c < 0x7f && c != ',' && c != '=';
+  if (!ok) throw Error(ErrorKind::kCorrupt, where + ": \"" + url + "\" is no https:// URL");
+}
+
+int64_t positive_seconds(const json& j, const char* key, int64_t fallback, const std::string& where) {
+  auto v = integer_field<int64_t>(j, key, where);
+  if (!v) return fallback;
+  if (*v <= 0 || *v > 365LL * 24 * 3600) throw Error(ErrorKind::kCorrupt, where + ": \"" + key + "\" is out of range");
+  return *v;
+}
+
+}  // namespace
+
+std::string auto_probe_key(const std::string& host) { return std::string(kAutoDir) + "/probes/" + host; }
+
+// ---- spec ----
+
+std::string auto_spec_json(const AutoSpec& s) {
+  json j = {{"format", kSpecFormat},
+            {"replaceAfterSeconds", s.replace_after_seconds},
+            {"bootstrapSettleSeconds", s.bootstrap_settle_seconds}};
+  return j.dump(2) + "\n";
+}
+
+AutoSpec parse_auto_spec(const std::string& text, const std::string& where) {
+  json j = parse_object(text, kSpecFormat, where);
+  AutoSpec s;
+  s.replace_after_seconds = positive_seconds(j, "replaceAfterSeconds", s.replace_after_seconds, where);
+  s.bootstrap_settle_seconds = positive_seconds(j, "bootstrapSettleSeconds", s.bootstrap_settle_seconds, where);
+  return s;
+}
+
+// ---- hosts ----
+
+std::string host_record_key(const std::string& name) { return std::string(kAutoHostsPrefix) + name + ".json"; }
+
+std::string host_record_json(const HostRecord& h) {
+  json j = {{"format", kHostFormat},
+            {"name", h.name},
+            {"peerURL", h.peer_url},
+            {"clientURL", h.client_url},
+            {"caSha256", h.ca_sha256},
+            {"etcdadmVersion", h.etcdadm_version},
+            {"heartbeatUnix", h.heartbeat_unix},
+            {"sequence", h.sequence},
+            {"data", h.data},
+            {"clusterToken", h.cluster_token},
+            {"memberID", h.member_id},
+            {"etcdRunning", h.etcd_running},
+            {"waitingFor", h.waiting_for}};
+  return j.dump(2) + "\n";
+}
+
+HostRecord parse_host_record(const std::string& text, const std::string& where) {
+  json j = parse_object(text, kHostFormat, where);
+  HostRecord h;
+  h.name = required_string(j, "name", where);
+  check_name(h.name, where);
+  h.peer_url = required_string(j, "peerURL", where);
+  check_url(h.peer_url, where);
+  h.client_url = required_string(j, "clientURL", where);
+  check_url(h.client_url, where);
+  h.ca_sha256 = string_field(j, "caSha256", where);
+  h.etcdadm_version = string_field(j, "etcdadmVersion", where);
+  h.heartbeat_unix = integer_field<int64_t>(j, "heartbeatUnix", where).value_or(0);
+  h.sequence = integer_field<uint64_t>(j, "sequence", where).value_or(0);
+  h.data = string_field(j, "data", where);
+  if (h.data != "empty" && h.data != "member" && h.data != "lost") {
+    throw Error(ErrorKind::kCorrupt, where + ": \"data\" is \"" + h.data + "\", not empty, member or lost");
+  }
+  h.cluster_token = string_field(j, "clusterToken", where);
+  h.member_id = integer_field<uint64_t>(j, "memberID", where).value_or(0);
+  h.etcd_running = bool_field(j, "etcdRunning", where);
+  h.waiting_for = string_field(j, "waitingFor", where);
+  return h;
+}
+
+// ---- plan ----
+
+std::string ClusterPlan::initial_cluster() const {
+  std::string out;
+  for (const auto& m : members) out += (out.empty() ? "" : ",") + m.name + "=" + m.peer_url;
+  return out;
+}
+
+const PlannedMember* ClusterPlan::member(const std::string& name) const {
+  for (const auto& m : members) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
+}
+
+std::string cluster_plan_json(const ClusterPlan& p) {
+  json members = json::array();
+  for (const auto& m : p.members) members.push_back({{"name", m.name}, {"peerURL", m.peer_url}, {"clientURL", m.client_url}});
+  json j = {{"format", kPlanFormat},     {"sequence", p.sequence},         {"purpose", p.purpose},
+            {"clusterToken", p.cluster_token}, {"etcdVersion", p.etcd_version}, {"caSha256", p.ca_sha256},
+            {"members", members},         {"writtenBy", p.written_by},     {"writtenUnix", p.written_unix}};
+  return j.dump(2) + "\n";
+}
+
+ClusterPlan parse_cluster_plan(const std::string& text, const std::string& where) {
+  json j = parse_object(text, kPlanFormat, where);
+  ClusterPlan p;
+  p.sequence = required_integer<uint64_t>(j, "sequence", where);
+  p.purpose = required_string(j, "purpose", where);
+  if (p.purpose != "create") {
+    throw Error(ErrorKind::kCorrupt, where + ": purpose \"" + p.purpose + "\" is not one this etcdadm knows",
+                "run the same etcdadm version on every host");
+  }
+  p.cluster_token = required_string(j, "clusterToken", where);
+  check_name(p.cluster_token, where);
+  p.etcd_version = required_string(j, "etcdVersion", where);
+  p.ca_sha256 = string_field(j, "caSha256", where);
+  p.written_by = string_field(j, "writtenBy", where);
+  p.written_unix = integer_field<int64_t>(j, "writtenUnix", where).value_or(0);
+  auto it = j.find("members");
+  if (it == j.end() || !it->is_array() || it->empty() || it->size() > 9) {
+    throw Error(ErrorKind::kCorrupt, where + ": \"members\" must list 1 to 9 members");
+  }
+  for (const auto& m : *it) {
+    if (!m.is_object()) throw Error(ErrorKind::kCorrupt, where + ": a member is not an object");
+    PlannedMember pm{required_string(m, "name", where), required_string(m, "peerURL", where),
+                     required_string(m, "clientURL", where)};
+    check_name(pm.name, where);
+    check_url(pm.peer_url, where);
+    check_url(pm.client_url, where);
+    for (const auto& other : p.members) {
+      if (other.name == pm.name || other.peer_url == pm.peer_url) {
+        throw Error(ErrorKind::kCorrupt, where + ": member " + pm.name + " is listed twice");
+      }
+    }
+    p.members.push_back(std::move(pm));
+  }
+  return p;
+}
+
+// ---- pause ----
+
+std::string pause_record_json(const PauseRecord& p) {
+  json j = {{"format", kPauseFormat}, {"by", p.by}, {"reason", p.reason}, {"sinceUnix", p.since_unix}};
+  return j.dump(2) + "\n";
+}
+
+PauseRecord parse_pause_record(const std::string& text, const std::string& where) {
+  json j = parse_object(text, kPauseFormat, where);
+  return PauseRecord{string_field(j, "by", where), string_field(j, "reason", where),
+                     integer_field<int64_t>(j, "sinceUnix", where).value_or(0)};
+}
+
+// ---- events ----
+
+std::string auto_event_json(const AutoEvent& e) {
+  json j = {{"format", kEventFormat}, {"timeMicros", e.time_micros}, {"host", e.host},     {"action", e.action},
+            {"reason", e.reason},     {"command", e.command},        {"outcome", e.outcome}};
+  return j.dump(2) + "\n";
+}
+
+AutoEvent parse_auto_event(const std::string& text, const std::string& where) {
+  json j = parse_object(text, kEventFormat, where);
+  AutoEvent e;
+  e.time_micros = required_integer<int64_t>(j, "timeMicros", where);
+  e.host = string_field(j, "host", where);
+  e.action = required_string(j, "action", where);
+  e.reason = string_field(j, "reason", where);
+  e.command = string_field(j, "command", where);
+  e.outcome = string_field(j, "outcome", where);
+  return e;
+}
+
+std::string auto_event_key(const AutoEvent& e) {
+  std::tm tm = utc_tm(from_unix_micros(e.time_micros));
+  char stamp[48];
+  std::snprintf(stamp, sizeof(stamp), "%04d%02d%02dT%02d%02d%02d.%06lldZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long long>(((e.time_micros % 1000000) + 1000000) % 1000000));
+  return std::string(kAutoEventsPrefix) + stamp + "-" + e.host + ".json";
+}
+
+// ---- in a store ----
+
+namespace {
+// A listing of `prefix`; none when the store itself does not exist yet (a local directory that
+// `seed` or the first controller creates).
+std::vector<BlobInfo> list_or_none(BlobStore& store, const std::string& prefix) {
+  try {
+    return store.list(prefix);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kNotFound) return {};
+    throw;
+  }
+}
+}  // namespace
+
+
+std::optional<AutoSpec> read_auto_spec(BlobStore& store) {
+  if (!store.stat(kAutoSpecKey)) return std::nullopt;
+  return parse_auto_spec(store.read_small(kAutoSpecKey, 64 << 10), store.url() + "/" + kAutoSpecKey);
+}
+
+void write_auto_spec(BlobStore& store, const AutoSpec& spec) {
+  store.write_small(kAutoSpecKey, auto_spec_json(spec), /*overwrite=*/true);
+}
+
+std::vector<HostRecord> read_host_records(BlobStore& store, std::vector<std::string>* unreadable) {
+  std::vector<HostRecord> out;
+  for (const auto& blob : list_or_none(store, kAutoHostsPrefix)) {
+    const std::string leaf = blob.key.substr(std::string(kAutoHostsPrefix).size());
+    if (leaf.size() < 6 || leaf.compare(leaf.size() - 5, 5, ".json") != 0 || leaf.find('/') != std::string::npos) continue;
+    try {
+      HostRecord h = parse_host_record(store.read_small(blob.key, 64 << 10), store.url() + "/" + blob.key);
+      if (host_record_key(h.name) != blob.key) {
+        throw Error(ErrorKind::kCorrupt, blob.key + " names host " + h.name + ": a record lies about whose it is");
+      }
+      out.push_back(std::move(h));
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::kNotFound) continue;  // deregistered while listing
+      if (e.kind() != ErrorKind::kCorrupt) throw;
+      if (unreadable != nullptr) unreadable->push_back(e.what());
+    }
+  }
+  return out;
+}
+
+std::optional<PauseRecord> read_pause(BlobStore& store) {
+  std::string text;
+  try {
+    text = store.read_small(kAutoPauseKey, 64 << 10);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kNotFound) return std::nullopt;
+    throw;
+  }
+  try {
+    return parse_pause_record(text, store.url() + "/" + kAutoPauseKey);
+  } catch (const Error& e) {
+    // Whatever it says, a pause file is there: someone meant to stop the controllers.
+    return PauseRecord{"?", std::string("unreadable pause file (") + e.what() + ")", 0};
+  }
+}
+
+void append_auto_event(BlobStore& store, const AutoEvent& event) {
+  try {
+    store.write_small(auto_event_key(event), auto_event_json(event), /*overwrite=*/true);
+  } catch (const Error& e) {
+    spdlog::warn("could not record the event in {}: {}", store.url(), e.what());
+  }
+}
+
+std::vector<AutoEvent> read_auto_events(BlobStore& store, size_t limit) {
+  auto blobs = list_or_none(store, kAutoEventsPrefix);
+  if (blobs.size() > limit) blobs.erase(blobs.begin(), blobs.end() - static_cast<std::ptrdiff_t>(limit));
+  std::vector<AutoEvent> out;
+  for (const auto& b : blobs) {
+    try {
+      out.push_back(parse_auto_event(store.read_small(b.key, 64 << 10), store.url() + "/" + b.key));
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kCorrupt && e.kind() != ErrorKind::kNotFound) throw;
+      spdlog::warn("skipping event {}: {}", b.key, e.what());
+    }
+  }
+  return out;
+}
+
+void trim_auto_events(BlobStore& store, size_t keep) {
+  auto blobs = list_or_none(store, kAutoEventsPrefix);
+  if (blobs.size() <= keep) return;
+  std::vector<std::string> doomed;
+  for (size_t i = 0; i + keep < blobs.size(); ++i) doomed.push_back(blobs[i].key);
+  store.remove_many(doomed);
+}
+
+}  // namespace etcdadm

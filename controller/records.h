@@ -1,0 +1,133 @@
+// The records through which the controllers (`etcdadm auto`) of one cluster meet in its backup
+// store, beside etcd-manager's control files (store/etcd_manager.h), all under etcdadm-auto/:
+//
+//   etcdadm-auto/spec.json          AutoSpec: what etcd-manager's spec has no field for
+//   etcdadm-auto/hosts/<name>.json  HostRecord: a host that runs `etcdadm auto`, written by it alone
+//   etcdadm-auto/plan.json          ClusterPlan: the members a new cluster starts with; written only
+//                                   by a conditional write, so two hosts can never plan two clusters
+//   etcdadm-auto/pause.json         PauseRecord: present = no controller acts (`etcdadm auto pause`)
+//   etcdadm-auto/events/<time>-<host>.json
+//                                   AutoEvent: one action taken or refused, with its reason
+//
+// docs/self-management.md is the protocol (versioned, for other tools); every reader treats these
+// files as hostile input (kCorrupt naming the key), like everything else in a store.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/blob_store.h"
+
+namespace etcdadm {
+
+inline constexpr const char* kAutoDir = "etcdadm-auto";
+inline constexpr const char* kAutoSpecKey = "etcdadm-auto/spec.json";
+inline constexpr const char* kAutoHostsPrefix = "etcdadm-auto/hosts/";
+inline constexpr const char* kAutoPlanKey = "etcdadm-auto/plan.json";
+inline constexpr const char* kAutoPauseKey = "etcdadm-auto/pause.json";
+inline constexpr const char* kAutoEventsPrefix = "etcdadm-auto/events/";
+// Where conditional_writes() tries the store's conditions (one key per host: probes never collide).
+std::string auto_probe_key(const std::string& host);
+
+// What the controllers obey beyond etcd-manager's {memberCount, etcdVersion}.
+struct AutoSpec {
+  // A member unhealthy this long is replaced (never when its removal would cost quorum).
+  int64_t replace_after_seconds = 600;
+  // With at least a quorum of the spec's members registered but not all, a new cluster is planned
+  // once this long has passed since quorum was first seen, so that hosts starting a little apart
+  // all become initial members instead of joining one by one.
+  int64_t bootstrap_settle_seconds = 30;
+  bool operator==(const AutoSpec&) const = default;
+};
+std::string auto_spec_json(const AutoSpec& spec);
+AutoSpec parse_auto_spec(const std::string& json, const std::string& where);
+
+// A host's own record, rewritten by it on every heartbeat.
+struct HostRecord {
+  std::string name;          // the member name it runs as (DNS-safe, MemberConfig::complete)
+  std::string peer_url;      // https://<bind>:<peer-port>
+  std::string client_url;    // https://<bind>:<client-port>
+  std::string ca_sha256;     // of the cluster CA certificate it holds: a host with another CA never joins
+  std::string etcdadm_version;
+  int64_t heartbeat_unix = 0;  // its clock (a hint: liveness is judged by `sequence` changing too)
+  uint64_t sequence = 0;       // +1 on every write, so a reader sees it alive whatever the clocks say
+  // What its data dir holds: "empty", "member" (of the cluster whose initial token is
+  // `cluster_token`), or "lost" (it was a member and its data is gone: it waits to be replaced).
+  std::string data = "empty";
+  std::string cluster_token;
+  uint64_t member_id = 0;  // its member's ID when it runs one
+  bool etcd_running = false;
+  std::string waiting_for;  // what its controller waits for, "" when nothing
+  bool operator==(const HostRecord&) const = default;
+};
+std::string host_record_json(const HostRecord& host);
+HostRecord parse_host_record(const std::string& json, const std::string& where);
+std::string host_record_key(const std::string& name);
+
+struct PlannedMember {
+  std::string name;
+  std::string peer_url;
+  std::string client_url;
+  bool operator==(const PlannedMember&) const = default;
+};
+
+// The members a new cluster starts with, all at once (etcd's static bootstrap). Each listed host
+// starts its member from it; the one that first sees a leader writes etcd-manager's
+// etcd-cluster-created marker. `sequence` is the plan's fencing token: a plan replaces another only
+// through a conditional write against the version it read, with a higher sequence, and a host
+// never acts on a plan with a lower sequence than one it acted on before.
+struct ClusterPlan {
+  uint64_t sequence = 1;
+  std::string purpose = "create";
+  std::string cluster_token;  // --initial-cluster-token, unique per plan
+  std::string etcd_version;
+  std::string ca_sha256;
+  std::vector<PlannedMember> members;
+  std::string written_by;
+  int64_t written_unix = 0;
+  // "name1=peer1,name2=peer2": etcd's --initial-cluster.
+  std::string initial_cluster() const;
+  const PlannedMember* member(const std::string& name) const;
+  bool operator==(const ClusterPlan&) const = default;
+};
+std::string cluster_plan_json(const ClusterPlan& plan);
+ClusterPlan parse_cluster_plan(const std::string& json, const std::string& where);
+
+struct PauseRecord {
+  std::string by;      // user@host
+  std::string reason;  // "" when none given
+  int64_t since_unix = 0;
+};
+std::string pause_record_json(const PauseRecord& pause);
+PauseRecord parse_pause_record(const std::string& json, const std::string& where);
+
+// One action a controller took, or found unsafe and left to a person.
+struct AutoEvent {
+  int64_t time_micros = 0;
+  std::string host;
+  std::string action;   // "plan-cluster", "start-member", "mark-created", "wait", ...
+  std::string reason;   // why (or why not)
+  std::string command;  // the etcdadm command line a person would run for the same effect
+  std::string outcome;  // "done", "failed: ...", "refused"
+};
+std::string auto_event_json(const AutoEvent& event);
+AutoEvent parse_auto_event(const std::string& json, const std::string& where);
+// etcdadm-auto/events/<UTC yyyymmddThhmmss.uuuuuu>Z-<host>.json: key order is time order.
+std::string auto_event_key(const AutoEvent& event);
+
+// ---- in a store ----
+std::optional<AutoSpec> read_auto_spec(BlobStore& store);
+void write_auto_spec(BlobStore& store, const AutoSpec& spec);
+// Every host record; one that does not parse is left out and named in `unreadable`.
+std::vector<HostRecord> read_host_records(BlobStore& store, std::vector<std::string>* unreadable);
+std::optional<PauseRecord> read_pause(BlobStore& store);
+// Appends an event; never throws (a store that refuses it is logged: the action itself stands).
+void append_auto_event(BlobStore& store, const AutoEvent& event);
+// The newest `limit` events, oldest first.
+std::vector<AutoEvent> read_auto_events(BlobStore& store, size_t limit);
+// Removes all but the newest `keep` events.
+void trim_auto_events(BlobStore& store, size_t keep);
+
+}  // namespace etcdadm

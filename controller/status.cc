@@ -1,0 +1,146 @@
+#include "controller/status.h"
+
+#include <chrono>
+#include <sstream>
+
+#include "common/error.h"
+#include "common/timefmt.h"
+#include "controller/decide.h"
+
+namespace etcdadm {
+
+using json = nlohmann::json;
+
+namespace {
+
+std::string heard_ago(int64_t now_unix, int64_t then_unix) {
+  if (then_unix <= 0) return "never";
+  const int64_t d = now_unix - then_unix;
+  if (d < 0) return "in " + format_duration_short(std::chrono::seconds(-d)) + " (clock ahead)";
+  return format_duration_short(std::chrono::seconds(d)) + " ago";
+}
+
+std::string time_of(int64_t unix_seconds) {
+  return unix_seconds > 0 ? format_rfc3339_seconds(std::chrono::system_clock::from_time_t(unix_seconds)) : "";
+}
+
+}  // namespace
+
+AutoStatus read_auto_status(BlobStore& store, size_t events) {
+  AutoStatus s;
+  s.store_url = store.url();
+  s.now_unix = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  s.spec = read_etcd_manager_cluster_spec(store);
+  s.auto_spec = read_auto_spec(store).value_or(AutoSpec{});
+  s.created_nanos = read_etcd_manager_cluster_created(store);
+  if (store.stat(kAutoPlanKey)) {
+    try {
+      s.plan = parse_cluster_plan(store.read_small(kAutoPlanKey, 1 << 20), s.store_url + "/" + kAutoPlanKey);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kCorrupt) throw;
+      s.unreadable.push_back(e.what());
+    }
+  }
+  s.pause = read_pause(store);
+  s.hosts = read_host_records(store, &s.unreadable);
+  if (events > 0) s.events = read_auto_events(store, events);
+  return s;
+}
+
+json auto_status_json(const AutoStatus& s) {
+  json hosts = json::array();
+  for (const auto& h : s.hosts) {
+    hosts.push_back({{"name", h.name},
+                     {"peerURL", h.peer_url},
+                     {"clientURL", h.client_url},
+                     {"data", h.data},
+                     {"memberID", h.member_id},
+                     {"etcdRunning", h.etcd_running},
+                     {"waitingFor", h.waiting_for},
+                     {"heartbeat", time_of(h.heartbeat_unix)},
+                     {"heartbeatAgeSeconds", h.heartbeat_unix > 0 ? json(s.now_unix - h.heartbeat_unix) : json(nullptr)},
+                     {"caSha256", h.ca_sha256},
+                     {"etcdadmVersion", h.etcdadm_version}});
+  }
+  json events = json::array();
+  for (const auto& e : s.events) {
+    events.push_back({{"time", format_rfc3339_micros(from_unix_micros(e.time_micros))},
+                      {"host", e.host},
+                      {"action", e.action},
+                      {"reason", e.reason},
+                      {"command", e.command},
+                      {"outcome", e.outcome}});
+  }
+  json plan = nullptr;
+  if (s.plan) {
+    json members = json::array();
+    for (const auto& m : s.plan->members) members.push_back(m.name);
+    plan = {{"sequence", s.plan->sequence}, {"purpose", s.plan->purpose}, {"members", members},
+            {"etcdVersion", s.plan->etcd_version}, {"writtenBy", s.plan->written_by}, {"written", time_of(s.plan->written_unix)}};
+  }
+  return {{"store", s.store_url},
+          {"spec", s.spec ? json{{"memberCount", s.spec->member_count}, {"etcdVersion", s.spec->etcd_version}} : json(nullptr)},
+          {"replaceAfterSeconds", s.auto_spec.replace_after_seconds},
+          {"clusterCreated", s.created_nanos.has_value()},
+          {"plan", plan},
+          {"paused", s.pause ? json{{"by", s.pause->by}, {"reason", s.pause->reason}, {"since", time_of(s.pause->since_unix)}} : json(nullptr)},
+          {"hosts", hosts},
+          {"unreadable", s.unreadable},
+          {"events", events}};
+}
+
+std::string auto_status_text(const AutoStatus& s) {
+  std::ostringstream out;
+  out << "Store:    " << s.store_url << "\n";
+  out << "Spec:     " << (s.spec ? std::to_string(s.spec->member_count) + " members of etcd " + s.spec->etcd_version
+                                  : std::string("none (etcdadm seed writes one)"))
+      << "\n";
+  out << "Created:  " << (s.created_nanos ? "yes" : "no (the controllers create a cluster once enough hosts are live)") << "\n";
+  if (s.plan) {
+    std::string names;
+    for (const auto& m : s.plan->members) names += (names.empty() ? "" : ", ") + m.name;
+    out << "Plan:     " << s.plan->sequence << " (" << s.plan->purpose << "): " << names << ", by " << s.plan->written_by
+        << " " << heard_ago(s.now_unix, s.plan->written_unix) << "\n";
+  }
+  if (s.pause) {
+    out << "PAUSED    by " << s.pause->by << " " << heard_ago(s.now_unix, s.pause->since_unix)
+        << (s.pause->reason.empty() ? "" : ": " + s.pause->reason) << " (etcdadm auto resume)\n";
+  }
+  out << "Hosts:    " << s.hosts.size() << "\n";
+  for (const auto& h : s.hosts) {
+    out << "  " << h.name << "  " << h.peer_url << "  data " << h.data << (h.etcd_running ? ", etcd running" : ", etcd not running")
+        << ", heard " << heard_ago(s.now_unix, h.heartbeat_unix) << "\n";
+    if (!h.waiting_for.empty()) out << "      " << h.waiting_for << "\n";
+  }
+  for (const auto& u : s.unreadable) out << "  unreadable: " << u << "\n";
+  if (!s.events.empty()) out << "Last events:\n";
+  for (const auto& e : s.events) {
+    out << "  " << format_rfc3339_seconds(from_unix_micros(e.time_micros)) << "  " << e.host << "  " << e.action << " ("
+        << e.outcome << "): " << e.reason << "\n";
+    if (!e.command.empty()) out << "      by hand: " << e.command << "\n";
+  }
+  return out.str();
+}
+
+std::string seed_effect(const AutoStatus& s, const std::optional<EtcdManagerClusterSpec>& before,
+                        const EtcdManagerClusterSpec& after) {
+  if (s.pause) return "paused (by " + s.pause->by + "): nothing happens until `etcdadm auto resume`";
+  if (!s.created_nanos && !s.plan) {
+    const int q = quorum_of(after.member_count);
+    return "no cluster yet: once " + std::to_string(q) + " of " + std::to_string(after.member_count) +
+           " hosts run `etcdadm auto` (" + std::to_string(s.hosts.size()) +
+           " registered now), they create one of etcd " + after.etcd_version;
+  }
+  std::string out;
+  if (before && before->member_count != after.member_count) {
+    out = "resize from " + std::to_string(before->member_count) + " to " + std::to_string(after.member_count) +
+          " members, one change at a time (not automated yet in this release: use etcdadm join / reset)";
+  }
+  if (before && before->etcd_version != after.etcd_version) {
+    out += std::string(out.empty() ? "" : "; ") + "version change " + before->etcd_version + " -> " + after.etcd_version +
+           " (not automated yet in this release: use etcdadm upgrade apply on each host, leader last)";
+  }
+  return out.empty() ? "nothing changes" : out;
+}
+
+}  // namespace etcdadm

@@ -1,0 +1,42 @@
+// What `etcdadm auto status` and `etcdadm seed` show, read from the store alone (no member is
+// asked: status works from any machine with the store's credentials, the cluster up or down): the
+// spec, whether a cluster was created, the plan, the pause, every host with what it last reported
+// (its data, its etcd, what it waits for), and the last events.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "controller/records.h"
+#include "store/blob_store.h"
+#include "store/etcd_manager.h"
+
+namespace etcdadm {
+
+struct AutoStatus {
+  std::string store_url;
+  std::optional<EtcdManagerClusterSpec> spec;
+  AutoSpec auto_spec;
+  std::optional<int64_t> created_nanos;  // etcd-cluster-created (0 inside: no time recorded)
+  std::optional<ClusterPlan> plan;
+  std::optional<PauseRecord> pause;
+  std::vector<HostRecord> hosts;
+  std::vector<std::string> unreadable;  // records that do not parse, and why
+  std::vector<AutoEvent> events;        // oldest first
+  int64_t now_unix = 0;
+};
+
+// Reads everything the controllers share (and the last `events` events).
+AutoStatus read_auto_status(BlobStore& store, size_t events);
+nlohmann::json auto_status_json(const AutoStatus& status);
+std::string auto_status_text(const AutoStatus& status);
+
+// What the controllers will do about a spec changed from `before` to `after`, in a sentence.
+std::string seed_effect(const AutoStatus& status, const std::optional<EtcdManagerClusterSpec>& before,
+                        const EtcdManagerClusterSpec& after);
+
+}  // namespace etcdadm

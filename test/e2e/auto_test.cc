@@ -1,0 +1,247 @@
+// `etcdadm seed` and `etcdadm auto` end to end: hosts as processes, each with its own loopback
+// address (127.0.0.11, .12, ...) and dirs, sharing a store in a local directory, creating and
+// keeping a cluster of real etcd members; etcdctl (through the wrapper each member's etcdctl phase
+// writes) and the store's own files are the oracles.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+
+#include "common/fs.h"
+#include "common/subprocess.h"
+#include "controller/records.h"
+#include "store/backend/local/local_store.h"
+#include "store/etcd_manager.h"
+#include "test/support/lifecycle_fixture.h"
+
+namespace etcdadm::test {
+namespace {
+
+using namespace std::chrono_literals;
+using json = nlohmann::json;
+
+class Auto : public LifecycleFixture {
+ protected:
+  void SetUp() override {
+    LifecycleFixture::SetUp();
+    store_ = dir_ / "store";
+  }
+
+  void TearDown() override {
+    for (auto& [name, p] : autos_) p.stop(5000ms);
+    LifecycleFixture::TearDown();
+  }
+
+  std::string address(const Host& h) const { return "127.0.0." + std::to_string(10 + (&h - hosts_.data()) + 1); }
+
+  std::vector<std::string> auto_flags(const Host& h) const {
+    auto flags = member_flags(h);
+    auto it = std::find(flags.begin(), flags.end(), "--bind-address");
+    *(it + 1) = address(h);
+    return flags;
+  }
+
+  // The cluster CA made once, on the first host, and copied to the others (what an operator or
+  // kops does before starting the controllers).
+  void make_ca() {
+    std::vector<std::string> args = {"init", "phase", "certificates"};
+    auto f = auto_flags(hosts_[0]);
+    args.insert(args.end(), f.begin(), f.end());
+    auto r = etcdadm(args);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    for (size_t i = 1; i < hosts_.size(); ++i) copy_ca(hosts_[0], hosts_[i]);
+  }
+
+  void seed(int members) {
+    auto r = etcdadm({"seed", "--store", store_, "--members", std::to_string(members), "--version", release_.version});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+
+  void start_auto(const Host& h) {
+    std::vector<std::string> argv = {ETCDADM_BIN, "auto", "--store", store_, "--interval", "1s", "--heartbeat", "5s"};
+    auto f = auto_flags(h);
+    argv.insert(argv.end(), f.begin(), f.end());
+    RunOptions ro;
+    ro.env["ETCDADM_CATALOG"] = dir_ / ("catalog-" + h.name + ".db");
+    autos_[h.name] = ChildProcess::start(argv, log_of(h), ro);
+  }
+  std::string log_of(const Host& h) const { return dir_ / ("auto-" + h.name + ".log"); }
+  std::string logs() const {
+    std::string out;
+    for (const auto& h : hosts_) {
+      if (path_exists(log_of(h))) out += "---- " + h.name + "\n" + read_file(log_of(h));
+    }
+    return out;
+  }
+
+  std::vector<HostRecord> host_records() {
+    LocalStore s(store_);
+    if (!path_exists(store_)) return {};
+    return read_host_records(s, nullptr);
+  }
+
+  std::vector<AutoEvent> events() {
+    LocalStore s(store_);
+    return read_auto_events(s, 500);
+  }
+
+  // Until `check` holds (polling every 250 ms), or fails the test with every host's log.
+  bool eventually(std::chrono::seconds timeout, const std::function<bool()>& check, const std::string& what) {
+    for (auto until = std::chrono::steady_clock::now() + timeout; std::chrono::steady_clock::now() < until;) {
+      if (check()) return true;
+      std::this_thread::sleep_for(250ms);
+    }
+    ADD_FAILURE() << what << " did not happen within " << timeout.count() << " s\n" << logs();
+    return false;
+  }
+
+  // Every host's member started, answering, in one cluster of `count` started members.
+  bool one_healthy_cluster(size_t count) {
+    std::set<std::string> cluster_ids;
+    for (size_t i = 0; i < count; ++i) {
+      const Host& h = hosts_[i];
+      if (!path_exists(h.etcdctl_wrapper())) return false;
+      auto r = etcdctl(h, {"endpoint", "status", "-w", "json"});
+      if (r.exit_code != 0) return false;
+      auto j = json::parse(r.output.substr(r.output.find_first_of("[{")));
+      if (j.is_array()) j = j[0];
+      if (j["Status"]["leader"].get<uint64_t>() == 0) return false;
+      cluster_ids.insert(std::to_string(j["Status"]["header"]["cluster_id"].get<uint64_t>()));
+      auto list = etcdctl(h, {"member", "list", "-w", "json"});
+      if (list.exit_code != 0) return false;
+      auto members = json::parse(list.output.substr(list.output.find('{')))["members"];
+      if (members.size() != count) return false;
+      for (const auto& m : members) {
+        if (!m.contains("name") || m["name"].get<std::string>().empty()) return false;  // one not started yet
+      }
+    }
+    return cluster_ids.size() == 1;
+  }
+
+  void bootstrap_three() {
+    ASSERT_NO_FATAL_FAILURE(make_ca());
+    ASSERT_NO_FATAL_FAILURE(seed(3));
+    std::random_device rd;
+    const unsigned seed = rd();
+    std::mt19937 rng(seed);
+    std::vector<size_t> order = {0, 1, 2};
+    std::shuffle(order.begin(), order.end(), rng);
+    std::string described;
+    for (size_t i : order) {
+      start_auto(hosts_[i]);
+      const auto delay = std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 1500)(rng));
+      described += hosts_[i].name + " then " + std::to_string(delay.count()) + " ms; ";
+      std::this_thread::sleep_for(delay);
+    }
+    SCOPED_TRACE("start order (seed " + std::to_string(seed) + "): " + described);
+    const auto last_registered = std::chrono::steady_clock::now();
+    ASSERT_TRUE(eventually(90s, [&] { return one_healthy_cluster(3); }, "one healthy cluster of three"));
+    std::cout << "bootstrap: one cluster of three "
+              << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - last_registered).count()
+              << " ms after the last host started\n";
+  }
+
+  std::string store_;
+  std::map<std::string, ChildProcess> autos_;
+};
+
+TEST_F(Auto, ThreeHostsStartedInRandomOrderMakeOneClusterPlannedOnceAndMarkedCreated) {
+  ASSERT_NO_FATAL_FAILURE(bootstrap_three());
+  LocalStore store(store_);
+  // etcd-manager's marker: from now on, no member anywhere means a total loss, not "no cluster yet".
+  EXPECT_TRUE(eventually(30s, [&] { return read_etcd_manager_cluster_created(store).has_value(); }, "the created marker"));
+  // The three raced to plan; the store's conditional write let exactly one through.
+  int plans = 0;
+  for (const auto& e : events()) plans += e.action == "plan-cluster" && e.outcome == "done";
+  EXPECT_EQ(plans, 1) << logs();
+  auto plan = parse_cluster_plan(store.read_small(kAutoPlanKey), "plan");
+  EXPECT_EQ(plan.members.size(), 3u);
+  EXPECT_EQ(plan.etcd_version, release_.version);
+  for (const auto& h : hosts_) {
+    const PlannedMember* m = plan.member(h.name);
+    ASSERT_NE(m, nullptr) << h.name;
+    EXPECT_EQ(m->peer_url, "https://" + address(h) + ":" + std::to_string(h.peer_port));
+  }
+
+  // Every host's own address: its member's peer URL in the cluster is the one it registered.
+  auto members = member_list(hosts_[0]);
+  std::set<std::string> peers;
+  for (const auto& m : members) peers.insert(m["peerURLs"][0].get<std::string>());
+  for (const auto& h : hosts_) {
+    EXPECT_TRUE(peers.count("https://" + address(h) + ":" + std::to_string(h.peer_port))) << h.name;
+  }
+
+  // `auto status` from the store alone: three hosts, each a member with etcd running.
+  EXPECT_TRUE(eventually(20s, [&] {
+    auto r = etcdadm({"auto", "status", "--store", store_, "-o", "json"});
+    if (r.exit_code != 0) return false;
+    auto j = json::parse(r.output.substr(r.output.find('{')));
+    if (!j["clusterCreated"].get<bool>() || j["hosts"].size() != 3) return false;
+    for (const auto& h : j["hosts"]) {
+      if (h["data"] != "member" || !h["etcdRunning"].get<bool>()) return false;
+    }
+    return true;
+  }, "auto status showing three running members"));
+  auto text = etcdadm({"auto", "status", "--store", store_});
+  EXPECT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("plan-cluster (done)"), std::string::npos) << text.output;
+}
+
+// A member's etcd killed is started again by its controller; a paused store stops that; and after
+// a total loss (every etcd killed, every data dir wiped) no controller creates a cluster: each
+// says so with the restore command.
+TEST_F(Auto, AKilledMemberIsRestartedAPauseHoldsAndATotalLossWaitsForARestore) {
+  ASSERT_NO_FATAL_FAILURE(bootstrap_three());
+  const Host& h2 = hosts_[1];
+  const std::string pid_file = h2.conf() + "/etcd.pid";
+  const int pid = std::stoi(read_file(pid_file));
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  EXPECT_TRUE(eventually(30s, [&] {
+    return path_exists(pid_file) && std::stoi(read_file(pid_file)) != pid && one_healthy_cluster(3);
+  }, "the killed member running again"));
+  bool restarted = false;
+  for (const auto& e : events()) restarted = restarted || (e.action == "start-member" && e.host == h2.name);
+  EXPECT_TRUE(restarted) << logs();
+
+  // Paused: nothing is restarted, and every controller says why.
+  auto paused = etcdadm({"auto", "pause", "--store", store_, "--reason", "wiping the disks"});
+  ASSERT_EQ(paused.exit_code, 0) << paused.output;
+  EXPECT_TRUE(eventually(20s, [&] {
+    auto records = host_records();
+    return records.size() == 3 && std::all_of(records.begin(), records.end(), [](const HostRecord& r) {
+             return r.waiting_for.find("paused by") != std::string::npos && r.waiting_for.find("wiping the disks") != std::string::npos;
+           });
+  }, "every host reporting the pause"));
+  for (const auto& h : hosts_) stop_pid_file(h.conf() + "/etcd.pid", bin() + "/etcd", 0ms);
+  for (const auto& h : hosts_) {
+    remove_all(h.data());
+    make_dirs(h.data(), 0700);
+  }
+  std::this_thread::sleep_for(3s);  // three rounds of each controller: none restarts anything
+  for (const auto& h : hosts_) EXPECT_FALSE(path_exists(h.conf() + "/etcd.pid") && running_pid(h.conf() + "/etcd.pid", bin() + "/etcd") > 0) << h.name;
+
+  auto resumed = etcdadm({"auto", "resume", "--store", store_});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_TRUE(eventually(20s, [&] {
+    auto records = host_records();
+    return records.size() == 3 && std::all_of(records.begin(), records.end(), [](const HostRecord& r) {
+             return r.data == "lost" && r.waiting_for.rfind("total loss", 0) == 0;
+           });
+  }, "every host reporting the total loss"));
+  // Nothing was created over it: no etcd runs, every data dir is still empty, the plan is the first.
+  std::this_thread::sleep_for(3s);
+  for (const auto& h : hosts_) {
+    EXPECT_EQ(running_pid(h.conf() + "/etcd.pid", bin() + "/etcd"), 0) << h.name;
+    EXPECT_TRUE(is_empty_data_dir(h.data())) << h.name;
+  }
+  LocalStore store(store_);
+  EXPECT_EQ(parse_cluster_plan(store.read_small(kAutoPlanKey), "plan").sequence, 1u);
+  auto status = etcdadm({"auto", "status", "--store", store_});
+  EXPECT_NE(status.output.find("etcdadm etcd-manager restore-backup latest --store"), std::string::npos) << status.output;
+}
+
+}  // namespace
+}  // namespace etcdadm::test

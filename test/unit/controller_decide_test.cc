@@ -1,0 +1,224 @@
+// The controller's decisions (controller/decide.h) with known answers, and its records
+// (controller/records.h) as hostile input.
+#include <gtest/gtest.h>
+
+#include "common/error.h"
+#include "controller/decide.h"
+#include "controller/records.h"
+
+namespace etcdadm {
+namespace {
+
+constexpr const char* kCa = "ca0000000000000000000000000000000000000000000000000000000000000a";
+
+HostView host(const std::string& name, bool live = true, const std::string& data = "empty") {
+  HostView h;
+  h.record.name = name;
+  h.record.peer_url = "https://10.0.0." + std::to_string(name.back() - '0') + ":2380";
+  h.record.client_url = "https://10.0.0." + std::to_string(name.back() - '0') + ":2379";
+  h.record.ca_sha256 = kCa;
+  h.record.data = data;
+  h.live = live;
+  return h;
+}
+
+// Host h1 of a store seeded for 3 members of 3.5.17, nothing else yet.
+Observation fresh(int hosts_live = 1) {
+  Observation o;
+  o.self = "h1";
+  o.self_peer_url = "https://10.0.0.1:2380";
+  o.self_client_url = "https://10.0.0.1:2379";
+  o.ca_sha256 = kCa;
+  o.store_url = "s3://b/c";
+  o.spec = EtcdManagerClusterSpec{3, "3.5.17"};
+  o.now_unix = 1800000000;
+  for (int i = 1; i <= hosts_live; ++i) o.hosts.push_back(host("h" + std::to_string(i)));
+  return o;
+}
+
+ClusterPlan plan_of(std::initializer_list<const char*> names) {
+  ClusterPlan p;
+  p.cluster_token = "etcd-auto-0123456789abcdef";
+  p.etcd_version = "3.5.17";
+  p.ca_sha256 = kCa;
+  for (const char* n : names) {
+    HostView h = host(n);
+    p.members.push_back({h.record.name, h.record.peer_url, h.record.client_url});
+  }
+  return p;
+}
+
+TEST(ControllerDecide, AQuorumOfHostsPlansOnceAllAreThereOrTheSettleWindowPassed) {
+  Observation o = fresh(1);
+  Decision d = decide(o, "etcd-auto-t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_NE(d.reason.find("1 of the spec's 3 hosts are registered and live; a new cluster needs at least 2"), std::string::npos) << d.reason;
+
+  o = fresh(2);  // a quorum, but not all: wait for the third within the settle window
+  d = decide(o, "etcd-auto-t");
+  EXPECT_EQ(d.step, Step::kIdle);
+  EXPECT_NE(d.reason.find("waiting up to 30 s more"), std::string::npos) << d.reason;
+  o.quorum_seen_seconds = 30;  // the window passed: plan with the two
+  d = decide(o, "etcd-auto-t");
+  ASSERT_EQ(d.step, Step::kPlanCluster);
+  EXPECT_EQ(d.plan.initial_cluster(), "h1=https://10.0.0.1:2380,h2=https://10.0.0.2:2380");
+
+  o = fresh(3);
+  d = decide(o, "etcd-auto-t");
+  ASSERT_EQ(d.step, Step::kPlanCluster) << d.reason;
+  EXPECT_EQ(d.plan.sequence, 1u);
+  EXPECT_EQ(d.plan.cluster_token, "etcd-auto-t");
+  EXPECT_EQ(d.plan.etcd_version, "3.5.17");
+  EXPECT_EQ(d.plan.members.size(), 3u);
+  EXPECT_EQ(d.command,
+            "etcdadm init --initial-cluster h1=https://10.0.0.1:2380,h2=https://10.0.0.2:2380,h3=https://10.0.0.3:2380 "
+            "--initial-cluster-token etcd-auto-t (on each of h1, h2, h3)");
+}
+
+TEST(ControllerDecide, ThePlanTakesLiveHostsOfThisCaByNameAndNoMoreThanTheSpec) {
+  Observation o = fresh(0);
+  for (const char* n : {"h5", "h1", "h4", "h2", "h3"}) o.hosts.push_back(host(n));
+  o.hosts[3].live = false;                      // h2: not heard from
+  o.hosts[4].record.ca_sha256 = "another-ca";  // h3: another CA
+  Decision d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kPlanCluster) << d.reason;
+  EXPECT_EQ(d.plan.initial_cluster(), "h1=https://10.0.0.1:2380,h4=https://10.0.0.4:2380,h5=https://10.0.0.5:2380");
+  EXPECT_NE(d.reason.find("hosts with another CA, never planned with this one: h3"), std::string::npos) << d.reason;
+  EXPECT_NE(d.reason.find("hosts not heard from lately: h2"), std::string::npos) << d.reason;
+}
+
+TEST(ControllerDecide, APlannedHostStartsItsMemberOnlyBeforeCreationOrWhenTheClusterStillWaitsForIt) {
+  Observation o = fresh(3);
+  o.plan = plan_of({"h1", "h2", "h3"});
+  Decision d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kStartPlannedMember) << d.reason;
+  EXPECT_EQ(d.plan, *o.plan);
+  EXPECT_EQ(d.command.rfind("etcdadm init --initial-cluster h1=", 0), 0u) << d.command;
+
+  // Created without this host, which started late: its member is still unstarted (no name).
+  o.created_marker = true;
+  o.hosts[1].record.data = "member";
+  o.cluster.answered = true;
+  o.cluster.members = {{1, "", "https://10.0.0.1:2380"}, {2, "h2", "https://10.0.0.2:2380"}, {3, "h3", "https://10.0.0.3:2380"}};
+  EXPECT_EQ(decide(o, "t").step, Step::kStartPlannedMember);
+  // Its member was replaced meanwhile: the plan is history for it.
+  o.cluster.members[0].peer_url = "https://10.0.0.9:2380";
+  EXPECT_EQ(decide(o, "t").step, Step::kIdle);
+  // A plan for another CA is refused.
+  o = fresh(3);
+  o.plan = plan_of({"h1", "h2", "h3"});
+  o.plan->ca_sha256 = "another-ca";
+  d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_NE(d.reason.find("for another CA"), std::string::npos) << d.reason;
+}
+
+TEST(ControllerDecide, TotalLossWaitsForARestoreAndNeverPlansAnEmptyCluster) {
+  Observation o = fresh(3);
+  o.created_marker = true;
+  o.plan = plan_of({"h1", "h2", "h3"});
+  for (auto& h : o.hosts) h.record.data = "lost";
+  o.local.data = "lost";
+  Decision d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_EQ(d.reason.rfind("total loss", 0), 0u) << d.reason;
+  EXPECT_EQ(d.command, "etcdadm etcd-manager restore-backup latest --store s3://b/c (then every host's controller restores the same backup)");
+  // Without a plan (etcd-manager created it), and with every data dir empty: the same.
+  o.plan.reset();
+  for (auto& h : o.hosts) h.record.data = "empty";
+  o.local.data = "empty";
+  EXPECT_EQ(decide(o, "t").reason.rfind("total loss", 0), 0u);
+  // One host still holds a member's data: not a total loss, no plan either.
+  o.hosts[2].record.data = "member";
+  d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_NE(d.reason.find("waiting for a quorum of them to come back"), std::string::npos) << d.reason;
+}
+
+TEST(ControllerDecide, NoMarkerButDataSomewhereIsNeverPlannedOver) {
+  Observation o = fresh(3);
+  o.hosts[1].record.data = "member";
+  Decision d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_NE(d.reason.find("hosts hold member data (h2 (member))"), std::string::npos) << d.reason;
+}
+
+TEST(ControllerDecide, LocalStepsAndTheMarker) {
+  Observation o = fresh(3);
+  o.plan = plan_of({"h1", "h2", "h3"});
+  o.local.data = "member";
+  EXPECT_EQ(decide(o, "t").step, Step::kStartLocalMember);
+  o.local.etcd_running = true;
+  o.cluster.answered = true;
+  EXPECT_EQ(decide(o, "t").step, Step::kIdle);  // no leader yet
+  o.local.has_leader = true;
+  EXPECT_EQ(decide(o, "t").step, Step::kMarkCreated);
+  o.created_marker = true;
+  EXPECT_EQ(decide(o, "t").step, Step::kIdle);
+  // Lost data is never started, whatever else holds.
+  o.local.data = "lost";
+  o.local.etcd_running = false;
+  o.hosts[1].record.data = "member";
+  Decision d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_EQ(d.command.rfind("etcdadm join --replace h1", 0), 0u) << d.command;
+}
+
+TEST(ControllerDecide, PauseAndMissingSpecComeFirst) {
+  Observation o = fresh(3);
+  o.pause = PauseRecord{"ops@bastion", "disk swap", 0};
+  Decision d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_EQ(d.reason, "paused by ops@bastion (disk swap): no controller acts");
+  EXPECT_EQ(d.command, "etcdadm auto resume --store s3://b/c");
+  o.pause.reset();
+  o.spec.reset();
+  d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_EQ(d.command, "etcdadm seed --store s3://b/c --members 3 --version <etcd version>");
+}
+
+TEST(ControllerRecords, RoundTripAndHostileInputIsRefusedByName) {
+  ClusterPlan p = plan_of({"h1", "h2"});
+  p.written_by = "h1";
+  p.written_unix = 1800000000;
+  EXPECT_EQ(parse_cluster_plan(cluster_plan_json(p), "plan"), p);
+  HostRecord h = host("h3").record;
+  h.sequence = 7;
+  h.data = "member";
+  h.member_id = 0xdeadbeef;
+  EXPECT_EQ(parse_host_record(host_record_json(h), "host"), h);
+  AutoSpec s{120, 5};
+  EXPECT_EQ(parse_auto_spec(auto_spec_json(s), "spec"), s);
+
+  auto corrupt = [](const std::function<void()>& f, const std::string& expected) {
+    try {
+      f();
+      ADD_FAILURE() << "expected kCorrupt: " << expected;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kCorrupt);
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  };
+  std::string j = cluster_plan_json(p);
+  corrupt([&] { parse_cluster_plan("{", "plan"); }, "plan is not JSON");
+  corrupt([&] { parse_cluster_plan(R"({"format":"etcdadm-auto-plan/2"})", "plan"); }, "not \"etcdadm-auto-plan/1\"");
+  corrupt([&] { parse_cluster_plan(std::string(j).replace(j.find("h2\""), 2, "../x"), "plan"); }, "no usable member name");
+  corrupt([&] { parse_cluster_plan(std::string(j).replace(j.find("https://10.0.0.2:2380"), 8, "http://"), "plan"); }, "no https:// URL");
+  corrupt([&] { parse_cluster_plan(std::string(j).replace(j.find("https://10.0.0.2:2380"), 21, "https://10.0.0.1:2380"), "plan"); }, "listed twice");
+  corrupt([&] { parse_cluster_plan(std::string(j).replace(j.find("\"sequence\": 1"), 13, "\"sequence\": -1"), "plan"); }, "not an integer in range");
+  std::string hj = host_record_json(h);
+  corrupt([&] { parse_host_record(std::string(hj).replace(hj.find("\"member\""), 8, "\"mine\""), "host"); }, "not empty, member or lost");
+  corrupt([&] { parse_auto_spec(R"({"format":"etcdadm-auto-spec/1","replaceAfterSeconds":0})", "spec"); }, "out of range");
+}
+
+TEST(ControllerRecords, EventKeysSortInTimeOrder) {
+  AutoEvent a{1800000000000001, "h2", "plan-cluster", "", "", "done"};
+  AutoEvent b{1800000000100000, "h1", "wait", "", "", "waiting"};
+  EXPECT_EQ(auto_event_key(a), "etcdadm-auto/events/20270115T080000.000001Z-h2.json");
+  EXPECT_LT(auto_event_key(a), auto_event_key(b));
+  EXPECT_EQ(parse_auto_event(auto_event_json(a), "event").time_micros, a.time_micros);
+}
+
+}  // namespace
+}  // namespace etcdadm
