@@ -104,6 +104,7 @@ void add_run(CLI::App* c) {
     o.interval = duration_flag("--interval", f->interval, false);
     o.idle_interval = duration_flag("--idle-interval", f->idle_interval, false);
     o.heartbeat = duration_flag("--heartbeat", f->heartbeat, false);
+    o.catalog_path = f->store.catalog;
     Controller controller(f->store.open(), std::move(o));
     controller.run();
   });

@@ -12,10 +12,13 @@
 #include "common/json_fields.h"
 #include "common/sha256.h"
 #include "common/timefmt.h"
+#include "backup/pre_change.h"
 #include "etcd/client.h"
 #include "etcdadm/init_system.h"
 #include "etcdadm/lifecycle/local_member.h"
 #include "etcdadm/member_health.h"
+#include "etcdadm/quorum.h"
+#include "common/text.h"
 #include "store/blob_capabilities.h"
 #include "store/etcd_manager.h"
 
@@ -66,17 +69,25 @@ AutoLocalState read_auto_local_state(const std::string& config_dir) {
   if (!j.is_object()) throw Error(ErrorKind::kCorrupt, path + " is not a JSON object");
   s.cluster_token = string_field(j, "clusterToken", path);
   s.member_started = bool_field(j, "memberStarted", path);
+  s.member_id = integer_field<uint64_t>(j, "memberID", path).value_or(0);
+  s.cluster_id = integer_field<uint64_t>(j, "clusterID", path).value_or(0);
   return s;
 }
 
 void write_auto_local_state(const std::string& config_dir, const AutoLocalState& s) {
   make_dirs(config_dir, 0755);
-  json j = {{"clusterToken", s.cluster_token}, {"memberStarted", s.member_started}};
+  json j = {{"clusterToken", s.cluster_token},
+            {"memberStarted", s.member_started},
+            {"memberID", s.member_id},
+            {"clusterID", s.cluster_id}};
   write_file_atomic(config_dir + "/" + kLocalStateFile, j.dump(2) + "\n", 0600, /*overwrite=*/true);
 }
 
 Controller::Controller(BackupStore store, ControllerOptions options)
-    : store_(std::move(store)), options_(std::move(options)), member_(options_.lifecycle.member) {
+    : store_(std::move(store)),
+      options_(std::move(options)),
+      catalog_(Catalog::open_or_memory(options_.catalog_path.empty() ? Catalog::default_path() : options_.catalog_path)),
+      member_(options_.lifecycle.member) {
   if (!path_exists(member_.ca_cert()) || !path_exists(member_.ca_key())) {
     throw Error(ErrorKind::kNotFound, "no cluster CA in " + member_.certs_dir + " (ca.crt and ca.key)",
                 "copy ca.crt and ca.key (mode 0600) from the host that holds the cluster's CA, or make one with "
@@ -110,12 +121,10 @@ std::vector<HostView> Controller::judge_liveness(const std::vector<HostRecord>& 
 LocalView Controller::observe_local() {
   LocalView v;
   AutoLocalState state = read_auto_local_state(member_.config_dir);
+  const AutoLocalState before = state;
   const bool has_data = !is_empty_data_dir(member_.data_dir) && path_exists(member_.data_dir + "/member");
-  if (has_data && !state.member_started) {
-    // From the moment etcd wrote its member dir, its raft log counts: empty data is lost data.
-    state.member_started = true;
-    write_auto_local_state(member_.config_dir, state);
-  }
+  // From the moment etcd wrote its member dir, its raft log counts: empty data is lost data.
+  if (has_data) state.member_started = true;
   v.data = has_data ? "member" : state.member_started ? "lost" : "empty";
   v.cluster_token = state.cluster_token;
   MemberConfig recorded;
@@ -126,12 +135,16 @@ LocalView Controller::observe_local() {
     try {
       EtcdClient local(quick(local_connection(member_)));
       auto status = local.status(member_.loopback_client_url());
-      v.member_id = status.header().member_id();
+      state.member_id = status.header().member_id();
+      state.cluster_id = status.header().cluster_id();
       v.has_leader = status.leader() != 0;
     } catch (const Error& e) {
       spdlog::debug("this host's member does not answer: {}", e.what());
     }
   }
+  v.member_id = state.member_id;
+  v.cluster_id = state.cluster_id;
+  if (!(state == before)) write_auto_local_state(member_.config_dir, state);
   return v;
 }
 
@@ -146,22 +159,31 @@ ClusterView Controller::observe_cluster(const std::vector<HostView>& hosts, cons
   try {
     // Every member's server certificate must come from this host's CA: a forged host record can
     // point here, but not make a stranger's etcd pass for a member.
-    EtcdClient client(quick(connection_to(member_, endpoints)));
-    auto list = client.member_list();
+    v.info = cluster_info(quick(connection_to(member_, endpoints)), local.member_id);
     v.answered = true;
-    v.cluster_id = list.header().cluster_id();
-    for (const auto& m : list.members()) {
-      MemberView mv;
-      mv.id = m.id();
-      mv.name = m.name();
-      mv.peer_url = m.peerurls().empty() ? "" : m.peerurls(0);
-      mv.learner = m.islearner();
-      v.members.push_back(std::move(mv));
-    }
   } catch (const Error& e) {
     spdlog::debug("no member answered ({}): {}", endpoints.front(), e.what());
   }
   return v;
+}
+
+// How long each member has been unhealthy, counted only while this controller acts (a new acting
+// controller starts afresh: that delays a replacement, never hastens one).
+void Controller::track_health(Observation& o) {
+  const bool acting = o.cluster.answered && o.local.member_id != 0 && o.cluster.info.leader_id == o.local.member_id;
+  if (!acting) {
+    unhealthy_since_.clear();
+    return;
+  }
+  const auto now = steady_clock::now();
+  std::map<uint64_t, steady_clock::time_point> still;
+  for (const auto& m : o.cluster.info.members) {
+    if (member_healthy(m)) continue;
+    auto it = unhealthy_since_.find(m.id);
+    still[m.id] = it == unhealthy_since_.end() ? now : it->second;
+    o.unhealthy_seconds[m.id] = std::chrono::duration_cast<std::chrono::seconds>(now - still[m.id]).count();
+  }
+  unhealthy_since_ = std::move(still);
 }
 
 Observation Controller::observe() {
@@ -196,6 +218,7 @@ Observation Controller::observe() {
     o.hosts.push_back(HostView{me, true});
   }
   o.cluster = observe_cluster(o.hosts, o.local);
+  track_health(o);
 
   // How long a quorum of the spec's members has been live without a plan (the settle window).
   int live_same_ca = 0;
@@ -235,6 +258,75 @@ void Controller::start_planned_member(const ClusterPlan& plan) {
   // and this controller goes on ticking (and heartbeating) meanwhile.
   for (const auto& phase : init_phases()) {
     if (phase.name != "health") run_init(o, phase.name);
+  }
+}
+
+void Controller::join_as_added(const Decision& d, const Observation& o) {
+  write_auto_local_state(member_.config_dir, AutoLocalState{});
+  LifecycleOptions opts = options_.lifecycle;
+  opts.member.version = o.spec->etcd_version;
+  opts.release.version = o.spec->etcd_version;
+  opts.join_endpoint = d.join_endpoint;
+  for (const auto& phase : join_phases()) run_join(opts, phase.name);
+}
+
+void Controller::forget_member() {
+  make_init_system(member_.init_system)->stop(member_, std::chrono::seconds(10));
+  remove_all(member_.data_dir + "/member");
+  write_auto_local_state(member_.config_dir, AutoLocalState{});
+}
+
+// The acting controller's changes, each through the members as etcd sees them right now: a
+// controller that is no longer beside the leader does nothing (another one acts).
+void Controller::change_membership(const Decision& d, const Observation& o) {
+  EtcdClient client(quick(connection_to(member_, {member_.loopback_client_url()})));
+  auto status = client.status(member_.loopback_client_url());
+  if (status.leader() != status.header().member_id()) {
+    spdlog::info("auto: this member is no longer the leader: not acting ({})", step_name(d.step));
+    return;
+  }
+  const char* action = step_name(d.step);
+  if (d.step != Step::kPromoteMember) backup_before(d);
+  try {
+    if (d.step == Step::kAddMember) {
+      auto r = client.member_add({d.host.peer_url}, /*learner=*/true);
+      record(action, d.reason, d.command, "done: learner " + id_hex(r.member().id()));
+    } else if (d.step == Step::kPromoteMember) {
+      client.member_promote(d.member_id);
+      record(action, d.reason, d.command, "done");
+    } else {
+      client.member_remove(d.member_id);
+      record(action, d.reason, d.command, "done");
+    }
+  } catch (const Error& e) {
+    // etcd refuses a promotion until the learner has caught up: that is waiting, not failing.
+    if (d.step == Step::kPromoteMember && e.mentions("in sync")) {
+      spdlog::info("auto: learner {} has not caught up yet", id_hex(d.member_id));
+      return;
+    }
+    if (d.step == Step::kPromoteMember && e.mentions("can only promote a learner member")) return;  // its host was first
+    record(action, d.reason, d.command, std::string("failed: ") + e.what());
+    throw;
+  }
+  (void)o;
+}
+
+// A backup of the cluster precedes every membership change: a recent one when the store has it,
+// else a new one from this host's member. No backup, no change.
+void Controller::backup_before(const Decision& d) {
+  std::vector<std::string> endpoints = {member_.loopback_client_url()};
+  EtcdClient cluster(connection_to(member_, endpoints));
+  PreChangeBackupOptions b;
+  b.max_age = options_.pre_change_backup_age;
+  b.save.preferred_endpoint = member_.loopback_client_url();
+  const std::string command = "etcdadm backup save --store " + store_->url();
+  try {
+    auto r = backup_before_change(cluster, *store_, &catalog_, b);
+    if (r.taken) record("backup", std::string("before ") + step_name(d.step) + ": " + d.reason, command, "done: " + r.name);
+  } catch (const Error& e) {
+    record("backup", std::string("before ") + step_name(d.step) + ": no change without a backup", command,
+           std::string("failed: ") + e.what());
+    throw;
   }
 }
 
@@ -283,6 +375,24 @@ void Controller::act(const Decision& d, const Observation& o) {
     case Step::kStartLocalMember:
       make_init_system(member_.init_system)->start(member_);
       record("start-member", d.reason, d.command, "done");
+      return;
+    case Step::kJoinAsAdded:
+      try {
+        join_as_added(d, o);
+        record("join", d.reason, d.command, "done");
+      } catch (const Error& e) {
+        record("join", d.reason, d.command, std::string("failed: ") + e.what());
+        throw;
+      }
+      return;
+    case Step::kForgetMember:
+      forget_member();
+      record("forget-member", d.reason, d.command, "done");
+      return;
+    case Step::kAddMember:
+    case Step::kPromoteMember:
+    case Step::kRemoveMember:
+      change_membership(d, o);
       return;
     case Step::kMarkCreated:
       try {

@@ -17,6 +17,7 @@
 #include "controller/decide.h"
 #include "etcdadm/lifecycle/init_join.h"
 #include "store/backup_store.h"
+#include "store/catalog.h"
 
 namespace etcdadm {
 
@@ -29,6 +30,10 @@ struct ControllerOptions {
   std::chrono::seconds heartbeat{30};              // the host record is rewritten at least this often
   // A host whose record has not changed for this long, and whose heartbeat is older, is not live.
   std::chrono::seconds host_timeout{90};
+  // Before each membership change the acting controller makes sure a backup of the cluster this
+  // recent is in the store (one backup covers the steps of a resize), else it takes one.
+  std::chrono::seconds pre_change_backup_age{600};
+  std::string catalog_path;  // "": etcdadm's default catalog
 };
 
 // <config-dir>/etcdadm-auto.json: which plan this host's data dir belongs to, and whether its
@@ -36,6 +41,9 @@ struct ControllerOptions {
 struct AutoLocalState {
   std::string cluster_token;
   bool member_started = false;
+  uint64_t member_id = 0;   // as its Status last said
+  uint64_t cluster_id = 0;
+  bool operator==(const AutoLocalState&) const = default;
 };
 
 class Controller {
@@ -53,6 +61,10 @@ class Controller {
  private:
   void act(const Decision& d, const Observation& o);
   void start_planned_member(const ClusterPlan& plan);
+  void join_as_added(const Decision& d, const Observation& o);
+  void forget_member();
+  void change_membership(const Decision& d, const Observation& o);
+  void track_health(Observation& o);
   void write_host_record(const Observation& o, const Decision& d);
   void record(const std::string& action, const std::string& reason, const std::string& command,
               const std::string& outcome);
@@ -60,8 +72,11 @@ class Controller {
   ClusterView observe_cluster(const std::vector<HostView>& hosts, const LocalView& local);
   std::vector<HostView> judge_liveness(const std::vector<HostRecord>& records, int64_t now_unix);
 
+  void backup_before(const Decision& d);
+
   BackupStore store_;
   ControllerOptions options_;
+  Catalog catalog_;
   MemberConfig member_;
   std::string ca_sha256_;
   struct Seen {
@@ -70,6 +85,7 @@ class Controller {
   };
   std::map<std::string, Seen> seen_;  // host -> when its record last changed, as this host saw it
   std::optional<std::chrono::steady_clock::time_point> quorum_since_;
+  std::map<uint64_t, std::chrono::steady_clock::time_point> unhealthy_since_;  // while acting
   HostRecord last_written_;
   std::chrono::steady_clock::time_point last_heartbeat_{};
   uint64_t sequence_ = 0;

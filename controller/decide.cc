@@ -2,16 +2,11 @@
 
 #include <algorithm>
 
+#include "common/text.h"
 #include "common/timefmt.h"
+#include "etcdadm/quorum.h"
 
 namespace etcdadm {
-
-const MemberView* ClusterView::by_peer_url(const std::string& url) const {
-  for (const auto& m : members) {
-    if (m.peer_url == url) return &m;
-  }
-  return nullptr;
-}
 
 const char* step_name(Step step) {
   switch (step) {
@@ -21,6 +16,11 @@ const char* step_name(Step step) {
     case Step::kStartPlannedMember: return "create-member";
     case Step::kMarkCreated: return "mark-created";
     case Step::kPlanCluster: return "plan-cluster";
+    case Step::kJoinAsAdded: return "join";
+    case Step::kForgetMember: return "forget-member";
+    case Step::kAddMember: return "add-member";
+    case Step::kPromoteMember: return "promote-member";
+    case Step::kRemoveMember: return "remove-member";
   }
   return "?";
 }
@@ -112,6 +112,118 @@ Decision plan_new_cluster(const Observation& o, const std::string& token) {
 
 }  // namespace
 
+namespace {
+
+std::string member_label(const MemberInfo& m) {
+  return (m.name.empty() ? std::string("(not started)") : m.name) + " (" + id_hex(m.id) + ")";
+}
+
+const MemberInfo* healthy_member_with_client_url(const ClusterInfo& info) {
+  for (const auto& m : info.members) {
+    if (member_healthy(m) && !m.client_urls.empty() && !m.learner) return &m;
+  }
+  return nullptr;
+}
+
+// What the controller next to the Raft leader does: one membership change at a time, each only
+// when the cluster is healthy enough for it.
+Decision act_on_cluster(const Observation& o) {
+  const ClusterInfo& info = o.cluster.info;
+  const int n = o.spec->member_count;
+  std::vector<const MemberInfo*> voters, learners, unhealthy;
+  for (const auto& m : info.members) {
+    (m.learner ? learners : voters).push_back(&m);
+    if (!m.learner && !member_healthy(m)) unhealthy.push_back(&m);
+  }
+  const std::string endpoint = o.self_client_url;
+
+  // A learner: its host starts it, then it is promoted (etcd refuses until it has caught up).
+  for (const auto* l : learners) {
+    if (l->name.empty()) {
+      return make(Step::kWait, "learner " + id_hex(l->id) + " (" + (l->peer_urls.empty() ? "?" : l->peer_urls[0]) +
+                                   ") was added; waiting for its host to start it");
+    }
+    Decision d = make(Step::kPromoteMember, "learner " + member_label(*l) + " is started: promoting it once it has caught up",
+                      "etcdctl member promote " + id_hex(l->id));
+    d.member_id = l->id;
+    return d;
+  }
+
+  // An unhealthy voter: removed at once when the cluster has more voters than the spec (the
+  // unhealthy go first), else after the grace period; never when that would cost quorum.
+  const bool too_many = static_cast<int>(voters.size()) > n;
+  for (const auto* m : unhealthy) {
+    auto it = o.unhealthy_seconds.find(m->id);
+    const int64_t secs = it == o.unhealthy_seconds.end() ? 0 : it->second;
+    if (!too_many && secs < o.auto_spec.replace_after_seconds) continue;
+    QuorumCheck q = check_remove(info, m->id);
+    if (!q.safe) {
+      return make(Step::kWait, "member " + member_label(*m) + " has been unhealthy for " + std::to_string(secs) +
+                                   " s, but removing it would cost quorum: " + q.explanation,
+                  "bring it back, or restore the cluster from a backup (docs/operations.md)");
+    }
+    Decision d = make(Step::kRemoveMember,
+                      "member " + member_label(*m) + (too_many ? " is unhealthy and the cluster has more voters than the spec's " + std::to_string(n)
+                                                              : " has been unhealthy for " + std::to_string(secs) + " s (replaced after " +
+                                                                    std::to_string(o.auto_spec.replace_after_seconds) + " s)") +
+                          ": removing it (" + q.explanation + ")",
+                      "etcdadm member remove " + (m->name.empty() ? id_hex(m->id) : m->name) + " --endpoints " + endpoint);
+    d.member_id = m->id;
+    return d;
+  }
+  if (!unhealthy.empty()) {
+    std::string names;
+    for (const auto* m : unhealthy) {
+      auto it = o.unhealthy_seconds.find(m->id);
+      names += (names.empty() ? "" : ", ") + member_label(*m) + " for " + std::to_string(it == o.unhealthy_seconds.end() ? 0 : it->second) + " s";
+    }
+    return make(Step::kWait, "unhealthy: " + names + "; a member is replaced after " +
+                                 std::to_string(o.auto_spec.replace_after_seconds) + " s, and nothing else changes meanwhile");
+  }
+
+  if (static_cast<int>(voters.size()) < n) {
+    std::vector<const HostRecord*> spares;
+    for (const auto& h : o.hosts) {
+      if (h.live && h.record.data == "empty" && h.record.ca_sha256 == o.ca_sha256 &&
+          find_member_by_peer_url(info, h.record.peer_url) == nullptr) {
+        spares.push_back(&h.record);
+      }
+    }
+    if (spares.empty()) {
+      return make(Step::kWait, "the cluster has " + std::to_string(voters.size()) + " of the spec's " + std::to_string(n) +
+                                   " members and no live spare host: start `etcdadm auto` on another control-plane host");
+    }
+    std::sort(spares.begin(), spares.end(), [](const HostRecord* a, const HostRecord* b) { return a->name < b->name; });
+    Decision d = make(Step::kAddMember,
+                      "the cluster has " + std::to_string(voters.size()) + " of the spec's " + std::to_string(n) +
+                          " members: adding " + spares[0]->name + " as a learner",
+                      "etcdadm join " + endpoint + " --name " + spares[0]->name + " (on " + spares[0]->name + ")");
+    d.host = *spares[0];
+    return d;
+  }
+  if (static_cast<int>(voters.size()) > n) {
+    // The highest name that is not the leader: the leader is never removed first.
+    const MemberInfo* victim = nullptr;
+    for (const auto* m : voters) {
+      if (m->id != info.leader_id && (victim == nullptr || m->name > victim->name)) victim = m;
+    }
+    if (victim != nullptr) {
+      QuorumCheck q = check_remove(info, victim->id);
+      if (!q.safe) return make(Step::kWait, "one member too many, but removing " + member_label(*victim) + " would cost quorum: " + q.explanation);
+      Decision d = make(Step::kRemoveMember,
+                        "the cluster has " + std::to_string(voters.size()) + " members, the spec " + std::to_string(n) +
+                            ": removing " + member_label(*victim) + " (" + q.explanation + ")",
+                        "etcdadm reset (on " + victim->name + ")");
+      d.member_id = victim->id;
+      return d;
+    }
+  }
+  return make(Step::kIdle, "member " + id_hex(o.local.member_id) + " (the leader's controller, acting) of a cluster of " +
+                               std::to_string(voters.size()) + " healthy voters, as the spec asks");
+}
+
+}  // namespace
+
 Decision decide(const Observation& o, const std::string& new_token) {
   if (o.pause) {
     std::string since = o.pause->since_unix > 0 ? " since " + format_rfc3339_seconds(std::chrono::system_clock::from_time_t(o.pause->since_unix)) : "";
@@ -136,7 +248,22 @@ Decision decide(const Observation& o, const std::string& new_token) {
                 "etcdadm etcd-manager restore-backup latest --store " + o.store_url +
                     " (then every host's controller restores the same backup)");
   }
+
+  const ClusterInfo& info = o.cluster.info;
+  const MemberInfo* me = o.cluster.answered ? find_member_by_peer_url(info, o.self_peer_url) : nullptr;
+  // The cluster this host's data belongs to answers and no longer lists this host's member: it
+  // was removed (replaced, or one too many). Only that cluster's word counts.
+  const bool removed = o.cluster.answered && o.local.cluster_id != 0 && o.local.cluster_id == info.cluster_id && me == nullptr;
+  if (o.local.data == "member" && removed) {
+    return make(Step::kForgetMember,
+                "this host's member " + id_hex(o.local.member_id) + " was removed from the cluster: stopping it and deleting its data, so that the host can join again",
+                "etcdadm reset --skip-remove-member");
+  }
   if (o.local.data == "lost") {
+    if (removed || (o.cluster.answered && me == nullptr && healthy_member_with_client_url(info) != nullptr)) {
+      return make(Step::kForgetMember, "this host's lost member is no longer in the cluster: the host is a spare now, to be added again",
+                  "etcdadm reset --skip-remove-member");
+    }
     return make(Step::kWait,
                 "this host ran a member whose data is gone: it is never started on empty data (etcd would rejoin with a "
                 "lost log); it waits until its old member is removed and it can join again",
@@ -147,11 +274,10 @@ Decision decide(const Observation& o, const std::string& new_token) {
   }
 
   // This host's part of a plan: its member starts from it while the cluster it plans does not
-  // exist yet, or (started late) exists and still waits for this member.
+  // exist yet, or (started late) exists and still waits for this member as a voter.
   if (o.plan && o.plan->member(o.self) && o.local.data == "empty") {
-    const MemberView* me = o.cluster.answered ? o.cluster.by_peer_url(o.self_peer_url) : nullptr;
     const bool before_creation = !o.cluster.answered && !o.created_marker;
-    const bool late_starter = me != nullptr && me->name.empty();
+    const bool late_starter = me != nullptr && me->name.empty() && !me->learner;
     if (before_creation || late_starter) {
       if (o.plan->ca_sha256 != o.ca_sha256) {
         return make(Step::kWait, "plan " + std::to_string(o.plan->sequence) + " lists this host, but for another CA (" +
@@ -167,6 +293,15 @@ Decision decide(const Observation& o, const std::string& new_token) {
       d.plan = *o.plan;
       return d;
     }
+  }
+  // Added by the acting controller: this host starts the learner and joins.
+  if (o.local.data == "empty" && me != nullptr && me->name.empty() && me->learner) {
+    const MemberInfo* via = healthy_member_with_client_url(info);
+    if (via == nullptr) return make(Step::kWait, "this host was added as a learner, but no healthy member answers to join through");
+    Decision d = make(Step::kJoinAsAdded, "this host was added to the cluster as learner " + id_hex(me->id) + ": joining",
+                      "etcdadm join " + via->client_urls[0] + " --name " + o.self);
+    d.join_endpoint = via->client_urls[0];
+    return d;
   }
 
   if (o.local.data == "member" && o.local.has_leader && !o.created_marker) {
@@ -190,12 +325,15 @@ Decision decide(const Observation& o, const std::string& new_token) {
     return make(Step::kWait, "no member of the cluster answers; hosts with member data: " + joined(with_data) +
                                  ": waiting for a quorum of them to come back");
   }
+  // The controller beside the Raft leader acts for the cluster: etcd itself chose it, a minority
+  // has no leader, so a host cut off from the majority never acts.
+  const bool acting = o.local.data == "member" && o.local.member_id != 0 && info.leader_id == o.local.member_id;
+  if (acting) return act_on_cluster(o);
   if (o.local.data == "member") {
-    return make(Step::kIdle, "member " + std::to_string(o.local.member_id) + " of a cluster of " +
-                                 std::to_string(o.cluster.members.size()) + " (spec: " +
-                                 std::to_string(o.spec->member_count) + ")");
+    return make(Step::kIdle, "member " + id_hex(o.local.member_id) + " of a cluster of " + std::to_string(info.members.size()) +
+                                 " (spec: " + std::to_string(o.spec->member_count) + "); the leader's controller acts");
   }
-  return make(Step::kIdle, "spare host: the cluster has " + std::to_string(o.cluster.members.size()) +
+  return make(Step::kIdle, "spare host: the cluster has " + std::to_string(info.members.size()) +
                                " members, the spec asks for " + std::to_string(o.spec->member_count));
 }
 

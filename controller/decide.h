@@ -19,11 +19,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "controller/records.h"
+#include "etcdadm/lifecycle/local_member.h"
 #include "store/etcd_manager.h"
 
 namespace etcdadm {
@@ -33,21 +35,11 @@ struct HostView {
   bool live = false;  // its record changed lately (sequence seen moving, or a fresh heartbeat)
 };
 
-struct MemberView {
-  uint64_t id = 0;
-  std::string name;  // empty: added but never started
-  std::string peer_url;
-  bool learner = false;
-  bool reachable = false;
-};
-
-// The cluster as the members this host could reach describe it.
+// The cluster as the members this host could reach describe it (cluster_info: MemberList, then
+// every member's Status).
 struct ClusterView {
   bool answered = false;  // some member answered MemberList
-  uint64_t cluster_id = 0;
-  uint64_t leader_id = 0;  // 0: no member reported a leader
-  std::vector<MemberView> members;
-  const MemberView* by_peer_url(const std::string& url) const;
+  ClusterInfo info;
 };
 
 // This host's own member, as its data dir and init system show it.
@@ -55,8 +47,11 @@ struct LocalView {
   std::string data = "empty";  // "empty", "member", "lost" (HostRecord::data)
   std::string cluster_token;   // of the plan or init its data came from
   bool etcd_running = false;
-  uint64_t member_id = 0;  // from its Status, when it answers
   bool has_leader = false;  // its Status names a leader
+  // The member its data belongs to, as its Status last said (kept in <config-dir>/etcdadm-auto.json,
+  // so it is known while etcd is down): 0 when never seen.
+  uint64_t member_id = 0;
+  uint64_t cluster_id = 0;
 };
 
 struct Observation {
@@ -76,6 +71,9 @@ struct Observation {
   int64_t now_unix = 0;
   // How long this controller has seen at least a quorum of live hosts without a plan (0: not now).
   int64_t quorum_seen_seconds = 0;
+  // How long this controller has seen each member unhealthy, by ID, while it acted (its own
+  // observation: a new acting controller starts counting afresh, which only delays a replacement).
+  std::map<uint64_t, int64_t> unhealthy_seconds;
 };
 
 enum class Step {
@@ -85,6 +83,11 @@ enum class Step {
   kStartPlannedMember,  // create this host's member from `plan` (init with the plan's initial cluster)
   kMarkCreated,         // write etcd-manager's etcd-cluster-created marker (if absent)
   kPlanCluster,         // write `plan` with a conditional write (absent -> plan)
+  kJoinAsAdded,         // this host was added to the cluster: start its member (join's phases)
+  kForgetMember,        // this host's member is no longer in the cluster: stop it, delete its data
+  kAddMember,           // acting: add `host` as a learner (its controller then joins)
+  kPromoteMember,       // acting: promote learner `member_id` (etcd refuses until it caught up)
+  kRemoveMember,        // acting: remove `member_id` (a dead member replaced, or one too many)
 };
 const char* step_name(Step step);
 
@@ -93,6 +96,9 @@ struct Decision {
   std::string reason;
   std::string command;  // the etcdadm command a person would run for the same effect ("" for none)
   ClusterPlan plan;     // kStartPlannedMember, kPlanCluster
+  HostRecord host;      // kAddMember
+  uint64_t member_id = 0;         // kPromoteMember, kRemoveMember
+  std::string join_endpoint;      // kJoinAsAdded: a healthy member's client URL
 };
 
 // quorum of n voters: n / 2 + 1.

@@ -36,6 +36,38 @@ Observation fresh(int hosts_live = 1) {
   return o;
 }
 
+// Member `id` of host h<id>, answering with a leader unless `healthy` is false.
+MemberInfo member(uint64_t id, const std::string& name, bool healthy = true, bool learner = false) {
+  MemberInfo m;
+  m.id = id;
+  m.name = name;
+  m.peer_urls = {"https://10.0.0." + std::to_string(id) + ":2380"};
+  if (!name.empty()) m.client_urls = {"https://10.0.0." + std::to_string(id) + ":2379"};
+  m.reachable = healthy;
+  m.learner = learner;
+  return m;
+}
+
+ClusterView cluster_of(std::vector<MemberInfo> members, uint64_t leader) {
+  ClusterView v;
+  v.answered = true;
+  v.info.cluster_id = 77;
+  v.info.leader_id = leader;
+  for (auto& m : members) m.leader = m.id == leader;
+  v.info.members = std::move(members);
+  return v;
+}
+
+// h1 as the leader's controller of a cluster that was created.
+Observation acting(std::vector<MemberInfo> members, int hosts = 3) {
+  Observation o = fresh(hosts);
+  o.created_marker = true;
+  o.local = LocalView{"member", "etcd-auto-x", true, true, 1, 77};
+  for (auto& h : o.hosts) h.record.data = "member";
+  o.cluster = cluster_of(std::move(members), 1);
+  return o;
+}
+
 ClusterPlan plan_of(std::initializer_list<const char*> names) {
   ClusterPlan p;
   p.cluster_token = "etcd-auto-0123456789abcdef";
@@ -98,11 +130,10 @@ TEST(ControllerDecide, APlannedHostStartsItsMemberOnlyBeforeCreationOrWhenTheClu
   // Created without this host, which started late: its member is still unstarted (no name).
   o.created_marker = true;
   o.hosts[1].record.data = "member";
-  o.cluster.answered = true;
-  o.cluster.members = {{1, "", "https://10.0.0.1:2380"}, {2, "h2", "https://10.0.0.2:2380"}, {3, "h3", "https://10.0.0.3:2380"}};
+  o.cluster = cluster_of({member(1, "", false), member(2, "h2"), member(3, "h3")}, 2);
   EXPECT_EQ(decide(o, "t").step, Step::kStartPlannedMember);
   // Its member was replaced meanwhile: the plan is history for it.
-  o.cluster.members[0].peer_url = "https://10.0.0.9:2380";
+  o.cluster.info.members[0].peer_urls = {"https://10.0.0.9:2380"};
   EXPECT_EQ(decide(o, "t").step, Step::kIdle);
   // A plan for another CA is refused.
   o = fresh(3);
@@ -149,7 +180,9 @@ TEST(ControllerDecide, LocalStepsAndTheMarker) {
   o.local.data = "member";
   EXPECT_EQ(decide(o, "t").step, Step::kStartLocalMember);
   o.local.etcd_running = true;
-  o.cluster.answered = true;
+  o.local.member_id = 1;
+  o.local.cluster_id = 77;
+  o.cluster = cluster_of({member(1, "h1"), member(2, "h2", false), member(3, "h3", false)}, 0);
   EXPECT_EQ(decide(o, "t").step, Step::kIdle);  // no leader yet
   o.local.has_leader = true;
   EXPECT_EQ(decide(o, "t").step, Step::kMarkCreated);
@@ -176,6 +209,93 @@ TEST(ControllerDecide, PauseAndMissingSpecComeFirst) {
   d = decide(o, "t");
   EXPECT_EQ(d.step, Step::kWait);
   EXPECT_EQ(d.command, "etcdadm seed --store s3://b/c --members 3 --version <etcd version>");
+}
+
+TEST(ControllerDecide, TheLeadersControllerReplacesADeadMemberAfterTheGraceAndNeverAtTheCostOfQuorum) {
+  Observation o = acting({member(1, "h1"), member(2, "h2"), member(3, "h3", false)});
+  o.auto_spec.replace_after_seconds = 60;
+  o.unhealthy_seconds[3] = 59;
+  Decision d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_NE(d.reason.find("unhealthy: h3 (3) for 59 s; a member is replaced after 60 s"), std::string::npos) << d.reason;
+  o.unhealthy_seconds[3] = 60;
+  d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kRemoveMember) << d.reason;
+  EXPECT_EQ(d.member_id, 3u);
+  EXPECT_EQ(d.command, "etcdadm member remove h3 --endpoints https://10.0.0.1:2379");
+  // Two of three dead: the cluster has no quorum to spare (it would not answer either, but the
+  // rule holds on its own).
+  o = acting({member(1, "h1"), member(2, "h2", false), member(3, "h3", false)});
+  o.unhealthy_seconds = {{2, 600}, {3, 600}};
+  d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_NE(d.reason.find("would cost quorum"), std::string::npos) << d.reason;
+  // Not beside the leader: never acts.
+  o = acting({member(1, "h1"), member(2, "h2"), member(3, "h3", false)});
+  o.unhealthy_seconds[3] = 600;
+  o.cluster.info.leader_id = 2;
+  EXPECT_EQ(decide(o, "t").step, Step::kIdle);
+}
+
+TEST(ControllerDecide, GrowsWithALiveSpareLearnerFirstThenPromotesAndShrinksNeverTheLeaderFirst) {
+  Observation o = acting({member(1, "h1"), member(2, "h2")}, 4);
+  o.hosts[2].record.data = "empty";  // h3: a spare
+  o.hosts[3].record.data = "empty";  // h4: a spare, not live
+  o.hosts[3].live = false;
+  Decision d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kAddMember) << d.reason;
+  EXPECT_EQ(d.host.name, "h3");
+  EXPECT_EQ(d.command, "etcdadm join https://10.0.0.1:2379 --name h3 (on h3)");
+  // Added, not started: wait for its host. Started: promote.
+  o.cluster = cluster_of({member(1, "h1"), member(2, "h2"), member(3, "", true, true)}, 1);
+  EXPECT_EQ(decide(o, "t").step, Step::kWait);
+  o.cluster = cluster_of({member(1, "h1"), member(2, "h2"), member(3, "h3", true, true)}, 1);
+  d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kPromoteMember);
+  EXPECT_EQ(d.member_id, 3u);
+  // No spare: say so.
+  o = acting({member(1, "h1"), member(2, "h2")}, 2);
+  d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_NE(d.reason.find("no live spare host"), std::string::npos) << d.reason;
+  // Five members, spec three: the highest name that is not the leader goes, one at a time.
+  o = acting({member(1, "h1"), member(2, "h2"), member(3, "h3"), member(4, "h4"), member(5, "h5")}, 5);
+  o.cluster.info.leader_id = 5;
+  o.local.member_id = 5;
+  o.self = "h5";
+  o.self_peer_url = "https://10.0.0.5:2380";
+  d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kRemoveMember) << d.reason;
+  EXPECT_EQ(d.member_id, 4u);
+  // An unhealthy one goes first, at once, when there are too many.
+  o.cluster.info.members[1].reachable = false;
+  d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kRemoveMember) << d.reason;
+  EXPECT_EQ(d.member_id, 2u);
+}
+
+TEST(ControllerDecide, AnAddedHostJoinsAndARemovedHostForgetsItsMember) {
+  Observation o = fresh(3);
+  o.created_marker = true;
+  o.hosts[1].record.data = "member";
+  o.cluster = cluster_of({member(1, "", true, true), member(2, "h2"), member(3, "h3")}, 2);
+  Decision d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kJoinAsAdded) << d.reason;
+  EXPECT_EQ(d.join_endpoint, "https://10.0.0.2:2379");
+  // Removed: its cluster answers without it.
+  o.cluster = cluster_of({member(2, "h2"), member(3, "h3")}, 2);
+  o.local = LocalView{"member", "x", false, false, 1, 77};
+  EXPECT_EQ(decide(o, "t").step, Step::kForgetMember);
+  // Another cluster's word does not count.
+  o.cluster.info.cluster_id = 78;
+  EXPECT_EQ(decide(o, "t").step, Step::kStartLocalMember);
+  // Lost data, member removed: a spare again.
+  o.cluster.info.cluster_id = 77;
+  o.local.data = "lost";
+  EXPECT_EQ(decide(o, "t").step, Step::kForgetMember);
+  // Lost data, member still listed: wait to be removed.
+  o.cluster = cluster_of({member(1, "h1", false), member(2, "h2"), member(3, "h3")}, 2);
+  EXPECT_EQ(decide(o, "t").step, Step::kWait);
 }
 
 TEST(ControllerRecords, RoundTripAndHostileInputIsRefusedByName) {
