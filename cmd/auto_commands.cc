@@ -87,15 +87,17 @@ void add_run(CLI::App* c) {
     StoreFlags store;
     MemberFlags member;
     std::string interval = "2s";
-    std::string idle_interval = "10s";
+    std::string idle_interval = "30s";
     std::string heartbeat = "30s";
   };
   auto f = std::make_shared<Flags>();
   f->store.add_to(c, /*with_output=*/false);
   f->member.add_to(c);
   auto* g = c->add_option_group("Controller");
-  g->add_option("--interval", f->interval, "between rounds while something changes")->capture_default_str();
-  g->add_option("--idle-interval", f->idle_interval, "between rounds while the cluster is as the spec says")->capture_default_str();
+  g->add_option("--interval", f->interval, "between rounds (the members are asked every round)")->capture_default_str();
+  g->add_option("--idle-interval", f->idle_interval,
+                "between reads of the store while the cluster is as the spec says (every round otherwise)")
+      ->capture_default_str();
   g->add_option("--heartbeat", f->heartbeat, "this host's record in the store is rewritten at least this often")->capture_default_str();
   c->callback([f, c] {
     if (!c->get_subcommands().empty()) return;  // status, pause, resume

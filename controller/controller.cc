@@ -150,11 +150,13 @@ LocalView Controller::observe_local() {
 
 ClusterView Controller::observe_cluster(const std::vector<HostView>& hosts, const LocalView& local) {
   ClusterView v;
+  // The other members first: a member that was just removed still lists itself until it learns
+  // of its removal, and only the others' word tells this host it was removed.
   std::vector<std::string> endpoints;
-  if (local.etcd_running) endpoints.push_back(member_.loopback_client_url());
   for (const auto& h : hosts) {
     if (h.record.name != member_.name && h.record.data == "member") endpoints.push_back(h.record.client_url);
   }
+  if (local.etcd_running) endpoints.push_back(member_.loopback_client_url());
   if (endpoints.empty()) return v;
   try {
     // Every member's server certificate must come from this host's CA: a forged host record can
@@ -194,17 +196,29 @@ Observation Controller::observe() {
   o.ca_sha256 = ca_sha256_;
   o.store_url = store_->url();
   o.now_unix = unix_now();
-  o.spec = read_etcd_manager_cluster_spec(*store_);
-  o.auto_spec = read_auto_spec(*store_).value_or(AutoSpec{});
-  o.pause = read_pause(*store_);
-  o.created_marker = read_etcd_manager_cluster_created(*store_).has_value();
-  if (auto plan = capability<ConditionalWrites>(*store_)->read_versioned(kAutoPlanKey, 1 << 20)) {
-    o.plan = parse_cluster_plan(plan->contents, o.store_url + "/" + kAutoPlanKey);
+  // The store costs a request per file; etcd is free to ask. While the cluster is as the spec
+  // says, the store is read every idle interval and the members every round.
+  if (!store_view_ || !settled_ || steady_clock::now() - store_view_->read_at >= options_.idle_interval) {
+    StoreView v;
+    v.read_at = steady_clock::now();
+    v.spec = read_etcd_manager_cluster_spec(*store_);
+    v.auto_spec = read_auto_spec(*store_).value_or(AutoSpec{});
+    v.pause = read_pause(*store_);
+    v.created_marker = read_etcd_manager_cluster_created(*store_).has_value();
+    if (auto plan = capability<ConditionalWrites>(*store_)->read_versioned(kAutoPlanKey, 1 << 20)) {
+      v.plan = parse_cluster_plan(plan->contents, o.store_url + "/" + kAutoPlanKey);
+    }
+    std::vector<std::string> unreadable;
+    v.hosts = read_host_records(*store_, &unreadable);
+    for (const auto& u : unreadable) spdlog::warn("ignoring a host record: {}", u);
+    store_view_ = std::move(v);
   }
-  std::vector<std::string> unreadable;
-  auto records = read_host_records(*store_, &unreadable);
-  for (const auto& u : unreadable) spdlog::warn("ignoring a host record: {}", u);
-  o.hosts = judge_liveness(records, o.now_unix);
+  o.spec = store_view_->spec;
+  o.auto_spec = store_view_->auto_spec;
+  o.pause = store_view_->pause;
+  o.created_marker = store_view_->created_marker;
+  o.plan = store_view_->plan;
+  o.hosts = judge_liveness(store_view_->hosts, o.now_unix);
   o.local = observe_local();
   bool self_listed = false;
   for (const auto& h : o.hosts) self_listed = self_listed || h.record.name == o.self;
@@ -305,6 +319,12 @@ void Controller::change_membership(const Decision& d, const Observation& o) {
       return;
     }
     if (d.step == Step::kPromoteMember && e.mentions("can only promote a learner member")) return;  // its host was first
+    // etcd's strict reconfiguration check: it takes a change only once every member has been
+    // connected for a while (and never one that would leave too few started members). Waiting.
+    if (e.mentions("unhealthy cluster") || e.mentions("not enough started members")) {
+      spdlog::info("auto: etcd refuses to {} for now ({}): trying again next round", action, e.what());
+      return;
+    }
     record(action, d.reason, d.command, std::string("failed: ") + e.what());
     throw;
   }
@@ -445,16 +465,15 @@ void Controller::run() {
   InterruptibleWork work;
   spdlog::info("auto: controller of {} on store {} (CA {}...)", member_.name, store_->url(), ca_sha256_.substr(0, 12));
   while (!interrupted()) {
-    bool settled = false;
     try {
       Decision d = tick();
-      settled = d.step == Step::kIdle && d.reason.rfind("member ", 0) == 0;
+      settled_ = d.step == Step::kIdle && d.reason.rfind("member ", 0) == 0;
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::kInterrupted) break;
+      settled_ = false;
       spdlog::warn("auto: this round failed, nothing more is done until the next: {}", e.what());
     }
-    const auto wait = settled ? options_.idle_interval : options_.interval;
-    for (auto until = steady_clock::now() + wait; steady_clock::now() < until && !interrupted();) {
+    for (auto until = steady_clock::now() + options_.interval; steady_clock::now() < until && !interrupted();) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   }

@@ -25,8 +25,10 @@ struct ControllerOptions {
   // This host's member: where it lives, how it runs, where etcd comes from. Its version is the
   // spec's (a plan's) when the controller creates it.
   LifecycleOptions lifecycle;
-  std::chrono::milliseconds interval{2000};        // between ticks while something moves
-  std::chrono::milliseconds idle_interval{10000};  // between ticks while all is as the spec says
+  std::chrono::milliseconds interval{2000};  // between rounds (the members are asked every round)
+  // Between two reads of the store while the cluster is as the spec says (a pause, a new spec or
+  // a new host is noticed within this); every round reads it while anything moves.
+  std::chrono::milliseconds idle_interval{30000};
   std::chrono::seconds heartbeat{30};              // the host record is rewritten at least this often
   // A host whose record has not changed for this long, and whose heartbeat is older, is not live.
   std::chrono::seconds host_timeout{90};
@@ -83,6 +85,18 @@ class Controller {
     uint64_t sequence = 0;
     std::chrono::steady_clock::time_point changed;
   };
+  // What the store said at its last read (observe()).
+  struct StoreView {
+    std::chrono::steady_clock::time_point read_at;
+    std::optional<EtcdManagerClusterSpec> spec;
+    AutoSpec auto_spec;
+    std::optional<PauseRecord> pause;
+    bool created_marker = false;
+    std::optional<ClusterPlan> plan;
+    std::vector<HostRecord> hosts;
+  };
+  std::optional<StoreView> store_view_;
+  bool settled_ = false;  // the last round found the cluster as the spec says
   std::map<std::string, Seen> seen_;  // host -> when its record last changed, as this host saw it
   std::optional<std::chrono::steady_clock::time_point> quorum_since_;
   std::map<uint64_t, std::chrono::steady_clock::time_point> unhealthy_since_;  // while acting

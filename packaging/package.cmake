@@ -20,13 +20,15 @@ set(_doc ${CMAKE_INSTALL_DATAROOTDIR}/doc/etcdadm)
 install(FILES ${_generated}/etcdadm.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES ${_generated}/etcdadm.bash DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/bash-completion/completions RENAME etcdadm)
 # Where Debian 12 packages put units (dh_installsystemd), whatever the install prefix.
-install(FILES ${CMAKE_SOURCE_DIR}/docs/deploy/systemd/etcdadm-backup-sidecar@.service DESTINATION /lib/systemd/system)
+install(FILES ${CMAKE_SOURCE_DIR}/docs/deploy/systemd/etcdadm-backup-sidecar@.service ${CMAKE_SOURCE_DIR}/docs/deploy/systemd/etcdadm-auto.service
+        DESTINATION /lib/systemd/system)
 install(FILES ${CMAKE_SOURCE_DIR}/packaging/copyright ${_generated}/changelog.gz DESTINATION ${_doc})
 install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION ${_doc})
 file(GLOB _docs ${CMAKE_SOURCE_DIR}/docs/*.md)
 install(FILES ${_docs} DESTINATION ${_doc})
 install(FILES ${CMAKE_SOURCE_DIR}/docs/deploy/systemd/sidecar.env.example ${CMAKE_SOURCE_DIR}/docs/deploy/cron/etcdadm-backup
               ${CMAKE_SOURCE_DIR}/docs/deploy/kubernetes/etcd-static-pod-with-backup-sidecar.yaml
+              ${CMAKE_SOURCE_DIR}/docs/deploy/systemd/auto.env.example ${CMAKE_SOURCE_DIR}/docs/deploy/kubernetes/etcdadm-auto-static-pod.yaml
         DESTINATION ${_doc}/examples)
 
 set(CPACK_GENERATOR DEB)

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -80,7 +81,7 @@ class Auto : public LifecycleFixture {
   }
 
   void start_auto(const Host& h) {
-    std::vector<std::string> argv = {ETCDADM_BIN, "auto", "--store", store_, "--interval", "1s", "--heartbeat", "5s"};
+    std::vector<std::string> argv = {ETCDADM_BIN, "auto", "--store", store_, "--interval", "1s", "--idle-interval", "3s", "--heartbeat", "5s"};
     auto f = auto_flags(h);
     argv.insert(argv.end(), f.begin(), f.end());
     RunOptions ro;
@@ -342,6 +343,71 @@ TEST_F(Auto, AWipedMemberIsReplacedAfterTheGraceAndASpareTakesTheDeadHostsPlace)
   auto list = etcdadm({"backup", "list", "--store", store_, "-o", "json"});
   ASSERT_EQ(list.exit_code, 0) << list.output;
   EXPECT_GE(json::parse(list.output.substr(list.output.find('['))).size(), 1u) << list.output;
+}
+
+// The spec's count followed both ways, one change at a time, with the cluster taking writes all
+// along: three members and two spares, then five, then three again.
+TEST_F(Auto, SeedFiveThenThreeGrowsAndShrinksKeepingQuorumAtEveryStep) {
+  ASSERT_NO_FATAL_FAILURE(make_ca());
+  ASSERT_NO_FATAL_FAILURE(seed(3));
+  for (const auto& h : hosts_) start_auto(h);
+  ASSERT_TRUE(eventually(90s, [&] { return one_healthy_cluster(3); }, "one healthy cluster of three"));
+  // Two more hosts, spares while the spec says three.
+  ASSERT_NO_FATAL_FAILURE(add_host());
+  ASSERT_NO_FATAL_FAILURE(add_host());
+  start_auto(hosts_[3]);
+  start_auto(hosts_[4]);
+
+  // A writer through m1 (never removed: the lowest name, and the highest names go first).
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> longest_gap_ms{0};
+  std::thread writer([&] {
+    auto last_ok = std::chrono::steady_clock::now();
+    for (int i = 0; !stop; ++i) {
+      auto r = etcdctl(hosts_[0], {"put", "/registry/resize/" + std::to_string(i), "v"});
+      const auto now = std::chrono::steady_clock::now();
+      if (r.exit_code == 0) {
+        longest_gap_ms = std::max<int64_t>(longest_gap_ms, std::chrono::duration_cast<std::chrono::milliseconds>(now - last_ok).count());
+        last_ok = now;
+      }
+      std::this_thread::sleep_for(100ms);
+    }
+  });
+  auto voters = [&] {
+    auto list = etcdctl(hosts_[0], {"member", "list", "-w", "json"});
+    std::set<std::string> names;
+    if (list.exit_code != 0) return names;
+    for (const auto& m : etcdctl_answer(list.output).value("members", json::array())) {
+      if (!m.value("isLearner", false) && !m.value("name", "").empty()) names.insert(m.value("name", ""));
+    }
+    return names;
+  };
+  ASSERT_NO_FATAL_FAILURE(seed(5));
+  EXPECT_TRUE(eventually(120s, [&] { return voters().size() == 5 && one_healthy_cluster(5); }, "five voters"));
+  ASSERT_NO_FATAL_FAILURE(seed(3));
+  std::set<std::string> kept;
+  EXPECT_TRUE(eventually(120s, [&] {
+    kept = voters();
+    return kept.size() == 3 && kept.count("m1") > 0;
+  }, "back to three voters"));
+  stop = true;
+  writer.join();
+  std::cout << "longest gap between two acknowledged writes: " << longest_gap_ms << " ms\n";
+  EXPECT_LT(longest_gap_ms.load(), 5000) << logs();
+  // The removed hosts are spares again: no etcd, no data, waiting to be needed.
+  EXPECT_TRUE(eventually(30s, [&] {
+    auto records = host_records();
+    return std::count_if(records.begin(), records.end(), [&](const HostRecord& r) {
+             return !kept.count(r.name) && r.data == "empty" && !r.etcd_running;
+           }) == 2;
+  }, "the two removed hosts spares again"));
+  int adds = 0, removes = 0;
+  for (const auto& e : events()) {
+    adds += e.action == "add-member" && e.outcome.rfind("done", 0) == 0;
+    removes += e.action == "remove-member" && e.outcome.rfind("done", 0) == 0;
+  }
+  EXPECT_EQ(adds, 2) << logs();
+  EXPECT_EQ(removes, 2) << logs();
 }
 
 }  // namespace

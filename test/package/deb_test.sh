@@ -60,7 +60,9 @@ fi
 # Files: what an operator needs, nowhere else (no /etc or /usr/local: the package owns no configuration).
 dpkg-deb -c "$deb" | awk '{print $6}' >"$work/files"
 for f in ./usr/bin/etcdadm ./usr/share/man/man1/etcdadm.1.gz ./usr/share/bash-completion/completions/etcdadm \
-         ./lib/systemd/system/etcdadm-backup-sidecar@.service ./usr/share/doc/etcdadm/copyright \
+         ./lib/systemd/system/etcdadm-backup-sidecar@.service ./lib/systemd/system/etcdadm-auto.service \
+         ./usr/share/doc/etcdadm/self-management.md ./usr/share/doc/etcdadm/examples/auto.env.example \
+         ./usr/share/doc/etcdadm/copyright \
          ./usr/share/doc/etcdadm/changelog.gz ./usr/share/doc/etcdadm/README.md ./usr/share/doc/etcdadm/operations.md \
          ./usr/share/doc/etcdadm/store-format.md ./usr/share/doc/etcdadm/examples/sidecar.env.example; do
   grep -qx "$f" "$work/files" || { cat "$work/files"; fail "missing $f"; }

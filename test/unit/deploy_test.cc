@@ -39,6 +39,38 @@ TEST(Deploy, SystemdUnitVerifies) {
   for (const char* name : {"ETCDADM_STORE=", "ETCDCTL_ENDPOINTS=", "SIDECAR_ARGS="}) EXPECT_NE(env.find(name), std::string::npos) << name;
 }
 
+TEST(Deploy, AutoUnitVerifiesAndItsExamplesGiveWhatItReads) {
+  auto analyze = find_executable("systemd-analyze");
+  ASSERT_TRUE(analyze.has_value()) << "systemd-analyze missing (scripts/install-deps.sh --with-test-servers installs it)";
+  test::TempDir dir;
+  std::string unit = read_file(kDeploy + "/systemd/etcdadm-auto.service");
+  auto replace = [&](const std::string& from, const std::string& to) {
+    auto at = unit.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    unit.replace(at, from.size(), to);
+  };
+  replace("/usr/bin/etcdadm", ETCDADM_BIN);
+  replace("Documentation=man:etcdadm(1) ", "Documentation=");
+  replace("EnvironmentFile=/etc/etcdadm/auto.env", "EnvironmentFile=-" + dir / "auto.env");
+  write_file_atomic(dir / "etcdadm-auto.service", unit);
+  auto r = run_process({*analyze, "verify", dir / "etcdadm-auto.service"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("Unknown"), std::string::npos) << r.output;
+  std::string env = read_file(kDeploy + "/systemd/auto.env.example");
+  for (const char* name : {"ETCDADM_STORE=", "AUTO_ARGS="}) EXPECT_NE(env.find(name), std::string::npos) << name;
+  // Every flag the examples pass is one `etcdadm auto` takes.
+  std::string pod = read_file(kDeploy + "/kubernetes/etcdadm-auto-static-pod.yaml");
+  auto help = run_process({ETCDADM_BIN, "auto", "--help"});
+  ASSERT_EQ(help.exit_code, 0) << help.output;
+  std::string flags = env + pod;
+  for (size_t at = 0; (at = flags.find("--", at)) != std::string::npos;) {
+    size_t end = flags.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-", at + 2);
+    const std::string flag = flags.substr(at, end - at);
+    at = end;
+    if (flag.size() > 2) EXPECT_NE(help.output.find(flag), std::string::npos) << flag << " is not a flag of etcdadm auto";
+  }
+}
+
 TEST(Deploy, CronExampleSchedulesParse) {
   std::istringstream in(read_file(kDeploy + "/cron/etcdadm-backup"));
   int jobs = 0;
