@@ -260,6 +260,16 @@ void Controller::record(const std::string& action, const std::string& reason, co
   }
 }
 
+void Controller::recorded(const Decision& d, const std::function<void()>& step) {
+  try {
+    step();
+  } catch (const Error& e) {
+    record(step_name(d.step), d.reason, d.command, std::string("failed: ") + e.what());
+    throw;
+  }
+  record(step_name(d.step), d.reason, d.command, "done");
+}
+
 void Controller::start_planned_member(const ClusterPlan& plan) {
   write_auto_local_state(member_.config_dir, AutoLocalState{plan.cluster_token, false});
   LifecycleOptions o = options_.lifecycle;
@@ -384,30 +394,16 @@ void Controller::act(const Decision& d, const Observation& o) {
       return;
     }
     case Step::kStartPlannedMember:
-      try {
-        start_planned_member(d.plan);
-        record("create-member", d.reason, d.command, "done");
-      } catch (const Error& e) {
-        record("create-member", d.reason, d.command, std::string("failed: ") + e.what());
-        throw;
-      }
+      recorded(d, [&] { start_planned_member(d.plan); });
       return;
     case Step::kStartLocalMember:
-      make_init_system(member_.init_system)->start(member_);
-      record("start-member", d.reason, d.command, "done");
+      recorded(d, [&] { make_init_system(member_.init_system)->start(member_); });
       return;
     case Step::kJoinAsAdded:
-      try {
-        join_as_added(d, o);
-        record("join", d.reason, d.command, "done");
-      } catch (const Error& e) {
-        record("join", d.reason, d.command, std::string("failed: ") + e.what());
-        throw;
-      }
+      recorded(d, [&] { join_as_added(d, o); });
       return;
     case Step::kForgetMember:
-      forget_member();
-      record("forget-member", d.reason, d.command, "done");
+      recorded(d, [&] { forget_member(); });
       return;
     case Step::kAddMember:
     case Step::kPromoteMember:

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -68,6 +69,8 @@ class Controller {
   void change_membership(const Decision& d, const Observation& o);
   void track_health(Observation& o);
   void write_host_record(const Observation& o, const Decision& d);
+  // Runs one local step and records it (done, or failed with the error, which is rethrown).
+  void recorded(const Decision& d, const std::function<void()>& step);
   void record(const std::string& action, const std::string& reason, const std::string& command,
               const std::string& outcome);
   LocalView observe_local();

@@ -345,6 +345,69 @@ TEST_F(Auto, AWipedMemberIsReplacedAfterTheGraceAndASpareTakesTheDeadHostsPlace)
   EXPECT_GE(json::parse(list.output.substr(list.output.find('['))).size(), 1u) << list.output;
 }
 
+// A minority host's etcd frozen (SIGSTOP) while its controller runs on: the majority keeps
+// serving; the cut-off host's controller sees a member that does not answer and a cluster led
+// elsewhere, and does nothing (no start over a running etcd, no plan, no removal); nobody else acts
+// before the grace; thawed, it is a healthy member of the same cluster again. Then the controller
+// frozen as well, and thawed: the same.
+TEST_F(Auto, AFrozenMinorityHostActsOnNothingAndRejoinsWhenThawed) {
+  ASSERT_NO_FATAL_FAILURE(bootstrap_three({"--replace-after", "5m"}));
+  // The leader's host: freezing it costs the cluster one election, and its controller was the
+  // acting one.
+  auto leader_json = etcdctl_answer(etcdctl(hosts_[0], {"endpoint", "status", "-w", "json"}).output);
+  const uint64_t leader = leader_json["Status"]["leader"].get<uint64_t>();
+  const Host* frozen = nullptr;
+  for (const auto& h : hosts_) {
+    auto st = etcdctl_answer(etcdctl(h, {"endpoint", "status", "-w", "json"}).output);
+    if (st["Status"]["header"]["member_id"].get<uint64_t>() == leader) frozen = &h;
+  }
+  ASSERT_NE(frozen, nullptr);
+  const Host& m3 = *frozen;
+  const Host& writer = &m3 == &hosts_[0] ? hosts_[1] : hosts_[0];
+  const int etcd_pid = std::stoi(read_file(m3.conf() + "/etcd.pid"));
+  const size_t events_before = events().size();
+  // Writes through a member that stays, for 6 s: the longest time without an acknowledged write
+  // is one election and one put's timeout at most.
+  auto frozen_writes = [&](int first) {
+    auto last_ok = std::chrono::steady_clock::now();
+    std::chrono::milliseconds longest{0};
+    for (int i = first; i < first + 20; ++i) {
+      // A put in flight to the frozen leader waits out its timeout: 2 s, not etcdctl's 5.
+      auto r = etcdctl(writer, {"--command-timeout=2s", "put", "/registry/frozen/" + std::to_string(i), "v"});
+      const auto now = std::chrono::steady_clock::now();
+      if (r.exit_code == 0) {
+        longest = std::max(longest, std::chrono::duration_cast<std::chrono::milliseconds>(now - last_ok));
+        last_ok = now;
+      }
+      std::this_thread::sleep_for(300ms);
+    }
+    longest = std::max(longest, std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - last_ok));
+    EXPECT_LT(longest, 5000ms) << "the majority stopped taking writes";
+  };
+  ASSERT_EQ(::kill(etcd_pid, SIGSTOP), 0);
+  frozen_writes(0);
+  ::kill(etcd_pid, SIGCONT);
+  EXPECT_TRUE(eventually(60s, [&] { return one_healthy_cluster(3); }, "the thawed member healthy in the same cluster"));
+  ASSERT_EQ(::kill(autos_[m3.name].pid(), SIGSTOP), 0);
+  ASSERT_EQ(::kill(etcd_pid, SIGSTOP), 0);
+  frozen_writes(20);
+  ::kill(etcd_pid, SIGCONT);
+  ::kill(autos_[m3.name].pid(), SIGCONT);
+  EXPECT_TRUE(eventually(60s, [&] { return one_healthy_cluster(3); }, "the thawed host healthy in the same cluster"));
+  EXPECT_EQ(std::stoi(read_file(m3.conf() + "/etcd.pid")), etcd_pid) << "the frozen etcd was never replaced by another";
+  // Nothing membership-changing happened since the freeze: no plan, no add, no remove.
+  auto after = events();
+  ASSERT_GE(after.size(), events_before);
+  for (size_t i = events_before; i < after.size(); ++i) {
+    const auto& e = after[i];
+    EXPECT_TRUE(e.action != "add-member" && e.action != "remove-member" && e.action != "plan-cluster" &&
+                e.action != "create-member" && e.action != "forget-member") << e.action << " by " << e.host;
+  }
+  auto hashes = hash_kv({&hosts_[0], &hosts_[1], &hosts_[2]});
+  EXPECT_EQ(hashes["m1"], hashes["m3"]);
+  EXPECT_EQ(hashes["m2"], hashes["m3"]);
+}
+
 // The spec's count followed both ways, one change at a time, with the cluster taking writes all
 // along: three members and two spares, then five, then three again.
 TEST_F(Auto, SeedFiveThenThreeGrowsAndShrinksKeepingQuorumAtEveryStep) {

@@ -186,6 +186,30 @@ TEST_F(EtcdManagerCtl, ControlFilesRoundTripAndOnlyRestorableIntactBackupsAreQue
 // A store written before the rule: a zstd backup with _etcd_backup.meta, as etcdadm wrote it then.
 // etcd-manager lists it; `check` says so and fails; `check --fix` takes it off etcd-manager's list,
 // and etcdadm still lists and restores it.
+// `etcdadm seed` writes the spec where and as etcd-manager reads it, and reads back what
+// etcd-manager-ctl configure-cluster wrote: the controllers obey either tool.
+TEST_F(EtcdManagerCtl, SeedWritesTheSpecItReadsAndReadsWhatItWrites) {
+  auto none = cli({"seed", "--store", store_, "--members", "3"});
+  EXPECT_EQ(none.exit_code, 2) << none.output;
+  EXPECT_NE(none.output.find("give both --members and --version"), std::string::npos) << none.output;
+  auto dry = cli_json({"seed", "--store", store_, "--members", "3", "--version", "3.5.30", "--dry-run", "-o", "json"});
+  EXPECT_TRUE(dry["dryRun"].get<bool>());
+  EXPECT_TRUE(dry["before"].is_null());
+  EXPECT_NE(dry["effect"].get<std::string>().find("once 2 of 3 hosts run `etcdadm auto`"), std::string::npos) << dry.dump();
+  EXPECT_NE(ctl(store_, {"get"}).exit_code, 0) << "a dry run writes nothing";
+
+  ASSERT_EQ(cli({"seed", "--store", store_, "--members", "3", "--version", "3.5.30", "--replace-after", "5m"}).exit_code, 0);
+  auto got = ctl(store_, {"get"});
+  EXPECT_NE(got.output.find("member_count:3"), std::string::npos) << got.output;
+  EXPECT_NE(got.output.find("etcd_version:\"3.5.30\""), std::string::npos) << got.output;
+  ASSERT_EQ(ctl(store_, {"-member-count", "5", "configure-cluster"}).exit_code, 0);
+  auto seen = cli_json({"seed", "--store", store_, "--version", "3.5.31", "--dry-run", "-o", "json"});
+  EXPECT_EQ(seen["before"]["memberCount"], 5);
+  EXPECT_EQ(seen["after"]["memberCount"], 5);
+  EXPECT_EQ(seen["after"]["etcdVersion"], "3.5.31");
+  EXPECT_EQ(seen["replaceAfterSeconds"], 300);
+}
+
 TEST_F(EtcdManagerCtl, CheckFixTakesAnOlderStoresHazardsOffItsList) {
   auto& m = start_member();
   EtcdClient client(m.connection());

@@ -97,13 +97,7 @@ class SwiftNativeStoreTest : public ObjectStoreCliTest {
 TEST_F(SwiftNativeStoreTest, BlobStoreContract) { check_blob_store_contract(*store()); }
 
 TEST_F(SwiftNativeStoreTest, HasNoConditionalWritesForLeases) {
-  try {
-    conditional_writes(*store(), "the create lease", "probe/conditional");
-    ADD_FAILURE() << "expected a refusal";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
-    EXPECT_NE(std::string(e.what()).find("Swift has no compare-and-swap"), std::string::npos) << e.what();
-  }
+  expect_refused_for_leases(*store(), "Swift has no compare-and-swap");
 }
 
 // A large object is a static large object: its segments go to "<container>_segments", and nothing

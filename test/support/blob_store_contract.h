@@ -107,4 +107,15 @@ inline void check_conditional_writes_contract(BlobStore& s) {
   EXPECT_EQ(s.read_small("cas/counter"), "20");
 }
 
+// conditional_writes() refuses `s` for a lease (kInvalidArgument), saying `why`.
+inline void expect_refused_for_leases(BlobStore& s, const std::string& why) {
+  try {
+    conditional_writes(s, "the create lease", "probe/conditional");
+    ADD_FAILURE() << "expected a refusal";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace etcdadm::test

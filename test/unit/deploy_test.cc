@@ -15,11 +15,14 @@ namespace {
 
 const std::string kDeploy = std::string(ETCDADM_SOURCE_DIR) + "/docs/deploy";
 
-TEST(Deploy, SystemdUnitVerifies) {
+// `systemd-analyze verify` of the unit `file` in docs/deploy/systemd (verified as `instance`, for a
+// template), its ExecStart pointed at the binary under test and its EnvironmentFile at a scratch
+// path (`env_file` in the unit) that may be missing.
+void verify_unit(const std::string& file, const std::string& instance, const std::string& env_file) {
   auto analyze = find_executable("systemd-analyze");
   ASSERT_TRUE(analyze.has_value()) << "systemd-analyze missing (scripts/install-deps.sh --with-test-servers installs it)";
   test::TempDir dir;
-  std::string unit = read_file(kDeploy + "/systemd/etcdadm-backup-sidecar@.service");
+  std::string unit = read_file(kDeploy + "/systemd/" + file);
   auto replace = [&](const std::string& from, const std::string& to) {
     auto at = unit.find(from);
     ASSERT_NE(at, std::string::npos) << from;
@@ -28,34 +31,23 @@ TEST(Deploy, SystemdUnitVerifies) {
   replace("/usr/bin/etcdadm", ETCDADM_BIN);
   // verify runs `man` on man: links; etcdadm(1) exists once the package is installed, not here.
   replace("Documentation=man:etcdadm(1) ", "Documentation=");
-  replace("EnvironmentFile=/etc/etcdadm/sidecar/%i.env", "EnvironmentFile=-" + dir / "%i.env");
-  // A template is verified through an instance of it.
-  write_file_atomic(dir / "etcdadm-backup-sidecar@.service", unit);
-  auto r = run_process({*analyze, "verify", dir / "etcdadm-backup-sidecar@main.service"});
+  replace("EnvironmentFile=" + env_file, "EnvironmentFile=-" + dir / "unit.env");
+  write_file_atomic(dir / file, unit);
+  auto r = run_process({*analyze, "verify", dir / instance});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("Unknown"), std::string::npos) << r.output;
+}
+
+TEST(Deploy, SystemdUnitVerifies) {
+  // A template is verified through an instance of it.
+  verify_unit("etcdadm-backup-sidecar@.service", "etcdadm-backup-sidecar@main.service", "/etc/etcdadm/sidecar/%i.env");
   // The example environment file holds what the unit reads.
   std::string env = read_file(kDeploy + "/systemd/sidecar.env.example");
   for (const char* name : {"ETCDADM_STORE=", "ETCDCTL_ENDPOINTS=", "SIDECAR_ARGS="}) EXPECT_NE(env.find(name), std::string::npos) << name;
 }
 
 TEST(Deploy, AutoUnitVerifiesAndItsExamplesGiveWhatItReads) {
-  auto analyze = find_executable("systemd-analyze");
-  ASSERT_TRUE(analyze.has_value()) << "systemd-analyze missing (scripts/install-deps.sh --with-test-servers installs it)";
-  test::TempDir dir;
-  std::string unit = read_file(kDeploy + "/systemd/etcdadm-auto.service");
-  auto replace = [&](const std::string& from, const std::string& to) {
-    auto at = unit.find(from);
-    ASSERT_NE(at, std::string::npos) << from;
-    unit.replace(at, from.size(), to);
-  };
-  replace("/usr/bin/etcdadm", ETCDADM_BIN);
-  replace("Documentation=man:etcdadm(1) ", "Documentation=");
-  replace("EnvironmentFile=/etc/etcdadm/auto.env", "EnvironmentFile=-" + dir / "auto.env");
-  write_file_atomic(dir / "etcdadm-auto.service", unit);
-  auto r = run_process({*analyze, "verify", dir / "etcdadm-auto.service"});
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(r.output.find("Unknown"), std::string::npos) << r.output;
+  verify_unit("etcdadm-auto.service", "etcdadm-auto.service", "/etc/etcdadm/auto.env");
   std::string env = read_file(kDeploy + "/systemd/auto.env.example");
   for (const char* name : {"ETCDADM_STORE=", "AUTO_ARGS="}) EXPECT_NE(env.find(name), std::string::npos) << name;
   // Every flag the examples pass is one `etcdadm auto` takes.
