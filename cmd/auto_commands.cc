@@ -51,21 +51,10 @@ void add_seed(CLI::App& app) {
     auto fmt = parse_output_format(f->store.output);
     auto store = f->store.open();
     EtcdManagerClusterSpec changes{f->members, f->version.empty() ? "" : normalise_version(f->version)};
-    auto before = read_etcd_manager_cluster_spec(*store);
-    AutoSpec auto_spec = read_auto_spec(*store).value_or(AutoSpec{});
-    if (!f->replace_after.empty()) auto_spec.replace_after_seconds = duration_flag("--replace-after", f->replace_after, false).count();
-    EtcdManagerClusterSpec after = before.value_or(EtcdManagerClusterSpec{});
-    if (changes.member_count > 0) after.member_count = changes.member_count;
-    if (!changes.etcd_version.empty()) after.etcd_version = changes.etcd_version;
-    if (after.member_count == 0 || after.etcd_version.empty()) {
-      throw Error(ErrorKind::kInvalidArgument, "the store has no cluster spec yet: give both --members and --version");
-    }
-    const AutoStatus status = read_auto_status(*store, 0);
-    const std::string effect = seed_effect(status, before, after);
-    if (!f->dry_run) {
-      configure_etcd_manager_cluster(*store, changes);
-      write_auto_spec(*store, auto_spec);
-    }
+    const int64_t replace_after =
+        f->replace_after.empty() ? 0 : duration_flag("--replace-after", f->replace_after, false).count();
+    const SeedResult r = seed_cluster_spec(*store, changes, replace_after, f->dry_run);
+    const auto& [before, after, auto_spec, effect] = r;
     if (fmt == OutputFormat::kJson) {
       json j = {{"dryRun", f->dry_run},
                 {"before", before ? json{{"memberCount", before->member_count}, {"etcdVersion", before->etcd_version}} : json(nullptr)},

@@ -87,7 +87,8 @@ Controller::Controller(BackupStore store, ControllerOptions options)
     : store_(std::move(store)),
       options_(std::move(options)),
       catalog_(Catalog::open_or_memory(options_.catalog_path.empty() ? Catalog::default_path() : options_.catalog_path)),
-      member_(options_.lifecycle.member) {
+      member_(options_.lifecycle.member),
+      init_system_(make_init_system(member_.init_system)) {
   if (!path_exists(member_.ca_cert()) || !path_exists(member_.ca_key())) {
     throw Error(ErrorKind::kNotFound, "no cluster CA in " + member_.certs_dir + " (ca.crt and ca.key)",
                 "copy ca.crt and ca.key (mode 0600) from the host that holds the cluster's CA, or make one with "
@@ -129,7 +130,7 @@ LocalView Controller::observe_local() {
   v.cluster_token = state.cluster_token;
   MemberConfig recorded;
   if (has_data || load_member_state(member_.config_dir, recorded)) {
-    v.etcd_running = make_init_system(member_.init_system)->running(member_);
+    v.etcd_running = init_system_->running(member_);
   }
   if (v.etcd_running) {
     try {
@@ -295,14 +296,14 @@ void Controller::join_as_added(const Decision& d, const Observation& o) {
 }
 
 void Controller::forget_member() {
-  make_init_system(member_.init_system)->stop(member_, std::chrono::seconds(10));
+  init_system_->stop(member_, std::chrono::seconds(10));
   remove_all(member_.data_dir + "/member");
   write_auto_local_state(member_.config_dir, AutoLocalState{});
 }
 
 // The acting controller's changes, each through the members as etcd sees them right now: a
 // controller that is no longer beside the leader does nothing (another one acts).
-void Controller::change_membership(const Decision& d, const Observation& o) {
+void Controller::change_membership(const Decision& d) {
   EtcdClient client(quick(connection_to(member_, {member_.loopback_client_url()})));
   auto status = client.status(member_.loopback_client_url());
   if (status.leader() != status.header().member_id()) {
@@ -338,7 +339,6 @@ void Controller::change_membership(const Decision& d, const Observation& o) {
     record(action, d.reason, d.command, std::string("failed: ") + e.what());
     throw;
   }
-  (void)o;
 }
 
 // A backup of the cluster precedes every membership change: a recent one when the store has it,
@@ -397,7 +397,7 @@ void Controller::act(const Decision& d, const Observation& o) {
       recorded(d, [&] { start_planned_member(d.plan); });
       return;
     case Step::kStartLocalMember:
-      recorded(d, [&] { make_init_system(member_.init_system)->start(member_); });
+      recorded(d, [&] { init_system_->start(member_); });
       return;
     case Step::kJoinAsAdded:
       recorded(d, [&] { join_as_added(d, o); });
@@ -408,7 +408,7 @@ void Controller::act(const Decision& d, const Observation& o) {
     case Step::kAddMember:
     case Step::kPromoteMember:
     case Step::kRemoveMember:
-      change_membership(d, o);
+      change_membership(d);
       return;
     case Step::kMarkCreated:
       try {
@@ -421,7 +421,6 @@ void Controller::act(const Decision& d, const Observation& o) {
       }
       return;
   }
-  (void)o;
 }
 
 void Controller::write_host_record(const Observation& o, const Decision& d) {

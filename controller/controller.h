@@ -12,10 +12,12 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "controller/decide.h"
+#include "etcdadm/init_system.h"
 #include "etcdadm/lifecycle/init_join.h"
 #include "store/backup_store.h"
 #include "store/catalog.h"
@@ -66,7 +68,7 @@ class Controller {
   void start_planned_member(const ClusterPlan& plan);
   void join_as_added(const Decision& d, const Observation& o);
   void forget_member();
-  void change_membership(const Decision& d, const Observation& o);
+  void change_membership(const Decision& d);
   void track_health(Observation& o);
   void write_host_record(const Observation& o, const Decision& d);
   // Runs one local step and records it (done, or failed with the error, which is rethrown).
@@ -83,6 +85,7 @@ class Controller {
   ControllerOptions options_;
   Catalog catalog_;
   MemberConfig member_;
+  std::unique_ptr<InitSystem> init_system_;
   std::string ca_sha256_;
   struct Seen {
     uint64_t sequence = 0;

@@ -143,4 +143,25 @@ std::string seed_effect(const AutoStatus& s, const std::optional<EtcdManagerClus
   return out.empty() ? "nothing changes" : out;
 }
 
+SeedResult seed_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& changes, int64_t replace_after_seconds,
+                             bool dry_run) {
+  const AutoStatus status = read_auto_status(store, 0);
+  SeedResult r;
+  r.before = status.spec;
+  r.auto_spec = status.auto_spec;
+  if (replace_after_seconds > 0) r.auto_spec.replace_after_seconds = replace_after_seconds;
+  r.after = status.spec.value_or(EtcdManagerClusterSpec{});
+  if (changes.member_count > 0) r.after.member_count = changes.member_count;
+  if (!changes.etcd_version.empty()) r.after.etcd_version = changes.etcd_version;
+  if (r.after.member_count == 0 || r.after.etcd_version.empty()) {
+    throw Error(ErrorKind::kInvalidArgument, "the store has no cluster spec yet: give both --members and --version");
+  }
+  r.effect = seed_effect(status, r.before, r.after);
+  if (!dry_run) {
+    write_etcd_manager_cluster_spec(store, r.after);
+    write_auto_spec(store, r.auto_spec);
+  }
+  return r;
+}
+
 }  // namespace etcdadm

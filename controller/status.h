@@ -39,4 +39,16 @@ std::string auto_status_text(const AutoStatus& status);
 std::string seed_effect(const AutoStatus& status, const std::optional<EtcdManagerClusterSpec>& before,
                         const EtcdManagerClusterSpec& after);
 
+// `etcdadm seed`: the store's spec with the fields set in `changes` replaced (0 / "" keep), and
+// the grace when `replace_after_seconds` > 0, written back unless `dry_run`. A store without a spec
+// needs both fields (kInvalidArgument).
+struct SeedResult {
+  std::optional<EtcdManagerClusterSpec> before;
+  EtcdManagerClusterSpec after;
+  AutoSpec auto_spec;
+  std::string effect;  // seed_effect
+};
+SeedResult seed_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& changes, int64_t replace_after_seconds,
+                             bool dry_run);
+
 }  // namespace etcdadm
