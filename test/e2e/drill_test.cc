@@ -25,19 +25,6 @@ namespace etcdadm::test {
 
 namespace {
 
-// PIDs of live processes whose command line mentions `text`.
-std::vector<std::string> processes_mentioning(const std::string& text) {
-  std::vector<std::string> out;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    const std::string pid = entry.path().filename().string();
-    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
-    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (cmdline.find(text) != std::string::npos) out.push_back(pid + ": " + cmdline);
-  }
-  return out;
-}
-
 class Drill : public CliTest {
  protected:
   void SetUp() override {

@@ -1,4 +1,6 @@
 #include "test/support/reaper.h"
+
+#include "test/support/test_env.h"
 #include <fcntl.h>
 
 #include <dirent.h>
@@ -26,29 +28,6 @@ pid_t g_test_process = -1;
 
 void forward_signal(int sig) {
   if (g_test_process > 0) ::kill(g_test_process, sig);
-}
-
-// A /proc file of a process that may be exiting right now: "" when it cannot be read whole. (An
-// ifstream throws from underflow when read() fails with ESRCH mid-way, and that exception, after
-// every test had passed, aborted the reaper: "basic_filebuf::underflow error reading the file: No
-// such process".)
-std::string read_proc_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "";
-  std::string out;
-  char buf[4096];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      out.clear();
-      break;
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return out;
 }
 
 // The pids whose parent is this process, from /proc/<pid>/stat (the field after the command name,

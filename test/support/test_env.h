@@ -130,6 +130,14 @@ class FailpointPause {
 // of a save caught mid-write. Files renamed or removed while it looks are skipped.
 bool has_temp_data_file(const std::string& store);
 
+// A /proc file of a process that may be exiting right now: "" when it cannot be read whole. (An
+// ifstream throws from underflow when read() fails with ESRCH mid-way: "basic_filebuf::underflow
+// error reading the file: No such process", which once aborted the reaper and once failed a drill
+// test that scanned /proc while an unrelated process exited.)
+std::string read_proc_file(const std::string& path);
+// "PID: command line" (arguments NUL-separated) of the live processes whose command line mentions
+// `text`; a process that ends while this looks is skipped.
+std::vector<std::string> processes_mentioning(const std::string& text);
 // Inode numbers of the sockets process `pid` holds open (/proc/PID/fd).
 std::set<std::string> socket_inodes_of(pid_t pid);
 // The rows of /proc/net/`table` (tcp, tcp6, unix), split on blanks, the header dropped. The kernel
