@@ -10,6 +10,7 @@
 #include "cmd/store_flags.h"
 #include "common/error.h"
 #include "common/timefmt.h"
+#include "controller/records.h"
 #include "render/json.h"
 #include "restore/etcd_manager_restore.h"
 #include "store/etcd_manager.h"
@@ -37,6 +38,11 @@ constexpr const char* kRestartHint =
     "`kubectl -n kube-system delete pod -l k8s-app=etcd-manager-main`, or `...-events` for the events cluster). It then "
     "creates a new, empty cluster, restores the backup into it and deletes the command; the API servers see the "
     "restored data once it is done.";
+constexpr const char* kAutoRestoreHint =
+    "This store's hosts run `etcdadm auto`: their controllers plan the restore within a round or two (30 s while "
+    "idle), then every listed host stops its member, sets its data aside, restores the backup natively (revisions "
+    "kept) and starts; the command is deleted once the restored cluster has a leader. Follow it with `etcdadm auto "
+    "status`.";
 
 void add_get(CLI::App& group) {
   auto f = std::make_shared<StoreFlags>();
@@ -183,10 +189,11 @@ void add_restore_backup(CLI::App& group) {
     request.into_overrides = {f->member_count, f->etcd_version};
     request.verify = !f->skip_verify;
     request.command_for = same_command_for(f->query);
+    request.etcdadm_restores = read_auto_spec(*store).has_value();
     auto queued = queue_etcd_manager_restore(*store, catalog, request);
     std::cout << "Queued a restore of backup " << queued.backup << (queued.verified ? " (verified intact)" : "") << " into "
               << describe(queued.into) << ": " << store->url() << "/" << queued.command_key << "\n"
-              << kRestartHint << "\n";
+              << (queued.etcdadm_restores ? kAutoRestoreHint : kRestartHint) << "\n";
   });
 }
 

@@ -398,7 +398,7 @@ bool is_filesystem_root(const std::string& dir) {
 }
 
 bool kept_at_filesystem_root(const std::string& name) {
-  return name == "lost+found" || name.rfind(kRestoreStagingPrefix, 0) == 0;
+  return name == "lost+found" || name.rfind(kRestoreStagingPrefix, 0) == 0 || name.rfind(kSetAsidePrefix, 0) == 0;
 }
 
 bool is_empty_data_dir(const std::string& dir) {
@@ -409,6 +409,31 @@ bool is_empty_data_dir(const std::string& dir) {
     if (!kept_at_filesystem_root(e.path().filename().string())) return false;
   }
   return !ec;
+}
+
+std::string set_aside_data_dir(const std::string& dir, const std::string& label) {
+  if (is_empty_data_dir(dir)) return "";
+  if (!is_filesystem_root(dir)) {
+    const std::string aside = dir + ".set-aside-" + label;
+    if (path_exists(aside)) throw Error(ErrorKind::kAlreadyExists, aside + " exists already: not setting " + dir + " aside over it");
+    if (::rename(dir.c_str(), aside.c_str()) != 0) throw_errno("cannot set aside", dir, errno);
+    make_dirs(dir, 0700);
+    return aside;
+  }
+  const std::string aside = dir + "/" + kSetAsidePrefix + label;
+  if (path_exists(aside)) throw Error(ErrorKind::kAlreadyExists, aside + " exists already: not setting " + dir + " aside over it");
+  make_dirs(aside, 0700);
+  std::error_code ec;
+  std::vector<std::string> names;
+  for (const auto& e : stdfs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (!kept_at_filesystem_root(name)) names.push_back(name);
+  }
+  if (ec) throw Error(ErrorKind::kIo, "cannot list " + dir + ": " + ec.message());
+  for (const auto& name : names) {
+    if (::rename((dir + "/" + name).c_str(), (aside + "/" + name).c_str()) != 0) throw_errno("cannot set aside", dir + "/" + name, errno);
+  }
+  return aside;
 }
 
 void remove_data_dir(const std::string& dir) {

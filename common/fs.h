@@ -135,13 +135,22 @@ bool is_filesystem_root(const std::string& dir);
 // it when the data dir is a filesystem root.
 inline constexpr const char* kRestoreStagingPrefix = ".etcdadm-restore-";
 
+// The prefix of old data set aside inside a data dir that is a filesystem root (set_aside_data_dir).
+inline constexpr const char* kSetAsidePrefix = ".etcdadm-set-aside-";
+
 // At a data dir that is a filesystem root: whether the entry `name` is not the data dir's own but
-// the filesystem's (lost+found) or a restore's staging dir.
+// the filesystem's (lost+found), a restore's staging dir or data set aside.
 bool kept_at_filesystem_root(const std::string& name);
 
 // Whether a data dir holds no data: it does not exist, is empty, or is a filesystem root holding
 // only what the filesystem (lost+found) or a restore's staging dir put there.
 bool is_empty_data_dir(const std::string& dir);
+
+// Moves a data dir's contents out of the way, kept for a person, and leaves it empty (mode 0700):
+// renamed to "<dir>.set-aside-<label>" beside it, or, when it is a filesystem root (no rename
+// leaves it), moved inside it into "<dir>/.etcdadm-set-aside-<label>". Returns where they went, ""
+// when there was nothing. An existing destination is never overwritten (kAlreadyExists).
+std::string set_aside_data_dir(const std::string& dir, const std::string& label);
 
 // Removes a data dir; one that is a filesystem root is emptied instead (the mount stays, and so
 // does its lost+found). Missing is fine.

@@ -18,6 +18,8 @@
 #include "etcdadm/lifecycle/local_member.h"
 #include "etcdadm/member_health.h"
 #include "etcdadm/quorum.h"
+#include "restore/member_restore.h"
+#include "restore/resolve.h"
 #include "common/text.h"
 #include "store/blob_capabilities.h"
 #include "store/etcd_manager.h"
@@ -71,6 +73,7 @@ AutoLocalState read_auto_local_state(const std::string& config_dir) {
   s.member_started = bool_field(j, "memberStarted", path);
   s.member_id = integer_field<uint64_t>(j, "memberID", path).value_or(0);
   s.cluster_id = integer_field<uint64_t>(j, "clusterID", path).value_or(0);
+  s.plan_sequence = integer_field<uint64_t>(j, "planSequence", path).value_or(0);
   return s;
 }
 
@@ -79,7 +82,8 @@ void write_auto_local_state(const std::string& config_dir, const AutoLocalState&
   json j = {{"clusterToken", s.cluster_token},
             {"memberStarted", s.member_started},
             {"memberID", s.member_id},
-            {"clusterID", s.cluster_id}};
+            {"clusterID", s.cluster_id},
+            {"planSequence", s.plan_sequence}};
   write_file_atomic(config_dir + "/" + kLocalStateFile, j.dump(2) + "\n", 0600, /*overwrite=*/true);
 }
 
@@ -145,6 +149,7 @@ LocalView Controller::observe_local() {
   }
   v.member_id = state.member_id;
   v.cluster_id = state.cluster_id;
+  v.plan_sequence = state.plan_sequence;
   if (!(state == before)) write_auto_local_state(member_.config_dir, state);
   return v;
 }
@@ -208,6 +213,19 @@ Observation Controller::observe() {
     v.created_marker = read_etcd_manager_cluster_created(*store_).has_value();
     if (auto plan = capability<ConditionalWrites>(*store_)->read_versioned(kAutoPlanKey, 1 << 20)) {
       v.plan = parse_cluster_plan(plan->contents, o.store_url + "/" + kAutoPlanKey);
+      v.plan_version = plan->version;
+    }
+    // The queue as etcd-manager reads it; a command this etcdadm cannot read stops it from acting.
+    try {
+      for (auto& cmd : list_etcd_manager_commands(*store_)) {
+        if (cmd.restore_backup) {
+          v.restore_command = std::move(cmd);
+          break;
+        }
+      }
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kCorrupt) throw;
+      v.queue_problem = e.what();
     }
     std::vector<std::string> unreadable;
     v.hosts = read_host_records(*store_, &unreadable);
@@ -219,6 +237,8 @@ Observation Controller::observe() {
   o.pause = store_view_->pause;
   o.created_marker = store_view_->created_marker;
   o.plan = store_view_->plan;
+  o.restore_command = store_view_->restore_command;
+  o.queue_problem = store_view_->queue_problem;
   o.hosts = judge_liveness(store_view_->hosts, o.now_unix);
   o.local = observe_local();
   bool self_listed = false;
@@ -235,10 +255,12 @@ Observation Controller::observe() {
   o.cluster = observe_cluster(o.hosts, o.local);
   track_health(o);
 
-  // How long a quorum of the spec's members has been live without a plan (the settle window).
+  // How long a quorum of the spec's members has been live while a plan is wanted (no plan yet, or
+  // a queued restore not planned yet): the settle window.
   int live_same_ca = 0;
   for (const auto& h : o.hosts) live_same_ca += h.live && h.record.ca_sha256 == ca_sha256_;
-  if (o.spec && !o.plan && live_same_ca >= quorum_of(o.spec->member_count)) {
+  const bool restore_unplanned = o.restore_command && !(o.plan && o.plan->command_key == o.restore_command->key);
+  if (o.spec && (!o.plan || restore_unplanned) && live_same_ca >= quorum_of(o.spec->member_count)) {
     if (!quorum_since_) quorum_since_ = steady_clock::now();
     o.quorum_seen_seconds = std::chrono::duration_cast<std::chrono::seconds>(steady_clock::now() - *quorum_since_).count();
   } else {
@@ -287,7 +309,10 @@ void Controller::start_planned_member(const ClusterPlan& plan) {
 }
 
 void Controller::join_as_added(const Decision& d, const Observation& o) {
-  write_auto_local_state(member_.config_dir, AutoLocalState{});
+  // Joined after the current plan: its data belongs to the cluster that plan made.
+  AutoLocalState state;
+  state.plan_sequence = o.plan ? o.plan->sequence : 0;
+  write_auto_local_state(member_.config_dir, state);
   LifecycleOptions opts = options_.lifecycle;
   opts.member.version = o.spec->etcd_version;
   opts.release.version = o.spec->etcd_version;
@@ -298,7 +323,77 @@ void Controller::join_as_added(const Decision& d, const Observation& o) {
 void Controller::forget_member() {
   init_system_->stop(member_, std::chrono::seconds(10));
   remove_all(member_.data_dir + "/member");
-  write_auto_local_state(member_.config_dir, AutoLocalState{});
+  AutoLocalState state;
+  state.plan_sequence = read_auto_local_state(member_.config_dir).plan_sequence;
+  write_auto_local_state(member_.config_dir, state);
+}
+
+void Controller::stop_and_set_aside(const std::string& label) {
+  MemberConfig recorded;
+  if (load_member_state(member_.config_dir, recorded) && init_system_->running(member_)) {
+    init_system_->stop(member_, std::chrono::seconds(30));
+  }
+  const std::string aside = set_aside_data_dir(member_.data_dir, label);
+  if (!aside.empty()) spdlog::info("auto: this host's old data is kept in {}", aside);
+}
+
+// The plan's label for data set aside: unique per plan and per attempt (a restore killed half way
+// sets its own partial data aside on the next try).
+static std::string set_aside_label(const ClusterPlan& plan) {
+  return "plan" + std::to_string(plan.sequence) + "-" + std::to_string(unix_now());
+}
+
+void Controller::restore_planned_member(const ClusterPlan& plan) {
+  stop_and_set_aside(set_aside_label(plan));
+  // Until the restore is in the data dir this host's state names no plan: killed before that, the
+  // next round restores again (over an empty data dir).
+  AutoLocalState state = read_auto_local_state(member_.config_dir);
+  write_auto_local_state(member_.config_dir, AutoLocalState{plan.cluster_token, false, 0, 0, state.plan_sequence});
+  LifecycleOptions o = options_.lifecycle;
+  o.member.version = plan.etcd_version;
+  o.release.version = plan.etcd_version;
+  o.initial_cluster = plan.initial_cluster();
+  o.initial_cluster_token = plan.cluster_token;
+  BackupRecord backup = find_backup(*store_, catalog_, plan.backup);
+  // Fetched and verified whole before anything is installed or started.
+  o.restore_snapshot = prefetched_backup_restorer(store_, backup, member_.data_dir, plan.etcd_version, RestoreMethod{});
+  for (const auto& phase : init_phases()) {
+    if (phase.name == "health") continue;
+    run_init(o, phase.name);
+    if (phase.name == "snapshot") {
+      // Restored: from here on this host's data is the plan's, and the plan is never carried out
+      // here again (a member started twice from a snapshot would rejoin with a rewound log).
+      write_auto_local_state(member_.config_dir, AutoLocalState{plan.cluster_token, false, 0, 0, plan.sequence});
+    }
+  }
+}
+
+void Controller::set_aside_data(const ClusterPlan& plan) {
+  stop_and_set_aside(set_aside_label(plan));
+  AutoLocalState state;
+  state.plan_sequence = plan.sequence;
+  write_auto_local_state(member_.config_dir, state);
+}
+
+void Controller::plan_restore(const Decision& d, const Observation& o) {
+  // A running cluster is replaced only after a new backup of it (an older one lacks the latest
+  // writes): the restore can be undone.
+  if (o.cluster.answered) backup_before(d, std::chrono::seconds(0));
+  auto& conditional = *capability<ConditionalWrites>(*store_);
+  const std::string text = cluster_plan_json(d.plan);
+  if (!conditional.write_if(kAutoPlanKey, text, store_view_ ? store_view_->plan_version : "")) {
+    spdlog::info("auto: the plan changed while this host planned the restore: reading it again");
+    store_view_.reset();
+    return;
+  }
+  record(step_name(d.step), d.reason, d.command, "done: plan " + std::to_string(d.plan.sequence));
+  if (d.new_spec) {
+    write_etcd_manager_cluster_spec(*store_, *d.new_spec);
+    record("write-spec", "the restore command asks for " + std::to_string(d.new_spec->member_count) + " members of etcd " +
+                             d.new_spec->etcd_version, "etcdadm seed --store " + store_->url() + " --members " +
+                             std::to_string(d.new_spec->member_count) + " --version " + d.new_spec->etcd_version, "done");
+  }
+  store_view_.reset();
 }
 
 // The acting controller's changes, each through the members as etcd sees them right now: a
@@ -311,7 +406,7 @@ void Controller::change_membership(const Decision& d) {
     return;
   }
   const char* action = step_name(d.step);
-  if (d.step != Step::kPromoteMember) backup_before(d);
+  if (d.step != Step::kPromoteMember) backup_before(d, options_.pre_change_backup_age);
   try {
     if (d.step == Step::kAddMember) {
       auto r = client.member_add({d.host.peer_url}, /*learner=*/true);
@@ -343,11 +438,11 @@ void Controller::change_membership(const Decision& d) {
 
 // A backup of the cluster precedes every membership change: a recent one when the store has it,
 // else a new one from this host's member. No backup, no change.
-void Controller::backup_before(const Decision& d) {
+void Controller::backup_before(const Decision& d, std::chrono::seconds max_age) {
   std::vector<std::string> endpoints = {member_.loopback_client_url()};
   EtcdClient cluster(connection_to(member_, endpoints));
   PreChangeBackupOptions b;
-  b.max_age = options_.pre_change_backup_age;
+  b.max_age = max_age;
   b.save.preferred_endpoint = member_.loopback_client_url();
   const std::string command = "etcdadm backup save --store " + store_->url();
   try {
@@ -409,6 +504,24 @@ void Controller::act(const Decision& d, const Observation& o) {
     case Step::kPromoteMember:
     case Step::kRemoveMember:
       change_membership(d);
+      return;
+    case Step::kPlanRestore:
+      plan_restore(d, o);
+      return;
+    case Step::kRestoreMember:
+      recorded(d, [&] { restore_planned_member(d.plan); });
+      store_view_.reset();
+      return;
+    case Step::kSetAsideData:
+      recorded(d, [&] { set_aside_data(d.plan); });
+      return;
+    case Step::kFinishRestore:
+      recorded(d, [&] {
+        EtcdManagerCommand done;
+        done.key = d.plan.command_key;
+        remove_etcd_manager_command(*store_, done);
+      });
+      store_view_.reset();
       return;
     case Step::kMarkCreated:
       try {

@@ -48,6 +48,7 @@ struct AutoLocalState {
   bool member_started = false;
   uint64_t member_id = 0;   // as its Status last said
   uint64_t cluster_id = 0;
+  uint64_t plan_sequence = 0;  // LocalView::plan_sequence
   bool operator==(const AutoLocalState&) const = default;
 };
 
@@ -68,6 +69,11 @@ class Controller {
   void start_planned_member(const ClusterPlan& plan);
   void join_as_added(const Decision& d, const Observation& o);
   void forget_member();
+  void restore_planned_member(const ClusterPlan& plan);
+  void set_aside_data(const ClusterPlan& plan);
+  void plan_restore(const Decision& d, const Observation& o);
+  // Stops this host's etcd (when it runs one) and moves its data out of the way, kept for a person.
+  void stop_and_set_aside(const std::string& label);
   void change_membership(const Decision& d);
   void track_health(Observation& o);
   void write_host_record(const Observation& o, const Decision& d);
@@ -79,7 +85,8 @@ class Controller {
   ClusterView observe_cluster(const std::vector<HostView>& hosts, const LocalView& local);
   std::vector<HostView> judge_liveness(const std::vector<HostRecord>& records, int64_t now_unix);
 
-  void backup_before(const Decision& d);
+  // A backup of the cluster no older than `max_age` in the store, taken now when there is none.
+  void backup_before(const Decision& d, std::chrono::seconds max_age);
 
   BackupStore store_;
   ControllerOptions options_;
@@ -99,6 +106,9 @@ class Controller {
     std::optional<PauseRecord> pause;
     bool created_marker = false;
     std::optional<ClusterPlan> plan;
+    std::string plan_version;  // as read (read_versioned): a restore plan replaces exactly this one
+    std::optional<EtcdManagerCommand> restore_command;
+    std::string queue_problem;
     std::vector<HostRecord> hosts;
   };
   std::optional<StoreView> store_view_;

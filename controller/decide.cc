@@ -21,6 +21,10 @@ const char* step_name(Step step) {
     case Step::kAddMember: return "add-member";
     case Step::kPromoteMember: return "promote-member";
     case Step::kRemoveMember: return "remove-member";
+    case Step::kPlanRestore: return "plan-restore";
+    case Step::kRestoreMember: return "restore-member";
+    case Step::kSetAsideData: return "set-aside-data";
+    case Step::kFinishRestore: return "finish-restore";
   }
   return "?";
 }
@@ -59,12 +63,13 @@ std::string joined(const std::vector<std::string>& v) {
   return out;
 }
 
-// The next cluster's plan: the live hosts holding this host's CA, by name, at most the spec's
-// count; or why there is none yet.
-Decision plan_new_cluster(const Observation& o, const std::string& token) {
-  const int n = o.spec->member_count;
-  const int q = quorum_of(n);
-  std::vector<const HostRecord*> candidates;
+// The hosts a new plan may list: live, holding this host's CA, by name; and what was left out.
+struct Candidates {
+  std::vector<const HostRecord*> hosts;
+  std::string notes;
+};
+Candidates live_candidates(const Observation& o) {
+  Candidates c;
   std::vector<std::string> other_ca, stale;
   for (const auto& h : o.hosts) {
     if (!h.live) {
@@ -72,42 +77,140 @@ Decision plan_new_cluster(const Observation& o, const std::string& token) {
     } else if (h.record.ca_sha256 != o.ca_sha256) {
       other_ca.push_back(h.record.name);
     } else {
-      candidates.push_back(&h.record);
+      c.hosts.push_back(&h.record);
     }
   }
-  std::sort(candidates.begin(), candidates.end(), [](const HostRecord* a, const HostRecord* b) { return a->name < b->name; });
-  std::string notes;
-  if (!other_ca.empty()) notes += "; hosts with another CA, never planned with this one: " + joined(other_ca);
-  if (!stale.empty()) notes += "; hosts not heard from lately: " + joined(stale);
-  const int have = static_cast<int>(candidates.size());
+  std::sort(c.hosts.begin(), c.hosts.end(), [](const HostRecord* a, const HostRecord* b) { return a->name < b->name; });
+  if (!other_ca.empty()) c.notes += "; hosts with another CA, never planned with this one: " + joined(other_ca);
+  if (!stale.empty()) c.notes += "; hosts not heard from lately: " + joined(stale);
+  return c;
+}
+
+// Why no plan of `n` members for `what` is written yet (too few live hosts, or the settle window
+// still open for the missing ones), or nullopt when one is.
+std::optional<Decision> not_yet_planned(const Observation& o, const Candidates& c, int n, const std::string& what) {
+  const int q = quorum_of(n);
+  const int have = static_cast<int>(c.hosts.size());
   if (have < q) {
-    return make(Step::kWait, std::to_string(have) + " of the spec's " + std::to_string(n) +
-                                 " hosts are registered and live; a new cluster needs at least " + std::to_string(q) +
-                                 ": start `etcdadm auto` on the other control-plane hosts" + notes);
+    return make(Step::kWait, std::to_string(have) + " of the spec's " + std::to_string(n) + " hosts are registered and live; " +
+                                 what + " needs at least " + std::to_string(q) +
+                                 ": start `etcdadm auto` on the other control-plane hosts" + c.notes);
   }
   if (have < n && o.quorum_seen_seconds < o.auto_spec.bootstrap_settle_seconds) {
-    return make(Step::kIdle, std::to_string(have) + " of " + std::to_string(n) +
-                                 " hosts are live: waiting up to " +
+    return make(Step::kIdle, std::to_string(have) + " of " + std::to_string(n) + " hosts are live: waiting up to " +
                                  std::to_string(o.auto_spec.bootstrap_settle_seconds - o.quorum_seen_seconds) +
-                                 " s more for the others before planning the cluster with these" + notes);
+                                 " s more for the others before planning " + what + " with these" + c.notes);
   }
+  return std::nullopt;
+}
+
+void plan_members(const Observation& o, const Candidates& c, int n, ClusterPlan& plan) {
+  for (int i = 0; i < std::min(static_cast<int>(c.hosts.size()), n); ++i) {
+    plan.members.push_back({c.hosts[i]->name, c.hosts[i]->peer_url, c.hosts[i]->client_url});
+  }
+  plan.ca_sha256 = o.ca_sha256;
+  plan.written_by = o.self;
+  plan.written_unix = o.now_unix;
+}
+
+// The next cluster's plan: the live hosts holding this host's CA, by name, at most the spec's
+// count; or why there is none yet.
+Decision plan_new_cluster(const Observation& o, const std::string& token) {
+  const int n = o.spec->member_count;
+  Candidates c = live_candidates(o);
+  if (auto wait = not_yet_planned(o, c, n, "a new cluster")) return *wait;
   Decision d;
   d.step = Step::kPlanCluster;
   d.plan.sequence = 1;
   d.plan.purpose = "create";
   d.plan.cluster_token = token;
   d.plan.etcd_version = o.spec->etcd_version;
-  d.plan.ca_sha256 = o.ca_sha256;
-  for (int i = 0; i < std::min(have, n); ++i) {
-    d.plan.members.push_back({candidates[i]->name, candidates[i]->peer_url, candidates[i]->client_url});
-  }
-  d.plan.written_by = o.self;
-  d.plan.written_unix = o.now_unix;
-  d.reason = "no cluster was ever created from this store and " + std::to_string(have) + " of " + std::to_string(n) +
-             " hosts are live: planning a cluster of " + names_of(d.plan.members) + notes;
+  plan_members(o, c, n, d.plan);
+  d.reason = "no cluster was ever created from this store and " + std::to_string(c.hosts.size()) + " of " + std::to_string(n) +
+             " hosts are live: planning a cluster of " + names_of(d.plan.members) + c.notes;
   d.command = "etcdadm init --initial-cluster " + d.plan.initial_cluster() + " --initial-cluster-token " + token +
               " (on each of " + names_of(d.plan.members) + ")";
   return d;
+}
+
+// The queued restore's plan: the cluster its command's spec asks for (the store's spec where the
+// command leaves a field unset), restored from its backup on the live hosts.
+Decision plan_restore(const Observation& o, const std::string& token) {
+  const EtcdManagerCommand& cmd = *o.restore_command;
+  const EtcdManagerRestoreCommand& r = *cmd.restore_backup;
+  EtcdManagerClusterSpec into = *o.spec;
+  if (r.cluster_spec.member_count > 0) into.member_count = r.cluster_spec.member_count;
+  if (!r.cluster_spec.etcd_version.empty()) into.etcd_version = r.cluster_spec.etcd_version;
+  const int n = into.member_count;
+  Candidates c = live_candidates(o);
+  if (auto wait = not_yet_planned(o, c, n, "restoring backup " + r.backup)) return *wait;
+  Decision d;
+  d.step = Step::kPlanRestore;
+  d.plan.sequence = (o.plan ? o.plan->sequence : 0) + 1;
+  d.plan.purpose = "restore";
+  d.plan.backup = r.backup;
+  d.plan.command_key = cmd.key;
+  d.plan.cluster_token = token;
+  d.plan.etcd_version = into.etcd_version;
+  plan_members(o, c, n, d.plan);
+  if (!(into == *o.spec)) d.new_spec = into;
+  d.reason = "a restore of backup " + r.backup + " is queued (" + cmd.key + "): planning a cluster of " +
+             names_of(d.plan.members) + " restored from it" +
+             (o.cluster.answered ? ", replacing the running cluster (after a backup of it)" : "") + c.notes;
+  d.command = "etcdadm init --from-backup " + r.backup + " --store " + o.store_url + " --initial-cluster " +
+              d.plan.initial_cluster() + " --initial-cluster-token " + token + " (on each of " + names_of(d.plan.members) +
+              ", their members stopped and data dirs emptied first)";
+  return d;
+}
+
+// The command queue (rules R1-R3 in decide.h), or nullopt when it asks nothing of this host.
+std::optional<Decision> run_queue(const Observation& o, const std::string& token) {
+  const ClusterPlan* restore = o.plan && o.plan->purpose == "restore" ? &*o.plan : nullptr;
+  const bool planned = o.restore_command && restore && restore->command_key == o.restore_command->key;
+  if (o.restore_command && !planned) {
+    // A cluster with a leader plans through its leader's controller; without one, any host may:
+    // the replace-if-match write lets one plan through.
+    const bool led = o.cluster.answered && o.cluster.info.leader_id != 0;
+    const bool acting = led && o.local.data == "member" && o.local.member_id == o.cluster.info.leader_id;
+    if (led && !acting) {
+      return make(Step::kIdle, "a restore of backup " + o.restore_command->restore_backup->backup +
+                                   " is queued: the leader's controller plans it");
+    }
+    return plan_restore(o, token);
+  }
+  if (restore && o.local.plan_sequence < restore->sequence) {
+    if (restore->member(o.self)) {
+      if (restore->ca_sha256 != o.ca_sha256) {
+        return make(Step::kWait, "restore plan " + std::to_string(restore->sequence) + " lists this host, but for another CA",
+                    "copy the cluster's ca.crt and ca.key into this host's certs dir");
+      }
+      Decision d = make(Step::kRestoreMember,
+                        "restore plan " + std::to_string(restore->sequence) + " lists this host: restoring its member from backup " +
+                            restore->backup + " (" + names_of(restore->members) + ")" +
+                            (o.local.data != "empty" ? "; its old data is set aside, not deleted" : ""),
+                        "etcdadm init --from-backup " + restore->backup + " --store " + o.store_url + " --initial-cluster " +
+                            restore->initial_cluster() + " --initial-cluster-token " + restore->cluster_token + " --name " + o.self);
+      d.plan = *restore;
+      return d;
+    }
+    if (o.local.data != "empty" || o.local.etcd_running) {
+      Decision d = make(Step::kSetAsideData,
+                        "restore plan " + std::to_string(restore->sequence) + " replaces the cluster without this host: its old "
+                            "member is stopped and its data set aside (a spare host now)",
+                        "etcdadm reset --skip-remove-member");
+      d.plan = *restore;
+      return d;
+    }
+  }
+  if (planned && o.local.plan_sequence == restore->sequence && o.local.data == "member" && o.local.has_leader &&
+      o.local.cluster_token == restore->cluster_token) {
+    Decision d = make(Step::kFinishRestore,
+                      "the cluster restored from backup " + restore->backup + " has a leader: the command is done",
+                      "etcdadm etcd-manager delete-command " + restore->command_key + " --store " + o.store_url);
+    d.plan = *restore;
+    return d;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -236,6 +339,12 @@ Decision decide(const Observation& o, const std::string& new_token) {
     return make(Step::kWait, "the store has no cluster spec (control/etcd-cluster-spec)",
                 "etcdadm seed --store " + o.store_url + " --members 3 --version <etcd version>");
   }
+  if (!o.queue_problem.empty()) {
+    return make(Step::kWait, "the command queue cannot be read, so no controller acts: " + o.queue_problem,
+                "etcdadm etcd-manager list-commands --store " + o.store_url +
+                    ", then remove the bad command (etcdadm etcd-manager delete-command KEY)");
+  }
+  if (auto queued = run_queue(o, new_token)) return *queued;
   // Total loss: the store says a cluster was created, no member answers, and no host (this one
   // included) holds a member's data. Nothing here can bring the data back but a backup.
   const bool intact_anywhere = o.local.data == "member" || std::any_of(o.hosts.begin(), o.hosts.end(), [&](const HostView& h) {

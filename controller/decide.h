@@ -15,6 +15,12 @@
 //                                                -> write the marker (create-if-absent)
 //   8. no marker, no plan, no member anywhere, enough live hosts (all the spec's, or a quorum for
 //      longer than the settle window)            -> plan the cluster (conditional write: one plan)
+// Before 3, the command queue (etcd-manager's restoreBackup, docs/self-management.md "Restores"):
+//   R1. a restore is queued and no plan restores it -> plan the restore (replace-if-match, sequence
+//       + 1): the acting controller when a cluster answers (after a backup of it), any host when none does
+//   R2. a restore plan newer than this host's data -> restore this host's member from its backup
+//       when the plan lists it, else set this host's old data aside
+//   R3. this host's restored member has a leader and the command is still queued -> delete it
 //   otherwise                                    -> idle or wait, with what for
 #pragma once
 
@@ -52,6 +58,9 @@ struct LocalView {
   // so it is known while etcd is down): 0 when never seen.
   uint64_t member_id = 0;
   uint64_t cluster_id = 0;
+  // The sequence of the newest plan this host's data was made from or set aside for (0: none
+  // recorded): a restore plan with a higher one is this host's to carry out, once.
+  uint64_t plan_sequence = 0;
 };
 
 struct Observation {
@@ -65,6 +74,10 @@ struct Observation {
   std::optional<PauseRecord> pause;
   bool created_marker = false;
   std::optional<ClusterPlan> plan;
+  // The oldest queued restoreBackup command (control/<dir>/_command.json), and why the queue could
+  // not be read ("" when it could): an unreadable queue stops every step but waiting.
+  std::optional<EtcdManagerCommand> restore_command;
+  std::string queue_problem;
   std::vector<HostView> hosts;  // this host's own record among them
   ClusterView cluster;
   LocalView local;
@@ -88,6 +101,10 @@ enum class Step {
   kAddMember,           // acting: add `host` as a learner (its controller then joins)
   kPromoteMember,       // acting: promote learner `member_id` (etcd refuses until it caught up)
   kRemoveMember,        // acting: remove `member_id` (a dead member replaced, or one too many)
+  kPlanRestore,         // write `plan` (purpose restore) replacing the plan read, for the queued command
+  kRestoreMember,       // stop this host's etcd, set its data aside, restore its member from `plan`
+  kSetAsideData,        // a restore plan leaves this host out: stop its etcd, set its old data aside
+  kFinishRestore,       // the restored cluster has a leader: delete the command `plan.command_key`
 };
 const char* step_name(Step step);
 
@@ -95,7 +112,10 @@ struct Decision {
   Step step = Step::kIdle;
   std::string reason;
   std::string command;  // the etcdadm command a person would run for the same effect ("" for none)
-  ClusterPlan plan;     // kStartPlannedMember, kPlanCluster
+  ClusterPlan plan;     // kStartPlannedMember, kPlanCluster, kPlanRestore, kRestoreMember, kSetAsideData, kFinishRestore
+  // kPlanRestore: the command's cluster spec, written as the store's when it differs (etcd-manager
+  // restores into the spec its command carries).
+  std::optional<EtcdManagerClusterSpec> new_spec;
   HostRecord host;      // kAddMember
   uint64_t member_id = 0;         // kPromoteMember, kRemoveMember
   std::string join_endpoint;      // kJoinAsAdded: a healthy member's client URL

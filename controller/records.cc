@@ -10,6 +10,7 @@
 #include "common/json_fields.h"
 #include "common/timefmt.h"
 #include "etcdadm/member_config.h"
+#include "store/etcd_manager.h"
 
 namespace etcdadm {
 
@@ -146,6 +147,10 @@ std::string cluster_plan_json(const ClusterPlan& p) {
   json j = {{"format", kPlanFormat},     {"sequence", p.sequence},         {"purpose", p.purpose},
             {"clusterToken", p.cluster_token}, {"etcdVersion", p.etcd_version}, {"caSha256", p.ca_sha256},
             {"members", members},         {"writtenBy", p.written_by},     {"writtenUnix", p.written_unix}};
+  if (p.purpose == "restore") {
+    j["backup"] = p.backup;
+    j["command"] = p.command_key;
+  }
   return j.dump(2) + "\n";
 }
 
@@ -154,9 +159,20 @@ ClusterPlan parse_cluster_plan(const std::string& text, const std::string& where
   ClusterPlan p;
   p.sequence = required_integer<uint64_t>(j, "sequence", where);
   p.purpose = required_string(j, "purpose", where);
-  if (p.purpose != "create") {
+  if (p.purpose != "create" && p.purpose != "restore") {
     throw Error(ErrorKind::kCorrupt, where + ": purpose \"" + p.purpose + "\" is not one this etcdadm knows",
                 "run the same etcdadm version on every host");
+  }
+  if (p.purpose == "restore") {
+    p.backup = required_string(j, "backup", where);
+    bool ok = !p.backup.empty() && p.backup.size() < 256 && p.backup.find("..") == std::string::npos;
+    for (char c : p.backup) ok = ok && c > ' ' && c < 0x7f && c != '/' && c != '\\';
+    if (!ok) throw Error(ErrorKind::kCorrupt, where + ": \"" + p.backup + "\" is no backup name");
+    p.command_key = required_string(j, "command", where);
+    if (!p.command_key.starts_with(std::string(kEtcdManagerControlDir) + "/") || !p.command_key.ends_with(kEtcdManagerCommandFile) ||
+        p.command_key.find("..") != std::string::npos) {
+      throw Error(ErrorKind::kCorrupt, where + ": \"command\" is not a command key of control/ (" + p.command_key + ")");
+    }
   }
   p.cluster_token = required_string(j, "clusterToken", where);
   check_name(p.cluster_token, where);

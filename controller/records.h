@@ -78,9 +78,16 @@ struct PlannedMember {
 // etcd-cluster-created marker. `sequence` is the plan's fencing token: a plan replaces another only
 // through a conditional write against the version it read, with a higher sequence, and a host
 // never acts on a plan with a lower sequence than one it acted on before.
+//
+// purpose "create": a new, empty cluster (sequence 1, written create-if-absent). purpose
+// "restore": the cluster is replaced by one restored from `backup` on every listed host at once,
+// as the queued etcd-manager command `command_key` asks; written by replace-if-match against the
+// plan read, with the sequence one higher, so two hosts can never plan two restores.
 struct ClusterPlan {
   uint64_t sequence = 1;
   std::string purpose = "create";
+  std::string backup;       // "restore": the backup every member restores
+  std::string command_key;  // "restore": control/<dir>/_command.json, deleted once the cluster is back
   std::string cluster_token;  // --initial-cluster-token, unique per plan
   std::string etcd_version;
   std::string ca_sha256;

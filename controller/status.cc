@@ -42,6 +42,15 @@ AutoStatus read_auto_status(BlobStore& store, size_t events) {
     }
   }
   s.pause = read_pause(store);
+  try {
+    s.commands = list_etcd_manager_commands(store);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kCorrupt) {
+      s.unreadable.push_back(e.what());
+    } else if (e.kind() != ErrorKind::kNotFound) {  // a store not written yet has no queue
+      throw;
+    }
+  }
   s.hosts = read_host_records(store, &s.unreadable);
   if (events > 0) s.events = read_auto_events(store, events);
   return s;
@@ -77,12 +86,21 @@ json auto_status_json(const AutoStatus& s) {
     for (const auto& m : s.plan->members) members.push_back(m.name);
     plan = {{"sequence", s.plan->sequence}, {"purpose", s.plan->purpose}, {"members", members},
             {"etcdVersion", s.plan->etcd_version}, {"writtenBy", s.plan->written_by}, {"written", time_of(s.plan->written_unix)}};
+    if (s.plan->purpose == "restore") {
+      plan["backup"] = s.plan->backup;
+      plan["command"] = s.plan->command_key;
+    }
+  }
+  json queue = json::array();
+  for (const auto& c : s.commands) {
+    queue.push_back({{"key", c.key}, {"restoreBackup", c.restore_backup ? json(c.restore_backup->backup) : json(nullptr)}});
   }
   return {{"store", s.store_url},
           {"spec", s.spec ? json{{"memberCount", s.spec->member_count}, {"etcdVersion", s.spec->etcd_version}} : json(nullptr)},
           {"replaceAfterSeconds", s.auto_spec.replace_after_seconds},
           {"clusterCreated", s.created_nanos.has_value()},
           {"plan", plan},
+          {"commands", queue},
           {"paused", s.pause ? json{{"by", s.pause->by}, {"reason", s.pause->reason}, {"since", time_of(s.pause->since_unix)}} : json(nullptr)},
           {"hosts", hosts},
           {"unreadable", s.unreadable},
@@ -100,7 +118,12 @@ std::string auto_status_text(const AutoStatus& s) {
     std::string names;
     for (const auto& m : s.plan->members) names += (names.empty() ? "" : ", ") + m.name;
     out << "Plan:     " << s.plan->sequence << " (" << s.plan->purpose << "): " << names << ", by " << s.plan->written_by
-        << " " << heard_ago(s.now_unix, s.plan->written_unix) << "\n";
+        << " " << heard_ago(s.now_unix, s.plan->written_unix)
+        << (s.plan->purpose == "restore" ? ", from backup " + s.plan->backup : "") << "\n";
+  }
+  for (const auto& c : s.commands) {
+    out << "Queued:   " << (c.restore_backup ? "restore-backup " + c.restore_backup->backup : std::string("a command etcdadm does not know"))
+        << " (" << c.key << ")\n";
   }
   if (s.pause) {
     out << "PAUSED    by " << s.pause->by << " " << heard_ago(s.now_unix, s.pause->since_unix)

@@ -6,21 +6,9 @@
 
 namespace etcdadm {
 
-QueuedEtcdManagerRestore queue_etcd_manager_restore(BlobStore& store, Catalog& catalog, const EtcdManagerRestoreRequest& request) {
-  const auto& over = request.into_overrides;
-  auto spec = read_etcd_manager_cluster_spec(store);
-  if (!spec && (over.member_count == 0 || over.etcd_version.empty())) {
-    throw Error(ErrorKind::kNotFound, "no etcd-manager cluster spec in " + store.url() + " (" + kEtcdManagerClusterSpecKey + ")",
-                "is --store the store etcd-manager backs up to (kops: s3://BUCKET/CLUSTER/backups/etcd/main)? To restore "
-                "into a cluster etcd-manager has not seen, give --member-count and --etcd-version");
-  }
-  QueuedEtcdManagerRestore out;
-  out.into = spec.value_or(EtcdManagerClusterSpec{});
-  if (over.member_count != 0) out.into.member_count = over.member_count;
-  if (!over.etcd_version.empty()) out.into.etcd_version = over.etcd_version;
+namespace {
 
-  BackupRecord b = find_backup(store, catalog, request.query);
-  out.backup = b.name;
+void refuse_what_etcd_manager_cannot_restore(BlobStore& store, const BackupRecord& b) {
   // One listing and this backup's metadata: not every backup's.
   std::optional<EtcdManagerListing> listing;
   for (const auto& l : scan_backups(store)) {
@@ -40,13 +28,35 @@ QueuedEtcdManagerRestore queue_etcd_manager_restore(BlobStore& store, Catalog& c
                     " (it would create an empty cluster first, then fail)",
                 instead);
   }
+}
+
+}  // namespace
+
+QueuedEtcdManagerRestore queue_etcd_manager_restore(BlobStore& store, Catalog& catalog, const EtcdManagerRestoreRequest& request) {
+  const auto& over = request.into_overrides;
+  auto spec = read_etcd_manager_cluster_spec(store);
+  if (!spec && (over.member_count == 0 || over.etcd_version.empty())) {
+    throw Error(ErrorKind::kNotFound, "no etcd-manager cluster spec in " + store.url() + " (" + kEtcdManagerClusterSpecKey + ")",
+                "is --store the store etcd-manager backs up to (kops: s3://BUCKET/CLUSTER/backups/etcd/main)? To restore "
+                "into a cluster etcd-manager has not seen, give --member-count and --etcd-version");
+  }
+  QueuedEtcdManagerRestore out;
+  out.into = spec.value_or(EtcdManagerClusterSpec{});
+  if (over.member_count != 0) out.into.member_count = over.member_count;
+  if (!over.etcd_version.empty()) out.into.etcd_version = over.etcd_version;
+
+  BackupRecord b = find_backup(store, catalog, request.query);
+  out.backup = b.name;
+  out.etcdadm_restores = request.etcdadm_restores;
+  if (!request.etcdadm_restores) refuse_what_etcd_manager_cannot_restore(store, b);
   for (const auto& pending : list_etcd_manager_commands(store)) {
     if (!pending.restore_backup) continue;
     throw Error(ErrorKind::kAlreadyExists, "a restore is queued already: " + pending.key + " restores " + pending.restore_backup->backup,
                 "remove it first: `etcdadm etcd-manager delete-command " + pending.restore_backup->backup + "`");
   }
-  if (request.verify) {
-    // No keys: etcd-manager cannot read an encrypted backup, which the blocker above has refused.
+  if (request.verify && !(request.etcdadm_restores && b.encrypted())) {
+    // No keys: etcd-manager cannot read an encrypted backup, which the blocker above has refused;
+    // etcdadm's controllers verify one with their keys before they stop anything.
     with_damage_recorded(store, catalog, b, [&] { verify_backup(BackupStore(store), b); }, request.command_for);
     out.verified = true;
   }

@@ -18,12 +18,18 @@ struct EtcdManagerRestoreRequest {
   EtcdManagerClusterSpec into_overrides;  // fields set here replace the store's cluster spec
   bool verify = true;                    // stream the backup and check every hash first
   CommandForBackup command_for;          // hint after a damaged backup
+  // The store's hosts run `etcdadm auto` (its spec is in etcdadm-auto/), not etcd-manager: the
+  // controllers restore natively, so etcd-manager's limits (gzip in the clear, etcd up to 3.6, its
+  // hash trailer, _etcd_backup.meta) do not apply. An encrypted backup is verified by each host as
+  // it fetches it, with its keys, before anything is stopped.
+  bool etcdadm_restores = false;
 };
 struct QueuedEtcdManagerRestore {
   std::string backup;
   EtcdManagerClusterSpec into;
   std::string command_key;
   bool verified = false;
+  bool etcdadm_restores = false;
 };
 
 // Throws kNotFound without a cluster spec (unless both overrides are given), kInvalidArgument for

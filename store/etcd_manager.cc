@@ -223,7 +223,14 @@ std::vector<EtcdManagerCommand> list_etcd_manager_commands(BlobStore& store) {
   // etcd-manager reads every _command.json below control/, at any depth (vfs ReadTree).
   for (const auto& blob : store.list(std::string(kEtcdManagerControlDir) + "/")) {
     if (!blob.key.ends_with(suffix)) continue;
-    EtcdManagerCommand c = parse_etcd_manager_command(store.read_small(blob.key), store.url() + "/" + blob.key);
+    std::string text;
+    try {
+      text = store.read_small(blob.key);
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::kNotFound) continue;  // done and deleted while listing
+      throw;
+    }
+    EtcdManagerCommand c = parse_etcd_manager_command(text, store.url() + "/" + blob.key);
     c.key = blob.key;
     out.push_back(std::move(c));
   }

@@ -16,7 +16,9 @@
 #include "controller/records.h"
 #include "store/backend/local/local_store.h"
 #include "store/etcd_manager.h"
+#include "test/support/etcd_versions.h"
 #include "test/support/lifecycle_fixture.h"
+#include "test/support/object_servers.h"
 
 namespace etcdadm::test {
 namespace {
@@ -237,8 +239,23 @@ TEST_F(Auto, ThreeHostsStartedInRandomOrderMakeOneClusterPlannedOnceAndMarkedCre
 // A member's etcd killed is started again by its controller; a paused store stops that; and after
 // a total loss (every etcd killed, every data dir wiped) no controller creates a cluster: each
 // says so with the restore command.
-TEST_F(Auto, AKilledMemberIsRestartedAPauseHoldsAndATotalLossWaitsForARestore) {
+// A killed member is started again; a pause holds every controller; a total loss (every etcd
+// killed, every data dir wiped) creates nothing and waits; `etcdadm etcd-manager restore-backup`
+// then brings the whole cluster back from the backup (its HashKV); a second restore, queued by
+// etcd-manager-ctl (the outside oracle, for the minors etcd-manager restores) while the restored
+// cluster runs and has moved on, replaces it again after a new backup, the old data kept aside.
+TEST_F(Auto, AKilledMemberIsRestartedAPauseHoldsATotalLossWaitsAndTheCommandQueueRestoresTheBackup) {
   ASSERT_NO_FATAL_FAILURE(bootstrap_three());
+  for (int i = 0; i < 100; ++i) {
+    auto r = etcdctl(hosts_[0], {"put", "/registry/pods/p" + std::to_string(i), std::string(300, 'p')});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  auto conn = connection({&hosts_[0]});
+  auto saved = etcdadm({"backup", "save", "--store", store_, "--endpoints", hosts_[0].client_url(), "--cacert", conn.cacert,
+                        "--cert", conn.cert, "--key", conn.key});
+  ASSERT_EQ(saved.exit_code, 0) << saved.output;
+  const auto backed_up = hash_kv({&hosts_[0], &hosts_[1], &hosts_[2]});
+  ASSERT_EQ(backed_up.size(), 3u);
   const Host& h2 = hosts_[1];
   const std::string pid_file = h2.conf() + "/etcd.pid";
   const int pid = std::stoi(read_file(pid_file));
@@ -285,6 +302,60 @@ TEST_F(Auto, AKilledMemberIsRestartedAPauseHoldsAndATotalLossWaitsForARestore) {
   EXPECT_EQ(parse_cluster_plan(store.read_small(kAutoPlanKey), "plan").sequence, 1u);
   auto status = etcdadm({"auto", "status", "--store", store_});
   EXPECT_NE(status.output.find("etcdadm etcd-manager restore-backup latest --store"), std::string::npos) << status.output;
+
+  // The restore the wait message names: every host restores the same backup, all at once.
+  auto queued = etcdadm({"etcd-manager", "restore-backup", "latest", "--store", store_});
+  ASSERT_EQ(queued.exit_code, 0) << queued.output;
+  EXPECT_NE(queued.output.find("run `etcdadm auto`"), std::string::npos) << queued.output;
+  const auto restore_queued = std::chrono::steady_clock::now();
+  auto queue_empty = [&] {
+    LocalStore s(store_);
+    return list_etcd_manager_commands(s).empty();
+  };
+  ASSERT_TRUE(eventually(90s, [&] { return one_healthy_cluster(3) && queue_empty(); }, "the cluster restored and the command deleted"));
+  std::cout << "restored the whole cluster "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - restore_queued).count()
+            << " ms after the command was queued\n";
+  auto restored = hash_kv({&hosts_[0], &hosts_[1], &hosts_[2]});
+  for (const auto& [name, hash] : restored) EXPECT_EQ(hash, backed_up.at("m1")) << name;
+  auto plan = parse_cluster_plan(store.read_small(kAutoPlanKey), "plan");
+  EXPECT_EQ(plan.sequence, 2u);
+  EXPECT_EQ(plan.purpose, "restore");
+  auto shown = etcdadm({"auto", "status", "--store", store_});
+  EXPECT_NE(shown.output.find("(restore): m1, m2, m3, by "), std::string::npos) << shown.output;
+  EXPECT_NE(shown.output.find(", from backup " + plan.backup), std::string::npos) << shown.output;
+
+  // The restored cluster moves on; a second restore of the same backup replaces it (a backup of
+  // it first), and each host's data of the moved-on cluster is set aside, not deleted.
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(etcdctl(hosts_[1], {"put", "/registry/later/" + std::to_string(i), "x"}).exit_code, 0);
+  const std::string backup = plan.backup;
+  if (!etcd_under_test().at_least("3.7")) {
+    auto r = run_process({"sh", "-c", "'" + go_test_tool("etcd-manager-ctl") + "' -backup-store 'file://" + store_ +
+                                          "' restore-backup '" + backup + "' 2>&1"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  } else {  // etcd-manager restores 3.0 to 3.6 only: the same command, written by etcdadm
+    ASSERT_EQ(etcdadm({"etcd-manager", "restore-backup", backup, "--store", store_}).exit_code, 0);
+  }
+  ASSERT_TRUE(eventually(90s, [&] {
+    return queue_empty() && one_healthy_cluster(3) && etcdctl(hosts_[0], {"get", "/registry/later/0"}).output.find("/registry/later/0") == std::string::npos;
+  }, "the running cluster replaced by the backup"));
+  restored = hash_kv({&hosts_[0], &hosts_[1], &hosts_[2]});
+  for (const auto& [name, hash] : restored) EXPECT_EQ(hash, backed_up.at("m1")) << name;
+  EXPECT_EQ(parse_cluster_plan(store.read_small(kAutoPlanKey), "plan").sequence, 3u);
+  for (const auto& h : hosts_) {
+    bool aside = false;
+    for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(h.data()).parent_path())) {
+      aside = aside || e.path().filename().string().rfind(std::filesystem::path(h.data()).filename().string() + ".set-aside-plan3-", 0) == 0;
+    }
+    EXPECT_TRUE(aside) << h.name << ": the replaced cluster's data is kept";
+  }
+  std::set<std::string> actions;
+  for (const auto& e : events()) {
+    if (e.outcome.rfind("done", 0) == 0) actions.insert(e.action + (e.action == "backup" ? " " + e.reason.substr(0, 19) : ""));
+  }
+  for (const char* a : {"plan-restore", "restore-member", "finish-restore", "backup before plan-restore"}) {
+    EXPECT_TRUE(actions.count(a)) << a << "\n" << logs();
+  }
 }
 
 // A member whose etcd dies and whose data dir is wiped (a host rebuilt on a new disk) is replaced

@@ -144,12 +144,18 @@ TEST(ControllerDecide, APlannedHostStartsItsMemberOnlyBeforeCreationOrWhenTheClu
   EXPECT_NE(d.reason.find("for another CA"), std::string::npos) << d.reason;
 }
 
-TEST(ControllerDecide, TotalLossWaitsForARestoreAndNeverPlansAnEmptyCluster) {
+// A cluster created from plan 1 of h1-h3, every member's data gone, every host live.
+Observation total_loss() {
   Observation o = fresh(3);
   o.created_marker = true;
   o.plan = plan_of({"h1", "h2", "h3"});
   for (auto& h : o.hosts) h.record.data = "lost";
   o.local.data = "lost";
+  return o;
+}
+
+TEST(ControllerDecide, TotalLossWaitsForARestoreAndNeverPlansAnEmptyCluster) {
+  Observation o = total_loss();
   Decision d = decide(o, "t");
   EXPECT_EQ(d.step, Step::kWait);
   EXPECT_EQ(d.reason.rfind("total loss", 0), 0u) << d.reason;
@@ -164,6 +170,103 @@ TEST(ControllerDecide, TotalLossWaitsForARestoreAndNeverPlansAnEmptyCluster) {
   d = decide(o, "t");
   EXPECT_EQ(d.step, Step::kWait);
   EXPECT_NE(d.reason.find("waiting for a quorum of them to come back"), std::string::npos) << d.reason;
+}
+
+EtcdManagerCommand restore_command(const std::string& backup, int members = 0) {
+  EtcdManagerCommand c;
+  c.timestamp_nanos = 1800000000000000000;
+  c.key = "control/2027-01-15T08:00:00Z-000000/_command.json";
+  c.restore_backup = EtcdManagerRestoreCommand{{members, ""}, backup};
+  return c;
+}
+
+TEST(ControllerDecide, AQueuedRestoreIsPlannedOnceByAnyHostAfterATotalLossAndByTheLeadersWhileOneLeads) {
+  // Total loss and a restore queued: any live host plans it (the
+  // replace-if-match write lets one through), one sequence above the plan it replaces.
+  Observation o = total_loss();
+  o.restore_command = restore_command("2027-01-15T07:00:00Z-000001");
+  Decision d = decide(o, "etcd-auto-new");
+  ASSERT_EQ(d.step, Step::kPlanRestore) << d.reason;
+  EXPECT_EQ(d.plan.sequence, 2u);
+  EXPECT_EQ(d.plan.purpose, "restore");
+  EXPECT_EQ(d.plan.backup, "2027-01-15T07:00:00Z-000001");
+  EXPECT_EQ(d.plan.command_key, o.restore_command->key);
+  EXPECT_EQ(d.plan.cluster_token, "etcd-auto-new");
+  EXPECT_EQ(d.plan.initial_cluster(), "h1=https://10.0.0.1:2380,h2=https://10.0.0.2:2380,h3=https://10.0.0.3:2380");
+  EXPECT_FALSE(d.new_spec);
+  EXPECT_EQ(d.command.rfind("etcdadm init --from-backup 2027-01-15T07:00:00Z-000001 --store s3://b/c --initial-cluster h1=", 0), 0u) << d.command;
+  // The command's own member count wins, and becomes the spec.
+  o.restore_command = restore_command("b1", 1);
+  d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kPlanRestore);
+  EXPECT_EQ(d.plan.members.size(), 1u);
+  ASSERT_TRUE(d.new_spec);
+  EXPECT_EQ(*d.new_spec, (EtcdManagerClusterSpec{1, "3.5.17"}));
+  // A single live host of three cannot restore: a quorum must start.
+  o.restore_command = restore_command("b1");
+  o.hosts.resize(1);
+  d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_NE(d.reason.find("restoring backup b1 needs at least 2"), std::string::npos) << d.reason;
+
+  // A cluster with a leader: only its leader's controller plans, after a backup (act()).
+  Observation led = acting({member(1, "h1"), member(2, "h2"), member(3, "h3")});
+  led.restore_command = restore_command("b1");
+  led.plan = plan_of({"h1", "h2", "h3"});
+  d = decide(led, "t");
+  ASSERT_EQ(d.step, Step::kPlanRestore);
+  EXPECT_NE(d.reason.find("replacing the running cluster (after a backup of it)"), std::string::npos) << d.reason;
+  led.cluster.info.leader_id = 2;
+  d = decide(led, "t");
+  EXPECT_EQ(d.step, Step::kIdle);
+  EXPECT_NE(d.reason.find("the leader's controller plans it"), std::string::npos) << d.reason;
+}
+
+TEST(ControllerDecide, ARestorePlanIsCarriedOutOncePerHostAndTheCommandGoesWhenTheClusterHasALeader) {
+  Observation o = fresh(3);
+  o.created_marker = true;
+  ClusterPlan p = plan_of({"h1", "h2"});
+  p.sequence = 4;
+  p.purpose = "restore";
+  p.backup = "b1";
+  p.command_key = "control/2027-01-15T08:00:00Z-000000/_command.json";
+  o.plan = p;
+  o.restore_command = restore_command("b1");
+  o.local = LocalView{"member", "etcd-auto-old", true, true, 1, 77, 3};
+  Decision d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kRestoreMember) << d.reason;
+  EXPECT_EQ(d.plan, p);
+  EXPECT_NE(d.reason.find("its old data is set aside, not deleted"), std::string::npos) << d.reason;
+  EXPECT_EQ(d.command, "etcdadm init --from-backup b1 --store s3://b/c --initial-cluster "
+                       "h1=https://10.0.0.1:2380,h2=https://10.0.0.2:2380 --initial-cluster-token "
+                       "etcd-auto-0123456789abcdef --name h1");
+  // Another CA: never.
+  o.plan->ca_sha256 = std::string(64, 'b');
+  EXPECT_EQ(decide(o, "t").step, Step::kWait);
+  o.plan->ca_sha256 = kCa;
+  // Left out of the plan: its old member stops and its data goes aside; an empty host has nothing to do.
+  o.self = "h3";
+  o.self_peer_url = "https://10.0.0.3:2380";
+  EXPECT_EQ(decide(o, "t").step, Step::kSetAsideData);
+  o.local = LocalView{};
+  EXPECT_NE(decide(o, "t").step, Step::kSetAsideData);
+  // Carried out (this host's data is plan 4's) and its member has a leader: the command is deleted.
+  o.self = "h1";
+  o.self_peer_url = "https://10.0.0.1:2380";
+  o.local = LocalView{"member", p.cluster_token, true, true, 1, 78, 4};
+  d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kFinishRestore) << d.reason;
+  EXPECT_EQ(d.command, "etcdadm etcd-manager delete-command control/2027-01-15T08:00:00Z-000000/_command.json --store s3://b/c");
+  // Never carried out twice: with the command gone, plan 4 asks nothing more of this host.
+  o.restore_command.reset();
+  EXPECT_NE(decide(o, "t").step, Step::kRestoreMember);
+  o.local.data = "lost";  // restored, then lost: waits to be replaced like any other member
+  EXPECT_EQ(decide(o, "t").step, Step::kWait);
+  // A queue that cannot be read stops everything but waiting.
+  o.queue_problem = "control/x/_command.json is not JSON";
+  d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_NE(d.reason.find("the command queue cannot be read"), std::string::npos);
 }
 
 TEST(ControllerDecide, NoMarkerButDataSomewhereIsNeverPlannedOver) {
@@ -303,6 +406,12 @@ TEST(ControllerRecords, RoundTripAndHostileInputIsRefusedByName) {
   p.written_by = "h1";
   p.written_unix = 1800000000;
   EXPECT_EQ(parse_cluster_plan(cluster_plan_json(p), "plan"), p);
+  ClusterPlan r = p;
+  r.purpose = "restore";
+  r.backup = "2027-01-15T07:00:00Z-000001";
+  r.command_key = "control/2027-01-15T08:00:00Z-000000/_command.json";
+  EXPECT_EQ(parse_cluster_plan(cluster_plan_json(r), "plan"), r);
+  const std::string rj = cluster_plan_json(r);
   HostRecord h = host("h3").record;
   h.sequence = 7;
   h.data = "member";
@@ -327,6 +436,9 @@ TEST(ControllerRecords, RoundTripAndHostileInputIsRefusedByName) {
   corrupt([&] { parse_cluster_plan(std::string(j).replace(j.find("https://10.0.0.2:2380"), 8, "http://"), "plan"); }, "no https:// URL");
   corrupt([&] { parse_cluster_plan(std::string(j).replace(j.find("https://10.0.0.2:2380"), 21, "https://10.0.0.1:2380"), "plan"); }, "listed twice");
   corrupt([&] { parse_cluster_plan(std::string(j).replace(j.find("\"sequence\": 1"), 13, "\"sequence\": -1"), "plan"); }, "not an integer in range");
+  corrupt([&] { parse_cluster_plan(std::string(rj).replace(rj.find("control/"), 8, "../../"), "plan"); }, "not a command key");
+  corrupt([&] { parse_cluster_plan(std::string(rj).replace(rj.find("2027-01-15T07"), 4, "a/.."), "plan"); }, "no backup name");
+  corrupt([&] { parse_cluster_plan(std::string(j).replace(j.find("\"create\""), 8, "\"upgrade\""), "plan"); }, "not one this etcdadm knows");
   std::string hj = host_record_json(h);
   corrupt([&] { parse_host_record(std::string(hj).replace(hj.find("\"member\""), 8, "\"mine\""), "host"); }, "not empty, member or lost");
   corrupt([&] { parse_auto_spec(R"({"format":"etcdadm-auto-spec/1","replaceAfterSeconds":0})", "spec"); }, "out of range");

@@ -5,12 +5,14 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/error.h"
 #include "common/file_users.h"
 #include "common/fs.h"
 #include "common/subprocess.h"
+#include "test/support/skips.h"
 #include "test/support/test_env.h"
 
 namespace etcdadm {
@@ -110,6 +112,35 @@ TEST(FileSystemRoot, MountRootsAreToldFromOrdinaryDirectories) {
   EXPECT_TRUE(is_empty_data_dir(dir / "missing"));
   remove_data_dir(dir / "data");
   EXPECT_FALSE(path_exists(dir / "data"));
+}
+
+// A restore plan's hosts keep their old data for a person: beside an ordinary data dir, inside
+// one that is a filesystem root (nothing renames out of a mount), where is_empty_data_dir ignores it.
+TEST(FileSystemRoot, SetAsideKeepsTheDataBesideOrInsideAMountRoot) {
+  test::TempDir dir;
+  const std::string data = dir / "data";
+  make_dirs(data + "/member/snap");
+  write_file_atomic(data + "/member/snap/db", "old", 0600, false);
+  EXPECT_EQ(set_aside_data_dir(data, "plan2-1"), data + ".set-aside-plan2-1");
+  EXPECT_EQ(read_file(data + ".set-aside-plan2-1/member/snap/db"), "old");
+  EXPECT_TRUE(is_missing_or_empty_dir(data));
+  struct stat st {};
+  ASSERT_EQ(::stat(data.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  EXPECT_EQ(set_aside_data_dir(data, "plan2-1"), "") << "nothing to set aside";
+  make_dirs(data + "/member");
+  EXPECT_THROW(set_aside_data_dir(data, "plan2-1"), Error) << "never over an earlier one";
+  EXPECT_TRUE(path_exists(data + "/member"));
+
+  if (::geteuid() != 0) ETCDADM_SKIP_OUTSIDE_CI() << "mounting a tmpfs needs root";
+  test::ScopedTmpfs disk(dir / "disk", "size=4m,mode=0700");
+  make_dirs(dir / "disk/lost+found");
+  make_dirs(dir / "disk/member/wal");
+  EXPECT_FALSE(is_empty_data_dir(dir / "disk"));
+  EXPECT_EQ(set_aside_data_dir(dir / "disk", "plan3-1"), (dir / "disk") + "/.etcdadm-set-aside-plan3-1");
+  EXPECT_TRUE(is_empty_data_dir(dir / "disk"));
+  EXPECT_TRUE(path_exists(dir / "disk/lost+found"));
+  EXPECT_TRUE(path_exists(dir / "disk/.etcdadm-set-aside-plan3-1/member/wal"));
 }
 
 }  // namespace
