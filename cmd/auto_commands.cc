@@ -4,16 +4,23 @@
 
 #include <iostream>
 #include <memory>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "cmd/member_flags.h"
 #include "cmd/output.h"
+#include "cmd/sidecar_flags.h"
 #include "cmd/store_flags.h"
 #include "common/error.h"
 #include "common/timefmt.h"
 #include "controller/controller.h"
 #include "controller/records.h"
 #include "controller/status.h"
+#include "etcd/client.h"
+#include "etcdadm/lifecycle/local_member.h"
+#include "sidecar/sidecar.h"
+#include "sidecar/sidecar_http.h"
+#include "sidecar/signals.h"
 #include "store/etcd_manager.h"
 
 namespace etcdadm::cli {
@@ -71,6 +78,34 @@ void add_seed(CLI::App& app) {
   });
 }
 
+// The controller in a thread of its own and the backup sidecar beside it, which backs up only
+// while this host's member leads (leader-only, like the controller's acting). The signal thread
+// takes SIGTERM/SIGINT (stop both; a running backup may finish within --shutdown-grace, a running
+// controller step finishes), SIGUSR1 (a backup now) and SIGHUP (credentials read again).
+template <typename Flags>
+void run_with_backups(const Flags& f, ControllerOptions o) {
+  SidecarSignals signals;  // before any other thread exists
+  const MemberConfig member = o.lifecycle.member;
+  Controller controller(f.store.open(), std::move(o));  // issues this host's certificates first
+  auto store = f.store.open();
+  Catalog catalog = f.store.open_catalog();
+  EtcdClient client(local_connection(member));
+  auto prepared = prepare_sidecar(f.sidecar, f.store, store, catalog, member.loopback_client_url());
+  Sidecar sidecar(client, *store, &catalog, prepared->options);
+  std::unique_ptr<SidecarHttp> http;
+  if (!f.sidecar.listen.empty()) http = std::make_unique<SidecarHttp>(sidecar, f.sidecar.listen, prepared->trigger_token);
+  std::thread loop([&] { controller.run(); });
+  struct StopController {
+    Controller& c;
+    std::thread& t;
+    ~StopController() {
+      c.request_stop();
+      t.join();
+    }
+  } stop_controller{controller, loop};
+  signals.run(sidecar, {&*store, prepared->copy_store ? &**prepared->copy_store : nullptr});
+}
+
 void add_run(CLI::App* c) {
   struct Flags {
     StoreFlags store;
@@ -78,10 +113,18 @@ void add_run(CLI::App* c) {
     std::string interval = "2s";
     std::string idle_interval = "30s";
     std::string heartbeat = "30s";
+    bool backups = true;
+    SidecarFlags sidecar;
   };
   auto f = std::make_shared<Flags>();
   f->store.add_to(c, /*with_output=*/false);
   f->member.add_to(c);
+  auto* b = c->add_option_group("Backups (the sidecar's, run on the acting controller's host: the Raft leader's)");
+  b->add_flag("--backups,!--no-backups", f->backups,
+              "back up on --schedule with --retention, as `etcdadm backup sidecar` does (default true); the backup "
+              "before each membership change is taken either way");
+  f->sidecar.listen = "";  // several hosts' controllers may share a machine in tests; the sidecar's default is 127.0.0.1:9791
+  f->sidecar.add_to(b, f->store, /*with_any_member=*/false);
   auto* g = c->add_option_group("Controller");
   g->add_option("--interval", f->interval, "between rounds (the members are asked every round)")->capture_default_str();
   g->add_option("--idle-interval", f->idle_interval,
@@ -96,8 +139,12 @@ void add_run(CLI::App* c) {
     o.idle_interval = duration_flag("--idle-interval", f->idle_interval, false);
     o.heartbeat = duration_flag("--heartbeat", f->heartbeat, false);
     o.catalog_path = f->store.catalog;
-    Controller controller(f->store.open(), std::move(o));
-    controller.run();
+    if (!f->backups) {
+      Controller controller(f->store.open(), std::move(o));
+      controller.run();
+      return;
+    }
+    run_with_backups(*f, std::move(o));
   });
 }
 

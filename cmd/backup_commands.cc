@@ -21,6 +21,7 @@
 #include "cmd/invocation.h"
 #include "cmd/output.h"
 #include "cmd/restore_flags.h"
+#include "cmd/sidecar_flags.h"
 #include "restore/new_cluster.h"
 #include "cmd/store_flags.h"
 #include "render/backup_record.h"
@@ -45,64 +46,6 @@
 namespace etcdadm::cli {
 
 namespace {
-
-constexpr const char* kKeepVersionsHelp =
-    "on a versioned bucket, leave the noncurrent versions of what is deleted to the bucket's lifecycle rule "
-    "(default: delete every version, as etcd-manager does; docs/object-stores.md)";
-
-std::optional<Compression> compression_flag(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  auto c = parse_compression(s);
-  if (!c) throw Error(ErrorKind::kInvalidArgument, "unknown compression '" + s + "'", "use gzip, zstd or none");
-  return c;
-}
-
-// Age recipients given on the command line (public keys: no mode check on their files).
-struct RecipientFlags {
-  std::vector<std::string> encrypt_to, encrypt_to_files;
-  // `env`: also read ETCDADM_AGE_RECIPIENTS (comma-separated), for commands run from units.
-  void add_to(CLI::App* c, const std::string& what, bool env) {
-    auto* o = c->add_option("--encrypt-to", encrypt_to,
-                            "age recipient (age1..., repeatable): " + what +
-                                (env ? " (env ETCDADM_AGE_RECIPIENTS, comma-separated)" : ""))
-                  ->delimiter(',');
-    if (env) o->envname("ETCDADM_AGE_RECIPIENTS");
-    c->add_option("--encrypt-to-file", encrypt_to_files,
-                  "file of age recipients, one per line as `age -R` reads it (repeatable)");
-  }
-  bool given() const { return !encrypt_to.empty() || !encrypt_to_files.empty(); }
-  std::vector<age::X25519Recipient> recipients() const {
-    std::vector<age::X25519Recipient> out;
-    for (const auto& text : encrypt_to) out.push_back(age::parse_recipient(text));
-    for (const auto& file : encrypt_to_files) {
-      for (const auto& recipient : load_recipients_file(file)) out.push_back(recipient);
-    }
-    return out;
-  }
-};
-
-// Flags of the commands that write backups and may create the store.
-struct StoreCreationFlags {
-  std::string compression, mode;
-  RecipientFlags recipients;
-  int level = -1;
-  void add_to(CLI::App* c) {
-    recipients.add_to(c, "the store's public keys: a new store is encrypted to them, an existing one must have exactly them, and this host writes for them from now on (--passphrase-file instead: to a passphrase)",
-                      /*env=*/true);
-    c->add_option("--compression", compression, "gzip|zstd|none (only when creating a store; default gzip)");
-    c->add_option("--compression-level", level, "codec level (gzip 0-3 via ISA-L, default 1; zstd 1-19, default 1)");
-    c->add_option("--store-mode", mode,
-                  "local store file mode, recorded in the store (default 0600, directories 0700; 0640 lets a backup "
-                  "group read)");
-  }
-  // `passphrase`: StoreFlags::passphrase() (creates a passphrase store, or writes into one).
-  StoreRequest request(const std::optional<std::string>& passphrase) const {
-    StoreRequest r{compression_flag(compression), mode.empty() ? std::nullopt : std::optional(parse_store_file_mode(mode)), {}};
-    r.encryption.x25519 = recipients.recipients();
-    r.encryption.passphrase = passphrase;
-    return r;
-  }
-};
 
 void print_saved(const SaveResult& r, OutputFormat fmt) {
   if (fmt == OutputFormat::kJson) {
@@ -735,141 +678,28 @@ void add_sidecar(CLI::App& backup) {
   struct Flags {
     StoreFlags store;
     ConnectionFlags conn;
-    std::string schedule = "@hourly", retention, verify = "always", listen = "127.0.0.1:9791", token_file;
-    bool keep_versions = false;
-    StoreCreationFlags creation;
-    std::string ready_max_age = "2h", grace = "30s", stall = "30s", abandoned = "24h";
-    bool any_member = false;
-    bool continuous = false;
-    std::string segment_interval = "5s", max_rpo = "60s", heartbeat_interval = "1m";
-    int segment_size_mib = 16;
-    std::string drill_schedule;
-    DrillOptions drill;
-    std::string copy_to, copy_retention;
+    SidecarFlags sidecar;
   };
   auto f = std::make_shared<Flags>();
   auto* c = backup.add_subcommand("sidecar", "run beside an etcd member: scheduled, leader-aware, retained backups");
   f->store.add_to(c, /*with_output=*/false);
   f->conn.add_to(c);
-  c->add_option("--schedule", f->schedule, "cron (5 fields, UTC; 'CRON_TZ=Europe/Berlin 0 2 * * *' for a zone), @hourly/@daily/@weekly, '@every 15m' or '15m'")
-      ->capture_default_str();
-  c->add_flag("--any-member", f->any_member, "back up from every member's sidecar, not only the leader's");
-  c->add_option("--retention", f->retention, "after each backup: etcd-manager | count:N | gfs:H,D,W,M (default: keep all)");
-  c->add_flag("--keep-noncurrent-versions", f->keep_versions, kKeepVersionsHelp);
-  c->add_option("--verify", f->verify, "read each backup back and check it: always | never | every:N")->capture_default_str();
-  c->add_option("--listen", f->listen, "HTTP address for /healthz /readyz /metrics /backups, POST /backup ('' = off)")
-      ->capture_default_str();
-  c->add_option("--trigger-token-file", f->token_file, "file holding the bearer token POST /backup requires (and, beyond loopback, GET /metrics and /backups)");
-  c->add_option("--ready-max-age", f->ready_max_age, "/readyz fails when the newest backup is older")->capture_default_str();
-  c->add_option("--shutdown-grace", f->grace, "on SIGTERM, how long a running backup may take to finish")
-      ->capture_default_str();
-  f->creation.add_to(c);
-  f->store.add_key_flags(c, /*identities=*/true);  // identities: --verify reads the snapshot inside
-  c->add_option("--stall-timeout", f->stall, "abort when the member sends no data for this long")->capture_default_str();
-  c->add_option("--clean-abandoned-after", f->abandoned, "remove leftovers of killed saves this old (0: never)")
-      ->capture_default_str();
-  auto* g = c->add_option_group("Continuous backup (the change log: point-in-time restores, RPO in seconds)");
-  g->add_flag("--continuous", f->continuous,
-              "keep the change log beside the snapshots: every revision, in segments under changelog/ (the writing "
-              "member's sidecar; docs/operations.md)");
-  g->add_option("--segment-interval", f->segment_interval, "cut a change log segment at least this often")
-      ->capture_default_str();
-  g->add_option("--segment-size", f->segment_size_mib, "or once its records reach this many MiB")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1024));
-  g->add_option("--max-rpo", f->max_rpo, "/readyz fails when the newest revision in the store is older than this")
-      ->capture_default_str();
-  g->add_option("--heartbeat-interval", f->heartbeat_interval,
-                "on a quiet cluster, record this often that the log is complete (so --to-time can target the quiet "
-                "time; one small object overwritten; 0: never)")
-      ->capture_default_str();
-  auto* cp = c->add_option_group("A second copy (docs/operations.md: the 3-2-1 layout)");
-  cp->add_option("--copy-to", f->copy_to,
-                 "after each backup, copy the backups this store lacks (with their change log) to this second store; "
-                 "failures are counted and retried at the next backup");
-  cp->add_option("--copy-retention", f->copy_retention,
-                 "the second store's own retention, applied after each copy (default: --retention's)");
-  auto* d = c->add_option_group("Restore drills (docs/operations.md: proving a backup restores)");
-  f->drill.cache_dir = user_cache_dir();
-  d->add_option("--drill-schedule", f->drill_schedule,
-                "drill the newest intact backup on this schedule (as --schedule), from the writing member's sidecar: "
-                "restore it into a scratch dir, start a private etcd on it, check what it serves; results in the "
-                "store, `backup list` and /metrics");
-  d->add_option("--drill-scratch-dir", f->drill.scratch_parent, "where drills restore (default $TMPDIR, else /tmp)");
-  d->add_option("--drill-etcd-binary", f->drill.etcd_binary,
-                "the etcd drills start (default: the etcd on PATH of the backup's minor, else the release cache)");
-  d->add_option("--drill-cache-dir", f->drill.cache_dir, "the release cache drills take etcd from")->capture_default_str();
+  f->sidecar.add_to(c, f->store, /*with_any_member=*/true);
   c->callback([f] {
     SidecarSignals signals;  // before any other thread exists
-    SidecarOptions o;
-    o.schedule = Schedule::parse(f->schedule);
-    apply_schedule_time_zone(o.schedule);  // sets TZ: still single-threaded here
-    o.leader_only = !f->any_member;
-    if (!f->retention.empty()) o.retention = parse_retention_policy(f->retention, Environment::from_process());
-    o.prune.keep_noncurrent_versions = f->keep_versions;
-    o.verify_every = parse_verify_every(f->verify);
-    o.ready_max_age = duration_flag("--ready-max-age", f->ready_max_age, false);
-    o.shutdown_grace = duration_flag("--shutdown-grace", f->grace, true);
-    o.save.store = f->creation.request(f->store.passphrase());
-    o.save.compression_level = f->creation.level;
-    o.save.stall_timeout = duration_flag("--stall-timeout", f->stall, false);
-    o.save.clean_abandoned_after = duration_flag("--clean-abandoned-after", f->abandoned, true);
-    std::string token = f->token_file.empty() ? "" : read_trigger_token(f->token_file);
-    if (f->continuous) {
-      ChangeLogLoopOptions lo;
-      lo.leader_only = o.leader_only;
-      lo.capture.segment_interval = std::chrono::duration_cast<std::chrono::milliseconds>(
-          duration_flag("--segment-interval", f->segment_interval, false));
-      lo.capture.segment_bytes = static_cast<uint64_t>(f->segment_size_mib) << 20;
-      lo.capture.heartbeat_interval = std::chrono::duration_cast<std::chrono::milliseconds>(
-          duration_flag("--heartbeat-interval", f->heartbeat_interval, true));
-      lo.max_rpo = duration_flag("--max-rpo", f->max_rpo, false);
-      lo.writer = o.save.store.encryption;
-      o.continuous = lo;
-    }
-
     ConnectionConfig cc = f->conn.resolve();
-    o.member_endpoint = cc.endpoints.front();
-    if (o.continuous) o.continuous->member_endpoint = o.member_endpoint;
     // With --copy-to, the lock may be meant for the second store (an S3 copy of a local store).
-    if (f->copy_to.empty() || parse_store_url(f->copy_to).scheme != StoreUrl::Scheme::kS3) {
+    if (f->sidecar.copy_to.empty() || parse_store_url(f->sidecar.copy_to).scheme != StoreUrl::Scheme::kS3) {
       f->store.require_lockable(f->store.store);
     }
     auto store = f->store.open();
     Catalog catalog = f->store.open_catalog();
     EtcdClient client(cc);
-    o.verify = verify_after_backup(store, catalog);
-    if (!f->drill_schedule.empty()) {
-      o.drill_schedule = Schedule::parse(f->drill_schedule);
-      if (o.drill_schedule->time_zone() != o.schedule.time_zone() && !o.drill_schedule->time_zone().empty()) {
-        throw Error(ErrorKind::kInvalidArgument, "--drill-schedule names another time zone than --schedule",
-                    "give both in the same CRON_TZ (the process has one time zone)");
-      }
-      o.drill = drill_backup(store, catalog, f->drill);
-    }
-    std::optional<BackupStore> copy_store;
-    if (!f->copy_to.empty()) {
-      StoreFlags second = f->store;
-      second.store = f->copy_to;
-      copy_store = second.open();
-      BlobStore& copy = **copy_store;
-      if (copy.url() == store->url()) {
-        throw Error(ErrorKind::kInvalidArgument, "--copy-to is the store itself: " + copy.url());
-      }
-      o.copy_to = copy.url();
-      o.copy_store = &copy;
-      o.copy = copy_new_backups_to(store, catalog, copy);
-      if (!f->copy_retention.empty()) {
-        o.copy_retention = parse_retention_policy(f->copy_retention, Environment::from_process());
-      } else {
-        o.copy_retention = o.retention;
-      }
-    }
-    Sidecar sidecar(client, *store, &catalog, o);
+    auto prepared = prepare_sidecar(f->sidecar, f->store, store, catalog, cc.endpoints.front());
+    Sidecar sidecar(client, *store, &catalog, prepared->options);
     std::unique_ptr<SidecarHttp> http;
-    if (!f->listen.empty()) http = std::make_unique<SidecarHttp>(sidecar, f->listen, token);
-
-    signals.run(sidecar, {&*store, copy_store ? &**copy_store : nullptr});
+    if (!f->sidecar.listen.empty()) http = std::make_unique<SidecarHttp>(sidecar, f->sidecar.listen, prepared->trigger_token);
+    signals.run(sidecar, {&*store, prepared->copy_store ? &**prepared->copy_store : nullptr});
   });
 }
 

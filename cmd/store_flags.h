@@ -14,6 +14,9 @@
 #include "store/backup_store.h"
 #include "store/blob_store.h"
 #include "store/catalog.h"
+#include "store/codec.h"
+#include "store/encryption.h"
+#include "store/layout.h"
 #include "store/store_url.h"
 #include "cmd/output.h"
 
@@ -110,5 +113,65 @@ struct StoreFlags {
 
 // Parses a duration flag ("30s", "15m", "2h", "7d"); throws kInvalidArgument naming the flag.
 std::chrono::seconds duration_flag(const std::string& flag, const std::string& value, bool allow_zero);
+
+// ---- the flags of commands that write backups ----
+
+inline constexpr const char* kKeepVersionsHelp =
+    "on a versioned bucket, leave the noncurrent versions of what is deleted to the bucket's lifecycle rule "
+    "(default: delete every version, as etcd-manager does; docs/object-stores.md)";
+
+inline std::optional<Compression> compression_flag(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  auto c = parse_compression(s);
+  if (!c) throw Error(ErrorKind::kInvalidArgument, "unknown compression '" + s + "'", "use gzip, zstd or none");
+  return c;
+}
+
+// Age recipients given on the command line (public keys: no mode check on their files).
+struct RecipientFlags {
+  std::vector<std::string> encrypt_to, encrypt_to_files;
+  // `env`: also read ETCDADM_AGE_RECIPIENTS (comma-separated), for commands run from units.
+  void add_to(CLI::App* c, const std::string& what, bool env) {
+    auto* o = c->add_option("--encrypt-to", encrypt_to,
+                            "age recipient (age1..., repeatable): " + what +
+                                (env ? " (env ETCDADM_AGE_RECIPIENTS, comma-separated)" : ""))
+                  ->delimiter(',');
+    if (env) o->envname("ETCDADM_AGE_RECIPIENTS");
+    c->add_option("--encrypt-to-file", encrypt_to_files,
+                  "file of age recipients, one per line as `age -R` reads it (repeatable)");
+  }
+  bool given() const { return !encrypt_to.empty() || !encrypt_to_files.empty(); }
+  std::vector<age::X25519Recipient> recipients() const {
+    std::vector<age::X25519Recipient> out;
+    for (const auto& text : encrypt_to) out.push_back(age::parse_recipient(text));
+    for (const auto& file : encrypt_to_files) {
+      for (const auto& recipient : load_recipients_file(file)) out.push_back(recipient);
+    }
+    return out;
+  }
+};
+
+// Flags of the commands that write backups and may create the store.
+struct StoreCreationFlags {
+  std::string compression, mode;
+  RecipientFlags recipients;
+  int level = -1;
+  void add_to(CLI::App* c) {
+    recipients.add_to(c, "the store's public keys: a new store is encrypted to them, an existing one must have exactly them, and this host writes for them from now on (--passphrase-file instead: to a passphrase)",
+                      /*env=*/true);
+    c->add_option("--compression", compression, "gzip|zstd|none (only when creating a store; default gzip)");
+    c->add_option("--compression-level", level, "codec level (gzip 0-3 via ISA-L, default 1; zstd 1-19, default 1)");
+    c->add_option("--store-mode", mode,
+                  "local store file mode, recorded in the store (default 0600, directories 0700; 0640 lets a backup "
+                  "group read)");
+  }
+  // `passphrase`: StoreFlags::passphrase() (creates a passphrase store, or writes into one).
+  StoreRequest request(const std::optional<std::string>& passphrase) const {
+    StoreRequest r{compression_flag(compression), mode.empty() ? std::nullopt : std::optional(parse_store_file_mode(mode)), {}};
+    r.encryption.x25519 = recipients.recipients();
+    r.encryption.passphrase = passphrase;
+    return r;
+  }
+};
 
 }  // namespace etcdadm::cli

@@ -572,7 +572,8 @@ Decision Controller::tick() {
 void Controller::run() {
   InterruptibleWork work;
   spdlog::info("auto: controller of {} on store {} (CA {}...)", member_.name, store_->url(), ca_sha256_.substr(0, 12));
-  while (!interrupted()) {
+  auto stopping = [this] { return interrupted() || stop_requested_; };
+  while (!stopping()) {
     try {
       Decision d = tick();
       settled_ = d.step == Step::kIdle && d.reason.rfind("member ", 0) == 0;
@@ -581,11 +582,12 @@ void Controller::run() {
       settled_ = false;
       spdlog::warn("auto: this round failed, nothing more is done until the next: {}", e.what());
     }
-    for (auto until = steady_clock::now() + options_.interval; steady_clock::now() < until && !interrupted();) {
+    for (auto until = steady_clock::now() + options_.interval; steady_clock::now() < until && !stopping();) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   }
-  spdlog::info("auto: stopped ({}); this host's etcd keeps running", interrupt_signal() == 15 ? "SIGTERM" : "SIGINT");
+  const int sig = interrupt_signal();
+  spdlog::info("auto: stopped ({}); this host's etcd keeps running", sig == 15 ? "SIGTERM" : sig == 2 ? "SIGINT" : "asked to");
 }
 
 }  // namespace etcdadm

@@ -8,6 +8,7 @@
 // member is the same one `etcdadm init` would make: same files, same init system, same certificates.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -59,8 +60,10 @@ class Controller {
   // One observe-decide-act round; returns what was decided. Errors of the round are thrown (the
   // loop logs them and tries again next tick: nothing is acted on from a failed observation).
   Decision tick();
-  // Ticks until SIGINT/SIGTERM (common/interrupt.h).
+  // Ticks until SIGINT/SIGTERM (common/interrupt.h) or request_stop(), which another thread may
+  // call (where a signal thread takes the signals: `auto` with its backups, sidecar/signals.h).
   void run();
+  void request_stop() { stop_requested_ = true; }
 
   Observation observe();
 
@@ -121,6 +124,7 @@ class Controller {
   uint64_t sequence_ = 0;
   std::string last_wait_reason_;
   uint64_t events_written_ = 0;
+  std::atomic<bool> stop_requested_{false};
 };
 
 AutoLocalState read_auto_local_state(const std::string& config_dir);

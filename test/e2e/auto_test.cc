@@ -82,8 +82,13 @@ class Auto : public LifecycleFixture {
     ASSERT_EQ(r.exit_code, 0) << r.output;
   }
 
+  // Scheduled backups are off unless a test turns them on (`backups`: the sidecar's flags): the
+  // restores below must know which backup is the latest.
+  std::vector<std::string> backups_ = {"--no-backups"};
+
   void start_auto(const Host& h) {
     std::vector<std::string> argv = {ETCDADM_BIN, "auto", "--store", store_, "--interval", "1s", "--idle-interval", "3s", "--heartbeat", "5s"};
+    argv.insert(argv.end(), backups_.begin(), backups_.end());
     auto f = auto_flags(h);
     argv.insert(argv.end(), f.begin(), f.end());
     RunOptions ro;
@@ -194,7 +199,10 @@ class Auto : public LifecycleFixture {
   std::map<std::string, ChildProcess> autos_;
 };
 
+// With backups on (the sidecar in each controller): the leader's host backs up on the schedule
+// and retention keeps the newest two; the other hosts never back up.
 TEST_F(Auto, ThreeHostsStartedInRandomOrderMakeOneClusterPlannedOnceAndMarkedCreated) {
+  backups_ = {"--schedule", "@every 2s", "--retention", "count:2"};
   ASSERT_NO_FATAL_FAILURE(bootstrap_three());
   LocalStore store(store_);
   // etcd-manager's marker: from now on, no member anywhere means a total loss, not "no cluster yet".
@@ -234,6 +242,37 @@ TEST_F(Auto, ThreeHostsStartedInRandomOrderMakeOneClusterPlannedOnceAndMarkedCre
   auto text = etcdadm({"auto", "status", "--store", store_});
   EXPECT_EQ(text.exit_code, 0) << text.output;
   EXPECT_NE(text.output.find("plan-cluster (done)"), std::string::npos) << text.output;
+
+  // Backups: at least three taken on the schedule, the newest two kept, each from the leader's member.
+  const uint64_t leader = etcdctl_answer(etcdctl(hosts_[0], {"endpoint", "status", "-w", "json"}).output)["Status"]["leader"].get<uint64_t>();
+  std::string leader_host;
+  for (const auto& r : host_records()) {
+    if (r.member_id == leader) leader_host = r.name;
+  }
+  ASSERT_FALSE(leader_host.empty());
+  std::set<std::string> seen;
+  ASSERT_TRUE(eventually(30s, [&] {
+    auto listed = etcdadm({"backup", "list", "--store", store_, "-o", "json"});
+    if (listed.exit_code != 0) return false;
+    for (const auto& b : json::parse(listed.output.substr(listed.output.find('[')))) seen.insert(b["backup"].get<std::string>());
+    return seen.size() >= 3;
+  }, "three scheduled backups"));
+  auto listed = etcdadm({"backup", "list", "--store", store_, "-o", "json"});
+  auto kept = json::parse(listed.output.substr(listed.output.find('[')));
+  EXPECT_LE(kept.size(), 3u) << "retention count:2 (one more may be mid-save)";
+  for (const auto& h : hosts_) {
+    const std::string log = read_file(log_of(h));
+    for (const auto& name : seen) {
+      const bool saved = log.find("backup " + name + " saved") != std::string::npos;
+      EXPECT_EQ(saved, h.name == leader_host) << h.name << (saved ? " saved " : " did not save ") << name << "\n" << log;
+    }
+  }
+  // SIGTERM stops the controller and the sidecar together, at once.
+  for (auto& [name, p] : autos_) {
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(p.stop(10000ms), 0) << name << "\n" << logs();
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s) << name;
+  }
 }
 
 // A member's etcd killed is started again by its controller; a paused store stops that; and after
