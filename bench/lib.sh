@@ -31,6 +31,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 
 # Processes started by the bench; stopped (TERM, then KILL after 5 s) on exit, by PID.
 BENCH_PIDS=()
+BENCH_PID_FILES=()
 stop_pid() {
   local pid="$1"
   kill -0 "$pid" 2>/dev/null || return 0
@@ -44,7 +45,9 @@ make_workdir() {
   cleanup() {
     local rc=$?
     for pid in "${BENCH_PIDS[@]}"; do stop_pid "$pid"; done
-    rm -rf "$WORK"
+    # Daemons started by what the bench ran (etcd under the `process` init system), by PID file.
+    for f in "${BENCH_PID_FILES[@]}"; do [[ -f "$f" ]] && stop_pid "$(cat "$f")"; done
+    [[ -n "${BENCH_KEEP:-}" ]] || rm -rf "$WORK"
     exit "$rc"
   }
   trap cleanup EXIT

@@ -92,7 +92,8 @@ Controller::Controller(BackupStore store, ControllerOptions options)
       options_(std::move(options)),
       catalog_(Catalog::open_or_memory(options_.catalog_path.empty() ? Catalog::default_path() : options_.catalog_path)),
       member_(options_.lifecycle.member),
-      init_system_(make_init_system(member_.init_system)) {
+      init_system_(make_init_system(member_.init_system)),
+      pool_(quick(connection_to(member_, {}))) {
   if (!path_exists(member_.ca_cert()) || !path_exists(member_.ca_key())) {
     throw Error(ErrorKind::kNotFound, "no cluster CA in " + member_.certs_dir + " (ca.crt and ca.key)",
                 "copy ca.crt and ca.key (mode 0600) from the host that holds the cluster's CA, or make one with "
@@ -138,8 +139,7 @@ LocalView Controller::observe_local() {
   }
   if (v.etcd_running) {
     try {
-      EtcdClient local(quick(local_connection(member_)));
-      auto status = local.status(member_.loopback_client_url());
+      auto status = pool_.client(member_.loopback_client_url()).status(member_.loopback_client_url());
       state.member_id = status.header().member_id();
       state.cluster_id = status.header().cluster_id();
       v.has_leader = status.leader() != 0;
@@ -167,7 +167,7 @@ ClusterView Controller::observe_cluster(const std::vector<HostView>& hosts, cons
   try {
     // Every member's server certificate must come from this host's CA: a forged host record can
     // point here, but not make a stranger's etcd pass for a member.
-    v.info = cluster_info(quick(connection_to(member_, endpoints)), local.member_id);
+    v.info = cluster_info(pool_, endpoints, local.member_id);
     v.answered = true;
   } catch (const Error& e) {
     spdlog::debug("no member answered ({}): {}", endpoints.front(), e.what());
@@ -286,7 +286,9 @@ void Controller::record(const std::string& action, const std::string& reason, co
 void Controller::recorded(const Decision& d, const std::function<void()>& step) {
   try {
     step();
+    pool_.reset();
   } catch (const Error& e) {
+    pool_.reset();
     record(step_name(d.step), d.reason, d.command, std::string("failed: ") + e.what());
     throw;
   }
@@ -399,7 +401,7 @@ void Controller::plan_restore(const Decision& d, const Observation& o) {
 // The acting controller's changes, each through the members as etcd sees them right now: a
 // controller that is no longer beside the leader does nothing (another one acts).
 void Controller::change_membership(const Decision& d) {
-  EtcdClient client(quick(connection_to(member_, {member_.loopback_client_url()})));
+  EtcdClient& client = pool_.client(member_.loopback_client_url());
   auto status = client.status(member_.loopback_client_url());
   if (status.leader() != status.header().member_id()) {
     spdlog::info("auto: this member is no longer the leader: not acting ({})", step_name(d.step));
@@ -566,6 +568,7 @@ Decision Controller::tick() {
   // The record first: a host that registers is counted by the others before it acts.
   write_host_record(o, d);
   act(d, o);
+  pool_.forget_unused();
   return d;
 }
 
@@ -573,15 +576,24 @@ void Controller::run() {
   InterruptibleWork work;
   spdlog::info("auto: controller of {} on store {} (CA {}...)", member_.name, store_->url(), ca_sha256_.substr(0, 12));
   auto stopping = [this] { return interrupted() || stop_requested_; };
+  int rounds_without_pause = 0;
   while (!stopping()) {
+    bool at_once = false;
     try {
       Decision d = tick();
       settled_ = d.step == Step::kIdle && d.reason.rfind("member ", 0) == 0;
+      // A plan or the marker just written (or found written by another host) is followed at
+      // once: this host's own part of it comes next, not an interval later. At most three rounds
+      // in a row, so that nothing can spin.
+      at_once = (d.step == Step::kPlanCluster || d.step == Step::kPlanRestore || d.step == Step::kMarkCreated) &&
+                ++rounds_without_pause <= 3;
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::kInterrupted) break;
       settled_ = false;
       spdlog::warn("auto: this round failed, nothing more is done until the next: {}", e.what());
     }
+    if (at_once) continue;
+    rounds_without_pause = 0;
     for (auto until = steady_clock::now() + options_.interval; steady_clock::now() < until && !stopping();) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }

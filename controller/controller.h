@@ -18,6 +18,7 @@
 #include <string>
 
 #include "controller/decide.h"
+#include "etcd/client_pool.h"
 #include "etcdadm/init_system.h"
 #include "etcdadm/lifecycle/init_join.h"
 #include "store/backup_store.h"
@@ -96,6 +97,9 @@ class Controller {
   Catalog catalog_;
   MemberConfig member_;
   std::unique_ptr<InitSystem> init_system_;
+  // The members are asked every round: their connections are kept (reset after a local step,
+  // which may have issued this host's certificates again).
+  EtcdClientPool pool_;
   std::string ca_sha256_;
   struct Seen {
     uint64_t sequence = 0;

@@ -39,17 +39,19 @@ void restart_member(const MemberConfig& member, std::chrono::seconds timeout) {
 }
 
 ClusterInfo cluster_info(const ConnectionConfig& connection, uint64_t local_member_id) {
-  EtcdClient client(connection);
+  EtcdClientPool pool(connection);
+  return cluster_info(pool, connection.endpoints, local_member_id);
+}
+
+ClusterInfo cluster_info(EtcdClientPool& pool, const std::vector<std::string>& endpoints, uint64_t local_member_id) {
   // Each endpoint in turn, whatever the failure: a learner refuses MemberList, and a stuck join is
   // exactly when an operator asks for info.
   etcdserverpb::MemberListResponse list;
   std::string failures;
   bool listed = false;
-  for (const auto& ep : connection.endpoints) {
-    ConnectionConfig one = connection;
-    one.endpoints = {ep};
+  for (const auto& ep : endpoints) {
     try {
-      list = EtcdClient(one).member_list();
+      list = pool.client(ep).member_list();
       listed = true;
       break;
     } catch (const Error& e) {
@@ -72,7 +74,7 @@ ClusterInfo cluster_info(const ConnectionConfig& connection, uint64_t local_memb
     mi.local = m.id() == local_member_id;
     if (!mi.client_urls.empty()) {
       try {
-        auto st = client.status(mi.client_urls.front());
+        auto st = pool.client(mi.client_urls.front()).status(mi.client_urls.front());
         mi.reachable = true;
         mi.version = st.version();
         mi.db_size = st.dbsize();

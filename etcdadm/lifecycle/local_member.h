@@ -9,6 +9,7 @@
 
 #include "etcd/connection.h"
 #include "etcd/client.h"
+#include "etcd/client_pool.h"
 #include "etcdadm/member_config.h"
 
 namespace etcdadm {
@@ -56,6 +57,9 @@ struct ClusterInfo {
 // Member list of the cluster (through the first of `connection`'s endpoints that gives one) and
 // every member's Status.
 ClusterInfo cluster_info(const ConnectionConfig& connection, uint64_t local_member_id);
+// The same through the clients of `pool` (connections kept across calls), listing through
+// `endpoints` in turn.
+ClusterInfo cluster_info(EtcdClientPool& pool, const std::vector<std::string>& endpoints, uint64_t local_member_id);
 
 
 // The member of `list` with `url` among its peer URLs; nullptr when none has it.

@@ -1,5 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
+
+#include <mutex>
+
+#include <thread>
+
 #include <filesystem>
 
 #include <sys/stat.h>
@@ -10,6 +16,7 @@
 #include <sqlite3.h>
 
 #include "common/timefmt.h"
+#include "store/blob_capabilities.h"
 #include "store/catalog.h"
 #include "store/etcd_manager.h"
 #include "store/backend/local/local_store.h"
@@ -306,6 +313,38 @@ TEST(Catalog, LocalStoreKeepsTheConditionalWritesContract) {
   test::check_conditional_writes_contract(s);
   EXPECT_TRUE(std::filesystem::exists(dir / "store/cas/.counter.lock")) << "the lock stays, and is no blob";
   EXPECT_EQ(s.list("cas/").size(), 3u);
+}
+
+// Hosts starting together probe the same fresh directory: one's remove() of its (absent) earlier
+// probe must not drop the directory another has just made for its own (CI saw "cannot open
+// .../etcdadm-auto/probes: No such file or directory" from one of three `etcdadm auto`).
+TEST(Catalog, LocalStoreProbesRacingInAFreshDirectoryAllSucceed) {
+  for (int round = 0; round < 20; ++round) {
+    test::TempDir dir;
+    std::vector<std::thread> hosts;
+    std::atomic<int> failures{0};
+    std::string first_failure;
+    std::mutex mu;
+    for (int h = 0; h < 4; ++h) {
+      hosts.emplace_back([&, h] {
+        try {
+          LocalStore s(dir / "store");
+          conditional_writes(s, "test", "auto/probes/h" + std::to_string(h));
+        } catch (const std::exception& e) {
+          std::lock_guard<std::mutex> lock(mu);
+          if (failures++ == 0) first_failure = e.what();
+        }
+      });
+    }
+    for (auto& t : hosts) t.join();
+    ASSERT_EQ(failures.load(), 0) << "round " << round << ": " << first_failure;
+  }
+  // Removing what is not there removes nothing, not even an empty directory.
+  test::TempDir dir;
+  std::filesystem::create_directories(dir / "store/fresh");
+  LocalStore s(dir / "store");
+  s.remove("fresh/absent");
+  EXPECT_TRUE(std::filesystem::is_directory(dir / "store/fresh"));
 }
 
 // LocalStore::list_range walks only the top-level directories its range can hold (no full walk),

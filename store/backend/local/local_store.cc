@@ -208,16 +208,28 @@ std::string LocalStore::path_of(const std::string& key) const {
 std::unique_ptr<BlobWriter> LocalStore::create(const std::string& key, bool overwrite) {
   std::string path = path_of(key);
   std::string dir = parent_dir(path);
-  bool existed = is_directory(dir);
-  make_dirs(dir, store_directory_mode(file_mode_));
-  // A new directory entry must itself be durable before files inside it matter.
-  if (!existed) fsync_dir(parent_dir(dir));
-  // Nothing is written through a link a store writer planted (a damage marker written by root
-  // into `name/` -> /etc would land in /etc).
-  auto [dir_fd, leaf] = open_parent_beneath(root_, key);
-  if (dir_fd < 0) throw_errno("cannot open", dir, errno);
-  ::close(dir_fd);
-  return std::make_unique<LocalWriter>(path, file_mode_, overwrite, root_);
+  // Another process's remove() drops a directory the moment it is empty, which a directory just
+  // made here is until the writer's temp file is in it (three `etcdadm auto` starting at once
+  // all make etcdadm-auto/probes/): made again when it vanished in between.
+  for (int attempt = 1;; ++attempt) {
+    bool existed = is_directory(dir);
+    make_dirs(dir, store_directory_mode(file_mode_));
+    // A new directory entry must itself be durable before files inside it matter.
+    if (!existed) fsync_dir(parent_dir(dir));
+    // Nothing is written through a link a store writer planted (a damage marker written by root
+    // into `name/` -> /etc would land in /etc).
+    auto [dir_fd, leaf] = open_parent_beneath(root_, key);
+    if (dir_fd < 0) {
+      if (errno == ENOENT && attempt < 5) continue;
+      throw_errno("cannot open", dir, errno);
+    }
+    ::close(dir_fd);
+    try {
+      return std::make_unique<LocalWriter>(path, file_mode_, overwrite, root_);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kNotFound || attempt >= 5 || is_directory(dir)) throw;
+    }
+  }
 }
 
 std::unique_ptr<BlobReader> LocalStore::open(const std::string& key) {
@@ -327,7 +339,10 @@ void LocalStore::remove(const std::string& key) {
     throw_errno("cannot remove", path, errno);
   }
   ScopedFd parent(dir_fd);
-  if (::unlinkat(parent.get(), leaf.c_str(), 0) != 0 && errno != ENOENT) throw_errno("cannot remove", path, errno);
+  if (::unlinkat(parent.get(), leaf.c_str(), 0) != 0) {
+    if (errno == ENOENT) return;  // nothing removed: a directory another writer just made stays
+    throw_errno("cannot remove", path, errno);
+  }
   // Drop the directory once its last blob is gone (backup directories are removed this way).
   std::string dir = parent_dir(path);
   if (dir != root_ && ::rmdir(dir.c_str()) == 0) fsync_dir(parent_dir(dir));

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# etcdadm auto (issue 38): three hosts as processes on 127.0.0.21-23 sharing an S3 store (MinIO
+# behind bench/count_proxy.py, which counts every request), measured for
+#   - bootstrap: seconds from the last `etcdadm auto` started to one cluster of three started members;
+#   - idle: each controller's CPU (utime + stime from /proc/PID/stat over the window, as % of one
+#     core) and RSS (VmRSS at the end, VmHWM), with the cluster as the spec says;
+#   - store requests per host and hour over the idle window, by method, and what they cost a month
+#     at S3 Standard's list prices (PUT/LIST/POST $0.005 per 1,000; GET/HEAD $0.0004 per 1,000).
+# Backups are off (--no-backups) so that only the controller's own traffic is counted; a schedule
+# adds the sidecar's requests (about 10 per backup plus retention's).
+#
+# Usage: bench/auto_bench.sh            (BENCH_IDLE_SECONDS, default 300; BENCH_ETCD_MINOR, default 3.7)
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/.." && pwd)"
+source "$here/lib.sh"
+
+ETCDADM="${ETCDADM:-$repo/build/cmd/etcdadm}"
+IDLE="${BENCH_IDLE_SECONDS:-300}"
+MINOR="${BENCH_ETCD_MINOR:-3.7}"
+[[ -x "$ETCDADM" ]] || die "etcdadm not found at $ETCDADM"
+read -r VERSION BIN < <("$repo/scripts/etcd-versions.sh" --where "$MINOR") || die "no etcd $MINOR (scripts/etcd-versions.sh $MINOR)"
+MINIO="$(ls -d "${XDG_CACHE_HOME:-$HOME/.cache}"/etcdadm/go-tools/minio-*/minio 2>/dev/null | head -1)"
+[[ -x "$MINIO" ]] || die "MinIO not built (scripts/go-test-tools.sh minio)"
+command -v aws >/dev/null || die "aws CLI missing (apt-get install awscli)"
+make_workdir
+
+export AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench-secret-key AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
+export AWS_CONFIG_FILE=/nonexistent AWS_SHARED_CREDENTIALS_FILE=/nonexistent
+unset AWS_CA_BUNDLE || true
+MINIO_PORT=$(free_port); PROXY_PORT=$(free_port)
+MINIO_ROOT_USER=$AWS_ACCESS_KEY_ID MINIO_ROOT_PASSWORD=$AWS_SECRET_ACCESS_KEY MINIO_BROWSER=off MINIO_UPDATE=off HOME="$WORK" \
+  "$MINIO" server "$WORK/minio" --address "127.0.0.1:$MINIO_PORT" --console-address "127.0.0.1:$(free_port)" --quiet \
+  >"$WORK/minio.log" 2>&1 &
+BENCH_PIDS+=($!)
+python3 "$here/count_proxy.py" "$PROXY_PORT" "127.0.0.1:$MINIO_PORT" >"$WORK/proxy.log" 2>&1 &
+BENCH_PIDS+=($!)
+for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$MINIO_PORT/minio/health/live" >/dev/null && break; sleep 0.2; done
+aws --endpoint-url "http://127.0.0.1:$MINIO_PORT" s3 mb s3://auto >/dev/null
+STORE=(--store s3://auto/main --s3-endpoint "http://127.0.0.1:$PROXY_PORT")
+
+declare -a NAMES=(m1 m2 m3) CPORT PPORT AUTO_PID
+flags() {  # the member flags of host $1 (index)
+  local i=$1 n=${NAMES[$1]}
+  echo --name "$n" --bind-address "127.0.0.2$((i + 1))" --client-port "${CPORT[$i]}" --peer-port "${PPORT[$i]}" \
+    --binaries-dir "$BIN" --install-dir "$WORK/$n/bin" --certs-dir "$WORK/$n/pki" --data-dir "$WORK/$n/data" \
+    --config-dir "$WORK/$n/conf" --cache-dir "$WORK/cache" --init-system process
+}
+for i in 0 1 2; do
+  CPORT[$i]=$(free_port); PPORT[$i]=$(free_port); mkdir -p "$WORK/${NAMES[$i]}"
+  BENCH_PID_FILES+=("$WORK/${NAMES[$i]}/conf/etcd.pid")
+done
+# shellcheck disable=SC2046
+"$ETCDADM" init phase certificates $(flags 0) >/dev/null 2>&1
+for i in 1 2; do mkdir -p "$WORK/${NAMES[$i]}/pki"; cp "$WORK/m1/pki/ca.crt" "$WORK/m1/pki/ca.key" "$WORK/${NAMES[$i]}/pki/"; done
+"$ETCDADM" seed "${STORE[@]}" --members 3 --version "$VERSION" >/dev/null
+
+log "starting three controllers (etcd $VERSION)"
+for i in 0 1 2; do
+  # shellcheck disable=SC2046
+  ETCDADM_CATALOG="$WORK/${NAMES[$i]}/catalog.db" "$ETCDADM" auto "${STORE[@]}" --no-backups $(flags "$i") \
+    >"$WORK/${NAMES[$i]}/auto.log" 2>&1 &
+  AUTO_PID[$i]=$!
+  BENCH_PIDS+=($!)
+done
+started=$(date +%s%N)
+members_started() {
+  local out
+  out=$(ETCDCTL_API=3 "$BIN/etcdctl" --endpoints "https://127.0.0.1:${CPORT[0]}" --cacert "$WORK/m1/pki/ca.crt" \
+    --cert "$WORK/m1/pki/etcdctl-etcd-client.crt" --key "$WORK/m1/pki/etcdctl-etcd-client.key" member list -w json 2>/dev/null) || return 1
+  [[ $(python3 -c 'import json,sys; m=json.load(sys.stdin).get("members",[]); print(sum(1 for x in m if x.get("name")))' <<<"$out") == 3 ]]
+}
+for _ in $(seq 1 600); do members_started && break; sleep 0.1; done
+members_started || die "no cluster of three after 60 s (logs in $WORK)"
+bootstrap_ms=$(( ($(date +%s%N) - started) / 1000000 ))
+log "bootstrap: ${bootstrap_ms} ms; settling 40 s (the controllers read the store every 2 s until the cluster is as the spec says)"
+sleep 40
+
+ticks=$(getconf CLK_TCK)
+cpu_of() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+declare -a CPU0
+for i in 0 1 2; do CPU0[$i]=$(cpu_of "${AUTO_PID[$i]}"); done
+curl -sf -X POST "http://127.0.0.1:$PROXY_PORT/__reset" >/dev/null
+log "idle window: ${IDLE} s"
+sleep "$IDLE"
+counts=$(curl -sf "http://127.0.0.1:$PROXY_PORT/__counts")
+
+echo "# etcdadm auto: bootstrap, idle controller, store requests"
+echo
+echo "$(machine); etcd $VERSION; store: MinIO via the counting proxy; idle window ${IDLE} s"
+echo
+echo "Bootstrap of three members after the last host started: **${bootstrap_ms} ms** (target <= 10 s)"
+echo
+echo "| host | CPU % of one core (idle) | RSS MiB (now) | RSS MiB (peak) |"
+echo "|---|---:|---:|---:|"
+for i in 0 1 2; do
+  pid=${AUTO_PID[$i]}
+  cpu=$(awk -v a="${CPU0[$i]}" -v b="$(cpu_of "$pid")" -v t="$ticks" -v s="$IDLE" 'BEGIN { printf "%.2f", (b - a) / t / s * 100 }')
+  rss=$(awk '/^VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$pid/status")
+  hwm=$(awk '/^VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/$pid/status")
+  echo "| ${NAMES[$i]} | $cpu | $rss | $hwm |"
+done
+echo
+python3 - "$counts" "$IDLE" <<'EOF'
+import json, sys
+counts = json.loads(sys.argv[1]); window = float(sys.argv[2])
+per_hour = {m: n / 3 * 3600 / window for m, n in counts.items()}
+total = sum(per_hour.values())
+tier1 = sum(v for m, v in per_hour.items() if m in ("PUT", "POST", "DELETE", "COPY"))  # DELETE is free; counted apart below
+tier1 -= per_hour.get("DELETE", 0)
+tier2 = sum(v for m, v in per_hour.items() if m in ("GET", "HEAD"))
+# LIST is a GET with ?list-type: the proxy counts it as GET; priced as tier 2 here (a lower bound)
+month = 730
+cost = (tier1 * 0.005 / 1000 + tier2 * 0.0004 / 1000) * month
+print("Store requests per host and hour (idle, 3 hosts): **%.0f** (%s)" % (total, ", ".join("%s %.0f" % (m, v) for m, v in sorted(per_hour.items()))))
+print()
+print("At S3 Standard list prices, per host and month: **$%.3f** (PUT $0.005/1,000, GET $0.0004/1,000; LISTs, priced as PUTs by S3, are counted as GETs by the proxy: see bench/README.md)" % cost)
+EOF
