@@ -4,8 +4,9 @@
 #   - bootstrap: seconds from the last `etcdadm auto` started to one cluster of three started members;
 #   - idle: each controller's CPU (utime + stime from /proc/PID/stat over the window, as % of one
 #     core) and RSS (VmRSS at the end, VmHWM), with the cluster as the spec says;
-#   - store requests per host and hour over the idle window, by method, and what they cost a month
-#     at S3 Standard's list prices (PUT/LIST/POST $0.005 per 1,000; GET/HEAD $0.0004 per 1,000).
+#   - store requests per host and hour over the idle window, by kind (GET, HEAD, LIST, PUT), and
+#     what they cost a month at S3 Standard's list prices (PUT/POST/LIST $0.005 per 1,000; GET/HEAD
+#     $0.0004 per 1,000).
 # Backups are off (--no-backups) so that only the controller's own traffic is counted; a schedule
 # adds the sidecar's requests (about 10 per backup plus retention's).
 #
@@ -106,13 +107,10 @@ import json, sys
 counts = json.loads(sys.argv[1]); window = float(sys.argv[2])
 per_hour = {m: n / 3 * 3600 / window for m, n in counts.items()}
 total = sum(per_hour.values())
-tier1 = sum(v for m, v in per_hour.items() if m in ("PUT", "POST", "DELETE", "COPY"))  # DELETE is free; counted apart below
-tier1 -= per_hour.get("DELETE", 0)
-tier2 = sum(v for m, v in per_hour.items() if m in ("GET", "HEAD"))
-# LIST is a GET with ?list-type: the proxy counts it as GET; priced as tier 2 here (a lower bound)
-month = 730
-cost = (tier1 * 0.005 / 1000 + tier2 * 0.0004 / 1000) * month
+tier1 = sum(v for m, v in per_hour.items() if m in ("PUT", "POST", "LIST"))  # $0.005 per 1,000 (DELETE is free)
+tier2 = sum(v for m, v in per_hour.items() if m in ("GET", "HEAD"))          # $0.0004 per 1,000
+cost = (tier1 * 0.005 / 1000 + tier2 * 0.0004 / 1000) * 730  # hours in a month
 print("Store requests per host and hour (idle, 3 hosts): **%.0f** (%s)" % (total, ", ".join("%s %.0f" % (m, v) for m, v in sorted(per_hour.items()))))
 print()
-print("At S3 Standard list prices, per host and month: **$%.3f** (PUT $0.005/1,000, GET $0.0004/1,000; LISTs, priced as PUTs by S3, are counted as GETs by the proxy: see bench/README.md)" % cost)
+print("At S3 Standard list prices (PUT/POST/LIST $0.005, GET/HEAD $0.0004 per 1,000), per host and month: **$%.2f**" % cost)
 EOF

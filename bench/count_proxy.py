@@ -4,7 +4,7 @@
 bench/auto_bench.sh puts it between `etcdadm auto` and MinIO to measure the store requests a
 controller makes. Requests are forwarded byte for byte with their own Host header, so SigV4
 signatures made for the proxy's address still verify at the server. GET /__counts (answered by the
-proxy itself) returns the counts so far as JSON: {"GET": n, "PUT": n, ...}; POST /__reset zeroes them.
+proxy itself) returns the counts so far as JSON: {"GET": n, "LIST": n, "PUT": n, ...}; POST /__reset zeroes them.
 
 Usage: count_proxy.py LISTEN_PORT UPSTREAM_HOST:PORT
 """
@@ -46,8 +46,12 @@ class Proxy(http.server.BaseHTTPRequestHandler):
             return
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else None
+        # A ListObjects call is a GET on the bucket with a list-type or prefix query: priced apart.
+        label = self.command
+        if label == "GET" and ("list-type=" in self.path or "prefix=" in self.path or "uploads" in self.path):
+            label = "LIST"
         with lock:
-            counts[self.command] = counts.get(self.command, 0) + 1
+            counts[label] = counts.get(label, 0) + 1
         conn = http.client.HTTPConnection(upstream, timeout=60)
         conn.putrequest(self.command, self.path, skip_host=True, skip_accept_encoding=True)
         for name, value in self.headers.items():
