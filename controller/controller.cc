@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "common/error.h"
+#include "common/failpoint.h"
 #include "common/fs.h"
 #include "common/interrupt.h"
 #include "common/json_fields.h"
@@ -347,6 +348,7 @@ static std::string set_aside_label(const ClusterPlan& plan) {
 
 void Controller::restore_planned_member(const ClusterPlan& plan) {
   stop_and_set_aside(set_aside_label(plan));
+  failpoint("auto/restore/set-aside");
   // Until the restore is in the data dir this host's state names no plan: killed before that, the
   // next round restores again (over an empty data dir).
   AutoLocalState state = read_auto_local_state(member_.config_dir);
@@ -366,6 +368,7 @@ void Controller::restore_planned_member(const ClusterPlan& plan) {
       // Restored: from here on this host's data is the plan's, and the plan is never carried out
       // here again (a member started twice from a snapshot would rejoin with a rewound log).
       write_auto_local_state(member_.config_dir, AutoLocalState{plan.cluster_token, false, 0, 0, plan.sequence});
+      failpoint("auto/restore/restored");
     }
   }
 }
@@ -388,6 +391,7 @@ void Controller::plan_restore(const Decision& d, const Observation& o) {
     store_view_.reset();
     return;
   }
+  failpoint("auto/restore/planned");
   record(step_name(d.step), d.reason, d.command, "done: plan " + std::to_string(d.plan.sequence));
   if (d.new_spec) {
     write_etcd_manager_cluster_spec(*store_, *d.new_spec);

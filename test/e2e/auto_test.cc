@@ -86,13 +86,14 @@ class Auto : public LifecycleFixture {
   // restores below must know which backup is the latest.
   std::vector<std::string> backups_ = {"--no-backups"};
 
-  void start_auto(const Host& h) {
+  void start_auto(const Host& h, const std::map<std::string, std::string>& env = {}) {
     std::vector<std::string> argv = {ETCDADM_BIN, "auto", "--store", store_, "--interval", "1s", "--idle-interval", "3s", "--heartbeat", "5s"};
     argv.insert(argv.end(), backups_.begin(), backups_.end());
     auto f = auto_flags(h);
     argv.insert(argv.end(), f.begin(), f.end());
     RunOptions ro;
     ro.env["ETCDADM_CATALOG"] = dir_ / ("catalog-" + h.name + ".db");
+    for (const auto& [k, v] : env) ro.env[k] = v;
     autos_[h.name] = ChildProcess::start(argv, log_of(h), ro);
   }
   std::string log_of(const Host& h) const { return dir_ / ("auto-" + h.name + ".log"); }
@@ -395,6 +396,57 @@ TEST_F(Auto, AKilledMemberIsRestartedAPauseHoldsATotalLossWaitsAndTheCommandQueu
   for (const char* a : {"plan-restore", "restore-member", "finish-restore", "backup before plan-restore"}) {
     EXPECT_TRUE(actions.count(a)) << a << "\n" << logs();
   }
+}
+
+// A restore whose controllers are killed (SIGKILL) at its steps, one host at each: its writer right
+// after writing the plan, one host after setting its old data aside, one inside the native restore
+// (written, not yet swapped in), one after its data was restored; restarted, they finish the same
+// restore: one cluster, the backup's HashKV, the command done, never a second plan.
+TEST_F(Auto, ControllersKilledAtEachStepOfARestoreFinishItWhenRestarted) {
+  ASSERT_NO_FATAL_FAILURE(bootstrap_three());
+  for (int i = 0; i < 50; ++i) ASSERT_EQ(etcdctl(hosts_[0], {"put", "/registry/k" + std::to_string(i), "v"}).exit_code, 0);
+  auto conn = connection({&hosts_[0]});
+  auto saved = etcdadm({"backup", "save", "--store", store_, "--endpoints", hosts_[0].client_url(), "--cacert", conn.cacert,
+                        "--cert", conn.cert, "--key", conn.key});
+  ASSERT_EQ(saved.exit_code, 0) << saved.output;
+  const auto backed_up = hash_kv({&hosts_[0], &hosts_[1], &hosts_[2]});
+  ASSERT_EQ(etcdctl(hosts_[0], {"put", "/registry/after", "x"}).exit_code, 0);
+
+  // The leader's controller writes the plan: it dies right after. The others die at their steps.
+  const uint64_t leader = etcdctl_answer(etcdctl(hosts_[0], {"endpoint", "status", "-w", "json"}).output)["Status"]["leader"].get<uint64_t>();
+  std::vector<std::string> points = {"auto/restore/set-aside", "restore/native/written", "auto/restore/restored"};
+  std::map<std::string, std::string> point_of;
+  for (const auto& r : host_records()) {
+    if (r.member_id == leader) point_of[r.name] = "auto/restore/planned";
+  }
+  ASSERT_EQ(point_of.size(), 1u);
+  for (const auto& h : hosts_) {
+    if (!point_of.count(h.name)) {
+      point_of[h.name] = points.back();
+      points.pop_back();
+    }
+    autos_[h.name].stop(5000ms);
+    start_auto(h, {{"ETCDADM_FAILPOINTS", point_of[h.name] + "=kill"}});
+  }
+  ASSERT_EQ(etcdadm({"etcd-manager", "restore-backup", "latest", "--store", store_}).exit_code, 0);
+  // Each controller dies at its failpoint, then is started again without one.
+  std::set<std::string> restarted;
+  ASSERT_TRUE(eventually(90s, [&] {
+    for (const auto& h : hosts_) {
+      if (restarted.count(h.name) || autos_[h.name].running()) continue;
+      EXPECT_EQ(autos_[h.name].wait(), 128 + SIGKILL) << h.name << " at " << point_of[h.name] << "\n" << logs();
+      start_auto(h);
+      restarted.insert(h.name);
+    }
+    // The leader's host dies first; a host whose failpoint is later in the restore only once
+    // it got there (the others may finish the restore without it meanwhile).
+    return restarted.size() == hosts_.size();
+  }, "every controller killed at its failpoint"));
+  LocalStore store(store_);
+  auto queue_empty = [&] { return list_etcd_manager_commands(store).empty(); };
+  ASSERT_TRUE(eventually(120s, [&] { return queue_empty() && one_healthy_cluster(3); }, "the restore finished after the kills"));
+  for (const auto& [name, hash] : hash_kv({&hosts_[0], &hosts_[1], &hosts_[2]})) EXPECT_EQ(hash, backed_up.at("m1")) << name;
+  EXPECT_EQ(parse_cluster_plan(store.read_small(kAutoPlanKey), "plan").sequence, 2u) << "one restore, one plan";
 }
 
 // A member whose etcd dies and whose data dir is wiped (a host rebuilt on a new disk) is replaced
