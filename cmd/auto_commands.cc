@@ -91,6 +91,7 @@ void run_with_backups(const Flags& f, ControllerOptions o) {
   Catalog catalog = f.store.open_catalog();
   EtcdClient client(local_connection(member));
   auto prepared = prepare_sidecar(f.sidecar, f.store, store, catalog, member.loopback_client_url());
+  prepared->options.more_metrics = [&controller] { return controller.metrics_text(); };
   Sidecar sidecar(client, *store, &catalog, prepared->options);
   std::unique_ptr<SidecarHttp> http;
   if (!f.sidecar.listen.empty()) http = std::make_unique<SidecarHttp>(sidecar, f.sidecar.listen, prepared->trigger_token);

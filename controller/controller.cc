@@ -566,9 +566,41 @@ void Controller::write_host_record(const Observation& o, const Decision& d) {
   last_heartbeat_ = steady_clock::now();
 }
 
+std::string Controller::metrics_text() const {
+  Gauges g;
+  {
+    std::lock_guard<std::mutex> lock(gauges_mu_);
+    g = gauges_;
+  }
+  std::string out;
+  auto gauge = [&](const char* name, const char* help, const std::string& value, const char* type = "gauge") {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" + name + " " + value + "\n";
+  };
+  gauge("etcdadm_auto_acting", "1 while this host's controller acts for the cluster (its member is the Raft leader).", g.acting ? "1" : "0");
+  gauge("etcdadm_auto_waiting", "1 while the controller waits for a person or another host (auto status says for what).", g.waiting ? "1" : "0");
+  gauge("etcdadm_auto_total_loss",
+        "1 while the store says a cluster was created, no member answers and no host holds its data: restore a backup "
+        "(etcdadm etcd-manager restore-backup latest).",
+        g.total_loss ? "1" : "0");
+  gauge("etcdadm_auto_paused", "1 while the controllers are paused (etcdadm auto pause).", g.paused ? "1" : "0");
+  gauge("etcdadm_auto_last_round_timestamp_seconds", "Unix time of the controller's last completed round.",
+        std::to_string(g.last_round_unix));
+  gauge("etcdadm_auto_failed_rounds_total", "Rounds that failed (the store or the cluster did not answer).",
+        std::to_string(g.failed_rounds), "counter");
+  return out;
+}
+
 Decision Controller::tick() {
   Observation o = observe();
   Decision d = decide(o, new_cluster_token());
+  {
+    std::lock_guard<std::mutex> lock(gauges_mu_);
+    gauges_.acting = o.cluster.answered && o.local.member_id != 0 && o.cluster.info.leader_id == o.local.member_id;
+    gauges_.waiting = d.step == Step::kWait;
+    gauges_.total_loss = d.step == Step::kWait && d.reason.rfind("total loss", 0) == 0;
+    gauges_.paused = o.pause.has_value();
+    gauges_.last_round_unix = o.now_unix;
+  }
   // The record first: a host that registers is counted by the others before it acts.
   write_host_record(o, d);
   act(d, o);
@@ -594,6 +626,10 @@ void Controller::run() {
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::kInterrupted) break;
       settled_ = false;
+      {
+        std::lock_guard<std::mutex> lock(gauges_mu_);
+        ++gauges_.failed_rounds;
+      }
       spdlog::warn("auto: this round failed, nothing more is done until the next: {}", e.what());
     }
     if (at_once) continue;

@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -65,6 +66,9 @@ class Controller {
   // call (where a signal thread takes the signals: `auto` with its backups, sidecar/signals.h).
   void run();
   void request_stop() { stop_requested_ = true; }
+  // The controller's gauges in Prometheus text (served beside the sidecar's on --listen): whether
+  // it acts, waits, sees a total loss, is paused; its last round; its failed rounds. Any thread.
+  std::string metrics_text() const;
 
   Observation observe();
 
@@ -129,6 +133,14 @@ class Controller {
   std::string last_wait_reason_;
   uint64_t events_written_ = 0;
   std::atomic<bool> stop_requested_{false};
+  // What metrics_text() reports, set after every round.
+  struct Gauges {
+    bool acting = false, waiting = false, total_loss = false, paused = false;
+    int64_t last_round_unix = 0;
+    uint64_t failed_rounds = 0;
+  };
+  mutable std::mutex gauges_mu_;
+  Gauges gauges_;
 };
 
 AutoLocalState read_auto_local_state(const std::string& config_dir);

@@ -519,6 +519,7 @@ std::string Sidecar::metrics_text() {
   o << "etcdadm_backup_duration_seconds_bucket{le=\"+Inf\"} " << duration_count_ << "\n"
     << "etcdadm_backup_duration_seconds_sum " << prometheus_value(duration_sum_) << "\n"
     << "etcdadm_backup_duration_seconds_count " << duration_count_ << "\n";
+  if (options_.more_metrics) o << options_.more_metrics();
   return o.str();
 }
 

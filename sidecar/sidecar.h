@@ -76,6 +76,8 @@ struct SidecarOptions {
   // The second store's own retention (--copy-retention), applied after each successful copy.
   BlobStore* copy_store = nullptr;
   std::optional<RetentionPolicy> copy_retention;
+  // More Prometheus text appended to /metrics (`etcdadm auto`: its controller's gauges); empty: none.
+  std::function<std::string()> more_metrics;
 };
 
 // "always" -> 1, "never" -> 0, "every:N" -> N (SidecarOptions::verify_every). Throws kInvalidArgument.

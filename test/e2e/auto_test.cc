@@ -85,10 +85,27 @@ class Auto : public LifecycleFixture {
   // Scheduled backups are off unless a test turns them on (`backups`: the sidecar's flags): the
   // restores below must know which backup is the latest.
   std::vector<std::string> backups_ = {"--no-backups"};
+  std::map<std::string, int> metrics_port_;
+  // The value of the gauge `name` on host `h`'s /metrics ("" when it does not answer).
+  std::string gauge(const Host& h, const std::string& name) {
+    try {
+      auto r = http("GET", "http://127.0.0.1:" + std::to_string(metrics_port_.at(h.name)) + "/metrics");
+      const auto at = r.body.find("\n" + name + " ");
+      if (!r.ok() || at == std::string::npos) return "";
+      const auto start = at + name.size() + 2;
+      return r.body.substr(start, r.body.find('\n', start) - start);
+    } catch (const Error&) {
+      return "";
+    }
+  }
 
   void start_auto(const Host& h, const std::map<std::string, std::string>& env = {}) {
     std::vector<std::string> argv = {ETCDADM_BIN, "auto", "--store", store_, "--interval", "1s", "--idle-interval", "3s", "--heartbeat", "5s"};
     argv.insert(argv.end(), backups_.begin(), backups_.end());
+    if (backups_ != std::vector<std::string>{"--no-backups"}) {  // the sidecar's HTTP: /metrics
+      if (!metrics_port_.count(h.name)) metrics_port_[h.name] = free_port();
+      argv.insert(argv.end(), {"--listen", "127.0.0.1:" + std::to_string(metrics_port_[h.name])});
+    }
     auto f = auto_flags(h);
     argv.insert(argv.end(), f.begin(), f.end());
     RunOptions ro;
@@ -285,6 +302,9 @@ TEST_F(Auto, ThreeHostsStartedInRandomOrderMakeOneClusterPlannedOnceAndMarkedCre
 // etcd-manager-ctl (the outside oracle, for the minors etcd-manager restores) while the restored
 // cluster runs and has moved on, replaces it again after a new backup, the old data kept aside.
 TEST_F(Auto, AKilledMemberIsRestartedAPauseHoldsATotalLossWaitsAndTheCommandQueueRestoresTheBackup) {
+  // Backups on for /metrics, on a schedule that takes none during the test (the first attempt, at
+  // start, finds no member yet): the restores below restore the backup this test saves.
+  backups_ = {"--schedule", "@every 720h"};
   ASSERT_NO_FATAL_FAILURE(bootstrap_three());
   for (int i = 0; i < 100; ++i) {
     auto r = etcdctl(hosts_[0], {"put", "/registry/pods/p" + std::to_string(i), std::string(300, 'p')});
@@ -342,6 +362,7 @@ TEST_F(Auto, AKilledMemberIsRestartedAPauseHoldsATotalLossWaitsAndTheCommandQueu
   EXPECT_EQ(parse_cluster_plan(store.read_small(kAutoPlanKey), "plan").sequence, 1u);
   auto status = etcdadm({"auto", "status", "--store", store_});
   EXPECT_NE(status.output.find("etcdadm etcd-manager restore-backup latest --store"), std::string::npos) << status.output;
+  for (const auto& h : hosts_) EXPECT_EQ(gauge(h, "etcdadm_auto_total_loss"), "1") << h.name;
 
   // The restore the wait message names: every host restores the same backup, all at once.
   auto queued = etcdadm({"etcd-manager", "restore-backup", "latest", "--store", store_});
@@ -359,6 +380,14 @@ TEST_F(Auto, AKilledMemberIsRestartedAPauseHoldsATotalLossWaitsAndTheCommandQueu
   auto restored = hash_kv({&hosts_[0], &hosts_[1], &hosts_[2]});
   for (const auto& [name, hash] : restored) EXPECT_EQ(hash, backed_up.at("m1")) << name;
   auto plan = parse_cluster_plan(store.read_small(kAutoPlanKey), "plan");
+  EXPECT_TRUE(eventually(10s, [&] {
+    int acting = 0;
+    for (const auto& h : hosts_) {
+      if (gauge(h, "etcdadm_auto_total_loss") != "0") return false;
+      acting += gauge(h, "etcdadm_auto_acting") == "1";
+    }
+    return acting == 1;
+  }, "every host's metrics: no total loss, one controller acting"));
   EXPECT_EQ(plan.sequence, 2u);
   EXPECT_EQ(plan.purpose, "restore");
   auto shown = etcdadm({"auto", "status", "--store", store_});
