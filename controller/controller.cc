@@ -179,8 +179,7 @@ ClusterView Controller::observe_cluster(const std::vector<HostView>& hosts, cons
 // How long each member has been unhealthy, counted only while this controller acts (a new acting
 // controller starts afresh: that delays a replacement, never hastens one).
 void Controller::track_health(Observation& o) {
-  const bool acting = o.cluster.answered && o.local.member_id != 0 && o.cluster.info.leader_id == o.local.member_id;
-  if (!acting) {
+  if (!is_acting(o)) {
     unhealthy_since_.clear();
     return;
   }
@@ -595,7 +594,7 @@ Decision Controller::tick() {
   Decision d = decide(o, new_cluster_token());
   {
     std::lock_guard<std::mutex> lock(gauges_mu_);
-    gauges_.acting = o.cluster.answered && o.local.member_id != 0 && o.cluster.info.leader_id == o.local.member_id;
+    gauges_.acting = is_acting(o);
     gauges_.waiting = d.step == Step::kWait;
     gauges_.total_loss = d.step == Step::kWait && d.reason.rfind("total loss", 0) == 0;
     gauges_.paused = o.pause.has_value();

@@ -31,6 +31,11 @@ const char* step_name(Step step) {
 
 int quorum_of(int members) { return members / 2 + 1; }
 
+bool is_acting(const Observation& o) {
+  return o.cluster.answered && o.local.data == "member" && o.local.member_id != 0 &&
+         o.cluster.info.leader_id == o.local.member_id;
+}
+
 namespace {
 
 Decision make(Step step, std::string reason, std::string command = {}) {
@@ -171,8 +176,7 @@ std::optional<Decision> run_queue(const Observation& o, const std::string& token
     // A cluster with a leader plans through its leader's controller; without one, any host may:
     // the replace-if-match write lets one plan through.
     const bool led = o.cluster.answered && o.cluster.info.leader_id != 0;
-    const bool acting = led && o.local.data == "member" && o.local.member_id == o.cluster.info.leader_id;
-    if (led && !acting) {
+    if (led && !is_acting(o)) {
       return make(Step::kIdle, "a restore of backup " + o.restore_command->restore_backup->backup +
                                    " is queued: the leader's controller plans it");
     }
@@ -436,8 +440,7 @@ Decision decide(const Observation& o, const std::string& new_token) {
   }
   // The controller beside the Raft leader acts for the cluster: etcd itself chose it, a minority
   // has no leader, so a host cut off from the majority never acts.
-  const bool acting = o.local.data == "member" && o.local.member_id != 0 && info.leader_id == o.local.member_id;
-  if (acting) return act_on_cluster(o);
+  if (is_acting(o)) return act_on_cluster(o);
   if (o.local.data == "member") {
     return make(Step::kIdle, "member " + id_hex(o.local.member_id) + " of a cluster of " + std::to_string(info.members.size()) +
                                  " (spec: " + std::to_string(o.spec->member_count) + "); the leader's controller acts");

@@ -124,6 +124,10 @@ struct Decision {
 // quorum of n voters: n / 2 + 1.
 int quorum_of(int members);
 
+// Whether this host's controller acts for the cluster: the cluster answered and names this host's
+// member, which runs on this host's data, its leader (etcd chose it; a minority has no leader).
+bool is_acting(const Observation& o);
+
 // The next step for this host. `new_token` is used as a new plan's cluster token.
 Decision decide(const Observation& o, const std::string& new_token);
 
