@@ -323,9 +323,13 @@ TEST_F(Auto, AKilledMemberIsRestartedAPauseHoldsATotalLossWaitsAndTheCommandQueu
   EXPECT_TRUE(eventually(30s, [&] {
     return path_exists(pid_file) && std::stoi(read_file(pid_file)) != pid && one_healthy_cluster(3);
   }, "the killed member running again"));
-  bool restarted = false;
-  for (const auto& e : events()) restarted = restarted || (e.action == "start-member" && e.host == h2.name);
-  EXPECT_TRUE(restarted) << logs();
+  // The event follows the start: the member may answer before its controller has written it.
+  EXPECT_TRUE(eventually(10s, [&] {
+    for (const auto& e : events()) {
+      if (e.action == "start-member" && e.host == h2.name) return true;
+    }
+    return false;
+  }, "the start-member event of " + h2.name));
 
   // Paused: nothing is restarted, and every controller says why.
   auto paused = etcdadm({"auto", "pause", "--store", store_, "--reason", "wiping the disks"});
@@ -418,13 +422,16 @@ TEST_F(Auto, AKilledMemberIsRestartedAPauseHoldsATotalLossWaitsAndTheCommandQueu
     }
     EXPECT_TRUE(aside) << h.name << ": the replaced cluster's data is kept";
   }
+  const std::vector<std::string> wanted = {"plan-restore", "restore-member", "finish-restore", "backup before plan-restore"};
   std::set<std::string> actions;
-  for (const auto& e : events()) {
-    if (e.outcome.rfind("done", 0) == 0) actions.insert(e.action + (e.action == "backup" ? " " + e.reason.substr(0, 19) : ""));
-  }
-  for (const char* a : {"plan-restore", "restore-member", "finish-restore", "backup before plan-restore"}) {
-    EXPECT_TRUE(actions.count(a)) << a << "\n" << logs();
-  }
+  eventually(10s, [&] {  // each event follows its action: the effect may be seen first
+    actions.clear();
+    for (const auto& e : events()) {
+      if (e.outcome.rfind("done", 0) == 0) actions.insert(e.action + (e.action == "backup" ? " " + e.reason.substr(0, 19) : ""));
+    }
+    return std::all_of(wanted.begin(), wanted.end(), [&](const std::string& a) { return actions.count(a) > 0; });
+  }, "the restore's events");
+  for (const auto& a : wanted) EXPECT_TRUE(actions.count(a)) << a << "\n" << logs();
 }
 
 // A restore whose controllers are killed (SIGKILL) at its steps, one host at each: its writer right
@@ -504,9 +511,14 @@ TEST_F(Auto, AWipedMemberIsReplacedAfterTheGraceAndASpareTakesTheDeadHostsPlace)
   auto hashes = hash_kv({&hosts_[0], &hosts_[1], &hosts_[2]});
   EXPECT_EQ(hashes["m1"], hashes["m3"]);
   EXPECT_EQ(hashes["m2"], hashes["m3"]);
+  const std::vector<std::string> wanted = {"backup", "remove-member", "forget-member", "add-member", "join"};
   std::set<std::string> actions;
-  for (const auto& e : events()) actions.insert(e.action + (e.outcome.rfind("done", 0) == 0 ? "" : " " + e.outcome));
-  for (const char* a : {"backup", "remove-member", "forget-member", "add-member", "join"}) EXPECT_TRUE(actions.count(a)) << a << "\n" << logs();
+  eventually(10s, [&] {  // each event follows its action: the effect may be seen first
+    actions.clear();
+    for (const auto& e : events()) actions.insert(e.action + (e.outcome.rfind("done", 0) == 0 ? "" : " " + e.outcome));
+    return std::all_of(wanted.begin(), wanted.end(), [&](const std::string& a) { return actions.count(a) > 0; });
+  }, "the replacement's events");
+  for (const auto& a : wanted) EXPECT_TRUE(actions.count(a)) << a << "\n" << logs();
 
   // m4 registers as a spare; m2's host dies for good.
   ASSERT_NO_FATAL_FAILURE(add_host());
