@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,18 @@ inline std::string id_hex(uint64_t id) {
   char buf[24];
   std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(id));
   return buf;
+}
+
+// The ID id_hex printed (1 to 16 hex digits, either case); nullopt for anything else.
+inline std::optional<uint64_t> parse_id_hex(std::string_view s) {
+  if (s.empty() || s.size() > 16) return std::nullopt;
+  uint64_t id = 0;
+  for (char c : s) {
+    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    if (d < 0) return std::nullopt;
+    id = id << 4 | static_cast<uint64_t>(d);
+  }
+  return id;
 }
 
 // The first of `values` that is not empty, else "" (a flag, then environment variables, then a default).

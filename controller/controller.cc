@@ -19,6 +19,7 @@
 #include "etcdadm/lifecycle/local_member.h"
 #include "etcdadm/member_health.h"
 #include "etcdadm/quorum.h"
+#include "etcdadm/upgrade/upgrade.h"
 #include "restore/member_restore.h"
 #include "restore/resolve.h"
 #include "common/text.h"
@@ -151,6 +152,7 @@ LocalView Controller::observe_local() {
   v.member_id = state.member_id;
   v.cluster_id = state.cluster_id;
   v.plan_sequence = state.plan_sequence;
+  v.version_change = change_in_progress(member_);
   if (!(state == before)) write_auto_local_state(member_.config_dir, state);
   return v;
 }
@@ -159,10 +161,7 @@ ClusterView Controller::observe_cluster(const std::vector<HostView>& hosts, cons
   ClusterView v;
   // The other members first: a member that was just removed still lists itself until it learns
   // of its removal, and only the others' word tells this host it was removed.
-  std::vector<std::string> endpoints;
-  for (const auto& h : hosts) {
-    if (h.record.name != member_.name && h.record.data == "member") endpoints.push_back(h.record.client_url);
-  }
+  std::vector<std::string> endpoints = other_members(hosts);
   if (local.etcd_running) endpoints.push_back(member_.loopback_client_url());
   if (endpoints.empty()) return v;
   try {
@@ -254,6 +253,7 @@ Observation Controller::observe() {
   }
   o.cluster = observe_cluster(o.hosts, o.local);
   track_health(o);
+  observe_version_change(o);
 
   // How long a quorum of the spec's members has been live while a plan is wanted (no plan yet, or
   // a queued restore not planned yet): the settle window.
@@ -267,6 +267,42 @@ Observation Controller::observe() {
     quorum_since_.reset();
   }
   return o;
+}
+
+// The version turn is read only while a member runs another version than the spec's (or this
+// host's own change is unfinished): an idle cluster costs the store nothing more. The acting
+// controller also surveys the cluster against etcd's version rules then (plan_upgrade).
+void Controller::observe_version_change(Observation& o) {
+  turn_version_.clear();
+  if (!o.spec || !o.cluster.answered) return;
+  const auto target = EtcdVersion::parse(o.spec->etcd_version);
+  bool behind = false, whole = o.cluster.info.leader_id != 0;
+  for (const auto& m : o.cluster.info.members) {
+    if (m.learner) {
+      whole = false;
+      continue;
+    }
+    behind = behind || !target || EtcdVersion::parse(m.version) != target;
+    whole = whole && member_healthy(m);
+  }
+  if (!behind && !o.local.version_change) return;
+  if (auto turn = capability<ConditionalWrites>(*store_)->read_versioned(kAutoVersionTurnKey, 1 << 16)) {
+    o.version_turn = parse_version_turn(turn->contents, o.store_url + "/" + kAutoVersionTurnKey);
+    turn_version_ = turn->version;
+  }
+  MemberConfig recorded;
+  if (behind && whole && is_acting(o) && load_member_state(member_.config_dir, recorded)) {
+    o.version_plan = plan_upgrade(recorded, o.spec->etcd_version, other_members(o.hosts));
+  }
+}
+
+// The client URLs of the other hosts that hold a member: more ways to reach the cluster.
+std::vector<std::string> Controller::other_members(const std::vector<HostView>& hosts) const {
+  std::vector<std::string> out;
+  for (const auto& h : hosts) {
+    if (h.record.name != member_.name && h.record.data == "member") out.push_back(h.record.client_url);
+  }
+  return out;
 }
 
 void Controller::record(const std::string& action, const std::string& reason, const std::string& command,
@@ -284,15 +320,23 @@ void Controller::record(const std::string& action, const std::string& reason, co
 }
 
 void Controller::recorded(const Decision& d, const std::function<void()>& step) {
-  try {
+  recorded_with(d, [&] {
     step();
+    return std::string();
+  });
+}
+
+void Controller::recorded_with(const Decision& d, const std::function<std::string()>& step) {
+  std::string detail;
+  try {
+    detail = step();
     pool_.reset();
   } catch (const Error& e) {
     pool_.reset();
     record(step_name(d.step), d.reason, d.command, std::string("failed: ") + e.what());
     throw;
   }
-  record(step_name(d.step), d.reason, d.command, "done");
+  record(step_name(d.step), d.reason, d.command, detail.empty() ? "done" : "done: " + detail);
 }
 
 void Controller::start_planned_member(const ClusterPlan& plan) {
@@ -441,6 +485,50 @@ void Controller::change_membership(const Decision& d) {
   }
 }
 
+// The acting controller names the member whose version changes next. Like a membership change,
+// only while this member still leads, and only over the turn read (a conditional write): a
+// controller deposed a moment ago, or one that read an older turn, writes nothing.
+void Controller::give_version_turn(const Decision& d) {
+  auto status = pool_.client(member_.loopback_client_url()).status(member_.loopback_client_url());
+  if (status.leader() != status.header().member_id()) {
+    spdlog::info("auto: this member is no longer the leader: not acting ({})", step_name(d.step));
+    return;
+  }
+  auto& conditional = *capability<ConditionalWrites>(*store_);
+  if (!conditional.write_if(kAutoVersionTurnKey, version_turn_json(d.turn), turn_version_)) {
+    spdlog::info("auto: the version turn changed while this host gave the next one: reading it again");
+    return;
+  }
+  failpoint("auto/version/turn-given");
+  record(step_name(d.step), d.reason, d.command, "done: turn " + std::to_string(d.turn.sequence));
+}
+
+// This host's turn: its member changes version through `etcdadm upgrade apply`'s phases (the
+// whole cluster healthy and able to lose this member, etcd's version rules, a backup, the release
+// installed beside the old one, leadership moved away, the switch, the health wait), each phase
+// recorded in upgrade.json so that a controller killed part way finishes it when it comes back.
+void Controller::change_version(const Decision& d, const Observation& o) {
+  recorded_with(d, [&] {
+    UpgradeOptions u;
+    if (!load_member_state(member_.config_dir, u.member)) {
+      throw Error(ErrorKind::kNotFound, "member " + member_.name + " has no state file in " + member_.config_dir);
+    }
+    u.release = options_.lifecycle.release;
+    u.release.version = d.turn.to;
+    u.endpoints = other_members(o.hosts);
+    u.backup = [&](EtcdClient& cluster) {
+      PreChangeBackupOptions b;
+      b.max_age = options_.pre_change_backup_age;
+      auto r = backup_before_change(cluster, *store_, &catalog_, b);
+      if (r.taken) record("backup", "before change-version: " + d.reason, "etcdadm backup save --store " + store_->url(), "done: " + r.name);
+      return r.name;
+    };
+    const UpgradeResult r = run_upgrade(u);
+    return r.from + " -> " + r.to + " (" + version_step_name(r.kind) + ")" + (r.backup.empty() ? "" : ", backup " + r.backup);
+  });
+  store_view_.reset();
+}
+
 // A backup of the cluster precedes every membership change: a recent one when the store has it,
 // else a new one from this host's member. No backup, no change.
 void Controller::backup_before(const Decision& d, std::chrono::seconds max_age) {
@@ -528,6 +616,12 @@ void Controller::act(const Decision& d, const Observation& o) {
       });
       store_view_.reset();
       return;
+    case Step::kGiveVersionTurn:
+      give_version_turn(d);
+      return;
+    case Step::kChangeVersion:
+      change_version(d, o);
+      return;
     case Step::kMarkCreated:
       try {
         store_->write_small(kEtcdManagerClusterCreatedKey,
@@ -596,7 +690,7 @@ Decision Controller::tick() {
     std::lock_guard<std::mutex> lock(gauges_mu_);
     gauges_.acting = is_acting(o);
     gauges_.waiting = d.step == Step::kWait;
-    gauges_.total_loss = d.step == Step::kWait && d.reason.rfind("total loss", 0) == 0;
+    gauges_.total_loss = d.total_loss;
     gauges_.paused = o.pause.has_value();
     gauges_.last_round_unix = o.now_unix;
   }
@@ -616,11 +710,12 @@ void Controller::run() {
     bool at_once = false;
     try {
       Decision d = tick();
-      settled_ = d.step == Step::kIdle && d.reason.rfind("member ", 0) == 0;
-      // A plan or the marker just written (or found written by another host) is followed at
+      settled_ = d.settled;
+      // A plan, the marker or a version turn just written (or found written by another host) is followed at
       // once: this host's own part of it comes next, not an interval later. At most three rounds
       // in a row, so that nothing can spin.
-      at_once = (d.step == Step::kPlanCluster || d.step == Step::kPlanRestore || d.step == Step::kMarkCreated) &&
+      at_once = (d.step == Step::kPlanCluster || d.step == Step::kPlanRestore || d.step == Step::kMarkCreated ||
+                 d.step == Step::kGiveVersionTurn) &&
                 ++rounds_without_pause <= 3;
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::kInterrupted) break;

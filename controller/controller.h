@@ -87,10 +87,16 @@ class Controller {
   void write_host_record(const Observation& o, const Decision& d);
   // Runs one local step and records it (done, or failed with the error, which is rethrown).
   void recorded(const Decision& d, const std::function<void()>& step);
+  // The same, for a step whose outcome says more than "done" ("done: <what it returns>").
+  void recorded_with(const Decision& d, const std::function<std::string()>& step);
   void record(const std::string& action, const std::string& reason, const std::string& command,
               const std::string& outcome);
   LocalView observe_local();
   ClusterView observe_cluster(const std::vector<HostView>& hosts, const LocalView& local);
+  void observe_version_change(Observation& o);
+  std::vector<std::string> other_members(const std::vector<HostView>& hosts) const;
+  void give_version_turn(const Decision& d);
+  void change_version(const Decision& d, const Observation& o);
   std::vector<HostView> judge_liveness(const std::vector<HostRecord>& records, int64_t now_unix);
 
   // A backup of the cluster no older than `max_age` in the store, taken now when there is none.
@@ -123,6 +129,7 @@ class Controller {
     std::vector<HostRecord> hosts;
   };
   std::optional<StoreView> store_view_;
+  std::string turn_version_;  // the version turn as read this round: the next replaces exactly it
   bool settled_ = false;  // the last round found the cluster as the spec says
   std::map<std::string, Seen> seen_;  // host -> when its record last changed, as this host saw it
   std::optional<std::chrono::steady_clock::time_point> quorum_since_;

@@ -25,6 +25,8 @@ const char* step_name(Step step) {
     case Step::kRestoreMember: return "restore-member";
     case Step::kSetAsideData: return "set-aside-data";
     case Step::kFinishRestore: return "finish-restore";
+    case Step::kGiveVersionTurn: return "version-turn";
+    case Step::kChangeVersion: return "change-version";
   }
   return "?";
 }
@@ -232,8 +234,85 @@ const MemberInfo* healthy_member_with_client_url(const ClusterInfo& info) {
   return nullptr;
 }
 
+// "3.6.11" for "v3.6.11" and "3.6.11"; the text itself when it is no version (compared as is).
+std::string version_text(const std::string& v) {
+  auto parsed = EtcdVersion::parse(v);
+  return parsed ? parsed->str() : v;
+}
+
+// The rolling version change, once every voter is healthy and the count is the spec's: one turn
+// at a time (VersionTurn), the next only when the last turn's member runs its version and is
+// healthy; nullopt when every voter runs the spec's version.
+std::optional<Decision> change_versions(const Observation& o) {
+  const ClusterInfo& info = o.cluster.info;
+  const std::string target = version_text(o.spec->etcd_version);
+  bool behind = false;
+  for (const auto& m : info.members) behind = behind || (!m.learner && version_text(m.version) != target);
+  if (!behind) return std::nullopt;
+  if (o.version_turn) {
+    const VersionTurn& t = *o.version_turn;
+    const MemberInfo* holder = nullptr;
+    for (const auto& m : info.members) {
+      if (m.id == t.member_id) holder = &m;
+    }
+    if (holder != nullptr && (version_text(holder->version) != version_text(t.to) || !member_healthy(*holder))) {
+      return make(Step::kIdle, "version change: turn " + std::to_string(t.sequence) + ", member " + member_label(*holder) + " on " +
+                                   t.host + " from " + t.from + " to " + t.to +
+                                   "; the next turn once it runs " + t.to + " and is healthy");
+    }
+  }
+  if (!o.version_plan) {
+    return make(Step::kWait, "members run another etcd version than the spec's " + target +
+                                 ", but the cluster's versions could not be surveyed");
+  }
+  const UpgradePlan& plan = *o.version_plan;
+  if (!plan.allowed) {
+    std::string supported;
+    for (const auto& e : plan.members) {
+      if (!e.step.allowed && !e.step.supported_path.empty() && supported.find(e.step.supported_path) == std::string::npos) {
+        supported += (supported.empty() ? "" : "; ") + e.step.supported_path;
+      }
+    }
+    return make(Step::kWait, "the spec asks for etcd " + target + ", a change etcd does not allow from here: " +
+                                 joined(plan.problems) + "; nothing was stopped",
+                (supported.empty() ? std::string() : supported + "; ") + "or put the spec back: etcdadm seed --store " +
+                    o.store_url + " --version <the version the members run>");
+  }
+  // plan_upgrade's order: members done first, then the followers by name, the leader last.
+  const UpgradePlanEntry* next = nullptr;
+  for (const auto& e : plan.members) {
+    if (next == nullptr && e.step.kind != VersionStepKind::kSame && !e.member.learner) next = &e;
+  }
+  if (next == nullptr) return std::nullopt;  // surveyed just as the last member finished
+  const HostRecord* host = nullptr;
+  for (const auto& h : o.hosts) {
+    if (h.record.data == "member" && (h.record.member_id == next->member.id || h.record.peer_url == (next->member.peer_urls.empty() ? "" : next->member.peer_urls[0]))) {
+      host = &h.record;
+    }
+  }
+  const std::string command = "etcdadm upgrade apply --version " + target + " --store " + o.store_url;
+  if (host == nullptr) {
+    return make(Step::kWait, "member " + member_label(next->member) + " runs etcd " + next->member.version + ", the spec " + target +
+                                 ", and no registered host runs it: change it on its host",
+                command + " (on the host of " + member_label(next->member) + ")");
+  }
+  Decision d = make(Step::kGiveVersionTurn,
+                    "the spec asks for etcd " + target + " (" + version_step_name(next->step.kind) + "): member " +
+                        member_label(next->member) + " on " + host->name + " goes next" +
+                        (next->member.leader ? ", the leader's, last" : ", followers first, the leader's last"),
+                    command + " (on " + host->name + ")");
+  d.turn.sequence = (o.version_turn ? o.version_turn->sequence : 0) + 1;
+  d.turn.host = host->name;
+  d.turn.member_id = next->member.id;
+  d.turn.from = version_text(next->member.version);
+  d.turn.to = target;
+  d.turn.written_by = o.self;
+  d.turn.written_unix = o.now_unix;
+  return d;
+}
+
 // What the controller next to the Raft leader does: one membership change at a time, each only
-// when the cluster is healthy enough for it.
+// when the cluster is healthy enough for it; then the version.
 Decision act_on_cluster(const Observation& o) {
   const ClusterInfo& info = o.cluster.info;
   const int n = o.spec->member_count;
@@ -325,8 +404,45 @@ Decision act_on_cluster(const Observation& o) {
       return d;
     }
   }
-  return make(Step::kIdle, "member " + id_hex(o.local.member_id) + " (the leader's controller, acting) of a cluster of " +
-                               std::to_string(voters.size()) + " healthy voters, as the spec asks");
+  if (auto version = change_versions(o)) return *version;
+  Decision d = make(Step::kIdle, "member " + id_hex(o.local.member_id) + " (the leader's controller, acting) of a cluster of " +
+                                     std::to_string(voters.size()) + " healthy voters, as the spec asks");
+  d.settled = true;
+  return d;
+}
+
+// This host's part of a version change: its turn (carried out, or finished after an interruption),
+// or a change stopped part way that no turn covers (left to a person); nullopt otherwise.
+std::optional<Decision> change_own_version(const Observation& o, const MemberInfo* me) {
+  if (o.local.data != "member") return std::nullopt;
+  const VersionTurn* turn = o.version_turn && o.version_turn->host == o.self && o.local.member_id != 0 &&
+                                    o.version_turn->member_id == o.local.member_id
+                                ? &*o.version_turn
+                                : nullptr;
+  const std::string command = turn ? "etcdadm upgrade apply --version " + turn->to + " --store " + o.store_url : "";
+  if (o.local.version_change) {
+    const InterruptedChange& c = *o.local.version_change;
+    if (turn != nullptr && !c.rollback && version_text(c.to) == version_text(turn->to)) {
+      Decision d = make(Step::kChangeVersion, "version turn " + std::to_string(turn->sequence) + ": the change of this member from " +
+                                                  c.from + " to " + c.to + " stopped part way: finishing it", command);
+      d.turn = *turn;
+      return d;
+    }
+    return make(Step::kWait, "a " + std::string(c.rollback ? "rollback" : "change") + " of this member's etcd from " + c.from + " to " +
+                                 c.to + " started outside the controllers' turns and has not finished; nothing else is done "
+                                 "on this host until it has",
+                c.rollback ? "etcdadm upgrade rollback" : "etcdadm upgrade apply --version " + c.to + " (or etcdadm upgrade rollback)");
+  }
+  if (turn != nullptr && o.local.etcd_running && me != nullptr && me->reachable &&
+      version_text(me->version) != version_text(turn->to)) {
+    Decision d = make(Step::kChangeVersion, "version turn " + std::to_string(turn->sequence) + " names this host: member " +
+                                                id_hex(me->id) + " from " + me->version + " to " + turn->to +
+                                                " (a backup first; leadership moved away first when it leads)",
+                      command);
+    d.turn = *turn;
+    return d;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -355,11 +471,13 @@ Decision decide(const Observation& o, const std::string& new_token) {
                                  return h.record.name != o.self && h.record.data == "member";
                                });
   if (o.created_marker && !o.cluster.answered && !intact_anywhere) {
-    return make(Step::kWait,
+    Decision d = make(Step::kWait,
                 "total loss: the store says a cluster was created (control/etcd-cluster-created), but no member answers "
                 "and no host holds a member's data; a new, empty cluster is never created over it",
                 "etcdadm etcd-manager restore-backup latest --store " + o.store_url +
                     " (then every host's controller restores the same backup)");
+    d.total_loss = true;
+    return d;
   }
 
   const ClusterInfo& info = o.cluster.info;
@@ -382,6 +500,7 @@ Decision decide(const Observation& o, const std::string& new_token) {
                 "lost log); it waits until its old member is removed and it can join again",
                 "etcdadm join --replace " + o.self + " <a member's client URL> (with this host's member flags)");
   }
+  if (auto version = change_own_version(o, me)) return *version;
   if (o.local.data == "member" && !o.local.etcd_running) {
     return make(Step::kStartLocalMember, "this host's member is not running", "etcdadm member restart (or start its service)");
   }
@@ -442,8 +561,11 @@ Decision decide(const Observation& o, const std::string& new_token) {
   // has no leader, so a host cut off from the majority never acts.
   if (is_acting(o)) return act_on_cluster(o);
   if (o.local.data == "member") {
-    return make(Step::kIdle, "member " + id_hex(o.local.member_id) + " of a cluster of " + std::to_string(info.members.size()) +
-                                 " (spec: " + std::to_string(o.spec->member_count) + "); the leader's controller acts");
+    Decision d = make(Step::kIdle, "member " + id_hex(o.local.member_id) + " of a cluster of " + std::to_string(info.members.size()) +
+                                       " (spec: " + std::to_string(o.spec->member_count) + "); the leader's controller acts");
+    // A member not on the spec's version yet reads the store every round: its turn may come.
+    d.settled = me != nullptr && version_text(me->version) == version_text(o.spec->etcd_version);
+    return d;
   }
   return make(Step::kIdle, "spare host: the cluster has " + std::to_string(info.members.size()) +
                                " members, the spec asks for " + std::to_string(o.spec->member_count));

@@ -8,6 +8,10 @@
 //                                                -> total loss: wait, say the restore command; never
 //                                                   an empty cluster over a store that had one
 //   4. this host's data is lost                  -> wait to be replaced (never start on empty data)
+//   V. a change of this host's member's version is under way or due: the version turn names this
+//      host's member and it does not run the turn's version yet (or its change stopped part way)
+//                                                -> change it (`upgrade apply`'s phases, a backup first);
+//      a change stopped part way that no turn covers -> wait (a person's `upgrade apply` to finish)
 //   5. this host is a member and etcd is down    -> start it (a local step: it never changes membership)
 //   6. a plan lists this host, its data is empty, and the cluster does not know this member as started
 //                                                -> start this member from the plan
@@ -15,6 +19,11 @@
 //                                                -> write the marker (create-if-absent)
 //   8. no marker, no plan, no member anywhere, enough live hosts (all the spec's, or a quorum for
 //      longer than the settle window)            -> plan the cluster (conditional write: one plan)
+// The acting controller (act_on_cluster): learners promoted, unhealthy members replaced, the count
+// brought to the spec's, one change at a time; then, with every voter healthy, the version: while
+// a turn's member has not finished, wait; else the next member not on the spec's version gets the
+// turn (followers by name, the leader's host last), when etcd's version rules allow the step
+// (plan_upgrade), else wait with why and what etcd supports instead, nothing stopped.
 // Before 3, the command queue (etcd-manager's restoreBackup, docs/self-management.md "Restores"):
 //   R1. a restore is queued and no plan restores it -> plan the restore (replace-if-match, sequence
 //       + 1): the acting controller when a cluster answers (after a backup of it), any host when none does
@@ -32,6 +41,7 @@
 
 #include "controller/records.h"
 #include "etcdadm/lifecycle/local_member.h"
+#include "etcdadm/upgrade/upgrade.h"
 #include "store/etcd_manager.h"
 
 namespace etcdadm {
@@ -61,6 +71,8 @@ struct LocalView {
   // The sequence of the newest plan this host's data was made from or set aside for (0: none
   // recorded): a restore plan with a higher one is this host's to carry out, once.
   uint64_t plan_sequence = 0;
+  // A change of its member's etcd version that started and has not finished (upgrade.json).
+  std::optional<InterruptedChange> version_change;
 };
 
 struct Observation {
@@ -78,6 +90,11 @@ struct Observation {
   // not be read ("" when it could): an unreadable queue stops every step but waiting.
   std::optional<EtcdManagerCommand> restore_command;
   std::string queue_problem;
+  // The member whose etcd version changes now (etcdadm-auto/version-turn.json), when there is one.
+  std::optional<VersionTurn> version_turn;
+  // etcd's version rules applied to the cluster as it is now, for the spec's version: surveyed
+  // by the acting controller only, and only while a healthy voter runs another version.
+  std::optional<UpgradePlan> version_plan;
   std::vector<HostView> hosts;  // this host's own record among them
   ClusterView cluster;
   LocalView local;
@@ -105,6 +122,8 @@ enum class Step {
   kRestoreMember,       // stop this host's etcd, set its data aside, restore its member from `plan`
   kSetAsideData,        // a restore plan leaves this host out: stop its etcd, set its old data aside
   kFinishRestore,       // the restored cluster has a leader: delete the command `plan.command_key`
+  kGiveVersionTurn,     // acting: write `turn` (replace-if-match): that member's version changes next
+  kChangeVersion,       // this host's turn: change its member to `turn.to` (upgrade apply's phases)
 };
 const char* step_name(Step step);
 
@@ -119,6 +138,11 @@ struct Decision {
   HostRecord host;      // kAddMember
   uint64_t member_id = 0;         // kPromoteMember, kRemoveMember
   std::string join_endpoint;      // kJoinAsAdded: a healthy member's client URL
+  VersionTurn turn;               // kGiveVersionTurn, kChangeVersion
+  // kIdle: the cluster is as the spec says and nothing is under way, so the store is read only
+  // every idle interval.
+  bool settled = false;
+  bool total_loss = false;  // kWait: the total loss (its own gauge)
 };
 
 // quorum of n voters: n / 2 + 1.

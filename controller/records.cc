@@ -8,6 +8,8 @@
 
 #include "common/error.h"
 #include "common/json_fields.h"
+#include "common/text.h"
+#include "etcd/etcd_version.h"
 #include "common/timefmt.h"
 #include "etcdadm/member_config.h"
 #include "store/etcd_manager.h"
@@ -22,6 +24,7 @@ constexpr const char* kSpecFormat = "etcdadm-auto-spec/1";
 constexpr const char* kHostFormat = "etcdadm-auto-host/1";
 constexpr const char* kPlanFormat = "etcdadm-auto-plan/1";
 constexpr const char* kPauseFormat = "etcdadm-auto-pause/1";
+constexpr const char* kVersionTurnFormat = "etcdadm-auto-version-turn/1";
 constexpr const char* kEventFormat = "etcdadm-auto-event/1";
 
 // The parsed object, checked to be of `format`: a record of another (newer) format is refused by
@@ -199,6 +202,34 @@ ClusterPlan parse_cluster_plan(const std::string& text, const std::string& where
     p.members.push_back(std::move(pm));
   }
   return p;
+}
+
+// ---- version turn ----
+
+std::string version_turn_json(const VersionTurn& t) {
+  json j = {{"format", kVersionTurnFormat}, {"sequence", t.sequence},  {"host", t.host},
+            {"memberID", id_hex(t.member_id)}, {"from", t.from},       {"to", t.to},
+            {"writtenBy", t.written_by},      {"writtenUnix", t.written_unix}};
+  return j.dump(2) + "\n";
+}
+
+VersionTurn parse_version_turn(const std::string& text, const std::string& where) {
+  json j = parse_object(text, kVersionTurnFormat, where);
+  VersionTurn t;
+  t.sequence = required_integer<uint64_t>(j, "sequence", where);
+  t.host = required_string(j, "host", where);
+  check_name(t.host, where);
+  const std::string id = required_string(j, "memberID", where);
+  t.member_id = parse_id_hex(id).value_or(0);
+  if (t.member_id == 0) throw Error(ErrorKind::kCorrupt, where + ": \"" + id + "\" is no member ID");
+  t.from = string_field(j, "from", where);
+  t.to = required_string(j, "to", where);
+  if (!EtcdVersion::parse(t.to) || (!t.from.empty() && !EtcdVersion::parse(t.from))) {
+    throw Error(ErrorKind::kCorrupt, where + ": \"" + t.from + "\" -> \"" + t.to + "\" are no etcd versions");
+  }
+  t.written_by = string_field(j, "writtenBy", where);
+  t.written_unix = integer_field<int64_t>(j, "writtenUnix", where).value_or(0);
+  return t;
 }
 
 // ---- pause ----

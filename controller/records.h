@@ -6,6 +6,8 @@
 //   etcdadm-auto/plan.json          ClusterPlan: the members a new cluster starts with; written only
 //                                   by a conditional write, so two hosts can never plan two clusters
 //   etcdadm-auto/pause.json         PauseRecord: present = no controller acts (`etcdadm auto pause`)
+//   etcdadm-auto/version-turn.json  VersionTurn: the one member whose etcd version changes now;
+//                                   written only by the acting controller, by a conditional write
 //   etcdadm-auto/events/<time>-<host>.json
 //                                   AutoEvent: one action taken or refused, with its reason
 //
@@ -27,6 +29,7 @@ inline constexpr const char* kAutoSpecKey = "etcdadm-auto/spec.json";
 inline constexpr const char* kAutoHostsPrefix = "etcdadm-auto/hosts/";
 inline constexpr const char* kAutoPlanKey = "etcdadm-auto/plan.json";
 inline constexpr const char* kAutoPauseKey = "etcdadm-auto/pause.json";
+inline constexpr const char* kAutoVersionTurnKey = "etcdadm-auto/version-turn.json";
 inline constexpr const char* kAutoEventsPrefix = "etcdadm-auto/events/";
 // Where conditional_writes() tries the store's conditions (one key per host: probes never collide).
 std::string auto_probe_key(const std::string& host);
@@ -101,6 +104,25 @@ struct ClusterPlan {
 };
 std::string cluster_plan_json(const ClusterPlan& plan);
 ClusterPlan parse_cluster_plan(const std::string& json, const std::string& where);
+
+// A rolling version change goes one member at a time: the acting controller (the Raft leader's)
+// names the member whose turn it is, its host's controller changes it (`etcdadm upgrade apply`'s
+// phases, a backup first), and the next turn is given only once that member runs `to` and is
+// healthy. Followers go first, the leader's host last. `sequence` is +1 per turn, and the record
+// is replaced only by a conditional write against the version read, so two controllers that both
+// believe they act (a leader deposed a moment ago) can never give two turns at once.
+struct VersionTurn {
+  uint64_t sequence = 1;
+  std::string host;        // whose controller changes its member
+  uint64_t member_id = 0;  // that member, as etcd knows it (a turn for a member since replaced is void)
+  std::string from;        // what it ran when the turn was given
+  std::string to;          // what it is to run (the spec's version then)
+  std::string written_by;
+  int64_t written_unix = 0;
+  bool operator==(const VersionTurn&) const = default;
+};
+std::string version_turn_json(const VersionTurn& turn);
+VersionTurn parse_version_turn(const std::string& json, const std::string& where);
 
 struct PauseRecord {
   std::string by;      // user@host

@@ -1,10 +1,13 @@
 #include "controller/status.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <sstream>
 
 #include "common/error.h"
+#include "common/text.h"
 #include "common/timefmt.h"
+#include "etcd/etcd_version.h"
 #include "controller/decide.h"
 
 namespace etcdadm {
@@ -42,6 +45,14 @@ AutoStatus read_auto_status(BlobStore& store, size_t events) {
     }
   }
   s.pause = read_pause(store);
+  if (store.stat(kAutoVersionTurnKey)) {
+    try {
+      s.version_turn = parse_version_turn(store.read_small(kAutoVersionTurnKey, 1 << 16), s.store_url + "/" + kAutoVersionTurnKey);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kCorrupt) throw;
+      s.unreadable.push_back(e.what());
+    }
+  }
   try {
     s.commands = list_etcd_manager_commands(store);
   } catch (const Error& e) {
@@ -100,6 +111,11 @@ json auto_status_json(const AutoStatus& s) {
           {"replaceAfterSeconds", s.auto_spec.replace_after_seconds},
           {"clusterCreated", s.created_nanos.has_value()},
           {"plan", plan},
+          {"versionTurn", s.version_turn ? json{{"sequence", s.version_turn->sequence}, {"host", s.version_turn->host},
+                                                 {"memberID", id_hex(s.version_turn->member_id)}, {"from", s.version_turn->from},
+                                                 {"to", s.version_turn->to}, {"writtenBy", s.version_turn->written_by},
+                                                 {"written", time_of(s.version_turn->written_unix)}}
+                                          : json(nullptr)},
           {"commands", queue},
           {"paused", s.pause ? json{{"by", s.pause->by}, {"reason", s.pause->reason}, {"since", time_of(s.pause->since_unix)}} : json(nullptr)},
           {"hosts", hosts},
@@ -120,6 +136,11 @@ std::string auto_status_text(const AutoStatus& s) {
     out << "Plan:     " << s.plan->sequence << " (" << s.plan->purpose << "): " << names << ", by " << s.plan->written_by
         << " " << heard_ago(s.now_unix, s.plan->written_unix)
         << (s.plan->purpose == "restore" ? ", from backup " + s.plan->backup : "") << "\n";
+  }
+  if (s.version_turn) {
+    out << "Version:  turn " << s.version_turn->sequence << ": " << s.version_turn->host << " from " << s.version_turn->from
+        << " to " << s.version_turn->to << ", given by " << s.version_turn->written_by << " "
+        << heard_ago(s.now_unix, s.version_turn->written_unix) << "\n";
   }
   for (const auto& c : s.commands) {
     out << "Queued:   " << (c.restore_backup ? "restore-backup " + c.restore_backup->backup : std::string("a command etcdadm does not know"))
@@ -157,11 +178,18 @@ std::string seed_effect(const AutoStatus& s, const std::optional<EtcdManagerClus
   std::string out;
   if (before && before->member_count != after.member_count) {
     out = "resize from " + std::to_string(before->member_count) + " to " + std::to_string(after.member_count) +
-          " members, one change at a time (not automated yet in this release: use etcdadm join / reset)";
+          " members, one change at a time (a learner added then promoted, or the unhealthy and then the highest-named "
+          "non-leader removed), each only when it keeps quorum, after a backup";
   }
   if (before && before->etcd_version != after.etcd_version) {
+    const auto from = EtcdVersion::parse(before->etcd_version);
+    const auto to = EtcdVersion::parse(after.etcd_version);
+    const bool one_minor = from && to && from->major == to->major && std::abs(from->minor - to->minor) <= 1;
     out += std::string(out.empty() ? "" : "; ") + "version change " + before->etcd_version + " -> " + after.etcd_version +
-           " (not automated yet in this release: use etcdadm upgrade apply on each host, leader last)";
+           (one_minor ? ": one member at a time, followers first and the leader last, each after a backup, as etcd's "
+                        "version rules allow (a step they refuse is reported by the acting controller, nothing stopped)"
+                      : ": etcd changes one minor at a time, so the controllers will refuse it and wait, nothing stopped "
+                        "(seed the next minor first)");
   }
   return out.empty() ? "nothing changes" : out;
 }

@@ -24,6 +24,7 @@ struct AutoStatus {
   std::optional<int64_t> created_nanos;  // etcd-cluster-created (0 inside: no time recorded)
   std::optional<ClusterPlan> plan;
   std::optional<PauseRecord> pause;
+  std::optional<VersionTurn> version_turn;  // the last turn of a rolling version change
   std::vector<EtcdManagerCommand> commands;  // the queue (control/), oldest first
   std::vector<HostRecord> hosts;
   std::vector<std::string> unreadable;  // records that do not parse, and why

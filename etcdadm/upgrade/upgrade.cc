@@ -695,4 +695,10 @@ UpgradeResult run_upgrade_rollback(const UpgradeOptions& options) {
   return VersionChange(o, /*rollback=*/true).run("");
 }
 
+std::optional<InterruptedChange> change_in_progress(const MemberConfig& member) {
+  auto state = load_state(member);
+  if (!state || !state->in_progress()) return std::nullopt;
+  return InterruptedChange{state->from, state->to, state->kind == "rollback"};
+}
+
 }  // namespace etcdadm

@@ -115,6 +115,15 @@ UpgradeResult run_upgrade(const UpgradeOptions& options, const std::string& phas
 // binaries it kept. Refused once etcd no longer allows it (the cluster version moved).
 UpgradeResult run_upgrade_rollback(const UpgradeOptions& options);
 
+// A change of this member's version that started and did not finish (upgrade.json says
+// in-progress): a run that was interrupted, or one running now. nullopt when there is none.
+struct InterruptedChange {
+  std::string from;
+  std::string to;
+  bool rollback = false;  // finished by `etcdadm upgrade rollback`, not `apply --version <to>`
+};
+std::optional<InterruptedChange> change_in_progress(const MemberConfig& member);
+
 // <install-dir>/etcd-releases/v<version>: the binaries of one release, kept for switching.
 std::string kept_release_dir(const MemberConfig& m, const std::string& version);
 
