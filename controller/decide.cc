@@ -428,6 +428,17 @@ std::optional<Decision> change_own_version(const Observation& o, const MemberInf
       d.turn = *turn;
       return d;
     }
+    // Stopped after the switch (the member runs the change's version), so the next turn may have
+    // been given already: what is left only checks and records (the switch never restarts a
+    // member that runs its target), so it is finished whoever's turn it is.
+    if (!c.rollback && me != nullptr && me->reachable && version_text(me->version) == version_text(c.to)) {
+      Decision d = make(Step::kChangeVersion, "the change of this member from " + c.from + " to " + c.to +
+                                                  " stopped after its switch: finishing its checks (no restart)",
+                        "etcdadm upgrade apply --version " + c.to + " --store " + o.store_url);
+      d.turn = turn != nullptr ? *turn : VersionTurn{};
+      d.turn.to = c.to;
+      return d;
+    }
     return make(Step::kWait, "a " + std::string(c.rollback ? "rollback" : "change") + " of this member's etcd from " + c.from + " to " +
                                  c.to + " started outside the controllers' turns and has not finished; nothing else is done "
                                  "on this host until it has",

@@ -34,12 +34,9 @@ class CrossVersion : public CliTest {
 
   // The pinned minor `delta` minors from the one under test, if there is one.
   std::optional<EtcdRelease> neighbour(int delta) {
-    const EtcdRelease& n = etcd_under_test();
-    std::string want = "3." + std::to_string(n.minor_number() + delta);
-    for (const auto& m : pinned_etcd_minors()) {
-      if (m == want) return etcd_release(m);  // CI builds every pin: a missing one fails loudly
-    }
-    return std::nullopt;
+    const std::string m = pinned_minor_beside(etcd_under_test().minor, delta);
+    if (m.empty()) return std::nullopt;
+    return etcd_release(m);  // CI builds every pin: a missing one fails loudly
   }
 
   // A member of `rel`'s etcd with sample data, a backup of it in a store of its own, and an

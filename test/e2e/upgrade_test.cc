@@ -22,99 +22,13 @@
 #include "etcdadm/release/install.h"
 #include "test/support/lifecycle_fixture.h"
 #include "test/support/skips.h"
+#include "test/support/writer.h"
 
 namespace etcdadm::test {
 namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-// Puts keys through every member's endpoint as fast as answers come, and measures the longest
-// time between two successful writes (a write that hangs on a stopping member counts, until the
-// client has failed over).
-class Writer {
- public:
-  explicit Writer(ConnectionConfig c) : conn_(std::move(c)) {
-    conn_.dial_timeout = 500ms;
-    conn_.command_timeout = 1s;
-    thread_ = std::thread([this] { loop(); });
-  }
-  ~Writer() { stop(); }
-  void stop() {
-    stop_ = true;
-    if (thread_.joinable()) thread_.join();
-  }
-  void pause(bool p) {
-    std::unique_lock<std::mutex> lock(mu_);
-    paused_ = p;
-    if (p) {
-      // Until the write under way has returned.
-      while (writing_) {
-        lock.unlock();
-        std::this_thread::sleep_for(10ms);
-        lock.lock();
-      }
-    }
-  }
-  std::chrono::milliseconds longest_outage() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return longest_;
-  }
-  int64_t writes() const { return writes_; }
-  std::string last_error() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return last_error_;
-  }
-
- private:
-  void loop() {
-    EtcdClient client(conn_);
-    auto last_ok = Clock::now();
-    int64_t n = 0;
-    while (!stop_) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (paused_) {
-          last_ok = Clock::now();  // a pause is no outage
-        }
-        writing_ = !paused_;
-      }
-      if (!writing_) {
-        std::this_thread::sleep_for(20ms);
-        continue;
-      }
-      try {
-        client.put("/registry/upgrade/key-" + std::to_string(n % 200), "value-" + std::to_string(n));
-        ++n;
-        ++writes_;
-        auto now = Clock::now();
-        std::lock_guard<std::mutex> lock(mu_);
-        longest_ = std::max(longest_, std::chrono::duration_cast<std::chrono::milliseconds>(now - last_ok));
-        last_ok = now;
-      } catch (const std::exception& e) {
-        std::lock_guard<std::mutex> lock(mu_);
-        last_error_ = e.what();
-      }
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        auto gap = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - last_ok);
-        longest_ = std::max(longest_, gap);
-        writing_ = false;
-      }
-      std::this_thread::sleep_for(10ms);
-    }
-  }
-
-  ConnectionConfig conn_;
-  std::thread thread_;
-  std::atomic<bool> stop_{false};
-  mutable std::mutex mu_;
-  bool paused_ = false;
-  bool writing_ = false;
-  std::chrono::milliseconds longest_{0};
-  std::atomic<int64_t> writes_{0};
-  std::string last_error_;
-};
 
 class Upgrade : public LifecycleFixture {
  protected:
@@ -128,15 +42,6 @@ class Upgrade : public LifecycleFixture {
   std::string version_of(const std::string& minor) {
     if (!versions_.count(minor)) versions_[minor] = make_local_release(dir_ / "releases", etcd_release(minor)).version;
     return versions_.at(minor);
-  }
-
-  // The minor after `minor` among the pinned ones, "" when it is the newest.
-  std::string next_minor(const std::string& minor) {
-    auto minors = pinned_etcd_minors();
-    for (size_t i = 0; i + 1 < minors.size(); ++i) {
-      if (minors[i] == minor) return minors[i + 1];
-    }
-    return "";
   }
 
   ProcessResult upgrade(const std::string& verb, const Host& h, const std::string& version,
@@ -223,7 +128,7 @@ TEST_F(Upgrade, RollingUpgradeThroughEveryMinorUnderWritesLeaderLast) {
   std::this_thread::sleep_for(500ms);
 
   std::string from_minor = minors.front();
-  for (std::string to_minor = next_minor(from_minor); !to_minor.empty(); from_minor = to_minor, to_minor = next_minor(to_minor)) {
+  for (std::string to_minor = pinned_minor_beside(from_minor, 1); !to_minor.empty(); from_minor = to_minor, to_minor = pinned_minor_beside(to_minor, 1)) {
     SCOPED_TRACE(from_minor + " -> " + to_minor);
     const std::string target = version_of(to_minor);
     const std::string store = dir_ / ("store-" + to_minor);
@@ -299,40 +204,7 @@ TEST_F(Upgrade, RollingUpgradeThroughEveryMinorUnderWritesLeaderLast) {
 
     // The backup taken before the step restores with the old version's own tool and starts on its etcd
     // with the data the cluster had at the backup's revision.
-    const EtcdRelease old = etcd_release(from_minor);
-    const std::string snap = dir_ / ("before-" + to_minor + ".db");
-    auto fetched = etcdadm({"backup", "restore", first_backup, "--store", store, "--output", snap});
-    ASSERT_EQ(fetched.exit_code, 0) << fetched.output;
-    auto listed = etcdadm({"backup", "list", "--store", store, "-o", "json"});
-    ASSERT_EQ(listed.exit_code, 0) << listed.output;
-    int64_t backup_rev = 0;
-    for (const auto& b : json_of(listed)) {
-      if (b["backup"] == first_backup) backup_rev = b["revision"];
-    }
-    ASSERT_GT(backup_rev, 0) << listed.output;
-    const int peer_port = free_port();
-    const std::string restored_dir = dir_ / ("restored-" + from_minor);
-    auto restored = snapshot_restore_with_tool(
-        snap,
-        {"--name", "r", "--initial-cluster", "r=http://127.0.0.1:" + std::to_string(peer_port),
-         "--initial-advertise-peer-urls", "http://127.0.0.1:" + std::to_string(peer_port), "--data-dir", restored_dir},
-        old);
-    ASSERT_EQ(restored.exit_code, 0) << restored.output;
-    EtcdOptions eo;
-    eo.name = "r";
-    eo.data_dir = restored_dir;
-    eo.peer_port = peer_port;
-    eo.etcd_binary = old.etcd();
-    make_dirs(dir_ / ("old-" + from_minor));
-    EtcdMember old_member(dir_ / ("old-" + from_minor), eo);
-    old_member.start();
-    EtcdClient restored_client(old_member.connection());
-    EtcdClient live(connection(all));
-    EXPECT_EQ(restored_client.status(old_member.client_url()).version(), old.version);
-    EXPECT_EQ(restored_client.hash_kv(old_member.client_url(), backup_rev).hash(),
-              live.hash_kv(hosts_[0].client_url(), backup_rev).hash())
-        << "the pre-" << to_minor << " backup holds the cluster's data at revision " << backup_rev;
-    old_member.stop();
+    expect_backup_restores_with(etcd_release(from_minor), store, first_backup, all);
   }
   writer.stop();
   // At most one leader election: etcd's election timeout is 1 s, randomised up to 2 s, plus the
@@ -346,21 +218,12 @@ TEST_F(Upgrade, RollingUpgradeThroughEveryMinorUnderWritesLeaderLast) {
 }
 
 
-// The previous pinned minor, "" for the oldest.
-std::string previous_minor(const std::string& minor) {
-  auto minors = pinned_etcd_minors();
-  for (size_t i = 1; i < minors.size(); ++i) {
-    if (minors[i] == minor) return minors[i - 1];
-  }
-  return "";
-}
-
 // etcd's own downgrade, end to end: 3.6 -> 3.5 (and 3.7 -> 3.6), every member through
 // `etcdadm upgrade apply`, the first one enabling etcd's downgrade. Where etcd has no downgrade
 // (3.5 -> 3.4), refused before anything is stopped.
 TEST_F(Upgrade, DowngradeThroughEtcdsDowngradeApiOrRefusedBeforeAnythingStops) {
   const EtcdRelease& under = etcd_under_test();
-  const std::string lower = previous_minor(under.minor);
+  const std::string lower = pinned_minor_beside(under.minor, -1);
   if (lower.empty()) ETCDADM_SKIP_BY_DESIGN() << "no pinned minor below " << under.minor;
   ASSERT_NO_FATAL_FAILURE(three_member_cluster());
   ASSERT_EQ(etcdctl(hosts_[0], {"put", "/registry/before-downgrade", "1"}).exit_code, 0);
@@ -444,7 +307,7 @@ TEST_F(Upgrade, DowngradeThroughEtcdsDowngradeApiOrRefusedBeforeAnythingStops) {
 // its config. A rollback is possible while the cluster version has not moved, and refused after.
 TEST_F(Upgrade, KilledInEachPhaseFinishesOrRollsBack) {
   const EtcdRelease& under = etcd_under_test();
-  const std::string higher = next_minor(under.minor);
+  const std::string higher = pinned_minor_beside(under.minor, 1);
   if (higher.empty()) ETCDADM_SKIP_BY_DESIGN() << "no pinned minor above " << under.minor;
   ASSERT_NO_FATAL_FAILURE(three_member_cluster());
   const std::string target = version_of(higher);

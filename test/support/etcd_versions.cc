@@ -82,6 +82,15 @@ std::vector<std::string> pinned_etcd_minors() {
   return out;
 }
 
+std::string pinned_minor_beside(const std::string& minor, int delta) {
+  const auto minors = pinned_etcd_minors();
+  for (size_t i = 0; i < minors.size(); ++i) {
+    const auto j = static_cast<std::ptrdiff_t>(i) + delta;
+    if (minors[i] == minor && j >= 0 && j < static_cast<std::ptrdiff_t>(minors.size())) return minors[j];
+  }
+  return "";
+}
+
 EtcdRelease etcd_release(const std::string& minor) {
   EtcdRelease r = describe(minor);
   std::string problem = problem_with(r);

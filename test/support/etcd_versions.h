@@ -39,6 +39,10 @@ struct EtcdRelease {
 // Every pinned minor, oldest first.
 std::vector<std::string> pinned_etcd_minors();
 
+// The pinned minor `delta` places from `minor` (-1: the one before, 1: the one after), "" when
+// there is none.
+std::string pinned_minor_beside(const std::string& minor, int delta);
+
 // The release for `minor`, its binaries checked (present, reporting the pinned version). Throws
 // std::runtime_error naming the command that builds them when they are not.
 EtcdRelease etcd_release(const std::string& minor);

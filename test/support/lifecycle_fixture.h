@@ -14,6 +14,7 @@
 
 #include "common/fs.h"
 #include "common/subprocess.h"
+#include "etcd/client.h"
 #include "etcd/connection.h"
 #include "etcdadm/init_system.h"
 #include "test/support/etcd_versions.h"
@@ -162,6 +163,49 @@ class LifecycleFixture : public ::testing::Test {
     c.cert = any.certs() + "/etcdctl-etcd-client.crt";
     c.key = any.certs() + "/etcdctl-etcd-client.key";
     return c;
+  }
+
+  // The backup `name` in `store`, restored with `old`'s own restore tool and started on `old`'s
+  // etcd, holds what the live cluster (through `live`) held at the backup's revision (HashKV):
+  // a backup taken before a version change brings the cluster back as it was, on the old version.
+  void expect_backup_restores_with(const EtcdRelease& old, const std::string& store, const std::string& name,
+                                   const std::vector<const Host*>& live) {
+    SCOPED_TRACE("backup " + name + " restored with etcd " + old.version + "'s own tools");
+    const std::string work = dir_ / ("restored-" + name);
+    make_dirs(work);
+    const std::string snap = work + "/snapshot.db";
+    auto fetched = etcdadm({"backup", "restore", name, "--store", store, "--output", snap});
+    ASSERT_EQ(fetched.exit_code, 0) << fetched.output;
+    auto listed = etcdadm({"backup", "list", "--store", store, "-o", "json"});
+    ASSERT_EQ(listed.exit_code, 0) << listed.output;
+    int64_t backup_rev = 0;
+    for (const auto& b : nlohmann::json::parse(listed.output.substr(listed.output.find('[')))) {
+      if (b["backup"] == name) backup_rev = b["revision"];
+    }
+    ASSERT_GT(backup_rev, 0) << listed.output;
+    const int peer_port = free_port();
+    const std::string restored_dir = work + "/data";
+    auto restored = snapshot_restore_with_tool(
+        snap,
+        {"--name", "r", "--initial-cluster", "r=http://127.0.0.1:" + std::to_string(peer_port),
+         "--initial-advertise-peer-urls", "http://127.0.0.1:" + std::to_string(peer_port), "--data-dir", restored_dir},
+        old);
+    ASSERT_EQ(restored.exit_code, 0) << restored.output;
+    EtcdOptions eo;
+    eo.name = "r";
+    eo.data_dir = restored_dir;
+    eo.peer_port = peer_port;
+    eo.etcd_binary = old.etcd();
+    make_dirs(work + "/member");
+    EtcdMember old_member(work + "/member", eo);
+    old_member.start();
+    EtcdClient restored_client(old_member.connection());
+    EtcdClient cluster(connection(live));
+    EXPECT_EQ(restored_client.status(old_member.client_url()).version(), old.version);
+    EXPECT_EQ(restored_client.hash_kv(old_member.client_url(), backup_rev).hash(),
+              cluster.hash_kv(live.front()->client_url(), backup_rev).hash())
+        << "the backup holds the cluster's data at revision " << backup_rev;
+    old_member.stop();
   }
 
   nlohmann::json info(const Host& h) {

@@ -545,6 +545,18 @@ TEST(ControllerDecide, TheTurnsHostChangesItsMemberAndFinishesAChangeStoppedPart
   d = decide(o, "t");
   ASSERT_EQ(d.step, Step::kWait) << d.reason;
   EXPECT_EQ(d.command, "etcdadm upgrade apply --version 3.6.11 (or etcdadm upgrade rollback)");
+  // Killed after its switch (the member runs 3.6.11): the turn moved on meanwhile, and what is left
+  // restarts nothing, so it is finished.
+  o.version_turn = VersionTurn{3, "h2", 2, "3.5.17", "3.6.11", "h2", 0};
+  o.cluster.info.members[0].version = "3.6.11";
+  o.cluster.info.members[0].reachable = true;
+  o.local.etcd_running = true;
+  d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kChangeVersion) << d.reason;
+  EXPECT_EQ(d.turn.to, "3.6.11");
+  EXPECT_NE(d.reason.find("finishing its checks (no restart)"), std::string::npos) << d.reason;
+  o.local.version_change->rollback = true;  // a rollback is a person's to finish
+  EXPECT_EQ(decide(o, "t").step, Step::kWait);
   // A turn for this host's name but another member (it was replaced since): not this member's.
   o.local.version_change.reset();
   o.local.etcd_running = true;
