@@ -445,15 +445,19 @@ void Controller::plan_restore(const Decision& d, const Observation& o) {
   store_view_.reset();
 }
 
-// The acting controller's changes, each through the members as etcd sees them right now: a
-// controller that is no longer beside the leader does nothing (another one acts).
+// Whether this host's member leads right now (asked again right before an acting controller's
+// change: one that is no longer beside the leader does nothing, another one acts).
+bool Controller::still_leads(const Decision& d) {
+  auto status = pool_.client(member_.loopback_client_url()).status(member_.loopback_client_url());
+  if (status.leader() == status.header().member_id()) return true;
+  spdlog::info("auto: this member is no longer the leader: not acting ({})", step_name(d.step));
+  return false;
+}
+
+// The acting controller's membership changes, each through the members as etcd sees them now.
 void Controller::change_membership(const Decision& d) {
+  if (!still_leads(d)) return;
   EtcdClient& client = pool_.client(member_.loopback_client_url());
-  auto status = client.status(member_.loopback_client_url());
-  if (status.leader() != status.header().member_id()) {
-    spdlog::info("auto: this member is no longer the leader: not acting ({})", step_name(d.step));
-    return;
-  }
   const char* action = step_name(d.step);
   if (d.step != Step::kPromoteMember) backup_before(d, options_.pre_change_backup_age);
   try {
@@ -489,11 +493,7 @@ void Controller::change_membership(const Decision& d) {
 // only while this member still leads, and only over the turn read (a conditional write): a
 // controller deposed a moment ago, or one that read an older turn, writes nothing.
 void Controller::give_version_turn(const Decision& d) {
-  auto status = pool_.client(member_.loopback_client_url()).status(member_.loopback_client_url());
-  if (status.leader() != status.header().member_id()) {
-    spdlog::info("auto: this member is no longer the leader: not acting ({})", step_name(d.step));
-    return;
-  }
+  if (!still_leads(d)) return;
   auto& conditional = *capability<ConditionalWrites>(*store_);
   if (!conditional.write_if(kAutoVersionTurnKey, version_turn_json(d.turn), turn_version_)) {
     spdlog::info("auto: the version turn changed while this host gave the next one: reading it again");

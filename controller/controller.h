@@ -95,6 +95,7 @@ class Controller {
   ClusterView observe_cluster(const std::vector<HostView>& hosts, const LocalView& local);
   void observe_version_change(Observation& o);
   std::vector<std::string> other_members(const std::vector<HostView>& hosts) const;
+  bool still_leads(const Decision& d);
   void give_version_turn(const Decision& d);
   void change_version(const Decision& d, const Observation& o);
   std::vector<HostView> judge_liveness(const std::vector<HostRecord>& records, int64_t now_unix);
