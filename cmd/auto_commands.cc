@@ -140,7 +140,12 @@ void add_run(CLI::App* c) {
     o.idle_interval = duration_flag("--idle-interval", f->idle_interval, false);
     o.heartbeat = duration_flag("--heartbeat", f->heartbeat, false);
     o.catalog_path = f->store.catalog;
+    // The backups before changes are written as the sidecar's: a store they create first gets the
+    // compression and encryption `auto` was given.
+    o.save.store = f->sidecar.creation.request(f->store.passphrase());
+    o.save.compression_level = f->sidecar.creation.level;
     if (!f->backups) {
+      f->store.require_lockable(f->store.store);
       Controller controller(f->store.open(), std::move(o));
       controller.run();
       return;

@@ -688,10 +688,6 @@ void add_sidecar(CLI::App& backup) {
   c->callback([f] {
     SidecarSignals signals;  // before any other thread exists
     ConnectionConfig cc = f->conn.resolve();
-    // With --copy-to, the lock may be meant for the second store (an S3 copy of a local store).
-    if (f->sidecar.copy_to.empty() || parse_store_url(f->sidecar.copy_to).scheme != StoreUrl::Scheme::kS3) {
-      f->store.require_lockable(f->store.store);
-    }
     auto store = f->store.open();
     Catalog catalog = f->store.open_catalog();
     EtcdClient client(cc);

@@ -62,6 +62,10 @@ void SidecarFlags::add_to(CLI::App* c, StoreFlags& store, bool with_any_member) 
 
 std::unique_ptr<PreparedSidecar> prepare_sidecar(const SidecarFlags& f, const StoreFlags& store, const BackupStore& backups,
                                                  Catalog& catalog, const std::string& member_endpoint) {
+  // With --copy-to, the lock may be meant for the second store (an S3 copy of a local store).
+  if (f.copy_to.empty() || parse_store_url(f.copy_to).scheme != StoreUrl::Scheme::kS3) {
+    store.require_lockable(store.store);
+  }
   auto out = std::make_unique<PreparedSidecar>();
   SidecarOptions& o = out->options;
   o.schedule = Schedule::parse(f.schedule);

@@ -519,6 +519,7 @@ void Controller::change_version(const Decision& d, const Observation& o) {
     u.backup = [&](EtcdClient& cluster) {
       PreChangeBackupOptions b;
       b.max_age = options_.pre_change_backup_age;
+      b.save = options_.save;
       auto r = backup_before_change(cluster, *store_, &catalog_, b);
       if (r.taken) record("backup", "before change-version: " + d.reason, "etcdadm backup save --store " + store_->url(), "done: " + r.name);
       return r.name;
@@ -536,6 +537,7 @@ void Controller::backup_before(const Decision& d, std::chrono::seconds max_age) 
   EtcdClient cluster(connection_to(member_, endpoints));
   PreChangeBackupOptions b;
   b.max_age = max_age;
+  b.save = options_.save;
   b.save.preferred_endpoint = member_.loopback_client_url();
   const std::string command = "etcdadm backup save --store " + store_->url();
   try {
@@ -717,9 +719,12 @@ void Controller::run() {
       at_once = (d.step == Step::kPlanCluster || d.step == Step::kPlanRestore || d.step == Step::kMarkCreated ||
                  d.step == Step::kGiveVersionTurn) &&
                 ++rounds_without_pause <= 3;
-    } catch (const Error& e) {
-      if (e.kind() == ErrorKind::kInterrupted) break;
+    } catch (const std::exception& e) {
+      // Whatever failed (an Error, or a library's exception on input no check foresaw), the round
+      // acted on nothing more: count it and start over, never end the controller's thread.
+      if (const auto* err = dynamic_cast<const Error*>(&e); err != nullptr && err->kind() == ErrorKind::kInterrupted) break;
       settled_ = false;
+      store_view_.reset();
       {
         std::lock_guard<std::mutex> lock(gauges_mu_);
         ++gauges_.failed_rounds;

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 
+#include "backup/save.h"
 #include "controller/decide.h"
 #include "etcd/client_pool.h"
 #include "etcdadm/init_system.h"
@@ -41,6 +42,9 @@ struct ControllerOptions {
   // Before each membership change the acting controller makes sure a backup of the cluster this
   // recent is in the store (one backup covers the steps of a resize), else it takes one.
   std::chrono::seconds pre_change_backup_age{600};
+  // How those backups are written: the store request (a new store's compression, encryption,
+  // modes) and compression level `etcdadm auto` was given, as its sidecar writes them.
+  SaveOptions save;
   std::string catalog_path;  // "": etcdadm's default catalog
 };
 

@@ -104,7 +104,7 @@ class Auto : public LifecycleFixture {
   void start_auto(const Host& h, const std::map<std::string, std::string>& env = {}) {
     std::vector<std::string> argv = {ETCDADM_BIN, "auto", "--store", store_, "--interval", "1s", "--idle-interval", "3s", "--heartbeat", "5s"};
     argv.insert(argv.end(), backups_.begin(), backups_.end());
-    if (backups_ != std::vector<std::string>{"--no-backups"}) {  // the sidecar's HTTP: /metrics
+    if (backups_.front() != "--no-backups") {  // the sidecar's HTTP: /metrics
       if (!metrics_port_.count(h.name)) metrics_port_[h.name] = free_port();
       argv.insert(argv.end(), {"--listen", "127.0.0.1:" + std::to_string(metrics_port_[h.name])});
     }
@@ -616,6 +616,13 @@ TEST_F(Auto, AFrozenMinorityHostActsOnNothingAndRejoinsWhenThawed) {
 // The spec's count followed both ways, one change at a time, with the cluster taking writes all
 // along: three members and two spares, then five, then three again.
 TEST_F(Auto, SeedFiveThenThreeGrowsAndShrinksKeepingQuorumAtEveryStep) {
+  // Scheduled backups off, encryption on: the backups before each change are written as the
+  // sidecar's would be (the store they create is encrypted for this recipient).
+  const std::string identity = dir_ / "age-key.txt";
+  ASSERT_EQ(run_process({"age-keygen", "-o", identity}).exit_code, 0);
+  const auto pub = run_process({"age-keygen", "-y", identity});
+  ASSERT_EQ(pub.exit_code, 0) << pub.output;
+  backups_ = {"--no-backups", "--encrypt-to", pub.output.substr(0, pub.output.find('\n'))};
   ASSERT_NO_FATAL_FAILURE(make_ca());
   ASSERT_NO_FATAL_FAILURE(seed(3));
   for (const auto& h : hosts_) start_auto(h);
@@ -663,6 +670,11 @@ TEST_F(Auto, SeedFiveThenThreeGrowsAndShrinksKeepingQuorumAtEveryStep) {
   }
   EXPECT_EQ(adds, 2) << logs();
   EXPECT_EQ(removes, 2) << logs();
+  auto listed = etcdadm({"backup", "list", "--store", store_, "-o", "json"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.output;
+  const auto backups = json::parse(listed.output.substr(listed.output.find('[')));
+  ASSERT_GE(backups.size(), 1u) << "a backup before the first change";
+  for (const auto& b : backups) EXPECT_EQ(b["encryption"], "age") << b.dump();
 }
 
 // Version changes hold a lock of their own: their write gap is bounded by one election, and a
