@@ -10,14 +10,25 @@
 # Backups are off (--no-backups) so that only the controller's own traffic is counted; a schedule
 # adds the sidecar's requests (about 10 per backup plus retention's).
 #
+# `replace` measures instead a member lost for good on a loaded cluster: BENCH_DB_MB (default 400)
+# of Kubernetes-like objects (load_k8s_like.py over TLS), then a follower's etcd killed -9 and its
+# data dir deleted (a host rebuilt on a new disk); seconds from the kill to three healthy voters
+# again (the new member promoted, every member healthy, HashKV equal), against the target
+# grace + 30 s, with the controllers' timeline (removal, add, join, promotion) from their events.
+#
 # Usage: bench/auto_bench.sh            (BENCH_IDLE_SECONDS, default 300; BENCH_ETCD_MINOR, default 3.7)
+#        bench/auto_bench.sh replace    (BENCH_DB_MB, default 400; BENCH_GRACE, default 30s)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 source "$here/lib.sh"
 
 ETCDADM="${ETCDADM:-$repo/build/cmd/etcdadm}"
+MODE="${1:-idle}"
+[[ $MODE == idle || $MODE == replace ]] || die "usage: bench/auto_bench.sh [replace]"
 IDLE="${BENCH_IDLE_SECONDS:-300}"
+DB_MB="${BENCH_DB_MB:-400}"
+GRACE="${BENCH_GRACE:-30s}"
 MINOR="${BENCH_ETCD_MINOR:-3.7}"
 [[ -x "$ETCDADM" ]] || die "etcdadm not found at $ETCDADM"
 read -r VERSION BIN < <("$repo/scripts/etcd-versions.sh" --where "$MINOR") || die "no etcd $MINOR (scripts/etcd-versions.sh $MINOR)"
@@ -54,7 +65,7 @@ done
 # shellcheck disable=SC2046
 "$ETCDADM" init phase certificates $(flags 0) >/dev/null 2>&1
 for i in 1 2; do mkdir -p "$WORK/${NAMES[$i]}/pki"; cp "$WORK/m1/pki/ca.crt" "$WORK/m1/pki/ca.key" "$WORK/${NAMES[$i]}/pki/"; done
-"$ETCDADM" seed "${STORE[@]}" --members 3 --version "$VERSION" >/dev/null
+"$ETCDADM" seed "${STORE[@]}" --members 3 --version "$VERSION" --replace-after "$GRACE" >/dev/null
 
 log "starting three controllers (etcd $VERSION)"
 for i in 0 1 2; do
@@ -74,6 +85,82 @@ members_started() {
 for _ in $(seq 1 600); do members_started && break; sleep 0.1; done
 members_started || die "no cluster of three after 60 s (logs in $WORK)"
 bootstrap_ms=$(( ($(date +%s%N) - started) / 1000000 ))
+
+ctl() {  # etcdctl through host $1 (index), with m1's client certificate
+  local i=$1; shift
+  ETCDCTL_API=3 "$BIN/etcdctl" --endpoints "https://127.0.0.1:${CPORT[$i]}" --cacert "$WORK/m1/pki/ca.crt" \
+    --cert "$WORK/m1/pki/etcdctl-etcd-client.crt" --key "$WORK/m1/pki/etcdctl-etcd-client.key" "$@"
+}
+
+replace_bench() {
+  log "bootstrap: ${bootstrap_ms} ms; loading ${DB_MB} MiB of Kubernetes-like objects"
+  python3 "$here/load_k8s_like.py" --endpoint "127.0.0.1:${CPORT[0]}" --target-mb "$DB_MB" --cacert "$WORK/m1/pki/ca.crt" \
+    --cert "$WORK/m1/pki/etcdctl-etcd-client.crt" --key "$WORK/m1/pki/etcdctl-etcd-client.key" >/dev/null 2>"$WORK/load.log" ||
+    die "loading failed: $(tail -3 "$WORK/load.log")"
+  local status leader victim=-1 i
+  status=$(ctl 0 endpoint status --cluster -w json)
+  leader=$(python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["Status"]["leader"])' <<<"$status")
+  local db_mb
+  db_mb=$(python3 -c 'import json,sys; print("%.0f" % (max(e["Status"]["dbSize"] for e in json.load(sys.stdin)) / 1048576))' <<<"$status")
+  for i in 0 1 2; do  # the first follower: its host loses its disk
+    local id
+    id=$(ctl "$i" endpoint status -w json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["Status"]["header"]["member_id"])')
+    if [[ $id != "$leader" && $victim -lt 0 ]]; then victim=$i; fi
+  done
+  local n=${NAMES[$victim]}
+  log "db ${db_mb} MiB; killing ${n}'s etcd (-9) and deleting its data dir; grace ${GRACE}"
+  local t0 pid
+  t0=$(date +%s%N)
+  pid=$(cat "$WORK/$n/conf/etcd.pid")
+  kill -9 "$pid"
+  rm -rf "$WORK/$n/data"
+  whole() {  # three started voters, every member healthy, none of them the lost one
+    local list health
+    list=$(ctl 0 member list -w json 2>/dev/null) || return 1
+    python3 -c 'import json,sys
+m = json.load(sys.stdin).get("members", [])
+sys.exit(0 if len(m) == 3 and all(x.get("name") and not x.get("isLearner") for x in m) else 1)' <<<"$list" || return 1
+    health=$(ctl 0 endpoint health --cluster -w json 2>/dev/null) || return 1
+    python3 -c 'import json,sys
+h = json.load(sys.stdin)
+sys.exit(0 if len(h) == 3 and all(x.get("health") for x in h) else 1)' <<<"$health"
+  }
+  local deadline=$(( $(date +%s) + 900 ))
+  sleep 2
+  until whole; do
+    [[ $(date +%s) -lt $deadline ]] || die "no three healthy voters 900 s after the kill (logs in $WORK)"
+    sleep 0.5
+  done
+  local took_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  local rev hashes
+  rev=$(ctl 0 endpoint status -w json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["Status"]["header"]["revision"])')
+  hashes=$(ctl 0 endpoint hashkv --cluster --rev "$rev" -w json | python3 -c 'import json,sys; print(len({e["HashKV"]["hash"] for e in json.load(sys.stdin)}))')
+  [[ $hashes == 1 ]] || die "the members' HashKV differ at revision $rev"
+  local grace_s
+  grace_s=$(python3 -c 'import re,sys; v=sys.argv[1]; m=re.fullmatch(r"(\d+)([smh])", v); print(int(m[1]) * {"s": 1, "m": 60, "h": 3600}[m[2]])' "$GRACE")
+  echo "# etcdadm auto: a member lost for good, replaced"
+  echo
+  echo "$(machine); etcd $VERSION; db ${db_mb} MiB; grace ${GRACE}"
+  echo
+  echo "Member lost -> three healthy voters again (HashKV equal at revision $rev): **$(awk -v m="$took_ms" 'BEGIN { printf "%.1f", m / 1000 }') s** (target <= grace + 30 s = $((grace_s + 30)) s)"
+  echo
+  echo "| s after the kill | host | action | outcome |"
+  echo "|---:|---|---|---|"
+  "$ETCDADM" auto status "${STORE[@]}" --events 60 -o json | python3 -c '
+import json, sys
+from datetime import datetime
+t0 = int(sys.argv[1]) / 1e9
+for e in json.load(sys.stdin)["events"]:
+    t = datetime.fromisoformat(e["time"].replace("Z", "+00:00")).timestamp()
+    if t >= t0 and e["action"] != "wait":
+        print("| %.1f | %s | %s | %s |" % (t - t0, e["host"], e["action"], e["outcome"][:60]))
+' "$t0"
+}
+if [[ $MODE == replace ]]; then
+  replace_bench
+  exit 0
+fi
+
 log "bootstrap: ${bootstrap_ms} ms; settling 40 s (the controllers read the store every 2 s until the cluster is as the spec says)"
 sleep 40
 

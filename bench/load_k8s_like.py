@@ -13,6 +13,9 @@ Key indices start at --start so a second invocation can continue where the
 first one left off; the next free index is printed on stdout as
 `next_index=<N>` (status lines go to stderr).
 
+With --cacert (and --cert/--key for client-certificate auth) it speaks HTTPS, as to a member
+etcdadm made.
+
 Standard library only.
 """
 
@@ -21,6 +24,7 @@ import base64
 import http.client
 import json
 import random
+import ssl
 import sys
 import threading
 import time
@@ -209,16 +213,24 @@ def b64(b):
     return base64.b64encode(b).decode("ascii")
 
 
+TLS = None  # an ssl.SSLContext when --cacert is given
+
+
 class Client:
     def __init__(self, host, port):
         self.host, self.port = host, port
         self.conn = None
 
+    def connect(self):
+        if TLS is None:
+            return http.client.HTTPConnection(self.host, self.port, timeout=60)
+        return http.client.HTTPSConnection(self.host, self.port, timeout=60, context=TLS)
+
     def post(self, path, body):
         for attempt in range(5):
             try:
                 if self.conn is None:
-                    self.conn = http.client.HTTPConnection(self.host, self.port, timeout=60)
+                    self.conn = self.connect()
                 self.conn.request("POST", path, body=body, headers={"Content-Type": "application/json"})
                 resp = self.conn.getresponse()
                 data = resp.read()
@@ -247,7 +259,15 @@ def main():
     ap.add_argument("--threads", type=int, default=6)
     ap.add_argument("--ops-per-txn", type=int, default=128)
     ap.add_argument("--check-every", type=int, default=8, help="txns between dbSize checks")
+    ap.add_argument("--cacert", help="HTTPS: the CA certificate the server's is checked against")
+    ap.add_argument("--cert", help="HTTPS: client certificate (with --key)")
+    ap.add_argument("--key", help="HTTPS: client key")
     args = ap.parse_args()
+    if args.cacert:
+        global TLS
+        TLS = ssl.create_default_context(cafile=args.cacert)
+        if args.cert:
+            TLS.load_cert_chain(args.cert, args.key)
 
     host, port = args.endpoint.rsplit(":", 1)
     port = int(port)

@@ -146,8 +146,12 @@ void add_run(CLI::App* c) {
     o.save.compression_level = f->sidecar.creation.level;
     if (!f->backups) {
       f->store.require_lockable(f->store.store);
-      Controller controller(f->store.open(), std::move(o));
-      controller.run();
+      SidecarSignals signals;  // before any other thread exists
+      auto store = f->store.open();
+      Controller controller(store, std::move(o));
+      std::thread loop([&] { controller.run(); });
+      signals.wait_for_stop([&] { controller.request_stop(); }, {&*store});
+      loop.join();
       return;
     }
     run_with_backups(*f, std::move(o));

@@ -43,6 +43,20 @@ std::string new_cluster_token() {
   return "etcd-auto-" + to_hex(bytes, sizeof bytes);
 }
 
+// init's or join's phases as the controller runs them: the etcdctl files written before etcd
+// starts (they need no running member), so that a controller killed right after the start leaves
+// nothing undone that a later round would not see; init's health wait left out (the controller
+// goes on ticking while the other planned members start).
+std::vector<std::string> controller_phases(const std::vector<Phase>& phases) {
+  std::vector<std::string> out;
+  for (const auto& p : phases) {
+    if (p.name == "health" || p.name == "etcdctl") continue;
+    if (p.name == "start") out.push_back("etcdctl");
+    out.push_back(p.name);
+  }
+  return out;
+}
+
 int64_t unix_now() { return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 // The controller's view of a cluster must come back fast: a member that does not answer is one
@@ -349,25 +363,35 @@ void Controller::start_planned_member(const ClusterPlan& plan) {
   o.static_bootstrap = true;
   // Every phase but the health wait: the member answers once a quorum of the plan has started,
   // and this controller goes on ticking (and heartbeating) meanwhile.
-  for (const auto& phase : init_phases()) {
-    if (phase.name != "health") run_init(o, phase.name);
+  for (const auto& phase : controller_phases(init_phases())) {
+    run_init(o, phase);
+    failpoint(("auto/create/" + phase).c_str());
   }
 }
 
 void Controller::join_as_added(const Decision& d, const Observation& o) {
-  // Joined after the current plan: its data belongs to the cluster that plan made.
+  // Joined after the current plan: its data belongs to the cluster that plan made. The member and
+  // cluster it joins are recorded now, not from a later Status: removed again before this host's
+  // next round, its etcd stops at once, and only these IDs tell the host it was removed (else it
+  // would start that member again and again).
   AutoLocalState state;
   state.plan_sequence = o.plan ? o.plan->sequence : 0;
+  state.member_id = d.member_id;
+  state.cluster_id = o.cluster.info.cluster_id;
   write_auto_local_state(member_.config_dir, state);
   LifecycleOptions opts = options_.lifecycle;
   opts.member.version = o.spec->etcd_version;
   opts.release.version = o.spec->etcd_version;
   opts.join_endpoint = d.join_endpoint;
-  for (const auto& phase : join_phases()) run_join(opts, phase.name);
+  for (const auto& phase : controller_phases(join_phases())) {
+    run_join(opts, phase);
+    failpoint(("auto/join/" + phase).c_str());
+  }
 }
 
 void Controller::forget_member() {
   init_system_->stop(member_, std::chrono::seconds(10));
+  failpoint("auto/forget/stopped");
   remove_all(member_.data_dir + "/member");
   AutoLocalState state;
   state.plan_sequence = read_auto_local_state(member_.config_dir).plan_sequence;
@@ -404,10 +428,9 @@ void Controller::restore_planned_member(const ClusterPlan& plan) {
   BackupRecord backup = find_backup(*store_, catalog_, plan.backup);
   // Fetched and verified whole before anything is installed or started.
   o.restore_snapshot = prefetched_backup_restorer(store_, backup, member_.data_dir, plan.etcd_version, RestoreMethod{});
-  for (const auto& phase : init_phases()) {
-    if (phase.name == "health") continue;
-    run_init(o, phase.name);
-    if (phase.name == "snapshot") {
+  for (const auto& phase : controller_phases(init_phases())) {
+    run_init(o, phase);
+    if (phase == "snapshot") {
       // Restored: from here on this host's data is the plan's, and the plan is never carried out
       // here again (a member started twice from a snapshot would rejoin with a rewound log).
       write_auto_local_state(member_.config_dir, AutoLocalState{plan.cluster_token, false, 0, 0, plan.sequence});
@@ -463,12 +486,14 @@ void Controller::change_membership(const Decision& d) {
   try {
     if (d.step == Step::kAddMember) {
       auto r = client.member_add({d.host.peer_url}, /*learner=*/true);
+      failpoint("auto/member/added");
       record(action, d.reason, d.command, "done: learner " + id_hex(r.member().id()));
     } else if (d.step == Step::kPromoteMember) {
       client.member_promote(d.member_id);
       record(action, d.reason, d.command, "done");
     } else {
       client.member_remove(d.member_id);
+      failpoint("auto/member/removed");
       record(action, d.reason, d.command, "done");
     }
   } catch (const Error& e) {
@@ -572,6 +597,7 @@ void Controller::act(const Decision& d, const Observation& o) {
       auto& conditional = *capability<ConditionalWrites>(*store_);
       const std::string text = cluster_plan_json(d.plan);
       if (conditional.write_if(kAutoPlanKey, text, "")) {
+        failpoint("auto/create/planned");
         record("plan-cluster", d.reason, d.command, "done");
         return;
       }

@@ -544,6 +544,7 @@ Decision decide(const Observation& o, const std::string& new_token) {
     Decision d = make(Step::kJoinAsAdded, "this host was added to the cluster as learner " + id_hex(me->id) + ": joining",
                       "etcdadm join " + via->client_urls[0] + " --name " + o.self);
     d.join_endpoint = via->client_urls[0];
+    d.member_id = me->id;
     return d;
   }
 

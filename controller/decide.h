@@ -136,7 +136,7 @@ struct Decision {
   // restores into the spec its command carries).
   std::optional<EtcdManagerClusterSpec> new_spec;
   HostRecord host;      // kAddMember
-  uint64_t member_id = 0;         // kPromoteMember, kRemoveMember
+  uint64_t member_id = 0;         // kPromoteMember, kRemoveMember; kJoinAsAdded: the learner this host becomes
   std::string join_endpoint;      // kJoinAsAdded: a healthy member's client URL
   VersionTurn turn;               // kGiveVersionTurn, kChangeVersion
   // kIdle: the cluster is as the spec says and nothing is under way, so the store is read only

@@ -44,4 +44,23 @@ void SidecarSignals::run(Sidecar& sidecar, const std::vector<BlobStore*>& stores
   waiter.join();
 }
 
+void SidecarSignals::wait_for_stop(const std::function<void()>& stop, const std::vector<BlobStore*>& stores) {
+  for (;;) {
+    int sig = 0;
+    if (sigwait(&signals_, &sig) != 0) continue;
+    if (sig == SIGHUP) {
+      spdlog::info("SIGHUP: store credentials will be read again from their source");
+      for (BlobStore* store : stores) {
+        if (store) reload_credentials(*store);
+      }
+    } else if (sig == SIGUSR1) {
+      spdlog::info("SIGUSR1: no backups in this process (--no-backups): ignored");
+    } else {
+      spdlog::info("{}: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+      stop();
+      return;
+    }
+  }
+}
+
 }  // namespace etcdadm

@@ -6,6 +6,7 @@
 
 #include <signal.h>
 
+#include <functional>
 #include <vector>
 
 #include "sidecar/sidecar.h"
@@ -21,6 +22,10 @@ class SidecarSignals {
   // Runs the sidecar until a stop signal has stopped it; rethrows what the sidecar threw. `stores`
   // (null entries skipped) are those SIGHUP reloads.
   void run(Sidecar& sidecar, const std::vector<BlobStore*>& stores);
+  // Without a sidecar (`etcdadm auto --no-backups`): waits for SIGTERM or SIGINT and calls
+  // `stop`; SIGHUP reloads `stores`' credentials, SIGUSR1 is logged and ignored. A stop by signal is
+  // the service's normal end: the process exits 0, as the sidecar's does.
+  void wait_for_stop(const std::function<void()>& stop, const std::vector<BlobStore*>& stores);
 
  private:
   sigset_t signals_;

@@ -388,6 +388,7 @@ TEST(ControllerDecide, AnAddedHostJoinsAndARemovedHostForgetsItsMember) {
   Decision d = decide(o, "t");
   ASSERT_EQ(d.step, Step::kJoinAsAdded) << d.reason;
   EXPECT_EQ(d.join_endpoint, "https://10.0.0.2:2379");
+  EXPECT_EQ(d.member_id, 1u) << "the learner this host becomes, recorded before it starts";
   // Removed: its cluster answers without it.
   o.cluster = cluster_of({member(2, "h2"), member(3, "h3")}, 2);
   o.local = LocalView{"member", "x", false, false, 1, 77};

@@ -1,0 +1,263 @@
+// The fixture of the `etcdadm auto` tests: hosts as processes, each with its own loopback address
+// (127.0.0.11, .12, ...) and dirs, sharing a store (a local directory, or an object store given
+// by store_flags_ and store_env_), creating and keeping a cluster of real etcd members; etcdctl
+// (through the wrapper each member's etcdctl phase writes) and the store's records are the oracles.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/fs.h"
+#include "common/http_client.h"
+#include "common/subprocess.h"
+#include "controller/records.h"
+#include "store/backend/local/local_store.h"
+#include "test/support/lifecycle_fixture.h"
+
+namespace etcdadm::test {
+
+// etcdctl's -w json answer among what it printed: a client warning may come first as a JSON log
+// line of its own (the member it asked was just stopped).
+inline nlohmann::json etcdctl_answer(const std::string& output) {
+  size_t start = 0;
+  while (start < output.size()) {
+    size_t end = output.find('\n', start);
+    if (end == std::string::npos) end = output.size();
+    const std::string line = output.substr(start, end - start);
+    start = end + 1;
+    if (line.empty() || (line[0] != '{' && line[0] != '[')) continue;
+    auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || (j.is_object() && j.contains("level"))) continue;
+    return j.is_array() ? j[0] : j;
+  }
+  return nlohmann::json::object();
+}
+
+class AutoFixture : public LifecycleFixture {
+ protected:
+  void SetUp() override {
+    LifecycleFixture::SetUp();
+    store_ = dir_ / "store";
+  }
+
+  void TearDown() override {
+    for (auto& [name, p] : autos_) p.stop(std::chrono::milliseconds(5000));
+    LifecycleFixture::TearDown();
+  }
+
+  std::string address(const Host& h) const { return "127.0.0." + std::to_string(10 + (&h - hosts_.data()) + 1); }
+
+  std::vector<std::string> auto_flags(const Host& h) const {
+    auto flags = member_flags(h);
+    auto it = std::find(flags.begin(), flags.end(), "--bind-address");
+    *(it + 1) = address(h);
+    return flags;
+  }
+
+  // The cluster CA made once, on the first host, and copied to the others (what an operator or
+  // kops does before starting the controllers).
+  void make_ca() {
+    std::vector<std::string> args = {"init", "phase", "certificates"};
+    auto f = auto_flags(hosts_[0]);
+    args.insert(args.end(), f.begin(), f.end());
+    auto r = etcdadm(args);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    for (size_t i = 1; i < hosts_.size(); ++i) copy_ca(hosts_[0], hosts_[i]);
+  }
+
+  void seed(int members, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"seed", "--members", std::to_string(members), "--version", release_.version};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = with_store(args);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+
+  // etcdadm `args` with the store's flags and environment.
+  ProcessResult with_store(std::vector<std::string> args) {
+    args.insert(args.end(), {"--store", store_});
+    args.insert(args.end(), store_flags_.begin(), store_flags_.end());
+    RunOptions ro;
+    ro.env = store_env_;
+    return etcdadm(args, ro);
+  }
+
+  // Scheduled backups are off unless a test turns them on (`backups`: the sidecar's flags): the
+  // restores below must know which backup is the latest.
+  std::vector<std::string> backups_ = {"--no-backups"};
+  std::map<std::string, int> metrics_port_;
+  // The value of the gauge `name` on host `h`'s /metrics ("" when it does not answer).
+  std::string gauge(const Host& h, const std::string& name) {
+    try {
+      auto r = http("GET", "http://127.0.0.1:" + std::to_string(metrics_port_.at(h.name)) + "/metrics");
+      const auto at = r.body.find("\n" + name + " ");
+      if (!r.ok() || at == std::string::npos) return "";
+      const auto start = at + name.size() + 2;
+      return r.body.substr(start, r.body.find('\n', start) - start);
+    } catch (const Error&) {
+      return "";
+    }
+  }
+
+  void start_auto(const Host& h, const std::map<std::string, std::string>& env = {}) {
+    std::vector<std::string> argv = {ETCDADM_BIN, "auto", "--store", store_, "--interval", "1s", "--idle-interval", "3s", "--heartbeat", "5s"};
+    argv.insert(argv.end(), store_flags_.begin(), store_flags_.end());
+    argv.insert(argv.end(), backups_.begin(), backups_.end());
+    if (backups_.front() != "--no-backups") {  // the sidecar's HTTP: /metrics
+      if (!metrics_port_.count(h.name)) metrics_port_[h.name] = free_port();
+      argv.insert(argv.end(), {"--listen", "127.0.0.1:" + std::to_string(metrics_port_[h.name])});
+    }
+    auto f = auto_flags(h);
+    argv.insert(argv.end(), f.begin(), f.end());
+    RunOptions ro;
+    ro.env = store_env_;
+    ro.env["ETCDADM_CATALOG"] = dir_ / ("catalog-" + h.name + ".db");
+    for (const auto& [k, v] : env) ro.env[k] = v;
+    autos_[h.name] = ChildProcess::start(argv, log_of(h), ro);
+  }
+  std::string log_of(const Host& h) const { return dir_ / ("auto-" + h.name + ".log"); }
+  std::string logs() const {
+    std::string out;
+    for (const auto& h : hosts_) {
+      if (path_exists(log_of(h))) out += "---- " + h.name + "\n" + read_file(log_of(h));
+    }
+    return out;
+  }
+
+  // The hosts' records and the newest 500 events: read from a local store directly, from an
+  // object store through `etcdadm auto status` (with the store's flags and environment).
+  std::vector<HostRecord> host_records() {
+    if (!local_store()) {
+      std::vector<HostRecord> out;
+      for (const auto& h : auto_status().value("hosts", nlohmann::json::array())) {
+        HostRecord r;
+        r.name = h["name"];
+        r.data = h["data"];
+        r.member_id = h["memberID"];
+        r.etcd_running = h["etcdRunning"];
+        out.push_back(r);
+      }
+      return out;
+    }
+    LocalStore s(store_);
+    if (!path_exists(store_)) return {};
+    return read_host_records(s, nullptr);
+  }
+
+  std::vector<AutoEvent> events() {
+    if (!local_store()) {
+      std::vector<AutoEvent> out;
+      for (const auto& e : auto_status().value("events", nlohmann::json::array())) {
+        out.push_back(AutoEvent{0, e["host"], e["action"], e["reason"], e["command"], e["outcome"]});
+      }
+      return out;
+    }
+    LocalStore s(store_);
+    return read_auto_events(s, 500);
+  }
+
+  bool local_store() const { return store_.find("://") == std::string::npos; }
+
+  nlohmann::json auto_status() {
+    auto r = with_store({"auto", "status", "--events", "500", "-o", "json"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    if (r.exit_code != 0) return nlohmann::json::object();
+    return nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  }
+
+  // Until `check` holds (polling every 250 ms), or fails the test with every host's log.
+  bool eventually(std::chrono::seconds timeout, const std::function<bool()>& check, const std::string& what) {
+    for (auto until = std::chrono::steady_clock::now() + timeout; std::chrono::steady_clock::now() < until;) {
+      if (check()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
+    ADD_FAILURE() << what << " did not happen within " << timeout.count() << " s\n" << logs();
+    return false;
+  }
+
+  // Every host's member started, answering, in one cluster of `count` started members.
+  bool one_healthy_cluster(size_t count) {
+    std::set<std::string> cluster_ids;
+    for (size_t i = 0; i < count; ++i) {
+      const Host& h = hosts_[i];
+      if (!path_exists(h.etcdctl_wrapper())) return false;
+      auto r = etcdctl(h, {"endpoint", "status", "-w", "json"});
+      if (r.exit_code != 0) return false;
+      auto j = etcdctl_answer(r.output);
+      if (j.value("Status", nlohmann::json::object()).value("leader", uint64_t{0}) == 0) return false;
+      cluster_ids.insert(std::to_string(j["Status"]["header"]["cluster_id"].get<uint64_t>()));
+      auto list = etcdctl(h, {"member", "list", "-w", "json"});
+      if (list.exit_code != 0) return false;
+      auto members = etcdctl_answer(list.output).value("members", nlohmann::json::array());
+      if (members.size() != count) return false;
+      for (const auto& m : members) {
+        if (!m.contains("name") || m["name"].get<std::string>().empty()) return false;  // one not started yet
+      }
+    }
+    return cluster_ids.size() == 1;
+  }
+
+  void add_host() {
+    Host h;
+    h.name = "m" + std::to_string(hosts_.size() + 1);
+    h.root = dir_ / h.name;
+    h.client_port = free_port();
+    h.peer_port = free_port();
+    hosts_.push_back(h);
+    copy_ca(hosts_[0], hosts_.back());
+  }
+
+  // The members' KV hashes at one revision, by host: equal when they hold the same data.
+  std::map<std::string, uint64_t> hash_kv(const std::vector<const Host*>& hosts) {
+    auto st = etcdctl(*hosts[0], {"endpoint", "status", "-w", "json"});
+    auto j = etcdctl_answer(st.output);
+    const int64_t rev = j["Status"]["header"]["revision"].get<int64_t>();
+    std::map<std::string, uint64_t> out;
+    for (const auto* h : hosts) {
+      auto r = etcdctl(*h, {"endpoint", "hashkv", "--rev", std::to_string(rev), "-w", "json"});
+      EXPECT_EQ(r.exit_code, 0) << r.output;
+      auto hj = etcdctl_answer(r.output);
+      out[h->name] = hj["HashKV"]["hash"].get<uint64_t>();
+    }
+    return out;
+  }
+
+  void bootstrap_three(std::vector<std::string> seed_flags = {}) {
+    ASSERT_NO_FATAL_FAILURE(make_ca());
+    ASSERT_NO_FATAL_FAILURE(seed(3, seed_flags));
+    std::random_device rd;
+    const unsigned seed = rd();
+    std::mt19937 rng(seed);
+    std::vector<size_t> order = {0, 1, 2};
+    std::shuffle(order.begin(), order.end(), rng);
+    std::string described;
+    for (size_t i : order) {
+      start_auto(hosts_[i]);
+      const auto delay = std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 1500)(rng));
+      described += hosts_[i].name + " then " + std::to_string(delay.count()) + " ms; ";
+      std::this_thread::sleep_for(delay);
+    }
+    SCOPED_TRACE("start order (seed " + std::to_string(seed) + "): " + described);
+    const auto last_registered = std::chrono::steady_clock::now();
+    ASSERT_TRUE(eventually(std::chrono::seconds(90), [&] { return one_healthy_cluster(3); }, "one healthy cluster of three"));
+    std::cout << "bootstrap: one cluster of three "
+              << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - last_registered).count()
+              << " ms after the last host started\n";
+  }
+
+  std::string store_;  // a local directory, or an object store's URL
+  std::vector<std::string> store_flags_;  // after --store: an object store's endpoint flags
+  std::map<std::string, std::string> store_env_;  // its credentials
+  std::map<std::string, ChildProcess> autos_;
+};
+
+}  // namespace etcdadm::test
