@@ -8,6 +8,15 @@
 
 namespace etcdadm {
 
+namespace {
+void reload_all(const std::vector<BlobStore*>& stores) {
+  spdlog::info("SIGHUP: store credentials will be read again from their source");
+  for (BlobStore* store : stores) {
+    if (store) reload_credentials(*store);
+  }
+}
+}  // namespace
+
 SidecarSignals::SidecarSignals() {
   sigemptyset(&signals_);
   for (int s : {SIGTERM, SIGINT, SIGUSR1, SIGHUP}) sigaddset(&signals_, s);
@@ -22,10 +31,7 @@ void SidecarSignals::run(Sidecar& sidecar, const std::vector<BlobStore*>& stores
       if (sig == SIGUSR1) {
         sidecar.trigger("SIGUSR1");
       } else if (sig == SIGHUP) {
-        spdlog::info("SIGHUP: store credentials will be read again from their source");
-        for (BlobStore* store : stores) {
-          if (store) reload_credentials(*store);
-        }
+        reload_all(stores);
       } else {
         spdlog::info("{}: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
         sidecar.stop();
@@ -49,10 +55,7 @@ void SidecarSignals::wait_for_stop(const std::function<void()>& stop, const std:
     int sig = 0;
     if (sigwait(&signals_, &sig) != 0) continue;
     if (sig == SIGHUP) {
-      spdlog::info("SIGHUP: store credentials will be read again from their source");
-      for (BlobStore* store : stores) {
-        if (store) reload_credentials(*store);
-      }
+      reload_all(stores);
     } else if (sig == SIGUSR1) {
       spdlog::info("SIGUSR1: no backups in this process (--no-backups): ignored");
     } else {
