@@ -342,17 +342,16 @@ TEST_F(Auto, ControllersKilledAtEachStepOfCreatingAndReplacingConverge) {
     restart_dead();
     return one_healthy_cluster(3);
   }, "one healthy cluster of three after the kills"));
+  // The members may all run while every controller is dead (each died right after starting its
+  // member): the marker and the host records come once they are started again. Every host then
+  // knows its data is a started member's: a disk lost from here on is lost data, not an empty host.
   LocalStore store(store_);
-  EXPECT_TRUE(eventually(30s, [&] { return read_etcd_manager_cluster_created(store).has_value(); }, "the created marker"));
-  // Every controller running again and reporting its member (so each host knows its data is a
-  // started member's: a disk lost from here on is lost data, not an empty host).
-  ASSERT_TRUE(eventually(30s, [&] {
+  ASSERT_TRUE(eventually(60s, [&] {
     restart_dead();
     const auto records = host_records();
-    return records.size() == 3 && std::all_of(records.begin(), records.end(), [](const HostRecord& r) {
-             return r.data == "member" && r.etcd_running;
-           });
-  }, "every host reporting its member"));
+    return read_etcd_manager_cluster_created(store).has_value() && records.size() == 3 &&
+           std::all_of(records.begin(), records.end(), [](const HostRecord& r) { return r.data == "member" && r.etcd_running; });
+  }, "the created marker, and every host reporting its member"));
   for (int i = 0; i < 20; ++i) ASSERT_EQ(etcdctl(hosts_[0], {"put", "/registry/k" + std::to_string(i), "v"}).exit_code, 0);
 
   // A follower's host loses its disk.
@@ -362,6 +361,13 @@ TEST_F(Auto, ControllersKilledAtEachStepOfCreatingAndReplacingConverge) {
     if (r.member_id != leader && victim == nullptr) victim = &*std::find_if(hosts_.begin(), hosts_.end(), [&](const Host& h) { return h.name == r.name; });
   }
   ASSERT_NE(victim, nullptr);
+  // Through the two members that stay: every write acknowledged throughout (the cluster never fell
+  // below quorum, whatever controller died where).
+  std::vector<const Host*> staying;
+  for (const auto& h : hosts_) {
+    if (&h != victim) staying.push_back(&h);
+  }
+  Writer writer(connection(staying));
   autos_[victim->name].stop(5000ms);
   stop_pid_file(victim->conf() + "/etcd.pid", bin() + "/etcd", 0ms);
   remove_all(victim->data());
@@ -372,7 +378,10 @@ TEST_F(Auto, ControllersKilledAtEachStepOfCreatingAndReplacingConverge) {
     restart_dead();
     return fired.size() == expected.size() && one_healthy_cluster(3);
   }, "three healthy voters after the replacement's kills"));
+  writer.stop();
   EXPECT_EQ(fired, expected) << logs();
+  EXPECT_GT(writer.writes(), 100);
+  EXPECT_LT(writer.longest_outage(), 5000ms) << writer.last_error() << "\n" << logs();
   auto hashes = hash_kv({&hosts_[0], &hosts_[1], &hosts_[2]});
   EXPECT_EQ(std::set<uint64_t>({hashes["m1"], hashes["m2"], hashes["m3"]}).size(), 1u);
   EXPECT_EQ(parse_cluster_plan(store.read_small(kAutoPlanKey), "plan").sequence, 1u) << "one plan";
@@ -601,7 +610,8 @@ class AutoVersion : public Auto {
 // one after): refused first for a step etcd does not allow (two minors), nothing stopped; then
 // one member at a time while a client writes, followers first and the leader's host last, each
 // after the backup taken before the first, which restores with the old version's own tools; every
-// controller killed -9 at its steps of the change and restarted, finishing it.
+// controller killed -9 at its steps of the change and restarted, finishing it. Then back down: on
+// 3.6+ through etcd's downgrade API, member by member; from 3.5, refused, nothing stopped.
 TEST_F(AutoVersion, SeedOneMinorUpChangesEveryMemberInTurnLeaderLastUnderWritesAndKills) {
   const std::string minor = etcd_under_test().minor;
   std::string from_minor = pinned_minor_beside(minor, -1), to_minor = minor;
@@ -718,6 +728,35 @@ TEST_F(AutoVersion, SeedOneMinorUpChangesEveryMemberInTurnLeaderLastUnderWritesA
   EXPECT_EQ(sj["versionTurn"]["sequence"], 3) << sj.dump(2);
   EXPECT_EQ(sj["versionTurn"]["to"], target) << sj.dump(2);
   expect_backup_restores_with(etcd_release(from_minor), store_, backup, all);
+
+  // Back down to where it came from: through etcd's downgrade API where etcd has one (3.6 on),
+  // every member in turn; else refused with what etcd supports, nothing stopped.
+  const size_t turns_before = done("version-turn").size();
+  auto back = etcdadm({"seed", "--store", store_, "--version", release_.version});
+  ASSERT_EQ(back.exit_code, 0) << back.output;
+  if (EtcdVersion::parse(release_.version)->minor >= 6) {
+    EXPECT_TRUE(eventually(240s, [&] { return versions_running() == std::set<std::string>{release_.version}; },
+                           "every member back on " + release_.version));
+    EXPECT_EQ(done("version-turn").size(), turns_before + 3) << logs();
+    bool downgraded = false;
+    for (const auto& e : done("change-version")) downgraded = downgraded || e.outcome.find("(downgrade)") != std::string::npos;
+    EXPECT_TRUE(downgraded) << logs();
+    auto again = hash_kv(all);
+    EXPECT_EQ(std::set<uint64_t>({again["m1"], again["m2"], again["m3"]}).size(), 1u);
+  } else {
+    const auto before_down = etcd_pids();
+    EXPECT_TRUE(eventually(30s, [&] {
+      for (const auto& e : events()) {
+        if (e.action == "wait" && e.reason.find("etcd " + release_.version) != std::string::npos &&
+            e.reason.find("does not allow") != std::string::npos) {
+          return true;
+        }
+      }
+      return false;
+    }, "the acting controller refusing to go back to " + release_.version));
+    EXPECT_EQ(etcd_pids(), before_down) << "nothing was stopped";
+    EXPECT_EQ(versions_running(), std::set<std::string>{target});
+  }
 }
 
 }  // namespace
