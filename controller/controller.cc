@@ -3,6 +3,7 @@
 #include <openssl/rand.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -289,17 +290,12 @@ Observation Controller::observe() {
 void Controller::observe_version_change(Observation& o) {
   turn_version_.clear();
   if (!o.spec || !o.cluster.answered) return;
-  const auto target = EtcdVersion::parse(o.spec->etcd_version);
-  bool behind = false, whole = o.cluster.info.leader_id != 0;
-  for (const auto& m : o.cluster.info.members) {
-    if (m.learner) {
-      whole = false;
-      continue;
-    }
-    behind = behind || !target || EtcdVersion::parse(m.version) != target;
-    whole = whole && member_healthy(m);
-  }
+  const bool behind = voters_behind(o.cluster.info, o.spec->etcd_version);
   if (!behind && !o.local.version_change) return;
+  // Surveyed only when no change is under way: every member a healthy voter, a leader.
+  const bool whole = o.cluster.info.leader_id != 0 &&
+                     std::all_of(o.cluster.info.members.begin(), o.cluster.info.members.end(),
+                                 [](const MemberInfo& m) { return !m.learner && member_healthy(m); });
   if (auto turn = capability<ConditionalWrites>(*store_)->read_versioned(kAutoVersionTurnKey, 1 << 16)) {
     o.version_turn = parse_version_turn(turn->contents, o.store_url + "/" + kAutoVersionTurnKey);
     turn_version_ = turn->version;
@@ -541,14 +537,7 @@ void Controller::change_version(const Decision& d, const Observation& o) {
     u.release = options_.lifecycle.release;
     u.release.version = d.turn.to;
     u.endpoints = other_members(o.hosts);
-    u.backup = [&](EtcdClient& cluster) {
-      PreChangeBackupOptions b;
-      b.max_age = options_.pre_change_backup_age;
-      b.save = options_.save;
-      auto r = backup_before_change(cluster, *store_, &catalog_, b);
-      if (r.taken) record("backup", "before change-version: " + d.reason, "etcdadm backup save --store " + store_->url(), "done: " + r.name);
-      return r.name;
-    };
+    u.backup = [&](EtcdClient& cluster) { return backup_through(d, options_.pre_change_backup_age, cluster); };
     const UpgradeResult r = run_upgrade(u);
     return r.from + " -> " + r.to + " (" + version_step_name(r.kind) + ")" + (r.backup.empty() ? "" : ", backup " + r.backup);
   });
@@ -558,8 +547,11 @@ void Controller::change_version(const Decision& d, const Observation& o) {
 // A backup of the cluster precedes every membership change: a recent one when the store has it,
 // else a new one from this host's member. No backup, no change.
 void Controller::backup_before(const Decision& d, std::chrono::seconds max_age) {
-  std::vector<std::string> endpoints = {member_.loopback_client_url()};
-  EtcdClient cluster(connection_to(member_, endpoints));
+  EtcdClient cluster(connection_to(member_, {member_.loopback_client_url()}));
+  backup_through(d, max_age, cluster);
+}
+
+std::string Controller::backup_through(const Decision& d, std::chrono::seconds max_age, EtcdClient& cluster) {
   PreChangeBackupOptions b;
   b.max_age = max_age;
   b.save = options_.save;
@@ -568,6 +560,7 @@ void Controller::backup_before(const Decision& d, std::chrono::seconds max_age) 
   try {
     auto r = backup_before_change(cluster, *store_, &catalog_, b);
     if (r.taken) record("backup", std::string("before ") + step_name(d.step) + ": " + d.reason, command, "done: " + r.name);
+    return r.name;
   } catch (const Error& e) {
     record("backup", std::string("before ") + step_name(d.step) + ": no change without a backup", command,
            std::string("failed: ") + e.what());

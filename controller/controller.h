@@ -106,6 +106,8 @@ class Controller {
 
   // A backup of the cluster no older than `max_age` in the store, taken now when there is none.
   void backup_before(const Decision& d, std::chrono::seconds max_age);
+  // The same through `cluster` (a version change's own client); returns the backup's name.
+  std::string backup_through(const Decision& d, std::chrono::seconds max_age, EtcdClient& cluster);
 
   BackupStore store_;
   ControllerOptions options_;

@@ -33,6 +33,20 @@ const char* step_name(Step step) {
 
 int quorum_of(int members) { return members / 2 + 1; }
 
+namespace {
+// "3.6.11" for "v3.6.11" and "3.6.11"; the text itself when it is no version (compared as is).
+std::string version_text(const std::string& v) {
+  auto parsed = EtcdVersion::parse(v);
+  return parsed ? parsed->str() : v;
+}
+}  // namespace
+
+bool voters_behind(const ClusterInfo& info, const std::string& version) {
+  const std::string target = version_text(version);
+  return std::any_of(info.members.begin(), info.members.end(),
+                     [&](const MemberInfo& m) { return !m.learner && version_text(m.version) != target; });
+}
+
 bool is_acting(const Observation& o) {
   return o.cluster.answered && o.local.data == "member" && o.local.member_id != 0 &&
          o.cluster.info.leader_id == o.local.member_id;
@@ -234,11 +248,6 @@ const MemberInfo* healthy_member_with_client_url(const ClusterInfo& info) {
   return nullptr;
 }
 
-// "3.6.11" for "v3.6.11" and "3.6.11"; the text itself when it is no version (compared as is).
-std::string version_text(const std::string& v) {
-  auto parsed = EtcdVersion::parse(v);
-  return parsed ? parsed->str() : v;
-}
 
 // The rolling version change, once every voter is healthy and the count is the spec's: one turn
 // at a time (VersionTurn), the next only when the last turn's member runs its version and is
@@ -246,9 +255,7 @@ std::string version_text(const std::string& v) {
 std::optional<Decision> change_versions(const Observation& o) {
   const ClusterInfo& info = o.cluster.info;
   const std::string target = version_text(o.spec->etcd_version);
-  bool behind = false;
-  for (const auto& m : info.members) behind = behind || (!m.learner && version_text(m.version) != target);
-  if (!behind) return std::nullopt;
+  if (!voters_behind(info, target)) return std::nullopt;
   if (o.version_turn) {
     const VersionTurn& t = *o.version_turn;
     const MemberInfo* holder = nullptr;

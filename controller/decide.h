@@ -152,6 +152,9 @@ int quorum_of(int members);
 // member, which runs on this host's data, its leader (etcd chose it; a minority has no leader).
 bool is_acting(const Observation& o);
 
+// Whether a voter runs another etcd version than `version` (or does not say which it runs).
+bool voters_behind(const ClusterInfo& info, const std::string& version);
+
 // The next step for this host. `new_token` is used as a new plan's cluster token.
 Decision decide(const Observation& o, const std::string& new_token);
 
