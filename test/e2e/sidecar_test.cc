@@ -832,7 +832,7 @@ TEST_F(Sidecar, DrillsOnScheduleAndAFailingDrillShowsInMetricsAndList) {
   std::string scratch = dir_ / "drill-scratch";
   make_dirs(scratch, 0700);
   std::string catalog = dir_ / "drill-catalog.db";
-  auto s = start_sidecar(m, "@hourly", {"--drill-schedule", "@every 2s", "--drill-scratch-dir", scratch}, catalog);
+  auto s = start_sidecar(m, "@every 720h", {"--drill-schedule", "@every 2s", "--drill-scratch-dir", scratch}, catalog);
   auto metric = [&](const std::string& name) -> double {
     std::string metrics = http("GET", s.url("/metrics")).body;
     std::smatch match;
