@@ -386,9 +386,7 @@ void print_upgrade_result(const char* verb, const MemberConfig& m, const Upgrade
 struct UpgradeFlags {
   LocationFlags location;
   ReleaseFlags release;
-  StoreFlags store;
-  std::string max_backup_age = "0s";
-  bool skip_backup = false;
+  PreChangeBackupFlags backup;
   std::string endpoints;
   bool allow_downtime = false;
   std::string health_timeout = "5m";
@@ -402,7 +400,7 @@ struct UpgradeFlags {
     c->add_option("--health-timeout", health_timeout,
                   "how long the restarted member may take to be healthy and caught up")
         ->capture_default_str();
-    add_output_format_option(c, store.output);
+    add_output_format_option(c, backup.store.output);
   }
 
   UpgradeOptions options(bool with_backup) const {
@@ -412,42 +410,18 @@ struct UpgradeFlags {
     o.endpoints = split_endpoints(endpoints);
     o.allow_downtime = allow_downtime;
     o.health_timeout = duration_flag("--health-timeout", health_timeout, false);
-    if (!with_backup) return o;
-    if (skip_backup) {
-      if (!store.store.empty()) throw Error(ErrorKind::kInvalidArgument, "give --store or --skip-backup, not both");
-      return o;
-    }
-    if (store.store.empty()) {
-      throw Error(ErrorKind::kInvalidArgument, "no --store for the backup taken before the change",
-                  "give --store (with --max-backup-age to reuse a recent backup), or --skip-backup to go without one");
-    }
-    PreChangeBackupOptions b;
-    b.max_age = duration_flag("--max-backup-age", max_backup_age, true);
-    b.save.store.encryption.passphrase = store.passphrase();
-    auto flags = std::make_shared<StoreFlags>(store);
-    o.backup = [flags, b](EtcdClient& cluster) {
-      auto s = flags->open();
-      Catalog catalog = flags->open_catalog();
-      auto r = backup_before_change(cluster, *s, &catalog, b);
-      return r.name;
-    };
+    if (with_backup) o.backup = backup.resolve("the change");
     return o;
   }
 };
 
 void add_upgrade_apply_flags(CLI::App* c, UpgradeFlags& f) {
   f.add_common(c);
-  auto* g = c->add_option_group("Backup before the change");
-  f.store.add_to(g, /*with_output=*/false);
-  f.store.add_key_flags(c, /*identities=*/false);
-  g->add_option("--max-backup-age", f.max_backup_age,
-                "use the newest backup of this cluster in --store when it is younger than this (0: always take one)")
-      ->capture_default_str();
-  g->add_flag("--skip-backup", f.skip_backup, "change the member without a backup first");
+  f.backup.add_to(c, "Backup before the change");
 }
 
 void run_upgrade_apply(const UpgradeFlags& f, const std::string& phase) {
-  auto fmt = parse_output_format(f.store.output);
+  auto fmt = parse_output_format(f.backup.store.output);
   if (f.release.version.empty()) {
     throw Error(ErrorKind::kInvalidArgument, "no --version given", "etcdadm upgrade plan --version V shows the steps");
   }
@@ -540,22 +514,22 @@ void add_upgrade(CLI::App& app) {
   auto* plan = upgrade->add_subcommand("plan", "the members, their versions, whether the step to --version is allowed, and the order");
   pf->add_common(plan);
   auto* pg = plan->add_option_group("The backup each apply takes");
-  pf->store.add_to(pg, /*with_output=*/false);
-  pg->add_option("--max-backup-age", pf->max_backup_age, "as for apply: a backup this recent is reused")
+  pf->backup.store.add_to(pg, /*with_output=*/false);
+  pg->add_option("--max-backup-age", pf->backup.max_backup_age, "as for apply: a backup this recent is reused")
       ->capture_default_str();
   plan->callback([pf] {
-    auto fmt = parse_output_format(pf->store.output);
+    auto fmt = parse_output_format(pf->backup.store.output);
     if (pf->release.version.empty()) throw Error(ErrorKind::kInvalidArgument, "no --version given");
     MemberConfig m = pf->location.recorded("upgrade plan");
     auto p = plan_upgrade(m, pf->release.version, split_endpoints(pf->endpoints));
     std::string backup_note = "each apply takes a backup of the cluster into --store first (give --store to see it)";
-    if (!pf->store.store.empty()) {
-      auto store = pf->store.open();
-      Catalog catalog = pf->store.open_catalog();
-      auto max_age = duration_flag("--max-backup-age", pf->max_backup_age, true);
+    if (!pf->backup.store.store.empty()) {
+      auto store = pf->backup.store.open();
+      Catalog catalog = pf->backup.store.open_catalog();
+      auto max_age = duration_flag("--max-backup-age", pf->backup.max_backup_age, true);
       auto recent = recent_backup_of(*store, catalog, id_hex(p.survey.info.cluster_id), max_age);
       backup_note = recent ? "each apply reuses backup " + recent->name + " of this cluster in " + store->url() +
-                                 " while it is younger than " + pf->max_backup_age
+                                 " while it is younger than " + pf->backup.max_backup_age
                            : "each apply takes a new backup of the cluster into " + store->url() + " first";
     }
     print_upgrade_plan(p, backup_note, fmt);
@@ -574,7 +548,7 @@ void add_upgrade(CLI::App& app) {
       "rollback", "put this host's member back on the version it ran before its last upgrade (while etcd allows it)");
   rf->add_common(rollback);
   rollback->callback([rf] {
-    auto fmt = parse_output_format(rf->store.output);
+    auto fmt = parse_output_format(rf->backup.store.output);
     UpgradeOptions o = rf->options(/*with_backup=*/false);
     auto r = run_upgrade_rollback(o);
     print_upgrade_result("Rolled back", o.member, r, fmt);

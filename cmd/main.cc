@@ -12,6 +12,7 @@
 #include "cmd/etcd_manager_commands.h"
 #include "cmd/invocation.h"
 #include "cmd/lifecycle_commands.h"
+#include "cmd/maintenance_commands.h"
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "common/log.h"
@@ -110,6 +111,7 @@ int main(int argc, char** argv) {
   etcdadm::cli::add_certs_commands(app);
   etcdadm::cli::add_etcd_manager_commands(app);
   etcdadm::cli::add_lifecycle_commands(app);
+  etcdadm::cli::add_maintenance_commands(app);
   etcdadm::cli::add_auto_commands(app);
   etcdadm::cli::add_docs_commands(app, kEnvironmentHelp);
   add_environment_footer(&app);

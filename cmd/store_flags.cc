@@ -59,3 +59,37 @@ std::chrono::seconds duration_flag(const std::string& flag, const std::string& v
 }
 
 }  // namespace etcdadm::cli
+
+namespace etcdadm::cli {
+
+void PreChangeBackupFlags::add_to(CLI::App* c, const std::string& title) {
+  auto* g = c->add_option_group(title);
+  store.add_to(g, /*with_output=*/false);
+  store.add_key_flags(c, /*identities=*/false);
+  g->add_option("--max-backup-age", max_backup_age,
+                "use the newest backup of this cluster in --store when it is younger than this (0: always take one)")
+      ->capture_default_str();
+  g->add_flag("--skip-backup", skip_backup, "go without a backup first");
+}
+
+PreChangeBackup PreChangeBackupFlags::resolve(const std::string& what) const {
+  if (skip_backup) {
+    if (!store.store.empty()) throw Error(ErrorKind::kInvalidArgument, "give --store or --skip-backup, not both");
+    return {};
+  }
+  if (store.store.empty()) {
+    throw Error(ErrorKind::kInvalidArgument, "no --store for the backup taken before " + what,
+                "give --store (with --max-backup-age to reuse a recent backup), or --skip-backup to go without one");
+  }
+  PreChangeBackupOptions b;
+  b.max_age = duration_flag("--max-backup-age", max_backup_age, true);
+  b.save.store.encryption.passphrase = store.passphrase();
+  auto flags = std::make_shared<StoreFlags>(store);
+  return [flags, b](EtcdClient& cluster) {
+    auto s = flags->open();
+    Catalog catalog = flags->open_catalog();
+    return backup_before_change(cluster, *s, &catalog, b).name;
+  };
+}
+
+}  // namespace etcdadm::cli

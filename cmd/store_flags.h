@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "backup/pre_change.h"
 #include "common/error.h"
+#include "etcdadm/upgrade/upgrade.h"
 #include "store/age.h"
 #include "store/backup_store.h"
 #include "store/blob_store.h"
@@ -113,6 +115,20 @@ struct StoreFlags {
 
 // Parses a duration flag ("30s", "15m", "2h", "7d"); throws kInvalidArgument naming the flag.
 std::chrono::seconds duration_flag(const std::string& flag, const std::string& value, bool allow_zero);
+
+// ---- the backup before a change (upgrade apply, defrag) ----
+
+// --store (with its keys), --max-backup-age, --skip-backup: the backup a change of a running
+// cluster starts from; one of --store and --skip-backup is required.
+struct PreChangeBackupFlags {
+  StoreFlags store;
+  std::string max_backup_age = "0s";
+  bool skip_backup = false;
+  // The flags, in a group named `title`; --output stays with the command.
+  void add_to(CLI::App* c, const std::string& title);
+  // The backup to take (empty with --skip-backup). `what` names the change in messages.
+  PreChangeBackup resolve(const std::string& what) const;
+};
 
 // ---- the flags of commands that write backups ----
 

@@ -237,10 +237,6 @@ std::optional<Decision> run_queue(const Observation& o, const std::string& token
 
 namespace {
 
-std::string member_label(const MemberInfo& m) {
-  return (m.name.empty() ? std::string("(not started)") : m.name) + " (" + id_hex(m.id) + ")";
-}
-
 const MemberInfo* healthy_member_with_client_url(const ClusterInfo& info) {
   for (const auto& m : info.members) {
     if (member_healthy(m) && !m.client_urls.empty() && !m.learner) return &m;

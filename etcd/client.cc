@@ -166,11 +166,12 @@ static bool is_invalid_token(const grpc::Status& st) {
 }
 
 template <typename Fn>
-void EtcdClient::call_member(const std::string& endpoint, const char* operation, Fn&& call) {
+void EtcdClient::call_member(const std::string& endpoint, const char* operation, Fn&& call,
+                             std::optional<std::chrono::milliseconds> timeout) {
   Conn& c = conn(endpoint);
   for (int attempt = 0;; ++attempt) {
     grpc::ClientContext ctx;
-    prepare(c, ctx, config_.command_timeout);
+    prepare(c, ctx, timeout.value_or(config_.command_timeout));
     grpc::Status st = call(c, ctx);
     if (st.ok()) {
       c.connected_once = true;
@@ -229,6 +230,24 @@ void EtcdClient::move_leader(const std::string& endpoint, uint64_t target_id) {
   etcdserverpb::MoveLeaderResponse resp;
   call_member(endpoint, "MoveLeader",
               [&](Conn& c, grpc::ClientContext& ctx) { return c.maintenance->MoveLeader(&ctx, req, &resp); });
+}
+
+void EtcdClient::defragment(const std::string& endpoint, std::chrono::milliseconds timeout) {
+  etcdserverpb::DefragmentResponse resp;
+  call_member(
+      endpoint, "Defragment",
+      [&](Conn& c, grpc::ClientContext& ctx) { return c.maintenance->Defragment(&ctx, etcdserverpb::DefragmentRequest{}, &resp); },
+      timeout);
+}
+
+etcdserverpb::AlarmResponse EtcdClient::alarm_disarm(uint64_t member_id, etcdserverpb::AlarmMember::AlarmType alarm) {
+  etcdserverpb::AlarmRequest req;
+  req.set_action(etcdserverpb::AlarmRequest::DEACTIVATE);
+  req.set_memberid(member_id);
+  req.set_alarm(alarm);
+  etcdserverpb::AlarmResponse resp;
+  call_cluster("Alarm", [&](Conn& c, grpc::ClientContext& ctx) { return c.maintenance->Alarm(&ctx, req, &resp); });
+  return resp;
 }
 
 etcdserverpb::AlarmResponse EtcdClient::alarm_list() {

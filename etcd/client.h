@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,6 +54,10 @@ class EtcdClient {
                                 std::chrono::milliseconds stall_timeout,
                                 const std::function<void()>& on_first_chunk = {});
 
+  // Defragments `endpoint`'s backend: the member serves nothing until it is done (its whole db is
+  // copied), so the call has its own `timeout` rather than the command timeout.
+  void defragment(const std::string& endpoint, std::chrono::milliseconds timeout);
+
   // ---- the cluster (first endpoint that answers) ----
   etcdserverpb::MemberListResponse member_list();
   // Membership changes. Not retried here: the caller decides (a MemberAdd whose answer was lost
@@ -62,6 +67,8 @@ class EtcdClient {
   etcdserverpb::MemberPromoteResponse member_promote(uint64_t id);
   // The cluster's active alarms (NOSPACE, CORRUPT).
   etcdserverpb::AlarmResponse alarm_list();
+  // Disarms `alarm` of `member_id` (etcd answers with the alarms it disarmed).
+  etcdserverpb::AlarmResponse alarm_disarm(uint64_t member_id, etcdserverpb::AlarmMember::AlarmType alarm);
   // etcd's downgrade API (3.6+): validate, enable or cancel a downgrade of the cluster version to
   // `version` ("3.5").
   etcdserverpb::DowngradeResponse downgrade(etcdserverpb::DowngradeRequest::DowngradeAction action,
@@ -96,8 +103,10 @@ class EtcdClient {
   void prepare(Conn& c, grpc::ClientContext& ctx, std::chrono::milliseconds timeout);
   void authenticate(Conn& c);
   // Runs `call` against one endpoint, re-authenticating once on an expired token.
+  // `timeout`: the call's own deadline instead of the command timeout.
   template <typename Fn>
-  void call_member(const std::string& endpoint, const char* operation, Fn&& call);
+  void call_member(const std::string& endpoint, const char* operation, Fn&& call,
+                   std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   // Runs `call` on each endpoint in turn until one is reachable.
   template <typename Fn>
   void call_cluster(const char* operation, Fn&& call);

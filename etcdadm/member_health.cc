@@ -1,5 +1,6 @@
 #include "etcdadm/member_health.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <thread>
@@ -84,6 +85,46 @@ void wait_member_healthy(const MemberConfig& m, EtcdClient& local, InitSystem& i
       },
       [&] { return member_alive(m, init_system); }, member_log_hint(m));
   spdlog::info("member {} is healthy at {}", m.name, m.loopback_client_url());
+}
+
+uint64_t wait_caught_up(EtcdClient& client, const std::string& endpoint, const std::string& what,
+                        const std::function<std::string(uint64_t)>& client_url_of, std::chrono::seconds timeout,
+                        const std::function<bool()>& alive, const std::string& hint) {
+  uint64_t leader_index = 0;
+  wait_until(
+      what, timeout,
+      [&] {
+        auto st = client.status(endpoint);
+        if (st.leader() == 0) throw Error(ErrorKind::kUnavailable, "no leader");
+        if (leader_index == 0) {
+          if (st.leader() == st.header().member_id()) {
+            leader_index = st.raftindex();
+          } else if (std::string url = client_url_of(st.leader()); !url.empty()) {
+            leader_index = client.status(url).raftindex();
+          }
+          if (leader_index == 0) throw Error(ErrorKind::kUnavailable, "the leader did not answer");
+        }
+        uint64_t applied = st.raftappliedindex() != 0 ? st.raftappliedindex() : st.raftindex();
+        if (applied < leader_index) throw Error(ErrorKind::kUnavailable, fmt::format("applied {} of {}", applied, leader_index));
+      },
+      alive, hint);
+  return leader_index;
+}
+
+void hand_leadership(EtcdClient& client, const std::string& leader_endpoint, const std::string& leader_label,
+                     uint64_t target_id, const std::string& target_label, const std::string& hint) {
+  wait_until(
+      "moving leadership from " + leader_label + " to " + target_label, std::chrono::seconds(60),
+      [&] {
+        auto now = client.status(leader_endpoint);
+        if (now.leader() != now.header().member_id()) return;  // moved (an earlier attempt, or an election)
+        client.move_leader(leader_endpoint, target_id);
+        now = client.status(leader_endpoint);
+        if (now.leader() == now.header().member_id()) {
+          throw Error(ErrorKind::kUnavailable, "member " + leader_label + " still leads");
+        }
+      },
+      [] { return true; }, hint);
 }
 
 }  // namespace etcdadm

@@ -42,4 +42,18 @@ bool member_alive(const MemberConfig& m, InitSystem& init_system);
 void wait_member_healthy(const MemberConfig& m, EtcdClient& local, InitSystem& init_system,
                          std::chrono::seconds timeout);
 
+// Until the member at `endpoint` sees a leader and has applied everything the leader had committed
+// when the wait began (a member back from a restart or a defrag serves what is current, not what
+// it had). `client_url_of(id)` names a member's client URL ("" when unknown), to ask the leader.
+// Returns the leader's raft index it caught up with.
+uint64_t wait_caught_up(EtcdClient& client, const std::string& endpoint, const std::string& what,
+                        const std::function<std::string(uint64_t)>& client_url_of, std::chrono::seconds timeout,
+                        const std::function<bool()>& alive, const std::string& hint);
+
+// Hands the leadership of the member at `leader_endpoint` (`leader_label` in messages) to voter
+// `target_id` and waits until it has moved (or moved elsewhere through an election): a member about
+// to stop serving for a while (a restart, a defrag) should not lead.
+void hand_leadership(EtcdClient& client, const std::string& leader_endpoint, const std::string& leader_label,
+                     uint64_t target_id, const std::string& target_label, const std::string& hint);
+
 }  // namespace etcdadm

@@ -3,11 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdlib>
 #include <optional>
 
 #include "common/error.h"
+#include "common/text.h"
 #include "etcd/grpc_errors.h"
 
 namespace etcdadm {
@@ -33,9 +32,11 @@ Counts count(const ClusterInfo& info, uint64_t member_id) {
   return c;
 }
 
-std::string label(const MemberInfo& m) { return (m.name.empty() ? "(unstarted)" : m.name) + fmt::format(" ({:x})", m.id); }
-
 }  // namespace
+
+std::string member_label(const MemberInfo& m) {
+  return (m.name.empty() ? std::string("(not started)") : m.name) + fmt::format(" ({:x})", m.id);
+}
 
 // Status lists the cluster's alarms on every member, so an alarm says nothing about which member
 // can vote; a member that sees no leader cannot take part in a quorum.
@@ -58,7 +59,7 @@ static std::optional<QuorumCheck> counted(const Counts& c, uint64_t member_id, c
   }
   if (c.member->learner) {
     q.safe = true;
-    q.explanation = label(*c.member) + learner_note;
+    q.explanation = member_label(*c.member) + learner_note;
     return q;
   }
   return std::nullopt;
@@ -72,7 +73,7 @@ QuorumCheck check_stop(const ClusterInfo& info, uint64_t member_id) {
   q.healthy_after = c.healthy - (member_healthy(*c.member) ? 1 : 0);
   q.safe = q.healthy_after >= q.quorum_after;
   q.explanation = fmt::format("{} voting members, {} healthy; with {} down, {} healthy voters remain and quorum is {}",
-                              c.voters, c.healthy, label(*c.member), q.healthy_after, q.quorum_after);
+                              c.voters, c.healthy, member_label(*c.member), q.healthy_after, q.quorum_after);
   if (!q.safe && c.voters == 1) q.explanation += " (a one-member cluster is down while its member restarts)";
   return q;
 }
@@ -89,7 +90,7 @@ QuorumCheck check_remove(const ClusterInfo& info, uint64_t member_id) {
   q.safe = voters_after >= 1 && quorum_now && q.healthy_after >= q.quorum_after;
   q.explanation = fmt::format(
       "{} voting members, {} healthy (quorum {}); without {}, {} voters remain, {} of them healthy, quorum {}",
-      c.voters, c.healthy, quorum_of(c.voters), label(*c.member), voters_after, q.healthy_after, q.quorum_after);
+      c.voters, c.healthy, quorum_of(c.voters), member_label(*c.member), voters_after, q.healthy_after, q.quorum_after);
   if (voters_after == 0) q.explanation += " (it is the last voting member)";
   if (!quorum_now) q.explanation += " (the cluster has no quorum now, so no membership change can commit)";
   return q;
@@ -112,12 +113,10 @@ const MemberInfo* find_member(const ClusterInfo& info, const std::string& name_o
     by_name = &m;
   }
   if (by_name != nullptr) return by_name;
-  char* end = nullptr;
-  errno = 0;
-  unsigned long long id = std::strtoull(name_or_id.c_str(), &end, 16);
-  if (name_or_id.empty() || errno != 0 || *end != '\0') return nullptr;
+  auto id = parse_id_hex(name_or_id);
+  if (!id) return nullptr;
   for (const auto& m : info.members) {
-    if (m.id == id) return &m;
+    if (m.id == *id) return &m;
   }
   return nullptr;
 }

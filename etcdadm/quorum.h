@@ -41,6 +41,10 @@ const MemberInfo* find_member(const ClusterInfo& info, const std::string& name_o
 // nullptr when none has it.
 const MemberInfo* find_member_by_peer_url(const ClusterInfo& info, const std::string& peer_url);
 
+// "name (id in hex)", or "(not started) (id)" for a member added but not started yet: how every
+// message names a member.
+std::string member_label(const MemberInfo& m);
+
 // A member is healthy when it answered Status without "no leader" among its errors.
 bool member_healthy(const MemberInfo& m);
 

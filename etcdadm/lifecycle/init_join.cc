@@ -13,6 +13,7 @@
 #include "common/file_users.h"
 #include "common/fs.h"
 #include "common/retry.h"
+#include "common/text.h"
 #include "etcd/client.h"
 #include "etcdadm/init_system.h"
 #include "etcdadm/lifecycle/local_member.h"
@@ -323,10 +324,13 @@ class Runner {
       text.erase(text.find_last_not_of("\n") + 1);
       const std::string id_hex = text.substr(0, text.find(' '));
       const std::string name = text.find(' ') == std::string::npos ? "" : text.substr(text.find(' ') + 1);
-      uint64_t id = std::strtoull(id_hex.c_str(), nullptr, 16);
+      const std::optional<uint64_t> id = parse_id_hex(id_hex);
       bool still_there = false;
-      for (const auto& x : info.members) still_there = still_there || x.id == id;
-      if (name != o_.replace && id_hex != o_.replace) {
+      for (const auto& x : info.members) still_there = still_there || (id && x.id == *id);
+      if (!id) {
+        // Damaged: it proves nothing was removed, so the member is looked for as on a first run.
+        spdlog::warn("ignoring {}: it names no member ID ({})", replacing_marker(), text);
+      } else if (name != o_.replace && id_hex != o_.replace) {
         spdlog::info("ignoring {}: it records the replacement of {}, not {}", replacing_marker(), text, o_.replace);
       } else if (!still_there) {
         spdlog::info("member {} was removed by an earlier run of this join --replace", text);

@@ -425,18 +425,7 @@ class VersionChange {
       spdlog::warn("member {} leads and no other voter can take over: the cluster waits for its restart", m_.name);
       return;
     }
-    wait_until(
-        "moving leadership from " + m_.name + " to " + label(*best), 60s,
-        [&] {
-          auto now = local.status(m_.loopback_client_url());
-          if (now.leader() != now.header().member_id()) return;  // moved (an earlier attempt, or an election)
-          local.move_leader(m_.loopback_client_url(), best->id);
-          now = local.status(m_.loopback_client_url());
-          if (now.leader() == now.header().member_id()) {
-            throw Error(ErrorKind::kUnavailable, "member " + m_.name + " still leads");
-          }
-        },
-        [] { return true; }, member_log_hint(m_));
+    hand_leadership(local, m_.loopback_client_url(), m_.name, best->id, label(*best), member_log_hint(m_));
     check("leadership moved from " + m_.name + " to " + label(*best));
   }
 
@@ -505,29 +494,15 @@ class VersionChange {
         },
         alive, member_log_hint(m_));
     // Caught up: applied everything the leader had when the member came back.
-    uint64_t leader_index = 0;
-    wait_until(
-        "catching up of member " + m_.name, o_.health_timeout,
-        [&] {
-          auto st = local.status(m_.loopback_client_url());
-          if (st.leader() == 0) throw Error(ErrorKind::kUnavailable, "no leader");
-          if (leader_index == 0) {
-            if (st.leader() == st.header().member_id()) {
-              leader_index = st.raftindex();
-            } else {
-              for (const auto& x : survey_.info.members) {
-                if (x.id != st.leader() || x.client_urls.empty()) continue;
-                leader_index = local.status(x.client_urls.front()).raftindex();
-              }
-            }
-            if (leader_index == 0) throw Error(ErrorKind::kUnavailable, "the leader did not answer");
+    const uint64_t leader_index = wait_caught_up(
+        local, m_.loopback_client_url(), "catching up of member " + m_.name,
+        [&](uint64_t id) {
+          for (const auto& x : survey_.info.members) {
+            if (x.id == id && !x.client_urls.empty()) return x.client_urls.front();
           }
-          uint64_t applied = st.raftappliedindex() != 0 ? st.raftappliedindex() : st.raftindex();
-          if (applied < leader_index) {
-            throw Error(ErrorKind::kUnavailable, fmt::format("applied {} of {}", applied, leader_index));
-          }
+          return std::string();
         },
-        alive, member_log_hint(m_));
+        o_.health_timeout, alive, member_log_hint(m_));
     check(fmt::format("member {} healthy on etcd {}, caught up with the leader (raft index {})", m_.name, target_,
                       leader_index));
     state_->status = "done";

@@ -56,26 +56,6 @@ class Upgrade : public LifecycleFixture {
     return etcdadm(args);
   }
 
-  // The JSON document in a command's output (its log lines, interleaved, start with "[<time>]").
-  nlohmann::json json_of(const ProcessResult& r) {
-    for (size_t at = 0; at < r.output.size(); at = r.output.find('\n', at) + 1) {
-      char c = r.output[at];
-      if (c == '{' || (c == '[' && at + 1 < r.output.size() && (r.output[at + 1] == '\n' || r.output[at + 1] == ']'))) {
-        // One value, whatever follows it (an error message after a refused plan's JSON).
-        std::istringstream in(r.output.substr(at));
-        nlohmann::json j;
-        try {
-          in >> j;
-          return j;
-        } catch (const nlohmann::json::exception&) {
-        }
-      }
-      if (r.output.find('\n', at) == std::string::npos) break;
-    }
-    ADD_FAILURE() << "no JSON in: " << r.output;
-    return nlohmann::json::object();
-  }
-
   // etcd's own answer on /version (curl with the etcdctl client certificate).
   nlohmann::json version_endpoint(const Host& h) {
     RunOptions o;

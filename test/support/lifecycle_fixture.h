@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -150,6 +151,26 @@ class LifecycleFixture : public ::testing::Test {
     auto r = etcdctl(h, args);
     EXPECT_EQ(r.exit_code, 0) << r.output;
     return nlohmann::json::parse(r.output.substr(r.output.find_first_of("[{")));
+  }
+
+  // The JSON document in a command's output (its log lines, interleaved, start with "[<time>]").
+  nlohmann::json json_of(const ProcessResult& r) {
+    for (size_t at = 0; at < r.output.size(); at = r.output.find('\n', at) + 1) {
+      char c = r.output[at];
+      if (c == '{' || (c == '[' && at + 1 < r.output.size() && (r.output[at + 1] == '\n' || r.output[at + 1] == ']'))) {
+        // One value, whatever follows it (an error message after a refused plan's JSON).
+        std::istringstream in(r.output.substr(at));
+        nlohmann::json j;
+        try {
+          in >> j;
+          return j;
+        } catch (const nlohmann::json::exception&) {
+        }
+      }
+      if (r.output.find('\n', at) == std::string::npos) break;
+    }
+    ADD_FAILURE() << "no JSON in: " << r.output;
+    return nlohmann::json::object();
   }
 
   nlohmann::json member_list(const Host& h) { return etcdctl_json(h, {"member", "list"})["members"]; }

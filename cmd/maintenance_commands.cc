@@ -1,0 +1,162 @@
+#include "cmd/maintenance_commands.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cmd/member_flags.h"
+#include "cmd/output.h"
+#include "cmd/store_flags.h"
+#include "common/error.h"
+#include "common/text.h"
+#include "etcdadm/maintenance/defrag.h"
+#include "etcdadm/member_health.h"
+
+namespace etcdadm::cli {
+
+namespace {
+
+struct DefragFlags {
+  LocationFlags location;
+  PreChangeBackupFlags backup;
+  bool cluster = false;
+  std::vector<std::string> members;
+  std::string endpoints;
+  int min_free_percent = 0;
+  int64_t min_free_mib = 0;
+  std::string timeout = "10m";
+  std::string health_timeout = "2m";
+  bool dry_run = false;
+};
+
+std::string role_of(const MemberInfo& m) { return m.learner ? "learner" : (m.leader ? "leader" : "follower"); }
+
+void print_plan(const DefragPlan& plan, OutputFormat fmt) {
+  if (fmt == OutputFormat::kJson) {
+    nlohmann::json members = nlohmann::json::array();
+    for (const auto& e : plan.members) {
+      members.push_back({{"memberId", id_hex(e.member.id)},
+                         {"name", e.member.name},
+                         {"role", role_of(e.member)},
+                         {"dbSize", e.member.db_size},
+                         {"dbSizeInUse", e.member.db_size_in_use},
+                         {"due", e.due},
+                         {"why", e.why}});
+    }
+    std::cout << nlohmann::json{{"clusterId", id_hex(plan.info.cluster_id)}, {"problems", plan.problems}, {"members", members}}
+                     .dump(2)
+              << "\n";
+    return;
+  }
+  std::printf("%-5s  %-12s  %-16s  %-8s  %s\n", "ORDER", "NAME", "ID", "ROLE", "DB");
+  int order = 0;
+  for (const auto& e : plan.members) {
+    std::printf("%-5s  %-12s  %-16s  %-8s  %s\n", e.due ? std::to_string(++order).c_str() : "-", e.member.name.c_str(),
+                id_hex(e.member.id).c_str(), role_of(e.member).c_str(), e.why.c_str());
+  }
+  for (const auto& p : plan.problems) std::cout << "Not now: " << p << "\n";
+  std::cout.flush();
+}
+
+void print_result(const DefragResult& r, OutputFormat fmt) {
+  if (fmt == OutputFormat::kJson) {
+    nlohmann::json members = nlohmann::json::array();
+    for (const auto& m : r.members) {
+      members.push_back({{"memberId", id_hex(m.id)},
+                         {"name", m.name},
+                         {"led", m.led},
+                         {"leadershipMovedTo", m.leadership_moved_to},
+                         {"dbSizeBefore", m.db_size_before},
+                         {"dbSizeInUseBefore", m.in_use_before},
+                         {"dbSizeAfter", m.db_size_after},
+                         {"dbSizeInUseAfter", m.in_use_after},
+                         {"stalledMs", m.stalled.count()},
+                         {"caughtUpMs", m.caught_up.count()}});
+    }
+    nlohmann::json skipped = nlohmann::json::array();
+    for (const auto& e : r.plan.members) {
+      if (!e.due) skipped.push_back({{"memberId", id_hex(e.member.id)}, {"name", e.member.name}, {"why", e.why}});
+    }
+    std::cout << nlohmann::json{{"clusterId", id_hex(r.plan.info.cluster_id)},
+                                {"backup", r.backup},
+                                {"members", members},
+                                {"skipped", skipped}}
+                     .dump(2)
+              << "\n";
+    return;
+  }
+  if (r.members.empty()) {
+    std::cout << "No member needed a defrag:\n";
+    for (const auto& e : r.plan.members) std::cout << "  " << e.member.name << ": " << e.why << "\n";
+    std::cout.flush();
+    return;
+  }
+  if (!r.backup.empty()) std::cout << "Backup before the defrag: " << r.backup << "\n";
+  std::printf("%-12s  %-16s  %-10s  %-10s  %-10s  %-9s  %s\n", "NAME", "ID", "DB BEFORE", "IN USE", "DB AFTER", "STALL",
+              "NOTE");
+  for (const auto& m : r.members) {
+    std::string note = m.led ? (m.leadership_moved_to.empty() ? "the only voter: writes waited"
+                                                              : "led: leadership moved to " + m.leadership_moved_to)
+                             : "";
+    std::printf("%-12s  %-16s  %-10s  %-10s  %-10s  %-9s  %s\n", m.name.c_str(), id_hex(m.id).c_str(),
+                human_bytes(m.db_size_before).c_str(), human_bytes(m.in_use_before).c_str(),
+                human_bytes(m.db_size_after).c_str(), fmt::format("{} ms", m.stalled.count()).c_str(), note.c_str());
+  }
+  for (const auto& e : r.plan.members) {
+    if (!e.due) std::cout << "Left as it was: " << e.member.name << ": " << e.why << "\n";
+  }
+  std::cout.flush();
+}
+
+void add_defrag(CLI::App& app) {
+  auto f = std::make_shared<DefragFlags>();
+  auto* c = app.add_subcommand(
+      "defrag",
+      "defragment this host's member (or --cluster: every member, followers first, the leader last after its "
+      "leadership moved), one at a time, with every member healthy and a backup first");
+  f->location.add_to(c);
+  c->add_flag("--cluster", f->cluster, "every member of the cluster, one at a time");
+  c->add_option("--member", f->members, "this member (name or hex ID; repeatable) instead of this host's");
+  c->add_option("--endpoints", f->endpoints, "more members' client URLs, to reach the cluster through");
+  c->add_option("--min-free-percent", f->min_free_percent,
+                "only members with at least this share of their db file free (size minus size in use)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100));
+  c->add_option("--min-free-mib", f->min_free_mib, "and at least this many MiB free")->capture_default_str()->check(
+      CLI::NonNegativeNumber);
+  c->add_option("--timeout", f->timeout, "how long one member's defrag may take")->capture_default_str();
+  c->add_option("--health-timeout", f->health_timeout, "how long a member may take to catch up after its defrag")
+      ->capture_default_str();
+  c->add_flag("--dry-run", f->dry_run, "show the order and what each member holds; change nothing");
+  add_output_format_option(c, f->backup.store.output);
+  f->backup.add_to(c, "Backup before the defrag");
+  c->callback([f] {
+    auto fmt = parse_output_format(f->backup.store.output);
+    if (f->cluster && !f->members.empty()) throw Error(ErrorKind::kInvalidArgument, "give --cluster or --member, not both");
+    MemberConfig m = f->location.recorded("defrag");
+    DefragOptions o;
+    o.connection = connection_to(m, cluster_endpoints_of(m, split_endpoints(f->endpoints)));
+    o.rule.min_free_fraction = f->min_free_percent / 100.0;
+    o.rule.min_free_bytes = f->min_free_mib << 20;
+    o.only = f->cluster ? std::vector<std::string>{} : (f->members.empty() ? std::vector<std::string>{m.name} : f->members);
+    o.defrag_timeout = duration_flag("--timeout", f->timeout, false);
+    o.health_timeout = duration_flag("--health-timeout", f->health_timeout, false);
+    if (f->dry_run) {
+      EtcdClient cluster(o.connection);
+      auto plan = plan_defrag(cluster_info(o.connection, 0), list_alarms(cluster), o.rule, o.only);
+      print_plan(plan, fmt);
+      return;
+    }
+    o.backup = f->backup.resolve("the defrag");
+    print_result(run_defrag(o), fmt);
+  });
+}
+
+}  // namespace
+
+void add_maintenance_commands(CLI::App& app) { add_defrag(app); }
+
+}  // namespace etcdadm::cli

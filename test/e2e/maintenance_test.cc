@@ -1,0 +1,164 @@
+// etcdadm defrag on a 3-member TLS cluster of real etcd (the lifecycle fixture's hosts): a
+// fragmented db (keys written, deleted and compacted away) defragmented member by member while a
+// client writes. Oracles: etcdctl endpoint status (db sizes, the leader) and endpoint hashkv.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <thread>
+
+#include "etcd/client.h"
+#include "test/support/lifecycle_fixture.h"
+#include "test/support/writer.h"
+
+namespace etcdadm::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+class Maintenance : public LifecycleFixture {
+ protected:
+  // `mib` MiB written in 1 MiB values, deleted, and compacted away: that much of every member's db
+  // file is free pages afterwards.
+  void fragment(int mib) {
+    EtcdClient client(connection({&hosts_[0], &hosts_[1], &hosts_[2]}));
+    const std::string value(1 << 20, 'x');
+    for (int i = 0; i < mib; ++i) client.put("/fragment/" + std::to_string(i), value);
+    etcdserverpb::DeleteRangeRequest del;
+    del.set_key("/fragment/");
+    del.set_range_end("/fragment0");
+    client.delete_range(del);
+    auto rev = client.put("/fragment-done", "1").header().revision();
+    client.compact(rev, /*physical=*/true);
+    // A member counts the compacted pages as free once its backend has committed again (within
+    // its batch interval, 100 ms): until then its in-use size still holds them.
+    for (const auto& h : hosts_) {
+      auto deadline = std::chrono::steady_clock::now() + 15s;
+      for (;;) {
+        auto st = client.status(h.client_url());
+        if (st.dbsize() - st.dbsizeinuse() >= int64_t(mib - 8) << 20) break;
+        ASSERT_LT(std::chrono::steady_clock::now(), deadline) << h.name << " never counted its compacted pages as free";
+        client.put("/fragment-done", "1");
+        std::this_thread::sleep_for(100ms);
+      }
+    }
+  }
+
+  struct MemberStatus {
+    std::string name;
+    int64_t db_size = 0;
+    int64_t in_use = 0;
+    bool leader = false;
+  };
+  // etcdctl endpoint status --cluster: member ID (hex) -> what it says.
+  std::map<std::string, MemberStatus> statuses() {
+    std::map<std::string, MemberStatus> out;
+    std::map<uint64_t, std::string> names;
+    for (const auto& m : member_list(hosts_[0])) names[m["ID"].get<uint64_t>()] = m["name"];
+    for (const auto& e : etcdctl_json(hosts_[0], {"endpoint", "status", "--cluster"})) {
+      const auto& st = e["Status"];
+      uint64_t id = st["header"]["member_id"];
+      MemberStatus s;
+      s.name = names[id];
+      s.db_size = st["dbSize"];
+      s.in_use = st.value("dbSizeInUse", int64_t{0});
+      s.leader = st["leader"].get<uint64_t>() == id;
+      out[s.name] = s;
+    }
+    return out;
+  }
+
+  std::set<uint64_t> cluster_hashes() {
+    std::set<uint64_t> hashes;
+    for (const auto& e : etcdctl_json(hosts_[0], {"endpoint", "hashkv", "--cluster"})) hashes.insert(e["HashKV"]["hash"].get<uint64_t>());
+    return hashes;
+  }
+};
+
+// `etcdadm defrag --cluster`: a backup first, then followers, then the leader after its leadership
+// moved; every member's file shrinks to what it holds, the data stays equal, writes go on. Asked
+// again with a threshold, nothing is due; with a member down, nothing is done at all.
+TEST_F(Maintenance, DefragClusterGoesFollowersFirstLeaderLastUnderWritesAndRefusesWithAMemberDown) {
+  ASSERT_NO_FATAL_FAILURE(three_member_cluster());
+  ASSERT_NO_FATAL_FAILURE(fragment(48));
+  auto before = statuses();
+  std::string leader_before;
+  for (const auto& [name, s] : before) {
+    EXPECT_GT(s.db_size - s.in_use, 40 << 20) << name << " is fragmented";
+    if (s.leader) leader_before = name;
+  }
+  ASSERT_FALSE(leader_before.empty());
+  const std::string store = dir_ / "store";
+  const std::vector<std::string> where = {"--config-dir", hosts_[0].conf(), "-o", "json"};
+  auto with = [&](std::vector<std::string> args) {
+    args.insert(args.end(), where.begin(), where.end());
+    return args;
+  };
+
+  // The plan: every member due, the leader last.
+  auto dry = etcdadm(with({"defrag", "--cluster", "--dry-run", "--min-free-percent", "50"}));
+  ASSERT_EQ(dry.exit_code, 0) << dry.output;
+  auto plan = json_of(dry);
+  ASSERT_EQ(plan["members"].size(), 3u) << dry.output;
+  for (const auto& m : plan["members"]) EXPECT_TRUE(m["due"].get<bool>()) << dry.output;
+  EXPECT_EQ(plan["members"][2]["name"], leader_before) << dry.output;
+  EXPECT_EQ(plan["members"][2]["role"], "leader") << dry.output;
+
+  // Without a store or --skip-backup: refused before anything.
+  auto no_store = etcdadm(with({"defrag", "--cluster"}));
+  EXPECT_NE(no_store.exit_code, 0);
+  EXPECT_NE(no_store.output.find("--skip-backup"), std::string::npos) << no_store.output;
+
+  Writer writer(connection({&hosts_[0], &hosts_[1], &hosts_[2]}));
+  auto r = etcdadm(with({"defrag", "--cluster", "--store", store}));
+  writer.stop();
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto result = json_of(r);
+  ASSERT_EQ(result["members"].size(), 3u) << r.output;
+  EXPECT_FALSE(result["backup"].get<std::string>().empty()) << r.output;
+  const auto& last = result["members"][2];
+  EXPECT_EQ(last["name"], leader_before) << "the leader goes last: " << r.output;
+  EXPECT_TRUE(last["led"].get<bool>()) << r.output;
+  EXPECT_FALSE(last["leadershipMovedTo"].get<std::string>().empty()) << r.output;
+  for (int i = 0; i < 2; ++i) EXPECT_FALSE(result["members"][i]["led"].get<bool>()) << r.output;
+  for (const auto& m : result["members"]) {
+    std::printf("defrag of %s: %lld -> %lld bytes, stalled %lld ms, caught up %lld ms later\n",
+                m["name"].get<std::string>().c_str(), static_cast<long long>(m["dbSizeBefore"].get<int64_t>()),
+                static_cast<long long>(m["dbSizeAfter"].get<int64_t>()), static_cast<long long>(m["stalledMs"].get<int64_t>()),
+                static_cast<long long>(m["caughtUpMs"].get<int64_t>()));
+  }
+  std::printf("longest write gap during the defrag: %lld ms (%lld writes)\n",
+              static_cast<long long>(writer.longest_outage().count()), static_cast<long long>(writer.writes()));
+  EXPECT_LT(writer.longest_outage(), 3s) << "no write waits longer than an election: " << writer.last_error();
+  EXPECT_GT(writer.writes(), 0);
+
+  // etcdctl's view: every file shrank to about what it holds, the data is the same everywhere.
+  auto after = statuses();
+  for (const auto& [name, s] : after) {
+    EXPECT_LT(s.db_size, before[name].db_size / 2) << name;
+    EXPECT_LT(s.db_size - s.in_use, 8 << 20) << name;
+  }
+  EXPECT_EQ(cluster_hashes().size(), 1u) << "every member holds the same data";
+  auto listed = etcdadm({"backup", "list", "--store", store, "-o", "json"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.output;
+  EXPECT_NE(listed.output.find(result["backup"].get<std::string>()), std::string::npos) << listed.output;
+
+  // A threshold nothing meets: no member is touched.
+  auto again = etcdadm(with({"defrag", "--cluster", "--skip-backup", "--min-free-percent", "50", "--min-free-mib", "16"}));
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  auto none = json_of(again);
+  EXPECT_TRUE(none["members"].empty()) << again.output;
+  EXPECT_EQ(none["skipped"].size(), 3u) << again.output;
+
+  // A member down: refused, naming it, nothing done.
+  stop_pid_file(hosts_[2].conf() + "/etcd.pid", bin_of(hosts_[2]) + "/etcd", 3000ms);
+  auto refused = etcdadm(with({"defrag", "--cluster", "--skip-backup"}));
+  EXPECT_NE(refused.exit_code, 0) << refused.output;
+  EXPECT_NE(refused.output.find("m3"), std::string::npos) << refused.output;
+  EXPECT_NE(refused.output.find("does not answer"), std::string::npos) << refused.output;
+  EXPECT_NE(refused.output.find("every member must be healthy"), std::string::npos) << refused.output;
+}
+
+}  // namespace
+}  // namespace etcdadm::test
