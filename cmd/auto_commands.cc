@@ -17,6 +17,7 @@
 #include "controller/records.h"
 #include "controller/status.h"
 #include "etcd/client.h"
+#include "common/text.h"
 #include "etcdadm/lifecycle/local_member.h"
 #include "sidecar/sidecar.h"
 #include "sidecar/sidecar_http.h"
@@ -42,6 +43,9 @@ void add_seed(CLI::App& app) {
     int members = 0;
     std::string version;
     std::string replace_after;
+    std::optional<int> defrag_free_percent;
+    std::optional<int64_t> defrag_min_free_mib;
+    std::optional<std::string> defrag_schedule;
     bool dry_run = false;
   };
   auto f = std::make_shared<Flags>();
@@ -53,26 +57,51 @@ void add_seed(CLI::App& app) {
   c->add_option("--version", f->version, "etcd version the members run, e.g. 3.5.17 (kept when not given)");
   c->add_option("--replace-after", f->replace_after,
                 "replace a member unhealthy this long (default 10m; kept when not given)");
+  auto* m = c->add_option_group("Maintenance (defragmentation)");
+  m->add_option("--defrag-free-percent", f->defrag_free_percent,
+                "defragment a member once this share of its db file is free (default 50; 0: only on the schedule; "
+                "kept when not given)")
+      ->check(CLI::Range(0, 100));
+  m->add_option("--defrag-min-free-mib", f->defrag_min_free_mib,
+                "and at least this many MiB are (default 100; kept when not given)")
+      ->check(CLI::NonNegativeNumber);
+  m->add_option("--defrag-schedule", f->defrag_schedule,
+                "also defragment every member on this schedule (cron, @daily, @every 72h; \"\" removes it; kept when "
+                "not given)");
   c->add_flag("--dry-run", f->dry_run, "show the spec and what the controllers would do, change nothing");
   c->callback([f] {
     auto fmt = parse_output_format(f->store.output);
     auto store = f->store.open();
     EtcdManagerClusterSpec changes{f->members, f->version.empty() ? "" : normalise_version(f->version)};
-    const int64_t replace_after =
-        f->replace_after.empty() ? 0 : duration_flag("--replace-after", f->replace_after, false).count();
-    const SeedResult r = seed_cluster_spec(*store, changes, replace_after, f->dry_run);
+    AutoSpecChanges auto_changes;
+    if (!f->replace_after.empty()) {
+      auto_changes.replace_after_seconds = duration_flag("--replace-after", f->replace_after, false).count();
+    }
+    auto_changes.defrag_free_percent = f->defrag_free_percent;
+    if (f->defrag_min_free_mib) auto_changes.defrag_min_free_bytes = *f->defrag_min_free_mib << 20;
+    auto_changes.defrag_schedule = f->defrag_schedule;
+    const SeedResult r = seed_cluster_spec(*store, changes, auto_changes, f->dry_run);
     const auto& [before, after, auto_spec, effect] = r;
     if (fmt == OutputFormat::kJson) {
       json j = {{"dryRun", f->dry_run},
                 {"before", before ? json{{"memberCount", before->member_count}, {"etcdVersion", before->etcd_version}} : json(nullptr)},
                 {"after", {{"memberCount", after.member_count}, {"etcdVersion", after.etcd_version}}},
                 {"replaceAfterSeconds", auto_spec.replace_after_seconds},
+                {"defragFreePercent", auto_spec.defrag_free_percent},
+                {"defragMinFreeBytes", auto_spec.defrag_min_free_bytes},
+                {"defragSchedule", auto_spec.defrag_schedule},
                 {"effect", effect}};
       std::cout << j.dump(2) << "\n";
       return;
     }
     std::cout << (f->dry_run ? "Would set" : "Set") << " the cluster spec: " << after.member_count << " members of etcd "
-              << after.etcd_version << " (replace a member after " << auto_spec.replace_after_seconds << " s unhealthy)"
+              << after.etcd_version << " (replace a member after " << auto_spec.replace_after_seconds
+              << " s unhealthy; defragment a member "
+              << (auto_spec.defrag_free_percent > 0
+                      ? "with " + std::to_string(auto_spec.defrag_free_percent) + "% and " +
+                            human_bytes(auto_spec.defrag_min_free_bytes) + " of its db free"
+                      : std::string("never for fragmentation"))
+              << (auto_spec.defrag_schedule.empty() ? std::string() : ", and on " + auto_spec.defrag_schedule) << ")"
               << (before ? "; was " + std::to_string(before->member_count) + " of etcd " + before->etcd_version : std::string()) << "\n"
               << "The controllers: " << effect << "\n";
   });

@@ -1,6 +1,7 @@
 #include "controller/controller.h"
 
 #include <openssl/rand.h>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "etcd/client.h"
 #include "etcdadm/init_system.h"
 #include "etcdadm/lifecycle/local_member.h"
+#include "etcdadm/maintenance/defrag.h"
 #include "etcdadm/member_health.h"
 #include "etcdadm/quorum.h"
 #include "etcdadm/upgrade/upgrade.h"
@@ -241,6 +243,15 @@ Observation Controller::observe() {
       if (e.kind() != ErrorKind::kCorrupt) throw;
       v.queue_problem = e.what();
     }
+    if (!v.auto_spec.defrag_schedule.empty()) {
+      try {
+        v.maintenance = read_maintenance(*store_);
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::kCorrupt) throw;
+        // At worst every member is defragmented once more, and the record written whole again.
+        spdlog::warn("auto: ignoring the maintenance record: {}", e.what());
+      }
+    }
     std::vector<std::string> unreadable;
     v.hosts = read_host_records(*store_, &unreadable);
     for (const auto& u : unreadable) spdlog::warn("ignoring a host record: {}", u);
@@ -253,6 +264,7 @@ Observation Controller::observe() {
   o.plan = store_view_->plan;
   o.restore_command = store_view_->restore_command;
   o.queue_problem = store_view_->queue_problem;
+  o.maintenance = store_view_->maintenance;
   o.hosts = judge_liveness(store_view_->hosts, o.now_unix);
   o.local = observe_local();
   bool self_listed = false;
@@ -544,6 +556,46 @@ void Controller::change_version(const Decision& d, const Observation& o) {
   store_view_.reset();
 }
 
+// The acting controller defragments the due members itself (Defragment is a call to a member's
+// client URL, wherever it runs): one at a time in the decision's order, the cluster checked again
+// before each (run_defrag), a backup first; one event per member with what it gained and how long
+// its clients waited. A controller killed part way leaves the members done defragmented: the next
+// acting controller finds only the others due.
+void Controller::defragment(const Decision& d, const Observation& o) {
+  if (!still_leads(d)) return;
+  std::vector<std::string> endpoints = {member_.loopback_client_url()};
+  for (const auto& url : other_members(o.hosts)) endpoints.push_back(url);
+  DefragOptions opt;
+  opt.connection = connection_to(member_, endpoints);
+  opt.local_member_id = o.local.member_id;
+  for (uint64_t id : d.members) opt.only.push_back(id_hex(id));
+  opt.backup = [&](EtcdClient& cluster) { return backup_through(d, options_.pre_change_backup_age, cluster); };
+  opt.on_member = [&](const DefragMemberResult& r) {
+    MaintenanceRecord maintenance;
+    try {
+      maintenance = read_maintenance(*store_);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kCorrupt) throw;
+      spdlog::warn("auto: rewriting the maintenance record: {}", e.what());
+    }
+    maintenance.defrags[r.id] = MemberDefrag{unix_now(), r.db_size_before, r.db_size_after, r.stalled.count()};
+    write_maintenance(*store_, maintenance);
+    record(step_name(d.step), d.reason, d.command,
+           fmt::format("done: member {} ({}){}: {} -> {}, its clients waited {} ms", r.name, id_hex(r.id),
+                       r.led ? (r.leadership_moved_to.empty() ? ", the only voter" : ", leadership moved to " + r.leadership_moved_to)
+                             : "",
+                       human_bytes(r.db_size_before), human_bytes(r.db_size_after), r.stalled.count()));
+    failpoint("auto/defrag/member-done");
+  };
+  try {
+    run_defrag(opt);
+  } catch (const Error& e) {
+    record(step_name(d.step), d.reason, d.command, std::string("failed: ") + e.what());
+    throw;
+  }
+  store_view_.reset();
+}
+
 // A backup of the cluster precedes every membership change: a recent one when the store has it,
 // else a new one from this host's member. No backup, no change.
 void Controller::backup_before(const Decision& d, std::chrono::seconds max_age) {
@@ -642,6 +694,26 @@ void Controller::act(const Decision& d, const Observation& o) {
       return;
     case Step::kChangeVersion:
       change_version(d, o);
+      return;
+    case Step::kDefragment:
+      // A defrag that failed (a member that stopped answering part way, a timeout) is not tried
+      // again every round: its backup and its events would pile up.
+      if (defrag_failed_ && steady_clock::now() - *defrag_failed_ < kDefragRetry) {
+        const std::string reason = "the last defrag failed; trying again " +
+                                   format_duration_short(std::chrono::duration_cast<std::chrono::seconds>(
+                                       kDefragRetry - (steady_clock::now() - *defrag_failed_))) +
+                                   " after it (" + d.reason + ")";
+        if (last_wait_reason_.rfind("the last defrag failed", 0) != 0) record("wait", reason, d.command, "waiting");
+        last_wait_reason_ = reason;
+        return;
+      }
+      try {
+        defragment(d, o);
+        defrag_failed_.reset();
+      } catch (const Error&) {
+        defrag_failed_ = steady_clock::now();
+        throw;
+      }
       return;
     case Step::kMarkCreated:
       try {

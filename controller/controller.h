@@ -102,6 +102,7 @@ class Controller {
   bool still_leads(const Decision& d);
   void give_version_turn(const Decision& d);
   void change_version(const Decision& d, const Observation& o);
+  void defragment(const Decision& d, const Observation& o);
   std::vector<HostView> judge_liveness(const std::vector<HostRecord>& records, int64_t now_unix);
 
   // A backup of the cluster no older than `max_age` in the store, taken now when there is none.
@@ -134,6 +135,7 @@ class Controller {
     std::optional<EtcdManagerCommand> restore_command;
     std::string queue_problem;
     std::vector<HostRecord> hosts;
+    MaintenanceRecord maintenance;  // read only while the spec has a defrag schedule
   };
   std::optional<StoreView> store_view_;
   std::string turn_version_;  // the version turn as read this round: the next replaces exactly it
@@ -145,6 +147,9 @@ class Controller {
   std::chrono::steady_clock::time_point last_heartbeat_{};
   uint64_t sequence_ = 0;
   std::string last_wait_reason_;
+  // When the last defrag failed: the next is tried kDefragRetry later.
+  static constexpr std::chrono::minutes kDefragRetry{10};
+  std::optional<std::chrono::steady_clock::time_point> defrag_failed_;
   uint64_t events_written_ = 0;
   std::atomic<bool> stop_requested_{false};
   // What metrics_text() reports, set after every round.

@@ -4,6 +4,8 @@
 
 #include "common/text.h"
 #include "common/timefmt.h"
+#include "backup/schedule.h"
+#include "etcdadm/maintenance/defrag.h"
 #include "etcdadm/quorum.h"
 
 namespace etcdadm {
@@ -27,6 +29,7 @@ const char* step_name(Step step) {
     case Step::kFinishRestore: return "finish-restore";
     case Step::kGiveVersionTurn: return "version-turn";
     case Step::kChangeVersion: return "change-version";
+    case Step::kDefragment: return "defrag";
   }
   return "?";
 }
@@ -78,12 +81,6 @@ std::vector<std::string> hosts_with_data(const Observation& o) {
   return out;
 }
 
-std::string joined(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
 // The hosts a new plan may list: live, holding this host's CA, by name; and what was left out.
 struct Candidates {
   std::vector<const HostRecord*> hosts;
@@ -102,8 +99,8 @@ Candidates live_candidates(const Observation& o) {
     }
   }
   std::sort(c.hosts.begin(), c.hosts.end(), [](const HostRecord* a, const HostRecord* b) { return a->name < b->name; });
-  if (!other_ca.empty()) c.notes += "; hosts with another CA, never planned with this one: " + joined(other_ca);
-  if (!stale.empty()) c.notes += "; hosts not heard from lately: " + joined(stale);
+  if (!other_ca.empty()) c.notes += "; hosts with another CA, never planned with this one: " + join_list(other_ca);
+  if (!stale.empty()) c.notes += "; hosts not heard from lately: " + join_list(stale);
   return c;
 }
 
@@ -277,7 +274,7 @@ std::optional<Decision> change_versions(const Observation& o) {
       }
     }
     return make(Step::kWait, "the spec asks for etcd " + target + ", a change etcd does not allow from here: " +
-                                 joined(plan.problems) + "; nothing was stopped",
+                                 join_list(plan.problems) + "; nothing was stopped",
                 (supported.empty() ? std::string() : supported + "; ") + "or put the spec back: etcdadm seed --store " +
                     o.store_url + " --version <the version the members run>");
   }
@@ -311,6 +308,48 @@ std::optional<Decision> change_versions(const Observation& o) {
   d.turn.to = target;
   d.turn.written_by = o.self;
   d.turn.written_unix = o.now_unix;
+  return d;
+}
+
+// The members' maintenance, once the cluster is as the spec says: the members due a defrag (by the
+// threshold, or by the schedule), defragmented in plan_defrag's order; nullopt when none is due.
+std::optional<Decision> maintain(const Observation& o) {
+  const AutoSpec& spec = o.auto_spec;
+  std::optional<Schedule> schedule;
+  if (!spec.defrag_schedule.empty()) schedule = Schedule::parse(spec.defrag_schedule);
+  const SystemTime now = SystemTime(std::chrono::seconds(o.now_unix));
+  std::vector<std::string> due;
+  std::map<uint64_t, std::string> why;
+  for (const auto& m : o.cluster.info.members) {
+    if (!m.reachable) continue;
+    const int64_t free = std::max<int64_t>(0, m.db_size - m.db_size_in_use);
+    const bool by_threshold = spec.defrag_free_percent > 0 && m.db_size > 0 &&
+                              free * 100 >= m.db_size * spec.defrag_free_percent && free >= spec.defrag_min_free_bytes;
+    auto last = o.maintenance.defrags.find(m.id);
+    const int64_t last_unix = last == o.maintenance.defrags.end() ? 0 : last->second.unix;
+    const bool by_schedule = schedule && schedule->next_after(SystemTime(std::chrono::seconds(last_unix))) <= now;
+    if (!by_threshold && !by_schedule) continue;
+    due.push_back(id_hex(m.id));
+    why[m.id] = by_threshold ? std::to_string(free * 100 / m.db_size) + "% of " + human_bytes(m.db_size) + " free"
+                             : "due on the schedule " + spec.defrag_schedule +
+                                   (last_unix == 0 ? " (never defragmented)" : " (last " + format_rfc3339_seconds(SystemTime(std::chrono::seconds(last_unix))) + ")");
+  }
+  if (due.empty()) return std::nullopt;
+  const DefragPlan plan = plan_defrag(o.cluster.info, alarms_in_status(o.cluster.info), DefragRule{}, due);
+  std::string command = "etcdadm defrag";
+  for (const auto& id : due) command += " --member " + id;
+  command += " --store " + o.store_url;
+  if (!plan.problems.empty()) {
+    return make(Step::kWait, "members are due a defrag, but not now: " + join_list(plan.problems), command);
+  }
+  std::string reason;
+  Decision d = make(Step::kDefragment, "", command);
+  for (const auto& e : plan.members) {
+    if (!e.due) continue;
+    d.members.push_back(e.member.id);
+    reason += (reason.empty() ? "" : "; ") + member_label(e.member) + ": " + why[e.member.id];
+  }
+  d.reason = "defragmenting one member at a time, the leader last (" + reason + ")";
   return d;
 }
 
@@ -408,6 +447,7 @@ Decision act_on_cluster(const Observation& o) {
     }
   }
   if (auto version = change_versions(o)) return *version;
+  if (auto maintenance = maintain(o)) return *maintenance;
   Decision d = make(Step::kIdle, "member " + id_hex(o.local.member_id) + " (the leader's controller, acting) of a cluster of " +
                                      std::to_string(voters.size()) + " healthy voters, as the spec asks");
   d.settled = true;
@@ -566,10 +606,10 @@ Decision decide(const Observation& o, const std::string& new_token) {
                                    names_of(o.plan->members) + ") to start and elect a leader");
     }
     if (!o.plan && !o.created_marker) {
-      return make(Step::kWait, "no cluster answers and no plan exists, but hosts hold member data (" + joined(with_data) +
+      return make(Step::kWait, "no cluster answers and no plan exists, but hosts hold member data (" + join_list(with_data) +
                                    "): not planning a new cluster over it");
     }
-    return make(Step::kWait, "no member of the cluster answers; hosts with member data: " + joined(with_data) +
+    return make(Step::kWait, "no member of the cluster answers; hosts with member data: " + join_list(with_data) +
                                  ": waiting for a quorum of them to come back");
   }
   // The controller beside the Raft leader acts for the cluster: etcd itself chose it, a minority

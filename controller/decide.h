@@ -23,7 +23,10 @@
 // brought to the spec's, one change at a time; then, with every voter healthy, the version: while
 // a turn's member has not finished, wait; else the next member not on the spec's version gets the
 // turn (followers by name, the leader's host last), when etcd's version rules allow the step
-// (plan_upgrade), else wait with why and what etcd supports instead, nothing stopped.
+// (plan_upgrade), else wait with why and what etcd supports instead, nothing stopped. Then, with
+// every member on the spec's version, maintenance: the members whose db is fragmented beyond the
+// spec's threshold, or whose last defrag is older than the defrag schedule's last run, are
+// defragmented (plan_defrag's order and checks: never with a member unhealthy or a CORRUPT alarm).
 // Before 3, the command queue (etcd-manager's restoreBackup, docs/self-management.md "Restores"):
 //   R1. a restore is queued and no plan restores it -> plan the restore (replace-if-match, sequence
 //       + 1): the acting controller when a cluster answers (after a backup of it), any host when none does
@@ -95,6 +98,8 @@ struct Observation {
   // etcd's version rules applied to the cluster as it is now, for the spec's version: surveyed
   // by the acting controller only, and only while a healthy voter runs another version.
   std::optional<UpgradePlan> version_plan;
+  // When each member was last defragmented (read only while the spec has a defrag schedule).
+  MaintenanceRecord maintenance;
   std::vector<HostView> hosts;  // this host's own record among them
   ClusterView cluster;
   LocalView local;
@@ -124,6 +129,7 @@ enum class Step {
   kFinishRestore,       // the restored cluster has a leader: delete the command `plan.command_key`
   kGiveVersionTurn,     // acting: write `turn` (replace-if-match): that member's version changes next
   kChangeVersion,       // this host's turn: change its member to `turn.to` (upgrade apply's phases)
+  kDefragment,          // acting: defragment `members`, one at a time in that order, a backup first
 };
 const char* step_name(Step step);
 
@@ -139,6 +145,7 @@ struct Decision {
   uint64_t member_id = 0;         // kPromoteMember, kRemoveMember; kJoinAsAdded: the learner this host becomes
   std::string join_endpoint;      // kJoinAsAdded: a healthy member's client URL
   VersionTurn turn;               // kGiveVersionTurn, kChangeVersion
+  std::vector<uint64_t> members;  // kDefragment: in defrag order (learners, followers, the leader)
   // kIdle: the cluster is as the spec says and nothing is under way, so the store is read only
   // every idle interval.
   bool settled = false;

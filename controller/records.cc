@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "backup/schedule.h"
 #include "common/json_fields.h"
 #include "common/text.h"
 #include "etcd/etcd_version.h"
@@ -26,6 +27,7 @@ constexpr const char* kPlanFormat = "etcdadm-auto-plan/1";
 constexpr const char* kPauseFormat = "etcdadm-auto-pause/1";
 constexpr const char* kVersionTurnFormat = "etcdadm-auto-version-turn/1";
 constexpr const char* kEventFormat = "etcdadm-auto-event/1";
+constexpr const char* kMaintenanceFormat = "etcdadm-auto-maintenance/1";
 
 // The parsed object, checked to be of `format`: a record of another (newer) format is refused by
 // name, so that an older etcdadm never acts on what it does not understand.
@@ -72,7 +74,10 @@ std::string auto_probe_key(const std::string& host) { return std::string(kAutoDi
 std::string auto_spec_json(const AutoSpec& s) {
   json j = {{"format", kSpecFormat},
             {"replaceAfterSeconds", s.replace_after_seconds},
-            {"bootstrapSettleSeconds", s.bootstrap_settle_seconds}};
+            {"bootstrapSettleSeconds", s.bootstrap_settle_seconds},
+            {"defragFreePercent", s.defrag_free_percent},
+            {"defragMinFreeBytes", s.defrag_min_free_bytes},
+            {"defragSchedule", s.defrag_schedule}};
   return j.dump(2) + "\n";
 }
 
@@ -81,6 +86,21 @@ AutoSpec parse_auto_spec(const std::string& text, const std::string& where) {
   AutoSpec s;
   s.replace_after_seconds = positive_seconds(j, "replaceAfterSeconds", s.replace_after_seconds, where);
   s.bootstrap_settle_seconds = positive_seconds(j, "bootstrapSettleSeconds", s.bootstrap_settle_seconds, where);
+  // Added to format 1 (absent in older specs: the defaults).
+  s.defrag_free_percent = integer_field<int>(j, "defragFreePercent", where).value_or(s.defrag_free_percent);
+  if (s.defrag_free_percent < 0 || s.defrag_free_percent > 100) {
+    throw Error(ErrorKind::kCorrupt, where + ": \"defragFreePercent\" is not 0-100");
+  }
+  s.defrag_min_free_bytes = integer_field<int64_t>(j, "defragMinFreeBytes", where).value_or(s.defrag_min_free_bytes);
+  if (s.defrag_min_free_bytes < 0) throw Error(ErrorKind::kCorrupt, where + ": \"defragMinFreeBytes\" is negative");
+  s.defrag_schedule = string_field(j, "defragSchedule", where);
+  if (!s.defrag_schedule.empty()) {
+    try {
+      Schedule::parse(s.defrag_schedule);
+    } catch (const Error& e) {
+      throw Error(ErrorKind::kCorrupt, where + ": \"defragSchedule\": " + e.what());
+    }
+  }
   return s;
 }
 
@@ -232,6 +252,41 @@ VersionTurn parse_version_turn(const std::string& text, const std::string& where
   return t;
 }
 
+// ---- maintenance ----
+
+std::string maintenance_record_json(const MaintenanceRecord& r) {
+  json defrags = json::object();
+  for (const auto& [id, d] : r.defrags) {
+    defrags[id_hex(id)] = {{"unix", d.unix},
+                           {"dbSizeBefore", d.db_size_before},
+                           {"dbSizeAfter", d.db_size_after},
+                           {"stalledMs", d.stalled_ms}};
+  }
+  json j = {{"format", kMaintenanceFormat}, {"defrags", defrags}};
+  return j.dump(2) + "\n";
+}
+
+MaintenanceRecord parse_maintenance_record(const std::string& text, const std::string& where) {
+  json j = parse_object(text, kMaintenanceFormat, where);
+  MaintenanceRecord r;
+  if (!j.contains("defrags")) return r;
+  const json& defrags = j["defrags"];
+  if (!defrags.is_object()) throw Error(ErrorKind::kCorrupt, where + ": \"defrags\" is not an object");
+  for (const auto& [key, d] : defrags.items()) {
+    const std::string at = where + ": defrags." + key;
+    auto id = parse_id_hex(key);
+    if (!id || *id == 0) throw Error(ErrorKind::kCorrupt, at + " is no member ID");
+    if (!d.is_object()) throw Error(ErrorKind::kCorrupt, at + " is not an object");
+    MemberDefrag m;
+    m.unix = required_integer<int64_t>(d, "unix", at);
+    m.db_size_before = integer_field<int64_t>(d, "dbSizeBefore", at).value_or(0);
+    m.db_size_after = integer_field<int64_t>(d, "dbSizeAfter", at).value_or(0);
+    m.stalled_ms = integer_field<int64_t>(d, "stalledMs", at).value_or(0);
+    r.defrags[*id] = m;
+  }
+  return r;
+}
+
 // ---- pause ----
 
 std::string pause_record_json(const PauseRecord& p) {
@@ -316,6 +371,21 @@ std::vector<HostRecord> read_host_records(BlobStore& store, std::vector<std::str
     }
   }
   return out;
+}
+
+MaintenanceRecord read_maintenance(BlobStore& store) {
+  std::string text;
+  try {
+    text = store.read_small(kAutoMaintenanceKey, 1 << 20);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kNotFound) return {};
+    throw;
+  }
+  return parse_maintenance_record(text, store.url() + "/" + kAutoMaintenanceKey);
+}
+
+void write_maintenance(BlobStore& store, const MaintenanceRecord& record) {
+  store.write_small(kAutoMaintenanceKey, maintenance_record_json(record), /*overwrite=*/true);
 }
 
 std::optional<PauseRecord> read_pause(BlobStore& store) {

@@ -8,6 +8,8 @@
 //   etcdadm-auto/pause.json         PauseRecord: present = no controller acts (`etcdadm auto pause`)
 //   etcdadm-auto/version-turn.json  VersionTurn: the one member whose etcd version changes now;
 //                                   written only by the acting controller, by a conditional write
+//   etcdadm-auto/maintenance.json   MaintenanceRecord: when each member was last defragmented (and
+//                                   what it gained); written by the acting controller
 //   etcdadm-auto/events/<time>-<host>.json
 //                                   AutoEvent: one action taken or refused, with its reason
 //
@@ -16,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +34,7 @@ inline constexpr const char* kAutoPlanKey = "etcdadm-auto/plan.json";
 inline constexpr const char* kAutoPauseKey = "etcdadm-auto/pause.json";
 inline constexpr const char* kAutoVersionTurnKey = "etcdadm-auto/version-turn.json";
 inline constexpr const char* kAutoEventsPrefix = "etcdadm-auto/events/";
+inline constexpr const char* kAutoMaintenanceKey = "etcdadm-auto/maintenance.json";
 // Where conditional_writes() tries the store's conditions (one key per host: probes never collide).
 std::string auto_probe_key(const std::string& host);
 
@@ -42,6 +46,14 @@ struct AutoSpec {
   // once this long has passed since quorum was first seen, so that hosts starting a little apart
   // all become initial members instead of joining one by one.
   int64_t bootstrap_settle_seconds = 30;
+  // A member is defragmented (one at a time, the leader last: etcdadm/maintenance/defrag.h) when at
+  // least this share of its db file is free and at least `defrag_min_free_bytes` are; 0: never
+  // for that reason.
+  int defrag_free_percent = 50;
+  int64_t defrag_min_free_bytes = int64_t{100} << 20;
+  // And on this schedule (backup/schedule.h syntax; "": none), every member whose last defrag is
+  // older than the schedule's last run.
+  std::string defrag_schedule;
   bool operator==(const AutoSpec&) const = default;
 };
 std::string auto_spec_json(const AutoSpec& spec);
@@ -124,6 +136,22 @@ struct VersionTurn {
 std::string version_turn_json(const VersionTurn& turn);
 VersionTurn parse_version_turn(const std::string& json, const std::string& where);
 
+// What the acting controllers did to maintain the members, so that a schedule neither repeats nor
+// skips a member when the acting controller changes. Written by the acting controller alone,
+// read-modify-write without a condition: a lost update costs one member one more defrag.
+struct MemberDefrag {
+  int64_t unix = 0;  // when it finished
+  int64_t db_size_before = 0, db_size_after = 0;
+  int64_t stalled_ms = 0;
+  bool operator==(const MemberDefrag&) const = default;
+};
+struct MaintenanceRecord {
+  std::map<uint64_t, MemberDefrag> defrags;  // by member ID
+  bool operator==(const MaintenanceRecord&) const = default;
+};
+std::string maintenance_record_json(const MaintenanceRecord& record);
+MaintenanceRecord parse_maintenance_record(const std::string& json, const std::string& where);
+
 struct PauseRecord {
   std::string by;      // user@host
   std::string reason;  // "" when none given
@@ -152,6 +180,9 @@ void write_auto_spec(BlobStore& store, const AutoSpec& spec);
 // Every host record; one that does not parse is left out and named in `unreadable`.
 std::vector<HostRecord> read_host_records(BlobStore& store, std::vector<std::string>* unreadable);
 std::optional<PauseRecord> read_pause(BlobStore& store);
+// Absent: an empty record (nothing maintained yet).
+MaintenanceRecord read_maintenance(BlobStore& store);
+void write_maintenance(BlobStore& store, const MaintenanceRecord& record);
 // Appends an event; never throws (a store that refuses it is logged: the action itself stands).
 void append_auto_event(BlobStore& store, const AutoEvent& event);
 // The newest `limit` events, oldest first.

@@ -1,5 +1,7 @@
 #include "controller/status.h"
 
+#include "backup/schedule.h"
+
 #include <chrono>
 #include <cstdlib>
 #include <sstream>
@@ -54,6 +56,12 @@ AutoStatus read_auto_status(BlobStore& store, size_t events) {
     }
   }
   try {
+    s.maintenance = read_maintenance(store);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kCorrupt) throw;
+    s.unreadable.push_back(e.what());
+  }
+  try {
     s.commands = list_etcd_manager_commands(store);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::kCorrupt) {
@@ -102,6 +110,14 @@ json auto_status_json(const AutoStatus& s) {
       plan["command"] = s.plan->command_key;
     }
   }
+  json defrags = json::array();
+  for (const auto& [id, d] : s.maintenance.defrags) {
+    defrags.push_back({{"memberID", id_hex(id)},
+                       {"time", time_of(d.unix)},
+                       {"dbSizeBefore", d.db_size_before},
+                       {"dbSizeAfter", d.db_size_after},
+                       {"stalledMs", d.stalled_ms}});
+  }
   json queue = json::array();
   for (const auto& c : s.commands) {
     queue.push_back({{"key", c.key}, {"restoreBackup", c.restore_backup ? json(c.restore_backup->backup) : json(nullptr)}});
@@ -109,6 +125,10 @@ json auto_status_json(const AutoStatus& s) {
   return {{"store", s.store_url},
           {"spec", s.spec ? json{{"memberCount", s.spec->member_count}, {"etcdVersion", s.spec->etcd_version}} : json(nullptr)},
           {"replaceAfterSeconds", s.auto_spec.replace_after_seconds},
+          {"defrag", {{"freePercent", s.auto_spec.defrag_free_percent},
+                      {"minFreeBytes", s.auto_spec.defrag_min_free_bytes},
+                      {"schedule", s.auto_spec.defrag_schedule},
+                      {"members", defrags}}},
           {"clusterCreated", s.created_nanos.has_value()},
           {"plan", plan},
           {"versionTurn", s.version_turn ? json{{"sequence", s.version_turn->sequence}, {"host", s.version_turn->host},
@@ -141,6 +161,10 @@ std::string auto_status_text(const AutoStatus& s) {
     out << "Version:  turn " << s.version_turn->sequence << ": " << s.version_turn->host << " from " << s.version_turn->from
         << " to " << s.version_turn->to << ", given by " << s.version_turn->written_by << " "
         << heard_ago(s.now_unix, s.version_turn->written_unix) << "\n";
+  }
+  for (const auto& [id, d] : s.maintenance.defrags) {
+    out << "Defrag:   member " << id_hex(id) << " " << heard_ago(s.now_unix, d.unix) << ": " << human_bytes(d.db_size_before)
+        << " -> " << human_bytes(d.db_size_after) << ", its clients waited " << d.stalled_ms << " ms\n";
   }
   for (const auto& c : s.commands) {
     out << "Queued:   " << (c.restore_backup ? "restore-backup " + c.restore_backup->backup : std::string("a command etcdadm does not know"))
@@ -194,13 +218,27 @@ std::string seed_effect(const AutoStatus& s, const std::optional<EtcdManagerClus
   return out.empty() ? "nothing changes" : out;
 }
 
-SeedResult seed_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& changes, int64_t replace_after_seconds,
+SeedResult seed_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& changes, const AutoSpecChanges& auto_changes,
                              bool dry_run) {
   const AutoStatus status = read_auto_status(store, 0);
   SeedResult r;
   r.before = status.spec;
   r.auto_spec = status.auto_spec;
-  if (replace_after_seconds > 0) r.auto_spec.replace_after_seconds = replace_after_seconds;
+  AutoSpec& a = r.auto_spec;
+  a.replace_after_seconds = auto_changes.replace_after_seconds.value_or(a.replace_after_seconds);
+  a.defrag_free_percent = auto_changes.defrag_free_percent.value_or(a.defrag_free_percent);
+  a.defrag_min_free_bytes = auto_changes.defrag_min_free_bytes.value_or(a.defrag_min_free_bytes);
+  a.defrag_schedule = auto_changes.defrag_schedule.value_or(a.defrag_schedule);
+  if (a.defrag_free_percent < 0 || a.defrag_free_percent > 100) {
+    throw Error(ErrorKind::kInvalidArgument, "--defrag-free-percent must be 0-100 (0: no defrag for fragmentation)");
+  }
+  if (!a.defrag_schedule.empty()) {
+    try {
+      Schedule::parse(a.defrag_schedule);
+    } catch (const Error& e) {
+      throw Error(ErrorKind::kInvalidArgument, std::string("--defrag-schedule: ") + e.what());
+    }
+  }
   r.after = status.spec.value_or(EtcdManagerClusterSpec{});
   if (changes.member_count > 0) r.after.member_count = changes.member_count;
   if (!changes.etcd_version.empty()) r.after.etcd_version = changes.etcd_version;

@@ -25,6 +25,7 @@ struct AutoStatus {
   std::optional<ClusterPlan> plan;
   std::optional<PauseRecord> pause;
   std::optional<VersionTurn> version_turn;  // the last turn of a rolling version change
+  MaintenanceRecord maintenance;            // the members' last defrags
   std::vector<EtcdManagerCommand> commands;  // the queue (control/), oldest first
   std::vector<HostRecord> hosts;
   std::vector<std::string> unreadable;  // records that do not parse, and why
@@ -41,16 +42,24 @@ std::string auto_status_text(const AutoStatus& status);
 std::string seed_effect(const AutoStatus& status, const std::optional<EtcdManagerClusterSpec>& before,
                         const EtcdManagerClusterSpec& after);
 
+// What `etcdadm seed` changes of the controllers' own spec (AutoSpec); nullopt keeps a field.
+struct AutoSpecChanges {
+  std::optional<int64_t> replace_after_seconds;
+  std::optional<int> defrag_free_percent;
+  std::optional<int64_t> defrag_min_free_bytes;
+  std::optional<std::string> defrag_schedule;  // "" removes the schedule
+};
+
 // `etcdadm seed`: the store's spec with the fields set in `changes` replaced (0 / "" keep), and
-// the grace when `replace_after_seconds` > 0, written back unless `dry_run`. A store without a spec
-// needs both fields (kInvalidArgument).
+// the controllers' spec with `auto_changes`, written back unless `dry_run`. A store without a
+// spec needs both fields (kInvalidArgument); a defrag schedule that does not parse is refused.
 struct SeedResult {
   std::optional<EtcdManagerClusterSpec> before;
   EtcdManagerClusterSpec after;
   AutoSpec auto_spec;
   std::string effect;  // seed_effect
 };
-SeedResult seed_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& changes, int64_t replace_after_seconds,
+SeedResult seed_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& changes, const AutoSpecChanges& auto_changes,
                              bool dry_run);
 
 }  // namespace etcdadm

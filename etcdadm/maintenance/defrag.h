@@ -34,6 +34,9 @@ struct MemberAlarm {
   bool operator==(const MemberAlarm&) const = default;
 };
 std::vector<MemberAlarm> list_alarms(EtcdClient& cluster);
+// The alarms every member's Status lists among its errors ("memberID:<decimal> alarm:NOSPACE"), as
+// cluster_info saw them: no request of its own. Each alarm once.
+std::vector<MemberAlarm> alarms_in_status(const ClusterInfo& info);
 // "NOSPACE on 8e9e05c52164694d, CORRUPT on ..."
 std::string alarms_text(const std::vector<MemberAlarm>& alarms);
 

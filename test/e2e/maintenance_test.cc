@@ -19,32 +19,6 @@ using namespace std::chrono_literals;
 
 class Maintenance : public LifecycleFixture {
  protected:
-  // `mib` MiB written in 1 MiB values, deleted, and compacted away: that much of every member's db
-  // file is free pages afterwards.
-  void fragment(int mib) {
-    EtcdClient client(connection({&hosts_[0], &hosts_[1], &hosts_[2]}));
-    const std::string value(1 << 20, 'x');
-    for (int i = 0; i < mib; ++i) client.put("/fragment/" + std::to_string(i), value);
-    etcdserverpb::DeleteRangeRequest del;
-    del.set_key("/fragment/");
-    del.set_range_end("/fragment0");
-    client.delete_range(del);
-    auto rev = client.put("/fragment-done", "1").header().revision();
-    client.compact(rev, /*physical=*/true);
-    // A member counts the compacted pages as free once its backend has committed again (within
-    // its batch interval, 100 ms): until then its in-use size still holds them.
-    for (const auto& h : hosts_) {
-      auto deadline = std::chrono::steady_clock::now() + 15s;
-      for (;;) {
-        auto st = client.status(h.client_url());
-        if (st.dbsize() - st.dbsizeinuse() >= int64_t(mib - 8) << 20) break;
-        ASSERT_LT(std::chrono::steady_clock::now(), deadline) << h.name << " never counted its compacted pages as free";
-        client.put("/fragment-done", "1");
-        std::this_thread::sleep_for(100ms);
-      }
-    }
-  }
-
   struct MemberStatus {
     std::string name;
     int64_t db_size = 0;

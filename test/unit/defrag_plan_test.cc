@@ -86,3 +86,18 @@ TEST(DefragPlan, AlarmsText) {
 
 }  // namespace
 }  // namespace etcdadm
+
+namespace etcdadm {
+namespace {
+
+TEST(DefragPlan, AlarmsAsStatusListsThem) {
+  ClusterInfo info = three();
+  info.members[0].errors = {"memberID:10276657743932975437 alarm:NOSPACE "};
+  info.members[1].errors = {"etcdserver: no leader", "memberID:10276657743932975437 alarm:NOSPACE ",
+                            "memberID:2 alarm:CORRUPT"};
+  EXPECT_EQ(alarms_in_status(info),
+            (std::vector<MemberAlarm>{{10276657743932975437ULL, "NOSPACE"}, {2, "CORRUPT"}}));
+}
+
+}  // namespace
+}  // namespace etcdadm

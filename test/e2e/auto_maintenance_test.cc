@@ -1,0 +1,108 @@
+// The controllers' maintenance (`etcdadm auto`, docs/self-management.md "Maintenance"): hosts as
+// processes on loopback sharing a local store, a cluster of real etcd whose db is fragmented under
+// the controllers. Oracles: etcdctl endpoint status (db sizes, the leader) and hashkv; the store's
+// events and maintenance record.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <chrono>
+#include <map>
+#include <set>
+#include <string>
+
+#include "controller/records.h"
+#include "test/support/auto_fixture.h"
+#include "test/support/writer.h"
+
+namespace etcdadm::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+class AutoMaintenance : public AutoFixture {
+ protected:
+  // The events of `action` whose outcome starts with "done", oldest first.
+  std::vector<AutoEvent> done(const std::string& action) {
+    std::vector<AutoEvent> out;
+    for (const auto& e : events()) {
+      if (e.action == action && e.outcome.rfind("done", 0) == 0) out.push_back(e);
+    }
+    return out;
+  }
+
+  // Member name -> {db size, size in use}, and the leader's name, as etcdctl sees them.
+  std::map<std::string, std::pair<int64_t, int64_t>> sizes(std::string* leader = nullptr) {
+    std::map<uint64_t, std::string> names;
+    for (const auto& m : member_list(hosts_[0])) names[m["ID"].get<uint64_t>()] = m["name"];
+    std::map<std::string, std::pair<int64_t, int64_t>> out;
+    for (const auto& e : etcdctl_json(hosts_[0], {"endpoint", "status", "--cluster"})) {
+      const auto& st = e["Status"];
+      const uint64_t id = st["header"]["member_id"];
+      out[names[id]] = {st["dbSize"].get<int64_t>(), st.value("dbSizeInUse", int64_t{0})};
+      if (leader != nullptr && st["leader"].get<uint64_t>() == id) *leader = names[id];
+    }
+    return out;
+  }
+};
+
+// Fragmentation past the spec's threshold: the acting controller defragments the followers, then
+// its own member after moving leadership away, a backup first, while a client writes; killed right
+// after its first member, it finishes with the others when it comes back. Then a schedule
+// defragments every member again, and the record in the store shows when each was done.
+TEST_F(AutoMaintenance, FragmentedMembersAreDefragmentedFollowersFirstLeaderLastAndOnTheSchedule) {
+  ASSERT_NO_FATAL_FAILURE(bootstrap_three({"--defrag-free-percent", "0"}));
+  ASSERT_NO_FATAL_FAILURE(fragment(40));
+  std::string leader;
+  const auto before = sizes(&leader);
+  ASSERT_FALSE(leader.empty());
+  const Host& acting = *std::find_if(hosts_.begin(), hosts_.end(), [&](const Host& h) { return h.name == leader; });
+  EXPECT_TRUE(done("defrag").empty()) << "with the threshold off, nothing is defragmented";
+
+  // The acting controller dies right after its first member (a follower's) is done.
+  autos_[acting.name].stop(5000ms);
+  start_auto(acting, {{"ETCDADM_FAILPOINTS", "auto/defrag/member-done=kill"}});
+  Writer writer(connection({&hosts_[0], &hosts_[1], &hosts_[2]}));
+  seed(3, {"--defrag-free-percent", "50", "--defrag-min-free-mib", "16"});
+  ASSERT_TRUE(eventually(60s, [&] { return !autos_[acting.name].running(); }, "the acting controller killed at its failpoint"));
+  EXPECT_EQ(autos_[acting.name].wait(), 128 + SIGKILL) << logs();
+  ASSERT_EQ(done("defrag").size(), 1u) << logs();
+  start_auto(acting);
+  ASSERT_TRUE(eventually(90s, [&] { return done("defrag").size() >= 3; }, "every member defragmented"));
+  std::this_thread::sleep_for(2s);  // nothing more is due: no fourth defrag follows
+  writer.stop();
+
+  const auto defrags = done("defrag");
+  ASSERT_EQ(defrags.size(), 3u) << logs();
+  std::set<std::string> members;
+  for (size_t i = 0; i < defrags.size(); ++i) {
+    const std::string& outcome = defrags[i].outcome;
+    std::printf("%s\n", outcome.c_str());
+    members.insert(outcome.substr(0, outcome.find(" (")));
+    EXPECT_EQ(outcome.find("leadership moved") != std::string::npos, i == 2) << "only the last led: " << outcome;
+  }
+  EXPECT_EQ(members.size(), 3u) << "each member once";
+  EXPECT_NE(defrags[2].outcome.find("member " + leader + " "), std::string::npos) << "the leader last: " << defrags[2].outcome;
+  bool backed_up = false;
+  for (const auto& e : done("backup")) backed_up = backed_up || e.reason.rfind("before defrag", 0) == 0;
+  EXPECT_TRUE(backed_up) << "a backup before the defrag";
+  std::printf("longest write gap: %lld ms (%lld writes)\n", static_cast<long long>(writer.longest_outage().count()),
+              static_cast<long long>(writer.writes()));
+  EXPECT_LT(writer.longest_outage(), 3s) << writer.last_error() << "\n" << logs();
+  for (const auto& [name, s] : sizes()) {
+    EXPECT_LT(s.first, before.at(name).first / 2) << name << " shrank";
+  }
+  auto hashes = hash_kv({&hosts_[0], &hosts_[1], &hosts_[2]});
+  EXPECT_EQ(std::set<uint64_t>({hashes["m1"], hashes["m2"], hashes["m3"]}).size(), 1u);
+
+  // On a schedule, every member again (the threshold off: nothing is fragmented now).
+  seed(3, {"--defrag-free-percent", "0", "--defrag-schedule", "@every 3s"});
+  ASSERT_TRUE(eventually(90s, [&] { return done("defrag").size() >= 6; }, "every member defragmented on the schedule"));
+  seed(3, {"--defrag-schedule", ""});
+  auto status = auto_status();
+  ASSERT_EQ(status["defrag"]["members"].size(), 3u) << status.dump(2);
+  for (const auto& m : status["defrag"]["members"]) EXPECT_LT(m["dbSizeAfter"].get<int64_t>(), 8 << 20) << status.dump(2);
+}
+
+}  // namespace
+}  // namespace etcdadm::test
