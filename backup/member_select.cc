@@ -22,8 +22,14 @@ MemberChoice choose_member(EtcdClient& client, const std::string& preferred) {
   for (const auto& ep : endpoints) {
     try {
       MemberChoice c{ep, client.status(ep)};
-      if (c.status.errors_size() > 0) {
-        problems += "\n  " + ep + ": member reports errors: " + c.status.errors(0);
+      // NOSPACE is the cluster's, not the member's: its data is whole, and a backup is what a
+      // person (or `alarm recover`) wants first. Any other error (CORRUPT, no leader) rules it out.
+      std::string refused;
+      for (const auto& e : c.status.errors()) {
+        if (e.find("alarm:NOSPACE") == std::string::npos && refused.empty()) refused = e;
+      }
+      if (!refused.empty()) {
+        problems += "\n  " + ep + ": member reports errors: " + refused;
         continue;
       }
       if (c.status.leader() == 0) {

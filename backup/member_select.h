@@ -1,5 +1,5 @@
 // Choosing the member to take a snapshot from. Every endpoint is asked for its Status; a member
-// that answers without errors is healthy. The preferred endpoint wins when healthy; otherwise the
+// that answers with a leader and without errors (a NOSPACE alarm aside: the data is whole) is healthy. The preferred endpoint wins when healthy; otherwise the
 // healthy member with the highest raft index (the most up-to-date data) is taken.
 #pragma once
 

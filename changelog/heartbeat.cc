@@ -51,6 +51,24 @@ std::optional<Heartbeat> read_heartbeat(BlobStore& store, const std::string& clu
   }
 }
 
+int64_t live_capture_revision(BlobStore& store, const std::string& cluster_id, int64_t now_micros,
+                              std::chrono::seconds max_age) {
+  const int64_t since_micros = now_micros - std::chrono::duration_cast<std::chrono::microseconds>(max_age).count();
+  int64_t out = 0;
+  std::vector<SegmentName> segments;
+  try {
+    segments = list_segments(store, cluster_id);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kNotFound) throw;
+    return 0;  // a store not written yet holds no log
+  }
+  for (const auto& s : segments) {
+    if (s.last_observed_ms * 1000 >= since_micros) out = std::max(out, s.last_revision);
+  }
+  if (auto h = read_heartbeat(store, cluster_id); h && h->checked_at_micros >= since_micros) out = std::max(out, h->revision);
+  return out;
+}
+
 int64_t complete_until_micros(const LogChain& chain, const std::optional<Heartbeat>& heartbeat,
                               const std::vector<LateWindow>& late) {
   int64_t until = chain.reaches_observed_ms * 1000;

@@ -9,6 +9,7 @@
 // in the store already holds R, it writes {R, T}. One small object per cluster, overwritten.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -30,6 +31,13 @@ void write_heartbeat(BlobStore& store, const std::string& cluster_id, const Hear
 // nullopt when there is none; an unreadable one is ignored with a warning (it only ever extends
 // what --to-time may target, never what a restore contains).
 std::optional<Heartbeat> read_heartbeat(BlobStore& store, const std::string& cluster_id);
+
+// Where a running capture of `cluster_id`'s log stands: the highest revision the log in the store
+// holds, received (a segment's last revision) or proven (the heartbeat) within `max_age` before
+// `now_micros`; 0 when nothing in it is that recent (no capture runs: there is nothing to keep whole)
+// or the store does not exist yet.
+int64_t live_capture_revision(BlobStore& store, const std::string& cluster_id, int64_t now_micros,
+                              std::chrono::seconds max_age);
 
 // Until when (unix microseconds) `chain` is known to hold every revision the cluster had: when its
 // last revision was received, or the heartbeat's time when the heartbeat's revision is in the chain.

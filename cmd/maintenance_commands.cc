@@ -12,7 +12,10 @@
 #include "cmd/store_flags.h"
 #include "common/error.h"
 #include "common/text.h"
+#include "changelog/heartbeat.h"
+#include "common/timefmt.h"
 #include "etcdadm/maintenance/defrag.h"
+#include "etcdadm/maintenance/space.h"
 #include "etcdadm/member_health.h"
 
 namespace etcdadm::cli {
@@ -155,8 +158,134 @@ void add_defrag(CLI::App& app) {
   });
 }
 
+struct AlarmFlags {
+  LocationFlags location;
+  PreChangeBackupFlags backup;
+  std::string endpoints;
+  int64_t keep_revisions = 1000;
+  std::string timeout = "10m";
+  std::string health_timeout = "2m";
+};
+
+void print_recovery(const SpaceRecoveryResult& r, OutputFormat fmt) {
+  if (fmt == OutputFormat::kJson) {
+    nlohmann::json alarms = nlohmann::json::array();
+    for (const auto& a : r.alarms) alarms.push_back({{"memberId", id_hex(a.member_id)}, {"alarm", a.alarm}});
+    nlohmann::json members = nlohmann::json::array();
+    for (const auto& m : r.defrag.members) {
+      members.push_back({{"memberId", id_hex(m.id)},
+                         {"name", m.name},
+                         {"dbSizeBefore", m.db_size_before},
+                         {"dbSizeAfter", m.db_size_after},
+                         {"stalledMs", m.stalled.count()}});
+    }
+    std::cout << nlohmann::json{{"alarms", alarms},
+                                {"backup", r.backup},
+                                {"revision", r.revision},
+                                {"compactedTo", r.compacted_to},
+                                {"compaction", r.compaction_note},
+                                {"defragmented", members},
+                                {"largestDbBefore", r.largest_db_before},
+                                {"largestDbAfter", r.largest_db_after},
+                                {"quota", r.quota},
+                                {"disarmed", r.disarmed},
+                                {"notUnderQuota", r.not_under_quota}}
+                     .dump(2)
+              << "\n";
+    return;
+  }
+  if (r.alarms.empty() || r.revision == 0) {
+    std::cout << (r.alarms.empty() ? std::string("No alarm is raised.") : "No NOSPACE alarm (" + alarms_text(r.alarms) + ").")
+              << "\n";
+    return;
+  }
+  std::cout << "Alarms: " << alarms_text(r.alarms) << "\n";
+  if (!r.backup.empty()) std::cout << "Backup first: " << r.backup << "\n";
+  std::cout << "Compaction: " << (r.compacted_to > 0 ? "to revision " + std::to_string(r.compacted_to) + " (" + r.compaction_note + ")"
+                                                     : r.compaction_note)
+            << "\n";
+  for (const auto& m : r.defrag.members) {
+    std::cout << "Defragmented " << m.name << ": " << human_bytes(m.db_size_before) << " -> " << human_bytes(m.db_size_after)
+              << " (" << m.stalled.count() << " ms)\n";
+  }
+  std::cout << "Largest db file: " << human_bytes(r.largest_db_before) << " -> " << human_bytes(r.largest_db_after)
+            << " of a quota of " << human_bytes(r.quota) << "\n";
+  std::cout << (r.disarmed ? "NOSPACE disarmed: writes are accepted again." : "NOT disarmed: " + r.not_under_quota) << "\n";
+  std::cout.flush();
+}
+
+void add_alarm(CLI::App& app) {
+  auto* alarm = app.add_subcommand("alarm", "etcd's alarms (NOSPACE, CORRUPT): list them, recover from NOSPACE");
+  alarm->require_subcommand(1);
+
+  auto lf = std::make_shared<AlarmFlags>();
+  auto* list = alarm->add_subcommand("list", "the alarms the cluster has raised");
+  lf->location.add_to(list);
+  list->add_option("--endpoints", lf->endpoints, "more members' client URLs, to reach the cluster through");
+  add_output_format_option(list, lf->backup.store.output);
+  list->callback([lf] {
+    auto fmt = parse_output_format(lf->backup.store.output);
+    MemberConfig m = lf->location.recorded("alarm list");
+    EtcdClient cluster(connection_to(m, cluster_endpoints_of(m, split_endpoints(lf->endpoints))));
+    const auto alarms = list_alarms(cluster);
+    if (fmt == OutputFormat::kJson) {
+      nlohmann::json out = nlohmann::json::array();
+      for (const auto& a : alarms) out.push_back({{"memberId", id_hex(a.member_id)}, {"alarm", a.alarm}});
+      std::cout << out.dump(2) << "\n";
+      return;
+    }
+    if (alarms.empty()) std::cout << "No alarm is raised.\n";
+    for (const auto& a : alarms) std::cout << a.alarm << " on member " << id_hex(a.member_id) << "\n";
+  });
+
+  auto f = std::make_shared<AlarmFlags>();
+  auto* c = alarm->add_subcommand(
+      "recover",
+      "recover from NOSPACE: a backup, compaction to the current revision minus a margin (never past a running "
+      "change log's capture), every member defragmented (the leader last), then the alarm disarmed, only when "
+      "every member is then well under its quota");
+  f->location.add_to(c);
+  c->add_option("--endpoints", f->endpoints, "more members' client URLs, to reach the cluster through");
+  c->add_option("--keep-revisions", f->keep_revisions,
+                "revisions below the current one kept from compaction (watchers that far behind stay whole)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  c->add_option("--timeout", f->timeout, "how long one member's defrag may take")->capture_default_str();
+  c->add_option("--health-timeout", f->health_timeout, "how long a member may take to catch up after its defrag")
+      ->capture_default_str();
+  add_output_format_option(c, f->backup.store.output);
+  f->backup.add_to(c, "Backup before the recovery");
+  c->callback([f] {
+    auto fmt = parse_output_format(f->backup.store.output);
+    MemberConfig m = f->location.recorded("alarm recover");
+    SpaceRecoveryOptions o;
+    o.connection = connection_to(m, cluster_endpoints_of(m, split_endpoints(f->endpoints)));
+    o.quota_bytes = m.quota_backend_bytes;
+    o.keep_revisions = f->keep_revisions;
+    o.defrag_timeout = duration_flag("--timeout", f->timeout, false);
+    o.health_timeout = duration_flag("--health-timeout", f->health_timeout, false);
+    o.backup = f->backup.resolve("the recovery");
+    if (!f->backup.store.store.empty()) {
+      // The change log in the store, when a capture writes it now: compaction stops where it is.
+      auto store = f->backup.store.open();
+      const std::string cluster_id = id_hex(EtcdClient(o.connection).member_list().header().cluster_id());
+      o.keep_from_revision = changelog::live_capture_revision(*store, cluster_id, to_unix_micros(std::chrono::system_clock::now()),
+                                                              std::chrono::minutes(15));
+    }
+    const auto r = recover_space(o);
+    print_recovery(r, fmt);
+    if (!r.not_under_quota.empty()) {
+      throw Error(ErrorKind::kUnavailable, "the NOSPACE alarm stays armed: the data does not fit the quota",
+                  "raise --quota-backend-bytes (see above)");
+    }
+  });
+}
+
 }  // namespace
 
-void add_maintenance_commands(CLI::App& app) { add_defrag(app); }
+void add_maintenance_commands(CLI::App& app) {
+  add_defrag(app);
+  add_alarm(app);
+}
 
 }  // namespace etcdadm::cli

@@ -1,4 +1,4 @@
-// Wiring of the maintenance commands a person runs on a live cluster: `etcdadm defrag`.
+// Wiring of the maintenance commands a person runs on a live cluster: `etcdadm defrag`, `etcdadm alarm list|recover`.
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -156,6 +156,11 @@ struct MemberFlags {
     g->add_flag(
         "--no-disk-priorities", no_disk_priorities,
         "do not raise etcd's CPU and I/O priority (systemd: Nice=-10, IOSchedulingClass=best-effort, priority 2)");
+    g->add_option("--quota-backend-bytes", location.member.quota_backend_bytes,
+                  "etcd's db size limit, above which it raises the NOSPACE alarm (0: etcd's default, 2 GiB; etcd "
+                  "recommends at most 8 GiB)")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
     g->add_option("--start-timeout", start_timeout, "how long to wait for the started member to answer")
         ->capture_default_str();
     add_output_format_option(c, output);

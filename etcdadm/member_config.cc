@@ -133,7 +133,7 @@ void MemberConfig::complete() {
 EnvVars member_env(const MemberConfig& c, const ClusterBootstrap& b) {
   std::string listen_clients;
   for (const auto& u : c.listen_client_urls()) listen_clients += (listen_clients.empty() ? "" : ",") + u;
-  return {
+  EnvVars env = {
       {"ETCD_NAME", c.name},
       {"ETCD_DATA_DIR", c.data_dir},
       {"ETCD_INITIAL_CLUSTER", b.initial_cluster},
@@ -153,6 +153,8 @@ EnvVars member_env(const MemberConfig& c, const ClusterBootstrap& b) {
       {"ETCD_PEER_KEY_FILE", c.key("peer")},
       {"ETCD_STRICT_RECONFIG_CHECK", "true"},
   };
+  if (c.quota_backend_bytes > 0) env.push_back({"ETCD_QUOTA_BACKEND_BYTES", std::to_string(c.quota_backend_bytes)});
+  return env;
 }
 
 EnvVars etcdctl_env(const MemberConfig& c) {
@@ -230,6 +232,7 @@ void save_member_state(const MemberConfig& c) {
                       {"kubeletManifestDir", c.kubelet_manifest_dir},
                       {"imageRepository", c.image_repository},
                       {"diskPriorities", c.disk_priorities},
+                      {"quotaBackendBytes", c.quota_backend_bytes},
                       {"clusterEndpoints", c.cluster_endpoints}};
   make_dirs(c.config_dir);
   write_file_atomic(c.state_file(), j.dump(2) + "\n", 0600, /*overwrite=*/true);
@@ -256,6 +259,7 @@ bool load_member_state(const std::string& config_dir, MemberConfig& c) {
     c.kubelet_manifest_dir = j.value("kubeletManifestDir", c.kubelet_manifest_dir);
     c.image_repository = j.value("imageRepository", c.image_repository);
     c.disk_priorities = j.value("diskPriorities", true);
+    c.quota_backend_bytes = j.value("quotaBackendBytes", int64_t{0});
     c.cluster_endpoints = j.value("clusterEndpoints", std::vector<std::string>{});
   } catch (const nlohmann::json::exception& e) {
     throw Error(ErrorKind::kCorrupt, "member state file " + path + " is unreadable: " + e.what(),

@@ -4,6 +4,7 @@
 // file that lets reset/info/join find the member again without repeating every flag.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,6 +39,9 @@ struct MemberConfig {
   std::string kubelet_manifest_dir = "/etc/kubernetes/manifests";
   std::string image_repository = "quay.io/coreos/etcd";  // kubelet: image <repo>:v<version>
   bool disk_priorities = true;  // systemd: Nice=-10, best-effort I/O class, priority 2 (etcdadm's)
+  // etcd's --quota-backend-bytes (ETCD_QUOTA_BACKEND_BYTES); 0: etcd's default (2 GiB). What the
+  // NOSPACE alarm compares a member's db file with.
+  int64_t quota_backend_bytes = 0;
   // Client URLs of the cluster's members as known at init/join time: how reset reaches the
   // cluster when this member is down.
   std::vector<std::string> cluster_endpoints;

@@ -79,6 +79,7 @@ ClusterInfo cluster_info(EtcdClientPool& pool, const std::vector<std::string>& e
         mi.version = st.version();
         mi.db_size = st.dbsize();
         mi.db_size_in_use = st.dbsizeinuse();
+        mi.db_size_quota = st.dbsizequota();
         mi.raft_index = st.raftindex();
         mi.raft_applied_index = st.raftappliedindex();
         mi.raft_term = st.raftterm();

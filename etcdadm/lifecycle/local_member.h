@@ -40,6 +40,7 @@ struct MemberInfo {
   std::string version;
   int64_t db_size = 0;
   int64_t db_size_in_use = 0;
+  int64_t db_size_quota = 0;  // 3.6+: its --quota-backend-bytes as etcd applies it; 0 before 3.6
   uint64_t raft_index = 0;
   uint64_t raft_applied_index = 0;
   uint64_t raft_term = 0;

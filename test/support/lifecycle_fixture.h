@@ -117,16 +117,17 @@ class LifecycleFixture : public ::testing::Test {
     }
   }
 
-  void join(const Host& h, const Host& via) {
+  void join(const Host& h, const Host& via, std::vector<std::string> extra = {}) {
     copy_ca(via, h);
-    auto r = run_with_member_flags({"join", via.client_url()}, h);
+    auto r = run_with_member_flags({"join", via.client_url()}, h, extra);
     ASSERT_EQ(r.exit_code, 0) << r.output;
   }
 
-  void three_member_cluster() {
-    ASSERT_NO_FATAL_FAILURE(init(hosts_[0]));
-    ASSERT_NO_FATAL_FAILURE(join(hosts_[1], hosts_[0]));
-    ASSERT_NO_FATAL_FAILURE(join(hosts_[2], hosts_[0]));
+  // `extra`: more member flags for every member.
+  void three_member_cluster(const std::vector<std::string>& extra = {}) {
+    ASSERT_NO_FATAL_FAILURE(init(hosts_[0], extra));
+    ASSERT_NO_FATAL_FAILURE(join(hosts_[1], hosts_[0], extra));
+    ASSERT_NO_FATAL_FAILURE(join(hosts_[2], hosts_[0], extra));
   }
 
   ProcessResult reset(const Host& h, std::vector<std::string> extra = {}) {
