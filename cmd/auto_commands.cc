@@ -46,6 +46,7 @@ void add_seed(CLI::App& app) {
     std::optional<int> defrag_free_percent;
     std::optional<int64_t> defrag_min_free_mib;
     std::optional<std::string> defrag_schedule;
+    std::optional<int64_t> nospace_keep_revisions;
     bool dry_run = false;
   };
   auto f = std::make_shared<Flags>();
@@ -57,7 +58,7 @@ void add_seed(CLI::App& app) {
   c->add_option("--version", f->version, "etcd version the members run, e.g. 3.5.17 (kept when not given)");
   c->add_option("--replace-after", f->replace_after,
                 "replace a member unhealthy this long (default 10m; kept when not given)");
-  auto* m = c->add_option_group("Maintenance (defragmentation)");
+  auto* m = c->add_option_group("Maintenance (defragmentation, NOSPACE)");
   m->add_option("--defrag-free-percent", f->defrag_free_percent,
                 "defragment a member once this share of its db file is free (default 50; 0: only on the schedule; "
                 "kept when not given)")
@@ -68,6 +69,10 @@ void add_seed(CLI::App& app) {
   m->add_option("--defrag-schedule", f->defrag_schedule,
                 "also defragment every member on this schedule (cron, @daily, @every 72h; \"\" removes it; kept when "
                 "not given)");
+  m->add_option("--nospace-keep-revisions", f->nospace_keep_revisions,
+                "on etcd's NOSPACE alarm, compact keeping this many revisions below the current one (default 1000; "
+                "kept when not given)")
+      ->check(CLI::NonNegativeNumber);
   c->add_flag("--dry-run", f->dry_run, "show the spec and what the controllers would do, change nothing");
   c->callback([f] {
     auto fmt = parse_output_format(f->store.output);
@@ -80,6 +85,7 @@ void add_seed(CLI::App& app) {
     auto_changes.defrag_free_percent = f->defrag_free_percent;
     if (f->defrag_min_free_mib) auto_changes.defrag_min_free_bytes = *f->defrag_min_free_mib << 20;
     auto_changes.defrag_schedule = f->defrag_schedule;
+    auto_changes.nospace_keep_revisions = f->nospace_keep_revisions;
     const SeedResult r = seed_cluster_spec(*store, changes, auto_changes, f->dry_run);
     const auto& [before, after, auto_spec, effect] = r;
     if (fmt == OutputFormat::kJson) {
@@ -90,6 +96,7 @@ void add_seed(CLI::App& app) {
                 {"defragFreePercent", auto_spec.defrag_free_percent},
                 {"defragMinFreeBytes", auto_spec.defrag_min_free_bytes},
                 {"defragSchedule", auto_spec.defrag_schedule},
+                {"nospaceKeepRevisions", auto_spec.nospace_keep_revisions},
                 {"effect", effect}};
       std::cout << j.dump(2) << "\n";
       return;

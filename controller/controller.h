@@ -20,6 +20,7 @@
 
 #include "backup/save.h"
 #include "controller/decide.h"
+#include "etcdadm/maintenance/defrag.h"
 #include "etcd/client_pool.h"
 #include "etcdadm/init_system.h"
 #include "etcdadm/lifecycle/init_join.h"
@@ -102,7 +103,12 @@ class Controller {
   bool still_leads(const Decision& d);
   void give_version_turn(const Decision& d);
   void change_version(const Decision& d, const Observation& o);
+  // kDefragment and kRecoverSpace, each held back kMaintenanceRetry after it failed with the same command.
+  void maintain(const Decision& d, const Observation& o);
   void defragment(const Decision& d, const Observation& o);
+  void recover_space(const Decision& d, const Observation& o);
+  void record_member_defrag(const Decision& d, const DefragMemberResult& r);
+  void update_maintenance(const std::function<void(MaintenanceRecord&)>& change);
   std::vector<HostView> judge_liveness(const std::vector<HostRecord>& records, int64_t now_unix);
 
   // A backup of the cluster no older than `max_age` in the store, taken now when there is none.
@@ -147,9 +153,9 @@ class Controller {
   std::chrono::steady_clock::time_point last_heartbeat_{};
   uint64_t sequence_ = 0;
   std::string last_wait_reason_;
-  // When the last defrag failed: the next is tried kDefragRetry later.
-  static constexpr std::chrono::minutes kDefragRetry{10};
-  std::optional<std::chrono::steady_clock::time_point> defrag_failed_;
+  // "<step>|<command>" -> when that maintenance step last failed.
+  static constexpr std::chrono::minutes kMaintenanceRetry{10};
+  std::map<std::string, std::chrono::steady_clock::time_point> maintenance_failed_;
   uint64_t events_written_ = 0;
   std::atomic<bool> stop_requested_{false};
   // What metrics_text() reports, set after every round.

@@ -30,6 +30,7 @@ const char* step_name(Step step) {
     case Step::kGiveVersionTurn: return "version-turn";
     case Step::kChangeVersion: return "change-version";
     case Step::kDefragment: return "defrag";
+    case Step::kRecoverSpace: return "recover-space";
   }
   return "?";
 }
@@ -311,6 +312,23 @@ std::optional<Decision> change_versions(const Observation& o) {
   return d;
 }
 
+}  // namespace
+
+std::optional<std::string> space_recovery_held(const MaintenanceRecord& record, const AutoSpec& spec, int64_t now_unix) {
+  const auto& last = record.last_space_recovery;
+  if (!last || last->disarmed || last->keep_revisions != spec.nospace_keep_revisions ||
+      now_unix - last->unix >= kSpaceRetrySeconds) {
+    return std::nullopt;
+  }
+  // Absolute times: a wait's reason must stay the same from round to round (one event, not one a round).
+  return "the recovery at " + format_rfc3339_seconds(SystemTime(std::chrono::seconds(last->unix))) + " (by " + last->host +
+         ") could not get under the quota: " + last->note + "; tried again at " +
+         format_rfc3339_seconds(SystemTime(std::chrono::seconds(last->unix + kSpaceRetrySeconds))) +
+         ", or at once with another --nospace-keep-revisions";
+}
+
+namespace {
+
 // The members' maintenance, once the cluster is as the spec says: the members due a defrag (by the
 // threshold, or by the schedule), defragmented in plan_defrag's order; nullopt when none is due.
 std::optional<Decision> maintain(const Observation& o) {
@@ -407,6 +425,25 @@ Decision act_on_cluster(const Observation& o) {
     }
     return make(Step::kWait, "unhealthy: " + names + "; a member is replaced after " +
                                  std::to_string(o.auto_spec.replace_after_seconds) + " s, and nothing else changes meanwhile");
+  }
+
+  // etcd's NOSPACE alarm: the cluster takes no writes. Recovered before anything else changes.
+  const auto alarms = alarms_in_status(info);
+  if (std::any_of(alarms.begin(), alarms.end(), [](const MemberAlarm& a) { return a.alarm == "NOSPACE"; })) {
+    if (std::any_of(alarms.begin(), alarms.end(), [](const MemberAlarm& a) { return a.alarm == "CORRUPT"; })) {
+      return make(Step::kWait, "etcd raised " + alarms_text(alarms) + ": a corrupt member comes first",
+                  "etcdadm alarm list; replace the corrupt member (docs/operations.md)");
+    }
+    const std::string command =
+        "etcdadm alarm recover --keep-revisions " + std::to_string(o.auto_spec.nospace_keep_revisions) + " --store " + o.store_url;
+    if (auto held = space_recovery_held(o.maintenance, o.auto_spec, o.now_unix)) {
+      return make(Step::kWait, "etcd raised " + alarms_text(alarms) + "; " + *held, command);
+    }
+    return make(Step::kRecoverSpace,
+                "etcd raised " + alarms_text(alarms) + ": the cluster takes no writes. Recovering: a backup, compaction "
+                "keeping " + std::to_string(o.auto_spec.nospace_keep_revisions) +
+                    " revisions, every member defragmented (the leader last), the alarm disarmed once every member is under 90% of its quota",
+                command);
   }
 
   if (static_cast<int>(voters.size()) < n) {

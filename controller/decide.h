@@ -24,7 +24,8 @@
 // a turn's member has not finished, wait; else the next member not on the spec's version gets the
 // turn (followers by name, the leader's host last), when etcd's version rules allow the step
 // (plan_upgrade), else wait with why and what etcd supports instead, nothing stopped. Then, with
-// every member on the spec's version, maintenance: the members whose db is fragmented beyond the
+// every member on the spec's version, maintenance (a NOSPACE alarm comes before any membership
+// or version change, once every voter is healthy: the cluster takes no writes until it is gone): the members whose db is fragmented beyond the
 // spec's threshold, or whose last defrag is older than the defrag schedule's last run, are
 // defragmented (plan_defrag's order and checks: never with a member unhealthy or a CORRUPT alarm).
 // Before 3, the command queue (etcd-manager's restoreBackup, docs/self-management.md "Restores"):
@@ -130,6 +131,7 @@ enum class Step {
   kGiveVersionTurn,     // acting: write `turn` (replace-if-match): that member's version changes next
   kChangeVersion,       // this host's turn: change its member to `turn.to` (upgrade apply's phases)
   kDefragment,          // acting: defragment `members`, one at a time in that order, a backup first
+  kRecoverSpace,        // acting: NOSPACE: a backup, compaction, every member defragmented, disarm
 };
 const char* step_name(Step step);
 
@@ -161,6 +163,10 @@ bool is_acting(const Observation& o);
 
 // Whether a voter runs another etcd version than `version` (or does not say which it runs).
 bool voters_behind(const ClusterInfo& info, const std::string& version);
+
+// Why a NOSPACE recovery is held back now: the last one (`record`) could not get under the quota
+// with the spec's margin less than kSpaceRetrySeconds ago; nullopt when it may run.
+std::optional<std::string> space_recovery_held(const MaintenanceRecord& record, const AutoSpec& spec, int64_t now_unix);
 
 // The next step for this host. `new_token` is used as a new plan's cluster token.
 Decision decide(const Observation& o, const std::string& new_token);

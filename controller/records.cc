@@ -77,7 +77,8 @@ std::string auto_spec_json(const AutoSpec& s) {
             {"bootstrapSettleSeconds", s.bootstrap_settle_seconds},
             {"defragFreePercent", s.defrag_free_percent},
             {"defragMinFreeBytes", s.defrag_min_free_bytes},
-            {"defragSchedule", s.defrag_schedule}};
+            {"defragSchedule", s.defrag_schedule},
+            {"nospaceKeepRevisions", s.nospace_keep_revisions}};
   return j.dump(2) + "\n";
 }
 
@@ -94,6 +95,8 @@ AutoSpec parse_auto_spec(const std::string& text, const std::string& where) {
   s.defrag_min_free_bytes = integer_field<int64_t>(j, "defragMinFreeBytes", where).value_or(s.defrag_min_free_bytes);
   if (s.defrag_min_free_bytes < 0) throw Error(ErrorKind::kCorrupt, where + ": \"defragMinFreeBytes\" is negative");
   s.defrag_schedule = string_field(j, "defragSchedule", where);
+  s.nospace_keep_revisions = integer_field<int64_t>(j, "nospaceKeepRevisions", where).value_or(s.nospace_keep_revisions);
+  if (s.nospace_keep_revisions < 0) throw Error(ErrorKind::kCorrupt, where + ": \"nospaceKeepRevisions\" is negative");
   if (!s.defrag_schedule.empty()) {
     try {
       Schedule::parse(s.defrag_schedule);
@@ -262,13 +265,55 @@ std::string maintenance_record_json(const MaintenanceRecord& r) {
                            {"dbSizeAfter", d.db_size_after},
                            {"stalledMs", d.stalled_ms}};
   }
-  json j = {{"format", kMaintenanceFormat}, {"defrags", defrags}};
+  json j = {{"format", kMaintenanceFormat}, {"sequence", r.sequence}, {"defrags", defrags}};
+  if (const auto& l = r.in_progress) j["inProgress"] = {{"step", l->step}, {"host", l->host}, {"sinceUnix", l->since_unix}};
+  if (const auto& sr = r.last_space_recovery) {
+    j["lastSpaceRecovery"] = {{"unix", sr->unix},
+                              {"host", sr->host},
+                              {"keepRevisions", sr->keep_revisions},
+                              {"revision", sr->revision},
+                              {"compactedTo", sr->compacted_to},
+                              {"largestDbBefore", sr->largest_db_before},
+                              {"largestDbAfter", sr->largest_db_after},
+                              {"quota", sr->quota},
+                              {"disarmed", sr->disarmed},
+                              {"note", sr->note}};
+  }
   return j.dump(2) + "\n";
 }
 
 MaintenanceRecord parse_maintenance_record(const std::string& text, const std::string& where) {
   json j = parse_object(text, kMaintenanceFormat, where);
   MaintenanceRecord r;
+  r.sequence = integer_field<uint64_t>(j, "sequence", where).value_or(0);
+  if (j.contains("inProgress")) {
+    const json& l = j["inProgress"];
+    const std::string at = where + ": inProgress";
+    if (!l.is_object()) throw Error(ErrorKind::kCorrupt, at + " is not an object");
+    MaintenanceLease lease;
+    lease.step = required_string(l, "step", at);
+    lease.host = required_string(l, "host", at);
+    check_name(lease.host, at);
+    lease.since_unix = required_integer<int64_t>(l, "sinceUnix", at);
+    r.in_progress = lease;
+  }
+  if (j.contains("lastSpaceRecovery")) {
+    const json& sr = j["lastSpaceRecovery"];
+    const std::string at = where + ": lastSpaceRecovery";
+    if (!sr.is_object()) throw Error(ErrorKind::kCorrupt, at + " is not an object");
+    SpaceRecoveryRecord x;
+    x.unix = required_integer<int64_t>(sr, "unix", at);
+    x.host = string_field(sr, "host", at);
+    x.keep_revisions = integer_field<int64_t>(sr, "keepRevisions", at).value_or(0);
+    x.revision = integer_field<int64_t>(sr, "revision", at).value_or(0);
+    x.compacted_to = integer_field<int64_t>(sr, "compactedTo", at).value_or(0);
+    x.largest_db_before = integer_field<int64_t>(sr, "largestDbBefore", at).value_or(0);
+    x.largest_db_after = integer_field<int64_t>(sr, "largestDbAfter", at).value_or(0);
+    x.quota = integer_field<int64_t>(sr, "quota", at).value_or(0);
+    x.disarmed = bool_field(sr, "disarmed", at);
+    x.note = string_field(sr, "note", at);
+    r.last_space_recovery = x;
+  }
   if (!j.contains("defrags")) return r;
   const json& defrags = j["defrags"];
   if (!defrags.is_object()) throw Error(ErrorKind::kCorrupt, where + ": \"defrags\" is not an object");

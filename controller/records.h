@@ -54,6 +54,9 @@ struct AutoSpec {
   // And on this schedule (backup/schedule.h syntax; "": none), every member whose last defrag is
   // older than the schedule's last run.
   std::string defrag_schedule;
+  // On etcd's NOSPACE alarm the acting controller recovers (etcdadm/maintenance/space.h): compaction
+  // keeps this many revisions below the current one (and never passes a running change log).
+  int64_t nospace_keep_revisions = 1000;
   bool operator==(const AutoSpec&) const = default;
 };
 std::string auto_spec_json(const AutoSpec& spec);
@@ -145,8 +148,36 @@ struct MemberDefrag {
   int64_t stalled_ms = 0;
   bool operator==(const MemberDefrag&) const = default;
 };
+// The last recovery from NOSPACE: what it found and did. One that could not get under the quota is
+// not tried again with the same margin for kSpaceRetrySeconds, whichever controller acts.
+struct SpaceRecoveryRecord {
+  int64_t unix = 0;
+  std::string host;            // whose controller ran it
+  int64_t keep_revisions = 0;  // the margin it kept (the spec's then)
+  int64_t revision = 0, compacted_to = 0;
+  int64_t largest_db_before = 0, largest_db_after = 0, quota = 0;
+  bool disarmed = false;
+  std::string note;  // the compaction's reasoning, or why the alarm stayed armed
+  bool operator==(const SpaceRecoveryRecord&) const = default;
+};
+inline constexpr int64_t kSpaceRetrySeconds = 600;
+// The maintenance under way: a controller writes it (a conditional write over the record it read)
+// before a defrag or a NOSPACE recovery and removes it after, so that a controller that starts
+// acting meanwhile (the leadership moves away from the acting member before its own defrag)
+// does not run a second one beside it. A lease older than kMaintenanceLeaseSeconds is void (its
+// writer died).
+struct MaintenanceLease {
+  std::string step;  // "defrag", "recover-space"
+  std::string host;
+  int64_t since_unix = 0;
+  bool operator==(const MaintenanceLease&) const = default;
+};
+inline constexpr int64_t kMaintenanceLeaseSeconds = 900;
 struct MaintenanceRecord {
   std::map<uint64_t, MemberDefrag> defrags;  // by member ID
+  std::optional<SpaceRecoveryRecord> last_space_recovery;
+  std::optional<MaintenanceLease> in_progress;
+  uint64_t sequence = 0;  // +1 on every write (two writes never have the same bytes: conditional writes)
   bool operator==(const MaintenanceRecord&) const = default;
 };
 std::string maintenance_record_json(const MaintenanceRecord& record);

@@ -129,6 +129,19 @@ json auto_status_json(const AutoStatus& s) {
                       {"minFreeBytes", s.auto_spec.defrag_min_free_bytes},
                       {"schedule", s.auto_spec.defrag_schedule},
                       {"members", defrags}}},
+          {"nospaceKeepRevisions", s.auto_spec.nospace_keep_revisions},
+          {"lastSpaceRecovery", s.maintenance.last_space_recovery
+                                    ? json{{"time", time_of(s.maintenance.last_space_recovery->unix)},
+                                           {"host", s.maintenance.last_space_recovery->host},
+                                           {"keepRevisions", s.maintenance.last_space_recovery->keep_revisions},
+                                           {"revision", s.maintenance.last_space_recovery->revision},
+                                           {"compactedTo", s.maintenance.last_space_recovery->compacted_to},
+                                           {"largestDbBefore", s.maintenance.last_space_recovery->largest_db_before},
+                                           {"largestDbAfter", s.maintenance.last_space_recovery->largest_db_after},
+                                           {"quota", s.maintenance.last_space_recovery->quota},
+                                           {"disarmed", s.maintenance.last_space_recovery->disarmed},
+                                           {"note", s.maintenance.last_space_recovery->note}}
+                                    : json(nullptr)},
           {"clusterCreated", s.created_nanos.has_value()},
           {"plan", plan},
           {"versionTurn", s.version_turn ? json{{"sequence", s.version_turn->sequence}, {"host", s.version_turn->host},
@@ -161,6 +174,11 @@ std::string auto_status_text(const AutoStatus& s) {
     out << "Version:  turn " << s.version_turn->sequence << ": " << s.version_turn->host << " from " << s.version_turn->from
         << " to " << s.version_turn->to << ", given by " << s.version_turn->written_by << " "
         << heard_ago(s.now_unix, s.version_turn->written_unix) << "\n";
+  }
+  if (const auto& sr = s.maintenance.last_space_recovery) {
+    out << "NOSPACE:  " << (sr->disarmed ? "recovered " : "NOT recovered ") << heard_ago(s.now_unix, sr->unix)
+        << ": the largest db file " << human_bytes(sr->largest_db_before) << " -> " << human_bytes(sr->largest_db_after)
+        << " of a quota of " << human_bytes(sr->quota) << (sr->disarmed ? "" : " (" + sr->note + ")") << "\n";
   }
   for (const auto& [id, d] : s.maintenance.defrags) {
     out << "Defrag:   member " << id_hex(id) << " " << heard_ago(s.now_unix, d.unix) << ": " << human_bytes(d.db_size_before)
@@ -229,6 +247,8 @@ SeedResult seed_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& cha
   a.defrag_free_percent = auto_changes.defrag_free_percent.value_or(a.defrag_free_percent);
   a.defrag_min_free_bytes = auto_changes.defrag_min_free_bytes.value_or(a.defrag_min_free_bytes);
   a.defrag_schedule = auto_changes.defrag_schedule.value_or(a.defrag_schedule);
+  a.nospace_keep_revisions = auto_changes.nospace_keep_revisions.value_or(a.nospace_keep_revisions);
+  if (a.nospace_keep_revisions < 0) throw Error(ErrorKind::kInvalidArgument, "--nospace-keep-revisions must be >= 0");
   if (a.defrag_free_percent < 0 || a.defrag_free_percent > 100) {
     throw Error(ErrorKind::kInvalidArgument, "--defrag-free-percent must be 0-100 (0: no defrag for fragmentation)");
   }

@@ -48,6 +48,7 @@ struct AutoSpecChanges {
   std::optional<int> defrag_free_percent;
   std::optional<int64_t> defrag_min_free_bytes;
   std::optional<std::string> defrag_schedule;  // "" removes the schedule
+  std::optional<int64_t> nospace_keep_revisions;
 };
 
 // `etcdadm seed`: the store's spec with the fields set in `changes` replaced (0 / "" keep), and

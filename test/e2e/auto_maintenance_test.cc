@@ -12,6 +12,7 @@
 #include <string>
 
 #include "controller/records.h"
+#include "etcd/client.h"
 #include "test/support/auto_fixture.h"
 #include "test/support/writer.h"
 
@@ -102,6 +103,51 @@ TEST_F(AutoMaintenance, FragmentedMembersAreDefragmentedFollowersFirstLeaderLast
   auto status = auto_status();
   ASSERT_EQ(status["defrag"]["members"].size(), 3u) << status.dump(2);
   for (const auto& m : status["defrag"]["members"]) EXPECT_LT(m["dbSizeAfter"].get<int64_t>(), 8 << 20) << status.dump(2);
+}
+
+// etcd's NOSPACE alarm under the controllers (a 24 MiB quota, one key rewritten until etcd refuses):
+// with the default margin nothing can be compacted, so the acting controller reports the quota to
+// raise, once, and leaves the alarm armed; with the spec's margin lowered it recovers on its own (a
+// backup, compaction, every member defragmented, the disarm) and writes go on.
+TEST_F(AutoMaintenance, NospaceIsRecoveredByTheActingControllerAndAQuotaItCannotGetUnderIsReportedOnce) {
+  const int64_t quota = 24 << 20;
+  member_extra_ = {"--quota-backend-bytes", std::to_string(quota)};
+  ASSERT_NO_FATAL_FAILURE(bootstrap_three({"--defrag-free-percent", "0"}));
+  EtcdClient client(connection({&hosts_[0], &hosts_[1], &hosts_[2]}));
+  for (int i = 0; i < 20; ++i) client.put("/registry/pods/p" + std::to_string(i), "live");
+  ASSERT_GT(fill_until_nospace(client, [](int) { return std::string("/hot"); }), 5);
+
+  auto recoveries = [&] {
+    std::vector<AutoEvent> out;
+    for (const auto& e : events()) {
+      if (e.action == "recover-space") out.push_back(e);
+    }
+    return out;
+  };
+  ASSERT_TRUE(eventually(60s, [&] { return !recoveries().empty(); }, "the acting controller's recovery"));
+  std::this_thread::sleep_for(6s);  // several rounds: the failed recovery is not tried again
+  auto tried = recoveries();
+  ASSERT_EQ(tried.size(), 1u) << logs();
+  EXPECT_EQ(tried[0].outcome.rfind("failed:", 0), 0u) << tried[0].outcome;
+  EXPECT_NE(tried[0].outcome.find("--quota-backend-bytes"), std::string::npos) << tried[0].outcome;
+  EXPECT_NE(tried[0].outcome.find("stays armed"), std::string::npos) << tried[0].outcome;
+  EXPECT_THROW(client.put("/refused", "x"), Error) << "the alarm is left armed";
+
+  const size_t defrags_before = done("defrag").size();
+  EXPECT_EQ(defrags_before, 3u) << "the failed recovery defragmented every member too";
+  seed(3, {"--nospace-keep-revisions", "3"});
+  ASSERT_TRUE(eventually(60s, [&] { return done("recover-space").size() == 1; }, "the recovery with the lower margin"));
+  EXPECT_NE(done("recover-space")[0].outcome.find("NOSPACE disarmed"), std::string::npos) << done("recover-space")[0].outcome;
+  EXPECT_NO_THROW(client.put("/after", "writes go on"));
+  EXPECT_EQ(done("defrag").size(), defrags_before + 3) << "each member defragmented once by the recovery";
+  bool backed_up = false;
+  for (const auto& e : done("backup")) backed_up = backed_up || e.reason.rfind("before recover-space", 0) == 0;
+  EXPECT_TRUE(backed_up) << "a backup before the recovery";
+  auto status = auto_status();
+  EXPECT_TRUE(status["lastSpaceRecovery"]["disarmed"].get<bool>()) << status.dump(2);
+  EXPECT_LT(status["lastSpaceRecovery"]["largestDbAfter"].get<int64_t>(), quota * 9 / 10) << status.dump(2);
+  auto hashes = hash_kv({&hosts_[0], &hosts_[1], &hosts_[2]});
+  EXPECT_EQ(std::set<uint64_t>({hashes["m1"], hashes["m2"], hashes["m3"]}).size(), 1u);
 }
 
 }  // namespace

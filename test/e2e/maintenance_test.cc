@@ -140,21 +140,6 @@ TEST_F(Maintenance, DefragClusterGoesFollowersFirstLeaderLastUnderWritesAndRefus
 namespace etcdadm::test {
 namespace {
 
-// Puts 1 MiB values under `key_of(i)` until etcd refuses with NOSPACE; returns how many it took.
-int fill_until_nospace(EtcdClient& client, const std::function<std::string(int)>& key_of) {
-  const std::string value(1 << 20, 'y');
-  for (int i = 0; i < 400; ++i) {
-    try {
-      client.put(key_of(i), value);
-    } catch (const Error& e) {
-      EXPECT_TRUE(e.mentions("space")) << e.what();
-      return i;
-    }
-  }
-  ADD_FAILURE() << "etcd never raised NOSPACE";
-  return 0;
-}
-
 // A cluster with a 24 MiB quota driven into NOSPACE by one key rewritten over and over. With the
 // default margin (1000 revisions) nothing can be compacted: the recovery says which quota to raise
 // and leaves the alarm armed and the data as it was. With a margin of 3, `alarm recover` takes a

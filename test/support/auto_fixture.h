@@ -94,6 +94,7 @@ class AutoFixture : public LifecycleFixture {
   // Scheduled backups are off unless a test turns them on (`backups`: the sidecar's flags): the
   // restores below must know which backup is the latest.
   std::vector<std::string> backups_ = {"--no-backups"};
+  std::vector<std::string> member_extra_;  // more member flags of every `auto` (e.g. --quota-backend-bytes)
   std::map<std::string, int> metrics_port_;
   // The value of the gauge `name` on host `h`'s /metrics ("" when it does not answer).
   std::string gauge(const Host& h, const std::string& name) {
@@ -118,6 +119,7 @@ class AutoFixture : public LifecycleFixture {
     }
     auto f = auto_flags(h);
     argv.insert(argv.end(), f.begin(), f.end());
+    argv.insert(argv.end(), member_extra_.begin(), member_extra_.end());
     RunOptions ro;
     ro.env = store_env_;
     ro.env["ETCDADM_CATALOG"] = dir_ / ("catalog-" + h.name + ".db");

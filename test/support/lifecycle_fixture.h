@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -199,6 +200,23 @@ class LifecycleFixture : public ::testing::Test {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
     }
+  }
+
+  // Puts 64 KiB values under `key_of(i)` until etcd refuses with NOSPACE; returns how many it took.
+  // Small values fill the file evenly: bbolt reuses their freed pages, so the file holds little free
+  // space when the alarm comes (1 MiB values leave runs too short to reuse: 8 MiB of 24 were free).
+  static int fill_until_nospace(EtcdClient& client, const std::function<std::string(int)>& key_of) {
+    const std::string value(64 << 10, 'y');
+    for (int i = 0; i < 5000; ++i) {
+      try {
+        client.put(key_of(i), value);
+      } catch (const Error& e) {
+        EXPECT_TRUE(e.mentions("space")) << e.what();
+        return i;
+      }
+    }
+    ADD_FAILURE() << "etcd never raised NOSPACE";
+    return 0;
   }
 
   nlohmann::json member_list(const Host& h) { return etcdctl_json(h, {"member", "list"})["members"]; }
