@@ -342,6 +342,12 @@ std::vector<std::string> Controller::other_members(const std::vector<HostView>& 
   return out;
 }
 
+ConnectionConfig Controller::members_connection(const std::vector<HostView>& hosts) const {
+  std::vector<std::string> endpoints = {member_.loopback_client_url()};
+  for (const auto& url : other_members(hosts)) endpoints.push_back(url);
+  return connection_to(member_, endpoints);
+}
+
 void Controller::record(const std::string& action, const std::string& reason, const std::string& command,
                         const std::string& outcome) {
   spdlog::info("auto: {} ({}): {}{}", action, outcome, reason, command.empty() ? "" : "; by hand: " + command);
@@ -577,10 +583,8 @@ void Controller::change_version(const Decision& d, const Observation& o) {
 // its clients waited. A controller killed part way leaves the members done defragmented: the next
 // acting controller finds only the others due.
 void Controller::defragment(const Decision& d, const Observation& o) {
-  std::vector<std::string> endpoints = {member_.loopback_client_url()};
-  for (const auto& url : other_members(o.hosts)) endpoints.push_back(url);
   DefragOptions opt;
-  opt.connection = connection_to(member_, endpoints);
+  opt.connection = members_connection(o.hosts);
   opt.local_member_id = o.local.member_id;
   for (uint64_t id : d.members) opt.only.push_back(id_hex(id));
   opt.backup = [&](EtcdClient& cluster) { return backup_through(d, options_.pre_change_backup_age, cluster); };
@@ -698,10 +702,8 @@ void Controller::record_member_defrag(const Decision& d, const DefragMemberResul
 // the spec's margin and a running change log whole, every member defragmented, the disarm only when
 // every member is well under its quota), recording each member's defrag and the outcome.
 void Controller::recover_space(const Decision& d, const Observation& o) {
-  std::vector<std::string> endpoints = {member_.loopback_client_url()};
-  for (const auto& url : other_members(o.hosts)) endpoints.push_back(url);
   SpaceRecoveryOptions opt;
-  opt.connection = connection_to(member_, endpoints);
+  opt.connection = members_connection(o.hosts);
   opt.local_member_id = o.local.member_id;
   opt.quota_bytes = member_.quota_backend_bytes;
   opt.keep_revisions = o.auto_spec.nospace_keep_revisions;

@@ -100,6 +100,8 @@ class Controller {
   ClusterView observe_cluster(const std::vector<HostView>& hosts, const LocalView& local);
   void observe_version_change(Observation& o);
   std::vector<std::string> other_members(const std::vector<HostView>& hosts) const;
+  // This host's member first, then the other hosts' members, with the etcdctl client certificate.
+  ConnectionConfig members_connection(const std::vector<HostView>& hosts) const;
   bool still_leads(const Decision& d);
   void give_version_turn(const Decision& d);
   void change_version(const Decision& d, const Observation& o);

@@ -23,15 +23,6 @@ using namespace std::chrono_literals;
 
 class AutoMaintenance : public AutoFixture {
  protected:
-  // The events of `action` whose outcome starts with "done", oldest first.
-  std::vector<AutoEvent> done(const std::string& action) {
-    std::vector<AutoEvent> out;
-    for (const auto& e : events()) {
-      if (e.action == action && e.outcome.rfind("done", 0) == 0) out.push_back(e);
-    }
-    return out;
-  }
-
   // Member name -> {db size, size in use}, and the leader's name, as etcdctl sees them.
   std::map<std::string, std::pair<int64_t, int64_t>> sizes(std::string* leader = nullptr) {
     std::map<uint64_t, std::string> names;

@@ -581,14 +581,6 @@ TEST_F(Auto, SeedFiveThenThreeGrowsAndShrinksKeepingQuorumAtEveryStep) {
 // measured at 47-135 ms, is bounded by one election, 3 s).
 class AutoVersion : public Auto {
  protected:
-  // Every version-turn and change-version event that was carried out, oldest first.
-  std::vector<AutoEvent> done(const std::string& action) {
-    std::vector<AutoEvent> out;
-    for (const auto& e : events()) {
-      if (e.action == action && e.outcome.rfind("done", 0) == 0) out.push_back(e);
-    }
-    return out;
-  }
   std::map<std::string, std::string> etcd_pids() {
     std::map<std::string, std::string> out;
     for (const auto& h : hosts_) out[h.name] = read_file(h.conf() + "/etcd.pid");

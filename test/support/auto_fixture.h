@@ -169,6 +169,15 @@ class AutoFixture : public LifecycleFixture {
 
   bool local_store() const { return store_.find("://") == std::string::npos; }
 
+  // The events of `action` that were carried out (outcome "done..."), oldest first.
+  std::vector<AutoEvent> done(const std::string& action) {
+    std::vector<AutoEvent> out;
+    for (const auto& e : events()) {
+      if (e.action == action && e.outcome.rfind("done", 0) == 0) out.push_back(e);
+    }
+    return out;
+  }
+
   nlohmann::json auto_status() {
     auto r = with_store({"auto", "status", "--events", "500", "-o", "json"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
