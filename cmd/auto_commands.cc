@@ -47,6 +47,7 @@ void add_seed(CLI::App& app) {
     std::optional<int64_t> defrag_min_free_mib;
     std::optional<std::string> defrag_schedule;
     std::optional<int64_t> nospace_keep_revisions;
+    std::optional<int> nospace_disarm_below_percent;
     bool dry_run = false;
   };
   auto f = std::make_shared<Flags>();
@@ -73,6 +74,10 @@ void add_seed(CLI::App& app) {
                 "on etcd's NOSPACE alarm, compact keeping this many revisions below the current one (default 1000; "
                 "kept when not given)")
       ->check(CLI::NonNegativeNumber);
+  m->add_option("--nospace-disarm-below-percent", f->nospace_disarm_below_percent,
+                "disarm NOSPACE only when every member's db file is then under this share of its quota (default 90; "
+                "kept when not given)")
+      ->check(CLI::Range(1, 100));
   c->add_flag("--dry-run", f->dry_run, "show the spec and what the controllers would do, change nothing");
   c->callback([f] {
     auto fmt = parse_output_format(f->store.output);
@@ -86,6 +91,7 @@ void add_seed(CLI::App& app) {
     if (f->defrag_min_free_mib) auto_changes.defrag_min_free_bytes = *f->defrag_min_free_mib << 20;
     auto_changes.defrag_schedule = f->defrag_schedule;
     auto_changes.nospace_keep_revisions = f->nospace_keep_revisions;
+    auto_changes.nospace_disarm_below_percent = f->nospace_disarm_below_percent;
     const SeedResult r = seed_cluster_spec(*store, changes, auto_changes, f->dry_run);
     const auto& [before, after, auto_spec, effect] = r;
     if (fmt == OutputFormat::kJson) {
@@ -97,6 +103,7 @@ void add_seed(CLI::App& app) {
                 {"defragMinFreeBytes", auto_spec.defrag_min_free_bytes},
                 {"defragSchedule", auto_spec.defrag_schedule},
                 {"nospaceKeepRevisions", auto_spec.nospace_keep_revisions},
+                {"nospaceDisarmBelowPercent", auto_spec.nospace_disarm_below_percent},
                 {"effect", effect}};
       std::cout << j.dump(2) << "\n";
       return;

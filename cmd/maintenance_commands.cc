@@ -163,6 +163,7 @@ struct AlarmFlags {
   PreChangeBackupFlags backup;
   std::string endpoints;
   int64_t keep_revisions = 1000;
+  int disarm_below_percent = 90;
   std::string timeout = "10m";
   std::string health_timeout = "2m";
 };
@@ -250,6 +251,10 @@ void add_alarm(CLI::App& app) {
                 "revisions below the current one kept from compaction (watchers that far behind stay whole)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  c->add_option("--disarm-below-percent", f->disarm_below_percent,
+                "disarm only when every member's db file is then under this share of its quota")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
   c->add_option("--timeout", f->timeout, "how long one member's defrag may take")->capture_default_str();
   c->add_option("--health-timeout", f->health_timeout, "how long a member may take to catch up after its defrag")
       ->capture_default_str();
@@ -262,6 +267,7 @@ void add_alarm(CLI::App& app) {
     o.connection = connection_to(m, cluster_endpoints_of(m, split_endpoints(f->endpoints)));
     o.quota_bytes = m.quota_backend_bytes;
     o.keep_revisions = f->keep_revisions;
+    o.headroom = f->disarm_below_percent / 100.0;
     o.defrag_timeout = duration_flag("--timeout", f->timeout, false);
     o.health_timeout = duration_flag("--health-timeout", f->health_timeout, false);
     o.backup = f->backup.resolve("the recovery");

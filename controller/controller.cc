@@ -707,6 +707,7 @@ void Controller::recover_space(const Decision& d, const Observation& o) {
   opt.local_member_id = o.local.member_id;
   opt.quota_bytes = member_.quota_backend_bytes;
   opt.keep_revisions = o.auto_spec.nospace_keep_revisions;
+  opt.headroom = o.auto_spec.nospace_disarm_below_percent / 100.0;
   opt.keep_from_revision = changelog::live_capture_revision(*store_, id_hex(o.cluster.info.cluster_id),
                                                             to_unix_micros(std::chrono::system_clock::now()),
                                                             std::chrono::minutes(15));

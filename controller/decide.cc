@@ -442,7 +442,8 @@ Decision act_on_cluster(const Observation& o) {
     return make(Step::kRecoverSpace,
                 "etcd raised " + alarms_text(alarms) + ": the cluster takes no writes. Recovering: a backup, compaction "
                 "keeping " + std::to_string(o.auto_spec.nospace_keep_revisions) +
-                    " revisions, every member defragmented (the leader last), the alarm disarmed once every member is under 90% of its quota",
+                    " revisions, every member defragmented (the leader last), the alarm disarmed once every member is under " +
+                    std::to_string(o.auto_spec.nospace_disarm_below_percent) + "% of its quota",
                 command);
   }
 

@@ -78,7 +78,8 @@ std::string auto_spec_json(const AutoSpec& s) {
             {"defragFreePercent", s.defrag_free_percent},
             {"defragMinFreeBytes", s.defrag_min_free_bytes},
             {"defragSchedule", s.defrag_schedule},
-            {"nospaceKeepRevisions", s.nospace_keep_revisions}};
+            {"nospaceKeepRevisions", s.nospace_keep_revisions},
+            {"nospaceDisarmBelowPercent", s.nospace_disarm_below_percent}};
   return j.dump(2) + "\n";
 }
 
@@ -97,6 +98,11 @@ AutoSpec parse_auto_spec(const std::string& text, const std::string& where) {
   s.defrag_schedule = string_field(j, "defragSchedule", where);
   s.nospace_keep_revisions = integer_field<int64_t>(j, "nospaceKeepRevisions", where).value_or(s.nospace_keep_revisions);
   if (s.nospace_keep_revisions < 0) throw Error(ErrorKind::kCorrupt, where + ": \"nospaceKeepRevisions\" is negative");
+  s.nospace_disarm_below_percent =
+      integer_field<int>(j, "nospaceDisarmBelowPercent", where).value_or(s.nospace_disarm_below_percent);
+  if (s.nospace_disarm_below_percent < 1 || s.nospace_disarm_below_percent > 100) {
+    throw Error(ErrorKind::kCorrupt, where + ": \"nospaceDisarmBelowPercent\" is not 1-100");
+  }
   if (!s.defrag_schedule.empty()) {
     try {
       Schedule::parse(s.defrag_schedule);

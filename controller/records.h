@@ -57,6 +57,8 @@ struct AutoSpec {
   // On etcd's NOSPACE alarm the acting controller recovers (etcdadm/maintenance/space.h): compaction
   // keeps this many revisions below the current one (and never passes a running change log).
   int64_t nospace_keep_revisions = 1000;
+  // ... and disarms the alarm only when every member's file is then under this share of its quota.
+  int nospace_disarm_below_percent = 90;
   bool operator==(const AutoSpec&) const = default;
 };
 std::string auto_spec_json(const AutoSpec& spec);

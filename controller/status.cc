@@ -130,6 +130,7 @@ json auto_status_json(const AutoStatus& s) {
                       {"schedule", s.auto_spec.defrag_schedule},
                       {"members", defrags}}},
           {"nospaceKeepRevisions", s.auto_spec.nospace_keep_revisions},
+          {"nospaceDisarmBelowPercent", s.auto_spec.nospace_disarm_below_percent},
           {"lastSpaceRecovery", s.maintenance.last_space_recovery
                                     ? json{{"time", time_of(s.maintenance.last_space_recovery->unix)},
                                            {"host", s.maintenance.last_space_recovery->host},
@@ -249,6 +250,10 @@ SeedResult seed_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& cha
   a.defrag_schedule = auto_changes.defrag_schedule.value_or(a.defrag_schedule);
   a.nospace_keep_revisions = auto_changes.nospace_keep_revisions.value_or(a.nospace_keep_revisions);
   if (a.nospace_keep_revisions < 0) throw Error(ErrorKind::kInvalidArgument, "--nospace-keep-revisions must be >= 0");
+  a.nospace_disarm_below_percent = auto_changes.nospace_disarm_below_percent.value_or(a.nospace_disarm_below_percent);
+  if (a.nospace_disarm_below_percent < 1 || a.nospace_disarm_below_percent > 100) {
+    throw Error(ErrorKind::kInvalidArgument, "--nospace-disarm-below-percent must be 1-100");
+  }
   if (a.defrag_free_percent < 0 || a.defrag_free_percent > 100) {
     throw Error(ErrorKind::kInvalidArgument, "--defrag-free-percent must be 0-100 (0: no defrag for fragmentation)");
   }

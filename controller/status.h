@@ -49,6 +49,7 @@ struct AutoSpecChanges {
   std::optional<int64_t> defrag_min_free_bytes;
   std::optional<std::string> defrag_schedule;  // "" removes the schedule
   std::optional<int64_t> nospace_keep_revisions;
+  std::optional<int> nospace_disarm_below_percent;
 };
 
 // `etcdadm seed`: the store's spec with the fields set in `changes` replaced (0 / "" keep), and

@@ -23,22 +23,10 @@
 #include "etcd/client.h"
 #include "etcd/connection.h"
 #include "etcdadm/lifecycle/local_member.h"
+#include "etcdadm/maintenance/alarms.h"
 #include "etcdadm/upgrade/upgrade.h"
 
 namespace etcdadm {
-
-// An active etcd alarm: "NOSPACE" or "CORRUPT", raised by (or for) `member_id`.
-struct MemberAlarm {
-  uint64_t member_id = 0;
-  std::string alarm;
-  bool operator==(const MemberAlarm&) const = default;
-};
-std::vector<MemberAlarm> list_alarms(EtcdClient& cluster);
-// The alarms every member's Status lists among its errors ("memberID:<decimal> alarm:NOSPACE"), as
-// cluster_info saw them: no request of its own. Each alarm once.
-std::vector<MemberAlarm> alarms_in_status(const ClusterInfo& info);
-// "NOSPACE on 8e9e05c52164694d, CORRUPT on ..."
-std::string alarms_text(const std::vector<MemberAlarm>& alarms);
 
 // When a member's db is worth defragmenting: at least this share of its file free (db size minus
 // the size in use, both from Status) and at least this many bytes. 0 and 0: every member asked for.

@@ -12,6 +12,7 @@
 #include "common/http_client.h"
 #include "common/timefmt.h"
 #include "etcdadm/init_system.h"
+#include "etcdadm/maintenance/alarms.h"
 #include "etcdadm/member_health.h"
 #include "etcdadm/release/install.h"
 
@@ -585,11 +586,8 @@ ClusterSurvey survey_cluster(const MemberConfig& m, const std::vector<std::strin
   try {
     auto urls = healthy_client_urls(s.info);
     if (!urls.empty()) {
-      auto alarms = EtcdClient(connection_to(m, urls)).alarm_list();
-      for (const auto& a : alarms.alarms()) {
-        s.alarms.push_back(fmt::format("{} on member {:x}", etcdserverpb::AlarmMember::AlarmType_Name(a.alarm()),
-                                       a.memberid()));
-      }
+      EtcdClient client(connection_to(m, urls));
+      for (const auto& a : list_alarms(client)) s.alarms.push_back(fmt::format("{} on member {:x}", a.alarm, a.member_id));
     }
   } catch (const Error& e) {
     s.problems.push_back(std::string("alarm list: ") + e.what());

@@ -291,6 +291,22 @@ TEST(ChangeLogHeartbeat, WrittenBesideTheSegmentsAndProvesOnlyWhatTheChainHolds)
   EXPECT_FALSE(read_heartbeat(store, "c1"));
 }
 
+// Where a running capture stands (what a NOSPACE recovery's compaction must not pass): the newest
+// segment or heartbeat received within the window; nothing for a store not written yet, or a log
+// whose capture stopped long ago.
+TEST(ChangeLogHeartbeat, ALiveCaptureStandsAtTheNewestRecentSegmentOrHeartbeat) {
+  test::TempDir dir;
+  LocalStore missing(dir / "nowhere");
+  EXPECT_EQ(live_capture_revision(missing, "cdf818194e3a8c32", 1795000000300000, std::chrono::minutes(15)), 0);
+  LocalStore store(dir / "store");
+  write_segment(store, 100, 200);  // its last revision received at 1795000000200 ms
+  const int64_t now = 1795000000200000 + 60000000;  // a minute later
+  EXPECT_EQ(live_capture_revision(store, "cdf818194e3a8c32", now, std::chrono::minutes(15)), 200);
+  EXPECT_EQ(live_capture_revision(store, "cdf818194e3a8c32", now, std::chrono::seconds(30)), 0) << "stopped";
+  write_heartbeat(store, "cdf818194e3a8c32", Heartbeat{250, now - 1000000});
+  EXPECT_EQ(live_capture_revision(store, "cdf818194e3a8c32", now, std::chrono::seconds(30)), 250);
+}
+
 // A rekey killed between creating a segment's re-wrapped copy and deleting the old one leaves two
 // segments of one range, each opening with one set of keys: a reader takes the one its keys open.
 TEST(ChangeLogSegment, ATwinOfTheSameRangeIsReadWhenTheKeysOpenOnlyIt) {
