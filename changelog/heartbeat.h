@@ -36,8 +36,10 @@ std::optional<Heartbeat> read_heartbeat(BlobStore& store, const std::string& clu
 // holds, received (a segment's last revision) or proven (the heartbeat) within `max_age` before
 // `now_micros`; 0 when nothing in it is that recent (no capture runs: there is nothing to keep whole)
 // or the store does not exist yet.
+// A capture writes a segment or a heartbeat far more often than this; older means it stopped.
+inline constexpr std::chrono::minutes kLiveCaptureWindow{15};
 int64_t live_capture_revision(BlobStore& store, const std::string& cluster_id, int64_t now_micros,
-                              std::chrono::seconds max_age);
+                              std::chrono::seconds max_age = kLiveCaptureWindow);
 
 // Until when (unix microseconds) `chain` is known to hold every revision the cluster had: when its
 // last revision was received, or the heartbeat's time when the heartbeat's revision is in the chain.

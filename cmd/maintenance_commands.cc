@@ -275,8 +275,7 @@ void add_alarm(CLI::App& app) {
       // The change log in the store, when a capture writes it now: compaction stops where it is.
       auto store = f->backup.store.open();
       const std::string cluster_id = id_hex(EtcdClient(o.connection).member_list().header().cluster_id());
-      o.keep_from_revision = changelog::live_capture_revision(*store, cluster_id, to_unix_micros(std::chrono::system_clock::now()),
-                                                              std::chrono::minutes(15));
+      o.keep_from_revision = changelog::live_capture_revision(*store, cluster_id, to_unix_micros(std::chrono::system_clock::now()));
     }
     const auto r = recover_space(o);
     print_recovery(r, fmt);

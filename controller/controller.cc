@@ -709,8 +709,7 @@ void Controller::recover_space(const Decision& d, const Observation& o) {
   opt.keep_revisions = o.auto_spec.nospace_keep_revisions;
   opt.headroom = o.auto_spec.nospace_disarm_below_percent / 100.0;
   opt.keep_from_revision = changelog::live_capture_revision(*store_, id_hex(o.cluster.info.cluster_id),
-                                                            to_unix_micros(std::chrono::system_clock::now()),
-                                                            std::chrono::minutes(15));
+                                                            to_unix_micros(std::chrono::system_clock::now()));
   opt.backup = [&](EtcdClient& cluster) { return backup_through(d, options_.pre_change_backup_age, cluster); };
   opt.on_member = [&](const DefragMemberResult& r) { record_member_defrag(d, r); };
   SpaceRecoveryResult r;

@@ -1,5 +1,7 @@
 #include "etcdadm/lifecycle/local_member.h"
 
+#include <algorithm>
+
 #include "common/error.h"
 #include "common/fs.h"
 #include "etcd/client.h"
@@ -36,6 +38,16 @@ void restart_member(const MemberConfig& member, std::chrono::seconds timeout) {
   init_system->start(member);
   EtcdClient local(local_connection(member));
   wait_member_healthy(member, local, *init_system, timeout);
+}
+
+ConnectionConfig with_member_endpoints(ConnectionConfig connection, const ClusterInfo& info) {
+  auto& e = connection.endpoints;
+  for (const auto& m : info.members) {
+    for (const auto& u : m.client_urls) {
+      if (std::find(e.begin(), e.end(), u) == e.end()) e.push_back(u);
+    }
+  }
+  return connection;
 }
 
 ClusterInfo cluster_info(const ConnectionConfig& connection, uint64_t local_member_id) {

@@ -63,6 +63,10 @@ ClusterInfo cluster_info(const ConnectionConfig& connection, uint64_t local_memb
 ClusterInfo cluster_info(EtcdClientPool& pool, const std::vector<std::string>& endpoints, uint64_t local_member_id);
 
 
+// `connection` with every member's client URLs of `info` added to its endpoints (after its own,
+// each once): a cluster call then reaches any member that answers.
+ConnectionConfig with_member_endpoints(ConnectionConfig connection, const ClusterInfo& info);
+
 // The member of `list` with `url` among its peer URLs; nullptr when none has it.
 const etcdserverpb::Member* find_by_peer_url(const etcdserverpb::MemberListResponse& list, const std::string& url);
 

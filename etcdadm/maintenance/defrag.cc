@@ -130,26 +130,13 @@ class DefragRun {
 
  private:
   void survey() {
-    std::vector<std::string> endpoints = o_.connection.endpoints;
-    for (const auto& m : info_.members) {
-      for (const auto& u : m.client_urls) {
-        if (std::find(endpoints.begin(), endpoints.end(), u) == endpoints.end()) endpoints.push_back(u);
-      }
-    }
-    info_ = cluster_info(pool_, endpoints, o_.local_member_id);
+    info_ = cluster_info(pool_, with_member_endpoints().endpoints, o_.local_member_id);
     EtcdClient cluster(with_member_endpoints());
     alarms_ = list_alarms(cluster);
   }
 
-  ConnectionConfig with_member_endpoints() const {
-    ConnectionConfig c = o_.connection;
-    for (const auto& m : info_.members) {
-      for (const auto& u : m.client_urls) {
-        if (std::find(c.endpoints.begin(), c.endpoints.end(), u) == c.endpoints.end()) c.endpoints.push_back(u);
-      }
-    }
-    return c;
-  }
+  // The members as last surveyed, after the endpoints the caller gave.
+  ConnectionConfig with_member_endpoints() const { return etcdadm::with_member_endpoints(o_.connection, info_); }
 
   std::string done_so_far() const {
     if (result_.members.empty()) return "no member was defragmented";

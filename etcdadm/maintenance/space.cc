@@ -51,13 +51,8 @@ int64_t space_compaction_revision(int64_t revision, int64_t keep_revisions, int6
 
 SpaceRecoveryResult recover_space(const SpaceRecoveryOptions& o) {
   SpaceRecoveryResult r;
-  ConnectionConfig conn = o.connection;
-  ClusterInfo info = cluster_info(conn, o.local_member_id);
-  for (const auto& m : info.members) {
-    for (const auto& u : m.client_urls) {
-      if (std::find(conn.endpoints.begin(), conn.endpoints.end(), u) == conn.endpoints.end()) conn.endpoints.push_back(u);
-    }
-  }
+  ClusterInfo info = cluster_info(o.connection, o.local_member_id);
+  const ConnectionConfig conn = with_member_endpoints(o.connection, info);
   EtcdClient cluster(conn);
   r.alarms = list_alarms(cluster);
   r.largest_db_before = largest_db(info);
