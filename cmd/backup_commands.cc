@@ -420,7 +420,7 @@ void add_restore(CLI::App& backup) {
     }
     if (!f->output_file.empty() && f->restore.method.any_given()) {
       throw Error(ErrorKind::kInvalidArgument,
-                  "--restore-with, --bump-revision and --mark-compacted go with --data-dir (--output-file writes the "
+                  "--restore-with, --bump-revision, --mark-compacted and --keep-revision go with --data-dir (--output-file writes the "
                   "snapshot as it was saved)");
     }
     f->restore.point_in_time = point_in_time_from_flags(f->to_revision, f->to_time, std::chrono::system_clock::now());
@@ -446,7 +446,7 @@ void add_restore(CLI::App& backup) {
       with_damage_recorded(*store, catalog, b, [&] { r = restore_to_data_dir(store, b, f->restore); },
                            same_command_for(f->query));
       j.update({{"dataDir", r.data_dir}, {"dbSize", r.db_size}, {"fetchSeconds", r.fetch_seconds},
-                {"restoreSeconds", r.restore_seconds}});
+                {"restoreSeconds", r.restore_seconds}, {"revisionBump", revision_bump_json(r.revision_bump)}});
       if (r.native) {
         j.update({{"restoreWith", "native"}, {"etcdVersion", r.flavor}, {"memberId", id_hex(r.member_id)},
                   {"clusterId", id_hex(r.cluster_id)}, {"snapshotRevision", r.snapshot_revision},
@@ -487,9 +487,10 @@ void add_restore(CLI::App& backup) {
                       << late->last_revision << " includes them.\n";
           }
         }
-        if (r.native && r.revision != r.snapshot_revision) {
-          std::cout << "The revision moved from " << r.snapshot_revision << " to " << r.revision
-                    << "; older revisions read as compacted: restart every kube-apiserver once etcd is up.\n";
+        std::cout << r.revision_bump.explanation() << ".\n";
+        if (r.revision_bump.by > 0) {
+          std::cout << "Once etcd is up, start every kube-apiserver and restart the components that keep watches, so "
+                       "that they re-list at once.\n";
         }
         std::cout
                   << "Start etcd with --data-dir " << r.data_dir << " --name " << f->restore.name

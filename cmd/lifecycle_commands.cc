@@ -115,7 +115,7 @@ void run_init_command(const InitFlags& f, const std::string& phase) {
     throw Error(ErrorKind::kInvalidArgument, "give at most one of --snapshot and --from-backup");
   }
   if (f.snapshot.empty() && f.from_backup.empty() && f.restore.any_given()) {
-    throw Error(ErrorKind::kInvalidArgument, "--restore-with, --bump-revision and --mark-compacted go with --snapshot or --from-backup");
+    throw Error(ErrorKind::kInvalidArgument, "--restore-with, --bump-revision, --mark-compacted and --keep-revision go with --snapshot or --from-backup");
   }
   PointInTime pit = point_in_time_from_flags(f.to_revision, f.to_time, std::chrono::system_clock::now());
   if (pit.given() && f.from_backup.empty()) {

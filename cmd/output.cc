@@ -188,6 +188,11 @@ void print_attempts(const std::vector<AttemptRecord>& attempts, OutputFormat for
   std::cout.flush();
 }
 
+nlohmann::json revision_bump_json(const RevisionBump& bump) {
+  return {{"by", bump.by}, {"markedCompacted", bump.mark_compacted}, {"reason", bump.reason_name()},
+          {"explanation", bump.explanation()}};
+}
+
 nlohmann::json late_window_json(int64_t first_revision, int64_t last_revision, int64_t committed_after_micros,
                                 int64_t received_micros) {
   return {{"fromRevision", first_revision},

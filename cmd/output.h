@@ -11,6 +11,7 @@
 
 #include "common/text.h"  // human_bytes
 #include "restore/pitr.h"
+#include "restore/restore_method.h"
 #include "store/catalog.h"
 #include "store/layout.h"
 
@@ -33,5 +34,7 @@ nlohmann::json change_log_check_json(const ChangeLogCheck& log);
 nlohmann::json late_window_json(int64_t first_revision, int64_t last_revision, int64_t committed_after_micros,
                                 int64_t received_micros);
 void print_change_log_check(const ChangeLogCheck& log);
+// What a restore did to the revision (restore/restore_method.h): `backup restore`'s revisionBump.
+nlohmann::json revision_bump_json(const RevisionBump& bump);
 
 }  // namespace etcdadm::cli

@@ -456,7 +456,10 @@ void Controller::restore_planned_member(const ClusterPlan& plan) {
   o.initial_cluster_token = plan.cluster_token;
   BackupRecord backup = find_backup(*store_, catalog_, plan.backup);
   // Fetched and verified whole before anything is installed or started.
-  o.restore_snapshot = prefetched_backup_restorer(store_, backup, member_.data_dir, plan.etcd_version, RestoreMethod{});
+  // Every host restores the same backup with the plan's bump, so the members agree on the revision.
+  RestoreMethod method;
+  method.kubernetes_bump = plan.kubernetes_revision_bump;
+  o.restore_snapshot = prefetched_backup_restorer(store_, backup, member_.data_dir, plan.etcd_version, method);
   for (const auto& phase : controller_phases(init_phases())) {
     run_init(o, phase);
     if (phase == "snapshot") {

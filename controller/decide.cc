@@ -7,6 +7,7 @@
 #include "backup/schedule.h"
 #include "etcdadm/maintenance/defrag.h"
 #include "etcdadm/quorum.h"
+#include "restore/restore_method.h"
 
 namespace etcdadm {
 
@@ -169,6 +170,7 @@ Decision plan_restore(const Observation& o, const std::string& token) {
   d.plan.purpose = "restore";
   d.plan.backup = r.backup;
   d.plan.command_key = cmd.key;
+  d.plan.kubernetes_revision_bump = kKubernetesRevisionBump;
   d.plan.cluster_token = token;
   d.plan.etcd_version = into.etcd_version;
   plan_members(o, c, n, d.plan);

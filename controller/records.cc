@@ -182,6 +182,7 @@ std::string cluster_plan_json(const ClusterPlan& p) {
   if (p.purpose == "restore") {
     j["backup"] = p.backup;
     j["command"] = p.command_key;
+    j["kubernetesRevisionBump"] = p.kubernetes_revision_bump;
   }
   return j.dump(2) + "\n";
 }
@@ -204,6 +205,11 @@ ClusterPlan parse_cluster_plan(const std::string& text, const std::string& where
     if (!p.command_key.starts_with(std::string(kEtcdManagerControlDir) + "/") || !p.command_key.ends_with(kEtcdManagerCommandFile) ||
         p.command_key.find("..") != std::string::npos) {
       throw Error(ErrorKind::kCorrupt, where + ": \"command\" is not a command key of control/ (" + p.command_key + ")");
+    }
+    p.kubernetes_revision_bump = integer_field<uint64_t>(j, "kubernetesRevisionBump", where).value_or(0);
+    if (p.kubernetes_revision_bump > static_cast<uint64_t>(INT64_MAX / 2)) {
+      throw Error(ErrorKind::kCorrupt, where + ": \"kubernetesRevisionBump\" " + std::to_string(p.kubernetes_revision_bump) +
+                                           " is larger than any revision can be moved");
     }
   }
   p.cluster_token = required_string(j, "clusterToken", where);

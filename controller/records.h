@@ -108,6 +108,10 @@ struct ClusterPlan {
   std::string purpose = "create";
   std::string backup;       // "restore": the backup every member restores
   std::string command_key;  // "restore": control/<dir>/_command.json, deleted once the cluster is back
+  // "restore": the bump every member's restore gives a keyspace with Kubernetes' keys
+  // (restore/restore_method.h), the same on every host; 0 (a plan without the field, written before
+  // it existed) restores every keyspace at its own revision, as those plans' hosts did.
+  uint64_t kubernetes_revision_bump = 0;
   std::string cluster_token;  // --initial-cluster-token, unique per plan
   std::string etcd_version;
   std::string ca_sha256;

@@ -242,6 +242,7 @@ PreparedRestore prepare_restore(const RestoreOptions& in) {
     throw Error(ErrorKind::kInvalidArgument, "--restore-with " + with + ": expected native, etcdutl or etcdctl");
   }
   check_revision_bump(o.method.bump_revision, o.method.mark_compacted);
+  check_revision_flags(o.method);
   if (with == "native" && !o.restore_tool.empty()) {
     throw Error(ErrorKind::kInvalidArgument, "--restore-tool goes with --restore-with etcdutl|etcdctl, not native");
   }
@@ -413,6 +414,17 @@ using PlaceSnapshot = std::function<uint64_t(const std::string& db_path)>;
 // returns the db's bytes afterwards.
 using ExtendSnapshot = std::function<uint64_t(const std::string& db_path, uint64_t db_bytes)>;
 
+// What a restore did to the revision, for people (nothing when the rule was off and nothing asked:
+// a drill's): a kept Kubernetes revision is a warning.
+void log_revision_bump(const RestoreMethod& method, const RevisionBump& bump) {
+  if (bump.reason == RevisionBump::Reason::kNone && !needs_kubernetes_check(method)) return;
+  if (bump.reason == RevisionBump::Reason::kKept) {
+    spdlog::warn("{}", bump.explanation());
+  } else {
+    spdlog::info("{}", bump.explanation());
+  }
+}
+
 // The native restore into <staging>/data, then swapped into place.
 void restore_natively(const PreparedRestore& p, const PlaceSnapshot& place, const std::string& staging,
                       RestoreResult& result, const ExtendSnapshot& extend = nullptr) {
@@ -425,6 +437,11 @@ void restore_natively(const PreparedRestore& p, const PlaceSnapshot& place, cons
   throw_if_interrupted("restore into " + p.data_dir);
   if (extend) db_bytes = extend(writer.db_path(), db_bytes);
   throw_if_interrupted("restore into " + p.data_dir);
+  // Read after the replay: what the member will serve decides, the change log's keys included.
+  const RestoreMethod& method = p.options.method;
+  result.revision_bump =
+      decide_revision_bump(method, needs_kubernetes_check(method) && holds_kubernetes_keys(writer.db_path(), db_bytes));
+  writer.set_revision_bump(result.revision_bump.by, result.revision_bump.mark_compacted);
   NativeRestoreResult r = writer.finish(db_bytes, flavor);
   failpoint("restore/native/written");
   throw_if_interrupted("restore into " + p.data_dir);
@@ -439,15 +456,25 @@ void restore_natively(const PreparedRestore& p, const PlaceSnapshot& place, cons
   result.restore_seconds = std::chrono::duration<double>(Clock::now() - t1).count();
   spdlog::info("wrote {} natively for etcd {}: member {} of cluster {}, revision {}{}", p.data_dir, result.flavor,
                id_hex(r.member_id), id_hex(r.cluster_id), r.revision,
-               r.revision != r.snapshot_revision ? " (bumped from " + std::to_string(r.snapshot_revision) + ", older revisions compacted)" : "");
+               r.revision != r.snapshot_revision ? " (from the snapshot's " + std::to_string(r.snapshot_revision) + ")" : "");
+  log_revision_bump(method, result.revision_bump);
 }
 
 // Runs the restore tool on a verified snapshot into <staging>/data, then swaps that into place.
 // `snapshot_verified`: its SHA-256 was checked by us, so the tool's own (slower) check is skipped.
-void restore_with_tool(const PreparedRestore& p, const std::string& snapshot, bool snapshot_verified,
+void restore_with_tool(const PreparedRestore& p, const std::string& snapshot, uint64_t db_bytes, bool snapshot_verified,
                        const std::string& staging, RestoreResult& result) {
   const RestoreOptions& o = p.options;
   check_versions(p, snapshot);
+  const RevisionBump bump =
+      decide_revision_bump(o.method, needs_kubernetes_check(o.method) && holds_kubernetes_keys(snapshot, db_bytes));
+  if (bump.reason == RevisionBump::Reason::kKubernetes && !tool_can_bump(p.tool)) {
+    throw Error(ErrorKind::kInvalidArgument,
+                p.tool.path + " " + p.tool.version + " cannot bump the revision, and the snapshot holds Kubernetes' keys (" +
+                    kKubernetesKeyPrefix + "): a restore of them moves the revision forward by default (docs/operations.md)",
+                "drop --restore-with (the native restore bumps the revision for every etcd it writes for), or add "
+                "--keep-revision to restore it at its own revision");
+  }
   auto t1 = Clock::now();
   std::string restored = staging + "/data";
   std::vector<std::string> argv = {p.tool.path,
@@ -463,8 +490,8 @@ void restore_with_tool(const PreparedRestore& p, const std::string& snapshot, bo
   // check would read all of them again (etcd 3.4's Go SHA-256 has no SHA-NI: ~1 s per 400 MB), so
   // it is skipped; the tool still strips the trailer. See docs/architecture.md.
   if (snapshot_verified) argv.push_back("--skip-hash-check");
-  if (o.method.bump_revision > 0) {
-    argv.push_back("--bump-revision=" + std::to_string(o.method.bump_revision));
+  if (bump.by > 0) {
+    argv.push_back("--bump-revision=" + std::to_string(bump.by));
     argv.push_back("--mark-compacted");
   }
   RunOptions ro;
@@ -495,6 +522,8 @@ void restore_with_tool(const PreparedRestore& p, const std::string& snapshot, bo
   swap_into_place(p, restored, staging);
   result.data_dir = p.data_dir;
   result.tool = p.tool;
+  result.revision_bump = bump;
+  log_revision_bump(o.method, bump);
   result.restore_seconds = std::chrono::duration<double>(Clock::now() - t1).count();
 }
 
@@ -548,8 +577,8 @@ RestoreResult restore_to_data_dir(const BackupStore& backups, const BackupRecord
 
   // A scratch copy in our private staging dir, read once by the restore tool and deleted.
   std::string snapshot = staging.path() + "/snapshot.db";
-  fetch(snapshot);
-  restore_with_tool(p, snapshot, /*snapshot_verified=*/true, staging.path(), result);
+  uint64_t db_bytes = fetch(snapshot);
+  restore_with_tool(p, snapshot, db_bytes, /*snapshot_verified=*/true, staging.path(), result);
   return result;
 }
 
@@ -565,7 +594,7 @@ RestoreResult restore_verified_snapshot_file(const std::string& snapshot_file, u
     restore_natively(p, [&](const std::string& db) { return place_snapshot(snapshot_file, db_bytes, consume, db); },
                      staging.path(), result);
   } else {
-    restore_with_tool(p, snapshot_file, /*snapshot_verified=*/true, staging.path(), result);
+    restore_with_tool(p, snapshot_file, db_bytes, /*snapshot_verified=*/true, staging.path(), result);
   }
   return result;
 }

@@ -10,22 +10,12 @@
 #include <string>
 
 #include "restore/pitr.h"
+#include "restore/restore_method.h"
 #include "store/backup_store.h"
 #include "store/blob_store.h"
 #include "store/layout.h"
 
 namespace etcdadm {
-
-// How the data dir is written, and what changes for Kubernetes (--restore-with, --bump-revision,
-// --mark-compacted of `backup restore` and `init --from-backup/--snapshot`).
-struct RestoreMethod {
-  std::string restore_with;  // "" or "native": etcdadm writes it; "etcdutl" / "etcdctl": that tool
-  uint64_t bump_revision = 0;
-  bool mark_compacted = false;
-  bool native() const { return restore_with.empty() || restore_with == "native"; }
-  // Whether any of the three flags was given (they mean nothing without a data dir to write).
-  bool any_given() const { return !restore_with.empty() || bump_revision > 0 || mark_compacted; }
-};
 
 struct RestoreOptions {
   std::string data_dir;
@@ -95,6 +85,9 @@ struct RestoreResult {
   uint64_t cluster_id = 0;
   int64_t snapshot_revision = 0;
   int64_t revision = 0;
+  // What was done to the revision and why (restore_method.h). A tool restore that was not asked to
+  // bump reads the snapshot for Kubernetes' keys before it runs, so this is set for it too.
+  RevisionBump revision_bump;
   std::string flavor;  // natively: the etcd version whose restore output was written
   std::optional<ReplayResult> replay;  // a point-in-time restore: what the change log added
   double fetch_seconds = 0;

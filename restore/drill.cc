@@ -269,6 +269,9 @@ DrillReport run_drill(const BackupStore& backups, const BackupRecord& listed, co
     ro.initial_cluster_token = "etcdadm-drill-" + random_hex(12);
     ro.target_version = report.etcd.version;
     ro.point_in_time = options.point_in_time;
+    // The backup's own revision: the drill compares the member's HashKV with the backup's, and no
+    // client of the cluster ever sees this member.
+    ro.method.kubernetes_bump = 0;
     phase = "fetch+verify";
     RestoreResult restored = restore_to_data_dir(backups, backup, ro);
     report.phases.push_back({"fetch+verify", restored.fetch_seconds});

@@ -249,6 +249,12 @@ NativeDataDirWriter::NativeDataDirWriter(std::string data_dir, NativeRestorePlan
   db_path_ = data_dir_ + "/member/snap/db";
 }
 
+void NativeDataDirWriter::set_revision_bump(uint64_t bump_revision, bool mark_compacted) {
+  check_revision_bump(bump_revision, mark_compacted);
+  plan_.bump_revision = bump_revision;
+  plan_.mark_compacted = mark_compacted;
+}
+
 NativeRestoreResult NativeDataDirWriter::finish(uint64_t db_bytes, const EtcdVersion& flavor) {
   const NewCluster& cluster = plan_.cluster;
   NativeRestoreResult result;

@@ -61,6 +61,9 @@ class NativeDataDirWriter {
  public:
   NativeDataDirWriter(std::string data_dir, NativeRestorePlan plan);
   const std::string& db_path() const { return db_path_; }
+  // Replaces the plan's bump before finish() (the Kubernetes rule reads the placed db to decide:
+  // restore_method.h). Checked as the plan's is.
+  void set_revision_bump(uint64_t bump_revision, bool mark_compacted);
   // `flavor`: the etcd whose tool's output to reproduce (3.4 .. 3.7: the version the member will
   // run). Throws kCorrupt when the db is not an etcd backend (no `meta` or `key` bucket, revisions
   // that are not revisions) before changing it.

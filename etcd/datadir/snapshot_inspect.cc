@@ -599,6 +599,19 @@ void visit_latest(const BoltReader& db, const std::string& key, const std::strin
   for (const auto& [k, kv] : latest) visit(kv);
 }
 
+bool holds_key_with_prefix(const BoltReader& db, std::string_view prefix) {
+  if (!db.has_bucket({"key"})) return false;
+  bool found = false;
+  db.for_each({"key"}, [&](std::string_view k, std::string_view v, bool is_bucket) {
+    if (is_bucket) throw corrupt("nested bucket inside the key bucket");
+    KvFields kv;
+    if (!parse_kv_fields(v, &kv)) throw corrupt("undecodable KeyValue at revision " + std::to_string(main_revision(k)));
+    found = kv.key.substr(0, prefix.size()) == prefix && !kv.key.empty();
+    return !found;
+  });
+  return found;
+}
+
 PrefixRange prefix_range(const std::string& prefix) {
   const std::string no_bound(1, '\0');
   if (prefix.empty()) return {no_bound, no_bound};

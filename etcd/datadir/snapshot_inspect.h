@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "etcd/datadir/bolt_reader.h"
@@ -98,6 +99,12 @@ struct SnapshotKeyValue {
 // number of keys in the range, not to the snapshot.
 void visit_latest(const BoltReader& db, const std::string& key, const std::string& range_end,
                   const std::function<void(const SnapshotKeyValue&)>& visit);
+
+// Whether any revision in the snapshot's key bucket is of a key starting with `prefix` (a put or a
+// deletion: a keyspace whose clients once watched such keys). Walks the bucket in revision order
+// and stops at the first one, so a Kubernetes keyspace answers at once; a keyspace without any
+// reads the whole bucket. Throws kCorrupt for an entry that is not a KeyValue.
+bool holds_key_with_prefix(const BoltReader& db, std::string_view prefix);
 
 // The range that selects every key with `prefix`, as etcd's clientv3.WithPrefix builds it: `end` is
 // GetPrefixRangeEnd(prefix), and an empty prefix means every key ("\0" to "\0").

@@ -570,6 +570,9 @@ class Runner {
   // the cluster and the members silently serve different data), so the members that are up are
   // asked for their KV hash at the restored revision; one that differs means the hosts disagree
   // (`latest` resolved differently, another --to-revision): this member stops and init fails.
+  // A restore that moved the revision (a Kubernetes keyspace) is compacted up to it, and etcd 3.4
+  // answers no HashKV at its compaction's revision (3.5+ answer from the compaction's record): there
+  // each member's revision and key count, read from its own data, are compared instead.
   void check_peers_restored_the_same(EtcdClient& local) {
     std::string marker = read_file(restore_marker());
     const int64_t revision = std::strtoll(marker.substr(marker.find('\n') + 1).c_str(), nullptr, 10);
@@ -577,7 +580,16 @@ class Runner {
       spdlog::warn("the restored revision is not known (a tool restore): the peers' data is not compared");
       return;
     }
-    const auto own = local.hash_kv(m_.loopback_client_url(), revision);
+    bool by_count = false;
+    std::string own;
+    try {
+      own = std::to_string(local.hash_kv(m_.loopback_client_url(), revision).hash());
+    } catch (const Error& e) {
+      if (!e.mentions("compacted")) throw;
+      by_count = true;
+      own = revision_and_key_count(local, m_.loopback_client_url());
+    }
+    const std::string what = by_count ? "revision and key count" : "KV hash at revision " + std::to_string(revision);
     int compared = 0;
     const auto list = local.member_list();
     for (const auto& member : list.members()) {
@@ -586,15 +598,15 @@ class Runner {
       std::string differs;
       try {
         EtcdClient peer(connection_to(m_, {url}));
-        auto theirs = peer.hash_kv(url, revision);
-        if (theirs.hash() != own.hash()) {
-          differs = "its KV hash at revision " + std::to_string(revision) + " is " + std::to_string(theirs.hash()) +
-                    ", this member's " + std::to_string(own.hash());
-        }
+        const std::string theirs =
+            by_count ? revision_and_key_count(peer, url) : std::to_string(peer.hash_kv(url, revision).hash());
+        if (theirs != own) differs = "its " + what + " is " + theirs + ", this member's " + own;
         ++compared;
       } catch (const Error& e) {
         if (e.mentions("future revision")) {
           differs = "it has no revision " + std::to_string(revision) + " (it restored an older snapshot)";
+        } else if (e.mentions("compacted")) {
+          differs = "its revision " + std::to_string(revision) + " is compacted (it restored a newer snapshot)";
         } else {
           spdlog::warn("could not compare with member {} ({}): {}", member.name(), url, e.what());
           continue;
@@ -609,8 +621,18 @@ class Runner {
                   "--to-revision/--to-time on each; then `etcdadm reset --skip-remove-member --force` here and run "
                   "init again");
     }
-    spdlog::info("the {} member(s) up restored the same data as this one (KV hash {} at revision {})", compared,
-                 own.hash(), revision);
+    spdlog::info("the {} member(s) up restored the same data as this one ({}: {})", compared, what, own);
+  }
+
+  // What `client` (one member) serves, from its own data (serializable): "revision R, N keys".
+  static std::string revision_and_key_count(EtcdClient& client, const std::string& endpoint) {
+    const int64_t served = client.status(endpoint).header().revision();
+    etcdserverpb::RangeRequest all;
+    all.set_key(std::string(1, '\0'));
+    all.set_range_end(std::string(1, '\0'));
+    all.set_count_only(true);
+    all.set_serializable(true);
+    return "revision " + std::to_string(served) + ", " + std::to_string(client.range(all).count()) + " keys";
   }
 
   void promote() {

@@ -113,7 +113,8 @@ TEST_F(Auto, ThreeHostsStartedInRandomOrderMakeOneClusterPlannedOnceAndMarkedCre
 // says so with the restore command.
 // A killed member is started again; a pause holds every controller; a total loss (every etcd
 // killed, every data dir wiped) creates nothing and waits; `etcdadm etcd-manager restore-backup`
-// then brings the whole cluster back from the backup (its HashKV); a second restore, queued by
+// then brings the whole cluster back from the backup (its keys, the revision moved 10^9 on as the
+// plan says for a Kubernetes keyspace, one HashKV on every member); a second restore, queued by
 // etcd-manager-ctl (the outside oracle, for the minors etcd-manager restores) while the restored
 // cluster runs and has moved on, replaces it again after a new backup, the old data kept aside.
 TEST_F(Auto, AKilledMemberIsRestartedAPauseHoldsATotalLossWaitsAndTheCommandQueueRestoresTheBackup) {
@@ -129,8 +130,8 @@ TEST_F(Auto, AKilledMemberIsRestartedAPauseHoldsATotalLossWaitsAndTheCommandQueu
   auto saved = etcdadm({"backup", "save", "--store", store_, "--endpoints", hosts_[0].client_url(), "--cacert", conn.cacert,
                         "--cert", conn.cert, "--key", conn.key});
   ASSERT_EQ(saved.exit_code, 0) << saved.output;
-  const auto backed_up = hash_kv({&hosts_[0], &hosts_[1], &hosts_[2]});
-  ASSERT_EQ(backed_up.size(), 3u);
+  const int64_t backup_revision = revision_of(hosts_[0]);
+  const std::string backup_keys = keys_of(hosts_[0]);
   const Host& h2 = hosts_[1];
   const std::string pid_file = h2.conf() + "/etcd.pid";
   const int pid = std::stoi(read_file(pid_file));
@@ -196,9 +197,10 @@ TEST_F(Auto, AKilledMemberIsRestartedAPauseHoldsATotalLossWaitsAndTheCommandQueu
   std::cout << "restored the whole cluster "
             << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - restore_queued).count()
             << " ms after the command was queued\n";
-  auto restored = hash_kv({&hosts_[0], &hosts_[1], &hosts_[2]});
-  for (const auto& [name, hash] : restored) EXPECT_EQ(hash, backed_up.at("m1")) << name;
+  // The keyspace is Kubernetes': every host's restore moved it by the plan's 10^9.
+  ASSERT_NO_FATAL_FAILURE(expect_restored_with_bump({&hosts_[0], &hosts_[1], &hosts_[2]}, backup_revision, backup_keys));
   auto plan = parse_cluster_plan(store.read_small(kAutoPlanKey), "plan");
+  EXPECT_EQ(plan.kubernetes_revision_bump, 1000000000u);
   EXPECT_TRUE(eventually(10s, [&] {
     int acting = 0;
     for (const auto& h : hosts_) {
@@ -227,8 +229,7 @@ TEST_F(Auto, AKilledMemberIsRestartedAPauseHoldsATotalLossWaitsAndTheCommandQueu
   ASSERT_TRUE(eventually(90s, [&] {
     return queue_empty() && one_healthy_cluster(3) && etcdctl(hosts_[0], {"get", "/registry/later/0"}).output.find("/registry/later/0") == std::string::npos;
   }, "the running cluster replaced by the backup"));
-  restored = hash_kv({&hosts_[0], &hosts_[1], &hosts_[2]});
-  for (const auto& [name, hash] : restored) EXPECT_EQ(hash, backed_up.at("m1")) << name;
+  ASSERT_NO_FATAL_FAILURE(expect_restored_with_bump({&hosts_[0], &hosts_[1], &hosts_[2]}, backup_revision, backup_keys));
   EXPECT_EQ(parse_cluster_plan(store.read_small(kAutoPlanKey), "plan").sequence, 3u);
   for (const auto& h : hosts_) {
     bool aside = false;
@@ -252,7 +253,8 @@ TEST_F(Auto, AKilledMemberIsRestartedAPauseHoldsATotalLossWaitsAndTheCommandQueu
 // A restore whose controllers are killed (SIGKILL) at its steps, one host at each: its writer right
 // after writing the plan, one host after setting its old data aside, one inside the native restore
 // (written, not yet swapped in), one after its data was restored; restarted, they finish the same
-// restore: one cluster, the backup's HashKV, the command done, never a second plan.
+// restore: one cluster, the backup's keys at its revision + the plan's bump, the command done,
+// never a second plan.
 TEST_F(Auto, ControllersKilledAtEachStepOfARestoreFinishItWhenRestarted) {
   ASSERT_NO_FATAL_FAILURE(bootstrap_three());
   for (int i = 0; i < 50; ++i) ASSERT_EQ(etcdctl(hosts_[0], {"put", "/registry/k" + std::to_string(i), "v"}).exit_code, 0);
@@ -260,7 +262,8 @@ TEST_F(Auto, ControllersKilledAtEachStepOfARestoreFinishItWhenRestarted) {
   auto saved = etcdadm({"backup", "save", "--store", store_, "--endpoints", hosts_[0].client_url(), "--cacert", conn.cacert,
                         "--cert", conn.cert, "--key", conn.key});
   ASSERT_EQ(saved.exit_code, 0) << saved.output;
-  const auto backed_up = hash_kv({&hosts_[0], &hosts_[1], &hosts_[2]});
+  const int64_t backup_revision = revision_of(hosts_[0]);
+  const std::string backup_keys = keys_of(hosts_[0]);
   ASSERT_EQ(etcdctl(hosts_[0], {"put", "/registry/after", "x"}).exit_code, 0);
 
   // The leader's controller writes the plan: it dies right after. The others die at their steps.
@@ -296,7 +299,7 @@ TEST_F(Auto, ControllersKilledAtEachStepOfARestoreFinishItWhenRestarted) {
   LocalStore store(store_);
   auto queue_empty = [&] { return list_etcd_manager_commands(store).empty(); };
   ASSERT_TRUE(eventually(120s, [&] { return queue_empty() && one_healthy_cluster(3); }, "the restore finished after the kills"));
-  for (const auto& [name, hash] : hash_kv({&hosts_[0], &hosts_[1], &hosts_[2]})) EXPECT_EQ(hash, backed_up.at("m1")) << name;
+  ASSERT_NO_FATAL_FAILURE(expect_restored_with_bump({&hosts_[0], &hosts_[1], &hosts_[2]}, backup_revision, backup_keys));
   EXPECT_EQ(parse_cluster_plan(store.read_small(kAutoPlanKey), "plan").sequence, 2u) << "one restore, one plan";
 }
 

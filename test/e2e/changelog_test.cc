@@ -63,7 +63,9 @@ class ChangeLog : public CliTest {
     std::vector<std::string> args = {"backup", "restore", "latest", "--store", store_, "--to-revision",
                                      std::to_string(revision), "--data-dir", data_dir, "--name", "r",
                                      "--initial-cluster-token", "etcd-test", "--initial-advertise-peer-urls",
-                                     "http://127.0.0.1:" + std::to_string(peer_port), "-o", "json"};
+                                     "http://127.0.0.1:" + std::to_string(peer_port), "-o", "json",
+                                     // the replay is compared revision for revision (HashKV at the target)
+                                     "--keep-revision"};
     args.insert(args.end(), read_args_.begin(), read_args_.end());
     return cli(args);
   }
@@ -327,7 +329,8 @@ TEST_F(ChangeLog, ListShowsTheWindowTimeTargetsWorkAndPruneKeepsWhatKeptBackupsN
   ro.data_dir = dir_ / "at-time";
   auto at_time = cli({"backup", "restore", "latest", "--store", store_, "--to-time", t_between, "--data-dir", ro.data_dir,
                       "--name", "r", "--initial-cluster-token", "etcd-test", "--initial-advertise-peer-urls",
-                      "http://127.0.0.1:" + std::to_string(ro.peer_port), "-o", "json", "--identity", read_args_[1]});
+                      "http://127.0.0.1:" + std::to_string(ro.peer_port), "-o", "json", "--identity", read_args_[1],
+                      "--keep-revision"});
   ASSERT_EQ(at_time.exit_code, 0) << at_time.output;
   auto& restored = start_member(ro);
   EtcdClient rc(restored.connection());

@@ -72,7 +72,8 @@ class CrossVersion : public CliTest {
 
   std::vector<std::string> restore_args(const std::string& store, const std::string& data_dir, int peer_port) {
     return {"backup", "restore", "latest", "--store", store, "--data-dir", data_dir, "--name", "r",
-            "--initial-advertise-peer-urls", "http://127.0.0.1:" + std::to_string(peer_port)};
+            "--initial-advertise-peer-urls", "http://127.0.0.1:" + std::to_string(peer_port),
+            "--keep-revision"};  // compared by HashKV at the backup's revision
   }
 
   // `etcdadm init` of a member of the etcd under test, with everything it would write under `root`.

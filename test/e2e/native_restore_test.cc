@@ -7,6 +7,8 @@
 //     HashKV at the snapshot revision;
 //   - --bump-revision/--mark-compacted: the revision moves by N, old revisions read as compacted,
 //     and the next write lands at snapshot + N + 1 (on 3.4 too, which has no such tool);
+//   - by default a keyspace with Kubernetes' keys (/registry/) is moved by 10^9 and marked
+//     compacted, natively and with etcdutl, and any other keyspace is restored as it was;
 //   - kill -9 at each step leaves no data dir (or, after the rename, a whole one), and the next
 //     restore succeeds.
 #include <gtest/gtest.h>
@@ -52,13 +54,13 @@ class NativeRestore : public CliTest {
     uint32_t hash = 0;
     std::vector<std::pair<std::string, std::string>> keys;
   };
-  Source make_backup(int keys = 200, size_t value_size = 300) {
+  Source make_backup(int keys = 200, size_t value_size = 300, const std::string& prefix = "/registry/pods/default/pod-") {
     auto& m = start_member();
     EtcdClient client(m.connection());
-    load_keys(client, "/registry/pods/default/pod-", keys, value_size, 3);
-    load_keys(client, "/registry/pods/default/pod-", keys / 10, value_size, 4);  // overwrites
+    load_keys(client, prefix, keys, value_size, 3);
+    load_keys(client, prefix, keys / 10, value_size, 4);  // overwrites
     etcdserverpb::DeleteRangeRequest del;
-    del.set_key("/registry/pods/default/pod-000003");
+    del.set_key(prefix + "000003");
     client.delete_range(del);
     RunOptions api3 = etcdctl_options();
     auto lease = run_process({"etcdctl", "--endpoints", m.client_url(), "lease", "grant", "3600"}, api3);
@@ -76,6 +78,25 @@ class NativeRestore : public CliTest {
     return s;
   }
 
+  // The one member of a restored single-member cluster: m1, token "tok", a free peer port, its
+  // data dir `name` in the test's directory.
+  EtcdOptions single_member(const std::string& name) {
+    EtcdOptions o;
+    o.name = "m1";
+    o.peer_port = free_port();
+    o.initial_cluster_token = "tok";
+    o.data_dir = dir_ / name;
+    return o;
+  }
+
+  // The same at the snapshot's own revision (--keep-revision): compared with etcd's tool and the
+  // source's HashKV, which know nothing of the Kubernetes default.
+  std::vector<std::string> kept_restore_args(const std::string& data_dir, const std::string& name,
+                                             const std::string& cluster, const std::string& peer_url) {
+    auto args = restore_args(data_dir, name, cluster, peer_url);
+    args.push_back("--keep-revision");
+    return args;
+  }
   std::vector<std::string> restore_args(const std::string& data_dir, const std::string& name, const std::string& cluster,
                                         const std::string& peer_url) {
     return {"backup", "restore", "latest", "--store", store_, "--data-dir", data_dir, "--name", name,
@@ -104,10 +125,10 @@ TEST_F(NativeRestore, DataDirMatchesEtcdsOwnRestore) {
                                     "m1=http://127.0.0.1:2380,m2=http://127.0.0.2:2380,m3=http://127.0.0.3:2380"}) {
     SCOPED_TRACE(cluster);
     std::string ours = dir_ / "native", theirs = dir_ / "tool";
-    auto r = cli(restore_args(ours, "m1", cluster, "http://127.0.0.1:2380"));
+    auto r = cli(kept_restore_args(ours, "m1", cluster, "http://127.0.0.1:2380"));
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("\"restoreWith\": \"native\""), std::string::npos) << r.output;
-    auto args = restore_args(theirs, "m1", cluster, "http://127.0.0.1:2380");
+    auto args = kept_restore_args(theirs, "m1", cluster, "http://127.0.0.1:2380");
     args.insert(args.end(), {"--restore-with", tool_name()});
     r = cli(args);
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -160,7 +181,7 @@ TEST_F(NativeRestore, ThreeRestoredMembersFormTheClusterTheToolsIdsDescribe) {
     o.initial_cluster = cluster;
     o.initial_cluster_token = "tok";
     o.data_dir = dir_ / ("restored-" + o.name);
-    auto j = cli_json(restore_args(o.data_dir, o.name, cluster, "http://127.0.0.1:" + std::to_string(peer_ports[i])));
+    auto j = cli_json(kept_restore_args(o.data_dir, o.name, cluster, "http://127.0.0.1:" + std::to_string(peer_ports[i])));
     native_ids.insert(j["memberId"].get<std::string>());
     native_cluster_id = j["clusterId"];
     members_.push_back(std::make_unique<EtcdMember>(dir_.path(), o));
@@ -171,7 +192,7 @@ TEST_F(NativeRestore, ThreeRestoredMembersFormTheClusterTheToolsIdsDescribe) {
   std::string tool_cluster_id;
   for (int i = 0; i < 3; ++i) {
     std::string d = dir_ / ("tool-m" + std::to_string(i + 1));
-    auto args = restore_args(d, "m" + std::to_string(i + 1), cluster, "http://127.0.0.1:" + std::to_string(peer_ports[i]));
+    auto args = kept_restore_args(d, "m" + std::to_string(i + 1), cluster, "http://127.0.0.1:" + std::to_string(peer_ports[i]));
     args.insert(args.end(), {"--restore-with", tool_name()});
     ASSERT_EQ(cli(args).exit_code, 0);
     auto dump = oracle({"dump-datadir", d});
@@ -202,15 +223,92 @@ TEST_F(NativeRestore, ThreeRestoredMembersFormTheClusterTheToolsIdsDescribe) {
             seen.end());
 }
 
+// Restores are Kubernetes-safe by default: no flag, and the /registry/ keyspace comes back past every
+// revision its clients saw, old revisions compacted (a watch from one gets "compacted": informers
+// re-list); --keep-revision restores it as it was, with a warning.
+TEST_F(NativeRestore, AKubernetesKeyspaceIsBumpedByDefault) {
+  Source s = make_backup(50, 100);
+  constexpr int64_t kDefault = 1000000000;
+  EtcdOptions o = single_member("k8s");
+  const std::string peer = "http://127.0.0.1:" + std::to_string(o.peer_port);
+  auto j = cli_json(restore_args(o.data_dir, "m1", "m1=" + peer, peer));
+  EXPECT_EQ(j["snapshotRevision"], s.revision);
+  EXPECT_EQ(j["revision"], s.revision + kDefault);
+  EXPECT_EQ(j["revisionBump"]["by"], kDefault) << j.dump();
+  EXPECT_EQ(j["revisionBump"]["markedCompacted"], true) << j.dump();
+  EXPECT_EQ(j["revisionBump"]["reason"], "kubernetes-keys") << j.dump();
+  EXPECT_EQ(oracle({"revisions", o.data_dir + "/member/snap/db"})["latestMainRevision"], s.revision + kDefault);
+
+  // The table says what was done and why.
+  std::string table_dir = dir_ / "k8s-table";
+  auto table_args = restore_args(table_dir, "m1", "m1=" + peer, peer);
+  table_args.resize(table_args.size() - 2);  // no -o json
+  auto table = cli(table_args);
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_NE(table.output.find("moved forward by 1000000000"), std::string::npos) << table.output;
+  EXPECT_NE(table.output.find("Kubernetes' keys (/registry/)"), std::string::npos) << table.output;
+
+  // --keep-revision: as it was, and a warning; it excludes --bump-revision.
+  auto keep_args = restore_args(dir_ / "kept", "m1", "m1=" + peer, peer);
+  keep_args.push_back("--keep-revision");
+  auto kept = cli_json(keep_args);
+  EXPECT_EQ(kept["revision"], s.revision);
+  EXPECT_EQ(kept["revisionBump"]["reason"], "kept") << kept.dump();
+  keep_args = restore_args(dir_ / "both", "m1", "m1=" + peer, peer);
+  keep_args.insert(keep_args.end(), {"--keep-revision", "--bump-revision", "5", "--mark-compacted"});
+  auto both = cli(keep_args);
+  EXPECT_EQ(both.exit_code, 2) << both.output;
+  EXPECT_FALSE(path_exists(dir_ / "both"));
+
+  // etcd's own tool, untold, gets the same default (etcdutl 3.5+); etcdctl 3.4, which cannot bump,
+  // is refused with the two ways that work.
+  auto tool_args = restore_args(dir_ / "tool", "m1", "m1=" + peer, peer);
+  tool_args.insert(tool_args.end(), {"--restore-with", tool_name()});
+  if (etcd_under_test().has_etcdutl()) {
+    auto t = cli_json(tool_args);
+    EXPECT_EQ(t["revisionBump"]["reason"], "kubernetes-keys") << t.dump();
+    EXPECT_EQ(oracle({"revisions", std::string(dir_ / "tool") + "/member/snap/db"})["latestMainRevision"],
+              s.revision + kDefault);
+  } else {
+    auto refused = cli(tool_args);
+    EXPECT_EQ(refused.exit_code, 2) << refused.output;
+    EXPECT_NE(refused.output.find("cannot bump the revision"), std::string::npos) << refused.output;
+    EXPECT_NE(refused.output.find("--keep-revision"), std::string::npos) << refused.output;
+    EXPECT_FALSE(path_exists(dir_ / "tool"));
+  }
+
+  auto& m = start_member(o);
+  EtcdClient client(m.connection());
+  EXPECT_EQ(all_keys(client), s.keys);
+  RunOptions watch_opts = etcdctl_options();
+  watch_opts.timeout = 10s;
+  auto watch = run_process({"etcdctl", "--endpoints", m.client_url(), "watch", "/registry/", "--prefix", "--rev",
+                            std::to_string(s.revision)},
+                           watch_opts);
+  EXPECT_NE(watch.output.find("compacted"), std::string::npos) << watch.output;
+  EXPECT_EQ(client.put("/registry/after", "x").header().revision(), s.revision + kDefault + 1);
+}
+
+// A keyspace without Kubernetes' keys is restored at its own revision: the source's HashKV there.
+TEST_F(NativeRestore, APlainKeyspaceIsRestoredAsItWas) {
+  Source s = make_backup(50, 100, "/app/config/item-");
+  EtcdOptions o = single_member("plain");
+  const std::string peer = "http://127.0.0.1:" + std::to_string(o.peer_port);
+  auto j = cli_json(restore_args(o.data_dir, "m1", "m1=" + peer, peer));
+  EXPECT_EQ(j["revision"], s.revision);
+  EXPECT_EQ(j["revisionBump"]["by"], 0) << j.dump();
+  EXPECT_EQ(j["revisionBump"]["reason"], "none") << j.dump();
+  auto& m = start_member(o);
+  EtcdClient client(m.connection());
+  EXPECT_EQ(all_keys(client, s.revision), s.keys);
+  EXPECT_EQ(client.hash_kv(m.client_url(), s.revision).hash(), s.hash);
+}
+
 TEST_F(NativeRestore, BumpRevisionAndMarkCompactedAsKubernetesNeeds) {
   Source s = make_backup(50, 100);
   constexpr int64_t kBump = 1000000;
-  EtcdOptions o;
-  o.name = "m1";
-  o.peer_port = free_port();
-  o.initial_cluster_token = "tok";
-  o.data_dir = dir_ / "bumped";
-  std::string peer = "http://127.0.0.1:" + std::to_string(o.peer_port);
+  EtcdOptions o = single_member("bumped");
+  const std::string peer = "http://127.0.0.1:" + std::to_string(o.peer_port);
   auto args = restore_args(o.data_dir, "m1", "m1=" + peer, peer);
   args.insert(args.end(), {"--bump-revision", std::to_string(kBump), "--mark-compacted"});
   auto j = cli_json(args);

@@ -193,7 +193,8 @@ class ObjectStoreCliTest : public CliTest {
     ro.data_dir = dir_ / "r1-data";
     ro.initial_cluster_token = "etcd-cluster";
     auto rr = cli(with_store(plus({"backup", "restore", "latest", "--data-dir", ro.data_dir, "--name", "r1",
-                                   "--initial-advertise-peer-urls", "http://127.0.0.1:" + std::to_string(ro.peer_port)},
+                                   "--initial-advertise-peer-urls", "http://127.0.0.1:" + std::to_string(ro.peer_port),
+                                   "--keep-revision"},  // compared at the backup's revision
                                   read_extra)),
                   store_env());
     ASSERT_EQ(rr.exit_code, 0) << rr.output;
@@ -259,7 +260,8 @@ class ObjectStoreCliTest : public CliTest {
       eo.data_dir = dir_ / ("pitr-" + std::to_string(n++));
       eo.initial_cluster_token = "etcd-cluster";
       auto rr = cli(with_store(plus(plus({"backup", "restore", "latest", "--data-dir", eo.data_dir, "--name", eo.name,
-                                          "--initial-advertise-peer-urls", "http://127.0.0.1:" + std::to_string(eo.peer_port)},
+                                          "--initial-advertise-peer-urls", "http://127.0.0.1:" + std::to_string(eo.peer_port),
+                                          "--keep-revision"},  // compared at the target revision
                                          target),
                                     read_extra)),
                     store_env());

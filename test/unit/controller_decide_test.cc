@@ -1,6 +1,7 @@
 // The controller's decisions (controller/decide.h) with known answers, and its records
 // (controller/records.h) as hostile input.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 
@@ -195,6 +196,8 @@ TEST(ControllerDecide, AQueuedRestoreIsPlannedOnceByAnyHostAfterATotalLossAndByT
   EXPECT_EQ(d.plan.backup, "2027-01-15T07:00:00Z-000001");
   EXPECT_EQ(d.plan.command_key, o.restore_command->key);
   EXPECT_EQ(d.plan.cluster_token, "etcd-auto-new");
+  // Every host gives a Kubernetes keyspace the same bump: the plan says which.
+  EXPECT_EQ(d.plan.kubernetes_revision_bump, 1000000000u);
   EXPECT_EQ(d.plan.initial_cluster(), "h1=https://10.0.0.1:2380,h2=https://10.0.0.2:2380,h3=https://10.0.0.3:2380");
   EXPECT_FALSE(d.new_spec);
   EXPECT_EQ(d.command.rfind("etcdadm init --from-backup 2027-01-15T07:00:00Z-000001 --store s3://b/c --initial-cluster h1=", 0), 0u) << d.command;
@@ -577,7 +580,15 @@ TEST(ControllerRecords, RoundTripAndHostileInputIsRefusedByName) {
   r.backup = "2027-01-15T07:00:00Z-000001";
   r.command_key = "control/2027-01-15T08:00:00Z-000000/_command.json";
   EXPECT_EQ(parse_cluster_plan(cluster_plan_json(r), "plan"), r);
+  r.kubernetes_revision_bump = 1000000000;
+  EXPECT_EQ(parse_cluster_plan(cluster_plan_json(r), "plan"), r);
   const std::string rj = cluster_plan_json(r);
+  // A restore plan written before the field existed: its hosts restored every keyspace as it was.
+  {
+    auto old_plan = nlohmann::json::parse(rj);
+    old_plan.erase("kubernetesRevisionBump");
+    EXPECT_EQ(parse_cluster_plan(old_plan.dump(), "plan").kubernetes_revision_bump, 0u);
+  }
   HostRecord h = host("h3").record;
   h.sequence = 7;
   h.data = "member";
@@ -597,6 +608,17 @@ TEST(ControllerRecords, RoundTripAndHostileInputIsRefusedByName) {
   };
   std::string j = cluster_plan_json(p);
   corrupt([&] { parse_cluster_plan("{", "plan"); }, "plan is not JSON");
+  for (const char* bad : {"-1", "1.5", "4611686018427387904", "\"1000\""}) {
+    auto hostile = nlohmann::json::parse(rj);
+    hostile["kubernetesRevisionBump"] = nlohmann::json::parse(bad);
+    try {
+      parse_cluster_plan(hostile.dump(), "plan");
+      ADD_FAILURE() << "kubernetesRevisionBump " << bad << " accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kCorrupt) << bad;
+      EXPECT_NE(std::string(e.what()).find("kubernetesRevisionBump"), std::string::npos) << e.what();
+    }
+  }
   corrupt([&] { parse_cluster_plan(R"({"format":"etcdadm-auto-plan/2"})", "plan"); }, "not \"etcdadm-auto-plan/1\"");
   corrupt([&] { parse_cluster_plan(std::string(j).replace(j.find("h2\""), 2, "../x"), "plan"); }, "no usable member name");
   corrupt([&] { parse_cluster_plan(std::string(j).replace(j.find("https://10.0.0.2:2380"), 8, "http://"), "plan"); }, "no https:// URL");

@@ -9,11 +9,13 @@
 // tools directly on every run; these pin the bytes without any tool.
 #include "etcd/datadir/mvcc.h"
 #include "restore/native_restore.h"
+#include "restore/restore_method.h"
 
 #include <gtest/gtest.h>
 
 #include "common/error.h"
 #include "common/sha256.h"
+#include "etcd/datadir/snapshot_inspect.h"
 #include "etcd/datadir/wal_writer.h"
 
 namespace etcdadm {
@@ -129,6 +131,75 @@ TEST(NativeRestoreBytes, BumpAndMarkGoTogether) {
   EXPECT_NO_THROW(check_revision_bump(1000000000, true));
   EXPECT_THROW(check_revision_bump(1000, false), Error);
   EXPECT_THROW(check_revision_bump(0, true), Error);
+}
+
+using Reason = RevisionBump::Reason;
+
+TEST(KubernetesRevisionBump, DefaultBumpsOnlyAKubernetesKeyspaceAndFlagsWin) {
+  RestoreMethod untold;
+  // Nothing said: a Kubernetes keyspace moves by 10^9 and is marked compacted; any other is kept.
+  RevisionBump k = decide_revision_bump(untold, true);
+  EXPECT_EQ(k.by, 1000000000u);
+  EXPECT_TRUE(k.mark_compacted);
+  EXPECT_EQ(k.reason, Reason::kKubernetes);
+  EXPECT_EQ(k.reason_name(), "kubernetes-keys");
+  EXPECT_NE(k.explanation().find("/registry/"), std::string::npos) << k.explanation();
+  EXPECT_NE(k.explanation().find("--keep-revision"), std::string::npos) << k.explanation();
+  RevisionBump plain = decide_revision_bump(untold, false);
+  EXPECT_EQ(plain.by, 0u);
+  EXPECT_FALSE(plain.mark_compacted);
+  EXPECT_EQ(plain.reason_name(), "none");
+  EXPECT_TRUE(needs_kubernetes_check(untold));
+
+  // --bump-revision N --mark-compacted: N for any keyspace, and the db need not be read.
+  RestoreMethod asked;
+  asked.bump_revision = 1000;
+  asked.mark_compacted = true;
+  EXPECT_FALSE(needs_kubernetes_check(asked));
+  for (bool holds : {false, true}) {
+    RevisionBump a = decide_revision_bump(asked, holds);
+    EXPECT_EQ(a.by, 1000u);
+    EXPECT_TRUE(a.mark_compacted);
+    EXPECT_EQ(a.reason_name(), "asked");
+  }
+
+  // --keep-revision: a Kubernetes keyspace kept, and said so; it excludes the bump flags.
+  RestoreMethod keep;
+  keep.keep_revision = true;
+  RevisionBump kept = decide_revision_bump(keep, true);
+  EXPECT_EQ(kept.by, 0u);
+  EXPECT_EQ(kept.reason, Reason::kKept);
+  EXPECT_EQ(decide_revision_bump(keep, false).reason, Reason::kNone);
+  EXPECT_NO_THROW(check_revision_flags(keep));
+  keep.bump_revision = 5;
+  keep.mark_compacted = true;
+  EXPECT_THROW(check_revision_flags(keep), Error);
+
+  // The rule off (a drill; an older controller plan): nothing read, nothing moved.
+  RestoreMethod off;
+  off.kubernetes_bump = 0;
+  EXPECT_FALSE(needs_kubernetes_check(off));
+  EXPECT_EQ(decide_revision_bump(off, true).by, 0u);
+  // A plan's own amount is what every host uses.
+  RestoreMethod planned;
+  planned.kubernetes_bump = 4242;
+  EXPECT_EQ(decide_revision_bump(planned, true).by, 4242u);
+}
+
+TEST(KubernetesRevisionBump, KubernetesKeysAreFoundInARealSnapshot) {
+  // small.db (test/data/snapshots/README.md): 100 /flat/ keys first, then /registry/ ones, and
+  // /flat/key091..100 deleted.
+  const std::string small = std::string(ETCDADM_SOURCE_DIR) + "/test/data/snapshots/small.db";
+  const uint64_t db_bytes = 69632;  // the file less its 32-byte SHA-256 trailer
+  EXPECT_TRUE(holds_kubernetes_keys(small, db_bytes));
+  auto db = BoltReader::open(small, db_bytes);
+  EXPECT_TRUE(holds_key_with_prefix(*db, "/registry/services/kube-system/"));
+  EXPECT_TRUE(holds_key_with_prefix(*db, "/leased/key"));
+  EXPECT_TRUE(holds_key_with_prefix(*db, "/flat/key100"));  // deleted, but it was there
+  EXPECT_FALSE(holds_key_with_prefix(*db, "/registry/configmaps/"));
+  EXPECT_FALSE(holds_key_with_prefix(*db, "/registryx"));
+  EXPECT_FALSE(holds_key_with_prefix(*db, "registry/"));
+  EXPECT_THROW(holds_kubernetes_keys(std::string(ETCDADM_SOURCE_DIR) + "/test/data/snapshots/README.md", 0), Error);
 }
 
 }  // namespace
