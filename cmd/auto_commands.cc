@@ -48,6 +48,7 @@ void add_seed(CLI::App& app) {
     std::optional<std::string> defrag_schedule;
     std::optional<int64_t> nospace_keep_revisions;
     std::optional<int> nospace_disarm_below_percent;
+    std::string corrupt_check_interval;
     bool dry_run = false;
   };
   auto f = std::make_shared<Flags>();
@@ -59,7 +60,7 @@ void add_seed(CLI::App& app) {
   c->add_option("--version", f->version, "etcd version the members run, e.g. 3.5.17 (kept when not given)");
   c->add_option("--replace-after", f->replace_after,
                 "replace a member unhealthy this long (default 10m; kept when not given)");
-  auto* m = c->add_option_group("Maintenance (defragmentation, NOSPACE)");
+  auto* m = c->add_option_group("Maintenance (defragmentation, NOSPACE, corrupt members)");
   m->add_option("--defrag-free-percent", f->defrag_free_percent,
                 "defragment a member once this share of its db file is free (default 50; 0: only on the schedule; "
                 "kept when not given)")
@@ -78,6 +79,9 @@ void add_seed(CLI::App& app) {
                 "disarm NOSPACE only when every member's db file is then under this share of its quota (default 90; "
                 "kept when not given)")
       ->check(CLI::Range(1, 100));
+  m->add_option("--corrupt-check-interval", f->corrupt_check_interval,
+                "compare every voter's HashKV this often and replace a member whose data differs from a majority "
+                "that agrees, its data kept aside (default 5m; 0: never; kept when not given)");
   c->add_flag("--dry-run", f->dry_run, "show the spec and what the controllers would do, change nothing");
   c->callback([f] {
     auto fmt = parse_output_format(f->store.output);
@@ -92,6 +96,11 @@ void add_seed(CLI::App& app) {
     auto_changes.defrag_schedule = f->defrag_schedule;
     auto_changes.nospace_keep_revisions = f->nospace_keep_revisions;
     auto_changes.nospace_disarm_below_percent = f->nospace_disarm_below_percent;
+    if (f->corrupt_check_interval == "0") {
+      auto_changes.corrupt_check_seconds = 0;
+    } else if (!f->corrupt_check_interval.empty()) {
+      auto_changes.corrupt_check_seconds = duration_flag("--corrupt-check-interval", f->corrupt_check_interval, false).count();
+    }
     const SeedResult r = seed_cluster_spec(*store, changes, auto_changes, f->dry_run);
     const auto& [before, after, auto_spec, effect] = r;
     if (fmt == OutputFormat::kJson) {
@@ -104,6 +113,7 @@ void add_seed(CLI::App& app) {
                 {"defragSchedule", auto_spec.defrag_schedule},
                 {"nospaceKeepRevisions", auto_spec.nospace_keep_revisions},
                 {"nospaceDisarmBelowPercent", auto_spec.nospace_disarm_below_percent},
+                {"corruptCheckSeconds", auto_spec.corrupt_check_seconds},
                 {"effect", effect}};
       std::cout << j.dump(2) << "\n";
       return;

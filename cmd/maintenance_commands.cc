@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -11,9 +12,11 @@
 #include "cmd/output.h"
 #include "cmd/store_flags.h"
 #include "common/error.h"
+#include "etcd/client_pool.h"
 #include "common/text.h"
 #include "changelog/heartbeat.h"
 #include "common/timefmt.h"
+#include "etcdadm/maintenance/consistency.h"
 #include "etcdadm/maintenance/defrag.h"
 #include "etcdadm/maintenance/space.h"
 #include "etcdadm/member_health.h"
@@ -286,11 +289,84 @@ void add_alarm(CLI::App& app) {
   });
 }
 
+struct HashFlags {
+  LocationFlags location;
+  std::string endpoints;
+  std::string output = "table";
+};
+
+void add_hashkv(CLI::App& app) {
+  auto f = std::make_shared<HashFlags>();
+  auto* c = app.add_subcommand(
+      "hashkv",
+      "compare every voter's HashKV at one revision they all serve: a member that differs from a majority that "
+      "agrees is corrupt and named (exit 5), with how to replace it");
+  f->location.add_to(c);
+  c->add_option("--endpoints", f->endpoints, "more members' client URLs, to reach the cluster through");
+  add_output_format_option(c, f->output);
+  c->callback([f] {
+    auto fmt = parse_output_format(f->output);
+    MemberConfig m = f->location.recorded("hashkv");
+    const ConnectionConfig connection = connection_to(m, cluster_endpoints_of(m, split_endpoints(f->endpoints)));
+    EtcdClientPool pool(connection);
+    const ClusterInfo info = cluster_info(pool, connection.endpoints, 0);
+    const HashSurvey survey = survey_hashes(pool, info);
+    const HashVerdict verdict = judge_hashes(survey);
+    auto differs = [&](uint64_t id) {
+      return std::find(verdict.differing.begin(), verdict.differing.end(), id) != verdict.differing.end();
+    };
+    if (fmt == OutputFormat::kJson) {
+      nlohmann::json members = nlohmann::json::array();
+      for (const auto& h : survey.members) {
+        members.push_back({{"memberId", id_hex(h.member_id)},
+                           {"member", h.label},
+                           {"hash", h.answered ? nlohmann::json(h.hash) : nlohmann::json(nullptr)},
+                           {"compactRevision", h.compact_revision},
+                           {"error", h.error},
+                           {"differs", differs(h.member_id)}});
+      }
+      static const char* const kKinds[] = {"agree", "minority-differs", "no-majority", "incomplete"};
+      std::cout << nlohmann::json{{"revision", survey.revision},
+                                  {"verdict", kKinds[static_cast<int>(verdict.kind)]},
+                                  {"explanation", verdict.explanation},
+                                  {"members", members}}
+                       .dump(2)
+                << "\n";
+    } else {
+      std::printf("%-28s  %-12s  %s\n", "MEMBER", "HASHKV", "COMPACTED AT");
+      for (const auto& h : survey.members) {
+        std::printf("%-28s  %-12s  %s%s\n", h.label.c_str(), h.answered ? std::to_string(h.hash).c_str() : "-",
+                    h.answered ? std::to_string(h.compact_revision).c_str() : h.error.c_str(),
+                    differs(h.member_id) ? "   <- differs" : "");
+      }
+      std::cout << verdict.explanation << "\n";
+      std::cout.flush();
+    }
+    switch (verdict.kind) {
+      case HashVerdict::Kind::kAgree:
+        return;
+      case HashVerdict::Kind::kMinorityDiffers:
+        throw Error(ErrorKind::kCorrupt, "corrupt member: " + verdict.explanation,
+                    "replace it from the healthy ones (docs/operations.md, \"Runbook: a corrupt member\"): `etcdadm member "
+                    "remove NAME`, then on its host move its data dir aside and `etcdadm join <a healthy member's client "
+                    "URL> --name NAME`");
+      case HashVerdict::Kind::kNoMajority:
+        throw Error(ErrorKind::kCorrupt, verdict.explanation,
+                    "no member can be trusted over the others: restore the cluster from a verified backup "
+                    "(docs/operations.md)");
+      case HashVerdict::Kind::kIncomplete:
+        break;
+    }
+    throw Error(ErrorKind::kUnavailable, verdict.explanation, "run it again once every voter is healthy");
+  });
+}
+
 }  // namespace
 
 void add_maintenance_commands(CLI::App& app) {
   add_defrag(app);
   add_alarm(app);
+  add_hashkv(app);
 }
 
 }  // namespace etcdadm::cli

@@ -283,6 +283,7 @@ Observation Controller::observe() {
   o.cluster = observe_cluster(o.hosts, o.local);
   track_health(o);
   observe_version_change(o);
+  observe_hashes(o);
   // Under NOSPACE the last recovery's outcome decides whether to try again (the acting controller
   // may have changed since: the record is in the store). Read only then.
   if (o.spec && o.auto_spec.defrag_schedule.empty()) {
@@ -418,10 +419,16 @@ void Controller::join_as_added(const Decision& d, const Observation& o) {
   }
 }
 
-void Controller::forget_member() {
+void Controller::forget_member(bool keep_data) {
   init_system_->stop(member_, std::chrono::seconds(10));
   failpoint("auto/forget/stopped");
-  remove_all(member_.data_dir + "/member");
+  if (keep_data) {
+    const uint64_t id = read_auto_local_state(member_.config_dir).member_id;
+    const std::string aside = set_aside_data_dir(member_.data_dir, "corrupt-" + id_hex(id) + "-" + std::to_string(unix_now()));
+    if (!aside.empty()) spdlog::warn("auto: this host's corrupt member's data is kept in {} for a person to look at", aside);
+  } else {
+    remove_all(member_.data_dir + "/member");
+  }
   AutoLocalState state;
   state.plan_sequence = read_auto_local_state(member_.config_dir).plan_sequence;
   write_auto_local_state(member_.config_dir, state);
@@ -514,7 +521,14 @@ void Controller::change_membership(const Decision& d) {
   if (!still_leads(d)) return;
   EtcdClient& client = pool_.client(member_.loopback_client_url());
   const char* action = step_name(d.step);
-  if (d.step != Step::kPromoteMember) backup_before(d, options_.pre_change_backup_age);
+  // No backup before a corrupt member's removal: its data is kept whole on its host, the data that
+  // stays is the majority's, and a backup now might be streamed from the corrupt member itself.
+  if (d.step != Step::kPromoteMember && !d.corrupt) backup_before(d, options_.pre_change_backup_age);
+  if (d.corrupt) {
+    // Recorded first: its host's controller sets its data aside once it sees it removed.
+    update_maintenance([&](MaintenanceRecord& m) { m.corrupt[d.member_id] = *d.corrupt; });
+    failpoint("auto/corrupt/recorded");
+  }
   try {
     if (d.step == Step::kAddMember) {
       auto r = client.member_add({d.host.peer_url}, /*learner=*/true);
@@ -544,6 +558,56 @@ void Controller::change_membership(const Decision& d) {
     record(action, d.reason, d.command, std::string("failed: ") + e.what());
     throw;
   }
+}
+
+void Controller::disarm_corrupt(const Decision& d) {
+  if (!still_leads(d)) return;
+  recorded(d, [&] {
+    EtcdClient& client = pool_.client(member_.loopback_client_url());
+    for (uint64_t id : d.members) client.alarm_disarm(id, etcdserverpb::AlarmMember::CORRUPT);
+  });
+}
+
+void Controller::observe_hashes(Observation& o) {
+  if (local_member_removed(o)) {
+    try {
+      o.maintenance = read_maintenance(*store_);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kCorrupt) throw;
+      spdlog::warn("auto: ignoring the maintenance record: {}", e.what());
+    }
+  }
+  if (!o.spec || !is_acting(o)) {
+    last_hash_check_.reset();
+    return;
+  }
+  for (const auto& m : o.cluster.info.members) {
+    if (!m.learner && !member_healthy(m)) return;  // the replace rule's first
+  }
+  const auto alarms = alarms_in_status(o.cluster.info);
+  const bool alarm = std::any_of(alarms.begin(), alarms.end(), [](const MemberAlarm& a) { return a.alarm == "CORRUPT"; });
+  if (!alarm && o.auto_spec.corrupt_check_seconds == 0) return;
+  const auto interval = alarm ? std::chrono::seconds(kCorruptAlarmCheck) : std::chrono::seconds(o.auto_spec.corrupt_check_seconds);
+  const auto now = steady_clock::now();
+  if (last_hash_check_ && now - *last_hash_check_ < interval) return;
+  last_hash_check_ = now;
+  Observation::HashCheck check;
+  check.survey = survey_hashes(pool_, o.cluster.info);
+  check.verdict = judge_hashes(check.survey);
+  if (check.verdict.kind == HashVerdict::Kind::kAgree) {
+    spdlog::debug("auto: {}", check.verdict.explanation);
+  } else {
+    spdlog::warn("auto: comparing the voters' data: {}", check.verdict.explanation);
+  }
+  if (alarm) {
+    try {
+      o.maintenance = read_maintenance(*store_);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kCorrupt) throw;
+      spdlog::warn("auto: ignoring the maintenance record: {}", e.what());
+    }
+  }
+  o.hashes = std::move(check);
 }
 
 // The acting controller names the member whose version changes next. Like a membership change,
@@ -807,7 +871,7 @@ void Controller::act(const Decision& d, const Observation& o) {
       recorded(d, [&] { join_as_added(d, o); });
       return;
     case Step::kForgetMember:
-      recorded(d, [&] { forget_member(); });
+      recorded(d, [&] { forget_member(d.keep_data); });
       return;
     case Step::kAddMember:
     case Step::kPromoteMember:
@@ -841,6 +905,9 @@ void Controller::act(const Decision& d, const Observation& o) {
     case Step::kDefragment:
     case Step::kRecoverSpace:
       maintain(d, o);
+      return;
+    case Step::kDisarmCorrupt:
+      disarm_corrupt(d);
       return;
     case Step::kMarkCreated:
       try {

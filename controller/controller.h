@@ -81,7 +81,9 @@ class Controller {
   void act(const Decision& d, const Observation& o);
   void start_planned_member(const ClusterPlan& plan);
   void join_as_added(const Decision& d, const Observation& o);
-  void forget_member();
+  // `keep_data`: the data is set aside (a member found corrupt), not deleted.
+  void forget_member(bool keep_data);
+  void disarm_corrupt(const Decision& d);
   void restore_planned_member(const ClusterPlan& plan);
   void set_aside_data(const ClusterPlan& plan);
   void plan_restore(const Decision& d, const Observation& o);
@@ -99,6 +101,10 @@ class Controller {
   LocalView observe_local();
   ClusterView observe_cluster(const std::vector<HostView>& hosts, const LocalView& local);
   void observe_version_change(Observation& o);
+  // The voters' HashKV compared (acting, every voter healthy): every corrupt_check_seconds, and
+  // every kCorruptAlarmCheck under etcd's CORRUPT alarm. The maintenance record is read when its
+  // corrupt members matter: this host's member was removed, or the alarm may be disarmed.
+  void observe_hashes(Observation& o);
   std::vector<std::string> other_members(const std::vector<HostView>& hosts) const;
   // This host's member first, then the other hosts' members, with the etcdctl client certificate.
   ConnectionConfig members_connection(const std::vector<HostView>& hosts) const;
@@ -151,6 +157,10 @@ class Controller {
   std::map<std::string, Seen> seen_;  // host -> when its record last changed, as this host saw it
   std::optional<std::chrono::steady_clock::time_point> quorum_since_;
   std::map<uint64_t, std::chrono::steady_clock::time_point> unhealthy_since_;  // while acting
+  // When this controller last compared the voters' HashKV (while acting; a controller that starts
+  // acting compares at once).
+  std::optional<std::chrono::steady_clock::time_point> last_hash_check_;
+  static constexpr std::chrono::seconds kCorruptAlarmCheck{10};
   HostRecord last_written_;
   std::chrono::steady_clock::time_point last_heartbeat_{};
   uint64_t sequence_ = 0;

@@ -32,6 +32,7 @@ const char* step_name(Step step) {
     case Step::kChangeVersion: return "change-version";
     case Step::kDefragment: return "defrag";
     case Step::kRecoverSpace: return "recover-space";
+    case Step::kDisarmCorrupt: return "disarm-corrupt";
   }
   return "?";
 }
@@ -50,6 +51,11 @@ bool voters_behind(const ClusterInfo& info, const std::string& version) {
   const std::string target = version_text(version);
   return std::any_of(info.members.begin(), info.members.end(),
                      [&](const MemberInfo& m) { return !m.learner && version_text(m.version) != target; });
+}
+
+bool local_member_removed(const Observation& o) {
+  return o.cluster.answered && o.local.cluster_id != 0 && o.local.cluster_id == o.cluster.info.cluster_id &&
+         find_member_by_peer_url(o.cluster.info, o.self_peer_url) == nullptr;
 }
 
 bool is_acting(const Observation& o) {
@@ -373,6 +379,83 @@ std::optional<Decision> maintain(const Observation& o) {
   return d;
 }
 
+// Corrupt members (every voter healthy): nullopt when there is nothing to do about corruption.
+std::optional<Decision> act_on_corruption(const Observation& o) {
+  const ClusterInfo& info = o.cluster.info;
+  const auto alarms = alarms_in_status(info);
+  std::vector<uint64_t> corrupt_alarms;
+  for (const auto& a : alarms) {
+    if (a.alarm == "CORRUPT") corrupt_alarms.push_back(a.member_id);
+  }
+  const std::string by_hand = "etcdadm hashkv; etcdadm alarm list (docs/operations.md, \"Runbook: a corrupt member\")";
+  if (!o.hashes) {
+    if (corrupt_alarms.empty()) return std::nullopt;
+    return make(Step::kWait, "etcd raised " + alarms_text(alarms) + ": comparing the voters' HashKV before anything else", by_hand);
+  }
+  const HashVerdict& v = o.hashes->verdict;
+  switch (v.kind) {
+    case HashVerdict::Kind::kMinorityDiffers: {
+      const MemberInfo* m = nullptr;
+      for (const auto& mi : info.members) {
+        if (mi.id == v.differing.front()) m = &mi;
+      }
+      if (m == nullptr) return make(Step::kWait, v.explanation + ": the member is no longer listed", by_hand);
+      QuorumCheck q = check_remove(info, m->id);
+      if (!q.safe) {
+        return make(Step::kWait, "member " + member_label(*m) + " is corrupt (" + v.explanation +
+                                     "), but removing it would cost quorum: " + q.explanation,
+                    by_hand);
+      }
+      CorruptMember record;
+      record.unix = o.now_unix;
+      record.host = o.self;
+      record.revision = o.hashes->survey.revision;
+      record.majority_hash = v.majority_hash;
+      for (const auto& h : o.hashes->survey.members) {
+        if (h.member_id == m->id) record.hash = h.hash;
+      }
+      Decision d = make(Step::kRemoveMember,
+                        "member " + member_label(*m) + " is corrupt: " + v.explanation +
+                            ". Removing it to be replaced from the healthy members (" + q.explanation +
+                            "); its host keeps its data aside",
+                        "etcdadm member remove " + (m->name.empty() ? id_hex(m->id) : m->name) + " --endpoints " +
+                            o.self_client_url + "; on its host: move the data dir aside, then etcdadm join " +
+                            o.self_client_url + " --name " + m->name);
+      d.member_id = m->id;
+      d.corrupt = record;
+      return d;
+    }
+    case HashVerdict::Kind::kNoMajority:
+      return make(Step::kWait, v.explanation + ": nothing is replaced; a person decides which data is right",
+                  "etcdadm hashkv; restore the cluster from a verified backup (etcdadm etcd-manager restore-backup NAME --store " +
+                      o.store_url + ")");
+    case HashVerdict::Kind::kAgree: {
+      if (corrupt_alarms.empty()) return std::nullopt;
+      bool replaced = false;  // a member this cluster's controllers found corrupt is gone from it
+      for (const auto& [id, c] : o.maintenance.corrupt) {
+        replaced = replaced || std::none_of(info.members.begin(), info.members.end(),
+                                            [&, id = id](const MemberInfo& mi) { return mi.id == id; });
+      }
+      if (!replaced) {
+        return make(Step::kWait,
+                    "etcd raised " + alarms_text(alarms) + ", but " + v.explanation +
+                        ": no member is known corrupt, so the alarm stays for a person to look at",
+                    by_hand + "; etcdctl alarm disarm once the cause is known");
+      }
+      Decision d = make(Step::kDisarmCorrupt,
+                        "etcd raised " + alarms_text(alarms) + "; the corrupt member was replaced and " + v.explanation +
+                            ": disarming the alarm so that the cluster takes writes again",
+                        "etcdctl alarm disarm");
+      d.members = corrupt_alarms;
+      return d;
+    }
+    case HashVerdict::Kind::kIncomplete:
+      break;
+  }
+  if (corrupt_alarms.empty()) return std::nullopt;
+  return make(Step::kWait, "etcd raised " + alarms_text(alarms) + "; " + v.explanation, by_hand);
+}
+
 // What the controller next to the Raft leader does: one membership change at a time, each only
 // when the cluster is healthy enough for it; then the version.
 Decision act_on_cluster(const Observation& o) {
@@ -429,13 +512,12 @@ Decision act_on_cluster(const Observation& o) {
                                  std::to_string(o.auto_spec.replace_after_seconds) + " s, and nothing else changes meanwhile");
   }
 
+  if (auto corruption = act_on_corruption(o)) return *corruption;
+
   // etcd's NOSPACE alarm: the cluster takes no writes. Recovered before anything else changes.
   const auto alarms = alarms_in_status(info);
   if (std::any_of(alarms.begin(), alarms.end(), [](const MemberAlarm& a) { return a.alarm == "NOSPACE"; })) {
-    if (std::any_of(alarms.begin(), alarms.end(), [](const MemberAlarm& a) { return a.alarm == "CORRUPT"; })) {
-      return make(Step::kWait, "etcd raised " + alarms_text(alarms) + ": a corrupt member comes first",
-                  "etcdadm alarm list; replace the corrupt member (docs/operations.md)");
-    }
+    // (A CORRUPT alarm beside it never gets here: act_on_corruption waits or acts on it first.)
     const std::string command =
         "etcdadm alarm recover --keep-revisions " + std::to_string(o.auto_spec.nospace_keep_revisions) + " --store " + o.store_url;
     if (auto held = space_recovery_held(o.maintenance, o.auto_spec, o.now_unix)) {
@@ -576,10 +658,18 @@ Decision decide(const Observation& o, const std::string& new_token) {
 
   const ClusterInfo& info = o.cluster.info;
   const MemberInfo* me = o.cluster.answered ? find_member_by_peer_url(info, o.self_peer_url) : nullptr;
-  // The cluster this host's data belongs to answers and no longer lists this host's member: it
-  // was removed (replaced, or one too many). Only that cluster's word counts.
-  const bool removed = o.cluster.answered && o.local.cluster_id != 0 && o.local.cluster_id == info.cluster_id && me == nullptr;
+  const bool removed = local_member_removed(o);
   if (o.local.data == "member" && removed) {
+    if (auto c = o.maintenance.corrupt.find(o.local.member_id); c != o.maintenance.corrupt.end()) {
+      Decision d = make(Step::kForgetMember,
+                        "this host's member " + id_hex(o.local.member_id) + " was found corrupt by " + c->second.host +
+                            " (its HashKV at revision " + std::to_string(c->second.revision) + " was " +
+                            std::to_string(c->second.hash) + ", the majority's " + std::to_string(c->second.majority_hash) +
+                            ") and removed: stopping it and setting its data aside for a person, so that the host can join again",
+                        "mv <data-dir> <data-dir>.corrupt; etcdadm reset --skip-remove-member");
+      d.keep_data = true;
+      return d;
+    }
     return make(Step::kForgetMember,
                 "this host's member " + id_hex(o.local.member_id) + " was removed from the cluster: stopping it and deleting its data, so that the host can join again",
                 "etcdadm reset --skip-remove-member");

@@ -24,7 +24,11 @@
 // a turn's member has not finished, wait; else the next member not on the spec's version gets the
 // turn (followers by name, the leader's host last), when etcd's version rules allow the step
 // (plan_upgrade), else wait with why and what etcd supports instead, nothing stopped. Then, with
-// every member on the spec's version, maintenance (a NOSPACE alarm comes before any membership
+// every member on the spec's version, maintenance. Corrupt members come first, once every voter is
+// healthy: a voter whose HashKV differs from a majority that agrees is removed (never when that would
+// cost quorum; its host sets its data aside and joins again as a new member), a cluster whose
+// hashes have no majority waits for a person, and etcd's CORRUPT alarm is disarmed only once a
+// member found corrupt was replaced and every voter agrees. Then (a NOSPACE alarm comes before any membership
 // or version change, once every voter is healthy: the cluster takes no writes until it is gone): the members whose db is fragmented beyond the
 // spec's threshold, or whose last defrag is older than the defrag schedule's last run, are
 // defragmented (plan_defrag's order and checks: never with a member unhealthy or a CORRUPT alarm).
@@ -45,6 +49,7 @@
 
 #include "controller/records.h"
 #include "etcdadm/lifecycle/local_member.h"
+#include "etcdadm/maintenance/consistency.h"
 #include "etcdadm/upgrade/upgrade.h"
 #include "store/etcd_manager.h"
 
@@ -99,8 +104,16 @@ struct Observation {
   // etcd's version rules applied to the cluster as it is now, for the spec's version: surveyed
   // by the acting controller only, and only while a healthy voter runs another version.
   std::optional<UpgradePlan> version_plan;
-  // When each member was last defragmented (read only while the spec has a defrag schedule).
+  // When each member was last defragmented (read only while the spec has a defrag schedule), and
+  // the members found corrupt (read too when this host's member was removed from its cluster).
   MaintenanceRecord maintenance;
+  // The acting controller's comparison of the voters' HashKV this round (every
+  // corrupt_check_seconds with every voter healthy, and at once under etcd's CORRUPT alarm).
+  struct HashCheck {
+    HashSurvey survey;
+    HashVerdict verdict;
+  };
+  std::optional<HashCheck> hashes;
   std::vector<HostView> hosts;  // this host's own record among them
   ClusterView cluster;
   LocalView local;
@@ -132,6 +145,7 @@ enum class Step {
   kChangeVersion,       // this host's turn: change its member to `turn.to` (upgrade apply's phases)
   kDefragment,          // acting: defragment `members`, one at a time in that order, a backup first
   kRecoverSpace,        // acting: NOSPACE: a backup, compaction, every member defragmented, disarm
+  kDisarmCorrupt,       // acting: the corrupt member was replaced and every voter agrees: disarm CORRUPT
 };
 const char* step_name(Step step);
 
@@ -147,7 +161,10 @@ struct Decision {
   uint64_t member_id = 0;         // kPromoteMember, kRemoveMember; kJoinAsAdded: the learner this host becomes
   std::string join_endpoint;      // kJoinAsAdded: a healthy member's client URL
   VersionTurn turn;               // kGiveVersionTurn, kChangeVersion
-  std::vector<uint64_t> members;  // kDefragment: in defrag order (learners, followers, the leader)
+  std::vector<uint64_t> members;  // kDefragment: in defrag order (learners, followers, the leader); kDisarmCorrupt: the alarms' members
+  // kRemoveMember of a member found corrupt: recorded (maintenance.json) before the removal.
+  std::optional<CorruptMember> corrupt;
+  bool keep_data = false;  // kForgetMember: set the data aside (a corrupt member's) instead of deleting it
   // kIdle: the cluster is as the spec says and nothing is under way, so the store is read only
   // every idle interval.
   bool settled = false;
@@ -160,6 +177,10 @@ int quorum_of(int members);
 // Whether this host's controller acts for the cluster: the cluster answered and names this host's
 // member, which runs on this host's data, its leader (etcd chose it; a minority has no leader).
 bool is_acting(const Observation& o);
+
+// Whether the cluster this host's data belongs to answers and no longer lists this host's member:
+// it was removed (replaced, found corrupt, or one too many). Only that cluster's word counts.
+bool local_member_removed(const Observation& o);
 
 // Whether a voter runs another etcd version than `version` (or does not say which it runs).
 bool voters_behind(const ClusterInfo& info, const std::string& version);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
@@ -79,7 +80,8 @@ std::string auto_spec_json(const AutoSpec& s) {
             {"defragMinFreeBytes", s.defrag_min_free_bytes},
             {"defragSchedule", s.defrag_schedule},
             {"nospaceKeepRevisions", s.nospace_keep_revisions},
-            {"nospaceDisarmBelowPercent", s.nospace_disarm_below_percent}};
+            {"nospaceDisarmBelowPercent", s.nospace_disarm_below_percent},
+            {"corruptCheckSeconds", s.corrupt_check_seconds}};
   return j.dump(2) + "\n";
 }
 
@@ -102,6 +104,10 @@ AutoSpec parse_auto_spec(const std::string& text, const std::string& where) {
       integer_field<int>(j, "nospaceDisarmBelowPercent", where).value_or(s.nospace_disarm_below_percent);
   if (s.nospace_disarm_below_percent < 1 || s.nospace_disarm_below_percent > 100) {
     throw Error(ErrorKind::kCorrupt, where + ": \"nospaceDisarmBelowPercent\" is not 1-100");
+  }
+  s.corrupt_check_seconds = integer_field<int64_t>(j, "corruptCheckSeconds", where).value_or(s.corrupt_check_seconds);
+  if (s.corrupt_check_seconds < 0 || s.corrupt_check_seconds > kCorruptCheckMaxSeconds) {
+    throw Error(ErrorKind::kCorrupt, where + ": \"corruptCheckSeconds\" is not 0-" + std::to_string(kCorruptCheckMaxSeconds));
   }
   if (!s.defrag_schedule.empty()) {
     try {
@@ -269,6 +275,22 @@ VersionTurn parse_version_turn(const std::string& text, const std::string& where
 
 // ---- maintenance ----
 
+// Calls `visit(id, entry, where)` for every entry of the object j[field] keyed by member ID (hex);
+// an absent field is empty.
+static void for_each_by_member_id(const json& j, const char* field, const std::string& where,
+                                  const std::function<void(uint64_t, const json&, const std::string&)>& visit) {
+  if (!j.contains(field)) return;
+  const json& entries = j[field];
+  if (!entries.is_object()) throw Error(ErrorKind::kCorrupt, where + ": \"" + field + "\" is not an object");
+  for (const auto& [key, entry] : entries.items()) {
+    const std::string at = where + ": " + field + "." + key;
+    auto id = parse_id_hex(key);
+    if (!id || *id == 0) throw Error(ErrorKind::kCorrupt, at + " is no member ID");
+    if (!entry.is_object()) throw Error(ErrorKind::kCorrupt, at + " is not an object");
+    visit(*id, entry, at);
+  }
+}
+
 std::string maintenance_record_json(const MaintenanceRecord& r) {
   json defrags = json::object();
   for (const auto& [id, d] : r.defrags) {
@@ -278,6 +300,14 @@ std::string maintenance_record_json(const MaintenanceRecord& r) {
                            {"stalledMs", d.stalled_ms}};
   }
   json j = {{"format", kMaintenanceFormat}, {"sequence", r.sequence}, {"defrags", defrags}};
+  if (!r.corrupt.empty()) {
+    json corrupt = json::object();
+    for (const auto& [id, c] : r.corrupt) {
+      corrupt[id_hex(id)] = {{"unix", c.unix}, {"host", c.host}, {"revision", c.revision}, {"hash", c.hash},
+                             {"majorityHash", c.majority_hash}};
+    }
+    j["corrupt"] = corrupt;
+  }
   if (const auto& l = r.in_progress) j["inProgress"] = {{"step", l->step}, {"host", l->host}, {"sinceUnix", l->since_unix}};
   if (const auto& sr = r.last_space_recovery) {
     j["lastSpaceRecovery"] = {{"unix", sr->unix},
@@ -326,21 +356,23 @@ MaintenanceRecord parse_maintenance_record(const std::string& text, const std::s
     x.note = string_field(sr, "note", at);
     r.last_space_recovery = x;
   }
-  if (!j.contains("defrags")) return r;
-  const json& defrags = j["defrags"];
-  if (!defrags.is_object()) throw Error(ErrorKind::kCorrupt, where + ": \"defrags\" is not an object");
-  for (const auto& [key, d] : defrags.items()) {
-    const std::string at = where + ": defrags." + key;
-    auto id = parse_id_hex(key);
-    if (!id || *id == 0) throw Error(ErrorKind::kCorrupt, at + " is no member ID");
-    if (!d.is_object()) throw Error(ErrorKind::kCorrupt, at + " is not an object");
+  for_each_by_member_id(j, "corrupt", where, [&](uint64_t id, const json& c, const std::string& at) {
+    CorruptMember m;
+    m.unix = required_integer<int64_t>(c, "unix", at);
+    m.host = string_field(c, "host", at);
+    m.revision = integer_field<int64_t>(c, "revision", at).value_or(0);
+    m.hash = integer_field<uint32_t>(c, "hash", at).value_or(0);
+    m.majority_hash = integer_field<uint32_t>(c, "majorityHash", at).value_or(0);
+    r.corrupt[id] = m;
+  });
+  for_each_by_member_id(j, "defrags", where, [&](uint64_t id, const json& d, const std::string& at) {
     MemberDefrag m;
     m.unix = required_integer<int64_t>(d, "unix", at);
     m.db_size_before = integer_field<int64_t>(d, "dbSizeBefore", at).value_or(0);
     m.db_size_after = integer_field<int64_t>(d, "dbSizeAfter", at).value_or(0);
     m.stalled_ms = integer_field<int64_t>(d, "stalledMs", at).value_or(0);
-    r.defrags[*id] = m;
-  }
+    r.defrags[id] = m;
+  });
   return r;
 }
 

@@ -59,8 +59,14 @@ struct AutoSpec {
   int64_t nospace_keep_revisions = 1000;
   // ... and disarms the alarm only when every member's file is then under this share of its quota.
   int nospace_disarm_below_percent = 90;
+  // The acting controller compares every voter's HashKV this often (etcdadm/maintenance/
+  // consistency.h) and replaces a member whose data differs from a majority that agrees; 0:
+  // never (etcd's own CORRUPT alarm still has the voters compared at once).
+  int64_t corrupt_check_seconds = 300;
   bool operator==(const AutoSpec&) const = default;
 };
+// The longest corrupt-check interval a spec may give: a week.
+inline constexpr int64_t kCorruptCheckMaxSeconds = 7 * 24 * 3600;
 std::string auto_spec_json(const AutoSpec& spec);
 AutoSpec parse_auto_spec(const std::string& json, const std::string& where);
 
@@ -179,8 +185,19 @@ struct MaintenanceLease {
   bool operator==(const MaintenanceLease&) const = default;
 };
 inline constexpr int64_t kMaintenanceLeaseSeconds = 900;
+// A member the acting controller found corrupt (its HashKV differed from a majority that agreed)
+// and removed to be replaced: written before the removal, so that its host's controller sets the
+// member's data aside for a person instead of deleting it.
+struct CorruptMember {
+  int64_t unix = 0;
+  std::string host;  // whose controller found it
+  int64_t revision = 0;
+  uint32_t hash = 0, majority_hash = 0;
+  bool operator==(const CorruptMember&) const = default;
+};
 struct MaintenanceRecord {
   std::map<uint64_t, MemberDefrag> defrags;  // by member ID
+  std::map<uint64_t, CorruptMember> corrupt;  // by member ID
   std::optional<SpaceRecoveryRecord> last_space_recovery;
   std::optional<MaintenanceLease> in_progress;
   uint64_t sequence = 0;  // +1 on every write (two writes never have the same bytes: conditional writes)

@@ -118,6 +118,11 @@ json auto_status_json(const AutoStatus& s) {
                        {"dbSizeAfter", d.db_size_after},
                        {"stalledMs", d.stalled_ms}});
   }
+  json corrupt_members = json::array();
+  for (const auto& [id, c] : s.maintenance.corrupt) {
+    corrupt_members.push_back({{"memberID", id_hex(id)}, {"time", time_of(c.unix)}, {"foundBy", c.host},
+                               {"revision", c.revision}, {"hash", c.hash}, {"majorityHash", c.majority_hash}});
+  }
   json queue = json::array();
   for (const auto& c : s.commands) {
     queue.push_back({{"key", c.key}, {"restoreBackup", c.restore_backup ? json(c.restore_backup->backup) : json(nullptr)}});
@@ -131,6 +136,8 @@ json auto_status_json(const AutoStatus& s) {
                       {"members", defrags}}},
           {"nospaceKeepRevisions", s.auto_spec.nospace_keep_revisions},
           {"nospaceDisarmBelowPercent", s.auto_spec.nospace_disarm_below_percent},
+          {"corruptCheckSeconds", s.auto_spec.corrupt_check_seconds},
+          {"corrupt", corrupt_members},
           {"lastSpaceRecovery", s.maintenance.last_space_recovery
                                     ? json{{"time", time_of(s.maintenance.last_space_recovery->unix)},
                                            {"host", s.maintenance.last_space_recovery->host},
@@ -184,6 +191,11 @@ std::string auto_status_text(const AutoStatus& s) {
   for (const auto& [id, d] : s.maintenance.defrags) {
     out << "Defrag:   member " << id_hex(id) << " " << heard_ago(s.now_unix, d.unix) << ": " << human_bytes(d.db_size_before)
         << " -> " << human_bytes(d.db_size_after) << ", its clients waited " << d.stalled_ms << " ms\n";
+  }
+  for (const auto& [id, c] : s.maintenance.corrupt) {
+    out << "Corrupt:  member " << id_hex(id) << " found by " << c.host << " " << heard_ago(s.now_unix, c.unix)
+        << " (HashKV " << c.hash << " at revision " << c.revision << ", the majority's " << c.majority_hash
+        << "): removed to be replaced, its data kept aside on its host\n";
   }
   for (const auto& c : s.commands) {
     out << "Queued:   " << (c.restore_backup ? "restore-backup " + c.restore_backup->backup : std::string("a command etcdadm does not know"))
@@ -253,6 +265,10 @@ SeedResult seed_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& cha
   a.nospace_disarm_below_percent = auto_changes.nospace_disarm_below_percent.value_or(a.nospace_disarm_below_percent);
   if (a.nospace_disarm_below_percent < 1 || a.nospace_disarm_below_percent > 100) {
     throw Error(ErrorKind::kInvalidArgument, "--nospace-disarm-below-percent must be 1-100");
+  }
+  a.corrupt_check_seconds = auto_changes.corrupt_check_seconds.value_or(a.corrupt_check_seconds);
+  if (a.corrupt_check_seconds < 0 || a.corrupt_check_seconds > kCorruptCheckMaxSeconds) {
+    throw Error(ErrorKind::kInvalidArgument, "--corrupt-check-interval must be 0 (never) to 168h");
   }
   if (a.defrag_free_percent < 0 || a.defrag_free_percent > 100) {
     throw Error(ErrorKind::kInvalidArgument, "--defrag-free-percent must be 0-100 (0: no defrag for fragmentation)");

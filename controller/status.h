@@ -50,6 +50,7 @@ struct AutoSpecChanges {
   std::optional<std::string> defrag_schedule;  // "" removes the schedule
   std::optional<int64_t> nospace_keep_revisions;
   std::optional<int> nospace_disarm_below_percent;
+  std::optional<int64_t> corrupt_check_seconds;  // 0: no check of the members' HashKV
 };
 
 // `etcdadm seed`: the store's spec with the fields set in `changes` replaced (0 / "" keep), and

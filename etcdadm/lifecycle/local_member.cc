@@ -89,6 +89,7 @@ ClusterInfo cluster_info(EtcdClientPool& pool, const std::vector<std::string>& e
         auto st = pool.client(mi.client_urls.front()).status(mi.client_urls.front());
         mi.reachable = true;
         mi.version = st.version();
+        mi.revision = st.header().revision();
         mi.db_size = st.dbsize();
         mi.db_size_in_use = st.dbsizeinuse();
         mi.db_size_quota = st.dbsizequota();

@@ -38,6 +38,7 @@ struct MemberInfo {
   std::string status_error;
   bool leader = false;
   std::string version;
+  int64_t revision = 0;  // the newest revision it serves (its Status header)
   int64_t db_size = 0;
   int64_t db_size_in_use = 0;
   int64_t db_size_quota = 0;  // 3.6+: its --quota-backend-bytes as etcd applies it; 0 before 3.6

@@ -736,12 +736,90 @@ TEST(ControllerDecide, NospaceIsRecoveredFirstAndAFailedRecoveryWaitsItsRetryUnl
   EXPECT_EQ(decide(o, "t").step, Step::kWait);
 }
 
+// Corrupt members: a voter whose HashKV differs from an agreeing majority is removed (recorded
+// first, no backup from it), one without a majority waits for a person, etcd's CORRUPT alarm waits
+// for a comparison and is disarmed only after a replacement, and the removed member's host keeps
+// its data aside.
+Observation::HashCheck hashes_of(std::initializer_list<uint32_t> hashes) {
+  Observation::HashCheck c;
+  c.survey.revision = 900;
+  uint64_t id = 0;
+  for (uint32_t h : hashes) {
+    ++id;
+    c.survey.members.push_back(MemberHash{id, "h" + std::to_string(id) + " (" + std::to_string(id) + ")", true, h, 40, ""});
+  }
+  c.verdict = judge_hashes(c.survey);
+  return c;
+}
+
+TEST(ControllerDecide, ACorruptMemberIsReplacedAndItsAlarmDisarmedOnlyAfterwards) {
+  Observation o = acting({member(1, "h1"), member(2, "h2"), member(3, "h3")});
+  o.hashes = hashes_of({5, 5, 6});
+  Decision d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kRemoveMember) << d.reason;
+  EXPECT_EQ(d.member_id, 3u);
+  ASSERT_TRUE(d.corrupt);
+  EXPECT_EQ(d.corrupt->revision, 900);
+  EXPECT_EQ(d.corrupt->hash, 6u);
+  EXPECT_EQ(d.corrupt->majority_hash, 5u);
+  EXPECT_EQ(d.corrupt->host, "h1");
+  EXPECT_NE(d.reason.find("member h3 (3) is corrupt: 2 of 3 voters agree on HashKV 5 at revision 900"), std::string::npos) << d.reason;
+  EXPECT_EQ(d.command.rfind("etcdadm member remove h3 --endpoints https://10.0.0.1:2379", 0), 0u) << d.command;
+  // Before NOSPACE, which waits for it.
+  for (auto& m : o.cluster.info.members) m.errors = {"memberID:2 alarm:NOSPACE "};
+  EXPECT_EQ(decide(o, "t").step, Step::kRemoveMember);
+
+  // No majority: nothing is removed.
+  o.hashes = hashes_of({5, 6, 7});
+  d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_NE(d.reason.find("a person decides"), std::string::npos) << d.reason;
+  EXPECT_NE(d.command.find("restore-backup"), std::string::npos) << d.command;
+
+  // etcd's CORRUPT alarm, not compared yet: wait for the comparison; compared and all agreeing
+  // with no member known corrupt: wait for a person; after a replacement: disarm.
+  for (auto& m : o.cluster.info.members) m.errors = {"memberID:0 alarm:CORRUPT "};
+  o.hashes.reset();
+  d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_NE(d.reason.find("comparing the voters' HashKV"), std::string::npos) << d.reason;
+  o.hashes = hashes_of({5, 5, 5});
+  d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_NE(d.reason.find("no member is known corrupt"), std::string::npos) << d.reason;
+  o.maintenance.corrupt[9] = CorruptMember{o.now_unix - 30, "h1", 800, 6, 5};  // removed: not listed any more
+  d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kDisarmCorrupt) << d.reason;
+  EXPECT_EQ(d.members, std::vector<uint64_t>{0});
+  // A minority under the alarm: replaced first.
+  o.hashes = hashes_of({5, 6, 5});
+  EXPECT_EQ(decide(o, "t").step, Step::kRemoveMember);
+  // Two voters that differ: neither is a majority, nothing is removed.
+  Observation two = acting({member(1, "h1"), member(2, "h2")});
+  two.hashes = hashes_of({5, 6});
+  EXPECT_EQ(decide(two, "t").step, Step::kWait) << "two voters: no majority either way";
+}
+
+TEST(ControllerDecide, TheHostOfAMemberRemovedAsCorruptKeepsItsData) {
+  Observation o = acting({member(2, "h2"), member(3, "h3")});
+  o.local.member_id = 1;  // this host's member, no longer listed
+  Decision d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kForgetMember) << d.reason;
+  EXPECT_FALSE(d.keep_data) << "removed for another reason: deleted as before";
+  o.maintenance.corrupt[1] = CorruptMember{o.now_unix, "h2", 900, 6, 5};
+  d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kForgetMember);
+  EXPECT_TRUE(d.keep_data);
+  EXPECT_NE(d.reason.find("found corrupt by h2 (its HashKV at revision 900 was 6, the majority's 5)"), std::string::npos) << d.reason;
+}
+
 TEST(ControllerRecords, MaintenanceRecordAndSpecAdditionsRoundTripAndRefuseHostileInput) {
   MaintenanceRecord r;
   r.sequence = 9;
   r.defrags[0x8e9e05c52164694dULL] = MemberDefrag{1800000000, 52428800, 40960, 27};
   r.last_space_recovery = SpaceRecoveryRecord{1800000100, "h1", 1000, 5000, 4000, 2 * kMiB, 30 * kMiB, 24 * kMiB, true, "n"};
   r.in_progress = MaintenanceLease{"defrag", "h2", 1800000200};
+  r.corrupt[0x2f2af311a04f72b2ULL] = CorruptMember{1800000300, "h1", 900, 4294967295u, 12};
   const std::string j = maintenance_record_json(r);
   EXPECT_NE(j.find("\"8e9e05c52164694d\""), std::string::npos) << j;
   EXPECT_EQ(parse_maintenance_record(j, "m"), r);
@@ -760,13 +838,24 @@ TEST(ControllerRecords, MaintenanceRecordAndSpecAdditionsRoundTripAndRefuseHosti
   corrupt(R"({"format":"etcdadm-auto-maintenance/1","inProgress":{"step":"defrag","host":"../x","sinceUnix":1}})",
           "no usable member name");
   corrupt(R"({"format":"etcdadm-auto-maintenance/2"})", "not \"etcdadm-auto-maintenance/1\"");
+  corrupt(R"({"format":"etcdadm-auto-maintenance/1","corrupt":{"0":{"unix":1}}})", "corrupt.0 is no member ID");
+  corrupt(R"({"format":"etcdadm-auto-maintenance/1","corrupt":{"2f":{"unix":1,"hash":4294967296}}})", "not an integer in range");
+  corrupt(R"({"format":"etcdadm-auto-maintenance/1","corrupt":[]})", "\"corrupt\" is not an object");
 
   AutoSpec s;
   s.defrag_free_percent = 30;
   s.defrag_min_free_bytes = 1;
   s.defrag_schedule = "0 3 * * SUN";
   s.nospace_keep_revisions = 5;
+  s.corrupt_check_seconds = 0;
   EXPECT_EQ(parse_auto_spec(auto_spec_json(s), "spec"), s);
+  EXPECT_EQ(parse_auto_spec(R"({"format":"etcdadm-auto-spec/1"})", "spec").corrupt_check_seconds, 300) << "absent: the default";
+  try {
+    parse_auto_spec(R"({"format":"etcdadm-auto-spec/1","corruptCheckSeconds":604801})", "spec");
+    ADD_FAILURE() << "a corrupt check interval over a week accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("corruptCheckSeconds"), std::string::npos) << e.what();
+  }
   // A spec written before the additions: the defaults.
   EXPECT_EQ(parse_auto_spec(R"({"format":"etcdadm-auto-spec/1","replaceAfterSeconds":600})", "spec"), AutoSpec{});
   try {
