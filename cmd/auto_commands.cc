@@ -49,6 +49,8 @@ void add_seed(CLI::App& app) {
     std::optional<int64_t> nospace_keep_revisions;
     std::optional<int> nospace_disarm_below_percent;
     std::string corrupt_check_interval;
+    std::string auto_restore;
+    std::string auto_restore_delay;
     bool dry_run = false;
   };
   auto f = std::make_shared<Flags>();
@@ -82,6 +84,16 @@ void add_seed(CLI::App& app) {
   m->add_option("--corrupt-check-interval", f->corrupt_check_interval,
                 "compare every voter's HashKV this often and replace a member whose data differs from a majority "
                 "that agrees, its data kept aside (default 5m; 0: never; kept when not given)");
+  auto* r = c->add_option_group("Recovery from a total loss");
+  r->add_option("--auto-restore", f->auto_restore,
+                "on: after a total loss (no member answers, no host holds a member's data, for --auto-restore-delay) "
+                "the hosts restore the newest backup and its change log to its end, at once, without a person. The "
+                "trade-off: the cluster comes back minutes after a loss at the last revision the log holds (a few "
+                "seconds' writes may be missing), but a store whose backups are not the cluster's own (a copy, an "
+                "old cluster's) would be restored too; off (the default): the hosts wait and say what to run")
+      ->check(CLI::IsMember({"on", "off"}));
+  r->add_option("--auto-restore-delay", f->auto_restore_delay,
+                "how long a total loss must last before the restore (default 5m; kept when not given)");
   c->add_flag("--dry-run", f->dry_run, "show the spec and what the controllers would do, change nothing");
   c->callback([f] {
     auto fmt = parse_output_format(f->store.output);
@@ -96,6 +108,10 @@ void add_seed(CLI::App& app) {
     auto_changes.defrag_schedule = f->defrag_schedule;
     auto_changes.nospace_keep_revisions = f->nospace_keep_revisions;
     auto_changes.nospace_disarm_below_percent = f->nospace_disarm_below_percent;
+    if (!f->auto_restore.empty()) auto_changes.auto_restore = f->auto_restore == "on";
+    if (!f->auto_restore_delay.empty()) {
+      auto_changes.auto_restore_delay_seconds = duration_flag("--auto-restore-delay", f->auto_restore_delay, false).count();
+    }
     if (f->corrupt_check_interval == "0") {
       auto_changes.corrupt_check_seconds = 0;
     } else if (!f->corrupt_check_interval.empty()) {
@@ -114,6 +130,8 @@ void add_seed(CLI::App& app) {
                 {"nospaceKeepRevisions", auto_spec.nospace_keep_revisions},
                 {"nospaceDisarmBelowPercent", auto_spec.nospace_disarm_below_percent},
                 {"corruptCheckSeconds", auto_spec.corrupt_check_seconds},
+                {"autoRestore", auto_spec.auto_restore},
+                {"autoRestoreDelaySeconds", auto_spec.auto_restore_delay_seconds},
                 {"effect", effect}};
       std::cout << j.dump(2) << "\n";
       return;

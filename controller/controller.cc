@@ -26,6 +26,8 @@
 #include "etcdadm/quorum.h"
 #include "etcdadm/upgrade/upgrade.h"
 #include "restore/member_restore.h"
+#include "restore/pitr.h"
+#include "restore/restore_method.h"
 #include "restore/resolve.h"
 #include "common/text.h"
 #include "store/blob_capabilities.h"
@@ -303,13 +305,53 @@ Observation Controller::observe() {
   int live_same_ca = 0;
   for (const auto& h : o.hosts) live_same_ca += h.live && h.record.ca_sha256 == ca_sha256_;
   const bool restore_unplanned = o.restore_command && !(o.plan && o.plan->command_key == o.restore_command->key);
-  if (o.spec && (!o.plan || restore_unplanned) && live_same_ca >= quorum_of(o.spec->member_count)) {
+  const bool lost = total_loss(o);
+  if (o.spec && (!o.plan || restore_unplanned || (lost && o.auto_spec.auto_restore)) &&
+      live_same_ca >= quorum_of(o.spec->member_count)) {
     if (!quorum_since_) quorum_since_ = steady_clock::now();
     o.quorum_seen_seconds = std::chrono::duration_cast<std::chrono::seconds>(steady_clock::now() - *quorum_since_).count();
   } else {
     quorum_since_.reset();
   }
+  if (lost) {
+    if (!total_loss_since_) total_loss_since_ = steady_clock::now();
+    o.total_loss_seconds = std::chrono::duration_cast<std::chrono::seconds>(steady_clock::now() - *total_loss_since_).count();
+    if (o.spec && o.auto_spec.auto_restore && o.total_loss_seconds >= o.auto_spec.auto_restore_delay_seconds) {
+      o.auto_restore = auto_restore_candidate(o.now_unix);
+    }
+  } else {
+    total_loss_since_.reset();
+  }
   return o;
+}
+
+Observation::AutoRestoreCandidate Controller::auto_restore_candidate(int64_t now_unix) {
+  Observation::AutoRestoreCandidate c;
+  BackupRecord b;
+  try {
+    PointInTime end;
+    end.log_end = true;
+    b = find_backup_for(*store_, catalog_, "latest", end);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kNotFound) throw;
+    c.problem = e.what();
+    return c;
+  }
+  c.backup = b.name;
+  c.backup_revision = b.revision.value_or(0);
+  const auto windows = log_windows(*store_, {b});
+  int64_t known_micros = b.taken_at_micros;
+  if (auto w = windows.find(b.name); w != windows.end() && w->second.chain.reaches > c.backup_revision) {
+    const changelog::LogChain& chain = w->second.chain;
+    c.to_revision = chain.reaches;
+    known_micros = w->second.complete_until_micros;
+    std::vector<LogRateSample> ends;
+    for (const auto& s : chain.segments) ends.push_back({s.last_revision, s.last_observed_ms});
+    c.revisions_per_second = log_write_rate(c.backup_revision, b.taken_at_micros, ends);
+  }
+  c.complete_until_unix = known_micros / 1000000;
+  c.bump = sized_revision_bump(c.revisions_per_second, now_unix - c.complete_until_unix);
+  return c;
 }
 
 // The version turn is read only while a member runs another version than the spec's (or this
@@ -466,7 +508,10 @@ void Controller::restore_planned_member(const ClusterPlan& plan) {
   // Every host restores the same backup with the plan's bump, so the members agree on the revision.
   RestoreMethod method;
   method.kubernetes_bump = plan.kubernetes_revision_bump;
-  o.restore_snapshot = prefetched_backup_restorer(store_, backup, member_.data_dir, plan.etcd_version, method);
+  // An auto-restore replays the change log to exactly the plan's revision on every host.
+  PointInTime target;
+  target.revision = plan.to_revision;
+  o.restore_snapshot = prefetched_backup_restorer(store_, backup, member_.data_dir, plan.etcd_version, method, target);
   for (const auto& phase : controller_phases(init_phases())) {
     run_init(o, phase);
     if (phase == "snapshot") {

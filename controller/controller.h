@@ -105,6 +105,8 @@ class Controller {
   // every kCorruptAlarmCheck under etcd's CORRUPT alarm. The maintenance record is read when its
   // corrupt members matter: this host's member was removed, or the alarm may be disarmed.
   void observe_hashes(Observation& o);
+  // What an auto-restore would restore now: the newest backup and its change log's end.
+  Observation::AutoRestoreCandidate auto_restore_candidate(int64_t now_unix);
   std::vector<std::string> other_members(const std::vector<HostView>& hosts) const;
   // This host's member first, then the other hosts' members, with the etcdctl client certificate.
   ConnectionConfig members_connection(const std::vector<HostView>& hosts) const;
@@ -160,6 +162,7 @@ class Controller {
   // When this controller last compared the voters' HashKV (while acting; a controller that starts
   // acting compares at once).
   std::optional<std::chrono::steady_clock::time_point> last_hash_check_;
+  std::optional<std::chrono::steady_clock::time_point> total_loss_since_;
   static constexpr std::chrono::seconds kCorruptAlarmCheck{10};
   HostRecord last_written_;
   std::chrono::steady_clock::time_point last_heartbeat_{};

@@ -1,5 +1,7 @@
 #include "controller/decide.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "common/text.h"
@@ -51,6 +53,13 @@ bool voters_behind(const ClusterInfo& info, const std::string& version) {
   const std::string target = version_text(version);
   return std::any_of(info.members.begin(), info.members.end(),
                      [&](const MemberInfo& m) { return !m.learner && version_text(m.version) != target; });
+}
+
+bool total_loss(const Observation& o) {
+  const bool intact_anywhere = o.local.data == "member" || std::any_of(o.hosts.begin(), o.hosts.end(), [&](const HostView& h) {
+                                 return h.record.name != o.self && h.record.data == "member";
+                               });
+  return o.created_marker && !o.cluster.answered && !intact_anywhere;
 }
 
 bool local_member_removed(const Observation& o) {
@@ -190,9 +199,68 @@ Decision plan_restore(const Observation& o, const std::string& token) {
   return d;
 }
 
+// What a person runs after a total loss: the backup alone, or with its change log to its end.
+std::string manual_restore_commands(const Observation& o) {
+  return "etcdadm etcd-manager restore-backup latest --store " + o.store_url +
+         " (every host's controller restores the newest backup), or etcdadm seed --auto-restore on --store " + o.store_url +
+         " (the newest backup and its change log to its end, on every host at once)";
+}
+
+// A total loss with the spec's autoRestore on: wait out its delay, then plan the restore of the
+// newest backup and its change log to the end the log reaches, on the live hosts, once.
+Decision auto_restore(const Observation& o, const std::string& token) {
+  const int64_t delay = o.auto_spec.auto_restore_delay_seconds;
+  const std::string loss = "total loss: the store says a cluster was created, but no member answers and no host holds a member's data";
+  if (o.plan && o.plan->purpose == "auto-restore" && o.now_unix - o.plan->written_unix < kAutoRestoreRetrySeconds) {
+    return make(Step::kWait,
+                loss + "; auto-restore plan " + std::to_string(o.plan->sequence) + " (backup " + o.plan->backup +
+                    " to revision " + std::to_string(o.plan->to_revision) + ") did not bring it back: no second one within " +
+                    std::to_string(kAutoRestoreRetrySeconds) + " s of it (see the events)",
+                manual_restore_commands(o));
+  }
+  if (o.total_loss_seconds < delay) {
+    return make(Step::kWait,
+                loss + " for " + std::to_string(o.total_loss_seconds) + " s: auto-restore restores the newest backup and its "
+                    "change log once it has lasted " + std::to_string(delay) + " s, unless a member comes back",
+                manual_restore_commands(o));
+  }
+  if (!o.auto_restore || !o.auto_restore->problem.empty()) {
+    return make(Step::kWait, loss + "; auto-restore has nothing to restore: " +
+                                 (o.auto_restore ? o.auto_restore->problem : std::string("the store was not read yet")),
+                manual_restore_commands(o));
+  }
+  const auto& a = *o.auto_restore;
+  const int n = o.spec->member_count;
+  Candidates c = live_candidates(o);
+  if (auto wait = not_yet_planned(o, c, n, "restoring backup " + a.backup)) return *wait;
+  Decision d;
+  d.step = Step::kPlanRestore;
+  d.plan.sequence = (o.plan ? o.plan->sequence : 0) + 1;
+  d.plan.purpose = "auto-restore";
+  d.plan.backup = a.backup;
+  d.plan.to_revision = a.to_revision;
+  d.plan.kubernetes_revision_bump = a.bump;
+  d.plan.cluster_token = token;
+  d.plan.etcd_version = o.spec->etcd_version;
+  plan_members(o, c, n, d.plan);
+  const int64_t target = a.to_revision > 0 ? a.to_revision : a.backup_revision;
+  d.reason = loss + " for " + std::to_string(o.total_loss_seconds) + " s (auto-restore after " + std::to_string(delay) +
+             " s): restoring backup " + a.backup + " (revision " + std::to_string(a.backup_revision) + ")" +
+             (a.to_revision > 0 ? " and its change log to its end, revision " + std::to_string(a.to_revision) : "") +
+             " on " + names_of(d.plan.members) + "; a Kubernetes keyspace comes back at revision " +
+             std::to_string(target + static_cast<int64_t>(a.bump)) + " (moved " + std::to_string(a.bump) +
+             " past it: the log showed " + fmt::format("{:.1f}", a.revisions_per_second) +
+             " revisions/s, and its writes since it was last known complete are unknown)" + c.notes;
+  d.command = "etcdadm init --from-backup " + a.backup + " --store " + o.store_url +
+              (a.to_revision > 0 ? " --to-revision " + std::to_string(a.to_revision) : "") + " --initial-cluster " +
+              d.plan.initial_cluster() + " --initial-cluster-token " + token + " --bump-revision " + std::to_string(a.bump) +
+              " --mark-compacted (on each of " + names_of(d.plan.members) + ")";
+  return d;
+}
+
 // The command queue (rules R1-R3 in decide.h), or nullopt when it asks nothing of this host.
 std::optional<Decision> run_queue(const Observation& o, const std::string& token) {
-  const ClusterPlan* restore = o.plan && o.plan->purpose == "restore" ? &*o.plan : nullptr;
+  const ClusterPlan* restore = o.plan && o.plan->restores() ? &*o.plan : nullptr;
   const bool planned = o.restore_command && restore && restore->command_key == o.restore_command->key;
   if (o.restore_command && !planned) {
     // A cluster with a leader plans through its leader's controller; without one, any host may:
@@ -214,8 +282,10 @@ std::optional<Decision> run_queue(const Observation& o, const std::string& token
                         "restore plan " + std::to_string(restore->sequence) + " lists this host: restoring its member from backup " +
                             restore->backup + " (" + names_of(restore->members) + ")" +
                             (o.local.data != "empty" ? "; its old data is set aside, not deleted" : ""),
-                        "etcdadm init --from-backup " + restore->backup + " --store " + o.store_url + " --initial-cluster " +
-                            restore->initial_cluster() + " --initial-cluster-token " + restore->cluster_token + " --name " + o.self);
+                        "etcdadm init --from-backup " + restore->backup + " --store " + o.store_url +
+                            (restore->to_revision > 0 ? " --to-revision " + std::to_string(restore->to_revision) : "") +
+                            " --initial-cluster " + restore->initial_cluster() + " --initial-cluster-token " +
+                            restore->cluster_token + " --name " + o.self);
       d.plan = *restore;
       return d;
     }
@@ -643,16 +713,14 @@ Decision decide(const Observation& o, const std::string& new_token) {
   if (auto queued = run_queue(o, new_token)) return *queued;
   // Total loss: the store says a cluster was created, no member answers, and no host (this one
   // included) holds a member's data. Nothing here can bring the data back but a backup.
-  const bool intact_anywhere = o.local.data == "member" || std::any_of(o.hosts.begin(), o.hosts.end(), [&](const HostView& h) {
-                                 return h.record.name != o.self && h.record.data == "member";
-                               });
-  if (o.created_marker && !o.cluster.answered && !intact_anywhere) {
-    Decision d = make(Step::kWait,
-                "total loss: the store says a cluster was created (control/etcd-cluster-created), but no member answers "
-                "and no host holds a member's data; a new, empty cluster is never created over it",
-                "etcdadm etcd-manager restore-backup latest --store " + o.store_url +
-                    " (then every host's controller restores the same backup)");
-    d.total_loss = true;
+  if (total_loss(o)) {
+    Decision d = o.auto_spec.auto_restore ? auto_restore(o, new_token)
+                                          : make(Step::kWait,
+                                                 "total loss: the store says a cluster was created (control/etcd-cluster-created), "
+                                                 "but no member answers and no host holds a member's data; a new, empty cluster is "
+                                                 "never created over it, and auto-restore is off",
+                                                 manual_restore_commands(o));
+    d.total_loss = d.step == Step::kWait;
     return d;
   }
 

@@ -114,6 +114,19 @@ struct Observation {
     HashVerdict verdict;
   };
   std::optional<HashCheck> hashes;
+  // How long this controller has seen the total loss (rule 3; 0: not now), and, with the spec's
+  // autoRestore on and the loss older than its delay, what an auto-restore would restore.
+  int64_t total_loss_seconds = 0;
+  struct AutoRestoreCandidate {
+    std::string backup;
+    int64_t backup_revision = 0;
+    int64_t to_revision = 0;  // the log's last revision; 0: no log (the snapshot alone)
+    uint64_t bump = 0;        // sized_revision_bump (restore/restore_method.h)
+    double revisions_per_second = 0;
+    int64_t complete_until_unix = 0;  // the log known complete until then
+    std::string problem;              // why there is nothing to restore ("" when there is)
+  };
+  std::optional<AutoRestoreCandidate> auto_restore;
   std::vector<HostView> hosts;  // this host's own record among them
   ClusterView cluster;
   LocalView local;
@@ -177,6 +190,13 @@ int quorum_of(int members);
 // Whether this host's controller acts for the cluster: the cluster answered and names this host's
 // member, which runs on this host's data, its leader (etcd chose it; a minority has no leader).
 bool is_acting(const Observation& o);
+
+// Rule 3's total loss: the store says a cluster was created, no member answers, and no host (this
+// one included) holds a member's data.
+bool total_loss(const Observation& o);
+
+// An auto-restore is planned at most once in this long (a restore that failed waits for a person).
+inline constexpr int64_t kAutoRestoreRetrySeconds = 3600;
 
 // Whether the cluster this host's data belongs to answers and no longer lists this host's member:
 // it was removed (replaced, found corrupt, or one too many). Only that cluster's word counts.

@@ -81,7 +81,9 @@ std::string auto_spec_json(const AutoSpec& s) {
             {"defragSchedule", s.defrag_schedule},
             {"nospaceKeepRevisions", s.nospace_keep_revisions},
             {"nospaceDisarmBelowPercent", s.nospace_disarm_below_percent},
-            {"corruptCheckSeconds", s.corrupt_check_seconds}};
+            {"corruptCheckSeconds", s.corrupt_check_seconds},
+            {"autoRestore", s.auto_restore},
+            {"autoRestoreDelaySeconds", s.auto_restore_delay_seconds}};
   return j.dump(2) + "\n";
 }
 
@@ -109,6 +111,8 @@ AutoSpec parse_auto_spec(const std::string& text, const std::string& where) {
   if (s.corrupt_check_seconds < 0 || s.corrupt_check_seconds > kCorruptCheckMaxSeconds) {
     throw Error(ErrorKind::kCorrupt, where + ": \"corruptCheckSeconds\" is not 0-" + std::to_string(kCorruptCheckMaxSeconds));
   }
+  s.auto_restore = bool_field(j, "autoRestore", where);
+  s.auto_restore_delay_seconds = positive_seconds(j, "autoRestoreDelaySeconds", s.auto_restore_delay_seconds, where);
   if (!s.defrag_schedule.empty()) {
     try {
       Schedule::parse(s.defrag_schedule);
@@ -185,11 +189,12 @@ std::string cluster_plan_json(const ClusterPlan& p) {
   json j = {{"format", kPlanFormat},     {"sequence", p.sequence},         {"purpose", p.purpose},
             {"clusterToken", p.cluster_token}, {"etcdVersion", p.etcd_version}, {"caSha256", p.ca_sha256},
             {"members", members},         {"writtenBy", p.written_by},     {"writtenUnix", p.written_unix}};
-  if (p.purpose == "restore") {
+  if (p.restores()) {
     j["backup"] = p.backup;
-    j["command"] = p.command_key;
     j["kubernetesRevisionBump"] = p.kubernetes_revision_bump;
   }
+  if (p.purpose == "restore") j["command"] = p.command_key;
+  if (p.purpose == "auto-restore") j["toRevision"] = p.to_revision;
   return j.dump(2) + "\n";
 }
 
@@ -198,18 +203,18 @@ ClusterPlan parse_cluster_plan(const std::string& text, const std::string& where
   ClusterPlan p;
   p.sequence = required_integer<uint64_t>(j, "sequence", where);
   p.purpose = required_string(j, "purpose", where);
-  if (p.purpose != "create" && p.purpose != "restore") {
+  if (p.purpose != "create" && p.purpose != "restore" && p.purpose != "auto-restore") {
     throw Error(ErrorKind::kCorrupt, where + ": purpose \"" + p.purpose + "\" is not one this etcdadm knows",
                 "run the same etcdadm version on every host");
   }
-  if (p.purpose == "restore") {
+  if (p.restores()) {
     p.backup = required_string(j, "backup", where);
     bool ok = !p.backup.empty() && p.backup.size() < 256 && p.backup.find("..") == std::string::npos;
     for (char c : p.backup) ok = ok && c > ' ' && c < 0x7f && c != '/' && c != '\\';
     if (!ok) throw Error(ErrorKind::kCorrupt, where + ": \"" + p.backup + "\" is no backup name");
-    p.command_key = required_string(j, "command", where);
-    if (!p.command_key.starts_with(std::string(kEtcdManagerControlDir) + "/") || !p.command_key.ends_with(kEtcdManagerCommandFile) ||
-        p.command_key.find("..") != std::string::npos) {
+    if (p.purpose == "restore") p.command_key = required_string(j, "command", where);
+    if (p.purpose == "restore" && (!p.command_key.starts_with(std::string(kEtcdManagerControlDir) + "/") || !p.command_key.ends_with(kEtcdManagerCommandFile) ||
+        p.command_key.find("..") != std::string::npos)) {
       throw Error(ErrorKind::kCorrupt, where + ": \"command\" is not a command key of control/ (" + p.command_key + ")");
     }
     p.kubernetes_revision_bump = integer_field<uint64_t>(j, "kubernetesRevisionBump", where).value_or(0);
@@ -217,6 +222,8 @@ ClusterPlan parse_cluster_plan(const std::string& text, const std::string& where
       throw Error(ErrorKind::kCorrupt, where + ": \"kubernetesRevisionBump\" " + std::to_string(p.kubernetes_revision_bump) +
                                            " is larger than any revision can be moved");
     }
+    if (p.purpose == "auto-restore") p.to_revision = required_integer<int64_t>(j, "toRevision", where);
+    if (p.to_revision < 0) throw Error(ErrorKind::kCorrupt, where + ": \"toRevision\" is negative");
   }
   p.cluster_token = required_string(j, "clusterToken", where);
   check_name(p.cluster_token, where);

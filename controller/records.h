@@ -63,6 +63,11 @@ struct AutoSpec {
   // consistency.h) and replaces a member whose data differs from a majority that agrees; 0:
   // never (etcd's own CORRUPT alarm still has the voters compared at once).
   int64_t corrupt_check_seconds = 300;
+  // Opt-in recovery from a total loss (off by default): once no member has answered and no host
+  // has reported a member's data for this long, the hosts restore the newest backup and its change
+  // log to its end, all at once, without a person. Off, they wait and name the commands.
+  bool auto_restore = false;
+  int64_t auto_restore_delay_seconds = 300;
   bool operator==(const AutoSpec&) const = default;
 };
 // The longest corrupt-check interval a spec may give: a week.
@@ -118,6 +123,11 @@ struct ClusterPlan {
   // (restore/restore_method.h), the same on every host; 0 (a plan without the field, written before
   // it existed) restores every keyspace at its own revision, as those plans' hosts did.
   uint64_t kubernetes_revision_bump = 0;
+  // "auto-restore" (a total loss, the spec's autoRestore on: no command): the backup's change log
+  // replayed to exactly this revision on every host (0: the snapshot alone, it had no log).
+  int64_t to_revision = 0;
+  // "restore" and "auto-restore": every listed host restores `backup`.
+  bool restores() const { return purpose == "restore" || purpose == "auto-restore"; }
   std::string cluster_token;  // --initial-cluster-token, unique per plan
   std::string etcd_version;
   std::string ca_sha256;

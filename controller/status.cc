@@ -105,10 +105,12 @@ json auto_status_json(const AutoStatus& s) {
     for (const auto& m : s.plan->members) members.push_back(m.name);
     plan = {{"sequence", s.plan->sequence}, {"purpose", s.plan->purpose}, {"members", members},
             {"etcdVersion", s.plan->etcd_version}, {"writtenBy", s.plan->written_by}, {"written", time_of(s.plan->written_unix)}};
-    if (s.plan->purpose == "restore") {
+    if (s.plan->restores()) {
       plan["backup"] = s.plan->backup;
-      plan["command"] = s.plan->command_key;
+      plan["kubernetesRevisionBump"] = s.plan->kubernetes_revision_bump;
     }
+    if (s.plan->purpose == "restore") plan["command"] = s.plan->command_key;
+    if (s.plan->purpose == "auto-restore") plan["toRevision"] = s.plan->to_revision;
   }
   json defrags = json::array();
   for (const auto& [id, d] : s.maintenance.defrags) {
@@ -137,6 +139,8 @@ json auto_status_json(const AutoStatus& s) {
           {"nospaceKeepRevisions", s.auto_spec.nospace_keep_revisions},
           {"nospaceDisarmBelowPercent", s.auto_spec.nospace_disarm_below_percent},
           {"corruptCheckSeconds", s.auto_spec.corrupt_check_seconds},
+          {"autoRestore", s.auto_spec.auto_restore},
+          {"autoRestoreDelaySeconds", s.auto_spec.auto_restore_delay_seconds},
           {"corrupt", corrupt_members},
           {"lastSpaceRecovery", s.maintenance.last_space_recovery
                                     ? json{{"time", time_of(s.maintenance.last_space_recovery->unix)},
@@ -176,7 +180,8 @@ std::string auto_status_text(const AutoStatus& s) {
     for (const auto& m : s.plan->members) names += (names.empty() ? "" : ", ") + m.name;
     out << "Plan:     " << s.plan->sequence << " (" << s.plan->purpose << "): " << names << ", by " << s.plan->written_by
         << " " << heard_ago(s.now_unix, s.plan->written_unix)
-        << (s.plan->purpose == "restore" ? ", from backup " + s.plan->backup : "") << "\n";
+        << (s.plan->restores() ? ", from backup " + s.plan->backup : "")
+        << (s.plan->to_revision > 0 ? " and its change log to revision " + std::to_string(s.plan->to_revision) : "") << "\n";
   }
   if (s.version_turn) {
     out << "Version:  turn " << s.version_turn->sequence << ": " << s.version_turn->host << " from " << s.version_turn->from
@@ -270,6 +275,9 @@ SeedResult seed_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& cha
   if (a.corrupt_check_seconds < 0 || a.corrupt_check_seconds > kCorruptCheckMaxSeconds) {
     throw Error(ErrorKind::kInvalidArgument, "--corrupt-check-interval must be 0 (never) to 168h");
   }
+  a.auto_restore = auto_changes.auto_restore.value_or(a.auto_restore);
+  a.auto_restore_delay_seconds = auto_changes.auto_restore_delay_seconds.value_or(a.auto_restore_delay_seconds);
+  if (a.auto_restore_delay_seconds <= 0) throw Error(ErrorKind::kInvalidArgument, "--auto-restore-delay must be > 0");
   if (a.defrag_free_percent < 0 || a.defrag_free_percent > 100) {
     throw Error(ErrorKind::kInvalidArgument, "--defrag-free-percent must be 0-100 (0: no defrag for fragmentation)");
   }
@@ -287,6 +295,17 @@ SeedResult seed_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& cha
     throw Error(ErrorKind::kInvalidArgument, "the store has no cluster spec yet: give both --members and --version");
   }
   r.effect = seed_effect(status, r.before, r.after);
+  if (r.auto_spec.auto_restore != status.auto_spec.auto_restore) {
+    const std::string delay = std::to_string(r.auto_spec.auto_restore_delay_seconds) + " s";
+    r.effect += std::string(r.effect.empty() ? "" : "; ") +
+                (r.auto_spec.auto_restore
+                     ? "auto-restore on: after a total loss lasting " + delay +
+                           " the hosts restore the newest backup and its change log to its end, all at once, with no "
+                           "person: the cluster comes back at the log's last revision (the writes of the last seconds "
+                           "before the loss that the log had not stored are lost), its revision moved past any a client saw; "
+                           "the trade-off is that nobody checks first that the store's newest backup is the one to restore"
+                     : "auto-restore off: after a total loss the hosts wait and name the commands a person runs");
+  }
   if (!dry_run) {
     write_etcd_manager_cluster_spec(store, r.after);
     write_auto_spec(store, r.auto_spec);

@@ -51,6 +51,8 @@ struct AutoSpecChanges {
   std::optional<int64_t> nospace_keep_revisions;
   std::optional<int> nospace_disarm_below_percent;
   std::optional<int64_t> corrupt_check_seconds;  // 0: no check of the members' HashKV
+  std::optional<bool> auto_restore;
+  std::optional<int64_t> auto_restore_delay_seconds;
 };
 
 // `etcdadm seed`: the store's spec with the fields set in `changes` replaced (0 / "" keep), and

@@ -1,5 +1,9 @@
 #include "restore/restore_method.h"
 
+#include <algorithm>
+#include <climits>
+#include <cmath>
+
 #include "common/error.h"
 #include "etcd/datadir/bolt_reader.h"
 #include "etcd/datadir/snapshot_inspect.h"
@@ -64,6 +68,32 @@ RevisionBump decide_revision_bump(const RestoreMethod& method, bool holds_kubern
   b.mark_compacted = true;
   b.reason = RevisionBump::Reason::kKubernetes;
   return b;
+}
+
+uint64_t sized_revision_bump(double revisions_per_second, int64_t unaccounted_seconds) {
+  const double seconds = static_cast<double>(std::max<int64_t>(1, unaccounted_seconds));
+  const double sized = std::ceil(10.0 * std::max(0.0, revisions_per_second) * seconds);
+  // Never more than etcd's revisions leave room for (the bump is checked against INT64_MAX / 2).
+  constexpr uint64_t kCap = INT64_MAX / 4;
+  if (sized >= static_cast<double>(kCap)) return kCap;
+  return std::max<uint64_t>(kMinimumSizedBump, static_cast<uint64_t>(sized));
+}
+
+double log_write_rate(int64_t from_revision, int64_t from_micros, const std::vector<LogRateSample>& ends) {
+  if (ends.empty()) return 0;
+  const LogRateSample& last = ends.back();
+  auto rate = [&](int64_t revision, int64_t ms) {
+    const double seconds = static_cast<double>(last.observed_ms - ms) / 1000.0;
+    return seconds > 0 ? static_cast<double>(last.revision - revision) / seconds : 0.0;
+  };
+  double best = from_micros > 0 ? rate(from_revision, from_micros / 1000) : 0.0;
+  for (auto it = ends.rbegin(); it != ends.rend(); ++it) {
+    if (it->observed_ms <= last.observed_ms - 60000) {
+      best = std::max(best, rate(it->revision, it->observed_ms));
+      break;
+    }
+  }
+  return best;
 }
 
 bool holds_kubernetes_keys(const std::string& db_path, uint64_t db_bytes) {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace etcdadm {
 
@@ -62,6 +63,26 @@ void check_revision_flags(const RestoreMethod& method);
 // needs_kubernetes_check(method).
 RevisionBump decide_revision_bump(const RestoreMethod& method, bool holds_kubernetes_keys);
 bool needs_kubernetes_check(const RestoreMethod& method);
+
+// The bump of a restore to the end of the change log after a total loss (the controllers'
+// auto-restore), sized from how fast the cluster wrote: the restored revision is the log's last;
+// clients may have seen revisions the cluster wrote after the log was last known complete and
+// before it died, at most `revisions_per_second` for `unaccounted_seconds` (until the plan is
+// written: an upper bound on when it died). Ten times that, and at least kMinimumSizedBump (a
+// quiet cluster, a rate the log could not measure): a burst may write faster than the log's
+// average, and an overestimate costs nothing.
+inline constexpr uint64_t kMinimumSizedBump = 10000;
+uint64_t sized_revision_bump(double revisions_per_second, int64_t unaccounted_seconds);
+
+// How fast a change log shows its cluster writing, in revisions per second: the faster of its
+// whole span (from `from_revision`, the snapshot's, taken at `from_micros`) and its last minute
+// (the newest segments back to one received a minute before the newest). 0 when it cannot tell
+// (no segment, no time known).
+struct LogRateSample {
+  int64_t revision = 0;
+  int64_t observed_ms = 0;
+};
+double log_write_rate(int64_t from_revision, int64_t from_micros, const std::vector<LogRateSample>& segment_ends);
 
 // Whether the database at `db_path` (its first `db_bytes` bytes; 0 = the whole file) holds a key
 // under kKubernetesKeyPrefix in any revision. Throws kCorrupt for a file that is not an etcd db.

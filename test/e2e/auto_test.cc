@@ -2,17 +2,22 @@
 // address (127.0.0.11, .12, ...) and dirs, sharing a store in a local directory, creating and
 // keeping a cluster of real etcd members; etcdctl (through the wrapper each member's etcdctl phase
 // writes) and the store's own files are the oracles.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <thread>
 
 #include "common/fs.h"
 #include "common/subprocess.h"
+#include "etcd/client.h"
+#include "restore/restore_method.h"
 #include "controller/records.h"
 #include "etcd/etcd_version.h"
 #include "store/backend/local/local_store.h"
@@ -182,6 +187,7 @@ TEST_F(Auto, AKilledMemberIsRestartedAPauseHoldsATotalLossWaitsAndTheCommandQueu
   EXPECT_EQ(parse_cluster_plan(store.read_small(kAutoPlanKey), "plan").sequence, 1u);
   auto status = etcdadm({"auto", "status", "--store", store_});
   EXPECT_NE(status.output.find("etcdadm etcd-manager restore-backup latest --store"), std::string::npos) << status.output;
+  EXPECT_NE(status.output.find("etcdadm seed --auto-restore on --store"), std::string::npos) << status.output;
   for (const auto& h : hosts_) EXPECT_EQ(gauge(h, "etcdadm_auto_total_loss"), "1") << h.name;
 
   // The restore the wait message names: every host restores the same backup, all at once.
@@ -255,6 +261,114 @@ TEST_F(Auto, AKilledMemberIsRestartedAPauseHoldsATotalLossWaitsAndTheCommandQueu
 // (written, not yet swapped in), one after its data was restored; restarted, they finish the same
 // restore: one cluster, the backup's keys at its revision + the plan's bump, the command done,
 // never a second plan.
+// Opt-in recovery from a total loss to the last revision: with auto-restore on, every etcd killed
+// (-9) and wiped while a client writes; once the loss has lasted the spec's delay, one plan restores
+// the newest backup and its change log to its end on every host at once. Every write the log holds
+// is back with its own revision (every write acknowledged up to the log's end, nothing after it),
+// the members agree, and the revision is the log's last one moved on by the bump the plan sized
+// from the log's write rate.
+TEST_F(Auto, ATotalLossWithAutoRestoreComesBackAtTheChangeLogsLastRevision) {
+  backups_ = {"--schedule", "@every 720h", "--continuous", "--segment-interval", "1s"};
+  ASSERT_NO_FATAL_FAILURE(bootstrap_three({"--auto-restore", "on", "--auto-restore-delay", "3s"}));
+  for (int i = 0; i < 50; ++i) ASSERT_EQ(etcdctl(hosts_[0], {"put", "/registry/pods/p" + std::to_string(i), "v"}).exit_code, 0);
+  auto conn = connection({&hosts_[0], &hosts_[1], &hosts_[2]});
+  auto saved = etcdadm({"backup", "save", "--store", store_, "--endpoints", hosts_[0].client_url(), "--cacert", conn.cacert,
+                        "--cert", conn.cert, "--key", conn.key});
+  ASSERT_EQ(saved.exit_code, 0) << saved.output;
+
+  // Unique keys, each acknowledged write's revision kept.
+  std::mutex mu;
+  std::vector<std::pair<int, int64_t>> acked;
+  std::atomic<bool> writing{true};
+  std::thread writer([&] {
+    ConnectionConfig c = conn;
+    c.dial_timeout = 500ms;
+    c.command_timeout = 1s;
+    EtcdClient client(c);
+    for (int n = 0; writing.load(); ++n) {
+      try {
+        auto r = client.put(fmt::format("/registry/events/w-{:06d}", n), "value-" + std::to_string(n));
+        std::lock_guard<std::mutex> lock(mu);
+        acked.emplace_back(n, r.header().revision());
+      } catch (const std::exception&) {
+        std::this_thread::sleep_for(20ms);
+      }
+    }
+  });
+  // Joined however the test ends (a failed ASSERT returns early).
+  struct Join {
+    std::atomic<bool>& flag;
+    std::thread& thread;
+    ~Join() {
+      flag = false;
+      if (thread.joinable()) thread.join();
+    }
+  } join_writer{writing, writer};
+  std::this_thread::sleep_for(4s);
+  // Paused (no controller restarts anything), every etcd killed and wiped, the client still writing.
+  ASSERT_EQ(with_store({"auto", "pause", "--reason", "losing everything"}).exit_code, 0);
+  std::this_thread::sleep_for(1500ms);
+  for (const auto& h : hosts_) {
+    const int pid = running_pid(h.conf() + "/etcd.pid", bin() + "/etcd");
+    ASSERT_GT(pid, 0) << h.name;
+    ::kill(pid, SIGKILL);
+  }
+  std::this_thread::sleep_for(500ms);
+  writing = false;
+  writer.join();
+  for (const auto& h : hosts_) {
+    remove_all(h.data());
+    make_dirs(h.data(), 0700);
+  }
+  ASSERT_GT(acked.size(), 20u);
+  ASSERT_EQ(with_store({"auto", "resume"}).exit_code, 0);
+  const auto resumed = std::chrono::steady_clock::now();
+  ASSERT_TRUE(eventually(120s, [&] {
+    LocalStore s(store_);
+    const auto plan = parse_cluster_plan(s.read_small(kAutoPlanKey), "plan");
+    return plan.purpose == "auto-restore" && one_healthy_cluster(3);
+  }, "the cluster restored by the auto-restore")) << logs();
+  std::printf("[auto-restore] serving %lld ms after the loss was seen (spec's delay: 3 s)\n",
+              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - resumed).count()));
+  LocalStore store(store_);
+  const ClusterPlan plan = parse_cluster_plan(store.read_small(kAutoPlanKey), "plan");
+  const int64_t last = plan.to_revision;
+  ASSERT_GT(last, 0) << "the change log reached past the backup";
+  EXPECT_GE(plan.kubernetes_revision_bump, kMinimumSizedBump);
+  int64_t lost = 0;
+  for (const auto& [n, rev] : acked) lost += rev > last;
+  std::printf("[auto-restore] log end %lld, bump %llu; %lld of %zu acknowledged writes after the log's end\n",
+              static_cast<long long>(last), static_cast<unsigned long long>(plan.kubernetes_revision_bump),
+              static_cast<long long>(lost), acked.size());
+  for (const auto& h : hosts_) {
+    EXPECT_EQ(revision_of(h), last + static_cast<int64_t>(plan.kubernetes_revision_bump)) << h.name;
+  }
+  // Every acknowledged write the log holds is back with its revision, and none after it.
+  EtcdClient client(conn);
+  etcdserverpb::RangeRequest events;
+  events.set_key("/registry/events/");
+  events.set_range_end("/registry/events0");
+  std::map<std::string, int64_t> restored;
+  const auto response = client.range(events);
+  for (const auto& kv : response.kvs()) restored[kv.key()] = kv.mod_revision();
+  for (const auto& [n, rev] : acked) {
+    const std::string key = fmt::format("/registry/events/w-{:06d}", n);
+    if (rev <= last) {
+      EXPECT_TRUE(restored.count(key) && restored[key] == rev) << key << " written at " << rev;
+    } else {
+      EXPECT_FALSE(restored.count(key)) << key << " written at " << rev << ", after the log's end " << last;
+    }
+  }
+  for (const auto& [key, rev] : restored) EXPECT_LE(rev, last) << key;
+  EXPECT_NE(keys_of(hosts_[0]).find("/registry/pods/p49"), std::string::npos) << "the backup's keys";
+  ASSERT_EQ(etcdctl(hosts_[0], {"put", "/registry/after", "x"}).exit_code, 0);
+  auto hashes = hash_kv({&hosts_[0], &hosts_[1], &hosts_[2]});
+  for (const auto& [name, hash] : hashes) EXPECT_EQ(hash, hashes.begin()->second) << name;
+  bool planned = false;
+  for (const auto& e : done("plan-restore")) planned = planned || e.reason.find("auto-restore after 3 s") != std::string::npos;
+  EXPECT_TRUE(planned) << logs();
+}
+
 TEST_F(Auto, ControllersKilledAtEachStepOfARestoreFinishItWhenRestarted) {
   ASSERT_NO_FATAL_FAILURE(bootstrap_three());
   for (int i = 0; i < 50; ++i) ASSERT_EQ(etcdctl(hosts_[0], {"put", "/registry/k" + std::to_string(i), "v"}).exit_code, 0);

@@ -163,7 +163,11 @@ TEST(ControllerDecide, TotalLossWaitsForARestoreAndNeverPlansAnEmptyCluster) {
   Decision d = decide(o, "t");
   EXPECT_EQ(d.step, Step::kWait);
   EXPECT_EQ(d.reason.rfind("total loss", 0), 0u) << d.reason;
-  EXPECT_EQ(d.command, "etcdadm etcd-manager restore-backup latest --store s3://b/c (then every host's controller restores the same backup)");
+  EXPECT_EQ(d.command,
+            "etcdadm etcd-manager restore-backup latest --store s3://b/c (every host's controller restores the newest backup), "
+            "or etcdadm seed --auto-restore on --store s3://b/c (the newest backup and its change log to its end, on every "
+            "host at once)");
+  EXPECT_NE(d.reason.find("auto-restore is off"), std::string::npos) << d.reason;
   // Without a plan (etcd-manager created it), and with every data dir empty: the same.
   o.plan.reset();
   for (auto& h : o.hosts) h.record.data = "empty";
@@ -182,6 +186,63 @@ EtcdManagerCommand restore_command(const std::string& backup, int members = 0) {
   c.key = "control/2027-01-15T08:00:00Z-000000/_command.json";
   c.restore_backup = EtcdManagerRestoreCommand{{members, ""}, backup};
   return c;
+}
+
+// auto-restore on: the loss waits out the spec's delay, then one plan restores the newest backup
+// and its change log to exactly the log's end with the sized bump; a plan that did not bring the
+// cluster back is not followed by another within the hour.
+TEST(ControllerDecide, AnAutoRestoreWaitsItsDelayThenPlansTheNewestBackupToTheLogsEndOnce) {
+  Observation o = total_loss();
+  for (auto& h : o.hosts) h.record.data = "empty";
+  o.local.data = "empty";
+  o.auto_spec.auto_restore = true;
+  o.auto_spec.auto_restore_delay_seconds = 60;
+  o.total_loss_seconds = 20;
+  Decision d = decide(o, "etcd-auto-new");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_TRUE(d.total_loss);
+  EXPECT_NE(d.reason.find("for 20 s: auto-restore restores the newest backup and its change log once it has lasted 60 s"),
+            std::string::npos) << d.reason;
+  o.total_loss_seconds = 61;
+  d = decide(o, "etcd-auto-new");
+  EXPECT_EQ(d.step, Step::kWait) << "nothing read to restore yet";
+  o.auto_restore = Observation::AutoRestoreCandidate{};
+  o.auto_restore->problem = "no backup in s3://b/c";
+  d = decide(o, "etcd-auto-new");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_NE(d.reason.find("nothing to restore: no backup"), std::string::npos) << d.reason;
+  o.auto_restore = Observation::AutoRestoreCandidate{"2027-01-15T07:00:00Z-000001", 5000, 7345, 23450, 234.5, o.now_unix - 10, ""};
+  d = decide(o, "etcd-auto-new");
+  ASSERT_EQ(d.step, Step::kPlanRestore) << d.reason;
+  EXPECT_FALSE(d.total_loss);
+  EXPECT_EQ(d.plan.purpose, "auto-restore");
+  EXPECT_EQ(d.plan.sequence, 2u);
+  EXPECT_EQ(d.plan.backup, "2027-01-15T07:00:00Z-000001");
+  EXPECT_EQ(d.plan.to_revision, 7345);
+  EXPECT_EQ(d.plan.kubernetes_revision_bump, 23450u);
+  EXPECT_TRUE(d.plan.command_key.empty());
+  EXPECT_NE(d.reason.find("and its change log to its end, revision 7345"), std::string::npos) << d.reason;
+  EXPECT_NE(d.reason.find("comes back at revision 30795 (moved 23450 past it: the log showed 234.5 revisions/s"), std::string::npos) << d.reason;
+  EXPECT_NE(d.command.find("--to-revision 7345"), std::string::npos) << d.command;
+  EXPECT_NE(d.command.find("--bump-revision 23450 --mark-compacted"), std::string::npos) << d.command;
+
+  // The plan written: each listed host restores to exactly its revision.
+  o.plan = d.plan;
+  Decision mine = decide(o, "t");
+  ASSERT_EQ(mine.step, Step::kRestoreMember) << mine.reason;
+  EXPECT_NE(mine.command.find("--to-revision 7345"), std::string::npos) << mine.command;
+  // Restored here, still a total loss (the restore failed elsewhere): no second plan within the hour.
+  o.local.plan_sequence = 2;
+  d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_NE(d.reason.find("did not bring it back"), std::string::npos) << d.reason;
+  o.now_unix += kAutoRestoreRetrySeconds;
+  EXPECT_EQ(decide(o, "t").step, Step::kPlanRestore);
+  // A restore queued by a person comes first.
+  o.restore_command = restore_command("2027-01-15T06:00:00Z-000001");
+  d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kPlanRestore);
+  EXPECT_EQ(d.plan.purpose, "restore");
 }
 
 TEST(ControllerDecide, AQueuedRestoreIsPlannedOnceByAnyHostAfterATotalLossAndByTheLeadersWhileOneLeads) {
@@ -582,6 +643,21 @@ TEST(ControllerRecords, RoundTripAndHostileInputIsRefusedByName) {
   EXPECT_EQ(parse_cluster_plan(cluster_plan_json(r), "plan"), r);
   r.kubernetes_revision_bump = 1000000000;
   EXPECT_EQ(parse_cluster_plan(cluster_plan_json(r), "plan"), r);
+  {
+    ClusterPlan a = r;
+    a.purpose = "auto-restore";
+    a.command_key.clear();
+    a.to_revision = 7345;
+    a.kubernetes_revision_bump = 23450;
+    const std::string aj = cluster_plan_json(a);
+    EXPECT_EQ(aj.find("\"command\""), std::string::npos) << aj;
+    EXPECT_EQ(parse_cluster_plan(aj, "plan"), a);
+    auto no_target = nlohmann::json::parse(aj);
+    no_target.erase("toRevision");
+    EXPECT_THROW(parse_cluster_plan(no_target.dump(), "plan"), Error);
+    no_target["toRevision"] = -1;
+    EXPECT_THROW(parse_cluster_plan(no_target.dump(), "plan"), Error);
+  }
   const std::string rj = cluster_plan_json(r);
   // A restore plan written before the field existed: its hosts restored every keyspace as it was.
   {
@@ -848,7 +924,10 @@ TEST(ControllerRecords, MaintenanceRecordAndSpecAdditionsRoundTripAndRefuseHosti
   s.defrag_schedule = "0 3 * * SUN";
   s.nospace_keep_revisions = 5;
   s.corrupt_check_seconds = 0;
+  s.auto_restore = true;
+  s.auto_restore_delay_seconds = 90;
   EXPECT_EQ(parse_auto_spec(auto_spec_json(s), "spec"), s);
+  EXPECT_FALSE(parse_auto_spec(R"({"format":"etcdadm-auto-spec/1"})", "spec").auto_restore) << "off unless turned on";
   EXPECT_EQ(parse_auto_spec(R"({"format":"etcdadm-auto-spec/1"})", "spec").corrupt_check_seconds, 300) << "absent: the default";
   try {
     parse_auto_spec(R"({"format":"etcdadm-auto-spec/1","corruptCheckSeconds":604801})", "spec");

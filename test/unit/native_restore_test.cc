@@ -186,6 +186,22 @@ TEST(KubernetesRevisionBump, DefaultBumpsOnlyAKubernetesKeyspaceAndFlagsWin) {
   EXPECT_EQ(decide_revision_bump(planned, true).by, 4242u);
 }
 
+TEST(KubernetesRevisionBump, SizedFromTheLogsWriteRate) {
+  // Ten times the rate over the unaccounted time, at least 10,000.
+  EXPECT_EQ(sized_revision_bump(0, 3600), 10000u);
+  EXPECT_EQ(sized_revision_bump(234.5, 10), 23450u);
+  EXPECT_EQ(sized_revision_bump(1000, 3600), 36000000u);
+  EXPECT_EQ(sized_revision_bump(1000, -5), 10000u) << "a clock behind: one second";
+  EXPECT_EQ(sized_revision_bump(1e300, 1e9), static_cast<uint64_t>(INT64_MAX / 4)) << "capped";
+  // The rate: the faster of the whole span and the last minute.
+  // Snapshot at revision 1000, taken at t=0; 100 rev/s for 100 s, then 1000 rev/s in the last minute.
+  std::vector<LogRateSample> ends = {{6000, 50000}, {11000, 100000}, {41000, 130000}, {71000, 160000}};
+  EXPECT_DOUBLE_EQ(log_write_rate(1000, 1, ends), 1000.0);  // (71000 - 11000) / 60 s
+  EXPECT_NEAR(log_write_rate(1000, 1, {{11000, 100000}}), 100.0, 0.01) << "one segment: the whole span";
+  EXPECT_EQ(log_write_rate(1000, 0, {{11000, 100000}}), 0.0) << "no time for the snapshot, no older segment";
+  EXPECT_EQ(log_write_rate(1000, 1, {}), 0.0);
+}
+
 TEST(KubernetesRevisionBump, KubernetesKeysAreFoundInARealSnapshot) {
   // small.db (test/data/snapshots/README.md): 100 /flat/ keys first, then /registry/ ones, and
   // /flat/key091..100 deleted.
