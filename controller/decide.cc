@@ -168,6 +168,22 @@ Decision plan_new_cluster(const Observation& o, const std::string& token) {
   return d;
 }
 
+// A plan (kPlanRestore) that restores `backup` into a cluster of `spec`, on the candidates, one
+// sequence above the plan read.
+Decision restore_plan(const Observation& o, const Candidates& c, const EtcdManagerClusterSpec& spec, const std::string& purpose,
+                      const std::string& backup, uint64_t bump, const std::string& token) {
+  Decision d;
+  d.step = Step::kPlanRestore;
+  d.plan.sequence = (o.plan ? o.plan->sequence : 0) + 1;
+  d.plan.purpose = purpose;
+  d.plan.backup = backup;
+  d.plan.kubernetes_revision_bump = bump;
+  d.plan.cluster_token = token;
+  d.plan.etcd_version = spec.etcd_version;
+  plan_members(o, c, spec.member_count, d.plan);
+  return d;
+}
+
 // The queued restore's plan: the cluster its command's spec asks for (the store's spec where the
 // command leaves a field unset), restored from its backup on the live hosts.
 Decision plan_restore(const Observation& o, const std::string& token) {
@@ -176,19 +192,10 @@ Decision plan_restore(const Observation& o, const std::string& token) {
   EtcdManagerClusterSpec into = *o.spec;
   if (r.cluster_spec.member_count > 0) into.member_count = r.cluster_spec.member_count;
   if (!r.cluster_spec.etcd_version.empty()) into.etcd_version = r.cluster_spec.etcd_version;
-  const int n = into.member_count;
   Candidates c = live_candidates(o);
-  if (auto wait = not_yet_planned(o, c, n, "restoring backup " + r.backup)) return *wait;
-  Decision d;
-  d.step = Step::kPlanRestore;
-  d.plan.sequence = (o.plan ? o.plan->sequence : 0) + 1;
-  d.plan.purpose = "restore";
-  d.plan.backup = r.backup;
+  if (auto wait = not_yet_planned(o, c, into.member_count, "restoring backup " + r.backup)) return *wait;
+  Decision d = restore_plan(o, c, into, "restore", r.backup, kKubernetesRevisionBump, token);
   d.plan.command_key = cmd.key;
-  d.plan.kubernetes_revision_bump = kKubernetesRevisionBump;
-  d.plan.cluster_token = token;
-  d.plan.etcd_version = into.etcd_version;
-  plan_members(o, c, n, d.plan);
   if (!(into == *o.spec)) d.new_spec = into;
   d.reason = "a restore of backup " + r.backup + " is queued (" + cmd.key + "): planning a cluster of " +
              names_of(d.plan.members) + " restored from it" +
@@ -230,19 +237,10 @@ Decision auto_restore(const Observation& o, const std::string& token) {
                 manual_restore_commands(o));
   }
   const auto& a = *o.auto_restore;
-  const int n = o.spec->member_count;
   Candidates c = live_candidates(o);
-  if (auto wait = not_yet_planned(o, c, n, "restoring backup " + a.backup)) return *wait;
-  Decision d;
-  d.step = Step::kPlanRestore;
-  d.plan.sequence = (o.plan ? o.plan->sequence : 0) + 1;
-  d.plan.purpose = "auto-restore";
-  d.plan.backup = a.backup;
+  if (auto wait = not_yet_planned(o, c, o.spec->member_count, "restoring backup " + a.backup)) return *wait;
+  Decision d = restore_plan(o, c, *o.spec, "auto-restore", a.backup, a.bump, token);
   d.plan.to_revision = a.to_revision;
-  d.plan.kubernetes_revision_bump = a.bump;
-  d.plan.cluster_token = token;
-  d.plan.etcd_version = o.spec->etcd_version;
-  plan_members(o, c, n, d.plan);
   const int64_t target = a.to_revision > 0 ? a.to_revision : a.backup_revision;
   d.reason = loss + " for " + std::to_string(o.total_loss_seconds) + " s (auto-restore after " + std::to_string(delay) +
              " s): restoring backup " + a.backup + " (revision " + std::to_string(a.backup_revision) + ")" +
