@@ -51,6 +51,8 @@ void add_seed(CLI::App& app) {
     std::string corrupt_check_interval;
     std::string auto_restore;
     std::string auto_restore_delay;
+    std::string cert_renew_before;
+    std::string ca_warn_before;
     bool dry_run = false;
   };
   auto f = std::make_shared<Flags>();
@@ -84,6 +86,12 @@ void add_seed(CLI::App& app) {
   m->add_option("--corrupt-check-interval", f->corrupt_check_interval,
                 "compare every voter's HashKV this often and replace a member whose data differs from a majority "
                 "that agrees, its data kept aside (default 5m; 0: never; kept when not given)");
+  m->add_option("--cert-renew-before", f->cert_renew_before,
+                "each host renews its member's certificates once the first expires within this long, one host at a "
+                "time, no restart (default 720h; 0: never; kept when not given)");
+  m->add_option("--ca-warn-before", f->ca_warn_before,
+                "warn (log, metric, auto status) once the cluster CA expires within this long (default 2160h; kept "
+                "when not given)");
   auto* r = c->add_option_group("Recovery from a total loss");
   r->add_option("--auto-restore", f->auto_restore,
                 "on: after a total loss (no member answers, no host holds a member's data, for --auto-restore-delay) "
@@ -109,6 +117,14 @@ void add_seed(CLI::App& app) {
     auto_changes.nospace_keep_revisions = f->nospace_keep_revisions;
     auto_changes.nospace_disarm_below_percent = f->nospace_disarm_below_percent;
     if (!f->auto_restore.empty()) auto_changes.auto_restore = f->auto_restore == "on";
+    if (f->cert_renew_before == "0") {
+      auto_changes.cert_renew_before_seconds = 0;
+    } else if (!f->cert_renew_before.empty()) {
+      auto_changes.cert_renew_before_seconds = duration_flag("--cert-renew-before", f->cert_renew_before, false).count();
+    }
+    if (!f->ca_warn_before.empty()) {
+      auto_changes.ca_warn_before_seconds = duration_flag("--ca-warn-before", f->ca_warn_before, true).count();
+    }
     if (!f->auto_restore_delay.empty()) {
       auto_changes.auto_restore_delay_seconds = duration_flag("--auto-restore-delay", f->auto_restore_delay, false).count();
     }
@@ -132,6 +148,8 @@ void add_seed(CLI::App& app) {
                 {"corruptCheckSeconds", auto_spec.corrupt_check_seconds},
                 {"autoRestore", auto_spec.auto_restore},
                 {"autoRestoreDelaySeconds", auto_spec.auto_restore_delay_seconds},
+                {"certRenewBeforeSeconds", auto_spec.cert_renew_before_seconds},
+                {"caWarnBeforeSeconds", auto_spec.ca_warn_before_seconds},
                 {"effect", effect}};
       std::cout << j.dump(2) << "\n";
       return;

@@ -23,6 +23,7 @@
 #include "etcdadm/maintenance/defrag.h"
 #include "etcdadm/maintenance/space.h"
 #include "etcdadm/member_health.h"
+#include "etcdadm/pki.h"
 #include "etcdadm/quorum.h"
 #include "etcdadm/upgrade/upgrade.h"
 #include "restore/member_restore.h"
@@ -175,6 +176,21 @@ LocalView Controller::observe_local() {
   v.plan_sequence = state.plan_sequence;
   v.version_change = change_in_progress(member_);
   if (!(state == before)) write_auto_local_state(member_.config_dir, state);
+  if (has_data) {
+    try {
+      for (const auto& c : inspect_certs(member_.certs_dir)) {
+        const int64_t until = std::chrono::duration_cast<std::chrono::seconds>(c.not_after.time_since_epoch()).count();
+        if (c.is_ca) {
+          v.ca_expires_unix = until;
+        } else if (v.certs_expire_unix == 0 || until < v.certs_expire_unix) {
+          v.certs_expire_unix = until;
+          v.first_expiring = c.name + ".crt";
+        }
+      }
+    } catch (const Error& e) {
+      spdlog::warn("auto: cannot read this host's certificates in {}: {}", member_.certs_dir, e.what());
+    }
+  }
   return v;
 }
 
@@ -605,6 +621,29 @@ void Controller::change_membership(const Decision& d) {
   }
 }
 
+void Controller::renew_own_certs(const Decision& d) {
+  recorded_with(d, [&] {
+    const auto renewed = renew_certs(member_.certs_dir, {}, std::chrono::hours(24 * 365));
+    failpoint("auto/certs/renewed");
+    pool_.reset();  // the next connections present the new client certificate
+    // A new handshake with the member proves it serves the new server certificate and accepts the
+    // new client one; then its peers must still count it healthy.
+    EtcdClient fresh(local_connection(member_));
+    wait_until(
+        "this host's member answering with its renewed certificates", std::chrono::seconds(30),
+        [&] {
+          auto st = fresh.status(member_.loopback_client_url());
+          if (st.leader() == 0) throw Error(ErrorKind::kUnavailable, "no leader");
+        },
+        [] { return true; }, "");
+    std::string until;
+    for (const auto& c : inspect_certs(member_.certs_dir)) {
+      if (!c.is_ca) until = format_rfc3339_seconds(c.not_after);
+    }
+    return join_list(renewed) + " renewed, valid until " + until;
+  });
+}
+
 void Controller::disarm_corrupt(const Decision& d) {
   if (!still_leads(d)) return;
   recorded(d, [&] {
@@ -727,7 +766,9 @@ void Controller::maintain(const Decision& d, const Observation& o) {
               " after it (" + d.reason + ")");
     return;
   }
-  if (!still_leads(d)) return;
+  // A certificate renewal is this host's own step (any host's, one at a time through the lease);
+  // the others are the acting controller's.
+  if (d.step != Step::kRenewCerts && !still_leads(d)) return;
   // The lease: no second maintenance beside one under way (read fresh: the decision's view may be
   // a round old), taken by a conditional write over the record read.
   auto& conditional = *capability<ConditionalWrites>(*store_);
@@ -768,8 +809,10 @@ void Controller::maintain(const Decision& d, const Observation& o) {
   try {
     if (d.step == Step::kDefragment) {
       defragment(d, o);
-    } else {
+    } else if (d.step == Step::kRecoverSpace) {
       recover_space(d, o);
+    } else {
+      renew_own_certs(d);
     }
     maintenance_failed_.erase(key);
   } catch (const Error&) {
@@ -954,6 +997,9 @@ void Controller::act(const Decision& d, const Observation& o) {
     case Step::kDisarmCorrupt:
       disarm_corrupt(d);
       return;
+    case Step::kRenewCerts:
+      maintain(d, o);
+      return;
     case Step::kMarkCreated:
       try {
         store_->write_small(kEtcdManagerClusterCreatedKey,
@@ -979,6 +1025,8 @@ void Controller::write_host_record(const Observation& o, const Decision& d) {
   h.member_id = o.local.member_id;
   h.etcd_running = o.local.etcd_running;
   h.waiting_for = d.step == Step::kIdle || d.step == Step::kWait ? d.reason : "";
+  h.certs_expire_unix = o.local.certs_expire_unix;
+  h.ca_expires_unix = o.local.ca_expires_unix;
   HostRecord compare = h;
   compare.heartbeat_unix = last_written_.heartbeat_unix;
   compare.sequence = last_written_.sequence;
@@ -1012,6 +1060,11 @@ std::string Controller::metrics_text() const {
         std::to_string(g.last_round_unix));
   gauge("etcdadm_auto_failed_rounds_total", "Rounds that failed (the store or the cluster did not answer).",
         std::to_string(g.failed_rounds), "counter");
+  if (g.ca_expires_unix > 0) {
+    gauge("etcdadm_auto_ca_expiry_timestamp_seconds",
+          "Unix time when the cluster CA on this host expires (auto status warns within the spec's caWarnBeforeSeconds).",
+          std::to_string(g.ca_expires_unix));
+  }
   return out;
 }
 
@@ -1025,6 +1078,7 @@ Decision Controller::tick() {
     gauges_.total_loss = d.total_loss;
     gauges_.paused = o.pause.has_value();
     gauges_.last_round_unix = o.now_unix;
+    gauges_.ca_expires_unix = o.local.ca_expires_unix;
   }
   // The record first: a host that registers is counted by the others before it acts.
   write_host_record(o, d);

@@ -84,6 +84,8 @@ class Controller {
   // `keep_data`: the data is set aside (a member found corrupt), not deleted.
   void forget_member(bool keep_data);
   void disarm_corrupt(const Decision& d);
+  // kRenewCerts (through maintain(): the lease): renewed, then a new handshake with the member.
+  void renew_own_certs(const Decision& d);
   void restore_planned_member(const ClusterPlan& plan);
   void set_aside_data(const ClusterPlan& plan);
   void plan_restore(const Decision& d, const Observation& o);
@@ -178,6 +180,7 @@ class Controller {
     bool acting = false, waiting = false, total_loss = false, paused = false;
     int64_t last_round_unix = 0;
     uint64_t failed_rounds = 0;
+    int64_t ca_expires_unix = 0;
   };
   mutable std::mutex gauges_mu_;
   Gauges gauges_;

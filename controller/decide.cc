@@ -35,6 +35,7 @@ const char* step_name(Step step) {
     case Step::kDefragment: return "defrag";
     case Step::kRecoverSpace: return "recover-space";
     case Step::kDisarmCorrupt: return "disarm-corrupt";
+    case Step::kRenewCerts: return "renew-certs";
   }
   return "?";
 }
@@ -644,6 +645,30 @@ Decision act_on_cluster(const Observation& o) {
   return d;
 }
 
+// This host's member certificates, due within the spec's window: renewed with every member
+// healthy (the maintenance lease makes it one host at a time); nullopt when not due.
+std::optional<Decision> renew_own_certs(const Observation& o, const MemberInfo* me) {
+  const int64_t window = o.auto_spec.cert_renew_before_seconds;
+  if (window == 0 || me == nullptr || o.local.data != "member" || !o.local.has_leader || o.local.certs_expire_unix == 0) {
+    return std::nullopt;
+  }
+  if (o.local.certs_expire_unix - o.now_unix >= window) return std::nullopt;
+  const std::string when = format_rfc3339_seconds(SystemTime(std::chrono::seconds(o.local.certs_expire_unix)));
+  const std::string command = "etcdadm certs renew all (on " + o.self + "; etcd reads them on its next handshake)";
+  for (const auto& m : o.cluster.info.members) {
+    if (!member_healthy(m)) {
+      return make(Step::kWait, "this host's certificate " + o.local.first_expiring + " expires " + when +
+                                   ": renewed once every member is healthy (" + member_label(m) + " is not)",
+                  command);
+    }
+  }
+  return make(Step::kRenewCerts,
+              "this host's certificate " + o.local.first_expiring + " expires " + when + ", within the spec's " +
+                  std::to_string(window / 3600) + " h: renewing its member's certificates with their keys, subjects and "
+                  "SANs (no restart: etcd reads them on its next handshake)",
+              command);
+}
+
 // This host's part of a version change: its turn (carried out, or finished after an interruption),
 // or a change stopped part way that no turn covers (left to a person); nullopt otherwise.
 std::optional<Decision> change_own_version(const Observation& o, const MemberInfo* me) {
@@ -808,6 +833,7 @@ Decision decide(const Observation& o, const std::string& new_token) {
     return make(Step::kWait, "no member of the cluster answers; hosts with member data: " + join_list(with_data) +
                                  ": waiting for a quorum of them to come back");
   }
+  if (auto renew = renew_own_certs(o, me)) return *renew;
   // The controller beside the Raft leader acts for the cluster: etcd itself chose it, a minority
   // has no leader, so a host cut off from the majority never acts.
   if (is_acting(o)) return act_on_cluster(o);

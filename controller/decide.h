@@ -82,6 +82,10 @@ struct LocalView {
   uint64_t plan_sequence = 0;
   // A change of its member's etcd version that started and has not finished (upgrade.json).
   std::optional<InterruptedChange> version_change;
+  // When the first of its member certificates expires (and which), and its CA (0: none found).
+  int64_t certs_expire_unix = 0;
+  std::string first_expiring;
+  int64_t ca_expires_unix = 0;
 };
 
 struct Observation {
@@ -159,6 +163,7 @@ enum class Step {
   kDefragment,          // acting: defragment `members`, one at a time in that order, a backup first
   kRecoverSpace,        // acting: NOSPACE: a backup, compaction, every member defragmented, disarm
   kDisarmCorrupt,       // acting: the corrupt member was replaced and every voter agrees: disarm CORRUPT
+  kRenewCerts,          // this host's member certificates expire within the spec's window: renew them
 };
 const char* step_name(Step step);
 

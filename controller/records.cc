@@ -83,7 +83,9 @@ std::string auto_spec_json(const AutoSpec& s) {
             {"nospaceDisarmBelowPercent", s.nospace_disarm_below_percent},
             {"corruptCheckSeconds", s.corrupt_check_seconds},
             {"autoRestore", s.auto_restore},
-            {"autoRestoreDelaySeconds", s.auto_restore_delay_seconds}};
+            {"autoRestoreDelaySeconds", s.auto_restore_delay_seconds},
+            {"certRenewBeforeSeconds", s.cert_renew_before_seconds},
+            {"caWarnBeforeSeconds", s.ca_warn_before_seconds}};
   return j.dump(2) + "\n";
 }
 
@@ -112,6 +114,13 @@ AutoSpec parse_auto_spec(const std::string& text, const std::string& where) {
     throw Error(ErrorKind::kCorrupt, where + ": \"corruptCheckSeconds\" is not 0-" + std::to_string(kCorruptCheckMaxSeconds));
   }
   s.auto_restore = bool_field(j, "autoRestore", where);
+  for (auto [field, value] : {std::pair{"certRenewBeforeSeconds", &s.cert_renew_before_seconds},
+                              std::pair{"caWarnBeforeSeconds", &s.ca_warn_before_seconds}}) {
+    *value = integer_field<int64_t>(j, field, where).value_or(*value);
+    if (*value < 0 || *value > kCertWindowMaxSeconds) {
+      throw Error(ErrorKind::kCorrupt, where + ": \"" + field + "\" is not 0-" + std::to_string(kCertWindowMaxSeconds));
+    }
+  }
   s.auto_restore_delay_seconds = positive_seconds(j, "autoRestoreDelaySeconds", s.auto_restore_delay_seconds, where);
   if (!s.defrag_schedule.empty()) {
     try {
@@ -140,7 +149,9 @@ std::string host_record_json(const HostRecord& h) {
             {"clusterToken", h.cluster_token},
             {"memberID", h.member_id},
             {"etcdRunning", h.etcd_running},
-            {"waitingFor", h.waiting_for}};
+            {"waitingFor", h.waiting_for},
+            {"certsExpireUnix", h.certs_expire_unix},
+            {"caExpiresUnix", h.ca_expires_unix}};
   return j.dump(2) + "\n";
 }
 
@@ -165,6 +176,8 @@ HostRecord parse_host_record(const std::string& text, const std::string& where) 
   h.member_id = integer_field<uint64_t>(j, "memberID", where).value_or(0);
   h.etcd_running = bool_field(j, "etcdRunning", where);
   h.waiting_for = string_field(j, "waitingFor", where);
+  h.certs_expire_unix = integer_field<int64_t>(j, "certsExpireUnix", where).value_or(0);
+  h.ca_expires_unix = integer_field<int64_t>(j, "caExpiresUnix", where).value_or(0);
   return h;
 }
 

@@ -68,8 +68,16 @@ struct AutoSpec {
   // log to its end, all at once, without a person. Off, they wait and name the commands.
   bool auto_restore = false;
   int64_t auto_restore_delay_seconds = 300;
+  // Each host renews its member's certificates (server, peer, the two client ones) once the first
+  // of them expires within this long, one host at a time (the maintenance lease), with every
+  // member healthy; etcd reads them on its next handshake, so nothing restarts. 0: never.
+  int64_t cert_renew_before_seconds = 30 * 24 * 3600;
+  // ... and warns (log, metric, auto status) once the CA expires within this long.
+  int64_t ca_warn_before_seconds = 90 * 24 * 3600;
   bool operator==(const AutoSpec&) const = default;
 };
+// The longest certificate window a spec may give: ten years.
+inline constexpr int64_t kCertWindowMaxSeconds = int64_t{10} * 366 * 24 * 3600;
 // The longest corrupt-check interval a spec may give: a week.
 inline constexpr int64_t kCorruptCheckMaxSeconds = 7 * 24 * 3600;
 std::string auto_spec_json(const AutoSpec& spec);
@@ -91,6 +99,9 @@ struct HostRecord {
   uint64_t member_id = 0;  // its member's ID when it runs one
   bool etcd_running = false;
   std::string waiting_for;  // what its controller waits for, "" when nothing
+  // When the first of its member's certificates expires, and its CA (unix seconds; 0: unknown).
+  int64_t certs_expire_unix = 0;
+  int64_t ca_expires_unix = 0;
   bool operator==(const HostRecord&) const = default;
 };
 std::string host_record_json(const HostRecord& host);

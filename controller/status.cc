@@ -75,6 +75,11 @@ AutoStatus read_auto_status(BlobStore& store, size_t events) {
   return s;
 }
 
+// Whether `h`'s CA expires within the spec's warning window.
+static bool ca_expires_soon(const AutoStatus& s, const HostRecord& h) {
+  return h.ca_expires_unix > 0 && h.ca_expires_unix - s.now_unix < s.auto_spec.ca_warn_before_seconds;
+}
+
 json auto_status_json(const AutoStatus& s) {
   json hosts = json::array();
   for (const auto& h : s.hosts) {
@@ -85,6 +90,9 @@ json auto_status_json(const AutoStatus& s) {
                      {"memberID", h.member_id},
                      {"etcdRunning", h.etcd_running},
                      {"waitingFor", h.waiting_for},
+                     {"certsExpire", h.certs_expire_unix > 0 ? json(time_of(h.certs_expire_unix)) : json(nullptr)},
+                     {"caExpires", h.ca_expires_unix > 0 ? json(time_of(h.ca_expires_unix)) : json(nullptr)},
+                     {"caExpiresSoon", ca_expires_soon(s, h)},
                      {"heartbeat", time_of(h.heartbeat_unix)},
                      {"heartbeatAgeSeconds", h.heartbeat_unix > 0 ? json(s.now_unix - h.heartbeat_unix) : json(nullptr)},
                      {"caSha256", h.ca_sha256},
@@ -141,6 +149,8 @@ json auto_status_json(const AutoStatus& s) {
           {"corruptCheckSeconds", s.auto_spec.corrupt_check_seconds},
           {"autoRestore", s.auto_spec.auto_restore},
           {"autoRestoreDelaySeconds", s.auto_spec.auto_restore_delay_seconds},
+          {"certRenewBeforeSeconds", s.auto_spec.cert_renew_before_seconds},
+          {"caWarnBeforeSeconds", s.auto_spec.ca_warn_before_seconds},
           {"corrupt", corrupt_members},
           {"lastSpaceRecovery", s.maintenance.last_space_recovery
                                     ? json{{"time", time_of(s.maintenance.last_space_recovery->unix)},
@@ -215,6 +225,14 @@ std::string auto_status_text(const AutoStatus& s) {
     out << "  " << h.name << "  " << h.peer_url << "  data " << h.data << (h.etcd_running ? ", etcd running" : ", etcd not running")
         << ", heard " << heard_ago(s.now_unix, h.heartbeat_unix) << "\n";
     if (!h.waiting_for.empty()) out << "      " << h.waiting_for << "\n";
+    if (h.certs_expire_unix > 0) {
+      out << "      certificates until " << format_rfc3339_seconds(SystemTime(std::chrono::seconds(h.certs_expire_unix)))
+          << ", CA until " << format_rfc3339_seconds(SystemTime(std::chrono::seconds(h.ca_expires_unix))) << "\n";
+    }
+    if (ca_expires_soon(s, h)) {
+      out << "      WARNING: the cluster CA expires within the spec's " << s.auto_spec.ca_warn_before_seconds / 86400
+          << " days: rotate it (docs/operations.md, \"Runbook: certificates\")\n";
+    }
   }
   for (const auto& u : s.unreadable) out << "  unreadable: " << u << "\n";
   if (!s.events.empty()) out << "Last events:\n";
@@ -274,6 +292,13 @@ SeedResult seed_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& cha
   a.corrupt_check_seconds = auto_changes.corrupt_check_seconds.value_or(a.corrupt_check_seconds);
   if (a.corrupt_check_seconds < 0 || a.corrupt_check_seconds > kCorruptCheckMaxSeconds) {
     throw Error(ErrorKind::kInvalidArgument, "--corrupt-check-interval must be 0 (never) to 168h");
+  }
+  a.cert_renew_before_seconds = auto_changes.cert_renew_before_seconds.value_or(a.cert_renew_before_seconds);
+  a.ca_warn_before_seconds = auto_changes.ca_warn_before_seconds.value_or(a.ca_warn_before_seconds);
+  for (int64_t v : {a.cert_renew_before_seconds, a.ca_warn_before_seconds}) {
+    if (v < 0 || v > kCertWindowMaxSeconds) {
+      throw Error(ErrorKind::kInvalidArgument, "--cert-renew-before and --ca-warn-before must be 0 to ten years");
+    }
   }
   a.auto_restore = auto_changes.auto_restore.value_or(a.auto_restore);
   a.auto_restore_delay_seconds = auto_changes.auto_restore_delay_seconds.value_or(a.auto_restore_delay_seconds);

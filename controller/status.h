@@ -53,6 +53,8 @@ struct AutoSpecChanges {
   std::optional<int64_t> corrupt_check_seconds;  // 0: no check of the members' HashKV
   std::optional<bool> auto_restore;
   std::optional<int64_t> auto_restore_delay_seconds;
+  std::optional<int64_t> cert_renew_before_seconds;  // 0: never
+  std::optional<int64_t> ca_warn_before_seconds;
 };
 
 // `etcdadm seed`: the store's spec with the fields set in `changes` replaced (0 / "" keep), and

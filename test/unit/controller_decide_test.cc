@@ -669,6 +669,8 @@ TEST(ControllerRecords, RoundTripAndHostileInputIsRefusedByName) {
   h.sequence = 7;
   h.data = "member";
   h.member_id = 0xdeadbeef;
+  h.certs_expire_unix = 1830000000;
+  h.ca_expires_unix = 2100000000;
   EXPECT_EQ(parse_host_record(host_record_json(h), "host"), h);
   AutoSpec s{120, 5};
   EXPECT_EQ(parse_auto_spec(auto_spec_json(s), "spec"), s);
@@ -876,6 +878,33 @@ TEST(ControllerDecide, ACorruptMemberIsReplacedAndItsAlarmDisarmedOnlyAfterwards
   EXPECT_EQ(decide(two, "t").step, Step::kWait) << "two voters: no majority either way";
 }
 
+// Certificates within the spec's window: renewed by their own host (acting or not), only with
+// every member healthy; outside it, nothing.
+TEST(ControllerDecide, CertificatesDueAreRenewedByTheirHostWithEveryMemberHealthy) {
+  Observation o = acting({member(1, "h1"), member(2, "h2"), member(3, "h3")});
+  o.local.certs_expire_unix = o.now_unix + 40 * 86400;
+  o.local.first_expiring = "peer.crt";
+  EXPECT_EQ(decide(o, "t").step, Step::kIdle) << "40 days left, a 30-day window";
+  o.local.certs_expire_unix = o.now_unix + 3600;
+  Decision d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kRenewCerts) << d.reason;
+  EXPECT_NE(d.reason.find("peer.crt expires 2027-01-15T09:00:00Z, within the spec's 720 h"), std::string::npos) << d.reason;
+  EXPECT_EQ(d.command.rfind("etcdadm certs renew all", 0), 0u) << d.command;
+  // Not the acting host: the same (each host renews its own).
+  Observation follower = o;
+  follower.cluster.info.leader_id = 2;
+  for (auto& m : follower.cluster.info.members) m.leader = m.id == 2;
+  EXPECT_EQ(decide(follower, "t").step, Step::kRenewCerts);
+  // A member down: wait.
+  o.cluster.info.members[2].reachable = false;
+  d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_NE(d.reason.find("renewed once every member is healthy (h3 (3) is not)"), std::string::npos) << d.reason;
+  o.cluster.info.members[2].reachable = true;
+  o.auto_spec.cert_renew_before_seconds = 0;
+  EXPECT_EQ(decide(o, "t").step, Step::kIdle) << "0: never";
+}
+
 TEST(ControllerDecide, TheHostOfAMemberRemovedAsCorruptKeepsItsData) {
   Observation o = acting({member(2, "h2"), member(3, "h3")});
   o.local.member_id = 1;  // this host's member, no longer listed
@@ -926,6 +955,8 @@ TEST(ControllerRecords, MaintenanceRecordAndSpecAdditionsRoundTripAndRefuseHosti
   s.corrupt_check_seconds = 0;
   s.auto_restore = true;
   s.auto_restore_delay_seconds = 90;
+  s.cert_renew_before_seconds = 0;
+  s.ca_warn_before_seconds = 86400;
   EXPECT_EQ(parse_auto_spec(auto_spec_json(s), "spec"), s);
   EXPECT_FALSE(parse_auto_spec(R"({"format":"etcdadm-auto-spec/1"})", "spec").auto_restore) << "off unless turned on";
   EXPECT_EQ(parse_auto_spec(R"({"format":"etcdadm-auto-spec/1"})", "spec").corrupt_check_seconds, 300) << "absent: the default";
