@@ -16,8 +16,16 @@
 # again (the new member promoted, every member healthy, HashKV equal), against the target
 # grace + 30 s, with the controllers' timeline (removal, add, join, promotion) from their events.
 #
+# `restore` measures the opt-in recovery from a total loss (issue 39): BENCH_DB_MB (default 400)
+# of objects, a backup, then BENCH_LOG_MB (default 200) more written into the change log the
+# leader's sidecar captures (--continuous); every etcd killed -9 and its data dir deleted (the
+# controllers paused meanwhile); seconds from the resume to three healthy voters serving the log's last revision (moved on by the plan's
+# bump), with BENCH_RESTORE_DELAY (default 5s) of it the spec's --auto-restore-delay, against the
+# target of 15 s for the restore itself (from the plan written).
+#
 # Usage: bench/auto_bench.sh            (BENCH_IDLE_SECONDS, default 300; BENCH_ETCD_MINOR, default 3.7)
 #        bench/auto_bench.sh replace    (BENCH_DB_MB, default 400; BENCH_GRACE, default 30s)
+#        bench/auto_bench.sh restore    (BENCH_DB_MB, default 400; BENCH_LOG_MB, default 200)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
@@ -25,10 +33,12 @@ source "$here/lib.sh"
 
 ETCDADM="${ETCDADM:-$repo/build/cmd/etcdadm}"
 MODE="${1:-idle}"
-[[ $MODE == idle || $MODE == replace ]] || die "usage: bench/auto_bench.sh [replace]"
+[[ $MODE == idle || $MODE == replace || $MODE == restore ]] || die "usage: bench/auto_bench.sh [replace|restore]"
 IDLE="${BENCH_IDLE_SECONDS:-300}"
 DB_MB="${BENCH_DB_MB:-400}"
 GRACE="${BENCH_GRACE:-30s}"
+LOG_MB="${BENCH_LOG_MB:-200}"
+RESTORE_DELAY="${BENCH_RESTORE_DELAY:-5s}"
 MINOR="${BENCH_ETCD_MINOR:-3.7}"
 [[ -x "$ETCDADM" ]] || die "etcdadm not found at $ETCDADM"
 read -r VERSION BIN < <("$repo/scripts/etcd-versions.sh" --where "$MINOR") || die "no etcd $MINOR (scripts/etcd-versions.sh $MINOR)"
@@ -65,12 +75,17 @@ done
 # shellcheck disable=SC2046
 "$ETCDADM" init phase certificates $(flags 0) >/dev/null 2>&1
 for i in 1 2; do mkdir -p "$WORK/${NAMES[$i]}/pki"; cp "$WORK/m1/pki/ca.crt" "$WORK/m1/pki/ca.key" "$WORK/${NAMES[$i]}/pki/"; done
-"$ETCDADM" seed "${STORE[@]}" --members 3 --version "$VERSION" --replace-after "$GRACE" >/dev/null
+SEED_EXTRA=() BACKUPS=(--no-backups)
+if [[ $MODE == restore ]]; then
+  SEED_EXTRA=(--auto-restore on --auto-restore-delay "$RESTORE_DELAY")
+  BACKUPS=(--schedule "@every 720h" --continuous --segment-interval 1s)
+fi
+"$ETCDADM" seed "${STORE[@]}" --members 3 --version "$VERSION" --replace-after "$GRACE" "${SEED_EXTRA[@]}" >/dev/null
 
 log "starting three controllers (etcd $VERSION)"
 for i in 0 1 2; do
   # shellcheck disable=SC2046
-  ETCDADM_CATALOG="$WORK/${NAMES[$i]}/catalog.db" "$ETCDADM" auto "${STORE[@]}" --no-backups $(flags "$i") \
+  ETCDADM_CATALOG="$WORK/${NAMES[$i]}/catalog.db" "$ETCDADM" auto "${STORE[@]}" "${BACKUPS[@]}" $(flags "$i") \
     >"$WORK/${NAMES[$i]}/auto.log" 2>&1 &
   AUTO_PID[$i]=$!
   BENCH_PIDS+=($!)
@@ -156,8 +171,85 @@ for e in json.load(sys.stdin)["events"]:
         print("| %.1f | %s | %s | %s |" % (t - t0, e["host"], e["action"], e["outcome"][:60]))
 ' "$t0"
 }
+restore_bench() {
+  local tls=(--cacert "$WORK/m1/pki/ca.crt" --cert "$WORK/m1/pki/etcdctl-etcd-client.crt" --key "$WORK/m1/pki/etcdctl-etcd-client.key")
+  log "bootstrap: ${bootstrap_ms} ms; loading ${DB_MB} MiB of Kubernetes-like objects"
+  local next
+  next=$(python3 "$here/load_k8s_like.py" --endpoint "127.0.0.1:${CPORT[0]}" --target-mb "$DB_MB" "${tls[@]}" 2>"$WORK/load.log" |
+    sed -n 's/^next_index=//p') || die "loading failed: $(tail -3 "$WORK/load.log")"
+  "$ETCDADM" backup save "${STORE[@]}" --endpoints "https://127.0.0.1:${CPORT[0]}" "${tls[@]}" >/dev/null || die "backup failed"
+  log "backup taken; writing ${LOG_MB} MiB more (the change log)"
+  python3 "$here/load_k8s_like.py" --endpoint "127.0.0.1:${CPORT[0]}" --target-mb "$((DB_MB + LOG_MB))" --start "$next" "${tls[@]}" \
+    >/dev/null 2>>"$WORK/load.log" || die "loading failed: $(tail -3 "$WORK/load.log")"
+  local rev reach=0 db_mb
+  rev=$(ctl 0 endpoint status -w json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["Status"]["header"]["revision"])')
+  db_mb=$(ctl 0 endpoint status -w json | python3 -c 'import json,sys; print("%.0f" % (json.load(sys.stdin)[0]["Status"]["dbSize"] / 1048576))')
+  for _ in $(seq 1 600); do
+    reach=$("$ETCDADM" backup list "${STORE[@]}" -o json 2>/dev/null | python3 -c 'import json,sys
+b = json.load(sys.stdin)
+print((b[0].get("changeLog") or {}).get("revision", 0) if b else 0)')
+    [[ $reach -ge $rev ]] && break
+    sleep 0.5
+  done
+  [[ $reach -ge $rev ]] || die "the change log reached $reach, not $rev"
+  local log_mb
+  log_mb=$(du -sm "$WORK/minio/auto/main/changelog" 2>/dev/null | cut -f1)
+  log "db ${db_mb} MiB at revision $rev, the log there (${log_mb} MiB stored); killing every etcd (-9) and deleting the data dirs"
+  # Paused meanwhile, so that no controller starts a member between its kill and the wipe; the
+  # clock starts at the resume.
+  "$ETCDADM" auto pause "${STORE[@]}" --reason bench >/dev/null
+  sleep 3
+  local t0 i
+  for i in 0 1 2; do kill -9 "$(cat "$WORK/${NAMES[$i]}/conf/etcd.pid")"; done
+  for i in 0 1 2; do rm -rf "$WORK/${NAMES[$i]}/data"; done
+  "$ETCDADM" auto resume "${STORE[@]}" >/dev/null
+  t0=$(date +%s%N)
+  serving() {  # three started voters, healthy, past the log's last revision
+    local list health now
+    list=$(ctl 0 member list -w json 2>/dev/null) || return 1
+    python3 -c 'import json,sys
+m = json.load(sys.stdin).get("members", [])
+sys.exit(0 if len(m) == 3 and all(x.get("name") and not x.get("isLearner") for x in m) else 1)' <<<"$list" || return 1
+    health=$(ctl 0 endpoint health --cluster -w json 2>/dev/null) || return 1
+    python3 -c 'import json,sys
+h = json.load(sys.stdin)
+sys.exit(0 if len(h) == 3 and all(x.get("health") for x in h) else 1)' <<<"$health" || return 1
+    now=$(ctl 0 endpoint status -w json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["Status"]["header"]["revision"])') || return 1
+    [[ $now -gt $rev ]]
+  }
+  local deadline=$(( $(date +%s) + 900 ))
+  until serving; do
+    [[ $(date +%s) -lt $deadline ]] || die "not serving 900 s after the kill (logs in $WORK)"
+    sleep 0.2
+  done
+  local took_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  local plan
+  plan=$("$ETCDADM" auto status "${STORE[@]}" --events 200 -o json | python3 -c '
+import json, sys
+from datetime import datetime
+s = json.load(sys.stdin)
+t0 = int(sys.argv[1]) / 1e9
+planned = [e for e in s["events"] if e["action"] == "plan-restore" and e["outcome"].startswith("done")]
+t = datetime.fromisoformat(planned[-1]["time"].replace("Z", "+00:00")).timestamp() if planned else 0
+print("%d %d %.1f" % (s["plan"].get("toRevision", 0), s["plan"].get("kubernetesRevisionBump", 0), t - t0 if t else -1))
+' "$t0")
+  local to bump planned_s now
+  read -r to bump planned_s <<<"$plan"
+  now=$(ctl 0 endpoint status -w json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["Status"]["header"]["revision"])')
+  echo "# etcdadm auto: total loss -> serving at the change log's last revision (auto-restore)"
+  echo
+  echo "$(machine); etcd $VERSION; db ${db_mb} MiB (${DB_MB} MiB in the backup, ${LOG_MB} MiB written after it: ${log_mb} MiB of stored log); --auto-restore-delay ${RESTORE_DELAY}"
+  echo
+  echo "Loss (resumed) -> three healthy voters: **$(awk -v m="$took_ms" 'BEGIN { printf "%.1f", m / 1000 }') s**; the plan written $planned_s s after it (the delay and the loss being seen); the restore itself: **$(awk -v m="$took_ms" -v p="$planned_s" 'BEGIN { printf "%.1f", m / 1000 - p }') s** (target <= 15 s)"
+  echo
+  echo "Revision before the loss $rev; the plan's log end $to (every revision: $([[ $to -eq $rev ]] && echo yes || echo no)); bump $bump; serving at $now"
+}
 if [[ $MODE == replace ]]; then
   replace_bench
+  exit 0
+fi
+if [[ $MODE == restore ]]; then
+  restore_bench
   exit 0
 fi
 
