@@ -63,7 +63,9 @@ class Proxy(http.server.BaseHTTPRequestHandler):
         for name, value in resp.getheaders():
             if name.lower() not in ("transfer-encoding", "content-length", "connection"):
                 self.send_header(name, value)
-        self.send_header("Content-Length", str(len(data)))
+        # A HEAD answer has no body but the object's length: the upstream's, not the empty body's.
+        length = resp.getheader("Content-Length") if self.command == "HEAD" else None
+        self.send_header("Content-Length", length if length is not None else str(len(data)))
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(data)
