@@ -5,9 +5,13 @@
 //   1. paused                                    -> wait (say who paused and why)
 //   2. no spec                                   -> wait (say the seed command)
 //   3. marker present, no member answers, no host holds a member's data
-//                                                -> total loss: wait, say the restore command; never
-//                                                   an empty cluster over a store that had one
-//   4. this host's data is lost                  -> wait to be replaced (never start on empty data)
+//                                                -> total loss: wait, say the restore commands; never
+//                                                   an empty cluster over a store that had one. With
+//                                                   the spec's autoRestore, once it lasted the delay:
+//                                                   plan the newest backup + its log to its end (once
+//                                                   an hour at most)
+//   4. this host's data is lost                  -> wait to be replaced (never start on empty data);
+//      this host's member removed                -> forget it (its data set aside when found corrupt)
 //   V. a change of this host's member's version is under way or due: the version turn names this
 //      host's member and it does not run the turn's version yet (or its change stopped part way)
 //                                                -> change it (`upgrade apply`'s phases, a backup first);
@@ -19,6 +23,8 @@
 //                                                -> write the marker (create-if-absent)
 //   8. no marker, no plan, no member anywhere, enough live hosts (all the spec's, or a quorum for
 //      longer than the settle window)            -> plan the cluster (conditional write: one plan)
+// Any host whose member certificates expire within the spec's window, every member healthy
+//                                                -> renew them (the maintenance lease: one at a time)
 // The acting controller (act_on_cluster): learners promoted, unhealthy members replaced, the count
 // brought to the spec's, one change at a time; then, with every voter healthy, the version: while
 // a turn's member has not finished, wait; else the next member not on the spec's version gets the
