@@ -37,6 +37,13 @@ std::string who_am_i() {
   return std::string(user != nullptr && *user ? user : "?") + "@" + host;
 }
 
+// A duration flag of seed in seconds: nullopt when not given (the spec's value is kept), 0 for "0".
+std::optional<int64_t> seconds_flag(const char* flag, const std::string& value) {
+  if (value.empty()) return std::nullopt;
+  if (value == "0") return 0;
+  return duration_flag(flag, value, false).count();
+}
+
 void add_seed(CLI::App& app) {
   struct Flags {
     StoreFlags store;
@@ -117,22 +124,10 @@ void add_seed(CLI::App& app) {
     auto_changes.nospace_keep_revisions = f->nospace_keep_revisions;
     auto_changes.nospace_disarm_below_percent = f->nospace_disarm_below_percent;
     if (!f->auto_restore.empty()) auto_changes.auto_restore = f->auto_restore == "on";
-    if (f->cert_renew_before == "0") {
-      auto_changes.cert_renew_before_seconds = 0;
-    } else if (!f->cert_renew_before.empty()) {
-      auto_changes.cert_renew_before_seconds = duration_flag("--cert-renew-before", f->cert_renew_before, false).count();
-    }
-    if (!f->ca_warn_before.empty()) {
-      auto_changes.ca_warn_before_seconds = duration_flag("--ca-warn-before", f->ca_warn_before, true).count();
-    }
-    if (!f->auto_restore_delay.empty()) {
-      auto_changes.auto_restore_delay_seconds = duration_flag("--auto-restore-delay", f->auto_restore_delay, false).count();
-    }
-    if (f->corrupt_check_interval == "0") {
-      auto_changes.corrupt_check_seconds = 0;
-    } else if (!f->corrupt_check_interval.empty()) {
-      auto_changes.corrupt_check_seconds = duration_flag("--corrupt-check-interval", f->corrupt_check_interval, false).count();
-    }
+    auto_changes.cert_renew_before_seconds = seconds_flag("--cert-renew-before", f->cert_renew_before);
+    auto_changes.ca_warn_before_seconds = seconds_flag("--ca-warn-before", f->ca_warn_before);
+    auto_changes.auto_restore_delay_seconds = seconds_flag("--auto-restore-delay", f->auto_restore_delay);
+    auto_changes.corrupt_check_seconds = seconds_flag("--corrupt-check-interval", f->corrupt_check_interval);
     const SeedResult r = seed_cluster_spec(*store, changes, auto_changes, f->dry_run);
     const auto& [before, after, auto_spec, effect] = r;
     if (fmt == OutputFormat::kJson) {

@@ -148,6 +148,39 @@ std::vector<HostView> Controller::judge_liveness(const std::vector<HostRecord>& 
   return out;
 }
 
+// The maintenance record, or an empty one when it does not parse (logged): it is rewritten whole
+// by the next maintenance step.
+static MaintenanceRecord readable_maintenance(BlobStore& store) {
+  try {
+    return read_maintenance(store);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kCorrupt) throw;
+    spdlog::warn("auto: ignoring the maintenance record: {}", e.what());
+    return {};
+  }
+}
+
+// The first of the member certificates in `certs_dir` to expire (unix seconds, its file name;
+// 0 and "" when there is none) and the CA's expiry.
+struct CertExpiry {
+  int64_t first_unix = 0;
+  std::string first;
+  int64_t ca_unix = 0;
+};
+static CertExpiry cert_expiry(const std::string& certs_dir) {
+  CertExpiry e;
+  for (const auto& c : inspect_certs(certs_dir)) {
+    const int64_t until = std::chrono::duration_cast<std::chrono::seconds>(c.not_after.time_since_epoch()).count();
+    if (c.is_ca) {
+      e.ca_unix = until;
+    } else if (e.first_unix == 0 || until < e.first_unix) {
+      e.first_unix = until;
+      e.first = c.name + ".crt";
+    }
+  }
+  return e;
+}
+
 LocalView Controller::observe_local() {
   LocalView v;
   AutoLocalState state = read_auto_local_state(member_.config_dir);
@@ -178,15 +211,10 @@ LocalView Controller::observe_local() {
   if (!(state == before)) write_auto_local_state(member_.config_dir, state);
   if (has_data) {
     try {
-      for (const auto& c : inspect_certs(member_.certs_dir)) {
-        const int64_t until = std::chrono::duration_cast<std::chrono::seconds>(c.not_after.time_since_epoch()).count();
-        if (c.is_ca) {
-          v.ca_expires_unix = until;
-        } else if (v.certs_expire_unix == 0 || until < v.certs_expire_unix) {
-          v.certs_expire_unix = until;
-          v.first_expiring = c.name + ".crt";
-        }
-      }
+      const CertExpiry e = cert_expiry(member_.certs_dir);
+      v.certs_expire_unix = e.first_unix;
+      v.first_expiring = e.first;
+      v.ca_expires_unix = e.ca_unix;
     } catch (const Error& e) {
       spdlog::warn("auto: cannot read this host's certificates in {}: {}", member_.certs_dir, e.what());
     }
@@ -264,13 +292,8 @@ Observation Controller::observe() {
       v.queue_problem = e.what();
     }
     if (!v.auto_spec.defrag_schedule.empty()) {
-      try {
-        v.maintenance = read_maintenance(*store_);
-      } catch (const Error& e) {
-        if (e.kind() != ErrorKind::kCorrupt) throw;
-        // At worst every member is defragmented once more, and the record written whole again.
-        spdlog::warn("auto: ignoring the maintenance record: {}", e.what());
-      }
+      // At worst every member is defragmented once more, and the record written whole again.
+      v.maintenance = readable_maintenance(*store_);
     }
     std::vector<std::string> unreadable;
     v.hosts = read_host_records(*store_, &unreadable);
@@ -307,12 +330,7 @@ Observation Controller::observe() {
   if (o.spec && o.auto_spec.defrag_schedule.empty()) {
     const auto alarms = alarms_in_status(o.cluster.info);
     if (std::any_of(alarms.begin(), alarms.end(), [](const MemberAlarm& a) { return a.alarm == "NOSPACE"; })) {
-      try {
-        o.maintenance = read_maintenance(*store_);
-      } catch (const Error& e) {
-        if (e.kind() != ErrorKind::kCorrupt) throw;
-        spdlog::warn("auto: ignoring the maintenance record: {}", e.what());
-      }
+      o.maintenance = readable_maintenance(*store_);
     }
   }
 
@@ -636,11 +654,9 @@ void Controller::renew_own_certs(const Decision& d) {
           if (st.leader() == 0) throw Error(ErrorKind::kUnavailable, "no leader");
         },
         [] { return true; }, "");
-    std::string until;
-    for (const auto& c : inspect_certs(member_.certs_dir)) {
-      if (!c.is_ca) until = format_rfc3339_seconds(c.not_after);
-    }
-    return join_list(renewed) + " renewed, valid until " + until;
+    const CertExpiry e = cert_expiry(member_.certs_dir);
+    return join_list(renewed) + " renewed, the first to expire (" + e.first + ") valid until " +
+           format_rfc3339_seconds(SystemTime(std::chrono::seconds(e.first_unix)));
   });
 }
 
@@ -649,18 +665,15 @@ void Controller::disarm_corrupt(const Decision& d) {
   recorded(d, [&] {
     EtcdClient& client = pool_.client(member_.loopback_client_url());
     for (uint64_t id : d.members) client.alarm_disarm(id, etcdserverpb::AlarmMember::CORRUPT);
+    // The replacements that excused it excuse no later alarm.
+    update_maintenance([](MaintenanceRecord& m) {
+      for (auto& [id, c] : m.corrupt) c.alarm_settled = true;
+    });
   });
 }
 
 void Controller::observe_hashes(Observation& o) {
-  if (local_member_removed(o)) {
-    try {
-      o.maintenance = read_maintenance(*store_);
-    } catch (const Error& e) {
-      if (e.kind() != ErrorKind::kCorrupt) throw;
-      spdlog::warn("auto: ignoring the maintenance record: {}", e.what());
-    }
-  }
+  if (local_member_removed(o)) o.maintenance = readable_maintenance(*store_);
   if (!o.spec || !is_acting(o)) {
     last_hash_check_.reset();
     return;
@@ -683,14 +696,7 @@ void Controller::observe_hashes(Observation& o) {
   } else {
     spdlog::warn("auto: comparing the voters' data: {}", check.verdict.explanation);
   }
-  if (alarm) {
-    try {
-      o.maintenance = read_maintenance(*store_);
-    } catch (const Error& e) {
-      if (e.kind() != ErrorKind::kCorrupt) throw;
-      spdlog::warn("auto: ignoring the maintenance record: {}", e.what());
-    }
-  }
+  if (alarm) o.maintenance = readable_maintenance(*store_);
   o.hashes = std::move(check);
 }
 

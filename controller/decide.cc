@@ -500,15 +500,19 @@ std::optional<Decision> act_on_corruption(const Observation& o) {
                       o.store_url + ")");
     case HashVerdict::Kind::kAgree: {
       if (corrupt_alarms.empty()) return std::nullopt;
-      bool replaced = false;  // a member this cluster's controllers found corrupt is gone from it
+      // A member this cluster's controllers found corrupt lately is gone from it, and no alarm was
+      // disarmed for it yet.
+      bool replaced = false;
       for (const auto& [id, c] : o.maintenance.corrupt) {
-        replaced = replaced || std::none_of(info.members.begin(), info.members.end(),
-                                            [&, id = id](const MemberInfo& mi) { return mi.id == id; });
+        replaced = replaced || (!c.alarm_settled && o.now_unix - c.unix <= kCorruptDisarmWindowSeconds &&
+                                std::none_of(info.members.begin(), info.members.end(),
+                                             [&, id = id](const MemberInfo& mi) { return mi.id == id; }));
       }
       if (!replaced) {
         return make(Step::kWait,
                     "etcd raised " + alarms_text(alarms) + ", but " + v.explanation +
-                        ": no member is known corrupt, so the alarm stays for a person to look at",
+                        ": no member was found corrupt and replaced in the last hour, so the alarm stays for a person to "
+                        "look at",
                     by_hand + "; etcdctl alarm disarm once the cause is known");
       }
       Decision d = make(Step::kDisarmCorrupt,

@@ -324,7 +324,7 @@ std::string maintenance_record_json(const MaintenanceRecord& r) {
     json corrupt = json::object();
     for (const auto& [id, c] : r.corrupt) {
       corrupt[id_hex(id)] = {{"unix", c.unix}, {"host", c.host}, {"revision", c.revision}, {"hash", c.hash},
-                             {"majorityHash", c.majority_hash}};
+                             {"majorityHash", c.majority_hash}, {"alarmSettled", c.alarm_settled}};
     }
     j["corrupt"] = corrupt;
   }
@@ -383,6 +383,7 @@ MaintenanceRecord parse_maintenance_record(const std::string& text, const std::s
     m.revision = integer_field<int64_t>(c, "revision", at).value_or(0);
     m.hash = integer_field<uint32_t>(c, "hash", at).value_or(0);
     m.majority_hash = integer_field<uint32_t>(c, "majorityHash", at).value_or(0);
+    m.alarm_settled = bool_field(c, "alarmSettled", at);
     r.corrupt[id] = m;
   });
   for_each_by_member_id(j, "defrags", where, [&](uint64_t id, const json& d, const std::string& at) {

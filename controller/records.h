@@ -214,8 +214,13 @@ struct CorruptMember {
   std::string host;  // whose controller found it
   int64_t revision = 0;
   uint32_t hash = 0, majority_hash = 0;
+  // Set once a CORRUPT alarm was disarmed on the strength of this replacement: one replacement
+  // never excuses a later alarm.
+  bool alarm_settled = false;
   bool operator==(const CorruptMember&) const = default;
 };
+// A CORRUPT alarm is disarmed after a replacement recorded at most this long before.
+inline constexpr int64_t kCorruptDisarmWindowSeconds = 3600;
 struct MaintenanceRecord {
   std::map<uint64_t, MemberDefrag> defrags;  // by member ID
   std::map<uint64_t, CorruptMember> corrupt;  // by member ID

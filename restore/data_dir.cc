@@ -241,7 +241,6 @@ PreparedRestore prepare_restore(const RestoreOptions& in) {
   if (!with.empty() && with != "native" && with != "etcdutl" && with != "etcdctl") {
     throw Error(ErrorKind::kInvalidArgument, "--restore-with " + with + ": expected native, etcdutl or etcdctl");
   }
-  check_revision_bump(o.method.bump_revision, o.method.mark_compacted);
   check_revision_flags(o.method);
   if (with == "native" && !o.restore_tool.empty()) {
     throw Error(ErrorKind::kInvalidArgument, "--restore-tool goes with --restore-with etcdutl|etcdctl, not native");

@@ -39,7 +39,6 @@ RestoreOptions member_restore_options(const MemberConfig& m, const ClusterBootst
 
 // Refuses, before anything is installed, a native restore for an etcd it is not verified for.
 void check_method(const RestoreMethod& method, const std::string& target_version) {
-  check_revision_bump(method.bump_revision, method.mark_compacted);
   check_revision_flags(method);
   auto target = EtcdVersion::parse(target_version);
   if (method.native() && target && !native_restore_verified(*target)) {

@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "etcd/datadir/bolt_reader.h"
 #include "etcd/datadir/snapshot_inspect.h"
+#include "restore/native_restore.h"
 
 namespace etcdadm {
 
@@ -41,6 +42,7 @@ std::string RevisionBump::explanation() const {
 }
 
 void check_revision_flags(const RestoreMethod& method) {
+  check_revision_bump(method.bump_revision, method.mark_compacted);
   if (method.keep_revision && (method.bump_revision > 0 || method.mark_compacted)) {
     throw Error(ErrorKind::kInvalidArgument, "--keep-revision and --bump-revision/--mark-compacted exclude each other",
                 "give --bump-revision N --mark-compacted to choose the bump, or --keep-revision to have none");

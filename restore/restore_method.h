@@ -56,7 +56,8 @@ struct RevisionBump {
   std::string explanation() const;
 };
 
-// Refuses (kInvalidArgument) --keep-revision beside --bump-revision/--mark-compacted.
+// Refuses (kInvalidArgument) --bump-revision without --mark-compacted or the other way round (as
+// etcdutl does), and --keep-revision beside either.
 void check_revision_flags(const RestoreMethod& method);
 
 // The rule. `holds_kubernetes_keys` is only consulted (and need only be computed) when

@@ -864,11 +864,18 @@ TEST(ControllerDecide, ACorruptMemberIsReplacedAndItsAlarmDisarmedOnlyAfterwards
   o.hashes = hashes_of({5, 5, 5});
   d = decide(o, "t");
   EXPECT_EQ(d.step, Step::kWait);
-  EXPECT_NE(d.reason.find("no member is known corrupt"), std::string::npos) << d.reason;
+  EXPECT_NE(d.reason.find("no member was found corrupt and replaced in the last hour"), std::string::npos) << d.reason;
   o.maintenance.corrupt[9] = CorruptMember{o.now_unix - 30, "h1", 800, 6, 5};  // removed: not listed any more
   d = decide(o, "t");
   ASSERT_EQ(d.step, Step::kDisarmCorrupt) << d.reason;
   EXPECT_EQ(d.members, std::vector<uint64_t>{0});
+  // A replacement that already excused an alarm, or one more than an hour old, excuses no other.
+  o.maintenance.corrupt[9].alarm_settled = true;
+  EXPECT_EQ(decide(o, "t").step, Step::kWait);
+  o.maintenance.corrupt[9].alarm_settled = false;
+  o.maintenance.corrupt[9].unix = o.now_unix - kCorruptDisarmWindowSeconds - 1;
+  EXPECT_EQ(decide(o, "t").step, Step::kWait);
+  o.maintenance.corrupt[9].unix = o.now_unix - 30;
   // A minority under the alarm: replaced first.
   o.hashes = hashes_of({5, 6, 5});
   EXPECT_EQ(decide(o, "t").step, Step::kRemoveMember);
@@ -924,7 +931,7 @@ TEST(ControllerRecords, MaintenanceRecordAndSpecAdditionsRoundTripAndRefuseHosti
   r.defrags[0x8e9e05c52164694dULL] = MemberDefrag{1800000000, 52428800, 40960, 27};
   r.last_space_recovery = SpaceRecoveryRecord{1800000100, "h1", 1000, 5000, 4000, 2 * kMiB, 30 * kMiB, 24 * kMiB, true, "n"};
   r.in_progress = MaintenanceLease{"defrag", "h2", 1800000200};
-  r.corrupt[0x2f2af311a04f72b2ULL] = CorruptMember{1800000300, "h1", 900, 4294967295u, 12};
+  r.corrupt[0x2f2af311a04f72b2ULL] = CorruptMember{1800000300, "h1", 900, 4294967295u, 12, true};
   const std::string j = maintenance_record_json(r);
   EXPECT_NE(j.find("\"8e9e05c52164694d\""), std::string::npos) << j;
   EXPECT_EQ(parse_maintenance_record(j, "m"), r);
