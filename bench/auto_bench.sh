@@ -107,6 +107,18 @@ ctl() {  # etcdctl through host $1 (index), with m1's client certificate
     --cert "$WORK/m1/pki/etcdctl-etcd-client.crt" --key "$WORK/m1/pki/etcdctl-etcd-client.key" "$@"
 }
 
+three_healthy_voters() {  # three started voters, none a learner, every member healthy
+  local list health
+  list=$(ctl 0 member list -w json 2>/dev/null) || return 1
+  python3 -c 'import json,sys
+m = json.load(sys.stdin).get("members", [])
+sys.exit(0 if len(m) == 3 and all(x.get("name") and not x.get("isLearner") for x in m) else 1)' <<<"$list" || return 1
+  health=$(ctl 0 endpoint health --cluster -w json 2>/dev/null) || return 1
+  python3 -c 'import json,sys
+h = json.load(sys.stdin)
+sys.exit(0 if len(h) == 3 and all(x.get("health") for x in h) else 1)' <<<"$health"
+}
+
 replace_bench() {
   log "bootstrap: ${bootstrap_ms} ms; loading ${DB_MB} MiB of Kubernetes-like objects"
   python3 "$here/load_k8s_like.py" --endpoint "127.0.0.1:${CPORT[0]}" --target-mb "$DB_MB" --cacert "$WORK/m1/pki/ca.crt" \
@@ -129,17 +141,7 @@ replace_bench() {
   pid=$(cat "$WORK/$n/conf/etcd.pid")
   kill -9 "$pid"
   rm -rf "$WORK/$n/data"
-  whole() {  # three started voters, every member healthy, none of them the lost one
-    local list health
-    list=$(ctl 0 member list -w json 2>/dev/null) || return 1
-    python3 -c 'import json,sys
-m = json.load(sys.stdin).get("members", [])
-sys.exit(0 if len(m) == 3 and all(x.get("name") and not x.get("isLearner") for x in m) else 1)' <<<"$list" || return 1
-    health=$(ctl 0 endpoint health --cluster -w json 2>/dev/null) || return 1
-    python3 -c 'import json,sys
-h = json.load(sys.stdin)
-sys.exit(0 if len(h) == 3 and all(x.get("health") for x in h) else 1)' <<<"$health"
-  }
+  whole() { three_healthy_voters; }  # none of them the lost one: its member was removed
   local deadline=$(( $(date +%s) + 900 ))
   sleep 2
   until whole; do
@@ -205,15 +207,8 @@ print((b[0].get("changeLog") or {}).get("revision", 0) if b else 0)')
   "$ETCDADM" auto resume "${STORE[@]}" >/dev/null
   t0=$(date +%s%N)
   serving() {  # three started voters, healthy, past the log's last revision
-    local list health now
-    list=$(ctl 0 member list -w json 2>/dev/null) || return 1
-    python3 -c 'import json,sys
-m = json.load(sys.stdin).get("members", [])
-sys.exit(0 if len(m) == 3 and all(x.get("name") and not x.get("isLearner") for x in m) else 1)' <<<"$list" || return 1
-    health=$(ctl 0 endpoint health --cluster -w json 2>/dev/null) || return 1
-    python3 -c 'import json,sys
-h = json.load(sys.stdin)
-sys.exit(0 if len(h) == 3 and all(x.get("health") for x in h) else 1)' <<<"$health" || return 1
+    local now
+    three_healthy_voters || return 1
     now=$(ctl 0 endpoint status -w json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["Status"]["header"]["revision"])') || return 1
     [[ $now -gt $rev ]]
   }
