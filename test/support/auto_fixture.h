@@ -248,13 +248,23 @@ class AutoFixture : public LifecycleFixture {
   }
   std::string keys_of(const Host& h) { return etcdctl(h, {"get", "/", "--prefix", "--keys-only"}).output; }
 
+  // Puts `key` through the first host and waits until every host has applied it (a follower does
+  // a moment after the leader answered): then their HashKV at the newest revision compare.
+  void put_applied_everywhere(const std::vector<const Host*>& hosts, const std::string& key) {
+    ASSERT_EQ(etcdctl(*hosts[0], {"put", key, "x"}).exit_code, 0);
+    const int64_t written = revision_of(*hosts[0]);
+    for (const auto* h : hosts) {
+      ASSERT_TRUE(eventually(std::chrono::seconds(10), [&] { return revision_of(*h) >= written; }, h->name + " applying the write"));
+    }
+  }
+
   // A restore of a Kubernetes keyspace (/registry/) with the plan's bump: every member serves the
   // backup's keys at the backup's revision + 10^9 and, once one more write is in (etcd 3.4 answers
   // no HashKV at a compaction's revision), the same HashKV as the others.
   void expect_restored_with_bump(const std::vector<const Host*>& hosts, int64_t backup_revision, const std::string& backup_keys) {
     for (const auto* h : hosts) EXPECT_EQ(revision_of(*h), backup_revision + 1000000000) << h->name;
     EXPECT_EQ(keys_of(*hosts[0]), backup_keys);
-    ASSERT_EQ(etcdctl(*hosts[0], {"put", "/registry/written-after-the-restore", "x"}).exit_code, 0);
+    ASSERT_NO_FATAL_FAILURE(put_applied_everywhere(hosts, "/registry/written-after-the-restore"));
     auto hashes = hash_kv(hosts);
     for (const auto& [name, hash] : hashes) EXPECT_EQ(hash, hashes.begin()->second) << name;
   }
