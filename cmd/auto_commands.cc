@@ -13,6 +13,7 @@
 #include "cmd/store_flags.h"
 #include "common/error.h"
 #include "common/timefmt.h"
+#include "controller/ca_rotation.h"
 #include "controller/controller.h"
 #include "controller/records.h"
 #include "controller/status.h"
@@ -60,6 +61,7 @@ void add_seed(CLI::App& app) {
     std::string auto_restore_delay;
     std::string cert_renew_before;
     std::string ca_warn_before;
+    std::string ca_rotate_before;
     bool dry_run = false;
   };
   auto f = std::make_shared<Flags>();
@@ -99,6 +101,10 @@ void add_seed(CLI::App& app) {
   m->add_option("--ca-warn-before", f->ca_warn_before,
                 "warn (log, metric, auto status) once the cluster CA expires within this long (default 2160h; kept "
                 "when not given)");
+  m->add_option("--ca-rotate-before", f->ca_rotate_before,
+                "rotate the cluster CA once it expires within this long: a new CA cross-signed by the current one, "
+                "every host re-issued, then switched and restarted one at a time (default 720h; 0: only by `auto "
+                "rotate-ca`; kept when not given)");
   auto* r = c->add_option_group("Recovery from a total loss");
   r->add_option("--auto-restore", f->auto_restore,
                 "on: after a total loss (no member answers, no host holds a member's data, for --auto-restore-delay) "
@@ -126,6 +132,7 @@ void add_seed(CLI::App& app) {
     if (!f->auto_restore.empty()) auto_changes.auto_restore = f->auto_restore == "on";
     auto_changes.cert_renew_before_seconds = seconds_flag("--cert-renew-before", f->cert_renew_before);
     auto_changes.ca_warn_before_seconds = seconds_flag("--ca-warn-before", f->ca_warn_before);
+    auto_changes.ca_rotate_before_seconds = seconds_flag("--ca-rotate-before", f->ca_rotate_before);
     auto_changes.auto_restore_delay_seconds = seconds_flag("--auto-restore-delay", f->auto_restore_delay);
     auto_changes.corrupt_check_seconds = seconds_flag("--corrupt-check-interval", f->corrupt_check_interval);
     const SeedResult r = seed_cluster_spec(*store, changes, auto_changes, f->dry_run);
@@ -145,6 +152,7 @@ void add_seed(CLI::App& app) {
                 {"autoRestoreDelaySeconds", auto_spec.auto_restore_delay_seconds},
                 {"certRenewBeforeSeconds", auto_spec.cert_renew_before_seconds},
                 {"caWarnBeforeSeconds", auto_spec.ca_warn_before_seconds},
+                {"caRotateBeforeSeconds", auto_spec.ca_rotate_before_seconds},
                 {"effect", effect}};
       std::cout << j.dump(2) << "\n";
       return;
@@ -293,6 +301,36 @@ void add_pause_resume(CLI::App& group) {
   });
 }
 
+void add_rotate_ca(CLI::App& group) {
+  struct Flags {
+    StoreFlags store;
+    std::string certs_dir = MemberConfig{}.certs_dir;
+    std::string reason;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* c = group.add_subcommand("rotate-ca",
+                                 "start a rotation of the cluster CA: a new CA, cross-signed by the current one, sealed into "
+                                 "the store for the hosts that hold the current CA; their controllers re-issue every "
+                                 "member's certificates, then switch to the new CA one host at a time (docs/operations.md)");
+  f->store.add_to(c, /*with_output=*/false);
+  c->add_option("--certs-dir", f->certs_dir, "the directory with the cluster's current ca.crt and ca.key")->capture_default_str();
+  c->add_option("--reason", f->reason, "why, shown by `auto status` and in every controller's log");
+  c->callback([f] {
+    auto store = f->store.open();
+    const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    const CaRotationRecord r = new_ca_rotation(f->certs_dir, who_am_i(), f->reason.empty() ? "started by a person" : f->reason, now);
+    if (auto other = write_new_ca_rotation(*store, r)) {
+      throw Error(ErrorKind::kAlreadyExists, "CA rotation " + other->id + " (started by " + other->started_by + ") is under way",
+                  "follow it with `etcdadm auto status --store " + store->url() + "`; a new one can start once it is completed");
+    }
+    append_auto_event(*store, AutoEvent{to_unix_micros(std::chrono::system_clock::now()), r.started_by, "start-ca-rotation",
+                                        r.reason, "etcdadm auto rotate-ca", "done"});
+    std::cout << "CA rotation " << r.id << " started: new CA " << r.new_ca_sha256.substr(0, 12) << "... replaces "
+              << r.old_ca_sha256.substr(0, 12) << "...; every host re-issues its certificates, then switches one at a time "
+              << "(`etcdadm auto status --store " << store->url() << "` shows each host's step)\n";
+  });
+}
+
 }  // namespace
 
 void add_auto_commands(CLI::App& app) {
@@ -303,6 +341,7 @@ void add_auto_commands(CLI::App& app) {
   add_run(c);
   add_status(*c);
   add_pause_resume(*c);
+  add_rotate_ca(*c);
 }
 
 }  // namespace etcdadm::cli

@@ -295,6 +295,7 @@ Observation Controller::observe() {
       // At worst every member is defragmented once more, and the record written whole again.
       v.maintenance = readable_maintenance(*store_);
     }
+    v.ca_rotation = read_ca_rotation(*store_);
     std::vector<std::string> unreadable;
     v.hosts = read_host_records(*store_, &unreadable);
     for (const auto& u : unreadable) spdlog::warn("ignoring a host record: {}", u);
@@ -310,6 +311,17 @@ Observation Controller::observe() {
   o.maintenance = store_view_->maintenance;
   o.hosts = judge_liveness(store_view_->hosts, o.now_unix);
   o.local = observe_local();
+  if ((o.ca_rotation = store_view_->ca_rotation)) {
+    o.ca_rotation_state = local_ca_rotation_state(*o.ca_rotation, member_.certs_dir, member_.config_dir);
+    if (o.ca_rotation_state != CaRotationState::kOtherCa && o.ca_rotation_state != CaRotationState::kSwitched) {
+      try {
+        open_ca_rotation(*o.ca_rotation, member_.certs_dir);
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::kAuth && e.kind() != ErrorKind::kCorrupt && e.kind() != ErrorKind::kNotFound) throw;
+        o.ca_rotation_problem = e.what();
+      }
+    }
+  }
   bool self_listed = false;
   for (const auto& h : o.hosts) self_listed = self_listed || h.record.name == o.self;
   if (!self_listed) {  // not registered yet: it counts itself
@@ -643,20 +655,82 @@ void Controller::renew_own_certs(const Decision& d) {
   recorded_with(d, [&] {
     const auto renewed = renew_certs(member_.certs_dir, {}, std::chrono::hours(24 * 365));
     failpoint("auto/certs/renewed");
-    pool_.reset();  // the next connections present the new client certificate
-    // A new handshake with the member proves it serves the new server certificate and accepts the
-    // new client one; then its peers must still count it healthy.
-    EtcdClient fresh(local_connection(member_));
-    wait_until(
-        "this host's member answering with its renewed certificates", std::chrono::seconds(30),
-        [&] {
-          auto st = fresh.status(member_.loopback_client_url());
-          if (st.leader() == 0) throw Error(ErrorKind::kUnavailable, "no leader");
-        },
-        [] { return true; }, "");
+    check_member_handshake("its renewed certificates");
     const CertExpiry e = cert_expiry(member_.certs_dir);
     return join_list(renewed) + " renewed, the first to expire (" + e.first + ") valid until " +
            format_rfc3339_seconds(SystemTime(std::chrono::seconds(e.first_unix)));
+  });
+}
+
+void Controller::check_member_handshake(const std::string& what) {
+  pool_.reset();  // the next connections present the new client certificate
+  // A new handshake with the member proves it serves the new server certificate and accepts the
+  // new client one.
+  EtcdClient fresh(local_connection(member_));
+  wait_until(
+      "this host's member answering with " + what, std::chrono::seconds(30),
+      [&] {
+        auto st = fresh.status(member_.loopback_client_url());
+        if (st.leader() == 0) throw Error(ErrorKind::kUnavailable, "no leader");
+      },
+      [] { return true; }, "");
+}
+
+void Controller::ca_reissue(const Decision& d, const Observation& o) {
+  recorded_with(d, [&] {
+    const RotationCa ca = open_ca_rotation(*o.ca_rotation, member_.certs_dir);
+    const auto stems = reissue_under_rotation_ca(member_.certs_dir, ca);
+    failpoint("auto/ca-rotation/reissued");
+    if (o.local.etcd_running) check_member_handshake("its certificates by the new CA");
+    return stems.empty() ? std::string("no member certificates on this host") : join_list(stems) + " re-issued by the new CA";
+  });
+}
+
+void Controller::ca_switch(const Decision& d, const Observation& o) {
+  recorded_with(d, [&] {
+    const CaRotationRecord& r = *o.ca_rotation;
+    const RotationCa ca = open_ca_rotation(r, member_.certs_dir);
+    switch_to_rotation_ca(r, ca, member_.certs_dir, member_.config_dir);
+    failpoint("auto/ca-rotation/switched-files");
+    std::string moved;
+    if (o.local.data == "member" && init_system_->running(member_)) {
+      // The leader's restart would cost the cluster an election: its leadership goes first.
+      const MemberInfo* me = nullptr;
+      for (const auto& m : o.cluster.info.members) {
+        if (m.id == o.local.member_id) me = &m;
+      }
+      if (me != nullptr && o.cluster.info.leader_id == me->id) {
+        for (const auto& m : o.cluster.info.members) {
+          if (m.id != me->id && !m.learner && member_healthy(m)) {
+            pool_.client(member_.loopback_client_url()).move_leader(member_.loopback_client_url(), m.id);
+            moved = ", leadership moved to " + (m.name.empty() ? id_hex(m.id) : m.name) + " first";
+            break;
+          }
+        }
+      }
+      pool_.reset();
+      init_system_->stop(member_, std::chrono::seconds(10));
+      failpoint("auto/ca-rotation/stopped");
+      init_system_->start(member_);
+      EtcdClient local(local_connection(member_));
+      wait_member_healthy(member_, local, *init_system_, std::chrono::seconds(120));
+    }
+    finish_ca_switch(r, member_.config_dir);
+    ca_sha256_ = ca_fingerprint(member_.ca_cert());
+    pool_.reset();
+    return "this host's CA is " + r.new_ca_sha256.substr(0, 12) + "... (the old kept as ca.retired-" + r.id + ".crt/key)" +
+           (o.local.data == "member" ? "; etcd restarted on it" + moved : "");
+  });
+}
+
+void Controller::start_ca_rotation(const Decision& d) {
+  recorded_with(d, [&] {
+    const CaRotationRecord r = new_ca_rotation(member_.certs_dir, member_.name, d.reason, unix_now());
+    if (auto other = write_new_ca_rotation(*store_, r)) {
+      return "rotation " + other->id + " (" + other->started_by + ") is under way already: following it";
+    }
+    store_view_.reset();
+    return "rotation " + r.id + " written: new CA " + r.new_ca_sha256.substr(0, 12) + "...";
   });
 }
 
@@ -772,9 +846,10 @@ void Controller::maintain(const Decision& d, const Observation& o) {
               " after it (" + d.reason + ")");
     return;
   }
-  // A certificate renewal is this host's own step (any host's, one at a time through the lease);
-  // the others are the acting controller's.
-  if (d.step != Step::kRenewCerts && !still_leads(d)) return;
+  // A certificate renewal and a CA switch are this host's own steps (any host's, one at a time
+  // through the lease); the others are the acting controller's.
+  const bool own_step = d.step == Step::kRenewCerts || d.step == Step::kCaSwitch;
+  if (!own_step && !still_leads(d)) return;
   // The lease: no second maintenance beside one under way (read fresh: the decision's view may be
   // a round old), taken by a conditional write over the record read.
   auto& conditional = *capability<ConditionalWrites>(*store_);
@@ -817,6 +892,8 @@ void Controller::maintain(const Decision& d, const Observation& o) {
       defragment(d, o);
     } else if (d.step == Step::kRecoverSpace) {
       recover_space(d, o);
+    } else if (d.step == Step::kCaSwitch) {
+      ca_switch(d, o);
     } else {
       renew_own_certs(d);
     }
@@ -1004,7 +1081,24 @@ void Controller::act(const Decision& d, const Observation& o) {
       disarm_corrupt(d);
       return;
     case Step::kRenewCerts:
+    case Step::kCaSwitch:
       maintain(d, o);
+      return;
+    case Step::kCaReissue:
+      ca_reissue(d, o);
+      return;
+    case Step::kStartCaRotation:
+      if (still_leads(d)) start_ca_rotation(d);
+      return;
+    case Step::kCompleteCaRotation:
+      if (still_leads(d)) {
+        recorded(d, [&] {
+          if (!complete_ca_rotation(*store_, *o.ca_rotation, unix_now())) {
+            spdlog::info("auto: the CA rotation record changed while it was marked completed: reading it again next round");
+          }
+        });
+        store_view_.reset();
+      }
       return;
     case Step::kMarkCreated:
       try {
@@ -1033,6 +1127,21 @@ void Controller::write_host_record(const Observation& o, const Decision& d) {
   h.waiting_for = d.step == Step::kIdle || d.step == Step::kWait ? d.reason : "";
   h.certs_expire_unix = o.local.certs_expire_unix;
   h.ca_expires_unix = o.local.ca_expires_unix;
+  if (o.ca_rotation) {
+    switch (o.ca_rotation_state) {
+      case CaRotationState::kReissued:
+      case CaRotationState::kSwitchRestart:
+        h.ca_rotation_id = o.ca_rotation->id;
+        h.ca_rotation_step = "reissued";
+        break;
+      case CaRotationState::kSwitched:
+        h.ca_rotation_id = o.ca_rotation->id;
+        h.ca_rotation_step = "switched";
+        break;
+      default:
+        break;
+    }
+  }
   HostRecord compare = h;
   compare.heartbeat_unix = last_written_.heartbeat_unix;
   compare.sequence = last_written_.sequence;
@@ -1077,6 +1186,8 @@ std::string Controller::metrics_text() const {
 Decision Controller::tick() {
   Observation o = observe();
   Decision d = decide(o, new_cluster_token());
+  // A rotation under way moves through the other hosts' records: the store is read every round.
+  if (o.ca_rotation && o.ca_rotation->completed_unix == 0) d.settled = false;
   {
     std::lock_guard<std::mutex> lock(gauges_mu_);
     gauges_.acting = is_acting(o);

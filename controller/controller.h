@@ -86,6 +86,14 @@ class Controller {
   void disarm_corrupt(const Decision& d);
   // kRenewCerts (through maintain(): the lease): renewed, then a new handshake with the member.
   void renew_own_certs(const Decision& d);
+  // A CA rotation's steps (controller/ca_rotation.h): this host's leaves re-issued (then a new
+  // handshake), its switch (through maintain(): the lease; etcd restarted, leadership moved away
+  // first), a rotation started or completed (acting).
+  void ca_reissue(const Decision& d, const Observation& o);
+  void ca_switch(const Decision& d, const Observation& o);
+  void start_ca_rotation(const Decision& d);
+  // A new TLS connection to this host's member must answer with a leader (after its certificates changed).
+  void check_member_handshake(const std::string& what);
   void restore_planned_member(const ClusterPlan& plan);
   void set_aside_data(const ClusterPlan& plan);
   void plan_restore(const Decision& d, const Observation& o);
@@ -154,6 +162,7 @@ class Controller {
     std::string queue_problem;
     std::vector<HostRecord> hosts;
     MaintenanceRecord maintenance;  // read only while the spec has a defrag schedule
+    std::optional<CaRotationRecord> ca_rotation;
   };
   std::optional<StoreView> store_view_;
   std::string turn_version_;  // the version turn as read this round: the next replaces exactly it

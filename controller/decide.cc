@@ -36,6 +36,10 @@ const char* step_name(Step step) {
     case Step::kRecoverSpace: return "recover-space";
     case Step::kDisarmCorrupt: return "disarm-corrupt";
     case Step::kRenewCerts: return "renew-certs";
+    case Step::kStartCaRotation: return "start-ca-rotation";
+    case Step::kCaReissue: return "ca-reissue";
+    case Step::kCaSwitch: return "ca-switch";
+    case Step::kCompleteCaRotation: return "complete-ca-rotation";
   }
   return "?";
 }
@@ -406,6 +410,94 @@ std::optional<std::string> space_recovery_held(const MaintenanceRecord& record, 
 
 namespace {
 
+// The hosts of the cluster's members, by member (nullptr where no host record names its peer URL).
+std::vector<std::pair<const MemberInfo*, const HostRecord*>> member_hosts(const Observation& o) {
+  std::vector<std::pair<const MemberInfo*, const HostRecord*>> out;
+  for (const auto& m : o.cluster.info.members) {
+    const HostRecord* host = nullptr;
+    for (const auto& h : o.hosts) {
+      if (std::find(m.peer_urls.begin(), m.peer_urls.end(), h.record.peer_url) != m.peer_urls.end()) host = &h.record;
+    }
+    out.emplace_back(&m, host);
+  }
+  return out;
+}
+
+// Whose part of rotation `r` is not done yet: "<member> (<what>)" for every member whose host has not
+// reached `step` ("reissued" counts "switched" too); empty when every one has.
+std::vector<std::string> rotation_behind(const Observation& o, const CaRotationRecord& r, const std::string& step) {
+  std::vector<std::string> behind;
+  for (const auto& [m, h] : member_hosts(o)) {
+    const std::string label = m->name.empty() ? id_hex(m->id) : m->name;
+    if (h == nullptr) {
+      behind.push_back(label + " (no host record: not run by etcdadm auto)");
+      continue;
+    }
+    const bool self = h->name == o.self;
+    const std::string at = self ? (o.ca_rotation_state == CaRotationState::kSwitched ? "switched"
+                                   : o.ca_rotation_state == CaRotationState::kReissued ? "reissued" : "")
+                                : (h->ca_rotation_id == r.id ? h->ca_rotation_step : "");
+    const bool done = at == step || (step == "reissued" && at == "switched");
+    if (!done) behind.push_back(label + " (" + (at.empty() ? "not started" : at) + ")");
+  }
+  return behind;
+}
+
+// This host's part of a CA rotation; nullopt when it has none now (or waits for other hosts, which
+// does not hold back the rules after it: a member that is down must still be replaceable).
+std::optional<Decision> rotate_own_ca(const Observation& o) {
+  if (!o.ca_rotation || o.ca_rotation_state == CaRotationState::kOtherCa || o.ca_rotation_state == CaRotationState::kSwitched) {
+    return std::nullopt;
+  }
+  const CaRotationRecord& r = *o.ca_rotation;
+  if (!o.ca_rotation_problem.empty()) {
+    return make(Step::kWait, "CA rotation " + r.id + " (" + r.started_by + ") cannot be carried out here: " + o.ca_rotation_problem,
+                "etcdadm auto status --store " + o.store_url + " (delete " + kAutoCaRotationKey + " if nobody started it)");
+  }
+  const std::string command = "etcdadm auto rotate-ca --store " + o.store_url + " (started it; the hosts carry it out)";
+  if (o.ca_rotation_state == CaRotationState::kDue) {
+    return make(Step::kCaReissue, "CA rotation " + r.id + ": re-issuing this host's certificates by the new CA, each served "
+                                  "with its cross certificate (peers and clients that trust only the current CA still verify them; no restart)",
+                command);
+  }
+  if (o.ca_rotation_state == CaRotationState::kSwitchRestart) {
+    return make(Step::kCaSwitch, "CA rotation " + r.id + ": this host's switch to the new CA stopped before its etcd restarted on it: finishing it", command);
+  }
+  // kReissued: the switch, once every member's host re-issued and every member is healthy.
+  if (!rotation_behind(o, r, "reissued").empty()) return std::nullopt;
+  if (o.local.data == "member") {
+    for (const auto& m : o.cluster.info.members) {
+      if (!member_healthy(m)) return std::nullopt;
+    }
+  }
+  return make(Step::kCaSwitch,
+              "CA rotation " + r.id + ": every member's certificates are the new CA's: this host takes the new CA as its own and " +
+                  (o.local.data == "member" ? "restarts its etcd on it (etcd reads its trusted CAs only at start)" : "has no etcd to restart"),
+              command);
+}
+
+// The acting controller's part of a CA rotation: marking it completed, or starting one the spec's
+// window asks for; nullopt when neither is due.
+std::optional<Decision> rotate_cluster_ca(const Observation& o) {
+  if (o.ca_rotation && o.ca_rotation->completed_unix == 0) {
+    const auto& r = *o.ca_rotation;
+    if (!rotation_behind(o, r, "switched").empty()) return std::nullopt;
+    Decision d = make(Step::kCompleteCaRotation, "CA rotation " + r.id + ": every member's host runs on the new CA: marking it completed",
+                      "etcdadm auto status --store " + o.store_url);
+    return d;
+  }
+  const int64_t window = o.auto_spec.ca_rotate_before_seconds;
+  if (window == 0 || o.local.ca_expires_unix == 0 || o.local.ca_expires_unix - o.now_unix >= window) return std::nullopt;
+  for (const auto& [m, h] : member_hosts(o)) {
+    if (h == nullptr || h->ca_sha256 != o.ca_sha256 || !member_healthy(*m)) return std::nullopt;
+  }
+  const std::string when = format_rfc3339_seconds(SystemTime(std::chrono::seconds(o.local.ca_expires_unix)));
+  return make(Step::kStartCaRotation,
+              "the cluster CA expires " + when + ", within the spec's " + std::to_string(window / 3600) +
+                  " h: starting its rotation (a new CA, cross-signed by the current one; every host re-issues, then switches one at a time)",
+              "etcdadm auto rotate-ca --store " + o.store_url);
+}
+
 // The members' maintenance, once the cluster is as the spec says: the members due a defrag (by the
 // threshold, or by the schedule), defragmented in plan_defrag's order; nullopt when none is due.
 std::optional<Decision> maintain(const Observation& o) {
@@ -643,6 +735,7 @@ Decision act_on_cluster(const Observation& o) {
   }
   if (auto version = change_versions(o)) return *version;
   if (auto maintenance = maintain(o)) return *maintenance;
+  if (auto rotation = rotate_cluster_ca(o)) return *rotation;
   Decision d = make(Step::kIdle, "member " + id_hex(o.local.member_id) + " (the leader's controller, acting) of a cluster of " +
                                      std::to_string(voters.size()) + " healthy voters, as the spec asks");
   d.settled = true;
@@ -838,6 +931,7 @@ Decision decide(const Observation& o, const std::string& new_token) {
                                  ": waiting for a quorum of them to come back");
   }
   if (auto renew = renew_own_certs(o, me)) return *renew;
+  if (auto rotation = rotate_own_ca(o)) return *rotation;
   // The controller beside the Raft leader acts for the cluster: etcd itself chose it, a minority
   // has no leader, so a host cut off from the majority never acts.
   if (is_acting(o)) return act_on_cluster(o);

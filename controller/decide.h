@@ -25,6 +25,12 @@
 //      longer than the settle window)            -> plan the cluster (conditional write: one plan)
 // Any host whose member certificates expire within the spec's window, every member healthy
 //                                                -> renew them (the maintenance lease: one at a time)
+// Any host under a CA rotation (CaRotationRecord) it holds the old CA of: its leaves not re-issued
+//                                                -> re-issue them by the new CA (no restart);
+//      every member's host re-issued, every member healthy (or its switch started)
+//                                                -> switch to the new CA, etcd restarted (the lease)
+//   The acting controller marks it completed once every member's host switched, and starts one
+//   when the CA expires within the spec's caRotateBeforeSeconds, every member healthy on one CA.
 // The acting controller (act_on_cluster): learners promoted, unhealthy members replaced, the count
 // brought to the spec's, one change at a time; then, with every voter healthy, the version: while
 // a turn's member has not finished, wait; else the next member not on the spec's version gets the
@@ -53,6 +59,7 @@
 #include <string>
 #include <vector>
 
+#include "controller/ca_rotation.h"
 #include "controller/records.h"
 #include "etcdadm/lifecycle/local_member.h"
 #include "etcdadm/maintenance/consistency.h"
@@ -95,6 +102,11 @@ struct LocalView {
 };
 
 struct Observation {
+  // The CA rotation record (etcdadm-auto/ca-rotation.json) when there is one, this host's place in
+  // it (local_ca_rotation_state), and why its CA cannot be opened here ("" when it can or need not).
+  std::optional<CaRotationRecord> ca_rotation;
+  CaRotationState ca_rotation_state = CaRotationState::kOtherCa;
+  std::string ca_rotation_problem;
   std::string self;  // this host's name
   std::string self_peer_url;
   std::string self_client_url;
@@ -170,6 +182,10 @@ enum class Step {
   kRecoverSpace,        // acting: NOSPACE: a backup, compaction, every member defragmented, disarm
   kDisarmCorrupt,       // acting: the corrupt member was replaced and every voter agrees: disarm CORRUPT
   kRenewCerts,          // this host's member certificates expire within the spec's window: renew them
+  kStartCaRotation,     // acting: the CA expires within the spec's window: write a new rotation (create-if-absent)
+  kCaReissue,           // this host's leaves are re-issued by the rotation's new CA (no restart)
+  kCaSwitch,            // every member's host re-issued: this host takes the new CA, etcd restarts on it (the lease)
+  kCompleteCaRotation,  // acting: every member's host switched: the rotation is marked completed
 };
 const char* step_name(Step step);
 

@@ -29,6 +29,7 @@ constexpr const char* kPauseFormat = "etcdadm-auto-pause/1";
 constexpr const char* kVersionTurnFormat = "etcdadm-auto-version-turn/1";
 constexpr const char* kEventFormat = "etcdadm-auto-event/1";
 constexpr const char* kMaintenanceFormat = "etcdadm-auto-maintenance/1";
+constexpr const char* kCaRotationFormat = "etcdadm-auto-ca-rotation/1";
 
 // The parsed object, checked to be of `format`: a record of another (newer) format is refused by
 // name, so that an older etcdadm never acts on what it does not understand.
@@ -85,7 +86,8 @@ std::string auto_spec_json(const AutoSpec& s) {
             {"autoRestore", s.auto_restore},
             {"autoRestoreDelaySeconds", s.auto_restore_delay_seconds},
             {"certRenewBeforeSeconds", s.cert_renew_before_seconds},
-            {"caWarnBeforeSeconds", s.ca_warn_before_seconds}};
+            {"caWarnBeforeSeconds", s.ca_warn_before_seconds},
+            {"caRotateBeforeSeconds", s.ca_rotate_before_seconds}};
   return j.dump(2) + "\n";
 }
 
@@ -115,7 +117,8 @@ AutoSpec parse_auto_spec(const std::string& text, const std::string& where) {
   }
   s.auto_restore = bool_field(j, "autoRestore", where);
   for (auto [field, value] : {std::pair{"certRenewBeforeSeconds", &s.cert_renew_before_seconds},
-                              std::pair{"caWarnBeforeSeconds", &s.ca_warn_before_seconds}}) {
+                              std::pair{"caWarnBeforeSeconds", &s.ca_warn_before_seconds},
+                              std::pair{"caRotateBeforeSeconds", &s.ca_rotate_before_seconds}}) {
     *value = integer_field<int64_t>(j, field, where).value_or(*value);
     if (*value < 0 || *value > kCertWindowMaxSeconds) {
       throw Error(ErrorKind::kCorrupt, where + ": \"" + field + "\" is not 0-" + std::to_string(kCertWindowMaxSeconds));
@@ -152,6 +155,10 @@ std::string host_record_json(const HostRecord& h) {
             {"waitingFor", h.waiting_for},
             {"certsExpireUnix", h.certs_expire_unix},
             {"caExpiresUnix", h.ca_expires_unix}};
+  if (!h.ca_rotation_id.empty()) {
+    j["caRotationID"] = h.ca_rotation_id;
+    j["caRotationStep"] = h.ca_rotation_step;
+  }
   return j.dump(2) + "\n";
 }
 
@@ -178,7 +185,63 @@ HostRecord parse_host_record(const std::string& text, const std::string& where) 
   h.waiting_for = string_field(j, "waitingFor", where);
   h.certs_expire_unix = integer_field<int64_t>(j, "certsExpireUnix", where).value_or(0);
   h.ca_expires_unix = integer_field<int64_t>(j, "caExpiresUnix", where).value_or(0);
+  h.ca_rotation_id = string_field(j, "caRotationID", where);
+  h.ca_rotation_step = string_field(j, "caRotationStep", where);
+  if (h.ca_rotation_step != "" && h.ca_rotation_step != "reissued" && h.ca_rotation_step != "switched") {
+    throw Error(ErrorKind::kCorrupt, where + ": \"caRotationStep\" is \"" + h.ca_rotation_step + "\", not reissued or switched");
+  }
   return h;
+}
+
+// ---- CA rotation ----
+
+namespace {
+
+bool is_rotation_id(const std::string& id) {
+  // yyyymmddThhmmssZ: it names files (ca.retired-<id>.crt).
+  if (id.size() != 16 || id[8] != 'T' || id[15] != 'Z') return false;
+  for (size_t i = 0; i < 15; ++i) {
+    if (i != 8 && (id[i] < '0' || id[i] > '9')) return false;
+  }
+  return true;
+}
+
+bool is_sha256_hex(const std::string& s) {
+  return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+}  // namespace
+
+std::string CaRotationRecord::seal_context() const {
+  return std::string(kCaRotationFormat) + "|" + id + "|" + old_ca_sha256 + "|" + new_ca_sha256;
+}
+
+std::string ca_rotation_json(const CaRotationRecord& r) {
+  json j = {{"format", kCaRotationFormat}, {"id", r.id},
+            {"oldCaSha256", r.old_ca_sha256}, {"newCaSha256", r.new_ca_sha256},
+            {"sealed", r.sealed}, {"startedBy", r.started_by},
+            {"startedUnix", r.started_unix}, {"reason", r.reason},
+            {"completedUnix", r.completed_unix}};
+  return j.dump(2) + "\n";
+}
+
+CaRotationRecord parse_ca_rotation(const std::string& text, const std::string& where) {
+  json j = parse_object(text, kCaRotationFormat, where);
+  CaRotationRecord r;
+  r.id = required_string(j, "id", where);
+  if (!is_rotation_id(r.id)) throw Error(ErrorKind::kCorrupt, where + ": \"id\" is not of the form yyyymmddThhmmssZ");
+  r.old_ca_sha256 = required_string(j, "oldCaSha256", where);
+  r.new_ca_sha256 = required_string(j, "newCaSha256", where);
+  if (!is_sha256_hex(r.old_ca_sha256) || !is_sha256_hex(r.new_ca_sha256) || r.old_ca_sha256 == r.new_ca_sha256) {
+    throw Error(ErrorKind::kCorrupt, where + ": the CA fingerprints are not two different lowercase SHA-256 hex strings");
+  }
+  r.sealed = required_string(j, "sealed", where);
+  if (r.sealed.size() > (1 << 16)) throw Error(ErrorKind::kCorrupt, where + ": \"sealed\" is too long");
+  r.started_by = string_field(j, "startedBy", where);
+  r.started_unix = integer_field<int64_t>(j, "startedUnix", where).value_or(0);
+  r.reason = string_field(j, "reason", where);
+  r.completed_unix = integer_field<int64_t>(j, "completedUnix", where).value_or(0);
+  return r;
 }
 
 // ---- plan ----

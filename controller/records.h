@@ -10,6 +10,8 @@
 //                                   written only by the acting controller, by a conditional write
 //   etcdadm-auto/maintenance.json   MaintenanceRecord: when each member was last defragmented (and
 //                                   what it gained); written by the acting controller
+//   etcdadm-auto/ca-rotation.json  CaRotationRecord: the cluster CA being replaced (its new CA sealed
+//                                   for the holders of the current one); create-if-absent
 //   etcdadm-auto/events/<time>-<host>.json
 //                                   AutoEvent: one action taken or refused, with its reason
 //
@@ -35,6 +37,7 @@ inline constexpr const char* kAutoPauseKey = "etcdadm-auto/pause.json";
 inline constexpr const char* kAutoVersionTurnKey = "etcdadm-auto/version-turn.json";
 inline constexpr const char* kAutoEventsPrefix = "etcdadm-auto/events/";
 inline constexpr const char* kAutoMaintenanceKey = "etcdadm-auto/maintenance.json";
+inline constexpr const char* kAutoCaRotationKey = "etcdadm-auto/ca-rotation.json";
 // Where conditional_writes() tries the store's conditions (one key per host: probes never collide).
 std::string auto_probe_key(const std::string& host);
 
@@ -74,6 +77,12 @@ struct AutoSpec {
   int64_t cert_renew_before_seconds = 30 * 24 * 3600;
   // ... and warns (log, metric, auto status) once the CA expires within this long.
   int64_t ca_warn_before_seconds = 90 * 24 * 3600;
+  // ... and the acting controller starts the CA's rotation (CaRotationRecord) once it expires within
+  // this long, every member healthy on one CA. Clients that trust only the old CA keep verifying
+  // the members through the cross certificate until the old CA expires, which is when they would
+  // have failed anyway; a client certificate the old CA issued that no host re-issues is refused
+  // once the members switched. 0: never (a person runs `etcdadm auto rotate-ca`).
+  int64_t ca_rotate_before_seconds = 30 * 24 * 3600;
   bool operator==(const AutoSpec&) const = default;
 };
 // The longest certificate window a spec may give: ten years.
@@ -102,6 +111,10 @@ struct HostRecord {
   // When the first of its member's certificates expires, and its CA (unix seconds; 0: unknown).
   int64_t certs_expire_unix = 0;
   int64_t ca_expires_unix = 0;
+  // Its part of the CA rotation `ca_rotation_id` (CaRotationRecord): "reissued" (its leaves are the
+  // new CA's), "switched" (its CA is the new one, its etcd restarted on it); "" none.
+  std::string ca_rotation_id;
+  std::string ca_rotation_step;
   bool operator==(const HostRecord&) const = default;
 };
 std::string host_record_json(const HostRecord& host);
@@ -231,6 +244,32 @@ struct MaintenanceRecord {
 };
 std::string maintenance_record_json(const MaintenanceRecord& record);
 MaintenanceRecord parse_maintenance_record(const std::string& json, const std::string& where);
+
+// A rotation of the cluster CA (docs/self-management.md, "CA rotation"). The new CA's key, its
+// certificate and the cross certificate (its subject and key issued by the current CA) travel
+// sealed (seal_for_ca_holders) under the current CA's key, with the record's id and both
+// fingerprints as the context: only a host that holds the current CA can open it, and no store
+// can forge or alter one. Every host then (1) re-issues its leaves by the new CA, each served with
+// the cross certificate (no restart: etcd reads them on its next handshake; whoever trusts only the
+// current CA still verifies them), and (2) once every member's host has, takes the new CA as its
+// own and restarts its etcd on it, one host at a time (the maintenance lease), every member
+// healthy: the old CA is no longer trusted. Written create-if-absent (or over a completed one, by a
+// conditional write), so two rotations never run at once; `completed_unix` is set by the acting
+// controller once every member's host switched.
+struct CaRotationRecord {
+  std::string id;  // UTC yyyymmddThhmmssZ: the retired CA is kept as ca.retired-<id>.crt/key
+  std::string old_ca_sha256, new_ca_sha256;  // SHA-256 of the ca.crt files (ca_fingerprint)
+  std::string sealed;                        // base64 of seal_for_ca_holders(...)
+  std::string started_by;                    // host or user@host
+  int64_t started_unix = 0;
+  std::string reason;
+  int64_t completed_unix = 0;
+  // What the sealed text is bound to.
+  std::string seal_context() const;
+  bool operator==(const CaRotationRecord&) const = default;
+};
+std::string ca_rotation_json(const CaRotationRecord& record);
+CaRotationRecord parse_ca_rotation(const std::string& json, const std::string& where);
 
 struct PauseRecord {
   std::string by;      // user@host

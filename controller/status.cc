@@ -62,6 +62,14 @@ AutoStatus read_auto_status(BlobStore& store, size_t events) {
     s.unreadable.push_back(e.what());
   }
   try {
+    if (store.stat(kAutoCaRotationKey)) {
+      s.ca_rotation = parse_ca_rotation(store.read_small(kAutoCaRotationKey, 1 << 20), s.store_url + "/" + kAutoCaRotationKey);
+    }
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kCorrupt) throw;
+    s.unreadable.push_back(e.what());
+  }
+  try {
     s.commands = list_etcd_manager_commands(store);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::kCorrupt) {
@@ -96,6 +104,7 @@ json auto_status_json(const AutoStatus& s) {
                      {"heartbeat", time_of(h.heartbeat_unix)},
                      {"heartbeatAgeSeconds", h.heartbeat_unix > 0 ? json(s.now_unix - h.heartbeat_unix) : json(nullptr)},
                      {"caSha256", h.ca_sha256},
+                     {"caRotation", h.ca_rotation_id.empty() ? json(nullptr) : json{{"id", h.ca_rotation_id}, {"step", h.ca_rotation_step}}},
                      {"etcdadmVersion", h.etcdadm_version}});
   }
   json events = json::array();
@@ -151,6 +160,7 @@ json auto_status_json(const AutoStatus& s) {
           {"autoRestoreDelaySeconds", s.auto_spec.auto_restore_delay_seconds},
           {"certRenewBeforeSeconds", s.auto_spec.cert_renew_before_seconds},
           {"caWarnBeforeSeconds", s.auto_spec.ca_warn_before_seconds},
+          {"caRotateBeforeSeconds", s.auto_spec.ca_rotate_before_seconds},
           {"corrupt", corrupt_members},
           {"lastSpaceRecovery", s.maintenance.last_space_recovery
                                     ? json{{"time", time_of(s.maintenance.last_space_recovery->unix)},
@@ -171,6 +181,11 @@ json auto_status_json(const AutoStatus& s) {
                                                  {"to", s.version_turn->to}, {"writtenBy", s.version_turn->written_by},
                                                  {"written", time_of(s.version_turn->written_unix)}}
                                           : json(nullptr)},
+          {"caRotation", s.ca_rotation ? json{{"id", s.ca_rotation->id}, {"oldCaSha256", s.ca_rotation->old_ca_sha256},
+                                               {"newCaSha256", s.ca_rotation->new_ca_sha256}, {"startedBy", s.ca_rotation->started_by},
+                                               {"started", time_of(s.ca_rotation->started_unix)}, {"reason", s.ca_rotation->reason},
+                                               {"completed", s.ca_rotation->completed_unix > 0 ? json(time_of(s.ca_rotation->completed_unix)) : json(nullptr)}}
+                                        : json(nullptr)},
           {"commands", queue},
           {"paused", s.pause ? json{{"by", s.pause->by}, {"reason", s.pause->reason}, {"since", time_of(s.pause->since_unix)}} : json(nullptr)},
           {"hosts", hosts},
@@ -212,6 +227,11 @@ std::string auto_status_text(const AutoStatus& s) {
         << " (HashKV " << c.hash << " at revision " << c.revision << ", the majority's " << c.majority_hash
         << "): removed to be replaced, its data kept aside on its host\n";
   }
+  if (const auto& r = s.ca_rotation) {
+    out << "CA:       rotation " << r->id << " to " << r->new_ca_sha256.substr(0, 12) << "... started by " << r->started_by << " "
+        << heard_ago(s.now_unix, r->started_unix)
+        << (r->completed_unix > 0 ? ", completed " + heard_ago(s.now_unix, r->completed_unix) : std::string(", under way")) << "\n";
+  }
   for (const auto& c : s.commands) {
     out << "Queued:   " << (c.restore_backup ? "restore-backup " + c.restore_backup->backup : std::string("a command etcdadm does not know"))
         << " (" << c.key << ")\n";
@@ -225,6 +245,10 @@ std::string auto_status_text(const AutoStatus& s) {
     out << "  " << h.name << "  " << h.peer_url << "  data " << h.data << (h.etcd_running ? ", etcd running" : ", etcd not running")
         << ", heard " << heard_ago(s.now_unix, h.heartbeat_unix) << "\n";
     if (!h.waiting_for.empty()) out << "      " << h.waiting_for << "\n";
+    if (s.ca_rotation && s.ca_rotation->completed_unix == 0) {
+      out << "      CA rotation " << s.ca_rotation->id << ": "
+          << (h.ca_rotation_id == s.ca_rotation->id ? h.ca_rotation_step : std::string("not started")) << "\n";
+    }
     if (h.certs_expire_unix > 0) {
       out << "      certificates until " << format_rfc3339_seconds(SystemTime(std::chrono::seconds(h.certs_expire_unix)))
           << ", CA until " << format_rfc3339_seconds(SystemTime(std::chrono::seconds(h.ca_expires_unix))) << "\n";
@@ -295,9 +319,10 @@ SeedResult seed_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& cha
   }
   a.cert_renew_before_seconds = auto_changes.cert_renew_before_seconds.value_or(a.cert_renew_before_seconds);
   a.ca_warn_before_seconds = auto_changes.ca_warn_before_seconds.value_or(a.ca_warn_before_seconds);
-  for (int64_t v : {a.cert_renew_before_seconds, a.ca_warn_before_seconds}) {
+  a.ca_rotate_before_seconds = auto_changes.ca_rotate_before_seconds.value_or(a.ca_rotate_before_seconds);
+  for (int64_t v : {a.cert_renew_before_seconds, a.ca_warn_before_seconds, a.ca_rotate_before_seconds}) {
     if (v < 0 || v > kCertWindowMaxSeconds) {
-      throw Error(ErrorKind::kInvalidArgument, "--cert-renew-before and --ca-warn-before must be 0 to ten years");
+      throw Error(ErrorKind::kInvalidArgument, "--cert-renew-before, --ca-warn-before and --ca-rotate-before must be 0 to ten years");
     }
   }
   a.auto_restore = auto_changes.auto_restore.value_or(a.auto_restore);

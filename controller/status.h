@@ -26,6 +26,7 @@ struct AutoStatus {
   std::optional<PauseRecord> pause;
   std::optional<VersionTurn> version_turn;  // the last turn of a rolling version change
   MaintenanceRecord maintenance;            // the members' last defrags
+  std::optional<CaRotationRecord> ca_rotation;  // the last CA rotation (its hosts' steps are in their records)
   std::vector<EtcdManagerCommand> commands;  // the queue (control/), oldest first
   std::vector<HostRecord> hosts;
   std::vector<std::string> unreadable;  // records that do not parse, and why
@@ -55,6 +56,7 @@ struct AutoSpecChanges {
   std::optional<int64_t> auto_restore_delay_seconds;
   std::optional<int64_t> cert_renew_before_seconds;  // 0: never
   std::optional<int64_t> ca_warn_before_seconds;
+  std::optional<int64_t> ca_rotate_before_seconds;  // 0: never
 };
 
 // `etcdadm seed`: the store's spec with the fields set in `changes` replaced (0 / "" keep), and

@@ -1,5 +1,7 @@
 #include "etcd/client.h"
 
+#include <sys/stat.h>
+
 #include <grpc/support/log.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/security/tls_certificate_provider.h>
@@ -43,7 +45,29 @@ struct EtcdClient::Conn {
   std::unique_ptr<etcdserverpb::Auth::Stub> auth;
   std::string token;
   bool connected_once = false;
+  std::string tls_files;  // tls_files_stamp() when the channel was made
 };
+
+namespace {
+
+// The TLS files' modification times and sizes: a channel reads them once, at its creation, so a
+// client made before a renewal or a CA rotation would present the old client certificate, and
+// trust the old CA only, on every reconnection. etcd's own clients re-read them on every handshake;
+// this client makes a new channel once they changed (checked on each call: three stat calls).
+std::string tls_files_stamp(const ConnectionConfig& c) {
+  std::string stamp;
+  for (const std::string* path : {&c.cacert, &c.cert, &c.key}) {
+    struct stat st {};
+    if (!path->empty() && ::stat(path->c_str(), &st) == 0) {
+      stamp += std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + ":" + std::to_string(st.st_size) + ";";
+    } else {
+      stamp += "-;";
+    }
+  }
+  return stamp;
+}
+
+}  // namespace
 
 EtcdClient::EtcdClient(ConnectionConfig config) : config_(std::move(config)) {
   config_.normalise_user();
@@ -56,10 +80,17 @@ EtcdClient::~EtcdClient() = default;
 
 EtcdClient::Conn& EtcdClient::conn(const std::string& url) {
   std::lock_guard<std::mutex> lock(mu_);
+  const std::string stamp = config_.tls_configured() ? tls_files_stamp(config_) : "";
   auto it = conns_.find(url);
-  if (it != conns_.end()) return *it->second;
+  if (it != conns_.end()) {
+    if (it->second->tls_files == stamp) return *it->second;
+    spdlog::debug("the TLS files changed: a new connection to {}", url);
+    retired_.push_back(std::move(it->second));
+    conns_.erase(it);
+  }
 
   auto c = std::make_unique<Conn>();
+  c->tls_files = stamp;
   c->endpoint = parse_endpoint(url, config_.tls_configured());
   std::shared_ptr<grpc::ChannelCredentials> creds;
   if (c->endpoint.tls && config_.insecure_skip_tls_verify) {

@@ -114,6 +114,8 @@ class EtcdClient {
   ConnectionConfig config_;
   std::mutex mu_;
   std::map<std::string, std::unique_ptr<Conn>> conns_;
+  // Connections made before the TLS files changed: kept (a call may still use one) until the client goes.
+  std::vector<std::unique_ptr<Conn>> retired_;
 };
 
 }  // namespace etcdadm

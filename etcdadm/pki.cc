@@ -4,6 +4,8 @@
 #include <openssl/bn.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/kdf.h>
+#include <openssl/core_names.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/x509.h>
@@ -37,6 +39,31 @@ X509Ptr read_cert(const std::string& path) {
   X509Ptr x = parse_pem_cert(read_file(path));
   if (!x) throw Error(ErrorKind::kCorrupt, path + " is not a PEM certificate");
   return x;
+}
+
+// Every certificate of a PEM text, in order (a leaf file of a rotation holds two).
+std::vector<X509Ptr> parse_pem_certs(const std::string& pem) {
+  std::vector<X509Ptr> out;
+  BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  while (bio) {
+    X509Ptr x(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
+    if (!x) break;
+    out.push_back(std::move(x));
+  }
+  ERR_clear_error();  // the end of the text reads as an error
+  return out;
+}
+
+std::string cert_pem(X509* x) {
+  return pem_of([&](BIO* b) { return PEM_write_bio_X509(b, x); });
+}
+
+std::string key_pem(EVP_PKEY* k) {
+  return pem_of([&](BIO* b) { return PEM_write_bio_PrivateKey(b, k, nullptr, nullptr, 0, nullptr, nullptr); });
+}
+
+bool same_public_key(X509* a, X509* b) {
+  return EVP_PKEY_eq(X509_get0_pubkey(a), X509_get0_pubkey(b)) == 1;
 }
 
 KeyPtr read_key(const std::string& path) {
@@ -92,10 +119,8 @@ namespace {
 void write_pair(const std::string& dir, const std::string& stem, X509* cert, EVP_PKEY* key) {
   make_dirs(dir, 0755);
   // The key first: a certificate never exists without its key.
-  write_file_atomic(
-      dir + "/" + stem + ".key",
-      pem_of([&](BIO* b) { return PEM_write_bio_PrivateKey(b, key, nullptr, nullptr, 0, nullptr, nullptr); }), 0600);
-  write_file_atomic(dir + "/" + stem + ".crt", pem_of([&](BIO* b) { return PEM_write_bio_X509(b, cert); }), 0644);
+  write_file_atomic(dir + "/" + stem + ".key", key_pem(key), 0600);
+  write_file_atomic(dir + "/" + stem + ".crt", cert_pem(cert), 0644);
 }
 
 void add_ext(X509* cert, X509* issuer, int nid, const std::string& value) {
@@ -223,13 +248,18 @@ std::vector<Leaf> leaves_for(const MemberPkiSpec& s) {
 // another cluster's CA) and valid for every host this member now needs (another --bind-address).
 // etcd would otherwise fail later with a TLS error far from the cause.
 void check_existing_leaf(const std::string& path, X509* ca, const std::vector<std::string>& required_hosts) {
-  X509Ptr cert = read_cert(path);
+  std::vector<X509Ptr> chain = parse_pem_certs(read_file(path));
+  if (chain.empty()) throw Error(ErrorKind::kCorrupt, path + " is not a PEM certificate");
+  X509* cert = chain[0].get();
   const std::string fix = "delete the member certificates (or run `etcdadm reset`) to have them issued again";
-  if (X509_verify(cert.get(), X509_get0_pubkey(ca)) != 1) {
+  // Issued by this CA, or (a CA rotation under way) by the new CA whose cross certificate this CA issued.
+  const bool through_cross = chain.size() > 1 && X509_verify(chain[1].get(), X509_get0_pubkey(ca)) == 1 &&
+                             X509_verify(cert, X509_get0_pubkey(chain[1].get())) == 1;
+  if (!through_cross && X509_verify(cert, X509_get0_pubkey(ca)) != 1) {
     ERR_clear_error();
     throw Error(ErrorKind::kTls, path + " was not issued by the CA in the same directory", fix);
   }
-  std::vector<std::string> sans = sans_of(cert.get());
+  std::vector<std::string> sans = sans_of(cert);
   for (const auto& h : required_hosts) {
     std::string want = (is_ip(h) ? "IP:" : "DNS:") + h;
     if (h.empty() || std::find(sans.begin(), sans.end(), want) != sans.end()) continue;
@@ -237,6 +267,31 @@ void check_existing_leaf(const std::string& path, X509* ca, const std::vector<st
     for (const auto& x : sans) listed += (listed.empty() ? "" : ", ") + x;
     throw Error(ErrorKind::kInvalidArgument, path + " is not valid for " + h + " (its SANs: " + listed + ")", fix);
   }
+}
+
+// Issues `stem`'s leaf again by `ca` with its key, subject and SANs, `validity` from now. The file
+// holds the leaf, then `cross` when given; else a cross certificate the old file carried for `ca`
+// (a rotation's, after its switch) is kept, so that clients that trust only the old CA still verify it.
+void reissue_leaf(const std::string& dir, const std::string& stem, X509* ca, EVP_PKEY* ca_key, std::chrono::hours validity,
+                  X509* cross) {
+  std::vector<X509Ptr> old = parse_pem_certs(read_file(dir + "/" + stem + ".crt"));
+  if (old.empty()) throw Error(ErrorKind::kCorrupt, dir + "/" + stem + ".crt is not a PEM certificate");
+  KeyPtr key = read_key(dir + "/" + stem + ".key");
+  if (X509_check_private_key(old[0].get(), key.get()) != 1) {
+    throw Error(ErrorKind::kCorrupt, stem + ".key does not belong to " + stem + ".crt in " + dir);
+  }
+  std::vector<std::string> hosts;
+  for (const auto& san : sans_of(old[0].get())) hosts.push_back(san.substr(san.find(':') + 1));
+  X509Ptr renewed = issue(key.get(), name_entry(X509_get_subject_name(old[0].get()), NID_commonName),
+                          name_entry(X509_get_subject_name(old[0].get()), NID_organizationName), validity, ca, ca_key,
+                          false, ext_key_usage_for(stem), san_list(hosts));
+  std::string pem = cert_pem(renewed.get());
+  if (cross != nullptr) {
+    pem += cert_pem(cross);
+  } else if (old.size() > 1 && same_public_key(old[1].get(), ca) && X509_cmp_time(X509_get0_notAfter(old[1].get()), nullptr) > 0) {
+    pem += cert_pem(old[1].get());
+  }
+  write_file_atomic(dir + "/" + stem + ".crt", pem, 0644);
 }
 
 }  // namespace
@@ -325,21 +380,162 @@ std::vector<std::string> renew_certs(const std::string& dir, const std::vector<s
   }
   X509Ptr ca = read_cert(dir + "/ca.crt");
   KeyPtr ca_key = read_key(dir + "/ca.key");
-  for (const auto& stem : targets) {
-    X509Ptr old = read_cert(dir + "/" + stem + ".crt");
-    KeyPtr key = read_key(dir + "/" + stem + ".key");
-    if (X509_check_private_key(old.get(), key.get()) != 1) {
-      throw Error(ErrorKind::kCorrupt, stem + ".key does not belong to " + stem + ".crt in " + dir);
-    }
-    std::vector<std::string> hosts;
-    for (const auto& san : sans_of(old.get())) hosts.push_back(san.substr(san.find(':') + 1));
-    X509Ptr renewed = issue(key.get(), name_entry(X509_get_subject_name(old.get()), NID_commonName),
-                            name_entry(X509_get_subject_name(old.get()), NID_organizationName), validity, ca.get(),
-                            ca_key.get(), false, ext_key_usage_for(stem), san_list(hosts));
-    write_file_atomic(dir + "/" + stem + ".crt", pem_of([&](BIO* b) { return PEM_write_bio_X509(b, renewed.get()); }),
-                      0644);
-  }
+  for (const auto& stem : targets) reissue_leaf(dir, stem, ca.get(), ca_key.get(), validity, nullptr);
   return targets;
+}
+
+namespace {
+
+struct ParsedRotation {
+  X509Ptr cert, cross;
+  KeyPtr key;
+};
+
+ParsedRotation parse_rotation(const RotationCa& r) {
+  ParsedRotation p{parse_pem_cert(r.cert_pem), parse_pem_cert(r.cross_pem), parse_pem_key(r.key_pem)};
+  if (!p.cert || !p.cross || !p.key) {
+    ERR_clear_error();
+    throw Error(ErrorKind::kCorrupt, "the rotation's CA is not a PEM certificate, key and cross certificate");
+  }
+  return p;
+}
+
+}  // namespace
+
+RotationCa make_rotation_ca(const std::string& dir) {
+  X509Ptr ca = read_cert(dir + "/ca.crt");
+  KeyPtr ca_key = read_key(dir + "/ca.key");
+  const bool ecdsa = describe_key(X509_get0_pubkey(ca.get())) == "ecdsa-p256";
+  KeyPtr key = generate_key(ecdsa ? KeyAlgorithm::kEcdsaP256 : KeyAlgorithm::kRsa2048);
+  // A subject of its own: certificates of the two CAs never share an issuer name.
+  const std::string cn = "etcd-" + format_rfc3339_seconds(std::chrono::system_clock::now());
+  X509Ptr cert = issue(key.get(), cn, "", std::chrono::hours(24 * 365 * 10), nullptr, nullptr, true, "", "");
+  // The cross certificate: the same subject and key, issued by the current CA for as long as it is valid.
+  X509Ptr cross = issue(key.get(), cn, "", std::chrono::hours(24 * 365 * 10), ca.get(), ca_key.get(), true, "", "");
+  X509_set1_notAfter(cross.get(), X509_get0_notAfter(ca.get()));
+  if (X509_sign(cross.get(), ca_key.get(), EVP_sha256()) == 0) ssl_fail("signing the cross certificate");
+  return RotationCa{cert_pem(cert.get()), key_pem(key.get()), cert_pem(cross.get())};
+}
+
+void check_rotation_ca(const std::string& old_ca_cert_path, const RotationCa& r) {
+  X509Ptr ca = read_cert(old_ca_cert_path);
+  ParsedRotation p = parse_rotation(r);
+  auto fail = [](const std::string& what) { throw Error(ErrorKind::kCorrupt, "the rotation's CA is not usable: " + what); };
+  if (X509_check_private_key(p.cert.get(), p.key.get()) != 1) fail("its key does not belong to its certificate");
+  if (X509_check_ca(p.cert.get()) <= 0 || X509_check_issued(p.cert.get(), p.cert.get()) != X509_V_OK ||
+      X509_verify(p.cert.get(), X509_get0_pubkey(p.cert.get())) != 1) {
+    fail("its certificate is not a self-signed CA");
+  }
+  if (X509_cmp_time(X509_get0_notBefore(p.cert.get()), nullptr) > 0 || X509_cmp_time(X509_get0_notAfter(p.cert.get()), nullptr) < 0) {
+    fail("its certificate is not valid now");
+  }
+  if (!same_public_key(p.cross.get(), p.cert.get()) ||
+      X509_NAME_cmp(X509_get_subject_name(p.cross.get()), X509_get_subject_name(p.cert.get())) != 0) {
+    fail("the cross certificate is not for the new CA's subject and key");
+  }
+  if (X509_check_ca(p.cross.get()) <= 0 || X509_verify(p.cross.get(), X509_get0_pubkey(ca.get())) != 1) {
+    fail("the cross certificate was not issued by " + old_ca_cert_path);
+  }
+  if (same_public_key(p.cert.get(), ca.get())) fail("it has the current CA's key");
+  ERR_clear_error();
+}
+
+std::vector<std::string> reissue_under_rotation_ca(const std::string& dir, const RotationCa& r, std::chrono::hours validity) {
+  check_rotation_ca(dir + "/ca.crt", r);
+  ParsedRotation p = parse_rotation(r);
+  std::vector<std::string> stems;
+  for (const auto& stem : member_cert_names()) {
+    if (!path_exists(dir + "/" + stem + ".crt")) continue;
+    reissue_leaf(dir, stem, p.cert.get(), p.key.get(), validity, p.cross.get());
+    stems.push_back(stem);
+  }
+  return stems;
+}
+
+void adopt_rotation_ca(const std::string& dir, const RotationCa& r, const std::string& retired_label) {
+  const std::string current = read_file(dir + "/ca.crt");
+  if (current == r.cert_pem) return;
+  ParsedRotation p = parse_rotation(r);
+  for (const auto& ext : {".crt", ".key"}) {
+    const std::string retired = dir + "/ca.retired-" + retired_label + ext;
+    if (!path_exists(retired)) write_file_atomic(retired, read_file(dir + "/ca" + ext), std::string(ext) == ".key" ? 0600 : 0644);
+  }
+  // The key first (as write_pair): killed between the two, ca.key is the new CA's and ca.crt the
+  // old one's, which ensure_ca reports as a pair that does not match; the retired copies hold the old.
+  write_file_atomic(dir + "/ca.key", r.key_pem, 0600, /*overwrite=*/true);
+  write_file_atomic(dir + "/ca.crt", r.cert_pem, 0644, /*overwrite=*/true);
+}
+
+namespace {
+
+constexpr size_t kSealNonce = 12, kSealTag = 16;
+
+std::string seal_key(const std::string& ca_key_path, const std::string& context) {
+  KeyPtr key = read_key(ca_key_path);
+  unsigned char* der = nullptr;
+  const int der_len = i2d_PrivateKey(key.get(), &der);
+  if (der_len <= 0) ssl_fail("encoding the CA key");
+  std::string ikm(reinterpret_cast<char*>(der), static_cast<size_t>(der_len));
+  OPENSSL_clear_free(der, static_cast<size_t>(der_len));
+  std::unique_ptr<EVP_KDF, decltype(&EVP_KDF_free)> kdf(EVP_KDF_fetch(nullptr, "HKDF", nullptr), EVP_KDF_free);
+  std::unique_ptr<EVP_KDF_CTX, decltype(&EVP_KDF_CTX_free)> ctx(kdf ? EVP_KDF_CTX_new(kdf.get()) : nullptr, EVP_KDF_CTX_free);
+  if (!ctx) ssl_fail("HKDF");
+  std::string salt = "etcdadm-ca-seal/1", info = context;
+  char digest[] = "SHA256";
+  OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0),
+                         OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, ikm.data(), ikm.size()),
+                         OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, salt.data(), salt.size()),
+                         OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, info.data(), info.size()),
+                         OSSL_PARAM_construct_end()};
+  std::string out(32, '\0');
+  const int ok = EVP_KDF_derive(ctx.get(), reinterpret_cast<unsigned char*>(out.data()), out.size(), params);
+  OPENSSL_cleanse(ikm.data(), ikm.size());
+  if (ok != 1) ssl_fail("HKDF");
+  return out;
+}
+
+using CipherCtx = std::unique_ptr<EVP_CIPHER_CTX, decltype(&EVP_CIPHER_CTX_free)>;
+
+}  // namespace
+
+std::string seal_for_ca_holders(const std::string& ca_key_path, const std::string& context, const std::string& plain) {
+  std::string key = seal_key(ca_key_path, context);
+  std::string out(kSealNonce + plain.size() + kSealTag, '\0');
+  auto* o = reinterpret_cast<unsigned char*>(out.data());
+  if (RAND_bytes(o, kSealNonce) != 1) ssl_fail("random nonce");
+  CipherCtx ctx(EVP_CIPHER_CTX_new(), EVP_CIPHER_CTX_free);
+  int len = 0;
+  const bool ok = ctx && EVP_EncryptInit_ex(ctx.get(), EVP_aes_256_gcm(), nullptr, reinterpret_cast<const unsigned char*>(key.data()), o) == 1 &&
+                  EVP_EncryptUpdate(ctx.get(), nullptr, &len, reinterpret_cast<const unsigned char*>(context.data()), static_cast<int>(context.size())) == 1 &&
+                  EVP_EncryptUpdate(ctx.get(), o + kSealNonce, &len, reinterpret_cast<const unsigned char*>(plain.data()), static_cast<int>(plain.size())) == 1 &&
+                  EVP_EncryptFinal_ex(ctx.get(), o + kSealNonce + len, &len) == 1 &&
+                  EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_GET_TAG, kSealTag, o + kSealNonce + plain.size()) == 1;
+  OPENSSL_cleanse(key.data(), key.size());
+  if (!ok) ssl_fail("AES-256-GCM sealing");
+  return out;
+}
+
+std::string open_sealed(const std::string& ca_key_path, const std::string& context, const std::string& sealed) {
+  if (sealed.size() < kSealNonce + kSealTag) throw Error(ErrorKind::kAuth, "the sealed text is too short to be one");
+  std::string key = seal_key(ca_key_path, context);
+  const auto* in = reinterpret_cast<const unsigned char*>(sealed.data());
+  const size_t n = sealed.size() - kSealNonce - kSealTag;
+  std::string plain(n, '\0');
+  std::string tag = sealed.substr(kSealNonce + n);
+  CipherCtx ctx(EVP_CIPHER_CTX_new(), EVP_CIPHER_CTX_free);
+  int len = 0;
+  bool ok = ctx && EVP_DecryptInit_ex(ctx.get(), EVP_aes_256_gcm(), nullptr, reinterpret_cast<const unsigned char*>(key.data()), in) == 1 &&
+            EVP_DecryptUpdate(ctx.get(), nullptr, &len, reinterpret_cast<const unsigned char*>(context.data()), static_cast<int>(context.size())) == 1 &&
+            EVP_DecryptUpdate(ctx.get(), reinterpret_cast<unsigned char*>(plain.data()), &len, in + kSealNonce, static_cast<int>(n)) == 1 &&
+            EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_TAG, kSealTag, tag.data()) == 1;
+  ok = ok && EVP_DecryptFinal_ex(ctx.get(), reinterpret_cast<unsigned char*>(plain.data()) + len, &len) == 1;
+  OPENSSL_cleanse(key.data(), key.size());
+  ERR_clear_error();
+  if (!ok) {
+    OPENSSL_cleanse(plain.data(), plain.size());
+    throw Error(ErrorKind::kAuth, "the sealed text does not open with " + ca_key_path + " (sealed for another CA, forged or damaged)");
+  }
+  return plain;
 }
 
 }  // namespace etcdadm

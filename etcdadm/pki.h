@@ -8,6 +8,12 @@
 // encryptionAlgorithm); leaves get their CA's algorithm unless told otherwise. Leaves are valid
 // 365 days by default; keys are PEM files with mode 0600, written atomically. Renewal keeps each certificate's key, subject and SANs and issues a new serial and
 // validity (etcdadm's most requested missing feature).
+// A CA rotation (docs/operations.md, "Rotating the cluster CA") adds, for its duration:
+//   ca.crt/key stays the current CA until the host switches; the leaves are re-issued by the new CA
+//   and each leaf file holds the leaf and then the cross-signed certificate of the new CA (its
+//   subject and key, issued by the current CA), so that a peer or client that trusts only the
+//   current CA still verifies them; at the switch the new CA becomes ca.crt/key and the old pair is
+//   kept as ca.retired-<label>.crt/key.
 #pragma once
 
 #include <chrono>
@@ -76,5 +82,41 @@ std::vector<CertInfo> inspect_certs(const std::string& certs_dir);
 // renewed. Throws kNotFound for a named certificate that does not exist.
 std::vector<std::string> renew_certs(const std::string& certs_dir, const std::vector<std::string>& which,
                                      std::chrono::hours validity = std::chrono::hours(24 * 365));
+
+// The new CA of a rotation and the cross-signed certificate that carries trust in it from the
+// current one, as PEM text.
+struct RotationCa {
+  std::string cert_pem;   // self-signed, CN etcd-<UTC time>, 10 years, the current CA's key algorithm
+  std::string key_pem;
+  std::string cross_pem;  // the new CA's subject and key, issued by the current CA, valid as long as it
+};
+
+// Makes a rotation's CA for the CA in `certs_dir` (ca.crt/ca.key). Nothing is written.
+RotationCa make_rotation_ca(const std::string& certs_dir);
+
+// Checks a rotation's CA (read from a store: hostile) against the CA it replaces (its certificate
+// file): the key is the certificate's, the certificate a self-signed CA valid now, the cross
+// certificate the new CA's subject and key issued by the old CA. Throws kCorrupt naming what does
+// not fit.
+void check_rotation_ca(const std::string& old_ca_cert_path, const RotationCa& rotation);
+
+// Re-issues the member leaves present in `certs_dir` by the rotation's CA with their keys, subjects
+// and SANs, `validity` from now, each file the leaf then the cross certificate. Returns the stems.
+std::vector<std::string> reissue_under_rotation_ca(const std::string& certs_dir, const RotationCa& rotation,
+                                                   std::chrono::hours validity = std::chrono::hours(24 * 365));
+
+// Makes the rotation's CA the CA of `certs_dir`: the current pair is kept as
+// ca.retired-<label>.crt/key (never overwritten), then the new key and certificate are written.
+// Idempotent: a directory whose ca.crt already is the rotation's is left as it is.
+void adopt_rotation_ca(const std::string& certs_dir, const RotationCa& rotation, const std::string& retired_label);
+
+// Sealing for the holders of a CA key: AES-256-GCM under a key derived with HKDF-SHA-256 from the
+// CA's private key (its DER encoding; salt "etcdadm-ca-seal/1", info `context`), a random 96-bit
+// nonce, `context` as the additional data. Only a holder of the key can read or forge the sealed
+// text; a store that holds it learns nothing and can change nothing unnoticed. Output:
+// nonce || ciphertext || tag. open_sealed throws kAuth when the text was not sealed with this key
+// and context (another CA, a forged or damaged record).
+std::string seal_for_ca_holders(const std::string& ca_key_path, const std::string& context, const std::string& plain);
+std::string open_sealed(const std::string& ca_key_path, const std::string& context, const std::string& sealed);
 
 }  // namespace etcdadm

@@ -481,5 +481,73 @@ TEST_F(AutoMaintenance, CertificatesAboutToExpireAreRenewedOneHostAtATimeWithout
   EXPECT_NE(table.output.find("WARNING: the cluster CA expires within"), std::string::npos) << table.output;
 }
 
+// The cluster CA rotated by the controllers (`etcdadm auto rotate-ca` on one host): every host
+// re-issues its member's certificates by the new CA, served with the cross certificate, then each
+// switches to the new CA and restarts its etcd, one host at a time, while a client writes; one
+// controller is killed -9 right after its switch's file steps and finishes the switch when it comes
+// back. Oracles: openssl (the served chain verifies against the new CA alone and against the old
+// alone), etcdctl with the old client certificate (refused: the old CA is no longer trusted) and
+// with the new (answers), etcd's PIDs (each restarted), HashKV (equal).
+TEST_F(AutoMaintenance, TheClusterCaIsRotatedReissuedEverywhereThenSwitchedOneHostAtATime) {
+  ASSERT_NO_FATAL_FAILURE(bootstrap_three({"--ca-rotate-before", "0"}));
+  const std::string old_ca = read_file(hosts_[0].certs() + "/ca.crt");
+  write_file_atomic(dir_ / "old-ca.crt", old_ca);
+  write_file_atomic(dir_ / "old-client.crt", read_file(hosts_[0].certs() + "/etcdctl-etcd-client.crt"));
+  write_file_atomic(dir_ / "old-client.key", read_file(hosts_[0].certs() + "/etcdctl-etcd-client.key"), 0600);
+  std::map<std::string, int> pids;
+  for (const auto& h : hosts_) pids[h.name] = running_pid(h.conf() + "/etcd.pid", bin_of(h) + "/etcd");
+  const Host& killed = hosts_[1];
+  autos_[killed.name].stop(5000ms);
+  start_auto(killed, {{"ETCDADM_FAILPOINTS", "auto/ca-rotation/switched-files=kill"}});
+  Writer writer(connection({&hosts_[0], &hosts_[1], &hosts_[2]}));
+  auto started = with_store({"auto", "rotate-ca", "--certs-dir", hosts_[0].certs(), "--reason", "test"});
+  ASSERT_EQ(started.exit_code, 0) << started.output;
+  EXPECT_NE(started.output.find("every host re-issues its certificates, then switches one at a time"), std::string::npos) << started.output;
+  auto again = with_store({"auto", "rotate-ca", "--certs-dir", hosts_[0].certs()});
+  EXPECT_NE(again.exit_code, 0) << "one rotation at a time: " << again.output;
+  EXPECT_NE(again.output.find("is under way"), std::string::npos) << again.output;
+  ASSERT_TRUE(eventually(120s, [&] { return !autos_[killed.name].running(); }, "the controller killed inside its switch")) << logs();
+  EXPECT_EQ(autos_[killed.name].wait(), 128 + SIGKILL) << logs();
+  start_auto(killed);
+  ASSERT_TRUE(eventually(180s, [&] { return !auto_status()["caRotation"]["completed"].is_null(); }, "the rotation completed")) << logs();
+  writer.stop();
+
+  const auto status = auto_status();
+  const std::string id = status["caRotation"]["id"], new_sha = status["caRotation"]["newCaSha256"];
+  std::set<std::string> reissued, switched;
+  for (const auto& e : done("ca-reissue")) reissued.insert(e.host);
+  for (const auto& e : done("ca-switch")) switched.insert(e.host);
+  EXPECT_EQ(reissued.size(), 3u) << logs();
+  EXPECT_EQ(switched.size(), 3u) << logs();
+  const std::string new_ca = read_file(hosts_[0].certs() + "/ca.crt");
+  EXPECT_NE(new_ca, old_ca);
+  for (const auto& h : hosts_) {
+    EXPECT_EQ(read_file(h.certs() + "/ca.crt"), new_ca) << h.name;
+    EXPECT_EQ(read_file(h.certs() + "/ca.retired-" + id + ".crt"), old_ca) << h.name << ": the old CA kept";
+    auto sha = run_process({"sh", "-c", "sha256sum " + h.certs() + "/ca.crt | cut -d' ' -f1"});
+    EXPECT_EQ(sha.output.substr(0, 64), new_sha) << h.name;
+    EXPECT_NE(running_pid(h.conf() + "/etcd.pid", bin_of(h) + "/etcd"), pids[h.name]) << h.name << ": restarted on the new CA";
+    const std::string at = "127.0.0.1:" + std::to_string(h.client_port);
+    for (const auto& ca : {h.certs() + "/ca.crt", dir_ / "old-ca.crt"}) {
+      auto verified = run_process({"sh", "-c", "openssl s_client -connect " + at + " -verify_return_error -CAfile " + ca + " -cert " +
+                                                   h.certs() + "/etcdctl-etcd-client.crt -key " + h.certs() +
+                                                   "/etcdctl-etcd-client.key </dev/null 2>&1 | grep 'Verify return code'"});
+      EXPECT_NE(verified.output.find("Verify return code: 0 (ok)"), std::string::npos) << h.name << " with " << ca << ": " << verified.output;
+    }
+    auto old_client = run_process({bin_of(h) + "/etcdctl", "--endpoints", "https://" + at, "--cacert", h.certs() + "/ca.crt",
+                                   "--cert", dir_ / "old-client.crt", "--key", dir_ / "old-client.key", "--command-timeout", "3s",
+                                   "endpoint", "health"});
+    EXPECT_NE(old_client.exit_code, 0) << h.name << " accepts a client certificate of the old CA: " << old_client.output;
+    auto health = etcdctl(h, {"endpoint", "health"});
+    EXPECT_EQ(health.exit_code, 0) << h.name << ": " << health.output;
+  }
+  std::set<uint64_t> hashes;
+  for (const auto& e : etcdctl_json(hosts_[0], {"endpoint", "hashkv", "--cluster"})) hashes.insert(e["HashKV"]["hash"].get<uint64_t>());
+  EXPECT_EQ(hashes.size(), 1u);
+  std::printf("longest write gap: %lld ms (%lld writes)\n", static_cast<long long>(writer.longest_outage().count()),
+              static_cast<long long>(writer.writes()));
+  EXPECT_LT(writer.longest_outage(), 1500ms) << "no longer than one election: " << writer.last_error();
+}
+
 }  // namespace
 }  // namespace etcdadm::test

@@ -8,6 +8,9 @@
 #include "common/error.h"
 #include "controller/decide.h"
 #include "controller/records.h"
+#include "common/fs.h"
+#include "etcdadm/pki.h"
+#include "test/support/test_env.h"
 
 namespace etcdadm {
 namespace {
@@ -910,6 +913,182 @@ TEST(ControllerDecide, CertificatesDueAreRenewedByTheirHostWithEveryMemberHealth
   o.cluster.info.members[2].reachable = true;
   o.auto_spec.cert_renew_before_seconds = 0;
   EXPECT_EQ(decide(o, "t").step, Step::kIdle) << "0: never";
+}
+
+// A CA rotation: each host re-issues its own leaves; a host switches only once every member's host
+// re-issued and every member is healthy; the acting controller completes it once every one switched,
+// and starts one when the CA expires within the spec's window.
+TEST(ControllerDecide, ACaRotationReissuesEverywhereThenSwitchesThenCompletes) {
+  Observation o = acting({member(1, "h1"), member(2, "h2"), member(3, "h3")});
+  CaRotationRecord r;
+  r.id = "20261202T100000Z";
+  r.old_ca_sha256 = kCa;
+  r.new_ca_sha256 = std::string(64, 'b');
+  r.started_by = "root@h1";
+  o.ca_rotation = r;
+  o.ca_rotation_state = CaRotationState::kDue;
+  Decision d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kCaReissue) << d.reason;
+  EXPECT_NE(d.reason.find("CA rotation 20261202T100000Z: re-issuing this host's certificates by the new CA"), std::string::npos) << d.reason;
+
+  o.ca_rotation_state = CaRotationState::kReissued;
+  d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kIdle) << "h2 and h3 have not re-issued: no switch, nothing held back: " << d.reason;
+  for (auto& h : o.hosts) {
+    h.record.ca_rotation_id = r.id;
+    h.record.ca_rotation_step = "reissued";
+  }
+  o.hosts[2].record.ca_rotation_id = "20251202T100000Z";  // an older rotation's step counts for nothing
+  EXPECT_EQ(decide(o, "t").step, Step::kIdle);
+  o.hosts[2].record.ca_rotation_id = r.id;
+  o.cluster.info.members[1].reachable = false;
+  EXPECT_NE(decide(o, "t").step, Step::kCaSwitch) << "h2's member is down: no restart now";
+  o.cluster.info.members[1].reachable = true;
+  d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kCaSwitch) << d.reason;
+  EXPECT_NE(d.reason.find("restarts its etcd on it"), std::string::npos) << d.reason;
+  o.ca_rotation_state = CaRotationState::kSwitchRestart;
+  EXPECT_EQ(decide(o, "t").step, Step::kCaSwitch) << "a switch killed before its restart is finished";
+
+  o.ca_rotation_state = CaRotationState::kSwitched;
+  o.ca_sha256 = r.new_ca_sha256;
+  EXPECT_EQ(decide(o, "t").step, Step::kIdle) << "h2 and h3 have not switched";
+  for (auto& h : o.hosts) h.record.ca_rotation_step = "switched";
+  d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kCompleteCaRotation) << d.reason;
+  o.ca_rotation->completed_unix = o.now_unix;
+  EXPECT_EQ(decide(o, "t").step, Step::kIdle);
+
+  // A record that does not open here: wait and say so.
+  o.ca_rotation->completed_unix = 0;
+  o.ca_rotation_state = CaRotationState::kDue;
+  o.ca_rotation_problem = "the sealed text does not open with /pki/ca.key";
+  d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_NE(d.reason.find("cannot be carried out here: the sealed text does not open"), std::string::npos) << d.reason;
+  EXPECT_NE(d.command.find("delete etcdadm-auto/ca-rotation.json if nobody started it"), std::string::npos) << d.command;
+  // A host of another CA takes no part.
+  o.ca_rotation_problem.clear();
+  o.ca_rotation_state = CaRotationState::kOtherCa;
+  EXPECT_EQ(decide(o, "t").step, Step::kIdle);
+}
+
+TEST(ControllerDecide, TheActingControllerStartsARotationWhenTheCaExpiresWithinTheWindow) {
+  Observation o = acting({member(1, "h1"), member(2, "h2"), member(3, "h3")});
+  o.local.ca_expires_unix = o.now_unix + 40 * 86400;
+  EXPECT_EQ(decide(o, "t").step, Step::kIdle) << "40 days left, a 30-day window";
+  o.local.ca_expires_unix = o.now_unix + 20 * 86400;
+  Decision d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kStartCaRotation) << d.reason;
+  EXPECT_EQ(d.command, "etcdadm auto rotate-ca --store s3://b/c");
+  o.hosts[1].record.ca_sha256 = std::string(64, 'c');
+  EXPECT_EQ(decide(o, "t").step, Step::kIdle) << "a member's host holds another CA";
+  o.hosts[1].record.ca_sha256 = kCa;
+  o.cluster.info.members[2].reachable = false;
+  EXPECT_NE(decide(o, "t").step, Step::kStartCaRotation) << "a member down";
+  o.cluster.info.members[2].reachable = true;
+  o.auto_spec.ca_rotate_before_seconds = 0;
+  EXPECT_EQ(decide(o, "t").step, Step::kIdle) << "0: never";
+  Observation follower = o;
+  follower.auto_spec.ca_rotate_before_seconds = 30 * 86400;
+  follower.cluster.info.leader_id = 2;
+  for (auto& m : follower.cluster.info.members) m.leader = m.id == 2;
+  EXPECT_EQ(decide(follower, "t").step, Step::kIdle) << "only the acting controller starts one";
+}
+
+// One host's certs dir through a rotation, each state as the files show it; the sealed CA opens with
+// the old CA's key before and after the switch, and a record altered in any field does not.
+TEST(ControllerCaRotation, AHostsCertsDirGoesDueReissuedSwitchedAndForgedRecordsDoNotOpen) {
+  test::TempDir certs, config, other;
+  ensure_ca(certs.path());
+  MemberPkiSpec spec;
+  spec.certs_dir = certs.path();
+  spec.name = "h1";
+  ensure_member_certs(spec);
+  const CaRotationRecord r = new_ca_rotation(certs.path(), "root@h1", "test", 1800000000);
+  EXPECT_EQ(r.id, "20270115T080000Z");
+  EXPECT_EQ(local_ca_rotation_state(r, certs.path(), config.path()), CaRotationState::kDue);
+  RotationCa ca = open_ca_rotation(r, certs.path());
+  reissue_under_rotation_ca(certs.path(), ca);
+  EXPECT_EQ(local_ca_rotation_state(r, certs.path(), config.path()), CaRotationState::kReissued);
+  switch_to_rotation_ca(r, ca, certs.path(), config.path());
+  EXPECT_EQ(local_ca_rotation_state(r, certs.path(), config.path()), CaRotationState::kSwitchRestart);
+  EXPECT_EQ(open_ca_rotation(r, certs.path()).key_pem, ca.key_pem) << "opens with the retired key after the switch";
+  finish_ca_switch(r, config.path());
+  EXPECT_EQ(local_ca_rotation_state(r, certs.path(), config.path()), CaRotationState::kSwitched);
+
+  ensure_ca(other.path());
+  EXPECT_EQ(local_ca_rotation_state(r, other.path(), config.path()), CaRotationState::kOtherCa);
+  EXPECT_THROW(open_ca_rotation(r, other.path()), Error);
+  test::TempDir fresh;
+  ensure_ca(fresh.path());
+  const CaRotationRecord r2 = new_ca_rotation(fresh.path(), "root@h1", "test", 1800000000);
+  auto kind_of = [&](const CaRotationRecord& forged) {
+    try {
+      open_ca_rotation(forged, fresh.path());
+      return ErrorKind::kInternal;
+    } catch (const Error& e) {
+      return e.kind();
+    }
+  };
+  CaRotationRecord forged = r2;
+  forged.new_ca_sha256 = std::string(64, 'e');
+  EXPECT_EQ(kind_of(forged), ErrorKind::kAuth) << "another new CA named";
+  forged = r2;
+  forged.id = "20270115T080001Z";
+  EXPECT_EQ(kind_of(forged), ErrorKind::kAuth) << "another id";
+  forged = r2;
+  forged.sealed[10] = forged.sealed[10] == 'A' ? 'B' : 'A';
+  EXPECT_EQ(kind_of(forged), ErrorKind::kAuth) << "the sealed text changed";
+  forged = r2;
+  forged.sealed = r.sealed;  // a real rotation of another CA
+  EXPECT_EQ(kind_of(forged), ErrorKind::kAuth);
+}
+
+TEST(ControllerRecords, ACaRotationRecordRoundTripsAndRefusesHostileInput) {
+  CaRotationRecord r;
+  r.id = "20261202T100000Z";
+  r.old_ca_sha256 = std::string(64, 'a');
+  r.new_ca_sha256 = std::string(64, 'b');
+  r.sealed = "c2VhbGVk";
+  r.started_by = "root@h1";
+  r.started_unix = 1800000000;
+  r.reason = "the CA expires";
+  EXPECT_EQ(parse_ca_rotation(ca_rotation_json(r), "x"), r);
+  auto refused = [](nlohmann::json j) {
+    try {
+      parse_ca_rotation(j.dump(), "x");
+      return false;
+    } catch (const Error& e) {
+      return e.kind() == ErrorKind::kCorrupt;
+    }
+  };
+  const nlohmann::json good = nlohmann::json::parse(ca_rotation_json(r));
+  for (const char* id : {"../../etc/x", "2026120210000Z", "20261202T10000aZ", ""}) {
+    auto j = good;
+    j["id"] = id;
+    EXPECT_TRUE(refused(j)) << id;
+  }
+  auto j = good;
+  j["newCaSha256"] = j["oldCaSha256"];
+  EXPECT_TRUE(refused(j)) << "the same CA twice";
+  j = good;
+  j["oldCaSha256"] = "ABC";
+  EXPECT_TRUE(refused(j));
+  j = good;
+  j["sealed"] = std::string(70000, 'A');
+  EXPECT_TRUE(refused(j));
+  j = good;
+  j["format"] = "etcdadm-auto-ca-rotation/2";
+  EXPECT_TRUE(refused(j));
+  // Host records: the step is one of two words.
+  HostRecord h = host("h1").record;
+  h.ca_rotation_id = r.id;
+  h.ca_rotation_step = "reissued";
+  EXPECT_EQ(parse_host_record(host_record_json(h), "x"), h);
+  auto hj = nlohmann::json::parse(host_record_json(h));
+  hj["caRotationStep"] = "done";
+  EXPECT_THROW(parse_host_record(hj.dump(), "x"), Error);
 }
 
 TEST(ControllerDecide, TheHostOfAMemberRemovedAsCorruptKeepsItsData) {

@@ -179,5 +179,99 @@ TEST(Pki, RenewKeepsKeysSubjectsAndSansButChangesSerialAndExpiry) {
   EXPECT_THROW(renew_certs(dir.path(), {"bogus"}), Error);
 }
 
+// openssl verify's verdict (no EXPECT: a refusal is an answer here).
+bool openssl_verifies(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"openssl", "verify"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto r = run_process(argv);
+  return r.exit_code == 0 && r.output.find(": OK") != std::string::npos;
+}
+
+// A CA rotation's certificates, with openssl as the oracle: the re-issued leaves verify against the
+// new CA alone, and against the old CA alone only through the cross certificate their files carry;
+// after the switch, ca.crt is the new CA, the old pair is kept, a renewal keeps the cross
+// certificate, and kept leaves pass init's check before and after.
+TEST(Pki, ARotationsLeavesVerifyWithTheNewCaAndThroughTheCrossCertificateWithTheOld) {
+  test::TempDir dir;
+  ensure_ca(dir.path());
+  ensure_member_certs(spec(dir.path()));
+  const std::string old_ca = read_file(dir / "ca.crt"), old_key = read_file(dir / "ca.key");
+  const RotationCa r = make_rotation_ca(dir.path());
+  EXPECT_NO_THROW(check_rotation_ca(dir / "ca.crt", r));
+  write_file_atomic(dir / "new-ca.crt", r.cert_pem);
+  write_file_atomic(dir / "cross.crt", r.cross_pem);
+  EXPECT_EQ(reissue_under_rotation_ca(dir.path(), r), member_cert_names());
+  EXPECT_EQ(read_file(dir / "ca.crt"), old_ca) << "the CA switches later";
+  for (const auto& stem : member_cert_names()) {
+    write_file_atomic(dir / "leaf.crt", read_file(dir / (stem + ".crt")).substr(0, read_file(dir / (stem + ".crt")).find("-----END CERTIFICATE-----") + 26));
+    EXPECT_TRUE(openssl_verifies({"-CAfile", dir / "new-ca.crt", dir / "leaf.crt"})) << stem;
+    EXPECT_TRUE(openssl_verifies({"-CAfile", dir / "ca.crt", "-untrusted", dir / "cross.crt", dir / "leaf.crt"})) << stem;
+    EXPECT_FALSE(openssl_verifies({"-CAfile", dir / "ca.crt", dir / "leaf.crt"})) << stem << ": not without the cross certificate";
+  }
+  EXPECT_NE(read_file(dir / "server.crt").find(r.cross_pem), std::string::npos) << "served with the cross certificate";
+  EXPECT_NO_THROW(ensure_member_certs(spec(dir.path()))) << "kept leaves of the new CA pass before the switch";
+
+  adopt_rotation_ca(dir.path(), r, "20261202T100000Z");
+  EXPECT_EQ(read_file(dir / "ca.crt"), r.cert_pem);
+  EXPECT_EQ(read_file(dir / "ca.key"), r.key_pem);
+  EXPECT_EQ(read_file(dir / "ca.retired-20261202T100000Z.crt"), old_ca);
+  EXPECT_EQ(read_file(dir / "ca.retired-20261202T100000Z.key"), old_key);
+  adopt_rotation_ca(dir.path(), r, "20261202T100000Z");  // again: nothing changes
+  EXPECT_EQ(read_file(dir / "ca.retired-20261202T100000Z.crt"), old_ca);
+  EXPECT_NO_THROW(ensure_member_certs(spec(dir.path()))) << "and after it";
+  EXPECT_TRUE(ensure_ca(dir.path()) == false) << "ca.crt and ca.key are a pair";
+  renew_certs(dir.path(), {"server"});
+  EXPECT_NE(read_file(dir / "server.crt").find(r.cross_pem), std::string::npos) << "a renewal keeps the cross certificate";
+  EXPECT_TRUE(openssl_verifies({"-CAfile", dir / "ca.retired-20261202T100000Z.crt", "-untrusted", dir / "server.crt", dir / "server.crt"}));
+}
+
+TEST(Pki, ARotationCaThatDoesNotFitIsRefused) {
+  test::TempDir dir, other;
+  ensure_ca(dir.path());
+  ensure_ca(other.path());
+  const RotationCa good = make_rotation_ca(dir.path());
+  const RotationCa foreign = make_rotation_ca(other.path());
+  auto refused = [&](const RotationCa& r, const std::string& why) {
+    try {
+      check_rotation_ca(dir / "ca.crt", r);
+      ADD_FAILURE() << "accepted: " << why;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kCorrupt) << e.what();
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  refused(RotationCa{good.cert_pem, foreign.key_pem, good.cross_pem}, "its key does not belong to its certificate");
+  refused(RotationCa{foreign.cert_pem, foreign.key_pem, foreign.cross_pem}, "was not issued by");
+  refused(RotationCa{good.cert_pem, good.key_pem, foreign.cross_pem}, "not for the new CA's subject and key");
+  refused(RotationCa{good.cert_pem, good.key_pem, "garbage"}, "not a PEM certificate");
+}
+
+// Sealed for the holders of a CA key: opens with that key and context only; any change is kAuth.
+TEST(Pki, SealedTextOpensOnlyWithItsCaKeyAndContext) {
+  test::TempDir dir, other;
+  ensure_ca(dir.path());
+  ensure_ca(other.path());
+  const std::string sealed = seal_for_ca_holders(dir / "ca.key", "ctx", "the new CA's key");
+  EXPECT_EQ(sealed.size(), 12 + 16 + std::string("the new CA's key").size());
+  EXPECT_EQ(open_sealed(dir / "ca.key", "ctx", sealed), "the new CA's key");
+  EXPECT_NE(seal_for_ca_holders(dir / "ca.key", "ctx", "the new CA's key"), sealed) << "a fresh nonce each time";
+  auto auth_error = [&](const std::string& key, const std::string& ctx, const std::string& text) {
+    try {
+      open_sealed(key, ctx, text);
+      return false;
+    } catch (const Error& e) {
+      return e.kind() == ErrorKind::kAuth;
+    }
+  };
+  EXPECT_TRUE(auth_error(other / "ca.key", "ctx", sealed)) << "another CA";
+  EXPECT_TRUE(auth_error(dir / "ca.key", "ctx2", sealed)) << "another context";
+  for (size_t i : {size_t{0}, size_t{13}, sealed.size() - 1}) {
+    std::string forged = sealed;
+    forged[i] ^= 1;
+    EXPECT_TRUE(auth_error(dir / "ca.key", "ctx", forged)) << "byte " << i;
+  }
+  EXPECT_TRUE(auth_error(dir / "ca.key", "ctx", sealed.substr(0, 20))) << "too short";
+}
+
 }  // namespace
 }  // namespace etcdadm
