@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <string_view>
+#include <vector>
 
 namespace etcdadm {
 
@@ -34,6 +35,20 @@ inline X509Ptr parse_pem_cert(std::string_view pem) {
   X509Ptr x(bio ? PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr) : nullptr);
   ERR_clear_error();
   return x;
+}
+
+// Every certificate of a PEM text, in order (a leaf file of a CA rotation holds two); the error
+// queue left empty.
+inline std::vector<X509Ptr> parse_pem_certs(std::string_view pem) {
+  std::vector<X509Ptr> out;
+  BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  while (bio) {
+    X509Ptr x(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
+    if (!x) break;
+    out.push_back(std::move(x));
+  }
+  ERR_clear_error();  // the end of the text reads as an error
+  return out;
 }
 
 // The first (unencrypted) private key of a PEM text, or nullptr (the error queue left empty).

@@ -20,9 +20,7 @@ namespace {
 
 std::string fingerprint_of(const std::string& pem) { return to_hex(sha256_of(pem.data(), pem.size())); }
 
-std::string file_fingerprint(const std::string& path) {
-  return path_exists(path) ? fingerprint_of(read_file(path)) : "";
-}
+std::string file_fingerprint(const std::string& path) { return path_exists(path) ? ca_fingerprint(path) : ""; }
 
 std::string restart_marker(const CaRotationRecord& r, const std::string& config_dir) {
   return config_dir + "/ca-rotation-" + r.id + ".restart";
@@ -39,6 +37,8 @@ std::string rotation_id(int64_t now_unix) {
 }
 
 }  // namespace
+
+std::string ca_fingerprint(const std::string& ca_cert_path) { return fingerprint_of(read_file(ca_cert_path)); }
 
 CaRotationRecord new_ca_rotation(const std::string& certs_dir, const std::string& started_by, const std::string& reason,
                                  int64_t now_unix) {
@@ -88,15 +88,13 @@ bool complete_ca_rotation(BlobStore& store, const CaRotationRecord& rotation, in
   return conditional.write_if(kAutoCaRotationKey, ca_rotation_json(current), read->version).has_value();
 }
 
-const char* ca_rotation_state_name(CaRotationState s) {
+std::string ca_rotation_step(CaRotationState s) {
   switch (s) {
-    case CaRotationState::kOtherCa: return "other-ca";
-    case CaRotationState::kDue: return "due";
-    case CaRotationState::kReissued: return "reissued";
-    case CaRotationState::kSwitchRestart: return "switch-restart";
+    case CaRotationState::kReissued:
+    case CaRotationState::kSwitchRestart: return "reissued";
     case CaRotationState::kSwitched: return "switched";
+    default: return "";
   }
-  return "?";
 }
 
 CaRotationState local_ca_rotation_state(const CaRotationRecord& r, const std::string& certs_dir, const std::string& config_dir) {
@@ -105,20 +103,14 @@ CaRotationState local_ca_rotation_state(const CaRotationRecord& r, const std::st
   if (ca == r.new_ca_sha256) return marker ? CaRotationState::kSwitchRestart : CaRotationState::kSwitched;
   if (ca != r.old_ca_sha256) return CaRotationState::kOtherCa;
   if (marker) return CaRotationState::kSwitchRestart;  // killed inside the switch's file steps
-  // Reissued when every leaf present is the new CA's: its file's second certificate is the new
-  // CA's cross certificate and the leaf verifies with that key. (Public parts only: no key needed.)
+  // Reissued when every leaf present verifies with the key of the certificate after it in its file
+  // (the cross certificate). Public parts only, no key opened for a check every round: the steps
+  // that act open and check the record's CA first (open_ca_rotation).
   for (const auto& stem : member_cert_names()) {
     const std::string path = certs_dir + "/" + stem + ".crt";
     if (!path_exists(path)) continue;
-    const std::string pem = read_file(path);
-    const size_t second = pem.find("-----BEGIN CERTIFICATE-----", 1);
-    if (second == std::string::npos) return CaRotationState::kDue;
-    X509Ptr leaf = parse_pem_cert(pem.substr(0, second));
-    X509Ptr cross = parse_pem_cert(pem.substr(second));
-    if (!leaf || !cross) return CaRotationState::kDue;
-    // Public parts only (no key opened for a check every round): the steps that act open and check
-    // the record's CA first (open_ca_rotation).
-    if (X509_verify(leaf.get(), X509_get0_pubkey(cross.get())) != 1) return CaRotationState::kDue;
+    const std::vector<X509Ptr> chain = parse_pem_certs(read_file(path));
+    if (chain.size() < 2 || X509_verify(chain[0].get(), X509_get0_pubkey(chain[1].get())) != 1) return CaRotationState::kDue;
   }
   return CaRotationState::kReissued;
 }

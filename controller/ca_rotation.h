@@ -17,6 +17,10 @@
 
 namespace etcdadm {
 
+// SHA-256 (hex) of the CA certificate file: the identity of the cluster's CA in host records, plans
+// and rotations.
+std::string ca_fingerprint(const std::string& ca_cert_path);
+
 // A new rotation of the CA in `certs_dir` (ca.crt/key): its CA made and sealed for the CA's holders.
 CaRotationRecord new_ca_rotation(const std::string& certs_dir, const std::string& started_by, const std::string& reason,
                                  int64_t now_unix);
@@ -37,7 +41,9 @@ enum class CaRotationState {
   kSwitchRestart,   // the new CA (or the switch started), etcd still to restart on it
   kSwitched,        // the new CA, restarted
 };
-const char* ca_rotation_state_name(CaRotationState state);
+// What a host record says of a state (HostRecord::ca_rotation_step): "reissued" (kReissued, and
+// kSwitchRestart: the switch is not done until etcd restarted), "switched", or "" (no part yet).
+std::string ca_rotation_step(CaRotationState state);
 CaRotationState local_ca_rotation_state(const CaRotationRecord& rotation, const std::string& certs_dir,
                                         const std::string& config_dir);
 

@@ -77,11 +77,6 @@ ConnectionConfig quick(ConnectionConfig c) {
 
 }  // namespace
 
-std::string ca_fingerprint(const std::string& ca_cert_path) {
-  const std::string pem = read_file(ca_cert_path);
-  return to_hex(sha256_of(pem.data(), pem.size()));
-}
-
 AutoLocalState read_auto_local_state(const std::string& config_dir) {
   AutoLocalState s;
   const std::string path = config_dir + "/" + kLocalStateFile;
@@ -695,25 +690,16 @@ void Controller::ca_switch(const Decision& d, const Observation& o) {
     std::string moved;
     if (o.local.data == "member" && init_system_->running(member_)) {
       // The leader's restart would cost the cluster an election: its leadership goes first.
-      const MemberInfo* me = nullptr;
-      for (const auto& m : o.cluster.info.members) {
-        if (m.id == o.local.member_id) me = &m;
-      }
-      if (me != nullptr && o.cluster.info.leader_id == me->id) {
-        for (const auto& m : o.cluster.info.members) {
-          if (m.id != me->id && !m.learner && member_healthy(m)) {
-            pool_.client(member_.loopback_client_url()).move_leader(member_.loopback_client_url(), m.id);
-            moved = ", leadership moved to " + (m.name.empty() ? id_hex(m.id) : m.name) + " first";
-            break;
-          }
+      const auto& info = o.cluster.info;
+      if (o.local.member_id != 0 && info.leader_id == o.local.member_id) {
+        if (const MemberInfo* next = leadership_successor(info, o.local.member_id)) {
+          hand_leadership(pool_.client(member_.loopback_client_url()), member_.loopback_client_url(), member_.name, next->id,
+                          member_label(*next), member_log_hint(member_));
+          moved = ", leadership moved to " + member_label(*next) + " first";
         }
       }
       pool_.reset();
-      init_system_->stop(member_, std::chrono::seconds(10));
-      failpoint("auto/ca-rotation/stopped");
-      init_system_->start(member_);
-      EtcdClient local(local_connection(member_));
-      wait_member_healthy(member_, local, *init_system_, std::chrono::seconds(120));
+      restart_member(member_, *init_system_, std::chrono::seconds(120));
     }
     finish_ca_switch(r, member_.config_dir);
     ca_sha256_ = ca_fingerprint(member_.ca_cert());
@@ -1128,19 +1114,8 @@ void Controller::write_host_record(const Observation& o, const Decision& d) {
   h.certs_expire_unix = o.local.certs_expire_unix;
   h.ca_expires_unix = o.local.ca_expires_unix;
   if (o.ca_rotation) {
-    switch (o.ca_rotation_state) {
-      case CaRotationState::kReissued:
-      case CaRotationState::kSwitchRestart:
-        h.ca_rotation_id = o.ca_rotation->id;
-        h.ca_rotation_step = "reissued";
-        break;
-      case CaRotationState::kSwitched:
-        h.ca_rotation_id = o.ca_rotation->id;
-        h.ca_rotation_step = "switched";
-        break;
-      default:
-        break;
-    }
+    h.ca_rotation_step = ca_rotation_step(o.ca_rotation_state);
+    if (!h.ca_rotation_step.empty()) h.ca_rotation_id = o.ca_rotation->id;
   }
   HostRecord compare = h;
   compare.heartbeat_unix = last_written_.heartbeat_unix;

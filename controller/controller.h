@@ -198,7 +198,4 @@ class Controller {
 AutoLocalState read_auto_local_state(const std::string& config_dir);
 void write_auto_local_state(const std::string& config_dir, const AutoLocalState& state);
 
-// SHA-256 (hex) of the CA certificate file: the identity of the cluster's CA in host records and plans.
-std::string ca_fingerprint(const std::string& ca_cert_path);
-
 }  // namespace etcdadm

@@ -434,9 +434,7 @@ std::vector<std::string> rotation_behind(const Observation& o, const CaRotationR
       continue;
     }
     const bool self = h->name == o.self;
-    const std::string at = self ? (o.ca_rotation_state == CaRotationState::kSwitched ? "switched"
-                                   : o.ca_rotation_state == CaRotationState::kReissued ? "reissued" : "")
-                                : (h->ca_rotation_id == r.id ? h->ca_rotation_step : "");
+    const std::string at = self ? ca_rotation_step(o.ca_rotation_state) : (h->ca_rotation_id == r.id ? h->ca_rotation_step : "");
     const bool done = at == step || (step == "reissued" && at == "switched");
     if (!done) behind.push_back(label + " (" + (at.empty() ? "not started" : at) + ")");
   }

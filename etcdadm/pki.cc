@@ -41,19 +41,6 @@ X509Ptr read_cert(const std::string& path) {
   return x;
 }
 
-// Every certificate of a PEM text, in order (a leaf file of a rotation holds two).
-std::vector<X509Ptr> parse_pem_certs(const std::string& pem) {
-  std::vector<X509Ptr> out;
-  BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-  while (bio) {
-    X509Ptr x(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
-    if (!x) break;
-    out.push_back(std::move(x));
-  }
-  ERR_clear_error();  // the end of the text reads as an error
-  return out;
-}
-
 std::string cert_pem(X509* x) {
   return pem_of([&](BIO* b) { return PEM_write_bio_X509(b, x); });
 }

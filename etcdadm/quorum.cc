@@ -48,6 +48,15 @@ bool member_healthy(const MemberInfo& m) {
   return true;
 }
 
+const MemberInfo* leadership_successor(const ClusterInfo& info, uint64_t leader_id) {
+  const MemberInfo* best = nullptr;
+  for (const auto& x : info.members) {
+    if (x.id == leader_id || x.learner || !member_healthy(x)) continue;
+    if (best == nullptr || x.raft_index > best->raft_index) best = &x;
+  }
+  return best;
+}
+
 // The counts, and the answer when there is nothing to weigh: an unknown member (not safe) or a
 // learner (safe: it holds no vote). nullopt: `member_id` is a voter and the caller decides.
 static std::optional<QuorumCheck> counted(const Counts& c, uint64_t member_id, const char* learner_note, QuorumCheck& q) {

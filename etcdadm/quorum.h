@@ -48,4 +48,8 @@ std::string member_label(const MemberInfo& m);
 // A member is healthy when it answered Status without "no leader" among its errors.
 bool member_healthy(const MemberInfo& m);
 
+// The healthy voter other than `leader_id` the furthest along (the highest raft index): who takes
+// over a leadership handed away before a restart or a defrag; nullptr when no other voter can.
+const MemberInfo* leadership_successor(const ClusterInfo& info, uint64_t leader_id);
+
 }  // namespace etcdadm

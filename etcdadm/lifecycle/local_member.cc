@@ -34,10 +34,14 @@ ConnectionConfig local_connection(const MemberConfig& member) {
 
 void restart_member(const MemberConfig& member, std::chrono::seconds timeout) {
   auto init_system = make_init_system(member.init_system);
-  init_system->stop(member, std::chrono::milliseconds(10000));
-  init_system->start(member);
+  restart_member(member, *init_system, timeout);
+}
+
+void restart_member(const MemberConfig& member, InitSystem& init_system, std::chrono::seconds timeout) {
+  init_system.stop(member, std::chrono::milliseconds(10000));
+  init_system.start(member);
   EtcdClient local(local_connection(member));
-  wait_member_healthy(member, local, *init_system, timeout);
+  wait_member_healthy(member, local, init_system, timeout);
 }
 
 ConnectionConfig with_member_endpoints(ConnectionConfig connection, const ClusterInfo& info) {

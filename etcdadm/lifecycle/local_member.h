@@ -10,6 +10,7 @@
 #include "etcd/connection.h"
 #include "etcd/client.h"
 #include "etcd/client_pool.h"
+#include "etcdadm/init_system.h"
 #include "etcdadm/member_config.h"
 
 namespace etcdadm {
@@ -25,6 +26,8 @@ ConnectionConfig local_connection(const MemberConfig& member);
 // Stops and starts the member through its init system and waits until it serves a linearizable
 // read again (after `certs renew`: etcd reads its certificates only at start).
 void restart_member(const MemberConfig& member, std::chrono::seconds timeout = std::chrono::seconds(120));
+// The same through `init_system` (a caller that keeps one, as the controller does).
+void restart_member(const MemberConfig& member, InitSystem& init_system, std::chrono::seconds timeout);
 
 struct MemberInfo {
   uint64_t id = 0;

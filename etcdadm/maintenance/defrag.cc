@@ -198,11 +198,7 @@ class DefragRun {
   // stalls no write. Returns that voter's name ("" when it is the only voter: its defrag then
   // stalls the cluster, and says so).
   std::string move_leadership(const MemberInfo& leader) {
-    const MemberInfo* best = nullptr;
-    for (const auto& x : info_.members) {
-      if (x.id == leader.id || x.learner || !member_healthy(x)) continue;
-      if (best == nullptr || x.raft_index > best->raft_index) best = &x;
-    }
+    const MemberInfo* best = leadership_successor(info_, leader.id);
     if (best == nullptr) {
       spdlog::warn("member {} is the only voter: writes wait while it is defragmented", member_label(leader));
       return "";
