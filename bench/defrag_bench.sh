@@ -7,10 +7,12 @@
 # then the pods and events (about half the bytes) are deleted and the keyspace compacted, so about
 # half of every member's db file is free pages. While each tool defragments the cluster, one
 # write_probe per member writes through that member alone: its longest gap between two successful
-# writes is the stall that member's clients see (an API server talks to its local member). Before
-# the second tool the data is loaded and fragmented again the same way. Reported per tool: the
-# whole defrag's wall time, each member's probe stall, and (etcdadm) each member's own Defragment
-# time and db size before and after.
+# writes is the stall that member's clients see (an API server talks to its local member). Like for
+# like: once fragmented, the members are stopped and their data dirs copied; before each tool they
+# are stopped, given those copies back and started, so both tools defragment the same files (the
+# state before each is printed). Reported per tool: the whole defrag's wall time, each member's
+# probe stall, and (etcdadm) each member's own Defragment time and db size before and after, then
+# the ratios.
 #
 # Usage: bench/defrag_bench.sh     (BENCH_DB_MB, default 1024; BENCH_ETCD_MINOR, default 3.6)
 set -euo pipefail
@@ -65,13 +67,52 @@ fragment() {
   rev=$(ctl endpoint status -w json | python3 -c 'import json,sys; print(max(e["Status"]["header"]["revision"] for e in json.load(sys.stdin)))')
   ctl compact "$rev" --physical >/dev/null
   sleep 2  # the backend commits the freed pages within its batch interval
+}
+
+# The members stopped (TERM, by PID file), started again from their env files as the process init
+# system starts them, and waited for until every one answers.
+stop_members() {
+  local i
+  for i in 0 1 2; do stop_pid "$(cat "$WORK/${NAMES[$i]}/conf/etcd.pid")"; done
+}
+start_members() {
+  local i n
+  for i in 0 1 2; do
+    n=${NAMES[$i]}
+    (set -a; . "$WORK/$n/conf/etcd.env"; set +a; exec setsid "$WORK/$n/bin/etcd" >>"$WORK/$n/conf/etcd.log" 2>&1) &
+    echo $! >"$WORK/$n/conf/etcd.pid"
+  done
+  for _ in $(seq 1 120); do
+    ctl endpoint health >/dev/null 2>&1 && return 0
+    sleep 0.5
+  done
+  die "the members did not come back: $(tail -3 "$WORK/m1/conf/etcd.log")"
+}
+# Every member's data dir as it was when fragmented (copied once, given back before each tool).
+keep_fragmented() {
+  stop_members
+  local i
+  for i in 0 1 2; do cp -a "$WORK/${NAMES[$i]}/data" "$WORK/${NAMES[$i]}/data.fragmented"; done
+}
+give_back_fragmented() {
+  stop_members
+  local i
+  for i in 0 1 2; do
+    rm -rf "$WORK/${NAMES[$i]}/data"
+    cp -a "$WORK/${NAMES[$i]}/data.fragmented" "$WORK/${NAMES[$i]}/data"
+  done
+  start_members
+  sleep 2
+  state >&2
+}
+state() {
   ctl endpoint status -w json | python3 -c '
 import json, sys
 for e in json.load(sys.stdin):
     s = e["Status"]
     print("  %s: db %.0f MiB, in use %.0f MiB (%.0f%% free)%s" % (e["Endpoint"], s["dbSize"] / 1048576,
           s["dbSizeInUse"] / 1048576, 100 - 100.0 * s["dbSizeInUse"] / s["dbSize"],
-          ", leader" if s["leader"] == s["header"]["member_id"] else ""))' >&2
+          ", leader" if s["leader"] == s["header"]["member_id"] else ""))'
 }
 
 # Runs "$@" with a write probe on every member; prints the wall time, then each probe's JSON.
@@ -101,12 +142,17 @@ probe_report() {  # one line per member: its probe's longest stall
 
 echo "# defrag_bench: $(machine); etcd $VERSION, ${DB_MB} MiB db, three members on one machine"
 fragment
-ms=$(with_probes ctl defrag --cluster)
-echo "etcdctl defrag --cluster: ${ms} ms"
-probe_report
-fragment
+keep_fragmented
+log "etcdctl defrag --cluster"
+give_back_fragmented
+ctl_ms=$(with_probes ctl defrag --cluster)
+echo "etcdctl defrag --cluster: ${ctl_ms} ms"
+probe_report | tee "$WORK/ctl.report"
+state
+log "etcdadm defrag --cluster"
+give_back_fragmented
 ms=$(with_probes "$ETCDADM" defrag --cluster --skip-backup --config-dir "$WORK/m1/conf" -o json --timeout 10m)
-echo "etcdadm defrag --cluster: ${ms} ms"
+echo "etcdadm defrag --cluster: ${ms} ms (ratio to etcdctl $(awk -v a="$ms" -v b="$ctl_ms" 'BEGIN { printf "%.2f", a / b }')x)"
 python3 -c '
 import json, sys
 text = open(sys.argv[1]).read()
@@ -115,4 +161,13 @@ for m in r["members"]:
     print("  %s: defragment %d ms, %.0f -> %.0f MiB, caught up %d ms later%s" % (m["name"], m["stalledMs"],
           m["dbSizeBefore"] / 1048576, m["dbSizeAfter"] / 1048576, m["caughtUpMs"],
           ", led: leadership moved to " + m["leadershipMovedTo"] if m["led"] else ""))' "$WORK/tool.out"
-probe_report
+probe_report | tee "$WORK/adm.report"
+state
+python3 - "$WORK/ctl.report" "$WORK/adm.report" <<'PY'
+import re, sys
+def stalls(path):
+    return [int(m.group(1)) for m in re.finditer(r"longest write stall (\d+) ms", open(path).read())]
+ctl, adm = stalls(sys.argv[1]), stalls(sys.argv[2])
+print("longest write stall, worst member: etcdctl %d ms, etcdadm %d ms (ratio %.2fx)" % (max(ctl), max(adm), max(adm) / max(ctl)))
+print("write stall per member m1/m2/m3: etcdctl %s ms, etcdadm %s ms" % ("/".join(map(str, ctl)), "/".join(map(str, adm))))
+PY

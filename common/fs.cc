@@ -436,6 +436,28 @@ std::string set_aside_data_dir(const std::string& dir, const std::string& label)
   return aside;
 }
 
+std::vector<std::string> remove_set_asides(const std::string& dir, const std::string& label_prefix) {
+  const stdfs::path d(dir);
+  // Beside an ordinary data dir, or inside one that is a filesystem root: both are looked at, since
+  // a data dir can have been mounted or unmounted between two set-asides.
+  const std::vector<std::pair<stdfs::path, std::string>> places = {
+      {d.parent_path(), d.filename().string() + ".set-aside-" + label_prefix},
+      {d, std::string(kSetAsidePrefix) + label_prefix}};
+  std::vector<std::string> removed;
+  for (const auto& [parent, prefix] : places) {
+    std::error_code ec;
+    std::vector<std::string> found;
+    for (const auto& e : stdfs::directory_iterator(parent, ec)) {
+      if (e.path().filename().string().rfind(prefix, 0) == 0) found.push_back(e.path().string());
+    }
+    for (const auto& path : found) {
+      remove_all(path);
+      removed.push_back(path);
+    }
+  }
+  return removed;
+}
+
 void remove_data_dir(const std::string& dir) {
   if (!is_directory(dir) || !is_filesystem_root(dir)) {
     remove_all(dir);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace etcdadm {
 
@@ -151,6 +152,11 @@ bool is_empty_data_dir(const std::string& dir);
 // leaves it), moved inside it into "<dir>/.etcdadm-set-aside-<label>". Returns where they went, ""
 // when there was nothing. An existing destination is never overwritten (kAlreadyExists).
 std::string set_aside_data_dir(const std::string& dir, const std::string& label);
+
+// Deletes the data set aside from `dir` (set_aside_data_dir) under labels that start with
+// `label_prefix`, beside it or inside it; returns what it deleted. Keeps a host from filling its
+// disk with copies that only the newest one of is worth looking at.
+std::vector<std::string> remove_set_asides(const std::string& dir, const std::string& label_prefix);
 
 // Removes a data dir; one that is a filesystem root is emptied instead (the mount stays, and so
 // does its lost+found). Missing is fine.

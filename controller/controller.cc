@@ -199,6 +199,17 @@ LocalView Controller::observe_local() {
       spdlog::debug("this host's member does not answer: {}", e.what());
     }
   }
+  // Why etcd stopped again after this controller started it: its initial corruption check is the
+  // one refusal the acting controller acts on (after comparing the other members' data).
+  if (!has_data || (v.etcd_running && v.has_leader)) {
+    refused_.clear();
+  } else if (!v.etcd_running && !start_mark_.empty()) {
+    const std::string why = etcd_start_refusal(init_system_->output_since(member_, start_mark_));
+    if (!why.empty() && refused_.empty()) spdlog::warn("auto: etcd refused to start this host's member: {}", why);
+    if (!why.empty()) refused_ = why;
+  }
+  v.etcd_refused = refused_;
+  if (last_start_) v.seconds_since_start = std::chrono::duration_cast<std::chrono::seconds>(steady_clock::now() - *last_start_).count();
   v.member_id = state.member_id;
   v.cluster_id = state.cluster_id;
   v.plan_sequence = state.plan_sequence;
@@ -502,15 +513,23 @@ void Controller::join_as_added(const Decision& d, const Observation& o) {
   }
 }
 
-void Controller::forget_member(bool keep_data) {
+void Controller::forget_member(const std::string& set_aside_as) {
   init_system_->stop(member_, std::chrono::seconds(10));
   failpoint("auto/forget/stopped");
-  if (keep_data) {
-    const uint64_t id = read_auto_local_state(member_.config_dir).member_id;
-    const std::string aside = set_aside_data_dir(member_.data_dir, "corrupt-" + id_hex(id) + "-" + std::to_string(unix_now()));
-    if (!aside.empty()) spdlog::warn("auto: this host's corrupt member's data is kept in {} for a person to look at", aside);
-  } else {
+  if (set_aside_as.empty()) {
     remove_all(member_.data_dir + "/member");
+  } else {
+    if (set_aside_as == "removed") {
+      for (const auto& old : remove_set_asides(member_.data_dir, "removed-")) {
+        spdlog::info("auto: deleted {}, an earlier removed member's data (only the newest is kept)", old);
+      }
+    }
+    const uint64_t id = read_auto_local_state(member_.config_dir).member_id;
+    const std::string aside = set_aside_data_dir(member_.data_dir, set_aside_as + "-" + id_hex(id) + "-" + std::to_string(unix_now()));
+    if (!aside.empty()) {
+      spdlog::warn("auto: this host's {} member's data is kept in {} for a person to look at (rm -rf {} once it is not needed)",
+                   set_aside_as, aside, aside);
+    }
   }
   AutoLocalState state;
   state.plan_sequence = read_auto_local_state(member_.config_dir).plan_sequence;
@@ -738,18 +757,26 @@ void Controller::observe_hashes(Observation& o) {
     last_hash_check_.reset();
     return;
   }
+  // An unhealthy voter whose etcd refused to start on inconsistent data is left out, and the others
+  // compared at once (act_on_refused_members); any other unhealthy voter is the replace rule's.
+  ClusterInfo surveyed = o.cluster.info;
+  size_t refused = 0;
   for (const auto& m : o.cluster.info.members) {
-    if (!m.learner && !member_healthy(m)) return;  // the replace rule's first
+    if (m.learner || member_healthy(m)) continue;
+    if (host_refusing_member(o, m.id) == nullptr) return;  // the replace rule's first
+    ++refused;
+    std::erase_if(surveyed.members, [&](const MemberInfo& x) { return x.id == m.id; });
   }
   const auto alarms = alarms_in_status(o.cluster.info);
   const bool alarm = std::any_of(alarms.begin(), alarms.end(), [](const MemberAlarm& a) { return a.alarm == "CORRUPT"; });
-  if (!alarm && o.auto_spec.corrupt_check_seconds == 0) return;
-  const auto interval = alarm ? std::chrono::seconds(kCorruptAlarmCheck) : std::chrono::seconds(o.auto_spec.corrupt_check_seconds);
+  if (!alarm && refused == 0 && o.auto_spec.corrupt_check_seconds == 0) return;
+  const auto interval = alarm || refused > 0 ? std::chrono::seconds(kCorruptAlarmCheck)
+                                             : std::chrono::seconds(o.auto_spec.corrupt_check_seconds);
   const auto now = steady_clock::now();
   if (last_hash_check_ && now - *last_hash_check_ < interval) return;
   last_hash_check_ = now;
   Observation::HashCheck check;
-  check.survey = survey_hashes(pool_, o.cluster.info);
+  check.survey = survey_hashes(pool_, surveyed);
   check.verdict = judge_hashes(check.survey);
   if (check.verdict.kind == HashVerdict::Kind::kAgree) {
     spdlog::debug("auto: {}", check.verdict.explanation);
@@ -1022,13 +1049,17 @@ void Controller::act(const Decision& d, const Observation& o) {
       recorded(d, [&] { start_planned_member(d.plan); });
       return;
     case Step::kStartLocalMember:
-      recorded(d, [&] { init_system_->start(member_); });
+      recorded(d, [&] {
+        start_mark_ = init_system_->output_mark(member_);
+        last_start_ = steady_clock::now();
+        init_system_->start(member_);
+      });
       return;
     case Step::kJoinAsAdded:
       recorded(d, [&] { join_as_added(d, o); });
       return;
     case Step::kForgetMember:
-      recorded(d, [&] { forget_member(d.keep_data); });
+      recorded(d, [&] { forget_member(d.set_aside_as); });
       return;
     case Step::kAddMember:
     case Step::kPromoteMember:
@@ -1113,6 +1144,7 @@ void Controller::write_host_record(const Observation& o, const Decision& d) {
   h.waiting_for = d.step == Step::kIdle || d.step == Step::kWait ? d.reason : "";
   h.certs_expire_unix = o.local.certs_expire_unix;
   h.ca_expires_unix = o.local.ca_expires_unix;
+  h.etcd_refused = o.local.etcd_refused;
   if (o.ca_rotation) {
     h.ca_rotation_step = ca_rotation_step(o.ca_rotation_state);
     if (!h.ca_rotation_step.empty()) h.ca_rotation_id = o.ca_rotation->id;

@@ -81,8 +81,9 @@ class Controller {
   void act(const Decision& d, const Observation& o);
   void start_planned_member(const ClusterPlan& plan);
   void join_as_added(const Decision& d, const Observation& o);
-  // `keep_data`: the data is set aside (a member found corrupt), not deleted.
-  void forget_member(bool keep_data);
+  // `set_aside_as`: the label prefix its data is set aside under ("corrupt": kept for a person;
+  // "removed": only the newest kept); "": deleted (there is none to keep).
+  void forget_member(const std::string& set_aside_as);
   void disarm_corrupt(const Decision& d);
   // kRenewCerts (through maintain(): the lease): renewed, then a new handshake with the member.
   void renew_own_certs(const Decision& d);
@@ -173,6 +174,11 @@ class Controller {
   // When this controller last compared the voters' HashKV (while acting; a controller that starts
   // acting compares at once).
   std::optional<std::chrono::steady_clock::time_point> last_hash_check_;
+  // This host's last start of its etcd (kStartLocalMember): the init system's output mark taken
+  // just before, and when; and why etcd refused to start since (kept until it answers with a leader).
+  std::string start_mark_;
+  std::optional<std::chrono::steady_clock::time_point> last_start_;
+  std::string refused_;
   std::optional<std::chrono::steady_clock::time_point> total_loss_since_;
   static constexpr std::chrono::seconds kCorruptAlarmCheck{10};
   HostRecord last_written_;

@@ -314,6 +314,13 @@ std::optional<Decision> run_queue(const Observation& o, const std::string& token
 
 }  // namespace
 
+const HostView* host_refusing_member(const Observation& o, uint64_t member_id) {
+  for (const auto& h : o.hosts) {
+    if (h.live && member_id != 0 && h.record.member_id == member_id && h.record.etcd_refused == kEtcdRefusedInconsistent) return &h;
+  }
+  return nullptr;
+}
+
 namespace {
 
 const MemberInfo* healthy_member_with_client_url(const ClusterInfo& info) {
@@ -538,6 +545,58 @@ std::optional<Decision> maintain(const Observation& o) {
   return d;
 }
 
+// A voter etcd refused to start because its initial corruption check found the member's data
+// differs from a peer's. etcd does not say which side is damaged (a member refuses beside one
+// damaged peer too), so the other voters' HashKV decide: when they all agree and are a majority of
+// the voters, the refusing member is the one that differs, and it is replaced like a corrupt one;
+// otherwise nothing is. `unhealthy`: the unhealthy voters, all refusing (else nullopt: the replace
+// rule's grace applies).
+std::optional<Decision> act_on_refused_members(const Observation& o, const std::vector<const MemberInfo*>& unhealthy) {
+  if (unhealthy.empty()) return std::nullopt;
+  for (const auto* m : unhealthy) {
+    if (host_refusing_member(o, m->id) == nullptr) return std::nullopt;
+  }
+  const ClusterInfo& info = o.cluster.info;
+  const MemberInfo& m = *unhealthy.front();
+  const HostView& host = *host_refusing_member(o, m.id);
+  const std::string what = "etcd refused to start member " + member_label(m) + " on " + host.record.name +
+                           " (its initial corruption check found the member's data differs from a peer's)";
+  const std::string by_hand = "etcdadm hashkv (on a healthy member's host); etcd's log on " + host.record.name;
+  if (!o.hashes) return make(Step::kWait, what + ": comparing the other voters' HashKV first", by_hand);
+  const HashVerdict& v = o.hashes->verdict;
+  if (v.kind == HashVerdict::Kind::kIncomplete) return make(Step::kWait, what + "; " + v.explanation, by_hand);
+  if (v.kind != HashVerdict::Kind::kAgree) {
+    return make(Step::kWait, what + ", but the other voters do not agree either (" + v.explanation +
+                                 "): which data is right cannot be told, and nothing is replaced",
+                "etcdadm hashkv; restore the cluster from a verified backup (etcdadm etcd-manager restore-backup NAME --store " +
+                    o.store_url + ")");
+  }
+  int voters = 0;
+  for (const auto& mi : info.members) voters += mi.learner ? 0 : 1;
+  const int agreeing = static_cast<int>(o.hashes->survey.members.size());
+  if (agreeing < quorum_of(voters)) {
+    return make(Step::kWait, what + "; the " + std::to_string(agreeing) + " voters that agree are no majority of " +
+                                 std::to_string(voters) + ": nothing is replaced",
+                by_hand);
+  }
+  QuorumCheck q = check_remove(info, m.id);
+  if (!q.safe) return make(Step::kWait, what + ", but removing it would cost quorum: " + q.explanation, by_hand);
+  CorruptMember record;
+  record.unix = o.now_unix;
+  record.host = o.self;
+  record.revision = o.hashes->survey.revision;
+  record.majority_hash = v.majority_hash;
+  record.refused_to_start = true;
+  Decision d = make(Step::kRemoveMember,
+                    "member " + member_label(m) + " is corrupt: " + what + ", and " + v.explanation +
+                        ". Removing it to be replaced from the healthy members (" + q.explanation + "); its host keeps its data aside",
+                    "etcdadm member remove " + (m.name.empty() ? id_hex(m.id) : m.name) + " --endpoints " + o.self_client_url +
+                        "; on its host: move the data dir aside, then etcdadm join " + o.self_client_url + " --name " + m.name);
+  d.member_id = m.id;
+  d.corrupt = record;
+  return d;
+}
+
 // Corrupt members (every voter healthy): nullopt when there is nothing to do about corruption.
 std::optional<Decision> act_on_corruption(const Observation& o) {
   const ClusterInfo& info = o.cluster.info;
@@ -642,6 +701,8 @@ Decision act_on_cluster(const Observation& o) {
     d.member_id = l->id;
     return d;
   }
+
+  if (auto refused = act_on_refused_members(o, unhealthy)) return *refused;
 
   // An unhealthy voter: removed at once when the cluster has more voters than the spec (the
   // unhealthy go first), else after the grace period; never when that would cost quorum.
@@ -847,18 +908,27 @@ Decision decide(const Observation& o, const std::string& new_token) {
   const bool removed = local_member_removed(o);
   if (o.local.data == "member" && removed) {
     if (auto c = o.maintenance.corrupt.find(o.local.member_id); c != o.maintenance.corrupt.end()) {
+      const std::string how = c->second.refused_to_start
+                                  ? "etcd refused to start it on data that differs from its peers', which agreed on HashKV " +
+                                        std::to_string(c->second.majority_hash) + " at revision " + std::to_string(c->second.revision)
+                                  : "its HashKV at revision " + std::to_string(c->second.revision) + " was " +
+                                        std::to_string(c->second.hash) + ", the majority's " + std::to_string(c->second.majority_hash);
       Decision d = make(Step::kForgetMember,
-                        "this host's member " + id_hex(o.local.member_id) + " was found corrupt by " + c->second.host +
-                            " (its HashKV at revision " + std::to_string(c->second.revision) + " was " +
-                            std::to_string(c->second.hash) + ", the majority's " + std::to_string(c->second.majority_hash) +
+                        "this host's member " + id_hex(o.local.member_id) + " was found corrupt by " + c->second.host + " (" + how +
                             ") and removed: stopping it and setting its data aside for a person, so that the host can join again",
                         "mv <data-dir> <data-dir>.corrupt; etcdadm reset --skip-remove-member");
-      d.keep_data = true;
+      d.set_aside_as = "corrupt";
       return d;
     }
-    return make(Step::kForgetMember,
-                "this host's member " + id_hex(o.local.member_id) + " was removed from the cluster: stopping it and deleting its data, so that the host can join again",
-                "etcdadm reset --skip-remove-member");
+    // Removed as unhealthy, by a shrink or by a person: the host cannot tell which, and its data may
+    // hold writes nobody else has (a member cut off and replaced), so the newest one is kept.
+    Decision d = make(Step::kForgetMember,
+                      "this host's member " + id_hex(o.local.member_id) +
+                          " was removed from the cluster: stopping it and setting its data aside (only the newest removed "
+                          "member's data is kept), so that the host can join again",
+                      "mv <data-dir> <data-dir>.removed; etcdadm reset --skip-remove-member");
+    d.set_aside_as = "removed";
+    return d;
   }
   if (o.local.data == "lost") {
     if (removed || (o.cluster.answered && me == nullptr && healthy_member_with_client_url(info) != nullptr)) {
@@ -872,6 +942,13 @@ Decision decide(const Observation& o, const std::string& new_token) {
   }
   if (auto version = change_own_version(o, me)) return *version;
   if (o.local.data == "member" && !o.local.etcd_running) {
+    if (!o.local.etcd_refused.empty() && o.local.seconds_since_start >= 0 && o.local.seconds_since_start < kRefusedRestartSeconds) {
+      return make(Step::kWait,
+                  "etcd refused to start this host's member: its initial corruption check found the member's data differs from a "
+                  "peer's. The acting controller compares the other members' HashKV and replaces this member when they agree; "
+                  "it is started again every " + std::to_string(kRefusedRestartSeconds) + " s meanwhile",
+                  "etcdadm hashkv (on a healthy member's host)");
+    }
     return make(Step::kStartLocalMember, "this host's member is not running", "etcdadm member restart (or start its service)");
   }
 

@@ -99,7 +99,16 @@ struct LocalView {
   int64_t certs_expire_unix = 0;
   std::string first_expiring;
   int64_t ca_expires_unix = 0;
+  // Why its etcd refused to start since its controller last started it (HostRecord::etcd_refused;
+  // kept until the member answers with a leader), and how long ago that start was (-1: never).
+  std::string etcd_refused;
+  int64_t seconds_since_start = -1;
 };
+
+// A member etcd refused to start on inconsistent data is started again this often, never more (each
+// try hashes its whole db and asks its peers): a peer's damage may have been the cause, and that
+// peer may be replaced meanwhile.
+inline constexpr int64_t kRefusedRestartSeconds = 30;
 
 struct Observation {
   // The CA rotation record (etcdadm-auto/ca-rotation.json) when there is one, this host's place in
@@ -168,7 +177,7 @@ enum class Step {
   kMarkCreated,         // write etcd-manager's etcd-cluster-created marker (if absent)
   kPlanCluster,         // write `plan` with a conditional write (absent -> plan)
   kJoinAsAdded,         // this host was added to the cluster: start its member (join's phases)
-  kForgetMember,        // this host's member is no longer in the cluster: stop it, delete its data
+  kForgetMember,        // this host's member is no longer in the cluster: stop it, set its data aside
   kAddMember,           // acting: add `host` as a learner (its controller then joins)
   kPromoteMember,       // acting: promote learner `member_id` (etcd refuses until it caught up)
   kRemoveMember,        // acting: remove `member_id` (a dead member replaced, or one too many)
@@ -204,7 +213,9 @@ struct Decision {
   std::vector<uint64_t> members;  // kDefragment: in defrag order (learners, followers, the leader); kDisarmCorrupt: the alarms' members
   // kRemoveMember of a member found corrupt: recorded (maintenance.json) before the removal.
   std::optional<CorruptMember> corrupt;
-  bool keep_data = false;  // kForgetMember: set the data aside (a corrupt member's) instead of deleting it
+  // kForgetMember: the label prefix its data is set aside under ("corrupt", "removed"); "" when
+  // there is no data to keep (a lost member's).
+  std::string set_aside_as;
   // kIdle: the cluster is as the spec says and nothing is under way, so the store is read only
   // every idle interval.
   bool settled = false;
@@ -213,6 +224,10 @@ struct Decision {
 
 // quorum of n voters: n / 2 + 1.
 int quorum_of(int members);
+
+// The live host that runs member `member_id` and says etcd refused to start it on data that differs
+// from a peer's (HostRecord::etcd_refused), or null.
+const HostView* host_refusing_member(const Observation& o, uint64_t member_id);
 
 // Whether this host's controller acts for the cluster: the cluster answered and names this host's
 // member, which runs on this host's data, its leader (etcd chose it; a minority has no leader).

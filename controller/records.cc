@@ -159,6 +159,7 @@ std::string host_record_json(const HostRecord& h) {
     j["caRotationID"] = h.ca_rotation_id;
     j["caRotationStep"] = h.ca_rotation_step;
   }
+  if (!h.etcd_refused.empty()) j["etcdRefused"] = h.etcd_refused;
   return j.dump(2) + "\n";
 }
 
@@ -189,6 +190,10 @@ HostRecord parse_host_record(const std::string& text, const std::string& where) 
   h.ca_rotation_step = string_field(j, "caRotationStep", where);
   if (h.ca_rotation_step != "" && h.ca_rotation_step != "reissued" && h.ca_rotation_step != "switched") {
     throw Error(ErrorKind::kCorrupt, where + ": \"caRotationStep\" is \"" + h.ca_rotation_step + "\", not reissued or switched");
+  }
+  h.etcd_refused = string_field(j, "etcdRefused", where);
+  if (h.etcd_refused != "" && h.etcd_refused != kEtcdRefusedInconsistent) {
+    throw Error(ErrorKind::kCorrupt, where + ": \"etcdRefused\" is \"" + h.etcd_refused.substr(0, 64) + "\", not " + kEtcdRefusedInconsistent);
   }
   return h;
 }
@@ -388,6 +393,7 @@ std::string maintenance_record_json(const MaintenanceRecord& r) {
     for (const auto& [id, c] : r.corrupt) {
       corrupt[id_hex(id)] = {{"unix", c.unix}, {"host", c.host}, {"revision", c.revision}, {"hash", c.hash},
                              {"majorityHash", c.majority_hash}, {"alarmSettled", c.alarm_settled}};
+      if (c.refused_to_start) corrupt[id_hex(id)]["refusedToStart"] = true;
     }
     j["corrupt"] = corrupt;
   }
@@ -447,6 +453,7 @@ MaintenanceRecord parse_maintenance_record(const std::string& text, const std::s
     m.hash = integer_field<uint32_t>(c, "hash", at).value_or(0);
     m.majority_hash = integer_field<uint32_t>(c, "majorityHash", at).value_or(0);
     m.alarm_settled = bool_field(c, "alarmSettled", at);
+    m.refused_to_start = bool_field(c, "refusedToStart", at);
     r.corrupt[id] = m;
   });
   for_each_by_member_id(j, "defrags", where, [&](uint64_t id, const json& d, const std::string& at) {

@@ -93,6 +93,9 @@ std::string auto_spec_json(const AutoSpec& spec);
 AutoSpec parse_auto_spec(const std::string& json, const std::string& where);
 
 // A host's own record, rewritten by it on every heartbeat.
+// HostRecord::etcd_refused: etcd's initial corruption check refused to start the member.
+inline constexpr const char* kEtcdRefusedInconsistent = "data-inconsistency";
+
 struct HostRecord {
   std::string name;          // the member name it runs as (DNS-safe, MemberConfig::complete)
   std::string peer_url;      // https://<bind>:<peer-port>
@@ -115,6 +118,10 @@ struct HostRecord {
   // new CA's), "switched" (its CA is the new one, its etcd restarted on it); "" none.
   std::string ca_rotation_id;
   std::string ca_rotation_step;
+  // Why its etcd refused to start, as etcd said it, since its controller last started it:
+  // "data-inconsistency" (etcd's initial corruption check found its HashKV differs from a peer's);
+  // "" none. About member `member_id`.
+  std::string etcd_refused;
   bool operator==(const HostRecord&) const = default;
 };
 std::string host_record_json(const HostRecord& host);
@@ -227,6 +234,9 @@ struct CorruptMember {
   std::string host;  // whose controller found it
   int64_t revision = 0;
   uint32_t hash = 0, majority_hash = 0;
+  // Found by etcd's own initial check, which kept it from starting (its hash is then unknown: 0);
+  // the others agreed on `majority_hash` at `revision`.
+  bool refused_to_start = false;
   // Set once a CORRUPT alarm was disarmed on the strength of this replacement: one replacement
   // never excuses a later alarm.
   bool alarm_settled = false;

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <thread>
 
@@ -287,6 +288,9 @@ std::string errno_text(int err) { return std::strerror(err); }
 // ---------------------------------------------------------------------------------------------
 // the three init systems
 
+// What output_since() returns at most: the end of etcd's output, where it says why it stopped.
+constexpr size_t kOutputLimit = 1 << 20;
+
 [[noreturn]] void throw_systemd_not_running() {
   throw Error(ErrorKind::kUnavailable, "systemd is not running on this host",
               "use --init-system process (etcdadm runs etcd itself) or kubelet");
@@ -344,6 +348,19 @@ class SystemdInitSystem : public InitSystem {
   }
 
   std::vector<std::string> files(const MemberConfig& config) const override { return {systemd_unit_path(config)}; }
+
+  std::string output_mark(const MemberConfig&) override {
+    return "@" + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                    std::chrono::system_clock::now().time_since_epoch()).count());
+  }
+  std::string output_since(const MemberConfig& config, const std::string& mark) override {
+    if (mark.empty() || !systemd_running()) return "";
+    RunOptions options;
+    options.timeout = milliseconds(10000);
+    auto r = run_process({"journalctl", "-u", unit_name(config), "--since", mark, "-o", "cat", "--no-pager", "-n", "2000"}, options);
+    if (r.exit_code != 0) return "";
+    return r.output.size() > kOutputLimit ? r.output.substr(r.output.size() - kOutputLimit) : r.output;
+  }
 };
 
 class KubeletInitSystem : public InitSystem {
@@ -405,6 +422,29 @@ class ProcessInitSystem : public InitSystem {
 
   bool running(const MemberConfig& config) override {
     return running_pid(config.pid_file(), config.etcd_binary()) != 0;
+  }
+
+  std::string output_mark(const MemberConfig& config) override {
+    struct stat st {};
+    return std::to_string(::stat(config.log_file().c_str(), &st) == 0 ? st.st_size : 0);
+  }
+  std::string output_since(const MemberConfig& config, const std::string& mark) override {
+    uint64_t from = 0;
+    try {
+      from = std::stoull(mark);
+    } catch (const std::exception&) {
+      return "";
+    }
+    std::ifstream log(config.log_file(), std::ios::binary | std::ios::ate);
+    if (!log) return "";
+    const uint64_t size = static_cast<uint64_t>(log.tellg());
+    if (from > size) from = 0;  // the log was rotated or truncated since
+    from = std::max<uint64_t>(from, size > kOutputLimit ? size - kOutputLimit : 0);
+    std::string out(size - from, '\0');
+    log.seekg(static_cast<std::streamoff>(from));
+    log.read(out.data(), static_cast<std::streamsize>(out.size()));
+    out.resize(static_cast<size_t>(log.gcount()));
+    return out;
   }
 
   // The log file too, so that reset leaves nothing behind.
@@ -689,6 +729,10 @@ void stop_pid_file(const std::string& pid_file, const std::string& expected_exe,
     }
   }
   remove_all(pid_file);
+}
+
+std::string etcd_start_refusal(const std::string& output) {
+  return output.find("found data inconsistency with peers") != std::string::npos ? "data-inconsistency" : "";
 }
 
 }  // namespace etcdadm

@@ -41,7 +41,18 @@ class InitSystem {
   // Every file configure() writes (process: the pid and log files), for reset (removing missing
   // files is fine).
   virtual std::vector<std::string> files(const MemberConfig& config) const = 0;
+  // What etcd wrote from a point on, to tell why it stopped: output_mark() before a start, then
+  // output_since(mark) for what it logged since (at most the last 1 MiB). process: the log file
+  // from its size at the mark; systemd: the unit's journal since the mark's time. kubelet: the
+  // pod's log is the kubelet's, not read here (""), and so is everything when the mark is "".
+  virtual std::string output_mark(const MemberConfig&) { return ""; }
+  virtual std::string output_since(const MemberConfig&, const std::string& /*mark*/) { return ""; }
 };
+
+// Why etcd refused to start, from what it logged (InitSystem::output_since): "data-inconsistency"
+// when its initial corruption check found its data differs from a peer's (3.5 to 3.7 log "<id>
+// found data inconsistency with peers"), else "".
+std::string etcd_start_refusal(const std::string& output);
 
 std::unique_ptr<InitSystem> make_init_system(InitSystemKind kind);
 

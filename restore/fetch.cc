@@ -1,5 +1,10 @@
 #include "restore/fetch.h"
 
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <optional>
+#include <thread>
 #include <vector>
 
 #include "common/async_sink.h"
@@ -31,8 +36,39 @@ Error stored_mismatch_error(const std::string& what, const BackupRecord& b, cons
                "the backup was modified or damaged in the store; use another backup");
 }
 
-// Reads, hashes and decompresses on this thread; checks the snapshot digest and writes `out` on a
-// second one, so that decompression and SHA-256 + disk writes overlap.
+// Opens a backup's data file. A store that announces another size for it than the backup's
+// metadata (or, for etcd-manager's, the listing) records is asked again; still disagreeing, its
+// listing decides. Listed at the recorded size, the store contradicts itself (a proxy or gateway
+// answering HEAD wrongly): reading it would end at the announced size and the digest would then
+// call an intact backup damaged, so the store is reported as misbehaving (kUnavailable) and nothing
+// is read or marked. Listed at the announced size, the object did change size since the backup was
+// written: it is read, and its digest tells what it holds.
+std::unique_ptr<BlobReader> open_data_file(BlobStore& store, const BackupRecord& b, const std::string& what) {
+  const std::string key = b.name + "/" + b.data_file;
+  auto reader = store.open(key);
+  constexpr int kReopens = 3;
+  for (int i = 1; i <= kReopens && !b.stored_size_matches(reader->size()); ++i) {
+    spdlog::warn("{}: the store says its data file holds {} bytes, its record says {}; asking again", what, reader->size(),
+                 b.stored_size);
+    std::this_thread::sleep_for(std::chrono::milliseconds(250) * i);
+    throw_if_interrupted("reading " + what);
+    reader = store.open(key);
+  }
+  if (b.stored_size_matches(reader->size())) return reader;
+  std::optional<uint64_t> listed;
+  for (const auto& info : store.list(b.name + "/")) {
+    if (info.key == key) listed = info.size;
+  }
+  if (listed && b.stored_size_matches(*listed)) {
+    throw Error(ErrorKind::kUnavailable,
+                store.url() + " misbehaves: opening " + key + " it says the object holds " + std::to_string(reader->size()) +
+                    " bytes, but it lists it with " + std::to_string(*listed) + ", the size the backup's record has; " + what +
+                    " was not read and is not marked damaged",
+                "check the store (or the proxy or gateway in front of it), then run the command again");
+  }
+  return reader;
+}
+
 // The record to check an encrypted backup against: its metadata as the store has it now, since
 // `backup rekey` (on any host) rewrites the data file and the metadata in place.
 BackupRecord current_record(BlobStore& store, const BackupRecord& listed) {
@@ -53,7 +89,9 @@ class TeeSink : public ByteSink {
   ByteSink* second_;
 };
 
-// `stored_copy` (may be null) receives the stored bytes as they are read.
+// Reads, hashes and decompresses on this thread; checks the snapshot digest and writes `out` on a
+// second one, so that decompression and SHA-256 + disk writes overlap. `stored_copy` (may be null)
+// receives the stored bytes as they are read.
 FetchResult fetch_into(const BackupStore& backups, const BackupRecord& listed, ByteSink* out, ByteSink* stored_copy = nullptr) {
   BlobStore& store = *backups;
   InterruptibleWork interruptible;  // the caller's AtomicFile / scratch dir removes what was written
@@ -69,7 +107,7 @@ FetchResult fetch_into(const BackupStore& backups, const BackupRecord& listed, B
   }
   if (b.encrypted()) require_keys_for(b.recipients(), backups.keys(), what);
   std::string key = b.name + "/" + b.data_file;
-  auto reader = store.open(key);
+  auto reader = open_data_file(store, b, what);
 
   // stored bytes -> SHA-256 -> [age decryption] -> decompression -> snapshot digest -> out
   SnapshotDigestSink digest(out);
@@ -167,7 +205,7 @@ FetchResult check_stored_bytes(BlobStore& store, const BackupRecord& listed, Byt
   const std::string what = "backup " + listed.name + " in " + store.url();
   if (listed.data_file.empty()) throw Error(ErrorKind::kCorrupt, what + " has no data file", "use another backup");
   const BackupRecord b = current_record(store, listed);
-  auto reader = store.open(b.name + "/" + b.data_file);
+  auto reader = open_data_file(store, b, what);
   HashingSink stored(copy);
   std::string head;  // the first bytes, until the age header is complete
   bool header_checked = !b.encrypted();

@@ -241,6 +241,10 @@ struct BackupRecord {
   bool stored_sha256_matches(const std::string& sha256) const {
     return stored_sha256.empty() || sha256 == stored_sha256 || (rekey && sha256 == rekey->stored_sha256);
   }
+  // The same for the data file's size (0 recorded: unknown, anything matches).
+  bool stored_size_matches(uint64_t size) const {
+    return stored_size == 0 || size == stored_size || (rekey && size == rekey->stored_size);
+  }
   // Who can open the data file: encrypted_to, and the new recipients of a rekey under way.
   std::vector<std::string> recipients() const;
   uint64_t stored_size = 0;

@@ -536,15 +536,30 @@ class Runner {
     // records only itself too: reset and member remove ask it for the member list.)
     if (!join_) m_.cluster_endpoints = {m_.client_url()};
     make_dirs(m_.config_dir);
-    write_file_atomic(m_.env_file(), render_env_file(member_env(m_, *bootstrap_)), 0600, /*overwrite=*/true);
+    EnvVars env = member_env(m_, *bootstrap_);
+    if (first_start_of_restore()) env = without_initial_corruption_check(env);
+    write_file_atomic(m_.env_file(), render_env_file(env), 0600, /*overwrite=*/true);
     save_member_state(m_);
     auto files = init_system_->configure(m_);
     spdlog::info("wrote {}, {}{}", m_.env_file(), m_.state_file(), files.empty() ? "" : ", " + join_csv(files));
   }
 
+  // A member restored from a snapshot whose etcd has not run on it yet: started without etcd's
+  // initial corruption check (without_initial_corruption_check), which its env file gets back as
+  // soon as etcd was started (a kubelet's manifest keeps what it was written with until the next
+  // configure, a version change's included).
+  bool first_start_of_restore() const {
+    return o_.restore_snapshot && !join_ && !init_system_->running(m_) && path_exists(restore_marker());
+  }
+
   void start() {
     init_system_->start(m_);
     spdlog::info("etcd started through {}", init_system_name(m_.init_system));
+    // etcd read its variables when it started: from its next start on it runs etcd's checks.
+    if (!path_exists(m_.env_file())) return;
+    const EnvVars env = parse_env_file(read_file(m_.env_file()));
+    const EnvVars checked = with_corruption_checks(env, m_.version);
+    if (checked != env) write_file_atomic(m_.env_file(), render_env_file(checked), 0600, /*overwrite=*/true);
   }
 
   void etcdctl() {

@@ -680,6 +680,18 @@ TEST_F(Auto, SeedFiveThenThreeGrowsAndShrinksKeepingQuorumAtEveryStep) {
              return !kept.count(r.name) && r.data == "empty" && !r.etcd_running;
            }) == 2;
   }, "the two removed hosts spares again"));
+  // Each removed host kept its member's data aside (the newest removed one only), not deleted.
+  for (const auto& h : hosts_) {
+    if (kept.count(h.name)) continue;
+    int asides = 0;
+    for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(h.data()).parent_path())) {
+      const std::string name = e.path().filename().string();
+      if (name.rfind(std::filesystem::path(h.data()).filename().string() + ".set-aside-removed-", 0) != 0) continue;
+      ++asides;
+      EXPECT_TRUE(std::filesystem::exists(e.path() / "member" / "snap" / "db")) << e.path();
+    }
+    EXPECT_EQ(asides, 1) << h.name << "\n" << logs();
+  }
   int adds = 0, removes = 0;
   for (const auto& e : events()) {
     adds += e.action == "add-member" && e.outcome.rfind("done", 0) == 0;

@@ -4,12 +4,41 @@
 #include <gtest/gtest.h>
 
 #include "common/fs.h"
+#include "restore/damage.h"
+#include "restore/fetch.h"
+#include "store/backend/local/local_store.h"
+#include "store/backend/object/streaming_reader.h"
+#include "store/catalog.h"
+#include "store/layout.h"
 #include "test/support/cli_fixture.h"
 
 namespace etcdadm::test {
 namespace {
 
 class Damage : public CliTest {};
+
+// A store that, opening a backup's data file, announces a size of its own instead of the object's
+// (a gateway or proxy answering HEAD wrongly) and streams it through the object stores' reader, which ends the
+// download at the announced size; its listing stays right.
+class MisreportingStore : public LocalStore {
+ public:
+  MisreportingStore(std::string root, std::optional<uint64_t> announced) : LocalStore(root), root_(root), announced_(announced) {}
+  std::unique_ptr<BlobReader> open(const std::string& key) override {
+    if (key.find("/etcd.backup") == std::string::npos) return LocalStore::open(key);
+    ++opens;
+    if (!announced_) return LocalStore::open(key);
+    auto bytes = std::make_shared<std::string>(read_file(root_ + "/" + key));
+    return std::make_unique<StreamingReader>(root_ + "/" + key, *announced_, RetryPolicy{},
+                                             [bytes](uint64_t offset, const HttpBodySink& sink) {
+                                               if (offset < bytes->size()) sink(bytes->data() + offset, bytes->size() - offset);
+                                             });
+  }
+  int opens = 0;  // of the data file
+
+ private:
+  std::string root_;
+  std::optional<uint64_t> announced_;
+};
 
 TEST_F(Damage, LatestSkipsARecordedDamagedBackupAndTheErrorNamesTheNext) {
   auto& m = start_member();
@@ -75,6 +104,52 @@ TEST_F(Damage, LatestSkipsARecordedDamagedBackupAndTheErrorNamesTheNext) {
   auto latest = cli({"backup", "restore", "latest", "--store", store_, "--output", dir_ / "latest.db"});
   EXPECT_EQ(latest.exit_code, 0) << latest.output;
   EXPECT_NE(latest.output.find("Fetched backup " + newest), std::string::npos) << latest.output;
+}
+
+// A store announcing 0 bytes (or too few) for an intact backup is asked again, then reported as
+// misbehaving: nothing read, no damage marker, the backup still `latest`. An object that really
+// is shorter than its record (listed so) is damaged, and marked.
+TEST_F(Damage, AStoreMisreportingTheSizeIsReportedNotTheBackupMarkedDamaged) {
+  auto& m = start_member();
+  EtcdClient client(m.connection());
+  load_keys(client, "/registry/pods/", 50, 500, 3);
+  const std::string name = save(m)["backup"];
+  const std::string data = store_ + "/" + name + "/etcd.backup.gz";
+  const uint64_t size = read_file(data).size();
+  Catalog catalog(dir_ / "in-process.db");
+  for (const uint64_t announced : {uint64_t{0}, size / 2}) {
+    MisreportingStore store(store_, announced);
+    const BackupRecord b = load_backup_record(store, scan_backups(store).at(0));
+    ASSERT_EQ(b.stored_size, size);
+    try {
+      with_damage_recorded(store, catalog, b, [&] { verify_backup(BackupStore(store), b); }, nullptr);
+      ADD_FAILURE() << "a store announcing " << announced << " of " << size << " bytes went unnoticed";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kUnavailable) << e.what();
+      const std::string text = e.what();
+      EXPECT_NE(text.find("misbehaves"), std::string::npos) << text;
+      EXPECT_NE(text.find("holds " + std::to_string(announced) + " bytes, but it lists it with " + std::to_string(size)), std::string::npos) << text;
+      EXPECT_NE(text.find("not marked damaged"), std::string::npos) << text;
+    }
+    EXPECT_EQ(store.opens, 4) << "asked again three times";
+    EXPECT_FALSE(path_exists(store_ + "/" + name + "/" + kDamageMarkerFile));
+  }
+  auto listed = cli_json({"backup", "list", "--store", store_, "-o", "json"});
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_TRUE(listed[0]["damaged"].is_null()) << listed[0];
+  MisreportingStore honest(store_, std::nullopt);
+  const BackupRecord b = load_backup_record(honest, scan_backups(honest).at(0));
+  EXPECT_EQ(verify_backup(BackupStore(honest), b).stored_bytes, size);
+
+  // Really truncated (and listed so): damage, marked in the store.
+  ::truncate(data.c_str(), static_cast<off_t>(size / 2));
+  try {
+    with_damage_recorded(honest, catalog, b, [&] { verify_backup(BackupStore(honest), b); }, nullptr);
+    ADD_FAILURE() << "a truncated backup verified";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kCorrupt) << e.what();
+  }
+  EXPECT_TRUE(path_exists(store_ + "/" + name + "/" + kDamageMarkerFile));
 }
 
 }  // namespace

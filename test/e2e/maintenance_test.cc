@@ -19,6 +19,7 @@
 
 #include "controller/records.h"
 #include "etcd/client.h"
+#include "etcdadm/member_config.h"
 #include "test/support/auto_fixture.h"
 #include "test/support/lifecycle_fixture.h"
 #include "test/support/writer.h"
@@ -348,18 +349,30 @@ TEST_F(AutoMaintenance, ACorruptMemberIsFoundReplacedFromTheHealthyOnesAndItsDat
   for (const auto& h : hosts_) ASSERT_TRUE(eventually(10s, [&] { return serves(h) == written; }, h.name + " serving the value"));
 
   // Paused (nothing restarts it), its etcd stopped, every copy of the value in its db overwritten.
-  ASSERT_EQ(with_store({"auto", "pause", "--reason", "damaging a disk"}).exit_code, 0);
-  std::this_thread::sleep_for(2s);  // the round under way finishes
-  stop_pid_file(victim.conf() + "/etcd.pid", bin_of(victim) + "/etcd", 5000ms);
-  const std::string db = victim.data() + "/member/snap/db";
-  std::string bytes = read_file(db);
-  int copies = 0;
-  for (size_t at = bytes.find(written); at != std::string::npos; at = bytes.find(written, at + written.size())) {
-    bytes.replace(at, written.size(), damaged);
-    ++copies;
+  auto damage = [&] {
+    ASSERT_EQ(with_store({"auto", "pause", "--reason", "damaging a disk"}).exit_code, 0);
+    std::this_thread::sleep_for(2s);  // the round under way finishes
+    stop_pid_file(victim.conf() + "/etcd.pid", bin_of(victim) + "/etcd", 5000ms);
+    const std::string db = victim.data() + "/member/snap/db";
+    std::string bytes = read_file(db);
+    int copies = 0;
+    for (size_t at = bytes.find(written); at != std::string::npos; at = bytes.find(written, at + written.size())) {
+      bytes.replace(at, written.size(), damaged);
+      ++copies;
+    }
+    ASSERT_GE(copies, 1) << "the value is in the db file";
+    write_file_atomic(db, bytes, 0600, /*overwrite=*/true);
+  };
+  ASSERT_NO_FATAL_FAILURE(damage());
+  // Without etcd's own initial check (a member configured before etcdadm turned it on), the damaged
+  // member starts and serves the damaged value: only a comparison of HashKV finds it.
+  EnvVars env;
+  for (auto [name, value] : parse_env_file(read_file(victim.conf() + "/etcd.env"))) {
+    if (name == "ETCD_EXPERIMENTAL_INITIAL_CORRUPT_CHECK") continue;
+    if (name == "ETCD_FEATURE_GATES") value = "CompactHashCheck=true";
+    env.emplace_back(name, value);
   }
-  ASSERT_GE(copies, 1) << "the value is in the db file";
-  write_file_atomic(db, bytes, 0600, /*overwrite=*/true);
+  write_file_atomic(victim.conf() + "/etcd.env", render_env_file(env), 0600, /*overwrite=*/true);
   ASSERT_EQ(with_store({"auto", "resume"}).exit_code, 0);
   ASSERT_TRUE(eventually(30s, [&] { return serves(victim) == damaged; }, victim.name + " started again, serving the damaged value"));
   for (const auto& h : hosts_) {
@@ -415,6 +428,46 @@ TEST_F(AutoMaintenance, ACorruptMemberIsFoundReplacedFromTheHealthyOnesAndItsDat
   EXPECT_EQ(status["corrupt"][0]["memberID"], fmt::format("{:x}", ids_before.at(victim.name))) << status.dump(2);
   auto agreed = etcdadm({"hashkv", "--config-dir", witness.conf()});
   EXPECT_EQ(agreed.exit_code, 0) << agreed.output;
+
+  // The new member's env file has etcd's initial check (member_env; 3.5+, 3.4's cannot reach its
+  // peers under TLS): damaged the same way, it refuses to start rather than serve the damaged
+  // value, and the others serve it as written. Its host says so; the others agreeing, it is
+  // replaced as corrupt at once (no grace), its data aside.
+  if (corruption_check_env(etcd_under_test().version).empty()) {
+    std::cout << "etcd " << etcd_under_test().version << ": no initial corruption check under TLS; the HashKV comparison above is the check\n";
+    return;
+  }
+  const auto ids_second = ids();
+  for (const auto& [name, value] : corruption_check_env(etcd_under_test().version)) {
+    EXPECT_EQ(env_value(parse_env_file(read_file(victim.conf() + "/etcd.env")), name), value) << name;
+  }
+  const size_t log_before = read_file(victim.conf() + "/etcd.log").size();
+  ASSERT_NO_FATAL_FAILURE(damage());
+  ASSERT_EQ(with_store({"auto", "resume"}).exit_code, 0);
+  EXPECT_TRUE(eventually(60s, [&] {
+    return read_file(victim.conf() + "/etcd.log").find("found data inconsistency with peers", log_before) != std::string::npos;
+  }, victim.name + " refusing to start on its damaged data")) << read_file(victim.conf() + "/etcd.log").substr(log_before);
+  EXPECT_EQ(serves(victim), "");
+  for (const auto& h : hosts_) {
+    if (&h != &victim) EXPECT_EQ(serves(h), written) << h.name;
+  }
+  auto removed_as_refused = [&] {
+    for (const auto& e : done("remove-member")) {
+      if (e.reason.find("etcd refused to start member " + victim.name + " (") != std::string::npos) return true;
+    }
+    return false;
+  };
+  ASSERT_TRUE(eventually(60s, removed_as_refused, "the refusing member removed as corrupt")) << logs();
+  ASSERT_TRUE(eventually(90s, [&] {
+    auto now = ids();
+    return one_healthy_cluster(3) && now.count(victim.name) && now.at(victim.name) != ids_second.at(victim.name);
+  }, victim.name + " back as a new member again")) << logs();
+  for (const auto& h : hosts_) EXPECT_TRUE(eventually(10s, [&] { return serves(h) == written; }, h.name + " serving the value as written"));
+  int asides = 0;
+  for (const auto& e : std::filesystem::directory_iterator(data_dir.parent_path())) {
+    asides += e.path().filename().string().rfind(data_dir.filename().string() + ".set-aside-corrupt-", 0) == 0;
+  }
+  EXPECT_EQ(asides, 2) << "each corrupt member's data kept for a person";
 }
 
 // Certificates about to expire (made so: `certs renew all --validity 1h` on every host, which etcd

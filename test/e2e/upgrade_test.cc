@@ -19,6 +19,7 @@
 #include "common/fs.h"
 #include "etcd/client.h"
 #include "etcd/etcd_version.h"
+#include "etcdadm/member_config.h"
 #include "etcdadm/release/install.h"
 #include "test/support/lifecycle_fixture.h"
 #include "test/support/skips.h"
@@ -130,6 +131,7 @@ TEST_F(Upgrade, RollingUpgradeThroughEveryMinorUnderWritesLeaderLast) {
       const Host& h = *std::find_if(hosts_.begin(), hosts_.end(), [&](const Host& x) { return x.name == name; });
       // Whether it leads right now (an election may have moved leadership since the plan).
       const bool leads = is_leader(h);
+      const size_t log_before = read_file(h.conf() + "/etcd.log").size();
       auto r = upgrade("apply", h, target, {"--store", store});
       ASSERT_EQ(r.exit_code, 0) << r.output;
       auto j = json_of(r);
@@ -157,6 +159,16 @@ TEST_F(Upgrade, RollingUpgradeThroughEveryMinorUnderWritesLeaderLast) {
       EXPECT_EQ(binary_version(h.own_bin + "/etcd"), target);
       EXPECT_TRUE(path_exists(h.own_bin + "/etcd-releases/v" + version_of(from_minor) + "/etcd"))
           << "the old binaries are kept for the rollback";
+      // etcd's corruption checks as the target names them, and taken up by it: what it logged since
+      // the switch says it used each variable and ignored none.
+      const EnvVars env = parse_env_file(read_file(h.conf() + "/etcd.env"));
+      const std::string started = read_file(h.conf() + "/etcd.log").substr(log_before);
+      EXPECT_EQ(started.find("unrecognized environment variable"), std::string::npos) << started.substr(0, 4000);
+      for (const auto& [name, value] : corruption_check_env(target)) {
+        EXPECT_EQ(env_value(env, name), value) << name;
+        EXPECT_NE(started.find("\"recognized and used environment variable\",\"variable-name\":\"" + name + "\""), std::string::npos)
+            << name << "\n" << started.substr(0, 4000);
+      }
     }
     EXPECT_GE(leaders_moved, 1) << "the last member led when its turn came (plan order)";
     // Every member runs the target; the cluster version follows within etcd's version check

@@ -888,6 +888,89 @@ TEST(ControllerDecide, ACorruptMemberIsReplacedAndItsAlarmDisarmedOnlyAfterwards
   EXPECT_EQ(decide(two, "t").step, Step::kWait) << "two voters: no majority either way";
 }
 
+// A voter etcd refused to start (its initial corruption check found its data differs from a
+// peer's, without saying whose is damaged): replaced as corrupt once the other voters agree and are
+// a majority, never when they disagree or too few are left; a host whose record is stale proves
+// nothing. The refusing host starts it again only every 30 s. Both records carry it.
+TEST(ControllerDecide, AMemberEtcdRefusedToStartIsReplacedAsCorruptOnlyWhenTheOthersAgree) {
+  Observation o = acting({member(1, "h1"), member(2, "h2"), member(3, "h3", false)});
+  o.hosts[2].record.member_id = 3;
+  Decision d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_NE(d.reason.find("unhealthy: h3 (3)"), std::string::npos) << "without the refusal: the grace; " << d.reason;
+  o.hosts[2].record.etcd_refused = kEtcdRefusedInconsistent;
+  d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_NE(d.reason.find("comparing the other voters' HashKV first"), std::string::npos) << d.reason;
+  o.hashes = hashes_of({5, 5});  // h1 and h2
+  d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kRemoveMember) << d.reason;
+  EXPECT_EQ(d.member_id, 3u);
+  ASSERT_TRUE(d.corrupt);
+  EXPECT_TRUE(d.corrupt->refused_to_start);
+  EXPECT_EQ(d.corrupt->hash, 0u);
+  EXPECT_EQ(d.corrupt->majority_hash, 5u);
+  EXPECT_EQ(d.corrupt->revision, 900);
+  EXPECT_NE(d.reason.find("etcd refused to start member h3 (3) on h3"), std::string::npos) << d.reason;
+  EXPECT_NE(d.reason.find("every voter's HashKV at revision 900 is 5"), std::string::npos) << d.reason;
+  o.hashes = hashes_of({5, 6});
+  d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_NE(d.reason.find("the other voters do not agree either"), std::string::npos) << d.reason;
+  o.hashes = hashes_of({5, 5});
+  o.hosts[2].live = false;
+  d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_NE(d.reason.find("unhealthy: h3 (3)"), std::string::npos) << "a stale record: the grace; " << d.reason;
+  // Two of three refusing: the one left is no majority.
+  Observation two_down = acting({member(1, "h1"), member(2, "h2", false), member(3, "h3", false)});
+  for (int i : {1, 2}) {
+    two_down.hosts[i].record.member_id = static_cast<uint64_t>(i + 1);
+    two_down.hosts[i].record.etcd_refused = kEtcdRefusedInconsistent;
+  }
+  two_down.hashes = hashes_of({5});
+  d = decide(two_down, "t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_NE(d.reason.find("the 1 voters that agree are no majority of 3"), std::string::npos) << d.reason;
+
+  // The refusing host: started again only every kRefusedRestartSeconds.
+  Observation host3 = acting({member(1, "h1"), member(2, "h2"), member(3, "h3", false)});
+  host3.local.etcd_running = false;
+  host3.local.etcd_refused = kEtcdRefusedInconsistent;
+  host3.local.seconds_since_start = 10;
+  d = decide(host3, "t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_NE(d.reason.find("started again every 30 s"), std::string::npos) << d.reason;
+  host3.local.seconds_since_start = kRefusedRestartSeconds;
+  EXPECT_EQ(decide(host3, "t").step, Step::kStartLocalMember);
+  host3.local.etcd_refused.clear();
+  host3.local.seconds_since_start = 1;
+  EXPECT_EQ(decide(host3, "t").step, Step::kStartLocalMember) << "a stop that was no refusal";
+
+  // Removed so: its host sets the data aside as corrupt, saying how it was found.
+  Observation gone = acting({member(2, "h2"), member(3, "h3")});
+  gone.local.member_id = 1;
+  gone.maintenance.corrupt[1] = CorruptMember{gone.now_unix, "h2", 900, 0, 5, true};
+  d = decide(gone, "t");
+  ASSERT_EQ(d.step, Step::kForgetMember) << d.reason;
+  EXPECT_EQ(d.set_aside_as, "corrupt");
+  EXPECT_NE(d.reason.find("etcd refused to start it on data that differs from its peers', which agreed on HashKV 5 at revision 900"),
+            std::string::npos) << d.reason;
+
+  // The records: round trips, and only known words.
+  MaintenanceRecord m;
+  m.corrupt[3] = CorruptMember{1800000000, "h1", 900, 0, 5, true};
+  EXPECT_EQ(parse_maintenance_record(maintenance_record_json(m), "x").corrupt, m.corrupt);
+  HostRecord h = host("h3").record;
+  h.etcd_refused = kEtcdRefusedInconsistent;
+  EXPECT_EQ(parse_host_record(host_record_json(h), "x"), h);
+  auto hj = nlohmann::json::parse(host_record_json(h));
+  hj["etcdRefused"] = "bored";
+  EXPECT_THROW(parse_host_record(hj.dump(), "x"), Error);
+  hj.erase("etcdRefused");
+  EXPECT_EQ(parse_host_record(hj.dump(), "x").etcd_refused, "") << "absent: none (older hosts)";
+}
+
 // Certificates within the spec's window: renewed by their own host (acting or not), only with
 // every member healthy; outside it, nothing.
 TEST(ControllerDecide, CertificatesDueAreRenewedByTheirHostWithEveryMemberHealthy) {
@@ -1091,16 +1174,16 @@ TEST(ControllerRecords, ACaRotationRecordRoundTripsAndRefusesHostileInput) {
   EXPECT_THROW(parse_host_record(hj.dump(), "x"), Error);
 }
 
-TEST(ControllerDecide, TheHostOfAMemberRemovedAsCorruptKeepsItsData) {
+TEST(ControllerDecide, TheHostOfARemovedMemberSetsItsDataAsideAsCorruptOrRemoved) {
   Observation o = acting({member(2, "h2"), member(3, "h3")});
   o.local.member_id = 1;  // this host's member, no longer listed
   Decision d = decide(o, "t");
   ASSERT_EQ(d.step, Step::kForgetMember) << d.reason;
-  EXPECT_FALSE(d.keep_data) << "removed for another reason: deleted as before";
+  EXPECT_EQ(d.set_aside_as, "removed") << "removed for another reason: the newest such data kept";
   o.maintenance.corrupt[1] = CorruptMember{o.now_unix, "h2", 900, 6, 5};
   d = decide(o, "t");
   ASSERT_EQ(d.step, Step::kForgetMember);
-  EXPECT_TRUE(d.keep_data);
+  EXPECT_EQ(d.set_aside_as, "corrupt");
   EXPECT_NE(d.reason.find("found corrupt by h2 (its HashKV at revision 900 was 6, the majority's 5)"), std::string::npos) << d.reason;
 }
 

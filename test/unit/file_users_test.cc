@@ -131,6 +131,16 @@ TEST(FileSystemRoot, SetAsideKeepsTheDataBesideOrInsideAMountRoot) {
   make_dirs(data + "/member");
   EXPECT_THROW(set_aside_data_dir(data, "plan2-1"), Error) << "never over an earlier one";
   EXPECT_TRUE(path_exists(data + "/member"));
+  // Pruning by label prefix: only the matching set-asides go, never the data dir itself.
+  ASSERT_EQ(set_aside_data_dir(data, "removed-1-100"), data + ".set-aside-removed-1-100");
+  make_dirs(data + "/member");
+  ASSERT_EQ(set_aside_data_dir(data, "corrupt-1-100"), data + ".set-aside-corrupt-1-100");
+  EXPECT_EQ(remove_set_asides(data, "removed-"), std::vector<std::string>{data + ".set-aside-removed-1-100"});
+  EXPECT_FALSE(path_exists(data + ".set-aside-removed-1-100"));
+  EXPECT_TRUE(path_exists(data + ".set-aside-corrupt-1-100/member"));
+  EXPECT_TRUE(path_exists(data + ".set-aside-plan2-1/member/snap/db"));
+  EXPECT_TRUE(path_exists(data));
+  EXPECT_TRUE(remove_set_asides(data, "removed-").empty());
 
   if (::geteuid() != 0) ETCDADM_SKIP_OUTSIDE_CI() << "mounting a tmpfs needs root";
   test::ScopedTmpfs disk(dir / "disk", "size=4m,mode=0700");
@@ -140,6 +150,10 @@ TEST(FileSystemRoot, SetAsideKeepsTheDataBesideOrInsideAMountRoot) {
   EXPECT_EQ(set_aside_data_dir(dir / "disk", "plan3-1"), (dir / "disk") + "/.etcdadm-set-aside-plan3-1");
   EXPECT_TRUE(is_empty_data_dir(dir / "disk"));
   EXPECT_TRUE(path_exists(dir / "disk/lost+found"));
+  EXPECT_TRUE(path_exists(dir / "disk/.etcdadm-set-aside-plan3-1/member/wal"));
+  make_dirs(dir / "disk/member/wal");
+  ASSERT_EQ(set_aside_data_dir(dir / "disk", "removed-2-5"), (dir / "disk") + "/.etcdadm-set-aside-removed-2-5");
+  EXPECT_EQ(remove_set_asides(dir / "disk", "removed-"), std::vector<std::string>{(dir / "disk") + "/.etcdadm-set-aside-removed-2-5"});
   EXPECT_TRUE(path_exists(dir / "disk/.etcdadm-set-aside-plan3-1/member/wal"));
 }
 

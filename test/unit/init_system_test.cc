@@ -529,6 +529,7 @@ TEST(ProcessInitSystem, RunsARealEtcd) {
                     0600);
   auto init = make_init_system(InitSystemKind::kProcess);
   EXPECT_TRUE(init->configure(c).empty());
+  const std::string mark = init->output_mark(c);
   init->start(c);
   int pid = read_pid_file(c.pid_file());
   ProcessGuard guard(pid);
@@ -546,6 +547,23 @@ TEST(ProcessInitSystem, RunsARealEtcd) {
   EXPECT_TRUE(gone(pid));
   EXPECT_FALSE(path_exists(c.pid_file()));
   EXPECT_TRUE(path_exists(c.log_file()));
+  // What it logged since the mark: this start's output, none of an earlier one's.
+  const std::string since = init->output_since(c, mark);
+  EXPECT_NE(since.find("init-system-test"), std::string::npos) << since.substr(0, 2000);
+  EXPECT_EQ(init->output_since(c, init->output_mark(c)), "");
+  EXPECT_EQ(etcd_start_refusal(since), "");
+  EXPECT_EQ(init->output_since(c, ""), "") << "no mark, no output";
+}
+
+// etcd's initial corruption check refusing a start, in a plain line and in 3.5+'s zap JSON.
+TEST(InitSystem, EtcdsRefusalOnInconsistentDataIsRecognised) {
+  EXPECT_EQ(etcd_start_refusal("2026-12-02 16:47:00.1 C | etcdmain: 8e9e05c52164694d found data inconsistency with peers\n"),
+            "data-inconsistency");
+  EXPECT_EQ(etcd_start_refusal("{\"level\":\"fatal\",\"msg\":\"discovery failed\",\"error\":\"8e9e05c52164694d found data "
+                         "inconsistency with peers\"}"),
+            "data-inconsistency");
+  EXPECT_EQ(etcd_start_refusal("{\"level\":\"warn\",\"msg\":\"found different hash values from remote peer\"}"), "");
+  EXPECT_EQ(etcd_start_refusal(""), "");
 }
 
 TEST(InitSystem, FactoryReturnsEachKind) {

@@ -47,6 +47,45 @@ TEST(MemberConfig, EnvFileKnownAnswer) {
             "ETCD_STRICT_RECONFIG_CHECK=true\n");
 }
 
+// Each release's own names for the corruption checks (checked against the real binaries: the
+// others' names are ignored with a warning, and 3.6 refuses both at once); a version change swaps
+// them, nothing else.
+TEST(MemberConfig, CorruptionChecksAreNamedAsEachReleaseReadsThemAndSwappedOnAVersionChange) {
+  using E = EnvVars;
+  EXPECT_TRUE(corruption_check_env("3.4.23").empty()) << "3.4's initial check cannot reach its peers under TLS";
+  EXPECT_EQ(corruption_check_env("3.5.4"), (E{{"ETCD_EXPERIMENTAL_INITIAL_CORRUPT_CHECK", "true"}}));
+  EXPECT_EQ(corruption_check_env("3.5.35"), (E{{"ETCD_EXPERIMENTAL_INITIAL_CORRUPT_CHECK", "true"},
+                                              {"ETCD_EXPERIMENTAL_COMPACT_HASH_CHECK_ENABLED", "true"}}));
+  const E gates = {{"ETCD_FEATURE_GATES", "InitialCorruptCheck=true,CompactHashCheck=true"}};
+  EXPECT_EQ(corruption_check_env("3.6.0"), gates);
+  EXPECT_EQ(corruption_check_env("3.7.3"), gates);
+  EXPECT_TRUE(corruption_check_env("3.3.27").empty());
+  EXPECT_TRUE(corruption_check_env("").empty());
+  EXPECT_TRUE(corruption_check_env("latest").empty());
+
+  MemberConfig m = sample();
+  m.version = "3.5.35";
+  const E on_35 = member_env(m, {"etcd-a=https://10.0.0.5:2380", "t", false});
+  E on_36 = with_corruption_checks(on_35, "3.6.16");
+  m.version = "3.6.16";
+  EXPECT_EQ(on_36, member_env(m, {"etcd-a=https://10.0.0.5:2380", "t", false}));
+  EXPECT_EQ(env_value(on_36, "ETCD_EXPERIMENTAL_INITIAL_CORRUPT_CHECK"), "") << "3.6 refuses to start with both";
+  EXPECT_EQ(with_corruption_checks(on_36, "3.5.35"), on_35) << "and back down";
+  EXPECT_EQ(with_corruption_checks(on_35, "3.5.35"), on_35);
+  // A restored member's first start: the check after compactions stays, the initial one goes, and
+  // comes back whole.
+  const E first_35 = without_initial_corruption_check(on_35);
+  EXPECT_EQ(env_value(first_35, "ETCD_EXPERIMENTAL_INITIAL_CORRUPT_CHECK"), "");
+  EXPECT_EQ(env_value(first_35, "ETCD_EXPERIMENTAL_COMPACT_HASH_CHECK_ENABLED"), "true");
+  EXPECT_EQ(with_corruption_checks(first_35, "3.5.35"), on_35);
+  const E first_36 = without_initial_corruption_check(on_36);
+  EXPECT_EQ(env_value(first_36, "ETCD_FEATURE_GATES"), "CompactHashCheck=true");
+  EXPECT_EQ(with_corruption_checks(first_36, "3.6.16"), on_36);
+  m.version = "3.5.4";
+  const E on_354 = member_env(m, {"etcd-a=https://10.0.0.5:2380", "t", false});
+  EXPECT_EQ(without_initial_corruption_check(on_354).size(), on_354.size() - 1) << "3.5.4 has no other check";
+}
+
 TEST(MemberConfig, JoiningMemberSaysExistingAndLoopbackIsNotListedTwice) {
   MemberConfig m = sample();
   m.bind_address = "127.0.0.1";
