@@ -79,7 +79,9 @@ start_members() {
   local i n
   for i in 0 1 2; do
     n=${NAMES[$i]}
-    (set -a; . "$WORK/$n/conf/etcd.env"; set +a; exec setsid "$WORK/$n/bin/etcd" >>"$WORK/$n/conf/etcd.log" 2>&1) &
+    # Only the env file's variables, as the init system gives them (no ETCDCTL_* of this shell).
+    # shellcheck disable=SC2046
+    env -i PATH=/usr/bin:/bin $(grep -v '^#' "$WORK/$n/conf/etcd.env") setsid "$WORK/$n/bin/etcd" >>"$WORK/$n/conf/etcd.log" 2>&1 &
     echo $! >"$WORK/$n/conf/etcd.pid"
   done
   for _ in $(seq 1 120); do
