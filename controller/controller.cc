@@ -203,10 +203,10 @@ LocalView Controller::observe_local() {
   // one refusal the acting controller acts on (after comparing the other members' data).
   if (!has_data || (v.etcd_running && v.has_leader)) {
     refused_.clear();
-  } else if (!v.etcd_running && !start_mark_.empty()) {
-    const std::string why = etcd_start_refusal(init_system_->output_since(member_, start_mark_));
-    if (!why.empty() && refused_.empty()) spdlog::warn("auto: etcd refused to start this host's member: {}", why);
-    if (!why.empty()) refused_ = why;
+  } else if (!v.etcd_running && !start_mark_.empty() && refused_.empty() &&
+             refused_on_inconsistent_data(init_system_->output_since(member_, start_mark_))) {
+    spdlog::warn("auto: etcd refused to start this host's member: its initial corruption check found the data differs from a peer's");
+    refused_ = kEtcdRefusedInconsistent;
   }
   v.etcd_refused = refused_;
   if (last_start_) v.seconds_since_start = std::chrono::duration_cast<std::chrono::seconds>(steady_clock::now() - *last_start_).count();

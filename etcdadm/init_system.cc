@@ -731,8 +731,8 @@ void stop_pid_file(const std::string& pid_file, const std::string& expected_exe,
   remove_all(pid_file);
 }
 
-std::string etcd_start_refusal(const std::string& output) {
-  return output.find("found data inconsistency with peers") != std::string::npos ? "data-inconsistency" : "";
+bool refused_on_inconsistent_data(const std::string& output) {
+  return output.find("found data inconsistency with peers") != std::string::npos;
 }
 
 }  // namespace etcdadm

@@ -49,10 +49,10 @@ class InitSystem {
   virtual std::string output_since(const MemberConfig&, const std::string& /*mark*/) { return ""; }
 };
 
-// Why etcd refused to start, from what it logged (InitSystem::output_since): "data-inconsistency"
-// when its initial corruption check found its data differs from a peer's (3.5 to 3.7 log "<id>
-// found data inconsistency with peers"), else "".
-std::string etcd_start_refusal(const std::string& output);
+// Whether etcd refused to start because its initial corruption check found its data differs from a
+// peer's, from what it logged (InitSystem::output_since; 3.5 to 3.7 log "<id> found data
+// inconsistency with peers").
+bool refused_on_inconsistent_data(const std::string& output);
 
 std::unique_ptr<InitSystem> make_init_system(InitSystemKind kind);
 

@@ -14,6 +14,7 @@
 #include "common/fs.h"
 #include "common/interrupt.h"
 #include "common/progress.h"
+#include "common/retry.h"
 #include "store/encryption.h"
 
 namespace etcdadm {
@@ -46,11 +47,11 @@ Error stored_mismatch_error(const std::string& what, const BackupRecord& b, cons
 std::unique_ptr<BlobReader> open_data_file(BlobStore& store, const BackupRecord& b, const std::string& what) {
   const std::string key = b.name + "/" + b.data_file;
   auto reader = store.open(key);
-  constexpr int kReopens = 3;
-  for (int i = 1; i <= kReopens && !b.stored_size_matches(reader->size()); ++i) {
+  const RetryPolicy reopen{.max_attempts = 4, .base_delay = std::chrono::milliseconds(250), .max_delay = std::chrono::seconds(1)};
+  for (int i = 1; i < reopen.max_attempts && !b.stored_size_matches(reader->size()); ++i) {
     spdlog::warn("{}: the store says its data file holds {} bytes, its record says {}; asking again", what, reader->size(),
                  b.stored_size);
-    std::this_thread::sleep_for(std::chrono::milliseconds(250) * i);
+    std::this_thread::sleep_for(backoff_delay(reopen, i));
     throw_if_interrupted("reading " + what);
     reader = store.open(key);
   }

@@ -556,10 +556,7 @@ class Runner {
     init_system_->start(m_);
     spdlog::info("etcd started through {}", init_system_name(m_.init_system));
     // etcd read its variables when it started: from its next start on it runs etcd's checks.
-    if (!path_exists(m_.env_file())) return;
-    const EnvVars env = parse_env_file(read_file(m_.env_file()));
-    const EnvVars checked = with_corruption_checks(env, m_.version);
-    if (checked != env) write_file_atomic(m_.env_file(), render_env_file(checked), 0600, /*overwrite=*/true);
+    write_corruption_checks(m_);
   }
 
   void etcdctl() {

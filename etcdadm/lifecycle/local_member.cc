@@ -27,6 +27,13 @@ void write_etcdctl_files(const MemberConfig& m) {
   write_file_atomic(m.etcdctl_wrapper(), wrapper, 0755, /*overwrite=*/true);
 }
 
+void write_corruption_checks(const MemberConfig& m) {
+  if (!path_exists(m.env_file())) return;
+  const EnvVars env = parse_env_file(read_file(m.env_file()));
+  const EnvVars checked = with_corruption_checks(env, m.version);
+  if (checked != env) write_file_atomic(m.env_file(), render_env_file(checked), 0600, /*overwrite=*/true);
+}
+
 ConnectionConfig local_connection(const MemberConfig& member) {
   return connection_to(member, {member.loopback_client_url()});
 }

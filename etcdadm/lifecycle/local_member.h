@@ -19,6 +19,11 @@ namespace etcdadm {
 // (init/join's etcdctl phase; again after an upgrade, as ETCDCTL_API depends on the version).
 void write_etcdctl_files(const MemberConfig& member);
 
+// Names etcd's corruption checks in the member's env file as etcd `member.version` reads them
+// (with_corruption_checks), leaving every other variable; a missing env file, or one already so,
+// is left as it is. After a version change, and after a restored member's first start.
+void write_corruption_checks(const MemberConfig& member);
+
 // The connection this host's member is reached with: its loopback client URL and the etcdctl
 // client certificate.
 ConnectionConfig local_connection(const MemberConfig& member);

@@ -445,10 +445,7 @@ class VersionChange {
     save_member_state(m_);
     // etcd's corruption checks go by other names from one release to the next (3.7 ignores the
     // 3.5 ones, 3.6 refuses both at once): the env file names them as the target reads them.
-    if (path_exists(m_.env_file())) {
-      write_file_atomic(m_.env_file(), render_env_file(with_corruption_checks(parse_env_file(read_file(m_.env_file())), target_)),
-                        0600, /*overwrite=*/true);
-    }
+    write_corruption_checks(m_);
     write_etcdctl_files(m_);
     auto files = init_system_->configure(m_);  // the kubelet's manifest names the image version
     spdlog::info("etcd {} in place in {}{}", target_, m_.install_dir, files.empty() ? "" : "; rewrote " + files.front());

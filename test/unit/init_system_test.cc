@@ -551,19 +551,17 @@ TEST(ProcessInitSystem, RunsARealEtcd) {
   const std::string since = init->output_since(c, mark);
   EXPECT_NE(since.find("init-system-test"), std::string::npos) << since.substr(0, 2000);
   EXPECT_EQ(init->output_since(c, init->output_mark(c)), "");
-  EXPECT_EQ(etcd_start_refusal(since), "");
+  EXPECT_FALSE(refused_on_inconsistent_data(since));
   EXPECT_EQ(init->output_since(c, ""), "") << "no mark, no output";
 }
 
 // etcd's initial corruption check refusing a start, in a plain line and in 3.5+'s zap JSON.
 TEST(InitSystem, EtcdsRefusalOnInconsistentDataIsRecognised) {
-  EXPECT_EQ(etcd_start_refusal("2026-12-02 16:47:00.1 C | etcdmain: 8e9e05c52164694d found data inconsistency with peers\n"),
-            "data-inconsistency");
-  EXPECT_EQ(etcd_start_refusal("{\"level\":\"fatal\",\"msg\":\"discovery failed\",\"error\":\"8e9e05c52164694d found data "
-                         "inconsistency with peers\"}"),
-            "data-inconsistency");
-  EXPECT_EQ(etcd_start_refusal("{\"level\":\"warn\",\"msg\":\"found different hash values from remote peer\"}"), "");
-  EXPECT_EQ(etcd_start_refusal(""), "");
+  EXPECT_TRUE(refused_on_inconsistent_data("2026-12-02 16:47:00.1 C | etcdmain: 8e9e05c52164694d found data inconsistency with peers\n"));
+  EXPECT_TRUE(refused_on_inconsistent_data("{\"level\":\"fatal\",\"msg\":\"discovery failed\",\"error\":\"8e9e05c52164694d found data "
+                         "inconsistency with peers\"}"));
+  EXPECT_FALSE(refused_on_inconsistent_data("{\"level\":\"warn\",\"msg\":\"found different hash values from remote peer\"}"));
+  EXPECT_FALSE(refused_on_inconsistent_data(""));
 }
 
 TEST(InitSystem, FactoryReturnsEachKind) {
