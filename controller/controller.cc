@@ -365,6 +365,12 @@ Observation Controller::observe() {
   } else {
     quorum_since_.reset();
   }
+  if (o.created_marker && !o.cluster.answered) {
+    if (!unanswered_since_) unanswered_since_ = steady_clock::now();
+    o.unanswered_seconds = std::chrono::duration_cast<std::chrono::seconds>(steady_clock::now() - *unanswered_since_).count();
+  } else {
+    unanswered_since_.reset();
+  }
   if (lost) {
     if (!total_loss_since_) total_loss_since_ = steady_clock::now();
     o.total_loss_seconds = std::chrono::duration_cast<std::chrono::seconds>(steady_clock::now() - *total_loss_since_).count();
@@ -1070,6 +1076,8 @@ void Controller::act(const Decision& d, const Observation& o) {
       plan_restore(d, o);
       return;
     case Step::kRestoreMember:
+      // Seconds to minutes (fetch, verify, the log's replay, etcd's start): said when it begins.
+      spdlog::info("auto: {} (starting): {}", step_name(d.step), d.reason);
       recorded(d, [&] { restore_planned_member(d.plan); });
       store_view_.reset();
       return;
@@ -1193,6 +1201,7 @@ std::string Controller::metrics_text() const {
 Decision Controller::tick() {
   Observation o = observe();
   Decision d = decide(o, new_cluster_token());
+  d.hurry = hurried_round(o);
   // A rotation under way moves through the other hosts' records: the store is read every round.
   if (o.ca_rotation && o.ca_rotation->completed_unix == 0) d.settled = false;
   {
@@ -1218,9 +1227,11 @@ void Controller::run() {
   int rounds_without_pause = 0;
   while (!stopping()) {
     bool at_once = false;
+    auto pause = options_.interval;
     try {
       Decision d = tick();
       settled_ = d.settled;
+      if (d.hurry) pause = std::min(pause, std::chrono::duration_cast<std::chrono::milliseconds>(kHurriedRound));
       // A plan, the marker or a version turn just written (or found written by another host) is followed at
       // once: this host's own part of it comes next, not an interval later. At most three rounds
       // in a row, so that nothing can spin.
@@ -1241,8 +1252,8 @@ void Controller::run() {
     }
     if (at_once) continue;
     rounds_without_pause = 0;
-    for (auto until = steady_clock::now() + options_.interval; steady_clock::now() < until && !stopping();) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (auto until = steady_clock::now() + pause; steady_clock::now() < until && !stopping();) {
+      std::this_thread::sleep_for(std::min<steady_clock::duration>(std::chrono::milliseconds(100), until - steady_clock::now()));
     }
   }
   const int sig = interrupt_signal();

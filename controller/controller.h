@@ -180,6 +180,7 @@ class Controller {
   std::optional<std::chrono::steady_clock::time_point> last_start_;
   std::string refused_;
   std::optional<std::chrono::steady_clock::time_point> total_loss_since_;
+  std::optional<std::chrono::steady_clock::time_point> unanswered_since_;
   static constexpr std::chrono::seconds kCorruptAlarmCheck{10};
   HostRecord last_written_;
   std::chrono::steady_clock::time_point last_heartbeat_{};

@@ -67,6 +67,13 @@ bool total_loss(const Observation& o) {
   return o.created_marker && !o.cluster.answered && !intact_anywhere;
 }
 
+bool hurried_round(const Observation& o) {
+  if (o.pause || o.cluster.answered) return false;
+  if (o.plan && o.plan->restores() && o.now_unix - o.plan->written_unix < kHurrySeconds) return true;
+  return o.spec && o.created_marker && o.auto_spec.auto_restore &&
+         o.unanswered_seconds < o.auto_spec.auto_restore_delay_seconds + kHurrySeconds;
+}
+
 bool local_member_removed(const Observation& o) {
   return o.cluster.answered && o.local.cluster_id != 0 && o.local.cluster_id == o.cluster.info.cluster_id &&
          find_member_by_peer_url(o.cluster.info, o.self_peer_url) == nullptr;

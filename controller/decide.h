@@ -53,6 +53,7 @@
 //   otherwise                                    -> idle or wait, with what for
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -148,6 +149,9 @@ struct Observation {
   // How long this controller has seen the total loss (rule 3; 0: not now), and, with the spec's
   // autoRestore on and the loss older than its delay, what an auto-restore would restore.
   int64_t total_loss_seconds = 0;
+  // How long this controller has seen no member answer while the store says a cluster was created
+  // (0: it answers, or it was never created).
+  int64_t unanswered_seconds = 0;
   struct AutoRestoreCandidate {
     std::string backup;
     int64_t backup_revision = 0;
@@ -220,6 +224,8 @@ struct Decision {
   // every idle interval.
   bool settled = false;
   bool total_loss = false;  // kWait: the total loss (its own gauge)
+  // The next round comes after kHurriedRound, not the interval (hurried_round()).
+  bool hurry = false;
 };
 
 // quorum of n voters: n / 2 + 1.
@@ -239,6 +245,17 @@ bool total_loss(const Observation& o);
 
 // An auto-restore is planned at most once in this long (a restore that failed waits for a person).
 inline constexpr int64_t kAutoRestoreRetrySeconds = 3600;
+
+// Whether the next round should come after kHurriedRound rather than the interval: with the
+// spec's autoRestore on, while a created cluster does not answer, for at most its delay plus
+// kHurrySeconds (a total loss is found through every host's record, each written a round after its
+// host saw its data gone, and the delay is counted by rounds), and while a restore plan younger than
+// kHurrySeconds is carried out and its cluster does not answer yet (each listed host starts its
+// part in the round after it reads the plan). Those are the rounds a lost cluster's time back is
+// made of; bounded, so that a cluster down for good costs the store the normal pace again.
+bool hurried_round(const Observation& o);
+inline constexpr std::chrono::milliseconds kHurriedRound{500};
+inline constexpr int64_t kHurrySeconds = 60;
 
 // Whether the cluster this host's data belongs to answers and no longer lists this host's member:
 // it was removed (replaced, found corrupt, or one too many). Only that cluster's word counts.

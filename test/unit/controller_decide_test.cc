@@ -248,6 +248,42 @@ TEST(ControllerDecide, AnAutoRestoreWaitsItsDelayThenPlansTheNewestBackupToTheLo
   EXPECT_EQ(d.plan.purpose, "restore");
 }
 
+// Rounds come faster only while a lost cluster's way back is made of them: auto-restore on and
+// nobody answering (for at most the delay plus kHurrySeconds), and a young restore plan carried out.
+TEST(ControllerDecide, RoundsAreHurriedOnlyWhileALostClusterCanComeBackByThem) {
+  Observation o = total_loss();
+  o.plan->written_unix = o.now_unix - 3600;  // the cluster's creation plan, long ago
+  EXPECT_FALSE(hurried_round(o)) << "auto-restore off: a person restores, the store is asked at the normal pace";
+  o.auto_spec.auto_restore = true;
+  o.auto_spec.auto_restore_delay_seconds = 300;
+  o.unanswered_seconds = 0;
+  EXPECT_TRUE(hurried_round(o)) << "the hosts' records and the delay are counted by rounds";
+  o.unanswered_seconds = 300 + kHurrySeconds - 1;
+  EXPECT_TRUE(hurried_round(o));
+  o.unanswered_seconds = 300 + kHurrySeconds;
+  EXPECT_FALSE(hurried_round(o)) << "down for longer: the normal pace again";
+  o.pause = PauseRecord{};
+  o.unanswered_seconds = 0;
+  EXPECT_FALSE(hurried_round(o)) << "paused: nothing acts";
+  o.pause.reset();
+  o.cluster.answered = true;
+  EXPECT_FALSE(hurried_round(o)) << "a cluster that answers";
+  // A restore plan being carried out (a person's queued restore, auto-restore off): hurried while young.
+  o.cluster.answered = false;
+  o.auto_spec.auto_restore = false;
+  o.plan->purpose = "restore";
+  o.plan->written_unix = o.now_unix - 5;
+  EXPECT_TRUE(hurried_round(o));
+  o.plan->written_unix = o.now_unix - kHurrySeconds;
+  EXPECT_FALSE(hurried_round(o));
+  o.plan->written_unix = o.now_unix - 5;
+  o.plan->purpose = "create";
+  EXPECT_FALSE(hurried_round(o)) << "a creation plan is followed at once by its own rule";
+  o.plan->purpose = "auto-restore";
+  o.cluster.answered = true;
+  EXPECT_FALSE(hurried_round(o)) << "the restored cluster answers: done";
+}
+
 TEST(ControllerDecide, AQueuedRestoreIsPlannedOnceByAnyHostAfterATotalLossAndByTheLeadersWhileOneLeads) {
   // Total loss and a restore queued: any live host plans it (the
   // replace-if-match write lets one through), one sequence above the plan it replaces.
