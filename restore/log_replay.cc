@@ -1,7 +1,13 @@
 #include "restore/log_replay.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
 #include "changelog/segment.h"
 #include "common/error.h"
+#include "common/fs.h"
 #include "etcd/datadir/bolt_writer.h"
 #include "etcd/datadir/mvcc.h"
 #include "restore/native_restore.h"
@@ -11,27 +17,25 @@ namespace etcdadm {
 namespace {
 
 // A bbolt transaction holds its changes in memory until it commits: bound it.
-constexpr uint64_t kBatchBytes = 64u << 20;
+constexpr uint64_t kBatchBytes = 32u << 20;
 
 }  // namespace
 
-LogReplay::LogReplay(std::string db_path, uint64_t db_bytes, int64_t snapshot_revision)
-    : path_(std::move(db_path)), db_bytes_(db_bytes), revision_(snapshot_revision) {}
-
-LogReplay::~LogReplay() = default;
-
-void LogReplay::apply(const changelog::Record& record) {
-  if (record.revision() != revision_ + 1) {
-    throw Error(ErrorKind::kInternal, "replay of revision " + std::to_string(record.revision()) + " after " +
-                                          std::to_string(revision_));
-  }
-  if (!batch_) batch_ = std::make_unique<BoltUpdate>(path_, db_bytes_);
+PreparedRecord prepare_record(const changelog::Record& record) {
+  PreparedRecord out;
+  out.revision = record.revision();
+  out.observed_unix_micros = record.observed_unix_micros();
+  out.committed_after_unix_micros = record.committed_after_unix_micros();
+  out.events = static_cast<uint64_t>(record.events_size());
+  out.keys.reserve(static_cast<size_t>(record.events_size()));
   int64_t sub = 0;
   for (const auto& ev : record.events()) {
     const auto& kv = ev.kv();
     if (kv.mod_revision() != record.revision()) {
-      throw changelog::SegmentError(ErrorKind::kCorrupt, "change log record " + std::to_string(record.revision()) + " holds an event of revision " +
-                                           std::to_string(kv.mod_revision()));
+      out.defect = "change log record " + std::to_string(record.revision()) + " holds an event of revision " +
+                   std::to_string(kv.mod_revision());
+      out.keys.clear();
+      return out;
     }
     std::string key = revision_key(record.revision(), sub++);
     std::string value;
@@ -43,19 +47,39 @@ void LogReplay::apply(const changelog::Record& record) {
     } else {
       value = kv.SerializeAsString();
     }
-    batch_bytes_ += key.size() + value.size();
-    batch_->put("key", key, value);
+    out.bytes += key.size() + value.size();
+    out.keys.emplace_back(std::move(key), std::move(value));
   }
   for (const auto& grant : record.leases()) {
     if (grant.granted_ttl() < 0) continue;  // gone before it was asked about
     changelog::StoredLease lease;
     lease.set_id(grant.id());
     lease.set_ttl(grant.granted_ttl());
-    batch_->put("lease", big_endian_u64(static_cast<uint64_t>(grant.id())), lease.SerializeAsString());
-    batch_bytes_ += 32;
+    out.leases.emplace_back(big_endian_u64(static_cast<uint64_t>(grant.id())), lease.SerializeAsString());
+    out.bytes += 32;
   }
-  events_ += static_cast<uint64_t>(record.events_size());
-  revision_ = record.revision();
+  return out;
+}
+
+LogReplay::LogReplay(std::string db_path, uint64_t db_bytes, int64_t snapshot_revision)
+    : path_(std::move(db_path)), db_bytes_(db_bytes), revision_(snapshot_revision) {}
+
+LogReplay::~LogReplay() = default;
+
+void LogReplay::apply(PreparedRecord record) {
+  if (record.revision != revision_ + 1) {
+    throw Error(ErrorKind::kInternal, "replay of revision " + std::to_string(record.revision) + " after " +
+                                          std::to_string(revision_));
+  }
+  if (!record.defect.empty()) throw changelog::SegmentError(ErrorKind::kCorrupt, record.defect);
+  // Not synced commit by commit: the file is a staging copy, synced once by finish().
+  if (!batch_) batch_ = std::make_unique<BoltUpdate>(path_, db_bytes_, BoltSync::kDeferred);
+  // Each record's keys follow the last one's: (revision, sub) grows with both.
+  for (auto& [key, value] : record.keys) batch_->append("key", std::move(key), std::move(value));
+  for (auto& [id, lease] : record.leases) batch_->put("lease", id, lease);
+  batch_bytes_ += record.bytes;
+  events_ += record.events;
+  revision_ = record.revision;
   if (batch_bytes_ >= kBatchBytes) commit_batch();
 }
 
@@ -67,6 +91,14 @@ void LogReplay::commit_batch() {
   db_bytes_ = 0;  // the first commit cut the trailer: the file is the database from now on
 }
 
-void LogReplay::finish() { commit_batch(); }
+void LogReplay::finish() {
+  commit_batch();
+  int fd = ::open(path_.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) throw_errno("cannot open", path_, errno);
+  const int rc = ::fdatasync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) throw_errno("cannot sync", path_, err);
+}
 
 }  // namespace etcdadm

@@ -8,19 +8,40 @@
 //     etcd's lessor persists a grant. A lease already gone when the sidecar asked is not
 //     created: its keys' deletions are in the log.
 // No etcd runs, so no lease can expire mid-replay (what makes delta replays through a live etcd
-// lose or invent deletions). Records are applied in bbolt write transactions of a bounded size
-// (bolt_writer.h); the data dir is the restore's staging copy, so a failure leaves nothing.
+// lose or invent deletions). A record is made ready for the db on any thread (prepare_record: the
+// bytes above, checked), then applied in revision order on one: the key bucket's new entries are
+// appended (their keys grow with the revision), in bbolt write transactions of a bounded size
+// (bolt_writer.h) that are not synced one by one: finish() syncs the file once. The db is the
+// restore's staging copy, so a failure, or a crash before finish(), leaves nothing behind.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "etcd/proto/changelog.pb.h"
 
 namespace etcdadm {
 
 class BoltUpdate;
+
+// One change log record as the db stores it.
+struct PreparedRecord {
+  int64_t revision = 0;
+  int64_t observed_unix_micros = 0;
+  int64_t committed_after_unix_micros = 0;
+  uint64_t events = 0;
+  std::vector<std::pair<std::string, std::string>> keys;    // key bucket, in key order
+  std::vector<std::pair<std::string, std::string>> leases;  // lease bucket
+  uint64_t bytes = 0;                                       // of keys and values, both buckets
+  // Why the record cannot be applied (an event of another revision); apply() throws it. Not thrown
+  // by prepare_record: a record the replay never reaches (past its target) fails nothing.
+  std::string defect;
+};
+
+PreparedRecord prepare_record(const changelog::Record& record);
 
 class LogReplay {
  public:
@@ -29,9 +50,11 @@ class LogReplay {
   // are already in the db and must not be given.
   LogReplay(std::string db_path, uint64_t db_bytes, int64_t snapshot_revision);
   ~LogReplay();
-  // The next revision: exactly revision() + 1 (kInternal otherwise, a caller's bug).
-  void apply(const changelog::Record& record);
-  // Commits what is buffered. After it, the db file is exactly the database (no trailer).
+  // The next revision: exactly revision() + 1 (kInternal otherwise, a caller's bug). A record with
+  // a defect throws changelog::SegmentError(kCorrupt).
+  void apply(PreparedRecord record);
+  // Commits what is buffered and syncs the file. After it, the db file is exactly the database
+  // (no trailer).
   void finish();
   int64_t revision() const { return revision_; }
   uint64_t events() const { return events_; }

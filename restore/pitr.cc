@@ -12,6 +12,7 @@
 #include "restore/log_replay.h"
 #include "restore/native_restore.h"
 #include "restore/resolve.h"
+#include "restore/segment_read_ahead.h"
 
 namespace etcdadm {
 
@@ -272,36 +273,40 @@ ReplayResult replay_to(const BackupStore& backups, const BackupRecord& backup, c
   const int64_t last = target.revision > 0 ? target.revision : chain.reaches;
   Progress progress("replay of the change log onto backup " + backup.name, ProgressUnit::kRevisions,
                     last > r.snapshot_revision ? static_cast<uint64_t>(last - r.snapshot_revision) : 0);
+  // Segments are read and decoded on other threads while this one writes the db.
+  const size_t readers = SegmentReadAhead::default_threads();
+  SegmentReadAhead ahead(backups, chain.segments, segments, readers, readers + 1);
   bool done = false;
-  for (const auto& segment : chain.segments) {
-    if (done) break;
+  while (!done) {
+    auto records = ahead.next();
+    if (!records) break;
     ++r.segments;
-    changelog::read_segment_or_twin(backups, segment, segments, [&](const changelog::Record& rec) {
-      if (done || rec.revision() <= replay.revision()) return;  // an overlap: never twice
-      if ((target.revision > 0 && rec.revision() > target.revision) || rec.observed_unix_micros() > until_micros) {
+    for (PreparedRecord& rec : *records) {
+      if (rec.revision <= replay.revision()) continue;  // an overlap: never twice
+      if ((target.revision > 0 && rec.revision > target.revision) || rec.observed_unix_micros > until_micros) {
         done = true;
         // A --to-time inside a late window (capture was away: changelog/segment.h LateWindow): the
         // record was committed between its bound and its receipt, perhaps by the target. The
         // replay stops before it, and the window is named: by its marker, or by this record alone
         // when the marker never got written.
-        if (target.time && rec.committed_after_unix_micros() > 0 && rec.committed_after_unix_micros() < until_micros) {
-          r.late = ReplayResult::Late{rec.revision(), rec.revision(), rec.committed_after_unix_micros(),
-                                      rec.observed_unix_micros()};
+        if (target.time && rec.committed_after_unix_micros > 0 && rec.committed_after_unix_micros < until_micros) {
+          r.late = ReplayResult::Late{rec.revision, rec.revision, rec.committed_after_unix_micros, rec.observed_unix_micros};
           for (const auto& w : late_windows) {
-            if (w.first_revision <= rec.revision() && rec.revision() <= w.last_revision) {
+            if (w.first_revision <= rec.revision && rec.revision <= w.last_revision) {
               r.late->last_revision = w.last_revision;
               r.late->received_micros = std::max(r.late->received_micros, w.received_ms * 1000);
             }
           }
         }
-        return;
+        break;
       }
       const int64_t before = replay.revision();
-      replay.apply(rec);
+      const int64_t observed = rec.observed_unix_micros;
+      replay.apply(std::move(rec));
       progress.add(static_cast<uint64_t>(replay.revision() - before));
       ++r.records;
-      r.last_observed_micros = rec.observed_unix_micros();
-    });
+      r.last_observed_micros = observed;
+    }
   }
   replay.finish();
   progress.finish();

@@ -50,12 +50,10 @@ bool inlineable(const std::vector<Element>& leaf, uint32_t page_size) {
   return true;
 }
 
-// Lays `elements` out as a node image of `bytes` bytes (zero-filled past the data) with page id
-// `pgid` (0 for an inline bucket) and `overflow` extra pages.
-std::string node_image(const std::vector<Element>& elements, size_t first, size_t last, bool leaf, size_t bytes,
-                       uint64_t pgid, uint32_t overflow) {
-  std::string img(bytes, '\0');
-  char* p = img.data();
+// Lays elements [first, last) out as a node image at `p`, which holds `bytes` zero bytes, with page
+// id `pgid` (0 for an inline bucket) and `overflow` extra pages.
+void write_node_image(char* p, const std::vector<Element>& elements, size_t first, size_t last, bool leaf, uint64_t pgid,
+                      uint32_t overflow) {
   const size_t count = last - first;
   store<uint64_t>(p, pgid);
   store<uint16_t>(p + 8, leaf ? kLeafFlag : kBranchFlag);
@@ -83,6 +81,12 @@ std::string node_image(const std::vector<Element>& elements, size_t first, size_
       data += e.value.size();
     }
   }
+}
+
+// An inline bucket's leaf image (page id 0, no overflow).
+std::string inline_leaf_image(const std::vector<Element>& elements, size_t bytes) {
+  std::string img(bytes, '\0');
+  write_node_image(img.data(), elements, 0, elements.size(), /*leaf=*/true, 0, 0);
   return img;
 }
 
@@ -127,10 +131,15 @@ Node parse_node(const char* p, size_t len, const std::string& what) {
   return n;
 }
 
-// The pages of one update: reads the current tree, allocates new pages from the high-water mark.
+// New pages are written in runs of this many bytes at least (one pwrite each), not page by page.
+constexpr size_t kPageRunBytes = 8u << 20;
+
+// The pages of one update: reads the current tree, allocates new pages from the high-water mark
+// and writes them in allocation order, which is file order, in large runs as they are made.
 class Writer {
  public:
-  Writer(const std::string& path, const BoltMeta& meta) : path_(path), meta_(meta), next_pgid_(meta.high_water_pgid) {
+  Writer(const std::string& path, const BoltMeta& meta, bool sync)
+      : path_(path), meta_(meta), next_pgid_(meta.high_water_pgid), run_pgid_(meta.high_water_pgid), sync_(sync) {
     fd_ = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
     if (fd_ < 0) throw_errno("cannot open", path, errno);
   }
@@ -176,7 +185,10 @@ class Writer {
       uint64_t pages = (bytes + ps - 1) / ps;
       uint64_t pgid = next_pgid_;
       next_pgid_ += pages;
-      pages_.emplace_back(pgid, node_image(elements, i, j, leaf, pages * ps, pgid, static_cast<uint32_t>(pages - 1)));
+      const size_t at = run_.size();
+      run_.resize(at + pages * ps, '\0');
+      write_node_image(run_.data() + at, elements, i, j, leaf, pgid, static_cast<uint32_t>(pages - 1));
+      if (run_.size() >= kPageRunBytes) write_run();
       Element ref;
       ref.key = j > i ? elements[i].key : std::string();
       ref.child = pgid;
@@ -193,9 +205,10 @@ class Writer {
   }
 
   // Rewrites the subtree at `pgid` with the `puts` in [begin, end) applied (each element replaces
-  // the one with its key or is inserted). Returns the references to the new node(s).
-  using Puts = std::map<std::string, Element>;
-  std::vector<Element> rewrite(uint64_t pgid, Puts::const_iterator begin, Puts::const_iterator end, int depth) {
+  // the one with its key or is inserted; they are moved from). Returns the references to the new
+  // node(s).
+  using Puts = std::vector<Element>;  // sorted by key, each key once
+  std::vector<Element> rewrite(uint64_t pgid, Puts::iterator begin, Puts::iterator end, int depth) {
     if (depth > kMaxDepth) throw Error(ErrorKind::kCorrupt, path_ + ": tree deeper than " + std::to_string(kMaxDepth));
     // A page reached twice is a cycle or a shared subtree: refused, which also bounds what the
     // levels of one rewrite hold in memory by the file's size.
@@ -209,7 +222,7 @@ class Writer {
     for (size_t i = 0; i < n.elements.size(); ++i) {
       // Child i holds the keys below child i + 1's key (the first child also those below its own).
       auto stop = it;
-      while (stop != end && (i + 1 == n.elements.size() || stop->first < n.elements[i + 1].key)) ++stop;
+      while (stop != end && (i + 1 == n.elements.size() || stop->key < n.elements[i + 1].key)) ++stop;
       if (stop == it) {
         out.push_back(std::move(n.elements[i]));
       } else {
@@ -220,14 +233,14 @@ class Writer {
     return write_nodes(out, /*leaf=*/false);
   }
 
-  static std::vector<Element> merge(std::vector<Element> elements, Puts::const_iterator begin, Puts::const_iterator end) {
+  static std::vector<Element> merge(std::vector<Element> elements, Puts::iterator begin, Puts::iterator end) {
     std::vector<Element> out;
     out.reserve(elements.size() + static_cast<size_t>(std::distance(begin, end)));
     auto e = elements.begin();
     for (auto it = begin; it != end; ++it) {
-      while (e != elements.end() && e->key < it->first) out.push_back(std::move(*e++));
-      if (e != elements.end() && e->key == it->first) ++e;  // replaced
-      out.push_back(it->second);
+      while (e != elements.end() && e->key < it->key) out.push_back(std::move(*e++));
+      if (e != elements.end() && e->key == it->key) ++e;  // replaced
+      out.push_back(std::move(*it));
     }
     while (e != elements.end()) out.push_back(std::move(*e++));
     return out;
@@ -254,7 +267,7 @@ class Writer {
 
   // The new value (bucket header, plus the leaf image when inline) of a top-level bucket whose
   // current value is `old` (nullopt: a new bucket) after `change`.
-  std::string bucket_value(const std::optional<std::string>& old, bool replace, const Puts& puts) {
+  std::string bucket_value(const std::optional<std::string>& old, bool replace, Puts& puts) {
     uint64_t root = 0, sequence = 0;
     std::vector<Element> leaf;
     bool have_leaf = true;
@@ -288,17 +301,19 @@ class Writer {
     if (inlineable(leaf, meta_.page_size)) {
       size_t bytes = kPageHeaderSize;
       for (const Element& e : leaf) bytes += element_bytes(e, true);
-      value += node_image(leaf, 0, leaf.size(), true, bytes, 0, 0);
+      value += inline_leaf_image(leaf, bytes);
       return value;  // root 0: inline
     }
     store<uint64_t>(value.data(), root_over(write_nodes(leaf, true)));
     return value;
   }
 
-  void commit(const std::map<std::string, Puts>& puts_by_bucket, const std::map<std::string, bool>& replaced,
+  void commit(std::map<std::string, Puts>& puts_by_bucket, const std::map<std::string, bool>& replaced,
               uint64_t db_bytes) {
-    Puts root_puts;
-    for (const auto& [name, puts] : puts_by_bucket) {
+    const uint64_t ps = meta_.page_size;
+    db_bytes_ = db_bytes;
+    Puts root_puts;  // in name order, as the map iterates
+    for (auto& [name, puts] : puts_by_bucket) {
       std::optional<Element> old = find(meta_.root_pgid, name);
       if (old && !(old->flags & kBucketLeafFlag)) {
         throw Error(ErrorKind::kCorrupt, path_ + ": top-level entry " + name + " is a key, not a bucket");
@@ -308,17 +323,12 @@ class Writer {
       e.flags = kBucketLeafFlag;
       e.key = name;
       e.value = bucket_value(old ? std::optional<std::string>(old->value) : std::nullopt, replaced.at(name), puts);
-      root_puts.emplace(name, std::move(e));
+      root_puts.push_back(std::move(e));
     }
     uint64_t new_root = root_over(rewrite(meta_.root_pgid, root_puts.begin(), root_puts.end(), 0));
-
-    const uint64_t ps = meta_.page_size;
-    // Drop what follows the database (a snapshot's trailer) and append the new pages.
-    if (::ftruncate(fd_, static_cast<off_t>(std::min<uint64_t>(db_bytes, meta_.high_water_pgid * ps))) != 0 ||
-        ::ftruncate(fd_, static_cast<off_t>(next_pgid_ * ps)) != 0) {
-      throw_errno("cannot resize", path_, errno);
-    }
-    for (const auto& [pgid, image] : pages_) write_at(pgid * ps, image);
+    write_run();
+    cut_after_database();
+    if (::ftruncate(fd_, static_cast<off_t>(next_pgid_ * ps)) != 0) throw_errno("cannot resize", path_, errno);
     sync();
 
     std::string page(ps, '\0');
@@ -358,33 +368,73 @@ class Writer {
     }
   }
 
+  // The pages made since the last run was written, at their place after the ones before them.
+  void write_run() {
+    if (run_.empty()) return;
+    cut_after_database();
+    write_at(run_pgid_ * meta_.page_size, run_);
+    run_pgid_ += run_.size() / meta_.page_size;
+    run_.clear();  // the capacity is kept for the next run
+  }
+
+  // Drops what follows the database (a snapshot's trailer) before the first new page is written
+  // (the new pages go from the high-water mark on). Not earlier: an update whose new pages fit in
+  // one run writes nothing before it has read all it needs of the tree.
+  void cut_after_database() {
+    if (cut_) return;
+    const uint64_t in_use = meta_.high_water_pgid * meta_.page_size;
+    if (::ftruncate(fd_, static_cast<off_t>(db_bytes_ ? std::min<uint64_t>(db_bytes_, in_use) : in_use)) != 0) {
+      throw_errno("cannot resize", path_, errno);
+    }
+    cut_ = true;
+  }
+
   void sync() {
-    if (::fdatasync(fd_) != 0) throw_errno("cannot sync", path_, errno);
+    if (sync_ && ::fdatasync(fd_) != 0) throw_errno("cannot sync", path_, errno);
   }
 
   std::string path_;
   BoltMeta meta_;
   uint64_t next_pgid_;
+  uint64_t run_pgid_;  // the first page of run_
+  std::string run_;    // new pages not written yet: pages run_pgid_ .. next_pgid_ - 1
+  bool sync_;
+  uint64_t db_bytes_ = 0;  // the database's bytes in the file, as the update was given them
+  bool cut_ = false;
   int fd_ = -1;
-  std::vector<std::pair<uint64_t, std::string>> pages_;  // new pages, in pgid order
-  std::set<uint64_t> rewritten_;                          // pages rewrite() has read
+  std::set<uint64_t> rewritten_;  // pages rewrite() has read
 };
 
 }  // namespace
 
-BoltUpdate::BoltUpdate(std::string path, uint64_t db_bytes) : path_(std::move(path)), db_bytes_(db_bytes) {
+BoltUpdate::BoltUpdate(std::string path, uint64_t db_bytes, BoltSync sync)
+    : path_(std::move(path)), db_bytes_(db_bytes), sync_(sync) {
   meta_ = BoltReader::open(path_, db_bytes_)->meta();
   if (db_bytes_ == 0) db_bytes_ = meta_.high_water_pgid * meta_.page_size;
 }
 
 void BoltUpdate::put(const std::string& bucket, const std::string& key, const std::string& value) {
-  changes_[bucket].entries[key] = value;
+  Change& c = changes_[bucket];
+  if (!c.appended.empty()) throw Error(ErrorKind::kInternal, "bbolt: put to bucket " + bucket + ", which takes appends");
+  c.entries[key] = value;
+}
+
+void BoltUpdate::append(const std::string& bucket, std::string key, std::string value) {
+  Change& c = changes_[bucket];
+  if (!c.entries.empty() || c.replace) {
+    throw Error(ErrorKind::kInternal, "bbolt: append to bucket " + bucket + ", which takes puts");
+  }
+  if (!c.appended.empty() && !(c.appended.back().first < key)) {
+    throw Error(ErrorKind::kInternal, "bbolt: keys appended to bucket " + bucket + " out of order");
+  }
+  c.appended.emplace_back(std::move(key), std::move(value));
 }
 
 void BoltUpdate::ensure_bucket(const std::string& bucket) { changes_[bucket]; }
 
 void BoltUpdate::replace_bucket(const std::string& bucket, std::map<std::string, std::string> entries) {
   Change& c = changes_[bucket];
+  if (!c.appended.empty()) throw Error(ErrorKind::kInternal, "bbolt: replace of bucket " + bucket + ", which takes appends");
   c.replace = true;
   c.entries = std::move(entries);
 }
@@ -392,19 +442,22 @@ void BoltUpdate::replace_bucket(const std::string& bucket, std::map<std::string,
 void BoltUpdate::commit() {
   std::map<std::string, Writer::Puts> puts;
   std::map<std::string, bool> replaced;
-  for (const auto& [bucket, change] : changes_) {
+  for (auto& [bucket, change] : changes_) {
     if (bucket.empty()) throw Error(ErrorKind::kInvalidArgument, "bbolt: a bucket name cannot be empty");
     Writer::Puts& p = puts[bucket];
-    for (const auto& [k, v] : change.entries) {
+    p.reserve(change.entries.size() + change.appended.size());
+    auto add = [&](std::string k, std::string v) {
       if (k.empty()) throw Error(ErrorKind::kInvalidArgument, "bbolt: a key cannot be empty (bucket " + bucket + ")");
       Element e;
-      e.key = k;
-      e.value = v;
-      p.emplace(k, std::move(e));
-    }
+      e.key = std::move(k);
+      e.value = std::move(v);
+      p.push_back(std::move(e));
+    };
+    for (auto& node : change.entries) add(node.first, std::move(node.second));
+    for (auto& [k, v] : change.appended) add(std::move(k), std::move(v));
     replaced[bucket] = change.replace;
   }
-  Writer w(path_, meta_);
+  Writer w(path_, meta_, sync_ == BoltSync::kEachCommit);
   w.commit(puts, replaced, db_bytes_);
   changes_.clear();
 }

@@ -127,6 +127,42 @@ TEST_F(BoltWriter, GrowsTheKeyBucketThroughSplitsAndKeepsOrder) {
   expect_bbolt_accepts(db_);
 }
 
+TEST_F(BoltWriter, AppendedKeysInRunsOfCommitsWithoutSyncsMakeTheTreeBboltReads) {
+  // A replay's shape: keys after every existing one, in order, ~20 MiB over three updates that do
+  // not sync (each writes its new pages in several runs), then a put elsewhere in the same update.
+  Bucket expected_keys = before_["key"];
+  uint64_t n = 0;
+  for (int update = 0; update < 3; ++update) {
+    BoltUpdate u(db_, update == 0 ? kSmallDbBytes : 0, BoltSync::kDeferred);
+    for (int i = 0; i < 4000; ++i, ++n) {
+      std::string key(17, '\xf0');
+      for (int b = 0; b < 8; ++b) key[9 + b] = static_cast<char>(n >> (56 - 8 * b));
+      std::string value(1200 + n % 700, static_cast<char>('a' + n % 26));
+      expected_keys[key] = value;
+      u.append("key", key, value);
+    }
+    u.put("lease", "lease-" + std::to_string(update), "ttl");
+    u.commit();
+  }
+  Contents expected = before_;
+  expected["key"] = expected_keys;
+  for (int update = 0; update < 3; ++update) expected["lease"]["lease-" + std::to_string(update)] = "ttl";
+  EXPECT_EQ(dump(db_), expected);
+  EXPECT_EQ(BoltReader::open(db_)->meta().txid, 117u);
+  expect_bbolt_accepts(db_);
+}
+
+TEST_F(BoltWriter, AppendsOutOfOrderOrMixedWithPutsAreRefused) {
+  BoltUpdate u(db_, kSmallDbBytes);
+  u.append("key", "b", "1");
+  EXPECT_THROW(u.append("key", "b", "2"), Error);
+  EXPECT_THROW(u.append("key", "a", "2"), Error);
+  EXPECT_THROW(u.put("key", "c", "2"), Error);
+  EXPECT_THROW(u.replace_bucket("key", {}), Error);
+  u.put("meta", "x", "y");
+  EXPECT_THROW(u.append("meta", "z", "y"), Error);
+}
+
 TEST_F(BoltWriter, BucketsMoveBetweenInlineAndPagesAsBboltWould) {
   Bucket big;
   for (int i = 0; i < 40; ++i) big["member-" + std::to_string(i)] = std::string(200, 'x');

@@ -7,7 +7,9 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/sha256.h"
+#include "restore/log_replay.h"
 #include "restore/pitr.h"
+#include "restore/segment_read_ahead.h"
 #include "store/backend/local/local_store.h"
 #include "test/support/test_env.h"
 
@@ -339,6 +341,73 @@ TEST(ChangeLogSegment, ATwinOfTheSameRangeIsReadWhenTheKeysOpenOnlyIt) {
   other->x25519 = {age::generate_identity()};
   EXPECT_NE(message_of([&] { read_segment_or_twin(BackupStore(store, other), old_segment, all, [](const Record&) {}); }).find(old_segment.key()),
             std::string::npos);
+}
+
+TEST(ChangeLogReadAhead, SegmentsComeInChainOrderWhateverTheWorkersFinishFirst) {
+  test::TempDir dir;
+  LocalStore store(dir.path());
+  std::vector<SegmentName> chain;
+  for (int64_t first = 1; first <= 400; first += 40) chain.push_back(write_segment(store, first, first + 39, Compression::kZstd));
+  for (size_t threads : {1, 3, 8}) {
+    SegmentReadAhead ahead(BackupStore(store), chain, chain, threads, 2);
+    int64_t expect = 1;
+    while (auto records = ahead.next()) {
+      for (const PreparedRecord& r : *records) {
+        ASSERT_EQ(r.revision, expect++) << threads << " workers";
+        EXPECT_TRUE(r.defect.empty());
+      }
+    }
+    EXPECT_EQ(expect, 401) << threads << " workers";
+    EXPECT_FALSE(ahead.next());
+  }
+}
+
+TEST(ChangeLogReadAhead, ADamagedSegmentFailsOnlyWhenItsTurnComes) {
+  test::TempDir dir;
+  LocalStore store(dir.path());
+  std::vector<SegmentName> chain;
+  for (int64_t first = 1; first <= 100; first += 20) chain.push_back(write_segment(store, first, first + 19));
+  std::string path = dir / chain[3].key();
+  std::string bytes = read_file(path);
+  bytes[bytes.size() / 2] ^= 0x01;
+  write_file_atomic(path, bytes, 0600);
+  {
+    SegmentReadAhead ahead(BackupStore(store), chain, chain, 4, 8);
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(ahead.next()) << "segment " << i << " is whole";
+    std::string m = message_of([&] { ahead.next(); });
+    EXPECT_NE(m.find(chain[3].key()), std::string::npos) << m;
+    EXPECT_NE(m.find("SHA-256"), std::string::npos) << m;
+  }
+  {
+    // A reader that stops before the damaged one (a target reached) hears nothing of it, and the
+    // workers that read ahead are stopped when it goes.
+    SegmentReadAhead ahead(BackupStore(store), chain, chain, 4, 8);
+    EXPECT_TRUE(ahead.next());
+  }
+}
+
+TEST(ChangeLogReplayRecord, TheDbBytesAreEtcdsAndAForeignEventIsADefectNotAnError) {
+  Record r = make_record(7, 3, 7);  // two PUTs and a DELETE, one lease
+  PreparedRecord p = prepare_record(r);
+  EXPECT_EQ(p.revision, 7);
+  EXPECT_EQ(p.events, 3u);
+  ASSERT_EQ(p.keys.size(), 3u);
+  // (revision, sub) as etcd's revToBytes writes it: 8 bytes big endian, '_', 8 bytes big endian;
+  // a tombstone's key ends in 't' and its value holds only the key.
+  EXPECT_EQ(p.keys[0].first, std::string("\0\0\0\0\0\0\0\x07_\0\0\0\0\0\0\0\0", 17));
+  EXPECT_EQ(p.keys[1].first, std::string("\0\0\0\0\0\0\0\x07_\0\0\0\0\0\0\0\x01", 17));
+  EXPECT_EQ(p.keys[2].first, std::string("\0\0\0\0\0\0\0\x07_\0\0\0\0\0\0\0\x02t", 18));
+  EXPECT_EQ(p.keys[0].second, r.events(0).kv().SerializeAsString());
+  etcdserverpb::KeyValue tomb;
+  ASSERT_TRUE(tomb.ParseFromString(p.keys[2].second));
+  EXPECT_EQ(tomb.key(), r.events(2).kv().key());
+  EXPECT_EQ(tomb.value(), "");
+  ASSERT_EQ(p.leases.size(), 1u);
+  EXPECT_EQ(p.leases[0].first, std::string("\0\0\0\0\0\0\0\x07", 8));
+
+  r.mutable_events(1)->mutable_kv()->set_mod_revision(6);
+  PreparedRecord bad = prepare_record(r);
+  EXPECT_NE(bad.defect.find("holds an event of revision 6"), std::string::npos) << bad.defect;
 }
 
 }  // namespace etcdadm::changelog
