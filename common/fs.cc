@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <random>
 #include <vector>
@@ -336,6 +337,34 @@ void read_file_chunks(const std::string& path, const std::function<void(const ui
     if (n == 0) break;
     chunk(buf.data(), static_cast<size_t>(n));
   }
+}
+
+bool same_file_contents(const std::string& a, const std::string& b) {
+  struct stat sa {}, sb{};
+  if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
+  if (!S_ISREG(sa.st_mode) || !S_ISREG(sb.st_mode) || sa.st_size != sb.st_size) return false;
+  int fb = ::open(b.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fb < 0) return false;
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fb};
+  std::vector<uint8_t> other(1 << 20);
+  bool same = true;
+  uint64_t at = 0;
+  read_file_chunks(a, [&](const uint8_t* data, size_t size) {
+    if (!same) return;
+    size_t got = 0;
+    while (got < size) {
+      ssize_t n = ::pread(fb, other.data() + got, size - got, static_cast<off_t>(at + got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    same = got == size && std::memcmp(data, other.data(), size) == 0;
+    at += size;
+  });
+  return same && at == static_cast<uint64_t>(sb.st_size);
 }
 
 void make_dirs(const std::string& path, mode_t mode) {

@@ -99,6 +99,10 @@ std::string read_file(const std::string& path);
 // is told so). Throws kNotFound when it does not exist.
 void read_file_chunks(const std::string& path, const std::function<void(const uint8_t* data, size_t size)>& chunk);
 
+// Whether two regular files hold the same bytes (false when either is missing or not regular).
+// Sizes are compared first; the contents only when they agree.
+bool same_file_contents(const std::string& a, const std::string& b);
+
 // Writes all bytes to fd, retrying on EINTR and short writes.
 void write_all(int fd, const void* data, size_t size, const std::string& path_for_errors);
 

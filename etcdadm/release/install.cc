@@ -287,6 +287,15 @@ InstalledRelease install_release(const ReleaseSpec& spec, const std::string& ins
       spdlog::info("etcd {} already in {}", result.version, install_dir);
       return result;
     }
+    if (std::all_of(names.begin(), names.end(),
+                    [&](const std::string& n) { return same_file_contents(from + "/" + n, install_dir + "/" + n); })) {
+      // A host installing again what it has (a member restored or joining again with its install
+      // dir kept): checked, not copied and synced again.
+      result.version = check_versions(install_dir, names, want, from, ErrorKind::kInvalidArgument);
+      for (const auto& n : names) result.binaries.push_back(install_dir + "/" + n);
+      spdlog::info("etcd {} in {} holds the same files as {}: nothing to copy", result.version, install_dir, from);
+      return result;
+    }
     StagingDir staging(install_dir);
     for (const auto& n : names) copy_binary(from + "/" + n, staging.path() + "/" + n);
     result.version = check_versions(staging.path(), names, want, from, ErrorKind::kInvalidArgument);

@@ -384,6 +384,26 @@ TEST(ReleaseBinariesDir, InstallsWhatIsThere) {
   EXPECT_EQ(test::file_sha256(tmp / "bin/etcdctl"), test::file_sha256("/usr/bin/etcdctl"));
   EXPECT_FALSE(path_exists(spec.cache_dir));
 
+  // The same files again (a host restored with its install dir kept): checked, not copied; a
+  // binary that differs by one byte is copied again.
+  struct stat first {}, again{};
+  ASSERT_EQ(::stat((tmp / "bin/etcd").c_str(), &first), 0);
+  {
+    LogCapture log;
+    EXPECT_EQ(install_release(spec, tmp / "bin").version, "3.4.23");
+    EXPECT_TRUE(log.has("holds the same files as /usr/bin: nothing to copy")) << log.text();
+  }
+  ASSERT_EQ(::stat((tmp / "bin/etcd").c_str(), &again), 0);
+  EXPECT_EQ(first.st_ino, again.st_ino);
+  std::string changed = read_file(tmp / "bin/etcdctl");
+  changed[changed.size() / 2] ^= 1;
+  ::chmod((tmp / "bin/etcdctl").c_str(), 0755);
+  write_file_atomic(tmp / "bin/etcdctl", changed, 0755, /*overwrite=*/true);
+  EXPECT_FALSE(same_file_contents(tmp / "bin/etcdctl", "/usr/bin/etcdctl"));
+  EXPECT_EQ(install_release(spec, tmp / "bin").version, "3.4.23");
+  EXPECT_EQ(test::file_sha256(tmp / "bin/etcdctl"), test::file_sha256("/usr/bin/etcdctl"));
+  EXPECT_FALSE(same_file_contents(tmp / "bin/etcd", tmp / "bin/missing"));
+
   // Installing a directory into itself only checks it.
   struct stat before {
   }, after{};
