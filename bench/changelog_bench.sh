@@ -126,6 +126,9 @@ H_REPLAYED=$(hashkv "127.0.0.1:$client_port")
 stop_pid "$R_PID"
 
 REVS=$((LAST - REV0))
+figure "PITR replay, s: etcdadm backup restore --to-revision end ($KV_MIB MiB of keys and values in the log) / the same writes into etcd" "$REPLAY_S" "$LOAD_S" "<= 0.2x"
+figure "PITR replay, s per GiB of keys and values (fetch + verify + replay + data dir)" "$(awk -v s="$REPLAY_S" -v m="$KV_MIB" 'BEGIN { printf "%.3f", s * 1024 / m }')" - "<= 4"
+figure "PITR replay peak RSS, MiB" "$(rss_max_mib replay)" - ""
 report() {
   local keys_per_s interval_s
   keys_per_s=$(awk -v k="$KEYS" -v s="$LOAD_S" 'BEGIN { printf "%.0f", k / s }')

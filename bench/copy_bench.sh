@@ -50,6 +50,7 @@ report() {
   echo "| measure | value | goal | met |"
   echo "|---|---|---|---|"
   local q; q=$(ratio "$(wall copy)" "$(wall aws)")
+  figure "copy, s: etcdadm backup copy S3 -> S3 (every byte checked) / aws s3 cp --recursive (server-side)" "$(wall copy)" "$(wall aws)" "<= 1.0x"
   echo "| copy wall / aws s3 cp | ${q}x | <= 1.0x | $(yes_no le "$q" 1.0) |"
 }
 report | tee "${BENCH_RESULTS:-/dev/null}"

@@ -127,6 +127,8 @@ if [[ "${BENCH_ONE_STEP:-0}" == 1 ]]; then
   GOT=$("$WORK/m3/conf/etcdctl.sh" get "" --prefix --keys-only --limit=1 -w json | python3 -c 'import json,sys; print(json.load(sys.stdin)["count"])')
   HEALTHY=$("$WORK/m1/conf/etcdctl.sh" endpoint health --cluster 2>&1 | grep -c "is healthy" || true)
   [[ "$GOT" == "$KEYS" ]] || die "rebuilt cluster holds $GOT keys, the backup $KEYS"
+  figure "DR, s: quorum back, three members restored at once (init --from-backup) / etcdctl snapshot restore of one local file" "$QUORUM_S" "$(wall ctl_restore)" "<= 5"
+  figure "DR, s: all three members back" "$ALL_S" - ""
   cat <<EOR | tee "${BENCH_RESULTS:-/dev/null}"
 ### Disaster recovery: the whole cluster at once (init --from-backup --initial-cluster on every host)
 

@@ -80,6 +80,7 @@ report() {
   echo "| measure | value | goal | met |"
   echo "|---|---|---|---|"
   local q; q=$(ratio "$(wall drill)" "$(wall by_hand)")
+  figure "drill, s: etcdadm backup drill / the same proof by hand (snapshot restore, start, hashkv)" "$(wall drill)" "$(wall by_hand)" "<= 0.8x"
   echo "| drill wall / by hand | ${q}x | <= 0.8x | $(yes_no le "$q" 0.8) |"
   echo
   echo "Drill phases per run (s): "

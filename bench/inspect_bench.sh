@@ -49,6 +49,8 @@ measure_pair full "$WORK/full.db"
 
 ratio_full=$(ratio "$(wall full_adm)" "$(wall full_ctl)")
 growth=$(awk -v a="$(rss_max_mib full_adm)" -v b="$(rss_max_mib quarter_adm)" 'BEGIN { printf "%+.1f", a - b }')
+figure "inspect, s: etcdadm backup inspect --file / $STATUS_NAME $STATUS_VERSION snapshot status" "$(wall full_adm)" "$(wall full_ctl)" "<= 0.5x"
+figure "inspect peak RSS, MiB" "$(rss_max_mib full_adm)" - "<= 64"
 report() {
   cat <<EOR
 ### etcdadm backup inspect vs $STATUS_NAME snapshot status

@@ -150,6 +150,14 @@ rss_max_mib() { sort -g "$WORK/m.$1.rss" | tail -1 | awk '{ printf "%.1f", $1 / 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 yes_no() { if "$@"; then echo "yes"; else echo "**no**"; fi; }
+# figure NAME ETCDADM ANCHOR TARGET: one row of bench/compare.sh's table, appended to $BENCH_FIGURES
+# when it is set (tab-separated). NAME says what is measured, in what unit, against what; ETCDADM
+# and ANCHOR are numbers (ANCHOR "-" when there is none); TARGET is "<= 0.6x" or ">= 5x" (on the
+# ratio ETCDADM / ANCHOR), "<= 64" (on ETCDADM itself), or "" (for information).
+figure() {
+  [[ -n "${BENCH_FIGURES:-}" ]] || return 0
+  printf '%s\t%s\t%s\t%s\n' "$1" "$2" "${3:--}" "${4:-}" >>"$BENCH_FIGURES"
+}
 json_field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 
 # start_swift_s3: OpenStack Swift with s3api (the tests' S3 server) in $WORK/swift, and the AWS

@@ -160,6 +160,16 @@ adm_fetch_rss=$(rss_max_mib adm_fetch)
 rss_growth=$(awk -v a="$adm_rss_max" -v b="$adm_rss_q_max" 'BEGIN { printf "%+.1f", a - b }')
 db_growth=$(awk -v a="$DB" -v b="$Q_DB" 'BEGIN { printf "%.0f", (a - b) / 1048576 }')
 
+SERVER_VER="$("$ETCDCTL" version | awk '/^etcdctl version/ { print $3 }')"
+figure "save, s: etcdadm backup save / etcdctl $SERVER_VER snapshot save" "$adm_save" "$ctl_save" "<= 0.8x"
+figure "save, s: etcdadm backup save / etcdctl $ANCHOR_VER snapshot save" "$adm_save" "$anchor_save" "<= 0.7x"
+figure "restore, s: etcdadm backup restore (gzip store) / $RESTORE_NAME $SERVER_VER snapshot restore (local .db)" "$adm_rst" "$ctl_rst" "<= 0.6x"
+figure "restore, s: etcdadm backup restore (gzip store) / etcdutl $ANCHOR_VER snapshot restore (local .db)" "$adm_rst" "$anchor_rst" "<= 0.6x"
+figure "verify, s: etcdadm backup verify (fetch, both SHA-256s, every page walked)" "$(wall adm_verify)" - ""
+figure "save peak RSS, MiB" "$adm_rss_max" - "<= 64"
+figure "restore peak RSS, MiB" "$(rss_max_mib adm_restore)" - "<= 64"
+figure "verify peak RSS, MiB" "$(rss_max_mib adm_verify)" - "<= 64"
+
 report() {
   cat <<EOF
 ### etcdadm vs etcd tools: save / restore
