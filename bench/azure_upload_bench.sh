@@ -36,7 +36,7 @@ for v in AWS_PROFILE AWS_CA_BUNDLE AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3 S3_ENDPO
 LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 start_etcd
-load_etcd "$DB_MB" >/dev/null
+load_etcd "$DB_MB"
 "$ETCDCTL" --endpoints "$EP" snapshot save "$WORK/snap.db" >/dev/null
 stop_pid "$ETCD_PID"  # frees its CPU and memory for the uploads
 SNAP_SIZE=$(stat -c %s "$WORK/snap.db")

@@ -16,7 +16,7 @@ BENCH_DB_MB=${BENCH_DB_MB:-100}
 bench_settings
 make_workdir
 start_etcd
-load_etcd "$DB_MB" >/dev/null
+load_etcd "$DB_MB"
 STORE="$WORK/store"
 "$AFTER" --log-level warn backup save --store "$STORE" --endpoints "$EP" >/dev/null
 python3 - "$WORK/many" 10000 <<'PY'

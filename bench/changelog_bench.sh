@@ -30,7 +30,7 @@ INTERVAL="${BENCH_INTERVAL:-5s}"
 make_workdir
 
 start_etcd
-next=$(load_etcd "$BASE_MB")
+load_etcd "$BASE_MB"; next=$LOADED_NEXT
 "$ETCDADM" --log-level warn backup save --store "$WORK/store" --endpoints "$EP" -o json >"$WORK/save.json"
 SNAP_REV=$(json_field "$WORK/save.json" revision)
 revision() {

@@ -10,17 +10,20 @@
 #   PITR replay             changelog_bench.sh     (against the writes it replays; and per GiB)
 #   DR                      dr_bench.sh, one step  (three members restored at once: quorum back)
 #
-# Each bench loads its own throw-away etcd to the size asked, runs its tools alternately
-# (BENCH_RUNS times, medians) and adds its rows through lib.sh's `figure`; a bench that fails is a
-# row saying so, and the others still run. Every bench's own report and log are kept in the
-# output directory; the table is printed at the end and written to table.md there.
+# Each bench starts its own throw-away etcd, runs its tools alternately (BENCH_RUNS times,
+# medians) and adds its rows through lib.sh's `figure`; a bench that fails is a row saying so, and
+# the others still run. The data each loads is written once and copied for the next bench that
+# asks for the same (lib.sh's load cache, in the output directory: at 8 GiB a load takes ten
+# minutes). Every bench's own report and log are kept in the output directory; the table is printed
+# at the end and written to table.md there.
 #
 # Usage: bench/compare.sh [--db-mb N] [--log-mb N] [--only NAME,...] [--out DIR]
 #   --db-mb   the database size of every bench (default 400)
 #   --log-mb  the change log written for the replay (default 1024: the issue's "1 GiB of change log")
 #   --only    a subset: save_restore, inspect, drill, copy, changelog, dr
 #   --out     where the reports go (default: a new directory under ${BENCH_TMPDIR:-/tmp})
-# Environment: BENCH_RUNS (default 3), and what each bench reads (ETCDADM, ETCD, ETCDCTL, ...).
+# Environment: BENCH_RUNS (default 3), BENCH_LOAD_CACHE (default <out>/loads; removed at the end
+# unless given), and what each bench reads (ETCDADM, ETCD, ETCDCTL, ...).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
@@ -58,6 +61,7 @@ run_bench() {  # NAME ENV... -- SCRIPT
   local t0=$SECONDS
   log "compare: $name ($*), report in $OUT/$name.md"
   if env "${env[@]}" BENCH_DB_MB="$DB_MB" BENCH_FIGURES="$FIGURES" BENCH_RESULTS="$OUT/$name.md" \
+    BENCH_LOAD_CACHE="${BENCH_LOAD_CACHE:-$OUT/loads}" \
     bash "$here/$1" >"$OUT/$name.log" 2>&1; then
     log "compare: $name done in $((SECONDS - t0)) s"
   else
@@ -115,3 +119,4 @@ for line in open(sys.argv[1]):
                                                 target or "(info)", met))
 EOF
 } | tee "$OUT/table.md"
+[[ -n "${BENCH_LOAD_CACHE:-}" ]] || rm -rf "$OUT/loads"

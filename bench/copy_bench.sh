@@ -19,7 +19,7 @@ bench_settings
 make_workdir
 start_swift_s3
 start_etcd
-next=$(load_etcd "$DB_MB")
+load_etcd "$DB_MB"; next=$LOADED_NEXT
 DB=$(db_bytes)
 log "loaded: $next keys, db $(mib "$DB") MiB"
 "$ETCDADM" --log-level warn backup save --store s3://bench/src --s3-endpoint "$S3_EP" --endpoints "$EP" -o json \

@@ -36,7 +36,7 @@ make_workdir
 
 CONTINUOUS="${BENCH_CONTINUOUS:-0}"
 start_etcd
-next=$(load_etcd "$DB_MB")
+load_etcd "$DB_MB"; next=$LOADED_NEXT
 KEYS=$("$ETCDCTL" --endpoints "$EP" get "" --prefix --keys-only --limit=1 -w json | python3 -c 'import json,sys; print(json.load(sys.stdin)["count"])')
 "$ETCDADM" --log-level warn backup save --store "$WORK/store" --endpoints "$EP" -o json >"$WORK/save.json"
 revision_of() {  # ETCDCTL-COMMAND...: the revision of the member it talks to

@@ -20,7 +20,7 @@ bench_settings
 snapshot_tool RESTORE_TOOL restore
 make_workdir
 start_etcd
-next=$(load_etcd "$DB_MB")
+load_etcd "$DB_MB"; next=$LOADED_NEXT
 DB=$(db_bytes)
 log "loaded: $next keys, db $(mib "$DB") MiB"
 

@@ -40,10 +40,10 @@ measure_pair() {
     die "$label: etcdadm and etcdctl disagree: $(status_fields "$WORK/${label}_ctl.json") vs $(status_fields "$WORK/${label}_adm.json")"
 }
 
-next=$(load_etcd "$QUARTER_MB")
+load_etcd "$QUARTER_MB"; next=$LOADED_NEXT
 "$ETCDCTL" --endpoints "$EP" snapshot save "$WORK/q.db" >/dev/null
 measure_pair quarter "$WORK/q.db"
-load_etcd "$DB_MB" "$next" >/dev/null
+load_etcd "$DB_MB" "$next"
 "$ETCDCTL" --endpoints "$EP" snapshot save "$WORK/full.db" >/dev/null
 measure_pair full "$WORK/full.db"
 

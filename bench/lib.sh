@@ -109,11 +109,39 @@ start_etcd() {
 
 # load_etcd MIB [START]: writes Kubernetes-like objects (load_k8s_like.py, $THREADS connections) into
 # $EP until its dbSize >= MIB, numbering keys from START (default 0, or where a previous load ended);
-# prints the next free key index, i.e. the number of keys loaded so far.
+# sets LOADED_NEXT to the next free key index, i.e. the number of keys loaded so far. (Not printed:
+# the load may restart etcd, which a command substitution's subshell would do for itself only.)
+# With BENCH_LOAD_CACHE (a directory), each load is written once per etcd version, START and MIB:
+# its data dir is kept there, and a later bench asking for the same load (bench/compare.sh runs
+# several) gets a copy of it, etcd restarted on it, instead of writing it again (8 GiB takes about
+# ten minutes here). A copy is the same keys at the same revisions as the load that made it.
 load_etcd() {
-  log "loading to dbSize >= $1 MiB"
-  python3 "$here/load_k8s_like.py" --endpoint "$EP" --target-mb "$1" --threads "$THREADS" --start "${2:-0}" |
-    sed -n 's/^next_index=//p'
+  local mib=$1 start=${2:-0} cached="" next
+  if [[ -n "${BENCH_LOAD_CACHE:-}" ]]; then
+    cached="$BENCH_LOAD_CACHE/etcd-$("$ETCD" --version | awk '/^etcd Version/ { print $3 }')-from$start-to${mib}mib"
+    if [[ -f "$cached/next_index" ]]; then
+      log "load of $mib MiB from key $start: a copy of $cached"
+      stop_pid "$ETCD_PID"
+      rm -rf "$WORK/etcd"
+      cp -a "$cached/etcd" "$WORK/etcd"
+      start_etcd
+      LOADED_NEXT=$(cat "$cached/next_index")
+      return
+    fi
+  fi
+  log "loading to dbSize >= $mib MiB"
+  next=$(python3 "$here/load_k8s_like.py" --endpoint "$EP" --target-mb "$mib" --threads "$THREADS" --start "$start" |
+    sed -n 's/^next_index=//p')
+  if [[ -n "$cached" ]]; then
+    stop_pid "$ETCD_PID"  # a clean stop: the copy is a data dir etcd opens without recovery
+    rm -rf "$cached.part"
+    mkdir -p "$cached.part"
+    cp -a "$WORK/etcd" "$cached.part/etcd"
+    echo "$next" >"$cached.part/next_index"
+    mv "$cached.part" "$cached"
+    start_etcd
+  fi
+  LOADED_NEXT=$next
 }
 
 db_bytes() {

@@ -36,9 +36,9 @@ for v in AWS_PROFILE AWS_CA_BUNDLE AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3 S3_ENDPO
 LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 start_etcd
-next=$(load_etcd "$QUARTER_MB")
+load_etcd "$QUARTER_MB"; next=$LOADED_NEXT
 "$ETCDCTL" --endpoints "$EP" snapshot save "$WORK/q-snap.db" >/dev/null
-load_etcd "$DB_MB" "$next" >/dev/null
+load_etcd "$DB_MB" "$next"
 "$ETCDCTL" --endpoints "$EP" snapshot save "$WORK/snap.db" >/dev/null
 stop_pid "$ETCD_PID"  # frees its CPU and memory for the uploads
 SNAP_SIZE=$(stat -c %s "$WORK/snap.db")

@@ -61,7 +61,7 @@ etcdadm_save() {
 }
 
 # ---- load: a quarter, measure once, then the rest -----------------------------------
-next=$(load_etcd "$QUARTER_MB")
+load_etcd "$QUARTER_MB"; next=$LOADED_NEXT
 Q_KEYS=$next
 Q_DB=$(db_bytes)
 log "quarter: $Q_KEYS keys, db $(mib "$Q_DB") MiB; $RUNS x (etcdctl save, etcdadm save)"
@@ -82,7 +82,7 @@ done
 measure q_adm_verify "$ETCDADM" --log-level warn backup verify latest --store "$WORK/q-store" -o json
 rm -rf "$WORK/q-snap.db" "$WORK/q-store" "$WORK/q-restored"
 
-next=$(load_etcd "$DB_MB" "$next")
+load_etcd "$DB_MB" "$next"; next=$LOADED_NEXT
 KEYS=$next
 DB=$(db_bytes)
 log "full: $KEYS keys, db $(mib "$DB") MiB"

@@ -25,7 +25,7 @@ VARIANTS=("$@")
 make_workdir
 LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
 start_etcd
-KEYS=$(load_etcd "$DB_MB")
+load_etcd "$DB_MB"; KEYS=$LOADED_NEXT
 DB=$(db_bytes)
 log "loaded: $KEYS keys, db $(mib "$DB") MiB"
 
