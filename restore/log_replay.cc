@@ -17,7 +17,7 @@ namespace etcdadm {
 namespace {
 
 // A bbolt transaction holds its changes in memory until it commits: bound it.
-constexpr uint64_t kBatchBytes = 32u << 20;
+constexpr uint64_t kBatchBytes = 8u << 20;
 
 }  // namespace
 

@@ -18,6 +18,9 @@ namespace etcdadm {
 
 namespace {
 
+// Records decoded and not yet written, per segment being read ahead (restore/segment_read_ahead.h).
+constexpr uint64_t kReadAheadBytesPerSegment = 4u << 20;
+
 std::string when_ms(int64_t ms) { return ms > 0 ? format_rfc3339_micros(from_unix_micros(ms * 1000)) : "unknown time"; }
 
 }  // namespace
@@ -275,39 +278,33 @@ ReplayResult replay_to(const BackupStore& backups, const BackupRecord& backup, c
                     last > r.snapshot_revision ? static_cast<uint64_t>(last - r.snapshot_revision) : 0);
   // Segments are read and decoded on other threads while this one writes the db.
   const size_t readers = SegmentReadAhead::default_threads();
-  SegmentReadAhead ahead(backups, chain.segments, segments, readers, readers + 1);
-  bool done = false;
-  while (!done) {
-    auto records = ahead.next();
-    if (!records) break;
-    ++r.segments;
-    for (PreparedRecord& rec : *records) {
-      if (rec.revision <= replay.revision()) continue;  // an overlap: never twice
-      if ((target.revision > 0 && rec.revision > target.revision) || rec.observed_unix_micros > until_micros) {
-        done = true;
-        // A --to-time inside a late window (capture was away: changelog/segment.h LateWindow): the
-        // record was committed between its bound and its receipt, perhaps by the target. The
-        // replay stops before it, and the window is named: by its marker, or by this record alone
-        // when the marker never got written.
-        if (target.time && rec.committed_after_unix_micros > 0 && rec.committed_after_unix_micros < until_micros) {
-          r.late = ReplayResult::Late{rec.revision, rec.revision, rec.committed_after_unix_micros, rec.observed_unix_micros};
-          for (const auto& w : late_windows) {
-            if (w.first_revision <= rec.revision && rec.revision <= w.last_revision) {
-              r.late->last_revision = w.last_revision;
-              r.late->received_micros = std::max(r.late->received_micros, w.received_ms * 1000);
-            }
+  SegmentReadAhead ahead(backups, chain.segments, segments, readers, readers + 1, kReadAheadBytesPerSegment);
+  while (auto rec = ahead.next()) {
+    if (rec->revision <= replay.revision()) continue;  // an overlap: never twice
+    if ((target.revision > 0 && rec->revision > target.revision) || rec->observed_unix_micros > until_micros) {
+      // A --to-time inside a late window (capture was away: changelog/segment.h LateWindow): the
+      // record was committed between its bound and its receipt, perhaps by the target. The
+      // replay stops before it, and the window is named: by its marker, or by this record alone
+      // when the marker never got written.
+      if (target.time && rec->committed_after_unix_micros > 0 && rec->committed_after_unix_micros < until_micros) {
+        r.late = ReplayResult::Late{rec->revision, rec->revision, rec->committed_after_unix_micros, rec->observed_unix_micros};
+        for (const auto& w : late_windows) {
+          if (w.first_revision <= rec->revision && rec->revision <= w.last_revision) {
+            r.late->last_revision = w.last_revision;
+            r.late->received_micros = std::max(r.late->received_micros, w.received_ms * 1000);
           }
         }
-        break;
       }
-      const int64_t before = replay.revision();
-      const int64_t observed = rec.observed_unix_micros;
-      replay.apply(std::move(rec));
-      progress.add(static_cast<uint64_t>(replay.revision() - before));
-      ++r.records;
-      r.last_observed_micros = observed;
+      break;
     }
+    const int64_t before = replay.revision();
+    const int64_t observed = rec->observed_unix_micros;
+    replay.apply(std::move(*rec));
+    progress.add(static_cast<uint64_t>(replay.revision() - before));
+    ++r.records;
+    r.last_observed_micros = observed;
   }
+  r.segments = static_cast<int>(ahead.segments_begun());
   replay.finish();
   progress.finish();
   r.revision = replay.revision();

@@ -132,7 +132,7 @@ Node parse_node(const char* p, size_t len, const std::string& what) {
 }
 
 // New pages are written in runs of this many bytes at least (one pwrite each), not page by page.
-constexpr size_t kPageRunBytes = 8u << 20;
+constexpr size_t kPageRunBytes = 4u << 20;
 
 // The pages of one update: reads the current tree, allocates new pages from the high-water mark
 // and writes them in allocation order, which is file order, in large runs as they are made.

@@ -343,22 +343,24 @@ TEST(ChangeLogSegment, ATwinOfTheSameRangeIsReadWhenTheKeysOpenOnlyIt) {
             std::string::npos);
 }
 
-TEST(ChangeLogReadAhead, SegmentsComeInChainOrderWhateverTheWorkersFinishFirst) {
+TEST(ChangeLogReadAhead, RecordsComeInChainOrderWhateverTheWorkersFinishFirst) {
   test::TempDir dir;
   LocalStore store(dir.path());
   std::vector<SegmentName> chain;
   for (int64_t first = 1; first <= 400; first += 40) chain.push_back(write_segment(store, first, first + 39, Compression::kZstd));
-  for (size_t threads : {1, 3, 8}) {
-    SegmentReadAhead ahead(BackupStore(store), chain, chain, threads, 2);
-    int64_t expect = 1;
-    while (auto records = ahead.next()) {
-      for (const PreparedRecord& r : *records) {
-        ASSERT_EQ(r.revision, expect++) << threads << " workers";
-        EXPECT_TRUE(r.defect.empty());
+  // Bounds of one record per segment (every record is larger) and of plenty.
+  for (uint64_t bytes : {uint64_t{1}, uint64_t{1} << 20}) {
+    for (size_t threads : {1, 3, 8}) {
+      SegmentReadAhead ahead(BackupStore(store), chain, chain, threads, threads + 1, bytes);
+      int64_t expect = 1;
+      while (auto r = ahead.next()) {
+        ASSERT_EQ(r->revision, expect++) << threads << " workers, " << bytes << " bytes";
+        EXPECT_TRUE(r->defect.empty());
       }
+      EXPECT_EQ(expect, 401) << threads << " workers";
+      EXPECT_EQ(ahead.segments_begun(), chain.size());
+      EXPECT_FALSE(ahead.next());
     }
-    EXPECT_EQ(expect, 401) << threads << " workers";
-    EXPECT_FALSE(ahead.next());
   }
 }
 
@@ -372,16 +374,21 @@ TEST(ChangeLogReadAhead, ADamagedSegmentFailsOnlyWhenItsTurnComes) {
   bytes[bytes.size() / 2] ^= 0x01;
   write_file_atomic(path, bytes, 0600);
   {
-    SegmentReadAhead ahead(BackupStore(store), chain, chain, 4, 8);
-    for (int i = 0; i < 3; ++i) ASSERT_TRUE(ahead.next()) << "segment " << i << " is whole";
+    SegmentReadAhead ahead(BackupStore(store), chain, chain, 4, 8, 1 << 20);
+    for (int64_t rev = 1; rev <= 60; ++rev) {
+      auto r = ahead.next();
+      ASSERT_TRUE(r) << "revision " << rev << " is in a whole segment";
+      EXPECT_EQ(r->revision, rev);
+    }
     std::string m = message_of([&] { ahead.next(); });
     EXPECT_NE(m.find(chain[3].key()), std::string::npos) << m;
     EXPECT_NE(m.find("SHA-256"), std::string::npos) << m;
+    EXPECT_EQ(ahead.segments_begun(), 4u);
   }
   {
     // A reader that stops before the damaged one (a target reached) hears nothing of it, and the
-    // workers that read ahead are stopped when it goes.
-    SegmentReadAhead ahead(BackupStore(store), chain, chain, 4, 8);
+    // workers, some of them waiting for room, are stopped when it goes.
+    SegmentReadAhead ahead(BackupStore(store), chain, chain, 4, 8, 1);
     EXPECT_TRUE(ahead.next());
   }
 }
