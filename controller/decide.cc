@@ -75,8 +75,12 @@ bool hurried_round(const Observation& o) {
 }
 
 bool local_member_removed(const Observation& o) {
-  return o.cluster.answered && o.local.cluster_id != 0 && o.local.cluster_id == o.cluster.info.cluster_id &&
-         find_member_by_peer_url(o.cluster.info, o.self_peer_url) == nullptr;
+  if (!o.cluster.answered || o.local.cluster_id == 0 || o.local.cluster_id != o.cluster.info.cluster_id) return false;
+  const MemberInfo* listed = find_member_by_peer_url(o.cluster.info, o.self_peer_url);
+  // Another member at this host's peer URL is a learner added for it again after its own member was
+  // removed (the acting controller can do both between two of this host's rounds): the data here is
+  // still the removed member's, which etcd refuses to start as the new one.
+  return listed == nullptr || (o.local.member_id != 0 && listed->id != o.local.member_id);
 }
 
 bool is_acting(const Observation& o) {

@@ -257,8 +257,9 @@ bool hurried_round(const Observation& o);
 inline constexpr std::chrono::milliseconds kHurriedRound{500};
 inline constexpr int64_t kHurrySeconds = 60;
 
-// Whether the cluster this host's data belongs to answers and no longer lists this host's member:
-// it was removed (replaced, found corrupt, or one too many). Only that cluster's word counts.
+// Whether the cluster this host's data belongs to answers and no longer lists this host's member
+// (by its ID when known: a learner added again at the same peer URL is another member): it was
+// removed (replaced, found corrupt, or one too many). Only that cluster's word counts.
 bool local_member_removed(const Observation& o);
 
 // Whether a voter runs another etcd version than `version` (or does not say which it runs).

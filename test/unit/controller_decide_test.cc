@@ -1221,6 +1221,25 @@ TEST(ControllerDecide, TheHostOfARemovedMemberSetsItsDataAsideAsCorruptOrRemoved
   ASSERT_EQ(d.step, Step::kForgetMember);
   EXPECT_EQ(d.set_aside_as, "corrupt");
   EXPECT_NE(d.reason.find("found corrupt by h2 (its HashKV at revision 900 was 6, the majority's 5)"), std::string::npos) << d.reason;
+
+  // Removed and at once added again as a new learner at the same peer URL (both by the acting
+  // controller between two of this host's rounds): the data is still the removed member's, which
+  // etcd will not start as the new one (CI, etcd3.7/Auto.ControllersKilledAtEachStep...: started
+  // again and again). The new learner's ID tells them apart.
+  Observation readded = acting({member(2, "h2"), member(3, "h3"), member(1, "", false, true)});
+  readded.cluster.info.members.back().id = 9;
+  readded.local.member_id = 1;
+  readded.local.etcd_running = false;
+  d = decide(readded, "t");
+  ASSERT_EQ(d.step, Step::kForgetMember) << d.reason;
+  EXPECT_EQ(d.set_aside_as, "removed");
+  // The same learner as this host's own member (its ID recorded at the join): started, not forgotten.
+  readded.cluster.info.members.back().id = 1;
+  EXPECT_EQ(decide(readded, "t").step, Step::kStartLocalMember);
+  // A member ID never seen (0): the peer URL alone decides, as before.
+  readded.cluster.info.members.back().id = 9;
+  readded.local.member_id = 0;
+  EXPECT_NE(decide(readded, "t").step, Step::kForgetMember);
 }
 
 TEST(ControllerRecords, MaintenanceRecordAndSpecAdditionsRoundTripAndRefuseHostileInput) {
