@@ -7,7 +7,8 @@
 #   inspect                 inspect_bench.sh       (against `snapshot status`)
 #   drill                   drill_bench.sh         (against the same proof by hand)
 #   copy                    copy_bench.sh          (against `aws s3 cp`, S3 -> S3)
-#   PITR replay             changelog_bench.sh     (against the writes it replays; and per GiB)
+#   PITR replay             changelog_bench.sh     (a change log of --log-mb on a db of --db-mb, replayed: against
+#                                                    the writes it replays; and per GiB)
 #   DR                      dr_bench.sh, one step  (three members restored at once: quorum back)
 #
 # Each bench starts its own throw-away etcd, runs its tools alternately (BENCH_RUNS times,
@@ -76,7 +77,7 @@ for b in "${PICKED[@]}"; do
     inspect) run_bench inspect -- inspect_bench.sh ;;
     drill) run_bench drill -- drill_bench.sh ;;
     copy) run_bench copy -- copy_bench.sh ;;
-    changelog) run_bench changelog BENCH_BASE_MB=50 BENCH_LOG_MB="$LOG_MB" -- changelog_bench.sh ;;
+    changelog) run_bench changelog BENCH_BASE_MB="$DB_MB" BENCH_LOG_MB="$LOG_MB" -- changelog_bench.sh ;;
     dr) run_bench dr BENCH_ONE_STEP=1 -- dr_bench.sh ;;
   esac
 done

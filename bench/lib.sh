@@ -186,7 +186,13 @@ figure() {
   [[ -n "${BENCH_FIGURES:-}" ]] || return 0
   printf '%s\t%s\t%s\t%s\n' "$1" "$2" "${3:--}" "${4:-}" >>"$BENCH_FIGURES"
 }
-json_field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+# json_field FILE NAME[.NAME...]: a field of a JSON object file (dots walk into nested objects).
+json_field() {
+  python3 -c 'import json,sys
+v = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."): v = v[k]
+print(v)' "$1" "$2"
+}
 
 # start_swift_s3: OpenStack Swift with s3api (the tests' S3 server) in $WORK/swift, and the AWS
 # settings for it: sets S3_EP and the AWS_* variables, writes $WORK/aws-config (path-style, extra

@@ -457,6 +457,7 @@ void add_restore(CLI::App& backup) {
                          {"revisions", r.replay->records},
                          {"events", r.replay->events},
                          {"segments", r.replay->segments},
+                         {"seconds", r.replay->seconds},
                          {"late", r.replay->late ? late_window_json(r.replay->late->first_revision,
                                                                     r.replay->late->last_revision,
                                                                     r.replay->late->committed_after_micros,
@@ -476,7 +477,7 @@ void add_restore(CLI::App& backup) {
         if (r.replay) {
           std::cout << "Change log replayed from revision " << r.replay->snapshot_revision << " to " << r.replay->revision
                     << " (" << r.replay->records << " revisions, " << r.replay->events << " events, " << r.replay->segments
-                    << " segments)\n";
+                    << " segments, " << fmt::format("{:.2f}", r.replay->seconds) << "s)\n";
           if (const auto& late = r.replay->late) {
             std::cout << "The target is inside a window where commit times are known only approximately: revisions "
                       << late->first_revision << ".." << late->last_revision << " were committed after "

@@ -272,6 +272,7 @@ ReplayResult replay_to(const BackupStore& backups, const BackupRecord& backup, c
                   "pick a time at or before " + when_ms(complete_until / 1000));
     }
   }
+  const auto started = std::chrono::steady_clock::now();
   LogReplay replay(db_path, db_bytes, r.snapshot_revision);
   const int64_t last = target.revision > 0 ? target.revision : chain.reaches;
   Progress progress("replay of the change log onto backup " + backup.name, ProgressUnit::kRevisions,
@@ -309,12 +310,13 @@ ReplayResult replay_to(const BackupStore& backups, const BackupRecord& backup, c
   progress.finish();
   r.revision = replay.revision();
   r.events = replay.events();
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (target.revision > 0 && r.revision != target.revision) {
     throw changelog::SegmentError(ErrorKind::kCorrupt, "the change log of backup " + backup.name + " ended at revision " +
                                          std::to_string(r.revision) + ", short of " + target.describe());
   }
-  spdlog::info("replayed {} revisions ({} events, {} segments) onto backup {}: revision {} -> {}", r.records, r.events,
-               r.segments, backup.name, r.snapshot_revision, r.revision);
+  spdlog::info("replayed {} revisions ({} events, {} segments) onto backup {} in {:.2f}s: revision {} -> {}", r.records,
+               r.events, r.segments, backup.name, r.seconds, r.snapshot_revision, r.revision);
   if (r.late) {
     spdlog::warn("{} falls inside a window where commit times are known only approximately: revisions {}..{} were "
                  "committed after {} and received by {} (the sidecar's capture was away), maybe before the target; "

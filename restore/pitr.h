@@ -80,6 +80,7 @@ struct ReplayResult {
   uint64_t events = 0;
   int segments = 0;
   int64_t last_observed_micros = 0;
+  double seconds = 0;  // the replay alone: the log's segments read, checked and applied, the db synced
   // A --to-time target inside a late window: the window's revisions (not replayed: they may have
   // been committed after the target) and its bounds.
   struct Late {
