@@ -9,23 +9,28 @@
 //     created: its keys' deletions are in the log.
 // No etcd runs, so no lease can expire mid-replay (what makes delta replays through a live etcd
 // lose or invent deletions). A record is made ready for the db on any thread (prepare_record: the
-// bytes above, checked), then applied in revision order on one: the key bucket's new entries are
-// appended (their keys grow with the revision), in bbolt write transactions of a bounded size
-// (bolt_writer.h) that are not synced one by one: finish() syncs the file once. The db is the
-// restore's staging copy, so a failure, or a crash before finish(), leaves nothing behind.
+// bytes above, checked), then applied in revision order: apply() gathers the records into batches
+// of a bounded size, and a thread of its own commits each batch as one bbolt write transaction
+// (bolt_writer.h: the key bucket's new entries appended, their keys growing with the revision)
+// while the next batch is gathered. Writing the pages into the file is most of a replay's time
+// (the kernel's copy into the page cache), so it runs beside the decoding and gathering rather
+// than after them. The commits are not synced one by one: finish() syncs the file once. The db is
+// the restore's staging copy, so a failure, or a crash before finish(), leaves nothing behind.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
-#include <memory>
+#include <exception>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "etcd/proto/changelog.pb.h"
 
 namespace etcdadm {
-
-class BoltUpdate;
 
 // One change log record as the db stores it.
 struct PreparedRecord {
@@ -49,24 +54,47 @@ class LogReplay {
   // file. `snapshot_revision`: the db's newest revision (newest_revision): records at or below it
   // are already in the db and must not be given.
   LogReplay(std::string db_path, uint64_t db_bytes, int64_t snapshot_revision);
+  // Without finish(): waits for the commit under way, drops what is not committed (the caller
+  // discards the file).
   ~LogReplay();
+  LogReplay(const LogReplay&) = delete;
+  LogReplay& operator=(const LogReplay&) = delete;
   // The next revision: exactly revision() + 1 (kInternal otherwise, a caller's bug). A record with
-  // a defect throws changelog::SegmentError(kCorrupt).
+  // a defect throws changelog::SegmentError(kCorrupt). A failed commit of an earlier batch is
+  // thrown by a later apply() or by finish().
   void apply(PreparedRecord record);
-  // Commits what is buffered and syncs the file. After it, the db file is exactly the database
-  // (no trailer).
+  // Commits what is gathered, waits for every commit and syncs the file. After it, the db file is
+  // exactly the database (no trailer).
   void finish();
   int64_t revision() const { return revision_; }
   uint64_t events() const { return events_; }
 
  private:
-  void commit_batch();
-  std::string path_;
-  uint64_t db_bytes_;
+  // The records of one bbolt commit.
+  struct Batch {
+    std::vector<std::pair<std::string, std::string>> keys;    // key bucket, appended in order
+    std::vector<std::pair<std::string, std::string>> leases;  // lease bucket
+    uint64_t bytes = 0;
+  };
+  void hand_over();      // the gathered batch to the committer (waits while it holds one already)
+  void commit_loop();    // the committer thread
+  void commit(Batch& batch);  // one bbolt write transaction, on the committer thread
+  void stop_committer();
+
+  const std::string path_;
   int64_t revision_;
   uint64_t events_ = 0;
-  uint64_t batch_bytes_ = 0;
-  std::unique_ptr<BoltUpdate> batch_;
+  Batch gathering_;  // the apply() side's
+
+  // Shared with the committer, under mu_.
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::optional<Batch> handed_;  // waiting for the committer
+  bool committing_ = false;
+  bool stop_ = false;
+  std::exception_ptr failed_;
+  uint64_t db_bytes_;  // the committer's: the trailer is cut by the first commit, then 0
+  std::thread committer_;
 };
 
 }  // namespace etcdadm

@@ -12,7 +12,7 @@
 // are split into pages of at most one page (a single larger element gets overflow pages). The large
 // `key` bucket is touched only along the path to the one leaf a bump writes to.
 //
-// The new pages are written in runs of 8 MiB while the tree is rewritten, so a larger commit that
+// The new pages are written in runs of 4 MiB while the tree is rewritten, so a larger commit that
 // fails part-way (a damaged page found late, a full disk) may leave pages past the high-water mark
 // and a snapshot's trailer cut; the tree the metas name is untouched. Every caller updates a
 // staging copy that a failure discards.

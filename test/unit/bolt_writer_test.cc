@@ -2,7 +2,8 @@
 // 3.4.23 snapshot (test/data/snapshots/small.db): what it writes reads back through BoltReader,
 // everything it did not touch is unchanged, and bbolt's own Tx.Check() (the datadir-oracle test
 // tool, built from bbolt's Go package) finds nothing wrong, also after a further bbolt write
-// transaction on our output.
+// transaction on our output. LogReplay (the point-in-time replay's writer, committing batches on a
+// thread of its own) on the same file.
 #include "etcd/datadir/bolt_writer.h"
 
 #include <gtest/gtest.h>
@@ -14,6 +15,8 @@
 
 #include "common/error.h"
 #include "common/subprocess.h"
+#include "etcd/datadir/mvcc.h"
+#include "restore/log_replay.h"
 #include "test/support/object_servers.h"
 #include "test/support/test_env.h"
 
@@ -237,6 +240,73 @@ TEST_F(BoltWriter, DamagedPagesGiveErrorsNeverCrashes) {
     }
   }
   EXPECT_GT(refused, 0) << "no damage was noticed at all: the test does not reach the checks";
+}
+
+// A record of `rev` as prepare_record makes it: one key of (rev, 0) and its value.
+PreparedRecord record_of(int64_t rev, size_t value_bytes) {
+  PreparedRecord p;
+  p.revision = rev;
+  p.events = 1;
+  p.keys.emplace_back(revision_key(rev, 0), std::string(value_bytes, static_cast<char>('a' + rev % 26)));
+  p.bytes = p.keys.back().first.size() + value_bytes;
+  return p;
+}
+
+TEST_F(BoltWriter, AReplayCommitsItsBatchesOnAnotherThreadIntoTheTreeBboltReads) {
+  // ~14 MiB of records: several batches, handed over while the one before is being written.
+  const int64_t snap = store_revision(*BoltReader::open(db_, kSmallDbBytes));
+  Bucket expected_keys = before_["key"];
+  {
+    LogReplay replay(db_, kSmallDbBytes, snap);
+    for (int64_t rev = snap + 1; rev <= snap + 7000; ++rev) {
+      PreparedRecord r = record_of(rev, 1500 + rev % 600);
+      expected_keys[r.keys[0].first] = r.keys[0].second;
+      replay.apply(std::move(r));
+    }
+    EXPECT_THROW(replay.apply(record_of(snap + 7002, 10)), Error) << "a revision skipped";
+    replay.finish();
+    EXPECT_EQ(replay.revision(), snap + 7000);
+    EXPECT_EQ(replay.events(), 7000u);
+  }
+  Contents expected = before_;
+  expected["key"] = expected_keys;
+  EXPECT_EQ(dump(db_), expected);
+  EXPECT_EQ(std::filesystem::file_size(db_) % 4096, 0u) << "the trailer is cut";
+  expect_bbolt_accepts(db_);
+}
+
+TEST_F(BoltWriter, AReplayWhoseCommitFailsSaysSoAndNeverHangs) {
+  // The key bucket's root page damaged (as in ACorruptTreeIsRefusedBeforeAnythingIsWritten): the
+  // first commit, on the committer thread, fails; the error reaches the caller.
+  std::string bytes = read_all(db_);
+  uint32_t far = 0x7FFFFFFF;
+  std::memcpy(bytes.data() + 13 * 4096 + 16, &far, 4);
+  std::memcpy(bytes.data() + 13 * 4096 + 20, &far, 4);
+  {
+    std::ofstream out(db_, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  const int64_t snap = 1000;
+  {
+    LogReplay replay(db_, kSmallDbBytes, snap);
+    try {
+      for (int64_t rev = snap + 1; rev <= snap + 20000; ++rev) replay.apply(record_of(rev, 2000));
+      replay.finish();
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kCorrupt) << e.what();
+    }
+  }
+  std::filesystem::copy_file(kSmall, db_, std::filesystem::copy_options::overwrite_existing);
+  {
+    // Given up without finish(), batches pending: the destructor waits for the commit under way.
+    LogReplay replay(db_, kSmallDbBytes, snap);
+    for (int64_t rev = snap + 1; rev <= snap + 5000; ++rev) replay.apply(record_of(rev, 2000));
+  }
+  {
+    // Nothing applied and no finish(): nothing to wait for.
+    LogReplay replay(db_, kSmallDbBytes, snap);
+  }
 }
 
 }  // namespace
