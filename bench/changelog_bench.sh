@@ -119,7 +119,7 @@ client_port=$(free_port)
 R_PID=$!
 BENCH_PIDS+=("$R_PID")
 for _ in $(seq 1 150); do "$ETCDCTL" --endpoints "127.0.0.1:$client_port" endpoint health >/dev/null 2>&1 && break; sleep 0.2; done
-hashkv() { "$ETCDCTL" --endpoints "$1" endpoint hashkv --rev "$LAST" -w json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["HashKV"]["hash"])'; }
+hashkv() { "$ETCDCTL" --endpoints "$1" --command-timeout 600s endpoint hashkv --rev "$LAST" -w json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["HashKV"]["hash"])'; }
 H_LIVE=$(hashkv "$EP")
 H_REPLAYED=$(hashkv "127.0.0.1:$client_port")
 [[ "$H_LIVE" == "$H_REPLAYED" ]] || die "HashKV at $LAST: live $H_LIVE, replayed $H_REPLAYED"

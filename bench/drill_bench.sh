@@ -28,7 +28,7 @@ STORE="$WORK/store"
 "$ETCDADM" --log-level warn backup save --store "$STORE" --endpoints "$EP" -o json >"$WORK/saved.json"
 REV=$(json_field "$WORK/saved.json" revision)
 "$ETCDCTL" --endpoints "$EP" snapshot save "$WORK/snap.db" >/dev/null
-EXPECTED_HASH=$("$ETCDCTL" --endpoints "$EP" endpoint hashkv --rev "$REV" -w json |
+EXPECTED_HASH=$("$ETCDCTL" --endpoints "$EP" --command-timeout 600s endpoint hashkv --rev "$REV" -w json |
   python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["HashKV"]["hash"])')
 stop_pid "$ETCD_PID"  # the drills run alone on the machine
 
@@ -47,7 +47,7 @@ ${RESTORE_TOOL[*]} snapshot restore "$WORK/snap.db" --data-dir "$WORK/hand" --na
   --quota-backend-bytes $(etcd_quota_bytes) >"$WORK/hand.log" 2>&1 &
 pid=\$!
 until "$ETCDCTL" --endpoints 127.0.0.1:\$cp endpoint health >/dev/null 2>&1; do sleep 0.05; done
-hash=\$("$ETCDCTL" --endpoints 127.0.0.1:\$cp endpoint hashkv --rev $REV -w json |
+hash=\$("$ETCDCTL" --endpoints 127.0.0.1:\$cp --command-timeout 600s endpoint hashkv --rev $REV -w json |
   python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["HashKV"]["hash"])')
 kill \$pid; wait \$pid || true
 [[ "\$hash" == "$EXPECTED_HASH" ]] || { echo "hash \$hash != $EXPECTED_HASH" >&2; exit 1; }

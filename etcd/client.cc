@@ -1,5 +1,6 @@
 #include "etcd/client.h"
 
+#include <algorithm>
 #include <sys/stat.h>
 
 #include <grpc/support/log.h>
@@ -9,6 +10,7 @@
 #include <grpcpp/security/tls_credentials_options.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <thread>
@@ -251,7 +253,9 @@ etcdserverpb::HashKVResponse EtcdClient::hash_kv(const std::string& endpoint, in
   etcdserverpb::HashKVRequest req;
   req.set_revision(revision);
   etcdserverpb::HashKVResponse resp;
-  call_member(endpoint, "HashKV", [&](Conn& c, grpc::ClientContext& ctx) { return c.maintenance->HashKV(&ctx, req, &resp); });
+  call_member(
+      endpoint, "HashKV", [&](Conn& c, grpc::ClientContext& ctx) { return c.maintenance->HashKV(&ctx, req, &resp); },
+      std::max(config_.command_timeout, kHashKvTimeout));
   return resp;
 }
 

@@ -43,6 +43,9 @@ class EtcdClient {
 
   // ---- one member ----
   etcdserverpb::StatusResponse status(const std::string& endpoint);
+  // HashKV walks the member's whole key bucket, which at etcd's 8 GiB quota takes far longer than
+  // one request's usual timeout (etcdctl's 5 s fails there): it gets at least kHashKvTimeout.
+  static constexpr std::chrono::milliseconds kHashKvTimeout{std::chrono::minutes(2)};
   etcdserverpb::HashKVResponse hash_kv(const std::string& endpoint, int64_t revision);
   // Hands leadership to `target_id`. etcd takes it only from the leader itself: `endpoint` must
   // be the leader's client URL (a follower answers "not leader").

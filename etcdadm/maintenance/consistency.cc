@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <future>
 #include <map>
 
 #include "common/error.h"
@@ -18,16 +19,26 @@ HashSurvey survey_hashes(EtcdClientPool& pool, const ClusterInfo& info) {
     voters.push_back(&m);
     if (m.reachable && (survey.revision == 0 || m.revision < survey.revision)) survey.revision = m.revision;
   }
-  for (const MemberInfo* m : voters) {
+  // Asked side by side: HashKV walks each member's whole key bucket (seconds at 8 GiB), and the
+  // answers are compared at one revision anyway. The pool is used on this thread only.
+  std::vector<std::future<etcdserverpb::HashKVResponse>> asked(voters.size());
+  for (size_t i = 0; i < voters.size(); ++i) {
+    const MemberInfo* m = voters[i];
+    if (!m->reachable || m->client_urls.empty()) continue;
+    const std::string url = m->client_urls.front();
+    EtcdClient* client = &pool.client(url);
+    asked[i] = std::async(std::launch::async, [client, url, revision = survey.revision] { return client->hash_kv(url, revision); });
+  }
+  for (size_t i = 0; i < voters.size(); ++i) {
+    const MemberInfo* m = voters[i];
     MemberHash h;
     h.member_id = m->id;
     h.label = member_label(*m);
-    if (!m->reachable || m->client_urls.empty()) {
+    if (!asked[i].valid()) {
       h.error = m->client_urls.empty() ? "not started" : "no Status: " + m->status_error;
     } else {
       try {
-        const std::string& url = m->client_urls.front();
-        const auto r = pool.client(url).hash_kv(url, survey.revision);
+        const auto r = asked[i].get();
         h.answered = true;
         h.hash = r.hash();
         h.compact_revision = r.compact_revision();
