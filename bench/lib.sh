@@ -152,11 +152,21 @@ mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
 
 # measure ID CMD...: runs CMD under GNU time; appends wall seconds and peak RSS (KiB) to
 # $WORK/m.ID.wall / $WORK/m.ID.rss. Aborts the benchmark (with the tool's stderr) on failure.
+# server_cpu_s: the CPU seconds (user + system) the bench's etcd ($ETCD_PID) has used so far, or
+# nothing when it is not running.
+server_cpu_s() {
+  [[ -n "${ETCD_PID:-}" && -r "/proc/$ETCD_PID/stat" ]] || return 0
+  awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f\n", ($14 + $15) / hz }' "/proc/$ETCD_PID/stat"
+}
+# measure ID COMMAND...: runs it under GNU time; appends its wall seconds to m.ID.wall, its peak
+# RSS (KiB) to m.ID.rss, its CPU seconds to m.ID.cpu and, with the bench's etcd running, the CPU
+# seconds etcd spent meanwhile to m.ID.server_cpu (what bounds a save on two cores).
 measure() {
   local id="$1"; shift
   sync
   local out="$WORK/last.out" err="$WORK/last.err" tv="$WORK/last.time"
-  local t0 t1
+  local t0 t1 s0 s1
+  s0=$(server_cpu_s)
   t0=$(date +%s%N)
   if ! "$TIME" -v -o "$tv" "$@" >"$out" 2>"$err"; then
     echo "bench: command failed: $*" >&2
@@ -165,14 +175,19 @@ measure() {
     exit 1
   fi
   t1=$(date +%s%N)
+  s1=$(server_cpu_s)
   awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", (b - a) / 1e9 }' >>"$WORK/m.$id.wall"
   awk -F': ' '/Maximum resident set size/ { print $2 }' "$tv" >>"$WORK/m.$id.rss"
+  awk -F': ' '/User time/ { u = $2 } /System time/ { s = $2 } END { printf "%.2f\n", u + s }' "$tv" >>"$WORK/m.$id.cpu"
+  if [[ -n "$s0" && -n "$s1" ]]; then awk -v a="$s0" -v b="$s1" 'BEGIN { printf "%.2f\n", b - a }' >>"$WORK/m.$id.server_cpu"; fi
   if [[ -s "$err" ]]; then cp "$err" "$WORK/m.$id.stderr.$(wc -l <"$WORK/m.$id.wall")"; fi
   log "  $id: $(tail -1 "$WORK/m.$id.wall") s, $(tail -1 "$WORK/m.$id.rss") KiB max RSS"
 }
 median() { sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 allruns() { paste -sd/ "$1"; }
 wall() { median "$WORK/m.$1.wall"; }
+cpu() { median "$WORK/m.$1.cpu"; }
+server_cpu() { median "$WORK/m.$1.server_cpu"; }
 rss_mib() { median "$WORK/m.$1.rss" | awk '{ printf "%.1f", $1 / 1024 }'; }
 rss_max_mib() { sort -g "$WORK/m.$1.rss" | tail -1 | awk '{ printf "%.1f", $1 / 1024 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }

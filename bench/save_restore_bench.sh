@@ -163,8 +163,12 @@ db_growth=$(awk -v a="$DB" -v b="$Q_DB" 'BEGIN { printf "%.0f", (a - b) / 104857
 SERVER_VER="$("$ETCDCTL" version | awk '/^etcdctl version/ { print $3 }')"
 figure "save, s: etcdadm backup save / etcdctl $SERVER_VER snapshot save" "$adm_save" "$ctl_save" "<= 0.8x"
 figure "save, s: etcdadm backup save / etcdctl $ANCHOR_VER snapshot save" "$adm_save" "$anchor_save" "<= 0.7x"
+# What bounds a save: the member's CPU streaming the snapshot and the client's, on the same cores.
+figure "save, CPU s of the etcd member streaming the snapshot: to etcdadm / to etcdctl $SERVER_VER" "$(server_cpu adm_save)" "$(server_cpu ctl_save)" ""
+figure "save, CPU s of the client: etcdadm (gzip, SHA-256, store) / etcdctl $SERVER_VER (write, fsync)" "$(cpu adm_save)" "$(cpu ctl_save)" ""
 figure "restore, s: etcdadm backup restore (gzip store) / $RESTORE_NAME $SERVER_VER snapshot restore (local .db)" "$adm_rst" "$ctl_rst" "<= 0.6x"
 figure "restore, s: etcdadm backup restore (gzip store) / etcdutl $ANCHOR_VER snapshot restore (local .db)" "$adm_rst" "$anchor_rst" "<= 0.6x"
+figure "restore, CPU s: etcdadm (read, inflate, two SHA-256s, write) / etcdutl $ANCHOR_VER" "$(cpu adm_restore)" "$(cpu anchor_restore)" ""
 figure "verify, s: etcdadm backup verify (fetch, both SHA-256s, every page walked)" "$(wall adm_verify)" - ""
 figure "save peak RSS, MiB" "$adm_rss_max" - "<= 64"
 figure "restore peak RSS, MiB" "$(rss_max_mib adm_restore)" - "<= 64"
