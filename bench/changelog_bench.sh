@@ -106,7 +106,7 @@ hashkv() { "$ETCDCTL" --endpoints "$1" --command-timeout 600s endpoint hashkv --
 # The live member's hash, then the member stopped: the replay and the replayed member run alone
 # (at 8 GiB, two members each mapping a 9 GiB db would share this machine's memory).
 H_LIVE=$(hashkv "$EP")
-ETCD_CPU=$(awk -v hz="$(getconf CLK_TCK)" '{ printf "%.1f", ($14 + $15) / hz }' "/proc/$ETCD_PID/stat")
+ETCD_CPU=$(server_cpu_s)
 stop_pid "$ETCD_PID"
 
 log "replaying $((LAST - SNAP_REV)) revisions"

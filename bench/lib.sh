@@ -150,8 +150,6 @@ db_bytes() {
 }
 mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
 
-# measure ID CMD...: runs CMD under GNU time; appends wall seconds and peak RSS (KiB) to
-# $WORK/m.ID.wall / $WORK/m.ID.rss. Aborts the benchmark (with the tool's stderr) on failure.
 # server_cpu_s: the CPU seconds (user + system) the bench's etcd ($ETCD_PID) has used so far, or
 # nothing when it is not running.
 server_cpu_s() {
@@ -160,7 +158,8 @@ server_cpu_s() {
 }
 # measure ID COMMAND...: runs it under GNU time; appends its wall seconds to m.ID.wall, its peak
 # RSS (KiB) to m.ID.rss, its CPU seconds to m.ID.cpu and, with the bench's etcd running, the CPU
-# seconds etcd spent meanwhile to m.ID.server_cpu (what bounds a save on two cores).
+# seconds etcd spent meanwhile to m.ID.server_cpu (what bounds a save on two cores). Aborts the
+# benchmark (with the tool's stderr) on failure.
 measure() {
   local id="$1"; shift
   sync

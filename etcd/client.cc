@@ -1,6 +1,5 @@
 #include "etcd/client.h"
 
-#include <algorithm>
 #include <sys/stat.h>
 
 #include <grpc/support/log.h>

@@ -139,7 +139,7 @@ void LogReplay::commit(Batch& batch) {
 }
 
 void LogReplay::finish() {
-  if (gathering_.bytes > 0 || !gathering_.keys.empty()) hand_over();
+  if (gathering_.bytes > 0) hand_over();
   {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [&] { return (!handed_ && !committing_) || failed_; });

@@ -36,9 +36,9 @@ struct HashSurvey {
 };
 
 // Every voter of `info`'s HashKV at the lowest revision the voters' Status reported (each asked
-// on its first client URL through `pool`, all at once). A voter that did not answer Status or HashKV is in the
-// survey with its error. Learners are left out: they do not vote, and they are promoted only once
-// caught up.
+// on its first client URL through `pool`, all at once). A voter that did not answer Status or
+// HashKV is in the survey with its error. Learners are left out: they do not vote, and they are
+// promoted only once caught up.
 HashSurvey survey_hashes(EtcdClientPool& pool, const ClusterInfo& info);
 
 struct HashVerdict {
