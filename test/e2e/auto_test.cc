@@ -22,6 +22,7 @@
 #include "etcd/etcd_version.h"
 #include "store/backend/local/local_store.h"
 #include "store/etcd_manager.h"
+#include "test/support/etcd_manager_files.h"
 #include "test/support/etcd_versions.h"
 #include "test/support/auto_fixture.h"
 #include "test/support/lifecycle_fixture.h"
@@ -119,9 +120,9 @@ TEST_F(Auto, ThreeHostsStartedInRandomOrderMakeOneClusterPlannedOnceAndMarkedCre
 // A killed member is started again; a pause holds every controller; a total loss (every etcd
 // killed, every data dir wiped) creates nothing and waits; `etcdadm etcd-manager restore-backup`
 // then brings the whole cluster back from the backup (its keys, the revision moved 10^9 on as the
-// plan says for a Kubernetes keyspace, one HashKV on every member); a second restore, queued by
-// etcd-manager-ctl (the outside oracle, for the minors etcd-manager restores) while the restored
-// cluster runs and has moved on, replaces it again after a new backup, the old data kept aside.
+// plan says for a Kubernetes keyspace, one HashKV on every member); a second restore, queued as
+// etcd-manager-ctl queues one while the restored cluster runs and has moved on, replaces it again
+// after a new backup, the old data kept aside.
 TEST_F(Auto, AKilledMemberIsRestartedAPauseHoldsATotalLossWaitsAndTheCommandQueueRestoresTheBackup) {
   // Backups on for /metrics, on a schedule that takes none during the test (the first attempt, at
   // start, finds no member yet): the restores below restore the backup this test saves.
@@ -225,13 +226,10 @@ TEST_F(Auto, AKilledMemberIsRestartedAPauseHoldsATotalLossWaitsAndTheCommandQueu
   // it first), and each host's data of the moved-on cluster is set aside, not deleted.
   for (int i = 0; i < 20; ++i) ASSERT_EQ(etcdctl(hosts_[1], {"put", "/registry/later/" + std::to_string(i), "x"}).exit_code, 0);
   const std::string backup = plan.backup;
-  if (!etcd_under_test().at_least("3.7")) {
-    auto r = run_process({"sh", "-c", "'" + go_test_tool("etcd-manager-ctl") + "' -backup-store 'file://" + store_ +
-                                          "' restore-backup '" + backup + "' 2>&1"});
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-  } else {  // etcd-manager restores 3.0 to 3.6 only: the same command, written by etcdadm
-    ASSERT_EQ(etcdadm({"etcd-manager", "restore-backup", backup, "--store", store_}).exit_code, 0);
-  }
+  // Queued as etcd-manager-ctl queues it (store-format.md §10: protojson's form, its directory
+  // name), in the store's spec: the controllers obey the other tool's command too.
+  const auto spec = nlohmann::json::parse(read_file(store_ + "/control/etcd-cluster-spec"));
+  queue_restore_as_etcd_manager(store_, backup, spec["memberCount"].get<int>(), spec["etcdVersion"].get<std::string>());
   ASSERT_TRUE(eventually(90s, [&] {
     return queue_empty() && one_healthy_cluster(3) && etcdctl(hosts_[0], {"get", "/registry/later/0"}).output.find("/registry/later/0") == std::string::npos;
   }, "the running cluster replaced by the backup"));

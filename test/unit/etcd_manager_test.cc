@@ -1,7 +1,8 @@
 // etcd-manager's control files and restore rules (store/etcd_manager.h), with known answers taken
 // from its source (kubernetes-sigs/etcd-manager v3.0.20260707): pkg/apis/etcd/json_test.go pins
-// the bytes its older jsonpb writer produced, which are what deployed stores hold; the real
-// etcd-manager-ctl reads and writes them in EtcdManagerCtl.* (test/e2e/etcd_manager_test.cc).
+// the bytes its older jsonpb writer produced, which are what deployed stores hold (recorded in
+// docs/store-format.md §10); EtcdManagerStore.* (test/e2e/etcd_manager_test.cc) checks whole
+// stores against the same documented facts.
 #include <gtest/gtest.h>
 
 #include "common/error.h"
@@ -43,7 +44,8 @@ TEST(EtcdManagerControl, ClusterSpecAndCommandAreByteForByteJsonpb) {
 }
 
 TEST(EtcdManagerControl, ParsersTakeWhatProtojsonTakes) {
-  // What etcd-manager-ctl built here wrote (protojson adds a second space after colons at random).
+  // What etcd-manager's protojson writer writes (a second space after colons, at random but fixed
+  // per binary: store-format.md §10).
   auto c = parse_etcd_manager_command(
       "{\n  \"timestamp\":  \"1795581998310500426\",\n  \"restoreBackup\":  {\n    \"clusterSpec\":  {\n"
       "      \"memberCount\":  3,\n      \"etcdVersion\":  \"3.5.30\"\n    },\n    \"backup\":  \"x\"\n  }\n}",
