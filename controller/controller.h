@@ -78,30 +78,8 @@ class Controller {
   Observation observe();
 
  private:
+  // ---- the round (controller.cc) ----
   void act(const Decision& d, const Observation& o);
-  void start_planned_member(const ClusterPlan& plan);
-  void join_as_added(const Decision& d, const Observation& o);
-  // `set_aside_as`: the label prefix its data is set aside under ("corrupt": kept for a person;
-  // "removed": only the newest kept); "": deleted (there is none to keep).
-  void forget_member(const std::string& set_aside_as);
-  void disarm_corrupt(const Decision& d);
-  // kRenewCerts (through maintain(): the lease): renewed, then a new handshake with the member.
-  void renew_own_certs(const Decision& d);
-  // A CA rotation's steps (controller/ca_rotation.h): this host's leaves re-issued (then a new
-  // handshake), its switch (through maintain(): the lease; etcd restarted, leadership moved away
-  // first), a rotation started or completed (acting).
-  void ca_reissue(const Decision& d, const Observation& o);
-  void ca_switch(const Decision& d, const Observation& o);
-  void start_ca_rotation(const Decision& d);
-  // A new TLS connection to this host's member must answer with a leader (after its certificates changed).
-  void check_member_handshake(const std::string& what);
-  void restore_planned_member(const ClusterPlan& plan);
-  void set_aside_data(const ClusterPlan& plan);
-  void plan_restore(const Decision& d, const Observation& o);
-  // Stops this host's etcd (when it runs one) and moves its data out of the way, kept for a person.
-  void stop_and_set_aside(const std::string& label);
-  void change_membership(const Decision& d);
-  void track_health(Observation& o);
   void write_host_record(const Observation& o, const Decision& d);
   // Runs one local step and records it (done, or failed with the error, which is rethrown).
   void recorded(const Decision& d, const std::function<void()>& step);
@@ -109,33 +87,76 @@ class Controller {
   void recorded_with(const Decision& d, const std::function<std::string()>& step);
   void record(const std::string& action, const std::string& reason, const std::string& command,
               const std::string& outcome);
+  // A backup of the cluster no older than `max_age` in the store, taken now when there is none.
+  void backup_before(const Decision& d, std::chrono::seconds max_age);
+  // The same through `cluster` (a version change's own client); returns the backup's name.
+  std::string backup_through(const Decision& d, std::chrono::seconds max_age, EtcdClient& cluster);
+
+  // ---- observing (controller_observe.cc) ----
   LocalView observe_local();
   ClusterView observe_cluster(const std::vector<HostView>& hosts, const LocalView& local);
-  void observe_version_change(Observation& o);
-  // The voters' HashKV compared (acting, every voter healthy): every corrupt_check_seconds, and
-  // every kCorruptAlarmCheck under etcd's CORRUPT alarm. The maintenance record is read when its
-  // corrupt members matter: this host's member was removed, or the alarm may be disarmed.
-  void observe_hashes(Observation& o);
-  // What an auto-restore would restore now: the newest backup and its change log's end.
-  Observation::AutoRestoreCandidate auto_restore_candidate(int64_t now_unix);
+  void track_health(Observation& o);
+  std::vector<HostView> judge_liveness(const std::vector<HostRecord>& records, int64_t now_unix);
   std::vector<std::string> other_members(const std::vector<HostView>& hosts) const;
   // This host's member first, then the other hosts' members, with the etcdctl client certificate.
   ConnectionConfig members_connection(const std::vector<HostView>& hosts) const;
+
+  // ---- creation (act_creation.cc) ----
+  void plan_cluster(const Decision& d);
+  void start_planned_member(const ClusterPlan& plan);
+  void mark_created(const Decision& d);
+
+  // ---- membership (act_membership.cc) ----
+  void start_local_member();
+  void join_as_added(const Decision& d, const Observation& o);
+  // Stops this host's member and sets its data aside as `kind` says (kNone: deleted, there is
+  // none to keep; kRemoved: only the newest kept).
+  void forget_member(SetAside kind);
+  // Stops this host's etcd (when it runs one) and moves its data out of the way, kept for a person.
+  void stop_and_set_aside(const std::string& label);
   bool still_leads(const Decision& d);
+  void change_membership(const Decision& d);
+
+  // ---- restores (act_restore.cc) ----
+  void plan_restore(const Decision& d, const Observation& o);
+  void restore_planned_member(const ClusterPlan& plan);
+  void set_aside_data(const ClusterPlan& plan);
+  void finish_restore(const ClusterPlan& plan);
+  // What an auto-restore would restore now: the newest backup and its change log's end.
+  Observation::AutoRestoreCandidate auto_restore_candidate(int64_t now_unix);
+
+  // ---- versions (act_versions.cc) ----
+  void observe_version_change(Observation& o);
   void give_version_turn(const Decision& d);
   void change_version(const Decision& d, const Observation& o);
-  // kDefragment and kRecoverSpace, each held back kMaintenanceRetry after it failed with the same command.
+
+  // ---- certificates and the CA (act_ca.cc; controller/ca_rotation.h) ----
+  // kRenewCerts (through maintain(): the lease): renewed, then a new handshake with the member.
+  void renew_own_certs(const Decision& d);
+  // A new TLS connection to this host's member must answer with a leader (after its certificates changed).
+  void check_member_handshake(const std::string& what);
+  // This host's leaves re-issued (then a new handshake), its switch (through maintain(): the lease;
+  // etcd restarted, leadership moved away first), a rotation started or completed (acting).
+  void ca_reissue(const Decision& d, const Observation& o);
+  void ca_switch(const Decision& d, const Observation& o);
+  void start_ca_rotation(const Decision& d);
+  void complete_ca_rotation(const Decision& d, const Observation& o);
+
+  // ---- maintenance (act_maintenance.cc) ----
+  // kDefragment and kRecoverSpace (and this host's kRenewCerts, kCaSwitch: the lease), each held
+  // back kMaintenanceRetry after it failed with the same command.
   void maintain(const Decision& d, const Observation& o);
   void defragment(const Decision& d, const Observation& o);
   void recover_space(const Decision& d, const Observation& o);
   void record_member_defrag(const Decision& d, const DefragMemberResult& r);
   void update_maintenance(const std::function<void(MaintenanceRecord&)>& change);
-  std::vector<HostView> judge_liveness(const std::vector<HostRecord>& records, int64_t now_unix);
 
-  // A backup of the cluster no older than `max_age` in the store, taken now when there is none.
-  void backup_before(const Decision& d, std::chrono::seconds max_age);
-  // The same through `cluster` (a version change's own client); returns the backup's name.
-  std::string backup_through(const Decision& d, std::chrono::seconds max_age, EtcdClient& cluster);
+  // ---- corruption (act_corruption.cc) ----
+  // The voters' HashKV compared (acting, every voter healthy): every corrupt_check_seconds, and
+  // every kCorruptAlarmCheck under etcd's CORRUPT alarm. The maintenance record is read when its
+  // corrupt members matter: this host's member was removed, or the alarm may be disarmed.
+  void observe_hashes(Observation& o);
+  void disarm_corrupt(const Decision& d);
 
   BackupStore store_;
   ControllerOptions options_;

@@ -1,56 +1,6 @@
 // What one controller (`etcdadm auto`) does next, decided from what it observed: a pure function,
-// so every rule is a unit test with known answers (test/unit/controller_decide_test.cc).
-//
-// The rules, in the order they are tried (docs/self-management.md, "Decisions"):
-//   1. paused                                    -> wait (say who paused and why)
-//   2. no spec                                   -> wait (say the seed command)
-//   3. marker present, no member answers, no host holds a member's data
-//                                                -> total loss: wait, say the restore commands; never
-//                                                   an empty cluster over a store that had one. With
-//                                                   the spec's autoRestore, once it lasted the delay:
-//                                                   plan the newest backup + its log to its end (once
-//                                                   an hour at most)
-//   4. this host's data is lost                  -> wait to be replaced (never start on empty data);
-//      this host's member removed                -> forget it (its data set aside when found corrupt)
-//   V. a change of this host's member's version is under way or due: the version turn names this
-//      host's member and it does not run the turn's version yet (or its change stopped part way)
-//                                                -> change it (`upgrade apply`'s phases, a backup first);
-//      a change stopped part way that no turn covers -> wait (a person's `upgrade apply` to finish)
-//   5. this host is a member and etcd is down    -> start it (a local step: it never changes membership)
-//   6. a plan lists this host, its data is empty, and the cluster does not know this member as started
-//                                                -> start this member from the plan
-//   7. this host's member has a leader and the created marker is missing
-//                                                -> write the marker (create-if-absent)
-//   8. no marker, no plan, no member anywhere, enough live hosts (all the spec's, or a quorum for
-//      longer than the settle window)            -> plan the cluster (conditional write: one plan)
-// Any host whose member certificates expire within the spec's window, every member healthy
-//                                                -> renew them (the maintenance lease: one at a time)
-// Any host under a CA rotation (CaRotationRecord) it holds the old CA of: its leaves not re-issued
-//                                                -> re-issue them by the new CA (no restart);
-//      every member's host re-issued, every member healthy (or its switch started)
-//                                                -> switch to the new CA, etcd restarted (the lease)
-//   The acting controller marks it completed once every member's host switched, and starts one
-//   when the CA expires within the spec's caRotateBeforeSeconds, every member healthy on one CA.
-// The acting controller (act_on_cluster): learners promoted, unhealthy members replaced, the count
-// brought to the spec's, one change at a time; then, with every voter healthy, the version: while
-// a turn's member has not finished, wait; else the next member not on the spec's version gets the
-// turn (followers by name, the leader's host last), when etcd's version rules allow the step
-// (plan_upgrade), else wait with why and what etcd supports instead, nothing stopped. Then, with
-// every member on the spec's version, maintenance. Corrupt members come first, once every voter is
-// healthy: a voter whose HashKV differs from a majority that agrees is removed (never when that would
-// cost quorum; its host sets its data aside and joins again as a new member), a cluster whose
-// hashes have no majority waits for a person, and etcd's CORRUPT alarm is disarmed only once a
-// member found corrupt was replaced and every voter agrees. Then (a NOSPACE alarm comes before any membership
-// or version change, once every voter is healthy: the cluster takes no writes until it is gone): the members whose db is fragmented beyond the
-// spec's threshold, or whose last defrag is older than the defrag schedule's last run, are
-// defragmented (plan_defrag's order and checks: never with a member unhealthy or a CORRUPT alarm).
-// Before 3, the command queue (etcd-manager's restoreBackup, docs/self-management.md "Restores"):
-//   R1. a restore is queued and no plan restores it -> plan the restore (replace-if-match, sequence
-//       + 1): the acting controller when a cluster answers (after a backup of it), any host when none does
-//   R2. a restore plan newer than this host's data -> restore this host's member from its backup
-//       when the plan lists it, else set this host's old data aside
-//   R3. this host's restored member has a leader and the command is still queued -> delete it
-//   otherwise                                    -> idle or wait, with what for
+// so every rule is a unit test with known answers (test/unit/controller_decide_*_test.cc, one file
+// a concern). The rules and their order: controller/decide.cc, their one source.
 #pragma once
 
 #include <chrono>
@@ -83,7 +33,7 @@ struct ClusterView {
 
 // This host's own member, as its data dir and init system show it.
 struct LocalView {
-  std::string data = "empty";  // "empty", "member", "lost" (HostRecord::data)
+  DataState data = DataState::kEmpty;
   std::string cluster_token;   // of the plan or init its data came from
   bool etcd_running = false;
   bool has_leader = false;  // its Status names a leader
@@ -217,9 +167,8 @@ struct Decision {
   std::vector<uint64_t> members;  // kDefragment: in defrag order (learners, followers, the leader); kDisarmCorrupt: the alarms' members
   // kRemoveMember of a member found corrupt: recorded (maintenance.json) before the removal.
   std::optional<CorruptMember> corrupt;
-  // kForgetMember: the label prefix its data is set aside under ("corrupt", "removed"); "" when
-  // there is no data to keep (a lost member's).
-  std::string set_aside_as;
+  // kForgetMember: why its data is set aside (kNone: there is none to keep, a lost member's).
+  SetAside set_aside = SetAside::kNone;
   // kIdle: the cluster is as the spec says and nothing is under way, so the store is read only
   // every idle interval.
   bool settled = false;

@@ -137,6 +137,31 @@ AutoSpec parse_auto_spec(const std::string& text, const std::string& where) {
 
 // ---- hosts ----
 
+const char* data_state_name(DataState state) {
+  switch (state) {
+    case DataState::kEmpty: return "empty";
+    case DataState::kMember: return "member";
+    case DataState::kLost: return "lost";
+  }
+  return "?";
+}
+
+std::optional<DataState> parse_data_state(const std::string& name) {
+  for (DataState s : {DataState::kEmpty, DataState::kMember, DataState::kLost}) {
+    if (name == data_state_name(s)) return s;
+  }
+  return std::nullopt;
+}
+
+const char* set_aside_name(SetAside kind) {
+  switch (kind) {
+    case SetAside::kNone: return "";
+    case SetAside::kCorrupt: return "corrupt";
+    case SetAside::kRemoved: return "removed";
+  }
+  return "?";
+}
+
 std::string host_record_key(const std::string& name) { return std::string(kAutoHostsPrefix) + name + ".json"; }
 
 std::string host_record_json(const HostRecord& h) {
@@ -148,7 +173,7 @@ std::string host_record_json(const HostRecord& h) {
             {"etcdadmVersion", h.etcdadm_version},
             {"heartbeatUnix", h.heartbeat_unix},
             {"sequence", h.sequence},
-            {"data", h.data},
+            {"data", data_state_name(h.data)},
             {"clusterToken", h.cluster_token},
             {"memberID", h.member_id},
             {"etcdRunning", h.etcd_running},
@@ -176,10 +201,10 @@ HostRecord parse_host_record(const std::string& text, const std::string& where) 
   h.etcdadm_version = string_field(j, "etcdadmVersion", where);
   h.heartbeat_unix = integer_field<int64_t>(j, "heartbeatUnix", where).value_or(0);
   h.sequence = integer_field<uint64_t>(j, "sequence", where).value_or(0);
-  h.data = string_field(j, "data", where);
-  if (h.data != "empty" && h.data != "member" && h.data != "lost") {
-    throw Error(ErrorKind::kCorrupt, where + ": \"data\" is \"" + h.data + "\", not empty, member or lost");
-  }
+  const std::string data = string_field(j, "data", where);
+  const auto state = parse_data_state(data);
+  if (!state) throw Error(ErrorKind::kCorrupt, where + ": \"data\" is \"" + data.substr(0, 64) + "\", not empty, member or lost");
+  h.data = *state;
   h.cluster_token = string_field(j, "clusterToken", where);
   h.member_id = integer_field<uint64_t>(j, "memberID", where).value_or(0);
   h.etcd_running = bool_field(j, "etcdRunning", where);
@@ -506,113 +531,6 @@ std::string auto_event_key(const AutoEvent& e) {
   std::snprintf(stamp, sizeof(stamp), "%04d%02d%02dT%02d%02d%02d.%06lldZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
                 tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long long>(((e.time_micros % 1000000) + 1000000) % 1000000));
   return std::string(kAutoEventsPrefix) + stamp + "-" + e.host + ".json";
-}
-
-// ---- in a store ----
-
-namespace {
-// A listing of `prefix`; none when the store itself does not exist yet (a local directory that
-// `seed` or the first controller creates).
-std::vector<BlobInfo> list_or_none(BlobStore& store, const std::string& prefix) {
-  try {
-    return store.list(prefix);
-  } catch (const Error& e) {
-    if (e.kind() == ErrorKind::kNotFound) return {};
-    throw;
-  }
-}
-}  // namespace
-
-
-std::optional<AutoSpec> read_auto_spec(BlobStore& store) {
-  if (!store.stat(kAutoSpecKey)) return std::nullopt;
-  return parse_auto_spec(store.read_small(kAutoSpecKey, 64 << 10), store.url() + "/" + kAutoSpecKey);
-}
-
-void write_auto_spec(BlobStore& store, const AutoSpec& spec) {
-  store.write_small(kAutoSpecKey, auto_spec_json(spec), /*overwrite=*/true);
-}
-
-std::vector<HostRecord> read_host_records(BlobStore& store, std::vector<std::string>* unreadable) {
-  std::vector<HostRecord> out;
-  for (const auto& blob : list_or_none(store, kAutoHostsPrefix)) {
-    const std::string leaf = blob.key.substr(std::string(kAutoHostsPrefix).size());
-    if (leaf.size() < 6 || leaf.compare(leaf.size() - 5, 5, ".json") != 0 || leaf.find('/') != std::string::npos) continue;
-    try {
-      HostRecord h = parse_host_record(store.read_small(blob.key, 64 << 10), store.url() + "/" + blob.key);
-      if (host_record_key(h.name) != blob.key) {
-        throw Error(ErrorKind::kCorrupt, blob.key + " names host " + h.name + ": a record lies about whose it is");
-      }
-      out.push_back(std::move(h));
-    } catch (const Error& e) {
-      if (e.kind() == ErrorKind::kNotFound) continue;  // deregistered while listing
-      if (e.kind() != ErrorKind::kCorrupt) throw;
-      if (unreadable != nullptr) unreadable->push_back(e.what());
-    }
-  }
-  return out;
-}
-
-MaintenanceRecord read_maintenance(BlobStore& store) {
-  std::string text;
-  try {
-    text = store.read_small(kAutoMaintenanceKey, 1 << 20);
-  } catch (const Error& e) {
-    if (e.kind() == ErrorKind::kNotFound) return {};
-    throw;
-  }
-  return parse_maintenance_record(text, store.url() + "/" + kAutoMaintenanceKey);
-}
-
-void write_maintenance(BlobStore& store, const MaintenanceRecord& record) {
-  store.write_small(kAutoMaintenanceKey, maintenance_record_json(record), /*overwrite=*/true);
-}
-
-std::optional<PauseRecord> read_pause(BlobStore& store) {
-  std::string text;
-  try {
-    text = store.read_small(kAutoPauseKey, 64 << 10);
-  } catch (const Error& e) {
-    if (e.kind() == ErrorKind::kNotFound) return std::nullopt;
-    throw;
-  }
-  try {
-    return parse_pause_record(text, store.url() + "/" + kAutoPauseKey);
-  } catch (const Error& e) {
-    // Whatever it says, a pause file is there: someone meant to stop the controllers.
-    return PauseRecord{"?", std::string("unreadable pause file (") + e.what() + ")", 0};
-  }
-}
-
-void append_auto_event(BlobStore& store, const AutoEvent& event) {
-  try {
-    store.write_small(auto_event_key(event), auto_event_json(event), /*overwrite=*/true);
-  } catch (const Error& e) {
-    spdlog::warn("could not record the event in {}: {}", store.url(), e.what());
-  }
-}
-
-std::vector<AutoEvent> read_auto_events(BlobStore& store, size_t limit) {
-  auto blobs = list_or_none(store, kAutoEventsPrefix);
-  if (blobs.size() > limit) blobs.erase(blobs.begin(), blobs.end() - static_cast<std::ptrdiff_t>(limit));
-  std::vector<AutoEvent> out;
-  for (const auto& b : blobs) {
-    try {
-      out.push_back(parse_auto_event(store.read_small(b.key, 64 << 10), store.url() + "/" + b.key));
-    } catch (const Error& e) {
-      if (e.kind() != ErrorKind::kCorrupt && e.kind() != ErrorKind::kNotFound) throw;
-      spdlog::warn("skipping event {}: {}", b.key, e.what());
-    }
-  }
-  return out;
-}
-
-void trim_auto_events(BlobStore& store, size_t keep) {
-  auto blobs = list_or_none(store, kAutoEventsPrefix);
-  if (blobs.size() <= keep) return;
-  std::vector<std::string> doomed;
-  for (size_t i = 0; i + keep < blobs.size(); ++i) doomed.push_back(blobs[i].key);
-  store.remove_many(doomed);
 }
 
 }  // namespace etcdadm

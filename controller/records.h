@@ -96,6 +96,19 @@ AutoSpec parse_auto_spec(const std::string& json, const std::string& where);
 // HostRecord::etcd_refused: etcd's initial corruption check refused to start the member.
 inline constexpr const char* kEtcdRefusedInconsistent = "data-inconsistency";
 
+// What a host's data dir holds: nothing yet; a member's data (of the cluster whose initial token
+// is HostRecord::cluster_token); or nothing any more although it held a member's (lost: it waits
+// to be replaced, never started on empty data). In records: "empty", "member", "lost".
+enum class DataState { kEmpty, kMember, kLost };
+const char* data_state_name(DataState state);
+std::optional<DataState> parse_data_state(const std::string& name);
+
+// Why a host sets its member's data aside when it forgets the member (the label's prefix in the
+// set-aside directory's name): none (there is no data to keep), "corrupt" (found corrupt: kept for
+// a person), "removed" (removed from the cluster: only the newest such data kept).
+enum class SetAside { kNone, kCorrupt, kRemoved };
+const char* set_aside_name(SetAside kind);
+
 struct HostRecord {
   std::string name;          // the member name it runs as (DNS-safe, MemberConfig::complete)
   std::string peer_url;      // https://<bind>:<peer-port>
@@ -104,9 +117,7 @@ struct HostRecord {
   std::string etcdadm_version;
   int64_t heartbeat_unix = 0;  // its clock (a hint: liveness is judged by `sequence` changing too)
   uint64_t sequence = 0;       // +1 on every write, so a reader sees it alive whatever the clocks say
-  // What its data dir holds: "empty", "member" (of the cluster whose initial token is
-  // `cluster_token`), or "lost" (it was a member and its data is gone: it waits to be replaced).
-  std::string data = "empty";
+  DataState data = DataState::kEmpty;
   std::string cluster_token;
   uint64_t member_id = 0;  // its member's ID when it runs one
   bool etcd_running = false;

@@ -94,7 +94,7 @@ json auto_status_json(const AutoStatus& s) {
     hosts.push_back({{"name", h.name},
                      {"peerURL", h.peer_url},
                      {"clientURL", h.client_url},
-                     {"data", h.data},
+                     {"data", data_state_name(h.data)},
                      {"memberID", h.member_id},
                      {"etcdRunning", h.etcd_running},
                      {"waitingFor", h.waiting_for},
@@ -242,7 +242,7 @@ std::string auto_status_text(const AutoStatus& s) {
   }
   out << "Hosts:    " << s.hosts.size() << "\n";
   for (const auto& h : s.hosts) {
-    out << "  " << h.name << "  " << h.peer_url << "  data " << h.data << (h.etcd_running ? ", etcd running" : ", etcd not running")
+    out << "  " << h.name << "  " << h.peer_url << "  data " << data_state_name(h.data) << (h.etcd_running ? ", etcd running" : ", etcd not running")
         << ", heard " << heard_ago(s.now_unix, h.heartbeat_unix) << "\n";
     if (!h.waiting_for.empty()) out << "      " << h.waiting_for << "\n";
     if (s.ca_rotation && s.ca_rotation->completed_unix == 0) {

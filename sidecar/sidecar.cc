@@ -4,11 +4,11 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <sstream>
 #include <thread>
 
 #include "backup/member_select.h"
 #include "backup/prune.h"
+#include "common/prometheus_text.h"
 #include "common/error.h"
 #include "render/backup_record.h"
 #include "store/layout.h"
@@ -22,11 +22,6 @@ const double kDurationBuckets[] = {1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600};
 const char* const kSidecarOrigin = "sidecar";
 
 double unix_seconds_of(SystemTime t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); }
-
-// A sample value in the Prometheus text format, exact: integers as integers, anything else as the
-// shortest decimal that reads back as the same double. (An ostream's default 6 significant digits
-// printed Unix times as 1.79549e+09, thousands of seconds off, and broke every age alert.)
-std::string prometheus_value(double v) { return fmt::format("{}", v); }
 
 }  // namespace
 
@@ -439,88 +434,75 @@ bool Sidecar::ready(std::string* why) {
 
 std::string Sidecar::metrics_text() {
   std::lock_guard<std::mutex> lock(mu_);
-  std::ostringstream o;
-  auto gauge = [&](const char* name, const char* help, double value) {
-    o << "# HELP " << name << " " << help << "\n# TYPE " << name << " gauge\n" << name << " " << prometheus_value(value) << "\n";
-  };
-  gauge("etcdadm_backup_last_success_timestamp_seconds", "Unix time of the last successful backup by this sidecar.",
-        last_success_);
-  gauge("etcdadm_backup_last_attempt_timestamp_seconds", "Unix time of the last backup attempt.", last_attempt_);
-  gauge("etcdadm_backup_last_attempt_success", "1 when the last attempt succeeded.", last_ok_ ? 1 : 0);
-  gauge("etcdadm_backup_newest_timestamp_seconds", "Unix time of the newest backup in the store.",
-        newest_ ? unix_seconds_of(*newest_) : 0);
-  gauge("etcdadm_backup_last_stored_bytes", "Stored (compressed) size of the last backup.", static_cast<double>(last_stored_));
-  gauge("etcdadm_backup_last_db_bytes", "Database size of the last backup.", static_cast<double>(last_db_));
-  gauge("etcdadm_backup_last_revision", "etcd revision of the last backup.", static_cast<double>(last_revision_));
-  gauge("etcdadm_backup_member_is_leader", "1 when the local member was the raft leader at the last tick.",
-        is_leader_ ? 1 : 0);
+  PrometheusText o;
+  o.gauge("etcdadm_backup_last_success_timestamp_seconds", "Unix time of the last successful backup by this sidecar.",
+          last_success_);
+  o.gauge("etcdadm_backup_last_attempt_timestamp_seconds", "Unix time of the last backup attempt.", last_attempt_);
+  o.gauge("etcdadm_backup_last_attempt_success", "1 when the last attempt succeeded.", last_ok_ ? 1 : 0);
+  o.gauge("etcdadm_backup_newest_timestamp_seconds", "Unix time of the newest backup in the store.",
+          newest_ ? unix_seconds_of(*newest_) : 0);
+  o.gauge("etcdadm_backup_last_stored_bytes", "Stored (compressed) size of the last backup.", static_cast<double>(last_stored_));
+  o.gauge("etcdadm_backup_last_db_bytes", "Database size of the last backup.", static_cast<double>(last_db_));
+  o.gauge("etcdadm_backup_last_revision", "etcd revision of the last backup.", static_cast<double>(last_revision_));
+  o.gauge("etcdadm_backup_member_is_leader", "1 when the local member was the raft leader at the last tick.",
+          is_leader_ ? 1 : 0);
   if (log_) {
     ChangeLogLoopStatus s = log_->status();
     auto rpo = log_->rpo_seconds();
-    gauge("etcdadm_changelog_capturing", "1 while this sidecar writes the change log (its member leads).", s.running ? 1 : 0);
-    gauge("etcdadm_changelog_rpo_seconds",
-          "Seconds since the newest revision in the store was received, growing while capture fails (0: nothing newer received; -1: this sidecar does not write the log).",
-          rpo ? *rpo : -1);
-    gauge("etcdadm_changelog_stored_revision", "The newest revision safely in the store.", static_cast<double>(s.stored_revision));
-    gauge("etcdadm_changelog_lag_revisions", "Revisions received but not yet in the store.",
-          static_cast<double>(s.received_revision > s.stored_revision ? s.received_revision - s.stored_revision : 0));
-    o << "# HELP etcdadm_changelog_segments_total Change log segments written.\n# TYPE etcdadm_changelog_segments_total counter\n"
-      << "etcdadm_changelog_segments_total " << s.segments_written << "\n";
-    o << "# HELP etcdadm_changelog_bytes_total Change log bytes written.\n# TYPE etcdadm_changelog_bytes_total counter\n"
-      << "etcdadm_changelog_bytes_total " << s.bytes_written << "\n";
-    o << "# HELP etcdadm_changelog_gaps_total Gaps in the change log (etcd compacted what it needed).\n"
-         "# TYPE etcdadm_changelog_gaps_total counter\n"
-      << "etcdadm_changelog_gaps_total " << s.gaps << "\n";
+    o.gauge("etcdadm_changelog_capturing", "1 while this sidecar writes the change log (its member leads).", s.running ? 1 : 0);
+    o.gauge("etcdadm_changelog_rpo_seconds",
+            "Seconds since the newest revision in the store was received, growing while capture fails (0: nothing newer "
+            "received; -1: this sidecar does not write the log).",
+            rpo ? *rpo : -1);
+    o.gauge("etcdadm_changelog_stored_revision", "The newest revision safely in the store.", static_cast<double>(s.stored_revision));
+    o.gauge("etcdadm_changelog_lag_revisions", "Revisions received but not yet in the store.",
+            static_cast<double>(s.received_revision > s.stored_revision ? s.received_revision - s.stored_revision : 0));
+    o.counter("etcdadm_changelog_segments_total", "Change log segments written.", s.segments_written);
+    o.counter("etcdadm_changelog_bytes_total", "Change log bytes written.", s.bytes_written);
+    o.counter("etcdadm_changelog_gaps_total", "Gaps in the change log (etcd compacted what it needed).", s.gaps);
   }
   // Drills: the gauges are the store's (a drill by any host counts), the counters this process's.
-  gauge("etcdadm_drill_last_success_timestamp_seconds",
-        "Unix time of the newest drill that passed, of any backup in the store (0: none).", last_drill_success_);
-  gauge("etcdadm_drill_last_rto_seconds", "Measured recovery time (fetch+verify, restore, start) of that drill.",
-        last_drill_rto_);
-  gauge("etcdadm_drill_last_success", "1 when the newest drill in the store passed (0 when it failed or none ran).",
-        drilled_ever_ && last_drill_ok_ ? 1 : 0);
-  o << "# HELP etcdadm_drill_attempts_total Scheduled drills by result.\n# TYPE etcdadm_drill_attempts_total counter\n";
-  for (const char* r : {"success", "failure", "skipped"}) {
-    o << "etcdadm_drill_attempts_total{result=\"" << r << "\"} " << (drill_attempts_.count(r) ? drill_attempts_.at(r) : 0)
-      << "\n";
-  }
-  o << "# HELP etcdadm_drill_failures_total Failed drills by reason.\n# TYPE etcdadm_drill_failures_total counter\n";
-  for (const auto& [reason, n] : drill_failures_) o << "etcdadm_drill_failures_total{reason=\"" << reason << "\"} " << n << "\n";
+  o.gauge("etcdadm_drill_last_success_timestamp_seconds",
+          "Unix time of the newest drill that passed, of any backup in the store (0: none).", last_drill_success_);
+  o.gauge("etcdadm_drill_last_rto_seconds", "Measured recovery time (fetch+verify, restore, start) of that drill.",
+          last_drill_rto_);
+  o.gauge("etcdadm_drill_last_success", "1 when the newest drill in the store passed (0 when it failed or none ran).",
+          drilled_ever_ && last_drill_ok_ ? 1 : 0);
+  auto by_label = [&](const char* name, const char* help, const char* label, const auto& counts) {
+    o.family(name, help, "counter");
+    for (const auto& [value, n] : counts) o.sample(name, label, value, std::to_string(n));
+  };
+  auto by_result = [&](const char* name, const char* help, const auto& counts) {
+    o.family(name, help, "counter");
+    for (const char* r : {"success", "failure", "skipped"}) {
+      o.sample(name, "result", r, std::to_string(counts.count(r) ? counts.at(r) : 0));
+    }
+  };
+  by_result("etcdadm_drill_attempts_total", "Scheduled drills by result.", drill_attempts_);
+  by_label("etcdadm_drill_failures_total", "Failed drills by reason.", "reason", drill_failures_);
   if (options_.copy) {
-    gauge("etcdadm_copy_last_success_timestamp_seconds",
-          "Unix time the second store (--copy-to) was last brought up to date (0: not yet).", last_copy_success_);
-    gauge("etcdadm_copy_last_attempt_success", "1 when the last copy to the second store succeeded.",
-          copied_ever_ && last_copy_ok_ ? 1 : 0);
-    o << "# HELP etcdadm_copy_backups_total Backups copied to the second store.\n"
-         "# TYPE etcdadm_copy_backups_total counter\netcdadm_copy_backups_total "
-      << backups_copied_ << "\n";
-    o << "# HELP etcdadm_copy_failures_total Failed copies to the second store by reason.\n"
-         "# TYPE etcdadm_copy_failures_total counter\n";
-    for (const auto& [reason, n] : copy_failures_) o << "etcdadm_copy_failures_total{reason=\"" << reason << "\"} " << n << "\n";
+    o.gauge("etcdadm_copy_last_success_timestamp_seconds",
+            "Unix time the second store (--copy-to) was last brought up to date (0: not yet).", last_copy_success_);
+    o.gauge("etcdadm_copy_last_attempt_success", "1 when the last copy to the second store succeeded.",
+            copied_ever_ && last_copy_ok_ ? 1 : 0);
+    o.counter("etcdadm_copy_backups_total", "Backups copied to the second store.", backups_copied_);
+    by_label("etcdadm_copy_failures_total", "Failed copies to the second store by reason.", "reason", copy_failures_);
   }
-  o << "# HELP etcdadm_backup_attempts_total Backup ticks by result.\n# TYPE etcdadm_backup_attempts_total counter\n";
-  for (const char* r : {"success", "failure", "skipped"}) {
-    o << "etcdadm_backup_attempts_total{result=\"" << r << "\"} " << (attempts_.count(r) ? attempts_.at(r) : 0) << "\n";
-  }
-  o << "# HELP etcdadm_backup_failures_total Failed backups by reason.\n# TYPE etcdadm_backup_failures_total counter\n";
-  for (const auto& [reason, n] : failures_) o << "etcdadm_backup_failures_total{reason=\"" << reason << "\"} " << n << "\n";
-  o << "# HELP etcdadm_backup_retention_deleted_total Backups deleted by retention.\n"
-       "# TYPE etcdadm_backup_retention_deleted_total counter\n"
-    << "etcdadm_backup_retention_deleted_total " << retention_deleted_ << "\n"
-    << "# HELP etcdadm_backup_retention_failures_total Retention runs that failed or were refused (nothing deleted by them).\n"
-       "# TYPE etcdadm_backup_retention_failures_total counter\n"
-    << "etcdadm_backup_retention_failures_total " << retention_failures_ << "\n";
-  o << "# HELP etcdadm_backup_duration_seconds Duration of backup attempts.\n"
-       "# TYPE etcdadm_backup_duration_seconds histogram\n";
+  by_result("etcdadm_backup_attempts_total", "Backup ticks by result.", attempts_);
+  by_label("etcdadm_backup_failures_total", "Failed backups by reason.", "reason", failures_);
+  o.counter("etcdadm_backup_retention_deleted_total", "Backups deleted by retention.", retention_deleted_);
+  o.counter("etcdadm_backup_retention_failures_total",
+            "Retention runs that failed or were refused (nothing deleted by them).", retention_failures_);
+  o.family("etcdadm_backup_duration_seconds", "Duration of backup attempts.", "histogram");
   for (size_t i = 0; i < duration_buckets_.size(); ++i) {
-    o << "etcdadm_backup_duration_seconds_bucket{le=\"" << prometheus_value(kDurationBuckets[i]) << "\"} "
-      << duration_buckets_[i] << "\n";
+    o.sample("etcdadm_backup_duration_seconds_bucket", "le", prometheus_value(kDurationBuckets[i]),
+             std::to_string(duration_buckets_[i]));
   }
-  o << "etcdadm_backup_duration_seconds_bucket{le=\"+Inf\"} " << duration_count_ << "\n"
-    << "etcdadm_backup_duration_seconds_sum " << prometheus_value(duration_sum_) << "\n"
-    << "etcdadm_backup_duration_seconds_count " << duration_count_ << "\n";
-  if (options_.more_metrics) o << options_.more_metrics();
-  return o.str();
+  o.sample("etcdadm_backup_duration_seconds_bucket", "le", "+Inf", std::to_string(duration_count_));
+  o.sample("etcdadm_backup_duration_seconds_sum", "", "", prometheus_value(duration_sum_));
+  o.sample("etcdadm_backup_duration_seconds_count", "", "", std::to_string(duration_count_));
+  if (options_.more_metrics) o.append(options_.more_metrics());
+  return o.text();
 }
 
 std::string Sidecar::backups_json() {

@@ -175,7 +175,7 @@ TEST_F(Auto, AKilledMemberIsRestartedAPauseHoldsATotalLossWaitsAndTheCommandQueu
   EXPECT_TRUE(eventually(20s, [&] {
     auto records = host_records();
     return records.size() == 3 && std::all_of(records.begin(), records.end(), [](const HostRecord& r) {
-             return r.data == "lost" && r.waiting_for.rfind("total loss", 0) == 0;
+             return r.data == DataState::kLost && r.waiting_for.rfind("total loss", 0) == 0;
            });
   }, "every host reporting the total loss"));
   // Nothing was created over it: no etcd runs, every data dir is still empty, the plan is the first.
@@ -471,7 +471,7 @@ TEST_F(Auto, ControllersKilledAtEachStepOfCreatingAndReplacingConverge) {
     restart_dead();
     const auto records = host_records();
     return read_etcd_manager_cluster_created(store).has_value() && records.size() == 3 &&
-           std::all_of(records.begin(), records.end(), [](const HostRecord& r) { return r.data == "member" && r.etcd_running; });
+           std::all_of(records.begin(), records.end(), [](const HostRecord& r) { return r.data == DataState::kMember && r.etcd_running; });
   }, "the created marker, and every host reporting its member"));
   for (int i = 0; i < 20; ++i) ASSERT_EQ(etcdctl(hosts_[0], {"put", "/registry/k" + std::to_string(i), "v"}).exit_code, 0);
 
@@ -525,7 +525,7 @@ TEST_F(Auto, AWipedMemberIsReplacedAfterTheGraceAndASpareTakesTheDeadHostsPlace)
   const Host& m3 = hosts_[2];
   ASSERT_TRUE(eventually(30s, [&] {
     const auto records = host_records();
-    return std::any_of(records.begin(), records.end(), [&](const HostRecord& r) { return r.name == m3.name && r.data == "member"; });
+    return std::any_of(records.begin(), records.end(), [&](const HostRecord& r) { return r.name == m3.name && r.data == DataState::kMember; });
   }, "m3's record saying its member started"));
   autos_[m3.name].stop(5000ms);
   stop_pid_file(m3.conf() + "/etcd.pid", bin() + "/etcd", 0ms);
@@ -689,7 +689,7 @@ TEST_F(Auto, SeedFiveThenThreeGrowsAndShrinksKeepingQuorumAtEveryStep) {
   EXPECT_TRUE(eventually(30s, [&] {
     auto records = host_records();
     return std::count_if(records.begin(), records.end(), [&](const HostRecord& r) {
-             return !kept.count(r.name) && r.data == "empty" && !r.etcd_running;
+             return !kept.count(r.name) && r.data == DataState::kEmpty && !r.etcd_running;
            }) == 2;
   }, "the two removed hosts spares again"));
   // Each removed host kept its member's data aside (the newest removed one only), not deleted.

@@ -143,7 +143,7 @@ class AutoFixture : public LifecycleFixture {
       for (const auto& h : auto_status().value("hosts", nlohmann::json::array())) {
         HostRecord r;
         r.name = h["name"];
-        r.data = h["data"];
+        r.data = parse_data_state(h["data"].get<std::string>()).value_or(DataState::kEmpty);
         r.member_id = h["memberID"];
         r.etcd_running = h["etcdRunning"];
         out.push_back(r);

@@ -1,0 +1,130 @@
+// Restores (controller/decide_restore.cc decides): the restore plan written over the plan read, each
+// listed host's member restored natively from the plan's backup (and change log), the hosts left
+// out setting their data aside, the command deleted once the restored cluster has a leader; and
+// what an auto-restore would restore after a total loss.
+#include <spdlog/spdlog.h>
+
+#include "common/error.h"
+#include "common/failpoint.h"
+#include "controller/controller.h"
+#include "controller/controller_internal.h"
+#include "etcdadm/lifecycle/local_member.h"
+#include "restore/member_restore.h"
+#include "restore/pitr.h"
+#include "restore/resolve.h"
+#include "restore/restore_method.h"
+#include "store/blob_capabilities.h"
+#include "store/etcd_manager.h"
+
+namespace etcdadm {
+
+using namespace controller_internal;
+
+namespace {
+
+// The plan's label for data set aside: unique per plan and per attempt (a restore killed half way
+// sets its own partial data aside on the next try).
+std::string set_aside_label(const ClusterPlan& plan) {
+  return "plan" + std::to_string(plan.sequence) + "-" + std::to_string(unix_now());
+}
+
+}  // namespace
+
+void Controller::plan_restore(const Decision& d, const Observation& o) {
+  // A running cluster is replaced only after a new backup of it (an older one lacks the latest
+  // writes): the restore can be undone.
+  if (o.cluster.answered) backup_before(d, std::chrono::seconds(0));
+  auto& conditional = *capability<ConditionalWrites>(*store_);
+  const std::string text = cluster_plan_json(d.plan);
+  if (!conditional.write_if(kAutoPlanKey, text, store_view_ ? store_view_->plan_version : "")) {
+    spdlog::info("auto: the plan changed while this host planned the restore: reading it again");
+    store_view_.reset();
+    return;
+  }
+  failpoint("auto/restore/planned");
+  record(step_name(d.step), d.reason, d.command, "done: plan " + std::to_string(d.plan.sequence));
+  if (d.new_spec) {
+    write_etcd_manager_cluster_spec(*store_, *d.new_spec);
+    record("write-spec", "the restore command asks for " + std::to_string(d.new_spec->member_count) + " members of etcd " +
+                             d.new_spec->etcd_version, "etcdadm seed --store " + store_->url() + " --members " +
+                             std::to_string(d.new_spec->member_count) + " --version " + d.new_spec->etcd_version, "done");
+  }
+  store_view_.reset();
+}
+
+void Controller::restore_planned_member(const ClusterPlan& plan) {
+  stop_and_set_aside(set_aside_label(plan));
+  failpoint("auto/restore/set-aside");
+  // Until the restore is in the data dir this host's state names no plan: killed before that, the
+  // next round restores again (over an empty data dir).
+  AutoLocalState state = read_auto_local_state(member_.config_dir);
+  write_auto_local_state(member_.config_dir, AutoLocalState{plan.cluster_token, false, 0, 0, state.plan_sequence});
+  LifecycleOptions o = options_.lifecycle;
+  o.member.version = plan.etcd_version;
+  o.release.version = plan.etcd_version;
+  o.initial_cluster = plan.initial_cluster();
+  o.initial_cluster_token = plan.cluster_token;
+  BackupRecord backup = find_backup(*store_, catalog_, plan.backup);
+  // Fetched and verified whole before anything is installed or started.
+  // Every host restores the same backup with the plan's bump, so the members agree on the revision.
+  RestoreMethod method;
+  method.kubernetes_bump = plan.kubernetes_revision_bump;
+  // An auto-restore replays the change log to exactly the plan's revision on every host.
+  PointInTime target;
+  target.revision = plan.to_revision;
+  o.restore_snapshot = prefetched_backup_restorer(store_, backup, member_.data_dir, plan.etcd_version, method, target);
+  for (const auto& phase : controller_phases(init_phases())) {
+    run_init(o, phase);
+    if (phase == "snapshot") {
+      // Restored: from here on this host's data is the plan's, and the plan is never carried out
+      // here again (a member started twice from a snapshot would rejoin with a rewound log).
+      write_auto_local_state(member_.config_dir, AutoLocalState{plan.cluster_token, false, 0, 0, plan.sequence});
+      failpoint("auto/restore/restored");
+    }
+  }
+}
+
+void Controller::set_aside_data(const ClusterPlan& plan) {
+  stop_and_set_aside(set_aside_label(plan));
+  AutoLocalState state;
+  state.plan_sequence = plan.sequence;
+  write_auto_local_state(member_.config_dir, state);
+}
+
+// The restored cluster has a leader: the queued command is done, and deleted.
+void Controller::finish_restore(const ClusterPlan& plan) {
+  EtcdManagerCommand done;
+  done.key = plan.command_key;
+  remove_etcd_manager_command(*store_, done);
+}
+
+Observation::AutoRestoreCandidate Controller::auto_restore_candidate(int64_t now_unix) {
+  Observation::AutoRestoreCandidate c;
+  BackupRecord b;
+  try {
+    PointInTime end;
+    end.log_end = true;
+    b = find_backup_for(*store_, catalog_, "latest", end);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kNotFound) throw;
+    c.problem = e.what();
+    return c;
+  }
+  c.backup = b.name;
+  c.backup_revision = b.revision.value_or(0);
+  const auto windows = log_windows(*store_, {b});
+  int64_t known_micros = b.taken_at_micros;
+  if (auto w = windows.find(b.name); w != windows.end() && w->second.chain.reaches > c.backup_revision) {
+    const changelog::LogChain& chain = w->second.chain;
+    c.to_revision = chain.reaches;
+    known_micros = w->second.complete_until_micros;
+    std::vector<LogRateSample> ends;
+    for (const auto& s : chain.segments) ends.push_back({s.last_revision, s.last_observed_ms});
+    c.revisions_per_second = log_write_rate(c.backup_revision, b.taken_at_micros, ends);
+  }
+  c.complete_until_unix = known_micros / 1000000;
+  c.bump = sized_revision_bump(c.revisions_per_second, now_unix - c.complete_until_unix);
+  return c;
+}
+
+}  // namespace etcdadm

@@ -1,0 +1,36 @@
+// What the files of the Controller class (controller.cc, controller_observe.cc, act_<concern>.cc)
+// share and nothing else uses.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "controller/records.h"
+#include "etcdadm/lifecycle/phases.h"
+#include "store/blob_store.h"
+
+namespace etcdadm::controller_internal {
+
+int64_t unix_now();
+
+// Whole seconds since `t` on the steady clock.
+int64_t seconds_since(std::chrono::steady_clock::time_point t);
+
+// How long `condition` has held, by this controller's clock: `since` is set the first round it
+// holds and reset the first round it does not (0 then).
+int64_t held_for_seconds(std::optional<std::chrono::steady_clock::time_point>& since, bool condition);
+
+// init's or join's phases as the controller runs them: the etcdctl files written before etcd
+// starts (they need no running member), so that a controller killed right after the start leaves
+// nothing undone that a later round would not see; init's health wait left out (the controller
+// goes on ticking while the other planned members start).
+std::vector<std::string> controller_phases(const std::vector<Phase>& phases);
+
+// The maintenance record, or an empty one when it does not parse (logged): it is rewritten whole
+// by the next maintenance step.
+MaintenanceRecord readable_maintenance(BlobStore& store);
+
+}  // namespace etcdadm::controller_internal

@@ -1,0 +1,181 @@
+// Restores (rule 3 and rules R1-R3 of controller/decide.cc): the command queue's restore planned
+// once and carried out by every host, and the total loss, which waits for a person or, with the
+// spec's autoRestore, restores the newest backup and its change log.
+#include <fmt/format.h>
+
+#include "controller/decide_concerns.h"
+#include "restore/restore_method.h"
+
+namespace etcdadm {
+
+bool total_loss(const Observation& o) {
+  const bool intact_anywhere = o.local.data == DataState::kMember || std::any_of(o.hosts.begin(), o.hosts.end(), [&](const HostView& h) {
+                                 return h.record.name != o.self && h.record.data == DataState::kMember;
+                               });
+  return o.created_marker && !o.cluster.answered && !intact_anywhere;
+}
+
+bool hurried_round(const Observation& o) {
+  if (o.pause || o.cluster.answered) return false;
+  if (o.plan && o.plan->restores() && o.now_unix - o.plan->written_unix < kHurrySeconds) return true;
+  return o.spec && o.created_marker && o.auto_spec.auto_restore &&
+         o.unanswered_seconds < o.auto_spec.auto_restore_delay_seconds + kHurrySeconds;
+}
+
+namespace decide_parts {
+
+namespace {
+
+// A plan (kPlanRestore) that restores `backup` into a cluster of `spec`, on the candidates, one
+// sequence above the plan read.
+Decision restore_plan(const Observation& o, const Candidates& c, const EtcdManagerClusterSpec& spec, const std::string& purpose,
+                      const std::string& backup, uint64_t bump, const std::string& token) {
+  Decision d;
+  d.step = Step::kPlanRestore;
+  d.plan.sequence = (o.plan ? o.plan->sequence : 0) + 1;
+  d.plan.purpose = purpose;
+  d.plan.backup = backup;
+  d.plan.kubernetes_revision_bump = bump;
+  d.plan.cluster_token = token;
+  d.plan.etcd_version = spec.etcd_version;
+  plan_members(o, c, spec.member_count, d.plan);
+  return d;
+}
+
+// The queued restore's plan: the cluster its command's spec asks for (the store's spec where the
+// command leaves a field unset), restored from its backup on the live hosts.
+Decision plan_restore(const Observation& o, const std::string& token) {
+  const EtcdManagerCommand& cmd = *o.restore_command;
+  const EtcdManagerRestoreCommand& r = *cmd.restore_backup;
+  EtcdManagerClusterSpec into = *o.spec;
+  if (r.cluster_spec.member_count > 0) into.member_count = r.cluster_spec.member_count;
+  if (!r.cluster_spec.etcd_version.empty()) into.etcd_version = r.cluster_spec.etcd_version;
+  Candidates c = live_candidates(o);
+  if (auto wait = not_yet_planned(o, c, into.member_count, "restoring backup " + r.backup)) return *wait;
+  Decision d = restore_plan(o, c, into, "restore", r.backup, kKubernetesRevisionBump, token);
+  d.plan.command_key = cmd.key;
+  if (!(into == *o.spec)) d.new_spec = into;
+  d.reason = "a restore of backup " + r.backup + " is queued (" + cmd.key + "): planning a cluster of " +
+             names_of(d.plan.members) + " restored from it" +
+             (o.cluster.answered ? ", replacing the running cluster (after a backup of it)" : "") + c.notes;
+  d.command = "etcdadm init --from-backup " + r.backup + " --store " + o.store_url + " --initial-cluster " +
+              d.plan.initial_cluster() + " --initial-cluster-token " + token + " (on each of " + names_of(d.plan.members) +
+              ", their members stopped and data dirs emptied first)";
+  return d;
+}
+
+// What a person runs after a total loss: the backup alone, or with its change log to its end.
+std::string manual_restore_commands(const Observation& o) {
+  return "etcdadm etcd-manager restore-backup latest --store " + o.store_url +
+         " (every host's controller restores the newest backup), or etcdadm seed --auto-restore on --store " + o.store_url +
+         " (the newest backup and its change log to its end, on every host at once)";
+}
+
+// A total loss with the spec's autoRestore on: wait out its delay, then plan the restore of the
+// newest backup and its change log to the end the log reaches, on the live hosts, once.
+Decision auto_restore(const Observation& o, const std::string& token) {
+  const int64_t delay = o.auto_spec.auto_restore_delay_seconds;
+  const std::string loss = "total loss: the store says a cluster was created, but no member answers and no host holds a member's data";
+  if (o.plan && o.plan->purpose == "auto-restore" && o.now_unix - o.plan->written_unix < kAutoRestoreRetrySeconds) {
+    return make(Step::kWait,
+                loss + "; auto-restore plan " + std::to_string(o.plan->sequence) + " (backup " + o.plan->backup +
+                    " to revision " + std::to_string(o.plan->to_revision) + ") did not bring it back: no second one within " +
+                    std::to_string(kAutoRestoreRetrySeconds) + " s of it (see the events)",
+                manual_restore_commands(o));
+  }
+  if (o.total_loss_seconds < delay) {
+    return make(Step::kWait,
+                loss + " for " + std::to_string(o.total_loss_seconds) + " s: auto-restore restores the newest backup and its "
+                    "change log once it has lasted " + std::to_string(delay) + " s, unless a member comes back",
+                manual_restore_commands(o));
+  }
+  if (!o.auto_restore || !o.auto_restore->problem.empty()) {
+    return make(Step::kWait, loss + "; auto-restore has nothing to restore: " +
+                                 (o.auto_restore ? o.auto_restore->problem : std::string("the store was not read yet")),
+                manual_restore_commands(o));
+  }
+  const auto& a = *o.auto_restore;
+  Candidates c = live_candidates(o);
+  if (auto wait = not_yet_planned(o, c, o.spec->member_count, "restoring backup " + a.backup)) return *wait;
+  Decision d = restore_plan(o, c, *o.spec, "auto-restore", a.backup, a.bump, token);
+  d.plan.to_revision = a.to_revision;
+  const int64_t target = a.to_revision > 0 ? a.to_revision : a.backup_revision;
+  d.reason = loss + " for " + std::to_string(o.total_loss_seconds) + " s (auto-restore after " + std::to_string(delay) +
+             " s): restoring backup " + a.backup + " (revision " + std::to_string(a.backup_revision) + ")" +
+             (a.to_revision > 0 ? " and its change log to its end, revision " + std::to_string(a.to_revision) : "") +
+             " on " + names_of(d.plan.members) + "; a Kubernetes keyspace comes back at revision " +
+             std::to_string(target + static_cast<int64_t>(a.bump)) + " (moved " + std::to_string(a.bump) +
+             " past it: the log showed " + fmt::format("{:.1f}", a.revisions_per_second) +
+             " revisions/s, and its writes since it was last known complete are unknown)" + c.notes;
+  d.command = "etcdadm init --from-backup " + a.backup + " --store " + o.store_url +
+              (a.to_revision > 0 ? " --to-revision " + std::to_string(a.to_revision) : "") + " --initial-cluster " +
+              d.plan.initial_cluster() + " --initial-cluster-token " + token + " --bump-revision " + std::to_string(a.bump) +
+              " --mark-compacted (on each of " + names_of(d.plan.members) + ")";
+  return d;
+}
+
+}  // namespace
+
+std::optional<Decision> run_queue(const Observation& o, const std::string& token) {
+  const ClusterPlan* restore = o.plan && o.plan->restores() ? &*o.plan : nullptr;
+  const bool planned = o.restore_command && restore && restore->command_key == o.restore_command->key;
+  if (o.restore_command && !planned) {
+    // A cluster with a leader plans through its leader's controller; without one, any host may:
+    // the replace-if-match write lets one plan through.
+    const bool led = o.cluster.answered && o.cluster.info.leader_id != 0;
+    if (led && !is_acting(o)) {
+      return make(Step::kIdle, "a restore of backup " + o.restore_command->restore_backup->backup +
+                                   " is queued: the leader's controller plans it");
+    }
+    return plan_restore(o, token);
+  }
+  if (restore && o.local.plan_sequence < restore->sequence) {
+    if (restore->member(o.self)) {
+      if (restore->ca_sha256 != o.ca_sha256) {
+        return make(Step::kWait, "restore plan " + std::to_string(restore->sequence) + " lists this host, but for another CA",
+                    "copy the cluster's ca.crt and ca.key into this host's certs dir");
+      }
+      Decision d = make(Step::kRestoreMember,
+                        "restore plan " + std::to_string(restore->sequence) + " lists this host: restoring its member from backup " +
+                            restore->backup + " (" + names_of(restore->members) + ")" +
+                            (o.local.data != DataState::kEmpty ? "; its old data is set aside, not deleted" : ""),
+                        "etcdadm init --from-backup " + restore->backup + " --store " + o.store_url +
+                            (restore->to_revision > 0 ? " --to-revision " + std::to_string(restore->to_revision) : "") +
+                            " --initial-cluster " + restore->initial_cluster() + " --initial-cluster-token " +
+                            restore->cluster_token + " --name " + o.self);
+      d.plan = *restore;
+      return d;
+    }
+    if (o.local.data != DataState::kEmpty || o.local.etcd_running) {
+      Decision d = make(Step::kSetAsideData,
+                        "restore plan " + std::to_string(restore->sequence) + " replaces the cluster without this host: its old "
+                            "member is stopped and its data set aside (a spare host now)",
+                        "etcdadm reset --skip-remove-member");
+      d.plan = *restore;
+      return d;
+    }
+  }
+  if (planned && o.local.plan_sequence == restore->sequence && o.local.data == DataState::kMember && o.local.has_leader &&
+      o.local.cluster_token == restore->cluster_token) {
+    Decision d = make(Step::kFinishRestore,
+                      "the cluster restored from backup " + restore->backup + " has a leader: the command is done",
+                      "etcdadm etcd-manager delete-command " + restore->command_key + " --store " + o.store_url);
+    d.plan = *restore;
+    return d;
+  }
+  return std::nullopt;
+}
+
+Decision after_total_loss(const Observation& o, const std::string& token) {
+  Decision d = o.auto_spec.auto_restore ? auto_restore(o, token)
+                                        : make(Step::kWait,
+                                               "total loss: the store says a cluster was created (control/etcd-cluster-created), "
+                                               "but no member answers and no host holds a member's data; a new, empty cluster is "
+                                               "never created over it, and auto-restore is off",
+                                               manual_restore_commands(o));
+  d.total_loss = d.step == Step::kWait;
+  return d;
+}
+
+}  // namespace decide_parts
+}  // namespace etcdadm

@@ -1,0 +1,121 @@
+// Certificates and the CA (controller/decide_ca.cc): renewals and a CA rotation's steps.
+#include <gtest/gtest.h>
+
+#include "controller/decide.h"
+#include "test/support/controller_observations.h"
+
+namespace etcdadm {
+namespace {
+
+using namespace decide_test;
+
+// Certificates within the spec's window: renewed by their own host (acting or not), only with
+// every member healthy; outside it, nothing.
+TEST(ControllerDecide, CertificatesDueAreRenewedByTheirHostWithEveryMemberHealthy) {
+  Observation o = acting({member(1, "h1"), member(2, "h2"), member(3, "h3")});
+  o.local.certs_expire_unix = o.now_unix + 40 * 86400;
+  o.local.first_expiring = "peer.crt";
+  EXPECT_EQ(decide(o, "t").step, Step::kIdle) << "40 days left, a 30-day window";
+  o.local.certs_expire_unix = o.now_unix + 3600;
+  Decision d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kRenewCerts) << d.reason;
+  EXPECT_NE(d.reason.find("peer.crt expires 2027-01-15T09:00:00Z, within the spec's 720 h"), std::string::npos) << d.reason;
+  EXPECT_EQ(d.command.rfind("etcdadm certs renew all", 0), 0u) << d.command;
+  // Not the acting host: the same (each host renews its own).
+  Observation follower = o;
+  follower.cluster.info.leader_id = 2;
+  for (auto& m : follower.cluster.info.members) m.leader = m.id == 2;
+  EXPECT_EQ(decide(follower, "t").step, Step::kRenewCerts);
+  // A member down: wait.
+  o.cluster.info.members[2].reachable = false;
+  d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_NE(d.reason.find("renewed once every member is healthy (h3 (3) is not)"), std::string::npos) << d.reason;
+  o.cluster.info.members[2].reachable = true;
+  o.auto_spec.cert_renew_before_seconds = 0;
+  EXPECT_EQ(decide(o, "t").step, Step::kIdle) << "0: never";
+}
+
+// A CA rotation: each host re-issues its own leaves; a host switches only once every member's host
+// re-issued and every member is healthy; the acting controller completes it once every one switched,
+// and starts one when the CA expires within the spec's window.
+TEST(ControllerDecide, ACaRotationReissuesEverywhereThenSwitchesThenCompletes) {
+  Observation o = acting({member(1, "h1"), member(2, "h2"), member(3, "h3")});
+  CaRotationRecord r;
+  r.id = "20261202T100000Z";
+  r.old_ca_sha256 = kCa;
+  r.new_ca_sha256 = std::string(64, 'b');
+  r.started_by = "root@h1";
+  o.ca_rotation = r;
+  o.ca_rotation_state = CaRotationState::kDue;
+  Decision d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kCaReissue) << d.reason;
+  EXPECT_NE(d.reason.find("CA rotation 20261202T100000Z: re-issuing this host's certificates by the new CA"), std::string::npos) << d.reason;
+
+  o.ca_rotation_state = CaRotationState::kReissued;
+  d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kIdle) << "h2 and h3 have not re-issued: no switch, nothing held back: " << d.reason;
+  for (auto& h : o.hosts) {
+    h.record.ca_rotation_id = r.id;
+    h.record.ca_rotation_step = "reissued";
+  }
+  o.hosts[2].record.ca_rotation_id = "20251202T100000Z";  // an older rotation's step counts for nothing
+  EXPECT_EQ(decide(o, "t").step, Step::kIdle);
+  o.hosts[2].record.ca_rotation_id = r.id;
+  o.cluster.info.members[1].reachable = false;
+  EXPECT_NE(decide(o, "t").step, Step::kCaSwitch) << "h2's member is down: no restart now";
+  o.cluster.info.members[1].reachable = true;
+  d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kCaSwitch) << d.reason;
+  EXPECT_NE(d.reason.find("restarts its etcd on it"), std::string::npos) << d.reason;
+  o.ca_rotation_state = CaRotationState::kSwitchRestart;
+  EXPECT_EQ(decide(o, "t").step, Step::kCaSwitch) << "a switch killed before its restart is finished";
+
+  o.ca_rotation_state = CaRotationState::kSwitched;
+  o.ca_sha256 = r.new_ca_sha256;
+  EXPECT_EQ(decide(o, "t").step, Step::kIdle) << "h2 and h3 have not switched";
+  for (auto& h : o.hosts) h.record.ca_rotation_step = "switched";
+  d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kCompleteCaRotation) << d.reason;
+  o.ca_rotation->completed_unix = o.now_unix;
+  EXPECT_EQ(decide(o, "t").step, Step::kIdle);
+
+  // A record that does not open here: wait and say so.
+  o.ca_rotation->completed_unix = 0;
+  o.ca_rotation_state = CaRotationState::kDue;
+  o.ca_rotation_problem = "the sealed text does not open with /pki/ca.key";
+  d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_NE(d.reason.find("cannot be carried out here: the sealed text does not open"), std::string::npos) << d.reason;
+  EXPECT_NE(d.command.find("delete etcdadm-auto/ca-rotation.json if nobody started it"), std::string::npos) << d.command;
+  // A host of another CA takes no part.
+  o.ca_rotation_problem.clear();
+  o.ca_rotation_state = CaRotationState::kOtherCa;
+  EXPECT_EQ(decide(o, "t").step, Step::kIdle);
+}
+
+TEST(ControllerDecide, TheActingControllerStartsARotationWhenTheCaExpiresWithinTheWindow) {
+  Observation o = acting({member(1, "h1"), member(2, "h2"), member(3, "h3")});
+  o.local.ca_expires_unix = o.now_unix + 40 * 86400;
+  EXPECT_EQ(decide(o, "t").step, Step::kIdle) << "40 days left, a 30-day window";
+  o.local.ca_expires_unix = o.now_unix + 20 * 86400;
+  Decision d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kStartCaRotation) << d.reason;
+  EXPECT_EQ(d.command, "etcdadm auto rotate-ca --store s3://b/c");
+  o.hosts[1].record.ca_sha256 = std::string(64, 'c');
+  EXPECT_EQ(decide(o, "t").step, Step::kIdle) << "a member's host holds another CA";
+  o.hosts[1].record.ca_sha256 = kCa;
+  o.cluster.info.members[2].reachable = false;
+  EXPECT_NE(decide(o, "t").step, Step::kStartCaRotation) << "a member down";
+  o.cluster.info.members[2].reachable = true;
+  o.auto_spec.ca_rotate_before_seconds = 0;
+  EXPECT_EQ(decide(o, "t").step, Step::kIdle) << "0: never";
+  Observation follower = o;
+  follower.auto_spec.ca_rotate_before_seconds = 30 * 86400;
+  follower.cluster.info.leader_id = 2;
+  for (auto& m : follower.cluster.info.members) m.leader = m.id == 2;
+  EXPECT_EQ(decide(follower, "t").step, Step::kIdle) << "only the acting controller starts one";
+}
+
+}  // namespace
+}  // namespace etcdadm

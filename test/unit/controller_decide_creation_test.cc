@@ -1,0 +1,86 @@
+// Creating a cluster (controller/decide_creation.cc): one plan by a quorum of live hosts, each
+// planned host creating its member, never a plan over data a host holds.
+#include <gtest/gtest.h>
+
+#include "controller/decide.h"
+#include "test/support/controller_observations.h"
+
+namespace etcdadm {
+namespace {
+
+using namespace decide_test;
+
+TEST(ControllerDecide, AQuorumOfHostsPlansOnceAllAreThereOrTheSettleWindowPassed) {
+  Observation o = fresh(1);
+  Decision d = decide(o, "etcd-auto-t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_NE(d.reason.find("1 of the spec's 3 hosts are registered and live; a new cluster needs at least 2"), std::string::npos) << d.reason;
+
+  o = fresh(2);  // a quorum, but not all: wait for the third within the settle window
+  d = decide(o, "etcd-auto-t");
+  EXPECT_EQ(d.step, Step::kIdle);
+  EXPECT_NE(d.reason.find("waiting up to 30 s more"), std::string::npos) << d.reason;
+  o.quorum_seen_seconds = 30;  // the window passed: plan with the two
+  d = decide(o, "etcd-auto-t");
+  ASSERT_EQ(d.step, Step::kPlanCluster);
+  EXPECT_EQ(d.plan.initial_cluster(), "h1=https://10.0.0.1:2380,h2=https://10.0.0.2:2380");
+
+  o = fresh(3);
+  d = decide(o, "etcd-auto-t");
+  ASSERT_EQ(d.step, Step::kPlanCluster) << d.reason;
+  EXPECT_EQ(d.plan.sequence, 1u);
+  EXPECT_EQ(d.plan.cluster_token, "etcd-auto-t");
+  EXPECT_EQ(d.plan.etcd_version, "3.5.17");
+  EXPECT_EQ(d.plan.members.size(), 3u);
+  EXPECT_EQ(d.command,
+            "etcdadm init --initial-cluster h1=https://10.0.0.1:2380,h2=https://10.0.0.2:2380,h3=https://10.0.0.3:2380 "
+            "--initial-cluster-token etcd-auto-t (on each of h1, h2, h3)");
+}
+
+TEST(ControllerDecide, ThePlanTakesLiveHostsOfThisCaByNameAndNoMoreThanTheSpec) {
+  Observation o = fresh(0);
+  for (const char* n : {"h5", "h1", "h4", "h2", "h3"}) o.hosts.push_back(host(n));
+  o.hosts[3].live = false;                      // h2: not heard from
+  o.hosts[4].record.ca_sha256 = "another-ca";  // h3: another CA
+  Decision d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kPlanCluster) << d.reason;
+  EXPECT_EQ(d.plan.initial_cluster(), "h1=https://10.0.0.1:2380,h4=https://10.0.0.4:2380,h5=https://10.0.0.5:2380");
+  EXPECT_NE(d.reason.find("hosts with another CA, never planned with this one: h3"), std::string::npos) << d.reason;
+  EXPECT_NE(d.reason.find("hosts not heard from lately: h2"), std::string::npos) << d.reason;
+}
+
+TEST(ControllerDecide, APlannedHostStartsItsMemberOnlyBeforeCreationOrWhenTheClusterStillWaitsForIt) {
+  Observation o = fresh(3);
+  o.plan = plan_of({"h1", "h2", "h3"});
+  Decision d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kStartPlannedMember) << d.reason;
+  EXPECT_EQ(d.plan, *o.plan);
+  EXPECT_EQ(d.command.rfind("etcdadm init --initial-cluster h1=", 0), 0u) << d.command;
+
+  // Created without this host, which started late: its member is still unstarted (no name).
+  o.created_marker = true;
+  o.hosts[1].record.data = DataState::kMember;
+  o.cluster = cluster_of({member(1, "", false), member(2, "h2"), member(3, "h3")}, 2);
+  EXPECT_EQ(decide(o, "t").step, Step::kStartPlannedMember);
+  // Its member was replaced meanwhile: the plan is history for it.
+  o.cluster.info.members[0].peer_urls = {"https://10.0.0.9:2380"};
+  EXPECT_EQ(decide(o, "t").step, Step::kIdle);
+  // A plan for another CA is refused.
+  o = fresh(3);
+  o.plan = plan_of({"h1", "h2", "h3"});
+  o.plan->ca_sha256 = "another-ca";
+  d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_NE(d.reason.find("for another CA"), std::string::npos) << d.reason;
+}
+
+TEST(ControllerDecide, NoMarkerButDataSomewhereIsNeverPlannedOver) {
+  Observation o = fresh(3);
+  o.hosts[1].record.data = DataState::kMember;
+  Decision d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_NE(d.reason.find("hosts hold member data (h2 (member))"), std::string::npos) << d.reason;
+}
+
+}  // namespace
+}  // namespace etcdadm

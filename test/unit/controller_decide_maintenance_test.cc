@@ -1,0 +1,96 @@
+// Maintenance (controller/decide_maintenance.cc): defragmentation by threshold and schedule, and
+// NOSPACE recovery first, with its retry.
+#include <gtest/gtest.h>
+
+#include "controller/decide.h"
+#include "test/support/controller_observations.h"
+
+namespace etcdadm {
+namespace {
+
+using namespace decide_test;
+
+constexpr int64_t kMiB = 1 << 20;
+
+// Member sizes: `size` of which `in_use` in use.
+void sized(MemberInfo& m, int64_t size, int64_t in_use) {
+  m.db_size = size;
+  m.db_size_in_use = in_use;
+}
+
+TEST(ControllerDecide, FragmentedMembersAreDefragmentedFollowersFirstTheLeaderLastOnlyWhenSettled) {
+  Observation o = acting({member(1, "h1"), member(2, "h2"), member(3, "h3")});
+  o.auto_spec.defrag_free_percent = 50;
+  o.auto_spec.defrag_min_free_bytes = 100 * kMiB;
+  sized(o.cluster.info.members[0], 1000 * kMiB, 300 * kMiB);  // the leader: 70% free
+  sized(o.cluster.info.members[1], 1000 * kMiB, 600 * kMiB);  // 40%: not due
+  sized(o.cluster.info.members[2], 400 * kMiB, 100 * kMiB);   // 75%
+  Decision d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kDefragment) << d.reason;
+  EXPECT_EQ(d.members, (std::vector<uint64_t>{3, 1}));
+  EXPECT_EQ(d.command, "etcdadm defrag --member 1 --member 3 --store s3://b/c");
+  EXPECT_NE(d.reason.find("h3 (3): 75% of 400.0 MiB free; h1 (1): 70% of 1000.0 MiB free"), std::string::npos) << d.reason;
+  // The bytes rule: 75% of a small file is not worth it.
+  o.auto_spec.defrag_min_free_bytes = 400 * kMiB;
+  d = decide(o, "t");
+  EXPECT_EQ(d.members, (std::vector<uint64_t>{1}));
+  // Off, and nothing is due.
+  o.auto_spec.defrag_free_percent = 0;
+  EXPECT_EQ(decide(o, "t").step, Step::kIdle);
+  // A member down: the replacement rules come first, no defrag meanwhile.
+  o.auto_spec.defrag_free_percent = 50;
+  o.cluster.info.members[1].reachable = false;
+  EXPECT_EQ(decide(o, "t").step, Step::kWait);
+  // A CORRUPT alarm: wait, never defragment.
+  o.cluster.info.members[1].reachable = true;
+  o.cluster.info.members[1].errors = {"memberID:2 alarm:CORRUPT"};
+  d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_NE(d.reason.find("CORRUPT"), std::string::npos) << d.reason;
+}
+
+TEST(ControllerDecide, TheDefragScheduleCountsFromEachMembersLastDefrag) {
+  Observation o = acting({member(1, "h1"), member(2, "h2"), member(3, "h3")});
+  o.auto_spec.defrag_free_percent = 0;
+  o.auto_spec.defrag_schedule = "@every 72h";
+  o.maintenance.defrags[1] = MemberDefrag{o.now_unix - 3600, 0, 0, 0};        // an hour ago
+  o.maintenance.defrags[2] = MemberDefrag{o.now_unix - 73 * 3600, 0, 0, 0};   // 73 h ago
+  Decision d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kDefragment) << d.reason;
+  EXPECT_EQ(d.members, (std::vector<uint64_t>{2, 3})) << "h3 was never defragmented";
+  EXPECT_NE(d.reason.find("h3 (3): due on the schedule @every 72h (never defragmented)"), std::string::npos) << d.reason;
+  o.maintenance.defrags[2].unix = o.now_unix;
+  o.maintenance.defrags[3] = MemberDefrag{o.now_unix, 0, 0, 0};
+  EXPECT_EQ(decide(o, "t").step, Step::kIdle);
+}
+
+TEST(ControllerDecide, NospaceIsRecoveredFirstAndAFailedRecoveryWaitsItsRetryUnlessTheMarginChanged) {
+  Observation o = acting({member(1, "h1"), member(2, "h2"), member(3, "h3")});
+  for (auto& m : o.cluster.info.members) m.errors = {"memberID:2 alarm:NOSPACE "};
+  o.cluster.info.members.push_back(member(4, "h4"));  // one voter too many: still NOSPACE first
+  Decision d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kRecoverSpace) << d.reason;
+  EXPECT_EQ(d.command, "etcdadm alarm recover --keep-revisions 1000 --store s3://b/c");
+  SpaceRecoveryRecord failed;
+  failed.unix = o.now_unix - 60;
+  failed.host = "h2";
+  failed.keep_revisions = 1000;
+  failed.note = "too much data";
+  o.maintenance.last_space_recovery = failed;
+  d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kWait);
+  EXPECT_NE(d.reason.find("the recovery at 2027-01-15T07:59:00Z (by h2) could not get under the quota: too much data; tried again at 2027-01-15T08:09:00Z"),
+            std::string::npos)
+      << d.reason;
+  o.auto_spec.nospace_keep_revisions = 10;  // another margin: at once
+  EXPECT_EQ(decide(o, "t").step, Step::kRecoverSpace);
+  o.auto_spec.nospace_keep_revisions = 1000;
+  o.now_unix += kSpaceRetrySeconds;  // the retry is due
+  EXPECT_EQ(decide(o, "t").step, Step::kRecoverSpace);
+  // With CORRUPT beside it: wait.
+  o.cluster.info.members[0].errors.push_back("memberID:3 alarm:CORRUPT");
+  EXPECT_EQ(decide(o, "t").step, Step::kWait);
+}
+
+}  // namespace
+}  // namespace etcdadm
