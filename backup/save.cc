@@ -62,7 +62,7 @@ class BackupDirWriter {
     // counts time spent waiting for the member). The receiving thread keeps the caller's nice
     // value: slowed down, it would let etcd fill the HTTP/2 window (grpc_window.h). Both run
     // SCHED_BATCH (save_unrecorded). Nice 19 for the worker was no faster and raised peak RSS
-    // (bench/README.md).
+    // (bench/docs/save_restore_bench.md).
     // Compress, then encrypt, then hash what is stored: one pass, no plaintext ever stored.
     ByteSink* to_store = writer_.get();
     if (progress != nullptr) {

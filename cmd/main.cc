@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
   // Part and chunk buffers (MiBs each) are often freed by another thread than the one that made
   // them. With glibc's adaptive mmap threshold they would then be recycled through per-thread
   // arenas and RSS creeps up; a fixed threshold keeps each large buffer in its own mapping, given
-  // back to the kernel on free (measured in bench/README.md: S3 upload peak RSS 93 -> 77 MiB).
+  // back to the kernel on free (measured in bench/docs/s3_upload_bench.md: S3 upload peak RSS 93 -> 77 MiB).
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
   etcdadm::cli::remember_invocation(argc, argv);
   CLI::App app{"etcdadm: etcd backups, restores and member lifecycle"};

@@ -4,7 +4,7 @@
 // Why etcdadm uses it: a backup usually runs on the host of the etcd member it reads, and etcd
 // itself needs more than a core to serve a snapshot stream. The save's compression worker runs
 // 10 nice levels lower, the save runs SCHED_BATCH (below), and `backup save --nice` lowers the
-// whole save (measured in bench/README.md).
+// whole save (measured in bench/docs/save_restore_bench.md).
 #pragma once
 
 namespace etcdadm {
@@ -20,7 +20,7 @@ void set_process_nice(int nice);
 // inherit that): a batch thread that wakes up does not preempt the thread running on its CPU.
 // The save's receiving thread wakes up for every chunk of the snapshot stream; under the default
 // policy each wake-up preempts the etcd threads producing that stream on the same two cores, and
-// the whole save runs ~10% slower (bench/README.md). Unlike a nice value, the policy can be
+// the whole save runs ~10% slower (bench/docs/save_restore_bench.md). Unlike a nice value, the policy can be
 // restored without privileges, so a long-running process (the sidecar) gets its thread back
 // unchanged. Best effort: a thread that cannot switch keeps its policy.
 class ScopedBatchScheduling {

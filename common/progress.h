@@ -8,7 +8,7 @@
 //   - a plain log line every interval with --progress always when stderr is no terminal.
 // Nothing at all otherwise: output without a terminal is what it was before progress existed.
 // Counting is one relaxed atomic add per chunk; rendering runs on a thread of its own, so a slow
-// terminal never slows the work (bench/README.md measures a save with and without).
+// terminal never slows the work (bench/docs/save_variants_bench.md measures a save with and without).
 #pragma once
 
 #include <atomic>

@@ -19,7 +19,7 @@ inline constexpr uint32_t kHttp2StreamWindowBytes = 2u << 20;
 // Why: gRPC 1.51 sizes the window from its BDP estimate, 2 x the bytes received during one ping
 // round trip, up to 32 MiB. etcd 3.6 streams a snapshot in bursts of several MiB ahead of its ping
 // acks, so the estimate, and with it what gRPC buffers for us, grows to 16-32 MiB (peak RSS of a
-// save 52-86 MiB, bench/README.md). Turning BDP probing off instead leaves the connection window at
+// save 52-86 MiB, bench/docs/save_restore_bench.md). Turning BDP probing off instead leaves the connection window at
 // 64 KiB, which makes the save slower than etcdctl's. The only fixed window 1.51 offers is the
 // transport's estimate hook, grpc_core::chttp2::g_test_only_transport_target_window_estimates_mocker
 // (exported by libgrpc.so.29, consulted on every BDP update, its value becomes the window): we set

@@ -1,5 +1,5 @@
 // libFuzzer target for the age decryptor (store/age.h), which reads whatever an encrypted store
-// holds (bench/README.md, "Fuzzing"). The identity is the CCTV test kit's X25519 key and the
+// holds (bench/docs/fuzz.md). The identity is the CCTV test kit's X25519 key and the
 // passphrase theirs ("password"), so inputs derived from the kit's vectors reach the stanzas, the
 // MAC and the payload; scrypt is capped at work factor 12 to keep runs fast. Only etcdadm::Error
 // may come out.

@@ -1,4 +1,4 @@
-// libFuzzer target for what S3 and STS answer (bench/README.md, "Fuzzing"): listings, multipart
+// libFuzzer target for what S3 and STS answer (bench/docs/fuzz.md): listings, multipart
 // answers, error documents, STS credentials, and the container/IMDS credentials JSON. The endpoint
 // is whatever --s3-endpoint names, so its answers are untrusted input. Every input goes through
 // every parser; only etcdadm::Error may come out. Anything else is a finding.

@@ -1,5 +1,5 @@
-// libFuzzer target for the bbolt reader (not built by default; see bench/README.md, "bbolt reader
-// fuzzing"). Opens the input as a bbolt file held in memory and walks every bucket recursively,
+// libFuzzer target for the bbolt reader (not built by default; see bench/docs/fuzz.md,
+// "bolt_reader"). Opens the input as a bbolt file held in memory and walks every bucket recursively,
 // with get() on some keys. Only etcdadm::Error may come out; anything else (a crash, a sanitizer
 // report, another exception) is a finding.
 #include <cstddef>

@@ -1,5 +1,5 @@
-// libFuzzer target for the copy-on-write bbolt writer of the native restore (bench/README.md,
-// "Fuzzing"). The input is a bbolt file (held in a memfd, so no disk is written); the restore's own
+// libFuzzer target for the copy-on-write bbolt writer of the native restore (bench/docs/fuzz.md,
+// "bolt_writer"). The input is a bbolt file (held in a memfd, so no disk is written); the restore's own
 // update (members replaced, meta keys, one revision key past the end of `key`) is applied and
 // committed, and the result is opened again. Only etcdadm::Error may come out: the writer must
 // refuse a damaged tree before writing, never crash, loop or allocate without bound.

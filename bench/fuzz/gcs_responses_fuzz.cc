@@ -1,5 +1,5 @@
-// libFuzzer target for what the GCS JSON API and Google's token endpoints answer (bench/README.md,
-// "Fuzzing"): object resources, listings, error documents, the Range of an upload session, and
+// libFuzzer target for what the GCS JSON API and Google's token endpoints answer
+// (bench/docs/fuzz.md): object resources, listings, error documents, the Range of an upload session, and
 // token answers. The endpoint is whatever --gcs-endpoint names, so its answers are untrusted
 // input. Every input goes through every parser; only etcdadm::Error may come out.
 #include <cstddef>

@@ -1,5 +1,5 @@
-// libFuzzer target for everything etcdadm reads from a store's small files (bench/README.md,
-// "Fuzzing"): the store marker, our backup metadata, etcd-manager's metadata, the damage marker,
+// libFuzzer target for everything etcdadm reads from a store's small files
+// (bench/docs/fuzz.md): the store marker, our backup metadata, etcd-manager's metadata, the damage marker,
 // backup names and store keys. A store is written by whoever can write the bucket or directory, so each of
 // these is untrusted input. Every input goes through every parser; only etcdadm::Error may come
 // out. Anything else (a crash, a sanitizer report, another exception) is a finding.

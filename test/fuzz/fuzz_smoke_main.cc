@@ -1,5 +1,5 @@
 // A short, deterministic fuzz run of one bench/fuzz/ target inside the regular test suite (gcc,
-// ASan + UBSan; the long runs use libFuzzer and clang, bench/README.md "Fuzzing").
+// ASan + UBSan; the long runs use libFuzzer and clang, bench/docs/fuzz.md).
 //
 //   fuzz_smoke_<target> <corpus dir> <mutated inputs> [seed]
 //

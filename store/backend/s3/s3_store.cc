@@ -173,7 +173,7 @@ void S3Store::remove(const std::string& key) { client_->delete_object(bucket_, o
 void S3Store::remove_many(const std::vector<std::string>& keys) {
   // DeleteObjects takes 1,000 keys; the server deletes them one by one (Swift's s3api two at a
   // time), so a batch takes seconds and several are sent at once: 9,000 backups on Swift s3api
-  // took 72 s one batch after the other (bench/README.md, catalog_scale_bench.sh).
+  // took 72 s one batch after the other (bench/docs/catalog_scale_bench.md).
   const size_t batches = (keys.size() + kDeleteBatchKeys - 1) / kDeleteBatchKeys;
   for_each_index_in_parallel(batches, kConcurrentDeleteBatches, [&](size_t b) {
     std::vector<std::string> batch;
