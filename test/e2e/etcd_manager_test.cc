@@ -141,7 +141,7 @@ TEST_F(EtcdManagerStore, ControlFilesRoundTripAndOnlyRestorableIntactBackupsAreQ
   auto ours = queued(store_);
   ASSERT_EQ(ours.size(), 1u);
   const std::string our_bytes = read_file(store_ + "/control/" + ours[0].first + "/_command.json");
-  static const std::regex timestamp(R"("timestamp": "(\d+)")");
+  static const std::regex timestamp(R"re("timestamp": "(\d+)")re");
   std::smatch stamp;
   ASSERT_TRUE(std::regex_search(our_bytes, stamp, timestamp)) << our_bytes;
   const int64_t nanos = std::stoll(stamp[1]);
