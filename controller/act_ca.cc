@@ -6,9 +6,11 @@
 #include "common/error.h"
 #include "common/failpoint.h"
 #include "common/text.h"
+#include "common/timefmt.h"
 #include "controller/controller.h"
 #include "controller/controller_internal.h"
 #include "etcdadm/lifecycle/local_member.h"
+#include "etcdadm/member_health.h"
 #include "etcdadm/pki.h"
 #include "etcdadm/upgrade/upgrade.h"
 

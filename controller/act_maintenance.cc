@@ -6,12 +6,14 @@
 
 #include "changelog/heartbeat.h"
 #include "common/error.h"
+#include "common/failpoint.h"
 #include "common/text.h"
 #include "common/timefmt.h"
 #include "controller/controller.h"
 #include "controller/controller_internal.h"
 #include "etcdadm/maintenance/defrag.h"
 #include "etcdadm/maintenance/space.h"
+#include "store/blob_capabilities.h"
 
 namespace etcdadm {
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "common/failpoint.h"
 #include "controller/controller.h"
 #include "controller/controller_internal.h"
 #include "etcdadm/lifecycle/local_member.h"

@@ -19,7 +19,9 @@
 #include "common/text.h"
 #include "common/timefmt.h"
 #include "controller/controller_internal.h"
+#include "etcdadm/member_health.h"
 #include "etcdadm/pki.h"
+#include "store/blob_capabilities.h"
 #include "store/etcd_manager.h"
 
 namespace etcdadm {
@@ -63,6 +65,20 @@ MaintenanceRecord readable_maintenance(BlobStore& store) {
     spdlog::warn("auto: ignoring the maintenance record: {}", e.what());
     return {};
   }
+}
+
+CertExpiry cert_expiry(const std::string& certs_dir) {
+  CertExpiry e;
+  for (const auto& c : inspect_certs(certs_dir)) {
+    const int64_t until = std::chrono::duration_cast<std::chrono::seconds>(c.not_after.time_since_epoch()).count();
+    if (c.is_ca) {
+      e.ca_unix = until;
+    } else if (e.first_unix == 0 || until < e.first_unix) {
+      e.first_unix = until;
+      e.first = c.name + ".crt";
+    }
+  }
+  return e;
 }
 
 }  // namespace controller_internal

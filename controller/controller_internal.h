@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "controller/records.h"
-#include "etcdadm/lifecycle/phases.h"
+#include "etcdadm/lifecycle/init_join.h"
 #include "store/blob_store.h"
 
 namespace etcdadm::controller_internal {
@@ -28,6 +28,16 @@ int64_t held_for_seconds(std::optional<std::chrono::steady_clock::time_point>& s
 // nothing undone that a later round would not see; init's health wait left out (the controller
 // goes on ticking while the other planned members start).
 std::vector<std::string> controller_phases(const std::vector<Phase>& phases);
+
+// The first of the member certificates in `certs_dir` to expire (unix seconds, its file name;
+// 0 and "" when there is none) and the CA's expiry.
+struct CertExpiry {
+  int64_t first_unix = 0;
+  std::string first;
+  int64_t ca_unix = 0;
+};
+
+CertExpiry cert_expiry(const std::string& certs_dir);
 
 // The maintenance record, or an empty one when it does not parse (logged): it is rewritten whole
 // by the next maintenance step.

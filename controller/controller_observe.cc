@@ -22,31 +22,6 @@ namespace etcdadm {
 using namespace controller_internal;
 using std::chrono::steady_clock;
 
-namespace {
-
-// The first of the member certificates in `certs_dir` to expire (unix seconds, its file name;
-// 0 and "" when there is none) and the CA's expiry.
-struct CertExpiry {
-  int64_t first_unix = 0;
-  std::string first;
-  int64_t ca_unix = 0;
-};
-
-CertExpiry cert_expiry(const std::string& certs_dir) {
-  CertExpiry e;
-  for (const auto& c : inspect_certs(certs_dir)) {
-    const int64_t until = std::chrono::duration_cast<std::chrono::seconds>(c.not_after.time_since_epoch()).count();
-    if (c.is_ca) {
-      e.ca_unix = until;
-    } else if (e.first_unix == 0 || until < e.first_unix) {
-      e.first_unix = until;
-      e.first = c.name + ".crt";
-    }
-  }
-  return e;
-}
-
-}  // namespace
 
 std::vector<HostView> Controller::judge_liveness(const std::vector<HostRecord>& records, int64_t now_unix) {
   const auto now = steady_clock::now();

@@ -32,7 +32,7 @@ bool is_acting(const Observation& o) {
 
 namespace decide_parts {
 
-Decision make(Step step, std::string reason, std::string command = {}) {
+Decision make(Step step, std::string reason, std::string command) {
   Decision d;
   d.step = step;
   d.reason = std::move(reason);

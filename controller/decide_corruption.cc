@@ -6,6 +6,7 @@
 
 #include "common/text.h"
 #include "controller/decide_concerns.h"
+#include "etcdadm/maintenance/alarms.h"
 #include "etcdadm/quorum.h"
 
 namespace etcdadm::decide_parts {

@@ -7,6 +7,7 @@
 #include "common/text.h"
 #include "common/timefmt.h"
 #include "controller/decide_concerns.h"
+#include "etcdadm/maintenance/alarms.h"
 #include "etcdadm/maintenance/defrag.h"
 
 namespace etcdadm {
