@@ -1,5 +1,6 @@
 // Tests of store/backend/swift/swift_responses.{h,cc}: the Keystone v3 request and token answer
-// (shapes from the Identity API v3 reference), listings, manifests and segment sizes.
+// (shapes from the Identity API v3 reference), listings and manifests (and the segment sizes of
+// swift_store.h).
 #include "store/backend/swift/swift_responses.h"
 
 #include <gtest/gtest.h>
@@ -7,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/timefmt.h"
+#include "store/backend/swift/swift_store.h"
 
 namespace etcdadm {
 namespace {
