@@ -1,26 +1,19 @@
+// Tests of store/codec.{h,cc}: gzip, zstd and no compression, streamed in any chunking.
+#include "store/codec.h"
+
 #include <gtest/gtest.h>
 
-#include <random>
-
-#include "common/async_sink.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/subprocess.h"
-#include "store/codec.h"
+#include "test/support/sample_data.h"
 #include "test/support/test_env.h"
 
 namespace etcdadm {
 
 namespace {
 
-std::string sample(size_t size) {
-  // Compressible (repeated field names) with some noise, like Kubernetes objects.
-  std::mt19937 rng(7);
-  std::string s;
-  while (s.size() < size) s += "{\"kind\":\"Pod\",\"metadata\":{\"uid\":\"" + std::to_string(rng()) + "\"}}";
-  s.resize(size);
-  return s;
-}
+using test::sample;
 
 std::string encode(Compression c, const std::string& in, size_t chunk = 65536) {
   StringSink out;
@@ -97,30 +90,6 @@ TEST(Codec, DetectFromMagic) {
   EXPECT_EQ(detect_compression(reinterpret_cast<const uint8_t*>(gz.data()), gz.size()), Compression::kGzip);
   EXPECT_EQ(detect_compression(reinterpret_cast<const uint8_t*>(zs.data()), zs.size()), Compression::kZstd);
   EXPECT_EQ(detect_compression(reinterpret_cast<const uint8_t*>("\xed\xda"), 2), Compression::kNone);
-}
-
-TEST(AsyncSink, DeliversInOrderAndPropagatesErrors) {
-  StringSink out;
-  {
-    AsyncSink async(out, 1000, 2);
-    std::string in = sample(123457);
-    for (size_t off = 0; off < in.size(); off += 777) {
-      async.write(reinterpret_cast<const uint8_t*>(in.data() + off), std::min<size_t>(777, in.size() - off));
-    }
-    async.close();
-    EXPECT_EQ(out.out, in);
-  }
-  struct Failing : ByteSink {
-    void write(const uint8_t*, size_t) override { throw Error(ErrorKind::kIo, "disk full"); }
-  } failing;
-  AsyncSink async(failing, 100, 2);
-  std::string in(100000, 'x');
-  EXPECT_THROW(
-      {
-        for (size_t off = 0; off < in.size(); off += 100) async.write(reinterpret_cast<const uint8_t*>(in.data() + off), 100);
-        async.close();
-      },
-      Error);
 }
 
 }  // namespace etcdadm

@@ -1,11 +1,11 @@
+// Tests of etcd/connection.{h,cc}: endpoints and the connection settings (flags, ETCDCTL_*).
+#include "etcd/connection.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 
 #include "common/error.h"
-#include "etcd/client_pool.h"
-#include "etcd/connection.h"
-#include "etcd/grpc_errors.h"
 
 namespace etcdadm {
 
@@ -58,61 +58,4 @@ TEST(ConnectionConfig, EnvAndUserPassword) {
   EXPECT_THROW(nopw.validate(), Error);
 }
 
-}  // namespace etcdadm
-
-namespace etcdadm {
-namespace {
-
-// etcd's own error strings (api/v3rpc/rpctypes/error.go, the same in 3.4-3.7), as gRPC carries
-// them, and as a member lists them in StatusResponse.errors.
-TEST(EtcdRefusal, EtcdsErrorStringsAreNamedAndOthersAreNot) {
-  EXPECT_EQ(etcd_refusal("etcdserver: no leader"), EtcdRefusal::kNoLeader);
-  EXPECT_EQ(etcd_refusal("etcdserver: leader changed"), EtcdRefusal::kLeaderChanged);
-  EXPECT_EQ(etcd_refusal("etcdserver: invalid auth token"), EtcdRefusal::kInvalidAuthToken);
-  EXPECT_EQ(etcd_refusal("etcdserver: user name is empty"), EtcdRefusal::kUserNameEmpty);
-  EXPECT_EQ(etcd_refusal("etcdserver: permission denied"), EtcdRefusal::kPermissionDenied);
-  EXPECT_EQ(etcd_refusal("etcdserver: mvcc: required revision has been compacted"), EtcdRefusal::kNone);
-  EXPECT_EQ(etcd_refusal("failed to connect to all addresses"), EtcdRefusal::kNone);
-  EXPECT_EQ(etcd_refusal(""), EtcdRefusal::kNone);
-}
-
-TEST(EtcdRefusal, ErrorsFromGrpcSayWhatTheRefusalMeans) {
-  CallSite site{"Status", "https://10.0.0.1:2379", true, true, true};
-  Error no_leader = error_from_grpc(grpc::Status(grpc::StatusCode::UNAVAILABLE, "etcdserver: no leader"), site);
-  EXPECT_EQ(no_leader.kind(), ErrorKind::kUnavailable);
-  EXPECT_NE(std::string(no_leader.what()).find("etcd has no leader"), std::string::npos) << no_leader.what();
-  Error denied = error_from_grpc(grpc::Status(grpc::StatusCode::UNKNOWN, "etcdserver: permission denied"), site);
-  EXPECT_EQ(denied.kind(), ErrorKind::kAuth);
-  Error no_user = error_from_grpc(grpc::Status(grpc::StatusCode::UNKNOWN, "etcdserver: user name is empty"), site);
-  EXPECT_EQ(no_user.kind(), ErrorKind::kAuth);
-  EXPECT_NE(no_user.hint().find("--user"), std::string::npos) << no_user.hint();
-}
-
-}  // namespace
-}  // namespace etcdadm
-
-namespace etcdadm {
-namespace {
-
-// The controller's pool: one client per endpoint, kept while asked for, dropped after a round
-// that did not ask (no connection is made here: a client connects on its first call).
-TEST(EtcdClientPool, KeepsOneClientPerEndpointWhileItIsAskedFor) {
-  ConnectionConfig base;
-  base.endpoints = {"https://ignored:1"};
-  EtcdClientPool pool(base);
-  EtcdClient& a = pool.client("https://10.0.0.1:2379");
-  EXPECT_EQ(&pool.client("https://10.0.0.1:2379"), &a);
-  EXPECT_EQ(a.config().endpoints, std::vector<std::string>{"https://10.0.0.1:2379"});
-  pool.client("https://10.0.0.2:2379");
-  EXPECT_EQ(pool.size(), 2u);
-  pool.forget_unused();  // both asked for since the last call
-  EXPECT_EQ(pool.size(), 2u);
-  EXPECT_EQ(&pool.client("https://10.0.0.1:2379"), &a);
-  pool.forget_unused();  // only .1 asked for this round
-  EXPECT_EQ(pool.size(), 1u);
-  pool.reset();
-  EXPECT_EQ(pool.size(), 0u);
-}
-
-}  // namespace
 }  // namespace etcdadm

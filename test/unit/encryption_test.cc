@@ -19,21 +19,14 @@
 #include "store/encryption.h"
 #include "store/layout.h"
 #include "store/backend/local/local_store.h"
+#include "test/support/error_of.h"
 #include "test/support/test_env.h"
 
 namespace etcdadm {
 
 namespace {
 
-ErrorKind kind_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.kind();
-  }
-  ADD_FAILURE() << "no error";
-  return ErrorKind::kInternal;
-}
+using test::kind_of;
 
 std::string message_of(const std::function<void()>& f) {
   try {

@@ -197,3 +197,28 @@ TEST(EtcdManagerCheck, FindsWhatEtcdManagerWouldFailOnAndFixesWhatEtcdadmDescrib
 
 }  // namespace
 }  // namespace etcdadm
+
+// The backup metadata etcd-manager reads (_etcd_backup.meta), moved here from layout_test.cc.
+#include <nlohmann/json.hpp>
+
+namespace etcdadm {
+
+TEST(EtcdManagerMeta, ExactFormat) {
+  EXPECT_EQ(etcd_manager_meta_json("3.4.13", 1560935018, 3),
+            "{\n  \"etcdVersion\": \"3.4.13\",\n  \"timestamp\": \"1560935018\",\n  \"clusterSpec\": {\n"
+            "    \"memberCount\": 3,\n    \"etcdVersion\": \"3.4.13\"\n  }\n}");
+  auto j = nlohmann::json::parse(etcd_manager_meta_json("3.4.13", 1560935018, 3));
+  EXPECT_EQ(j.size(), 3u);  // never more fields than etcd-manager knows
+}
+
+TEST(EtcdManagerMeta, TimestampAsStringOrNumber) {
+  auto a = parse_etcd_manager_meta(R"({"etcdVersion":"3.4.13","timestamp":"1560935018","clusterSpec":{"memberCount":3}})", "a");
+  auto b = parse_etcd_manager_meta(R"({"etcdVersion":"3.4.13","timestamp":1560935018})", "b");
+  EXPECT_EQ(*a.timestamp, 1560935018);
+  EXPECT_EQ(*b.timestamp, 1560935018);
+  EXPECT_EQ(a.member_count, 3);
+  EXPECT_THROW(parse_etcd_manager_meta("{not json", "c"), Error);
+  EXPECT_THROW(parse_etcd_manager_meta(R"({"timestamp":"soon"})", "d"), Error);
+}
+
+}  // namespace etcdadm

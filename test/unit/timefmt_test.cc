@@ -1,3 +1,4 @@
+// Tests of common/timefmt.{h,cc}: RFC 3339 times, durations and HTTP dates.
 #include <gtest/gtest.h>
 
 #include "common/timefmt.h"
@@ -40,6 +41,16 @@ TEST(Duration, GoStyleWithDaysAndYears) {
   EXPECT_FALSE(parse_duration("abc").has_value());
   EXPECT_EQ(format_duration_short(std::chrono::seconds(3725)), "1h02m");
   EXPECT_EQ(format_duration_short(std::chrono::seconds(59)), "59s");
+}
+
+TEST(HttpDate, FormatsAndParsesImfFixdateOnly) {
+  SystemTime t = from_unix_micros(int64_t{1795584600} * 1000000);
+  EXPECT_EQ(format_http_date(t), "Wed, 25 Nov 2026 05:30:00 GMT");
+  EXPECT_EQ(parse_http_date("Wed, 25 Nov 2026 05:30:00 GMT"), t);
+  EXPECT_FALSE(parse_http_date("Wed, 25 Nov 2026 05:30:00 UTC"));
+  EXPECT_FALSE(parse_http_date("Wednesday, 25-Nov-26 05:30:00 GMT"));
+  EXPECT_FALSE(parse_http_date("Wed, 25 Foo 2026 05:30:00 GMT"));
+  EXPECT_FALSE(parse_http_date("Wed, 25 Nov 2026 25:30:00 GMT"));
 }
 
 }  // namespace etcdadm

@@ -1,7 +1,11 @@
-// plan_defrag: which members a defrag touches and in which order, from what cluster_info saw.
+// Tests of etcdadm/maintenance/defrag.{h,cc}: plan_defrag, which members a defrag touches and in
+// which order, from what cluster_info saw (and the alarms, etcdadm/maintenance/alarms.h, that stop
+// it).
+#include "etcdadm/maintenance/defrag.h"
+
 #include <gtest/gtest.h>
 
-#include "etcdadm/maintenance/defrag.h"
+#include "etcdadm/maintenance/alarms.h"
 
 namespace etcdadm {
 namespace {
@@ -97,25 +101,6 @@ TEST(DefragPlan, AlarmsAsStatusListsThem) {
                             "memberID:2 alarm:CORRUPT"};
   EXPECT_EQ(alarms_in_status(info),
             (std::vector<MemberAlarm>{{10276657743932975437ULL, "NOSPACE"}, {2, "CORRUPT"}}));
-}
-
-}  // namespace
-}  // namespace etcdadm
-
-#include "etcdadm/maintenance/space.h"
-
-namespace etcdadm {
-namespace {
-
-TEST(SpaceRecovery, CompactionRevisionKeepsTheMarginAndTheChangeLog) {
-  std::string note;
-  EXPECT_EQ(space_compaction_revision(50000, 1000, 0, &note), 49000);
-  EXPECT_EQ(note, "revision 50000 minus a margin of 1000 revisions");
-  EXPECT_EQ(space_compaction_revision(50000, 1000, 42000, &note), 42000);
-  EXPECT_EQ(note, "revision 42000, where the change log's capture is (the margin would be 49000)");
-  EXPECT_EQ(space_compaction_revision(50000, 1000, 49990, &note), 49000) << "a capture at the head keeps the margin";
-  EXPECT_EQ(space_compaction_revision(900, 1000, 0, &note), 0);
-  EXPECT_EQ(note, "no compaction: the cluster is at revision 900, within the margin");
 }
 
 }  // namespace

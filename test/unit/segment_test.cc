@@ -1,52 +1,25 @@
-// The change log's segment format (changelog/segment.h): names, the bytes (compressed, encrypted),
-// every check a reader makes, and how a chain of segments is chosen across overlaps and gaps.
+// Tests of changelog/segment.{h,cc}, the change log's segment format: names, the bytes (compressed,
+// encrypted), every check a reader makes, and how a chain of segments is chosen across overlaps
+// and gaps.
+#include "changelog/segment.h"
+
 #include <gtest/gtest.h>
 
-#include "changelog/heartbeat.h"
-#include "changelog/segment.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/sha256.h"
-#include "restore/log_replay.h"
-#include "restore/pitr.h"
-#include "restore/segment_read_ahead.h"
 #include "store/backend/local/local_store.h"
+#include "test/support/changelog_records.h"
+#include "test/support/error_of.h"
 #include "test/support/test_env.h"
 
 namespace etcdadm::changelog {
 
 namespace {
 
-Record make_record(int64_t rev, int events = 1, int64_t lease = 0) {
-  Record r;
-  r.set_revision(rev);
-  r.set_observed_unix_micros(1795000000000000 + rev * 1000);
-  for (int i = 0; i < events; ++i) {
-    auto* e = r.add_events();
-    e->set_type(i % 3 == 2 ? etcdserverpb::Event::DELETE : etcdserverpb::Event::PUT);
-    e->mutable_kv()->set_key("/k/" + std::to_string(rev) + "/" + std::to_string(i));
-    e->mutable_kv()->set_mod_revision(rev);
-    if (e->type() == etcdserverpb::Event::PUT) {
-      e->mutable_kv()->set_create_revision(rev);
-      e->mutable_kv()->set_version(1);
-      e->mutable_kv()->set_value(std::string(100 + i, 'v'));
-      e->mutable_kv()->set_lease(lease);
-    }
-  }
-  if (lease != 0) {
-    auto* g = r.add_leases();
-    g->set_id(lease);
-    g->set_granted_ttl(30);
-  }
-  return r;
-}
-
-SegmentName write_segment(BlobStore& store, int64_t first, int64_t last, Compression c = Compression::kGzip,
-                          std::optional<age::Recipients> to = std::nullopt) {
-  SegmentBuilder b(c, to);
-  for (int64_t rev = first; rev <= last; ++rev) b.add(make_record(rev, 1 + static_cast<int>(rev % 4), rev % 5 == 0 ? rev : 0));
-  return b.write(store, "cdf818194e3a8c32");
-}
+using test::make_record;
+using test::message_of;
+using test::write_segment;
 
 std::vector<int64_t> revisions_of(const BackupStore& store, const SegmentName& s) {
   std::vector<int64_t> out;
@@ -54,16 +27,6 @@ std::vector<int64_t> revisions_of(const BackupStore& store, const SegmentName& s
   return out;
 }
 std::vector<int64_t> revisions_of(BlobStore& store, const SegmentName& s) { return revisions_of(BackupStore(store), s); }
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no error";
-  return "";
-}
 
 }  // namespace
 
@@ -237,78 +200,6 @@ TEST(ChangeLogChain, OverlapsResolveByRevisionAndGapsStopTheChain) {
   EXPECT_EQ(none.reaches, 350);
 }
 
-TEST(PointInTimeTarget, RevisionEndAndTimeParseAndBadOnesAreRefused) {
-  SystemTime now = *parse_rfc3339("2026-11-25T02:00:00Z");
-  PointInTime none = point_in_time_from_flags("", "", now);
-  EXPECT_FALSE(none.given());
-  PointInTime rev = point_in_time_from_flags("1234", "", now);
-  EXPECT_EQ(rev.revision, 1234);
-  EXPECT_EQ(rev.describe(), "revision 1234");
-  PointInTime end = point_in_time_from_flags("end", "", now);
-  EXPECT_TRUE(end.given());
-  EXPECT_TRUE(end.log_end);
-  EXPECT_EQ(end.describe(), "the end of the change log");
-  PointInTime ago = point_in_time_from_flags("", "-10m", now);
-  ASSERT_TRUE(ago.time);
-  EXPECT_EQ(format_rfc3339_micros(*ago.time), "2026-11-25T01:50:00.000000Z");
-  PointInTime at = point_in_time_from_flags("", "2026-11-25T03:30:00+02:00", now);
-  EXPECT_EQ(format_rfc3339_micros(*at.time), "2026-11-25T01:30:00.000000Z");
-  for (auto [r, t] : std::vector<std::pair<std::string, std::string>>{
-           {"12x", ""}, {"0", ""}, {"-5", ""}, {"last", ""}, {"", "yesterday"}, {"", "-0s"}, {"5", "-1m"}}) {
-    EXPECT_THROW(point_in_time_from_flags(r, t, now), Error) << r << " / " << t;
-  }
-}
-
-TEST(ChangeLogHeartbeat, WrittenBesideTheSegmentsAndProvesOnlyWhatTheChainHolds) {
-  test::TempDir dir;
-  LocalStore store(dir / "store");
-  EXPECT_FALSE(read_heartbeat(store, "c1"));
-  write_heartbeat(store, "c1", Heartbeat{250, 1795000000123456});
-  write_heartbeat(store, "c1", Heartbeat{300, 1795000009000000});  // overwritten in place
-  bool listed = false;
-  EXPECT_TRUE(list_segments(store, "c1", &listed).empty());
-  EXPECT_TRUE(listed);
-  auto hb = read_heartbeat(store, "c1");
-  ASSERT_TRUE(hb);
-  EXPECT_EQ(hb->revision, 300);
-  EXPECT_EQ(hb->checked_at_micros, 1795000009000000);
-  EXPECT_NE(read_file(dir / "store/changelog/c1/heartbeat.json").find("\"checkedAt\":\"2026-11-18T"), std::string::npos);
-
-  LogChain chain;  // a snapshot at 200, segments to 300, the last received at ms 1795000005000
-  chain.from_revision = 200;
-  chain.reaches = 300;
-  chain.reaches_observed_ms = 1795000005000;
-  EXPECT_EQ(complete_until_micros(chain, std::nullopt), 1795000005000000);
-  EXPECT_EQ(complete_until_micros(chain, hb), 1795000009000000);            // quiet since revision 300
-  EXPECT_EQ(complete_until_micros(chain, Heartbeat{301, 1795000009000000}),  // 301 is not in the chain
-            1795000005000000);
-  EXPECT_EQ(complete_until_micros(chain, Heartbeat{150, 1795000009000000}),  // before the snapshot
-            1795000005000000);
-  LogChain bare;  // a snapshot at 300 and a quiet cluster since
-  bare.from_revision = bare.reaches = 300;
-  EXPECT_EQ(complete_until_micros(bare, hb), 1795000009000000);
-
-  // A damaged heartbeat only stops proving: it is ignored, never an error.
-  write_file_atomic(dir / "store/changelog/c1/heartbeat.json", "{not json", 0600, /*overwrite=*/true);
-  EXPECT_FALSE(read_heartbeat(store, "c1"));
-}
-
-// Where a running capture stands (what a NOSPACE recovery's compaction must not pass): the newest
-// segment or heartbeat received within the window; nothing for a store not written yet, or a log
-// whose capture stopped long ago.
-TEST(ChangeLogHeartbeat, ALiveCaptureStandsAtTheNewestRecentSegmentOrHeartbeat) {
-  test::TempDir dir;
-  LocalStore missing(dir / "nowhere");
-  EXPECT_EQ(live_capture_revision(missing, "cdf818194e3a8c32", 1795000000300000, std::chrono::minutes(15)), 0);
-  LocalStore store(dir / "store");
-  write_segment(store, 100, 200);  // its last revision received at 1795000000200 ms
-  const int64_t now = 1795000000200000 + 60000000;  // a minute later
-  EXPECT_EQ(live_capture_revision(store, "cdf818194e3a8c32", now, std::chrono::minutes(15)), 200);
-  EXPECT_EQ(live_capture_revision(store, "cdf818194e3a8c32", now, std::chrono::seconds(30)), 0) << "stopped";
-  write_heartbeat(store, "cdf818194e3a8c32", Heartbeat{250, now - 1000000});
-  EXPECT_EQ(live_capture_revision(store, "cdf818194e3a8c32", now, std::chrono::seconds(30)), 250);
-}
-
 // A rekey killed between creating a segment's re-wrapped copy and deleting the old one leaves two
 // segments of one range, each opening with one set of keys: a reader takes the one its keys open.
 TEST(ChangeLogSegment, ATwinOfTheSameRangeIsReadWhenTheKeysOpenOnlyIt) {
@@ -341,80 +232,6 @@ TEST(ChangeLogSegment, ATwinOfTheSameRangeIsReadWhenTheKeysOpenOnlyIt) {
   other->x25519 = {age::generate_identity()};
   EXPECT_NE(message_of([&] { read_segment_or_twin(BackupStore(store, other), old_segment, all, [](const Record&) {}); }).find(old_segment.key()),
             std::string::npos);
-}
-
-TEST(ChangeLogReadAhead, RecordsComeInChainOrderWhateverTheWorkersFinishFirst) {
-  test::TempDir dir;
-  LocalStore store(dir.path());
-  std::vector<SegmentName> chain;
-  for (int64_t first = 1; first <= 400; first += 40) chain.push_back(write_segment(store, first, first + 39, Compression::kZstd));
-  // Bounds of one record per segment (every record is larger) and of plenty.
-  for (uint64_t bytes : {uint64_t{1}, uint64_t{1} << 20}) {
-    for (size_t threads : {1, 3, 8}) {
-      SegmentReadAhead ahead(BackupStore(store), chain, chain, threads, threads + 1, bytes);
-      int64_t expect = 1;
-      while (auto r = ahead.next()) {
-        ASSERT_EQ(r->revision, expect++) << threads << " workers, " << bytes << " bytes";
-        EXPECT_TRUE(r->defect.empty());
-      }
-      EXPECT_EQ(expect, 401) << threads << " workers";
-      EXPECT_EQ(ahead.segments_begun(), chain.size());
-      EXPECT_FALSE(ahead.next());
-    }
-  }
-}
-
-TEST(ChangeLogReadAhead, ADamagedSegmentFailsOnlyWhenItsTurnComes) {
-  test::TempDir dir;
-  LocalStore store(dir.path());
-  std::vector<SegmentName> chain;
-  for (int64_t first = 1; first <= 100; first += 20) chain.push_back(write_segment(store, first, first + 19));
-  std::string path = dir / chain[3].key();
-  std::string bytes = read_file(path);
-  bytes[bytes.size() / 2] ^= 0x01;
-  write_file_atomic(path, bytes, 0600);
-  {
-    SegmentReadAhead ahead(BackupStore(store), chain, chain, 4, 8, 1 << 20);
-    for (int64_t rev = 1; rev <= 60; ++rev) {
-      auto r = ahead.next();
-      ASSERT_TRUE(r) << "revision " << rev << " is in a whole segment";
-      EXPECT_EQ(r->revision, rev);
-    }
-    std::string m = message_of([&] { ahead.next(); });
-    EXPECT_NE(m.find(chain[3].key()), std::string::npos) << m;
-    EXPECT_NE(m.find("SHA-256"), std::string::npos) << m;
-    EXPECT_EQ(ahead.segments_begun(), 4u);
-  }
-  {
-    // A reader that stops before the damaged one (a target reached) hears nothing of it, and the
-    // workers, some of them waiting for room, are stopped when it goes.
-    SegmentReadAhead ahead(BackupStore(store), chain, chain, 4, 8, 1);
-    EXPECT_TRUE(ahead.next());
-  }
-}
-
-TEST(ChangeLogReplayRecord, TheDbBytesAreEtcdsAndAForeignEventIsADefectNotAnError) {
-  Record r = make_record(7, 3, 7);  // two PUTs and a DELETE, one lease
-  PreparedRecord p = prepare_record(r);
-  EXPECT_EQ(p.revision, 7);
-  EXPECT_EQ(p.events, 3u);
-  ASSERT_EQ(p.keys.size(), 3u);
-  // (revision, sub) as etcd's revToBytes writes it: 8 bytes big endian, '_', 8 bytes big endian;
-  // a tombstone's key ends in 't' and its value holds only the key.
-  EXPECT_EQ(p.keys[0].first, std::string("\0\0\0\0\0\0\0\x07_\0\0\0\0\0\0\0\0", 17));
-  EXPECT_EQ(p.keys[1].first, std::string("\0\0\0\0\0\0\0\x07_\0\0\0\0\0\0\0\x01", 17));
-  EXPECT_EQ(p.keys[2].first, std::string("\0\0\0\0\0\0\0\x07_\0\0\0\0\0\0\0\x02t", 18));
-  EXPECT_EQ(p.keys[0].second, r.events(0).kv().SerializeAsString());
-  etcdserverpb::KeyValue tomb;
-  ASSERT_TRUE(tomb.ParseFromString(p.keys[2].second));
-  EXPECT_EQ(tomb.key(), r.events(2).kv().key());
-  EXPECT_EQ(tomb.value(), "");
-  ASSERT_EQ(p.leases.size(), 1u);
-  EXPECT_EQ(p.leases[0].first, std::string("\0\0\0\0\0\0\0\x07", 8));
-
-  r.mutable_events(1)->mutable_kv()->set_mod_revision(6);
-  PreparedRecord bad = prepare_record(r);
-  EXPECT_NE(bad.defect.find("holds an event of revision 6"), std::string::npos) << bad.defect;
 }
 
 }  // namespace etcdadm::changelog

@@ -1,6 +1,8 @@
-// Azure Blob pieces that need no server: the Shared Key string to sign (the layout Microsoft's
-// "Authorize with Shared Key" page gives, checked end to end by Azurite in AzureStoreTest.*), the
-// configuration chain, and the parsers of what Azure answers.
+// Tests of store/backend/azure/azure_auth.{h,cc}: the Shared Key string to sign (the layout
+// Microsoft's "Authorize with Shared Key" page gives, checked end to end by Azurite in
+// AzureStoreTest.*) and the configuration chain.
+#include "store/backend/azure/azure_auth.h"
+
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -8,10 +10,7 @@
 #include <thread>
 
 #include "common/error.h"
-#include "common/timefmt.h"
-#include "store/backend/azure/azure_auth.h"
 #include "store/backend/azure/azure_store.h"
-#include "store/backend/azure/azure_responses.h"
 #include "test/support/test_env.h"
 
 namespace etcdadm {
@@ -140,48 +139,6 @@ TEST(AzureConfig, SkippingTlsVerificationOfTheStoreNeverSkipsItForTheTokenEndpoi
   EXPECT_EQ(token_requests.load(), 0) << "the client secret went to an unverified endpoint";
   server.stop();
   t.join();
-}
-
-TEST(AzureResponses, ListingErrorsAndBlockIds) {
-  auto page = parse_azure_list_blobs(
-      R"(<?xml version="1.0" encoding="utf-8"?><EnumerationResults ServiceEndpoint="http://x/" ContainerName="c">)"
-      R"(<Prefix>backups/</Prefix><Blobs><Blob><Name>backups/a b</Name><Properties>)"
-      R"(<Last-Modified>Wed, 25 Nov 2026 05:30:00 GMT</Last-Modified><Etag>0x8DC</Etag><Content-Length>1234</Content-Length>)"
-      R"(</Properties></Blob></Blobs><NextMarker>2!84!abc</NextMarker></EnumerationResults>)",
-      "t");
-  ASSERT_EQ(page.blobs.size(), 1u);
-  EXPECT_EQ(page.blobs[0].name, "backups/a b");
-  EXPECT_EQ(page.blobs[0].size, 1234u);
-  EXPECT_EQ(page.blobs[0].etag, "0x8DC");
-  EXPECT_EQ(page.blobs[0].modified_unix_micros, to_unix_micros(*parse_http_date("Wed, 25 Nov 2026 05:30:00 GMT")));
-  EXPECT_EQ(page.next_marker, "2!84!abc");
-  EXPECT_THROW(parse_azure_list_blobs("<EnumerationResults><Blobs><Blob><Name>x</Name><Properties><Content-Length>-1"
-                                      "</Content-Length></Properties></Blob></Blobs></EnumerationResults>",
-                                      "t"),
-               Error);
-  EXPECT_THROW(parse_azure_list_blobs("<ListBucketResult/>", "t"), Error);
-  EXPECT_THROW(parse_azure_list_blobs("not xml", "t"), Error);
-
-  auto e = parse_azure_error_body(R"(<?xml version="1.0"?><Error><Code>AuthenticationFailed</Code><Message>Server failed )"
-                                  "to authenticate the request.\nRequestId:1\nTime:2</Message></Error>");
-  EXPECT_EQ(e.code, "AuthenticationFailed");
-  EXPECT_EQ(e.message, "Server failed to authenticate the request.");
-  EXPECT_EQ(parse_azure_error_body("plain").message, "plain");
-
-  EXPECT_EQ(azure_block_id(1), "MDAwMDAwMDAwMQ==");
-  EXPECT_EQ(azure_block_id(50000).size(), azure_block_id(1).size());
-  EXPECT_EQ(azure_block_list_xml({"QQ==", "Qg=="}),
-            "<?xml version=\"1.0\" encoding=\"utf-8\"?><BlockList><Latest>QQ==</Latest><Latest>Qg==</Latest></BlockList>");
-}
-
-TEST(HttpDate, FormatsAndParsesImfFixdateOnly) {
-  SystemTime t = from_unix_micros(int64_t{1795584600} * 1000000);
-  EXPECT_EQ(format_http_date(t), "Wed, 25 Nov 2026 05:30:00 GMT");
-  EXPECT_EQ(parse_http_date("Wed, 25 Nov 2026 05:30:00 GMT"), t);
-  EXPECT_FALSE(parse_http_date("Wed, 25 Nov 2026 05:30:00 UTC"));
-  EXPECT_FALSE(parse_http_date("Wednesday, 25-Nov-26 05:30:00 GMT"));
-  EXPECT_FALSE(parse_http_date("Wed, 25 Foo 2026 05:30:00 GMT"));
-  EXPECT_FALSE(parse_http_date("Wed, 25 Nov 2026 25:30:00 GMT"));
 }
 
 }  // namespace
