@@ -12,6 +12,8 @@ namespace {
 
 using namespace decide_test;
 
+constexpr int64_t kMiB = 1 << 20;
+
 TEST(ControllerRecords, RoundTripAndHostileInputIsRefusedByName) {
   ClusterPlan p = plan_of({"h1", "h2"});
   p.written_by = "h1";
