@@ -4,6 +4,7 @@
 #include "restore/damage.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <iomanip>
@@ -18,6 +19,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/key_text.h"
+#include "common/text.h"
 #include "etcd/datadir/bolt_reader.h"
 #include "restore/fetch.h"
 #include "restore/resolve.h"
