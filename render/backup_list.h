@@ -16,9 +16,9 @@
 namespace etcdadm::render {
 
 // `windows`: how far each backup's change log reaches (restore/pitr.h log_windows), by name.
-// Written to `out` record by record rather than returned: a store of 10,000 backups is not held as
+// Written to `os` record by record rather than returned: a store of 10,000 backups is not held as
 // one document.
-void write_backup_list_json(std::ostream& out, const std::vector<BackupRecord>& newest_first,
+void write_backup_list_json(std::ostream& os, const std::vector<BackupRecord>& newest_first,
                             const std::map<std::string, LogWindow>& windows);
 // Ages ("2h") are counted back from `now`.
 std::string backup_list_text(const std::vector<BackupRecord>& newest_first,

@@ -1,6 +1,6 @@
 // `backup restore`: a backup restored into a data dir (natively or by etcd's tool, perhaps with
 // its change log replayed to a point in time), or with --output-file only fetched and verified.
-// The JSON of both starts with the backup and its store (docs/json.md); the text ends with what
+// The JSON of both names the backup and its store (docs/json.md); the text ends with what
 // the person does next.
 #pragma once
 
