@@ -5,7 +5,6 @@
 #include <iostream>
 #include <memory>
 #include <thread>
-#include <nlohmann/json.hpp>
 
 #include "cmd/member_flags.h"
 #include "cmd/output.h"
@@ -20,6 +19,8 @@
 #include "etcd/client.h"
 #include "common/text.h"
 #include "etcdadm/lifecycle/local_member.h"
+#include "render/auto_control.h"
+#include "render/seed_result.h"
 #include "sidecar/sidecar.h"
 #include "sidecar/sidecar_http.h"
 #include "sidecar/signals.h"
@@ -28,8 +29,6 @@
 namespace etcdadm::cli {
 
 namespace {
-
-using json = nlohmann::json;
 
 std::string who_am_i() {
   const char* user = std::getenv("USER");
@@ -136,37 +135,8 @@ void add_seed(CLI::App& app) {
     auto_changes.auto_restore_delay_seconds = seconds_flag("--auto-restore-delay", f->auto_restore_delay);
     auto_changes.corrupt_check_seconds = seconds_flag("--corrupt-check-interval", f->corrupt_check_interval);
     const SeedResult r = seed_cluster_spec(*store, changes, auto_changes, f->dry_run);
-    const auto& [before, after, auto_spec, effect] = r;
-    if (fmt == OutputFormat::kJson) {
-      json j = {{"dryRun", f->dry_run},
-                {"before", before ? json{{"memberCount", before->member_count}, {"etcdVersion", before->etcd_version}} : json(nullptr)},
-                {"after", {{"memberCount", after.member_count}, {"etcdVersion", after.etcd_version}}},
-                {"replaceAfterSeconds", auto_spec.replace_after_seconds},
-                {"defragFreePercent", auto_spec.defrag_free_percent},
-                {"defragMinFreeBytes", auto_spec.defrag_min_free_bytes},
-                {"defragSchedule", auto_spec.defrag_schedule},
-                {"nospaceKeepRevisions", auto_spec.nospace_keep_revisions},
-                {"nospaceDisarmBelowPercent", auto_spec.nospace_disarm_below_percent},
-                {"corruptCheckSeconds", auto_spec.corrupt_check_seconds},
-                {"autoRestore", auto_spec.auto_restore},
-                {"autoRestoreDelaySeconds", auto_spec.auto_restore_delay_seconds},
-                {"certRenewBeforeSeconds", auto_spec.cert_renew_before_seconds},
-                {"caWarnBeforeSeconds", auto_spec.ca_warn_before_seconds},
-                {"caRotateBeforeSeconds", auto_spec.ca_rotate_before_seconds},
-                {"effect", effect}};
-      std::cout << j.dump(2) << "\n";
-      return;
-    }
-    std::cout << (f->dry_run ? "Would set" : "Set") << " the cluster spec: " << after.member_count << " members of etcd "
-              << after.etcd_version << " (replace a member after " << auto_spec.replace_after_seconds
-              << " s unhealthy; defragment a member "
-              << (auto_spec.defrag_free_percent > 0
-                      ? "with " + std::to_string(auto_spec.defrag_free_percent) + "% and " +
-                            human_bytes(auto_spec.defrag_min_free_bytes) + " of its db free"
-                      : std::string("never for fragmentation"))
-              << (auto_spec.defrag_schedule.empty() ? std::string() : ", and on " + auto_spec.defrag_schedule) << ")"
-              << (before ? "; was " + std::to_string(before->member_count) + " of etcd " + before->etcd_version : std::string()) << "\n"
-              << "The controllers: " << effect << "\n";
+    if (fmt == OutputFormat::kJson) std::cout << render::seed_result_json(r, f->dry_run).dump(2) << "\n";
+    else std::cout << render::seed_result_text(r, f->dry_run);
   });
 }
 
@@ -287,7 +257,7 @@ void add_pause_resume(CLI::App& group) {
     store->write_small(kAutoPauseKey, pause_record_json(pause), /*overwrite=*/true);
     append_auto_event(*store, AutoEvent{to_unix_micros(std::chrono::system_clock::now()), pause.by, "pause", pause.reason,
                                         "etcdadm auto pause", "done"});
-    std::cout << "Paused: no controller of " << store->url() << " acts until `etcdadm auto resume`\n";
+    std::cout << render::auto_paused_text(store->url());
   });
   auto rf = std::make_shared<Flags>();
   auto* r = group.add_subcommand("resume", "let the controllers act again");
@@ -297,7 +267,7 @@ void add_pause_resume(CLI::App& group) {
     store->remove(kAutoPauseKey);
     append_auto_event(*store, AutoEvent{to_unix_micros(std::chrono::system_clock::now()), who_am_i(), "resume", "",
                                         "etcdadm auto resume", "done"});
-    std::cout << "Resumed: the controllers of " << store->url() << " act again\n";
+    std::cout << render::auto_resumed_text(store->url());
   });
 }
 
@@ -325,9 +295,7 @@ void add_rotate_ca(CLI::App& group) {
     }
     append_auto_event(*store, AutoEvent{to_unix_micros(std::chrono::system_clock::now()), r.started_by, "start-ca-rotation",
                                         r.reason, "etcdadm auto rotate-ca", "done"});
-    std::cout << "CA rotation " << r.id << " started: new CA " << r.new_ca_sha256.substr(0, 12) << "... replaces "
-              << r.old_ca_sha256.substr(0, 12) << "...; every host re-issues its certificates, then switches one at a time "
-              << "(`etcdadm auto status --store " << store->url() << "` shows each host's step)\n";
+    std::cout << render::ca_rotation_started_text(r, store->url());
   });
 }
 

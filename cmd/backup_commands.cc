@@ -24,8 +24,15 @@
 #include "cmd/sidecar_flags.h"
 #include "restore/new_cluster.h"
 #include "cmd/store_flags.h"
-#include "render/backup_record.h"
-#include "render/json.h"
+#include "render/backup_list.h"
+#include "render/backup_verification.h"
+#include "render/copy_result.h"
+#include "render/drill_report.h"
+#include "render/pin_change.h"
+#include "render/prune_result.h"
+#include "render/rekey_result.h"
+#include "render/restore_result.h"
+#include "render/saved_backup.h"
 #include "common/cpu_priority.h"
 #include "common/error.h"
 #include "common/fs.h"
@@ -48,17 +55,8 @@ namespace etcdadm::cli {
 namespace {
 
 void print_saved(const SaveResult& r, OutputFormat fmt) {
-  if (fmt == OutputFormat::kJson) {
-    auto j = render::backup_record_json(record_from_meta(r.meta));
-    j["store"] = r.store_url;
-    j["durationSeconds"] = r.meta.duration_seconds;
-    std::cout << j.dump(2) << "\n";
-    return;
-  }
-  std::cout << "Saved backup " << r.meta.name << " to " << r.store_url << "\n"
-            << "  revision " << (r.meta.revision ? std::to_string(*r.meta.revision) : "unknown")
-            << ", db " << human_bytes(r.meta.db_size) << ", stored " << human_bytes(r.meta.stored_size) << " ("
-            << compression_name(r.meta.compression) << "), sha256 " << r.meta.db_sha256 << "\n";
+  if (fmt == OutputFormat::kJson) std::cout << render::saved_backup_json(r).dump(2) << "\n";
+  else std::cout << render::saved_backup_text(r);
 }
 
 void add_save(CLI::App& backup) {
@@ -151,13 +149,17 @@ void add_list(CLI::App& backup) {
     auto store = f->store.open();
     Catalog catalog = f->store.open_catalog();
     if (f->history) {
-      print_attempts(catalog.attempts(store->url(), f->limit), fmt);
+      auto attempts = catalog.attempts(store->url(), f->limit);
+      if (fmt == OutputFormat::kJson) std::cout << render::attempt_list_json(attempts).dump(2) << "\n";
+      else std::cout << render::attempt_list_text(attempts);
       return;
     }
     if (f->rebuild) catalog.rebuild(*store);
     else catalog.sync(*store, f->resync ? SyncDepth::kFull : SyncDepth::kAuto);
     auto backups = catalog.backups(store->url());
-    print_backups(backups, fmt, log_windows(*store, backups));
+    auto windows = log_windows(*store, backups);
+    if (fmt == OutputFormat::kJson) render::write_backup_list_json(std::cout, backups, windows);
+    else std::cout << render::backup_list_text(backups, windows, std::chrono::system_clock::now());
   });
 }
 
@@ -181,73 +183,25 @@ void add_verify(CLI::App& backup) {
     auto store = f->store.open();
     Catalog catalog = f->store.open_catalog();
     BackupRecord b = find_backup(*store, catalog, f->query);
-    std::optional<VerifyResult> deep;
-    FetchResult r;
+    render::BackupVerification v;
+    v.backup = b;
+    v.store_url = store->url();
     const VerifyDepth depth = reachable_depth(store, b, f->shallow ? VerifyDepth::kHashes : VerifyDepth::kStructure);
-    const bool stored_only = depth == VerifyDepth::kStoredBytes;
-    with_damage_recorded(*store, catalog, b, [&] { r = verify_to_depth(store, b, depth, &catalog, &deep); },
-                         same_command_for(f->query));
+    v.stored_bytes_only = depth == VerifyDepth::kStoredBytes;
+    with_damage_recorded(
+        *store, catalog, b, [&] { v.fetch = verify_to_depth(store, b, depth, &catalog, &v.structure); },
+        same_command_for(f->query));
     // Then the change log that extends it (a damaged segment is not the snapshot's damage: it is
     // not recorded as such, and the message says the snapshot is intact).
-    ChangeLogCheck log;
     try {
-      log = verify_change_log(store, b, /*decrypt=*/!stored_only);
+      v.change_log = verify_change_log(store, b, /*decrypt=*/!v.stored_bytes_only);
     } catch (const changelog::SegmentError& e) {
       throw Error(e.kind(), "backup " + b.name + " is intact, but its change log is not: " + e.what(),
                   e.hint().empty() ? "point-in-time restores can reach only revisions before that segment" : e.hint());
     }
-    if (fmt == OutputFormat::kJson) {
-      // One schema whatever was checked: what a shallow or keyless check did not read is null.
-      const bool read_db = !stored_only;
-      nlohmann::json j{{"backup", b.name},
-                       {"store", store->url()},
-                       {"ok", true},
-                       {"structure", deep ? "checked" : "skipped"},
-                       {"decrypted", read_db && b.encrypted()},
-                       {"storedSize", r.stored_bytes},
-                       {"storedSha256", r.stored_sha256},
-                       {"dbSize", read_db ? nlohmann::json(r.digest.db_bytes) : nlohmann::json(nullptr)},
-                       {"dbSha256", read_db ? nlohmann::json(r.digest.db_sha256) : nlohmann::json(nullptr)},
-                       {"hashTrailer", read_db ? nlohmann::json(r.digest.has_trailer) : nlohmann::json(nullptr)},
-                       {"revision", deep ? nlohmann::json(deep->status.revision) : nlohmann::json(nullptr)},
-                       {"totalKey", deep ? nlohmann::json(deep->status.total_key) : nlohmann::json(nullptr)},
-                       {"liveKeys", deep ? nlohmann::json(deep->live_keys) : nlohmann::json(nullptr)},
-                       {"hash", deep ? nlohmann::json(deep->status.hash) : nlohmann::json(nullptr)},
-                       {"totalSize", deep ? nlohmann::json(deep->status.total_size) : nlohmann::json(nullptr)},
-                       {"changeLog", log.segments > 0 ? change_log_check_json(log) : nlohmann::json(nullptr)}};
-      std::cout << j.dump(2) << "\n";
-      return;
-    }
-    if (stored_only) {
-      std::cout << "Backup " << b.name << ": stored bytes intact (" << human_bytes(r.stored_bytes) << ", sha256 "
-                << r.stored_sha256 << "), age header well-formed\n"
-                << "  not decrypted (no --identity): the snapshot inside is not checked\n";
-      print_change_log_check(log);
-      return;
-    }
-    std::cout << "Backup " << b.name << " is intact: db " << human_bytes(r.digest.db_bytes) << ", sha256 "
-              << r.digest.db_sha256 << (r.digest.has_trailer ? " (matches its trailer)" : " (no trailer)") << "\n";
-    if (deep) {
-      std::cout << "  structure checked: revision " << deep->status.revision << ", " << deep->live_keys
-                << " live keys, totalKey " << deep->status.total_key << ", hash " << deep->status.hash << "\n";
-    } else {
-      std::cout << "  structure not checked (--shallow)\n";
-    }
-    print_change_log_check(log);
+    if (fmt == OutputFormat::kJson) std::cout << render::backup_verification_json(v).dump(2) << "\n";
+    else std::cout << render::backup_verification_text(v);
   });
-}
-
-void print_drill(const DrillReport& r) {
-  std::cout << "Drill of backup " << r.backup_name << (r.passed ? ": PASSED" : ": FAILED") << "\n";
-  if (!r.etcd.path.empty()) std::cout << "  etcd " << r.etcd.version << " (" << r.etcd.path << ", from " << r.etcd.source << ")\n";
-  for (const auto& p : r.phases) std::printf("  %-13s %8.2fs\n", p.name.c_str(), p.seconds);
-  if (r.rto_seconds > 0) std::printf("  %-13s %8.2fs  (fetch+verify, restore and start: the measured RTO)\n", "recovery", r.rto_seconds);
-  for (const auto& c : r.checks) {
-    std::cout << "  " << (c.passed ? "ok   " : "FAIL ") << c.name << ": expected " << c.expected << ", served " << c.served
-              << (c.note.empty() ? "" : " (" + c.note + ")") << "\n";
-  }
-  for (const auto& n : r.notes) std::cout << "  note: " << n << "\n";
-  std::cout.flush();
 }
 
 void add_drill(CLI::App& backup) {
@@ -288,7 +242,7 @@ void add_drill(CLI::App& backup) {
     DrillReport r = run_drill(store, b, f->drill);
     record_drill_result(*store, &catalog, b, r);
     if (fmt == OutputFormat::kJson) std::cout << drill_report_json(r).dump(2) << "\n";
-    else print_drill(r);
+    else std::cout << render::drill_report_text(r);
     if (!r.passed) throw Error(r.failure_kind, "drill of backup " + b.name + " failed: " + r.failure, r.failure_hint);
   });
 }
@@ -347,24 +301,8 @@ void add_copy(CLI::App& backup) {
     CopyResult r = copy_backups(from, &catalog, *to, selected, !f->no_change_log);
     const auto& damaged = r.damaged;
     sync_after(&catalog, *to, "backup copy");
-    if (fmt == OutputFormat::kJson) {
-      nlohmann::json list = nlohmann::json::array();
-      for (const auto& b : r.backups) list.push_back({{"backup", b.name}, {"copied", b.copied}, {"bytes", b.bytes}});
-      std::cout << nlohmann::json{{"from", from->url()}, {"to", to->url()}, {"backups", list}, {"damaged", damaged},
-                                  {"segmentsCopied", r.segments_copied}, {"segmentsPresent", r.segments_present},
-                                  {"bytes", r.bytes}, {"seconds", r.seconds}}
-                       .dump(2)
-                << "\n";
-    } else {
-      for (const auto& b : r.backups) {
-        std::cout << (b.copied ? "copied  " : "present ") << b.name << (b.copied ? "  " + human_bytes(b.bytes) : "") << "\n";
-      }
-      std::cout << r.backups.size() << " backups in " << to->url() << " (" << human_bytes(r.bytes) << " copied";
-      if (r.segments_copied + r.segments_present > 0) {
-        std::cout << "; change log: " << r.segments_copied << " segments copied, " << r.segments_present << " present";
-      }
-      std::cout << ")\n";
-    }
+    if (fmt == OutputFormat::kJson) std::cout << render::copy_result_json(r, from->url(), to->url()).dump(2) << "\n";
+    else std::cout << render::copy_result_text(r, to->url());
     if (!damaged.empty()) {
       throw Error(ErrorKind::kCorrupt, std::to_string(damaged.size()) + " backup(s) not copied: " + damaged.front(),
                   "they are damaged in the source and marked so; the others were copied");
@@ -431,75 +369,22 @@ void add_restore(CLI::App& backup) {
     auto store = f->store.open();
     Catalog catalog = f->store.open_catalog();
     BackupRecord b = find_backup_for(*store, catalog, f->query, pit);
-    nlohmann::json j = {{"backup", b.name}, {"store", store->url()}};
     if (!f->output_file.empty()) {
       FetchResult r;
       with_damage_recorded(*store, catalog, b, [&] { r = fetch_verified(store, b, f->output_file, f->restore.force); },
                            same_command_for(f->query));
-      j.update({{"output", f->output_file}, {"dbSize", r.digest.db_bytes}, {"dbSha256", r.digest.db_sha256}});
-      if (fmt == OutputFormat::kTable) {
-        std::cout << "Fetched backup " << b.name << " to " << f->output_file << " (" << human_bytes(r.digest.total_bytes)
-                  << ", verified)\n";
-      }
-    } else {
-      RestoreResult r;
-      with_damage_recorded(*store, catalog, b, [&] { r = restore_to_data_dir(store, b, f->restore); },
-                           same_command_for(f->query));
-      j.update({{"dataDir", r.data_dir}, {"dbSize", r.db_size}, {"fetchSeconds", r.fetch_seconds},
-                {"restoreSeconds", r.restore_seconds}, {"revisionBump", revision_bump_json(r.revision_bump)}});
-      if (r.native) {
-        j.update({{"restoreWith", "native"}, {"etcdVersion", r.flavor}, {"memberId", id_hex(r.member_id)},
-                  {"clusterId", id_hex(r.cluster_id)}, {"snapshotRevision", r.snapshot_revision},
-                  {"revision", r.revision}});
-        if (r.replay) {
-          j["replay"] = {{"fromRevision", r.replay->snapshot_revision},
-                         {"toRevision", r.replay->revision},
-                         {"revisions", r.replay->records},
-                         {"events", r.replay->events},
-                         {"segments", r.replay->segments},
-                         {"seconds", r.replay->seconds},
-                         {"late", r.replay->late ? late_window_json(r.replay->late->first_revision,
-                                                                    r.replay->late->last_revision,
-                                                                    r.replay->late->committed_after_micros,
-                                                                    r.replay->late->received_micros)
-                                                 : nullptr}};
-        }
+      if (fmt == OutputFormat::kJson) {
+        std::cout << render::fetched_snapshot_json(b.name, store->url(), f->output_file, r).dump(2) << "\n";
       } else {
-        j.update({{"restoreWith", r.tool.is_etcdutl ? "etcdutl" : "etcdctl"}, {"tool", r.tool.path},
-                  {"toolVersion", r.tool.version}});
+        std::cout << render::fetched_snapshot_text(b.name, f->output_file, r);
       }
-      if (fmt == OutputFormat::kTable) {
-        std::string how = r.native ? "written natively for etcd " + r.flavor + ", member " + id_hex(r.member_id) +
-                                         ", cluster " + id_hex(r.cluster_id) + ", revision " + std::to_string(r.revision)
-                                   : r.tool.path + " " + r.tool.version;
-        std::cout << "Restored backup " << b.name << " into " << r.data_dir << " (" << human_bytes(r.db_size) << " db, "
-                  << how << ")\n";
-        if (r.replay) {
-          std::cout << "Change log replayed from revision " << r.replay->snapshot_revision << " to " << r.replay->revision
-                    << " (" << r.replay->records << " revisions, " << r.replay->events << " events, " << r.replay->segments
-                    << " segments, " << fmt::format("{:.2f}", r.replay->seconds) << "s)\n";
-          if (const auto& late = r.replay->late) {
-            std::cout << "The target is inside a window where commit times are known only approximately: revisions "
-                      << late->first_revision << ".." << late->last_revision << " were committed after "
-                      << format_rfc3339_micros(from_unix_micros(late->committed_after_micros)) << " and received by "
-                      << format_rfc3339_micros(from_unix_micros(late->received_micros))
-                      << " (the sidecar's capture was away), perhaps before the target.\nRestored revision "
-                      << r.replay->revision << ", the newest known to be committed by then; --to-revision "
-                      << late->last_revision << " includes them.\n";
-          }
-        }
-        std::cout << r.revision_bump.explanation() << ".\n";
-        if (r.revision_bump.by > 0) {
-          std::cout << "Once etcd is up, start every kube-apiserver and restart the components that keep watches, so "
-                       "that they re-list at once.\n";
-        }
-        std::cout
-                  << "Start etcd with --data-dir " << r.data_dir << " --name " << f->restore.name
-                  << " and the same --initial-cluster / --initial-advertise-peer-urls; every other member must be\n"
-                  << "restored from the same backup (or join this one as a new member).\n";
-      }
+      return;
     }
-    if (fmt == OutputFormat::kJson) std::cout << j.dump(2) << "\n";
+    RestoreResult r;
+    with_damage_recorded(*store, catalog, b, [&] { r = restore_to_data_dir(store, b, f->restore); },
+                         same_command_for(f->query));
+    if (fmt == OutputFormat::kJson) std::cout << render::restore_result_json(r, store->url()).dump(2) << "\n";
+    else std::cout << render::restore_result_text(r, f->restore.name);
   });
 }
 
@@ -524,50 +409,8 @@ void add_prune(CLI::App& backup) {
     auto store = f->store.open();
     Catalog catalog = f->store.open_catalog();
     PruneResult r = prune_backups(*store, &catalog, policy, std::chrono::system_clock::now(), f->prune);
-    if (fmt == OutputFormat::kJson) {
-      nlohmann::json j = {{"policy", policy.describe()},
-                          {"dryRun", r.dry_run},
-                          {"keep", r.plan.keep},
-                          {"delete", r.plan.remove},
-                          {"deleted", r.deleted},
-                          {"changeLogSegments", r.segments_removed.size()},
-                          {"changeLogLateMarkers", r.late_markers_removed.size()},
-                          {"unparseable", r.plan.unparseable},
-                          {"future", r.plan.future},
-                          {"versionedBucket", r.versions.versioned},
-                          {"noncurrentVersionsRemoved", r.versions.removed},
-                          {"noncurrentVersionsKept", r.versions.refused}};
-      nlohmann::json locked = nlohmann::json::array();
-      for (const auto& [name, why] : r.locked) locked.push_back({{"backup", name}, {"kept", why}});
-      j["locked"] = locked;
-      nlohmann::json not_whole = nlohmann::json::array();
-      for (const auto& [name, why] : r.plan.not_whole) not_whole.push_back({{"backup", name}, {"why", why}});
-      j["notWhole"] = not_whole;
-      std::cout << j.dump(2) << "\n";
-      return;
-    }
-    std::cout << "Policy " << policy.describe() << ": keep " << r.plan.keep.size() << ", "
-              << (r.dry_run ? "would delete " : "deleted ") << r.plan.remove.size() << "\n";
-    for (const auto& n : r.plan.remove) std::cout << (r.dry_run ? "  would delete " : "  deleted ") << n << "\n";
-    for (const auto& n : r.plan.unparseable) std::cout << "  left alone (name is not a backup time): " << n << "\n";
-    for (const auto& n : r.plan.future) {
-      std::cout << "  left alone, not counted (dated after this host's clock): " << n << "\n";
-    }
-    for (const auto& [name, why] : r.plan.not_whole) {
-      std::cout << "  left alone, not counted (" << why << "): " << name << "\n";
-    }
-    for (const auto& [name, why] : r.locked) std::cout << "  locked by the store, " << why << ": " << name << "\n";
-    if (!r.segments_removed.empty()) {
-      std::cout << (r.dry_run ? "  would delete " : "  deleted ") << r.segments_removed.size()
-                << " change log segments no kept backup needs\n";
-    }
-    if (r.versions.removed > 0) {
-      std::cout << "  versioned bucket: removed " << r.versions.removed << " noncurrent versions and delete markers\n";
-    }
-    for (const auto& kept : r.versions.refused) std::cout << "  versioned bucket keeps (lock or retention): " << kept << "\n";
-    if (f->prune.keep_noncurrent_versions && !r.dry_run) {
-      std::cout << "  noncurrent versions kept (--keep-noncurrent-versions): the bucket's lifecycle rule must expire them\n";
-    }
+    if (fmt == OutputFormat::kJson) std::cout << render::prune_result_json(r, policy.describe()).dump(2) << "\n";
+    else std::cout << render::prune_result_text(r, policy.describe(), f->prune.keep_noncurrent_versions);
   });
 }
 
@@ -611,41 +454,8 @@ void add_rekey(CLI::App& backup) {
     Catalog catalog = f->store.open_catalog();
     for (const auto& q : f->queries) o.names.push_back(find_backup(*store, catalog, q).name);
     RekeyResult r = rekey_backups(store, &catalog, o);
-    if (fmt == OutputFormat::kJson) {
-      std::cout << nlohmann::json{{"recipients", r.recipients},
-                                  {"storeChanged", r.store_changed},
-                                  {"rekeyed", r.rekeyed},
-                                  {"alreadyEncryptedToThem", r.already},
-                                  {"changeLogSegmentsRekeyed", r.segments_rekeyed},
-                                  {"changeLogSegmentsAlready", r.segments_already},
-                                  {"oldVersionsRemoved", r.old_versions_removed},
-                                  {"oldVersionsKept", r.old_versions_kept}}
-                       .dump(2)
-                << "\n";
-      return;
-    }
-    std::string to = join_list(r.recipients);
-    if (r.store_changed) std::cout << "Backups saved from now on are encrypted to " << to << "\n";
-    std::cout << "Rekeyed " << r.rekeyed.size() << " backup(s) to " << to;
-    if (!r.already.empty()) std::cout << " (" << r.already.size() << " already were)";
-    if (r.segments_rekeyed + r.segments_already > 0) {
-      std::cout << ", and " << r.segments_rekeyed << " change log segment(s)";
-      if (r.segments_already > 0) std::cout << " (" << r.segments_already << " already were)";
-    }
-    std::cout << "\n";
-    if (r.old_versions_removed > 0) {
-      std::cout << "Removed " << r.old_versions_removed << " noncurrent version(s) of the replaced files from the versioned bucket\n";
-    }
-    for (const auto& kept : r.old_versions_kept) {
-      std::cout << "The bucket keeps a version encrypted to the old recipients (lock or retention): " << kept << "\n";
-    }
-    if (!r.store_changed && !f->all) return;
-    if (f->all) {
-      std::cout << "An old identity no longer opens these backups in the store; copies made before (downloads, "
-                   "backups of the bucket) still open with it: docs/encryption.md\n";
-    } else {
-      std::cout << "Existing backups still open with the old keys until rekeyed: etcdadm backup rekey --all\n";
-    }
+    if (fmt == OutputFormat::kJson) std::cout << render::rekey_result_json(r).dump(2) << "\n";
+    else std::cout << render::rekey_result_text(r, f->all);
   });
 }
 
@@ -664,15 +474,8 @@ void add_pin(CLI::App& backup) {
     auto store = f->store.open();
     Catalog catalog = f->store.open_catalog();
     PinChange change = pin_store_audience(*store, catalog);
-    if (fmt == OutputFormat::kJson) {
-      nlohmann::json j = {{"store", store->url()}, {"keyId", change.after.key_id}, {"recipients", change.after.labels}};
-      if (change.before) j["before"] = {{"keyId", change.before->key_id}, {"recipients", change.before->labels}};
-      std::cout << j.dump(2) << "\n";
-      return;
-    }
-    std::cout << "This host writes into " << store->url() << " for " << change.after.describe();
-    if (change.before && !(*change.before == change.after)) std::cout << " (was " << change.before->describe() << ")";
-    std::cout << "\n";
+    if (fmt == OutputFormat::kJson) std::cout << render::pin_change_json(change, store->url()).dump(2) << "\n";
+    else std::cout << render::pin_change_text(change, store->url());
   });
 }
 

@@ -1,15 +1,14 @@
 #include "cmd/certs_commands.h"
 
-#include <cstdio>
 #include <iostream>
 #include <memory>
-#include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cmd/output.h"
 #include "common/error.h"
 #include "common/timefmt.h"
 #include "etcdadm/lifecycle/local_member.h"
-#include "render/json.h"
+#include "render/certs.h"
 #include "etcdadm/member_config.h"
 #include "etcdadm/pki.h"
 
@@ -33,30 +32,8 @@ void add_check_expiration(CLI::App& certs) {
     auto certs = inspect_certs(f->dir);
     if (certs.empty()) throw Error(ErrorKind::kNotFound, "no certificates in " + f->dir, "check --certs-dir");
     auto now = std::chrono::system_clock::now();
-    if (fmt == OutputFormat::kJson) {
-      nlohmann::json arr = nlohmann::json::array();
-      for (const auto& ci : certs) {
-        arr.push_back(
-            {{"name", ci.name},
-             {"subject", ci.subject},
-             {"serial", ci.serial_hex},
-             {"notAfter", render::time_json(ci.not_after)},
-             {"residualSeconds", std::chrono::duration_cast<std::chrono::seconds>(ci.not_after - now).count()},
-             {"sans", ci.sans},
-             {"ca", ci.is_ca},
-             {"keyAlgorithm", ci.key_algorithm}});
-      }
-      std::cout << arr.dump(2) << "\n";
-      return;
-    }
-    std::printf("%-24s  %-22s  %-10s  %-10s  %s\n", "CERTIFICATE", "EXPIRES", "RESIDUAL", "KEY", "SUBJECT");
-    for (const auto& ci : certs) {
-      auto left = std::chrono::duration_cast<std::chrono::seconds>(ci.not_after - now);
-      std::string residual = left.count() <= 0 ? "EXPIRED" : format_duration_short(left);
-      std::printf("%-24s  %-22s  %-10s  %-10s  %s\n", ci.name.c_str(), format_rfc3339_seconds(ci.not_after).c_str(),
-                  residual.c_str(), ci.key_algorithm.c_str(), ci.subject.c_str());
-    }
-    std::cout.flush();
+    if (fmt == OutputFormat::kJson) std::cout << render::cert_expiration_json(certs, now).dump(2) << "\n";
+    else std::cout << render::cert_expiration_text(certs, now);
   });
 }
 
@@ -90,15 +67,9 @@ void add_renew(CLI::App& certs) {
     if (!d || d->count() <= 0)
       throw Error(ErrorKind::kInvalidArgument, "invalid --validity " + f->validity, "e.g. 365d");
     auto renewed = renew_certs(f->dir, f->which, std::chrono::duration_cast<std::chrono::hours>(*d));
-    for (const auto& r : renewed) std::cout << "renewed " << f->dir << "/" << r << ".crt\n";
-    if (f->restart) {
-      restart_member(member);
-      std::cout << "restarted member " << member.name << ": it serves the renewed certificates and is healthy\n"
-                << "renew and restart the other members one at a time, so the cluster keeps quorum.\n";
-      return;
-    }
-    std::cout << "etcd reads its certificates at start: restart the members one at a time (wait for each to be "
-                 "healthy, or use --restart) so the cluster keeps quorum.\n";
+    std::cout << render::certs_renewed_text(f->dir, renewed);
+    if (f->restart) restart_member(member);
+    std::cout << render::certs_restart_text(f->restart ? std::optional(member.name) : std::nullopt);
   });
 }
 

@@ -1,7 +1,5 @@
 #include "cmd/etcd_manager_commands.h"
 
-#include <nlohmann/json.hpp>
-
 #include <iostream>
 #include <memory>
 
@@ -9,40 +7,14 @@
 #include "cmd/output.h"
 #include "cmd/store_flags.h"
 #include "common/error.h"
-#include "common/timefmt.h"
 #include "controller/records.h"
-#include "render/json.h"
+#include "render/etcd_manager.h"
 #include "restore/etcd_manager_restore.h"
 #include "store/etcd_manager.h"
 
 namespace etcdadm::cli {
 
 namespace {
-
-using json = nlohmann::json;
-
-json spec_json(const EtcdManagerClusterSpec& s) { return {{"memberCount", s.member_count}, {"etcdVersion", s.etcd_version}}; }
-
-std::string describe(const EtcdManagerClusterSpec& s) {
-  return std::to_string(s.member_count) + " member" + (s.member_count == 1 ? "" : "s") + ", etcd " +
-         (s.etcd_version.empty() ? "(no version)" : s.etcd_version);
-}
-
-std::string when(int64_t unix_nanos) {
-  return format_rfc3339_seconds(SystemTime(std::chrono::duration_cast<SystemTime::duration>(std::chrono::nanoseconds(unix_nanos))));
-}
-
-// What to do after queueing a restore: etcd-manager reads its queue when it starts.
-constexpr const char* kRestartHint =
-    "etcd-manager reads the command when it starts: restart etcd-manager on every control-plane node (kops: "
-    "`kubectl -n kube-system delete pod -l k8s-app=etcd-manager-main`, or `...-events` for the events cluster). It then "
-    "creates a new, empty cluster, restores the backup into it and deletes the command; the API servers see the "
-    "restored data once it is done.";
-constexpr const char* kAutoRestoreHint =
-    "This store's hosts run `etcdadm auto`: their controllers plan the restore within a round or two (30 s while "
-    "idle), then every listed host stops its member, sets its data aside, restores the backup natively (revisions "
-    "kept) and starts; the command is deleted once the restored cluster has a leader. Follow it with `etcdadm auto "
-    "status`.";
 
 void add_get(CLI::App& group) {
   auto f = std::make_shared<StoreFlags>();
@@ -58,16 +30,8 @@ void add_get(CLI::App& group) {
                   "`etcdadm etcd-manager configure-cluster` writes one");
     }
     auto created = read_etcd_manager_cluster_created(*store);
-    if (fmt == OutputFormat::kJson) {
-      json j = spec_json(*spec);
-      // etcd-manager records that the cluster was created, and usually when (0: it did not say).
-      j["clusterCreated"] = created.has_value();
-      j["clusterCreatedAt"] = created ? render::time_json(*created / 1000) : json(nullptr);
-      std::cout << j.dump(2) << "\n";
-      return;
-    }
-    std::cout << "Cluster spec: " << describe(*spec) << "\n"
-              << "Cluster created: " << (created ? (*created ? when(*created) : std::string("yes")) : std::string("no (etcd-manager will create a new cluster)")) << "\n";
+    if (fmt == OutputFormat::kJson) std::cout << render::cluster_spec_json(*spec, created).dump(2) << "\n";
+    else std::cout << render::cluster_spec_text(*spec, created);
   });
 }
 
@@ -86,7 +50,7 @@ void add_configure_cluster(CLI::App& group) {
   c->callback([f] {
     auto store = f->store.open();
     auto spec = configure_etcd_manager_cluster(*store, {f->member_count, f->etcd_version});
-    std::cout << "Cluster spec set: " << describe(spec) << "\n";
+    std::cout << render::configured_cluster_spec_text(spec);
   });
 }
 
@@ -98,17 +62,8 @@ void add_list_backups(CLI::App& group) {
     auto fmt = parse_output_format(f->output);
     auto store = f->open();
     auto listed = etcd_manager_listings(*store);
-    if (fmt == OutputFormat::kJson) {
-      json out = json::array();
-      for (const auto& l : listed) {
-        out.push_back({{"backup", l.name}, {"restorable", !l.blocker}, {"reason", l.blocker ? json(*l.blocker) : json(nullptr)}});
-      }
-      std::cout << out.dump(2) << "\n";
-      return;
-    }
-    for (const auto& l : listed) {
-      std::cout << l.name << (l.blocker ? "  CANNOT BE RESTORED by etcd-manager: " + *l.blocker : std::string()) << "\n";
-    }
+    if (fmt == OutputFormat::kJson) std::cout << render::etcd_manager_listings_json(listed).dump(2) << "\n";
+    else std::cout << render::etcd_manager_listings_text(listed);
   });
 }
 
@@ -120,28 +75,8 @@ void add_list_commands(CLI::App& group) {
     auto fmt = parse_output_format(f->output);
     auto store = f->open();
     auto commands = list_etcd_manager_commands(*store);
-    if (fmt == OutputFormat::kJson) {
-      json out = json::array();
-      for (const auto& cmd : commands) {
-        json j = {{"key", cmd.key}, {"timestamp", render::time_json(cmd.timestamp_nanos / 1000)}};
-        if (cmd.restore_backup) {
-          j["restoreBackup"] = {{"backup", cmd.restore_backup->backup}, {"clusterSpec", spec_json(cmd.restore_backup->cluster_spec)}};
-        }
-        out.push_back(j);
-      }
-      std::cout << out.dump(2) << "\n";
-      return;
-    }
-    if (commands.empty()) std::cout << "No commands queued in " << store->url() << "\n";
-    for (const auto& cmd : commands) {
-      std::cout << cmd.key << "  " << when(cmd.timestamp_nanos) << "  ";
-      if (cmd.restore_backup) {
-        std::cout << "restore-backup " << cmd.restore_backup->backup << " into " << describe(cmd.restore_backup->cluster_spec);
-      } else {
-        std::cout << "(a command this etcdadm does not know)";
-      }
-      std::cout << "\n";
-    }
+    if (fmt == OutputFormat::kJson) std::cout << render::etcd_manager_commands_json(commands).dump(2) << "\n";
+    else std::cout << render::etcd_manager_commands_text(commands, store->url());
   });
 }
 
@@ -157,7 +92,7 @@ void add_delete_command(CLI::App& group) {
   c->add_option("what", f->what, "a backup name, or a command's key as list-commands shows it")->required();
   c->callback([f] {
     auto store = f->store.open();
-    for (const auto& key : remove_etcd_manager_commands(*store, f->what)) std::cout << "Deleted " << key << "\n";
+    std::cout << render::deleted_commands_text(remove_etcd_manager_commands(*store, f->what));
   });
 }
 
@@ -191,9 +126,7 @@ void add_restore_backup(CLI::App& group) {
     request.command_for = same_command_for(f->query);
     request.etcdadm_restores = read_auto_spec(*store).has_value();
     auto queued = queue_etcd_manager_restore(*store, catalog, request);
-    std::cout << "Queued a restore of backup " << queued.backup << (queued.verified ? " (verified intact)" : "") << " into "
-              << describe(queued.into) << ": " << store->url() << "/" << queued.command_key << "\n"
-              << (queued.etcdadm_restores ? kAutoRestoreHint : kRestartHint) << "\n";
+    std::cout << render::queued_restore_text(queued, store->url());
   });
 }
 
@@ -213,17 +146,9 @@ void add_check(CLI::App& group) {
     auto store = f->store.open();
     auto findings = check_etcd_manager_store(*store, f->fix);
     size_t left = 0;
-    json out = json::array();
-    for (const auto& x : findings) {
-      if (!x.hidden) ++left;
-      out.push_back({{"backup", x.name}, {"reason", x.reason}, {"command", x.command_key}, {"hidden", x.hidden}});
-      if (fmt == OutputFormat::kTable) {
-        std::cout << (x.command_key.empty() ? "backup " + x.name + ": " : "") << x.reason
-                  << (x.hidden ? " -> no longer listed to etcd-manager" : "") << "\n";
-      }
-    }
-    if (fmt == OutputFormat::kJson) std::cout << json{{"findings", out}, {"atRisk", left}}.dump(2) << "\n";
-    else if (findings.empty()) std::cout << "etcd-manager can restore every backup it lists in " << store->url() << "\n";
+    for (const auto& x : findings) left += x.hidden ? 0 : 1;
+    if (fmt == OutputFormat::kJson) std::cout << render::etcd_manager_check_json(findings, left).dump(2) << "\n";
+    else std::cout << render::etcd_manager_check_text(findings, store->url());
     if (left > 0) {
       throw Error(ErrorKind::kCorrupt,
                   std::to_string(left) + " finding(s) in " + store->url() +

@@ -3,18 +3,15 @@
 #include "cmd/invocation.h"
 #include "restore/damage.h"
 
-#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
-#include <cstdio>
-#include <iomanip>
 #include <iostream>
 #include <memory>
-#include <sstream>
+#include <optional>
 
 #include "cmd/connection_flags.h"
 #include "cmd/output.h"
 #include "cmd/store_flags.h"
-#include "common/base64.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/key_text.h"
@@ -23,6 +20,10 @@
 #include "restore/resolve.h"
 #include "inspect/restore_keys.h"
 #include "inspect/snapshot_diff.h"
+#include "render/restore_keys_result.h"
+#include "render/snapshot_diff.h"
+#include "render/snapshot_inspection.h"
+#include "render/snapshot_keys.h"
 #include "etcd/datadir/snapshot_inspect.h"
 #include "restore/snapshot_source.h"
 #include "store/snapshot_digest.h"
@@ -98,8 +99,8 @@ class OpenedSnapshot {
     if (!f.file.empty()) {
       if (!query.empty()) throw Error(ErrorKind::kInvalidArgument, "give either a backup or --file, not both");
       snapshot_ = SnapshotSource::open_file(f.file, check);
-      source_ = {{"file", f.file}};
-      if (check != TrailerCheck::kFirst) source_["trailerChecked"] = snapshot_->trailer_checked();
+      source_ = render::file_source_json(
+          f.file, check != TrailerCheck::kFirst ? std::optional(snapshot_->trailer_checked()) : std::nullopt);
       return;
     }
     if (query.empty()) {
@@ -111,7 +112,7 @@ class OpenedSnapshot {
     BackupRecord b = find_backup(*store, catalog, query);
     with_damage_recorded(*store, catalog, b, [&] { snapshot_ = SnapshotSource::open_backup(store, b); },
                          same_command_for(query));
-    source_ = {{"backup", b.name}, {"store", store->url()}};
+    source_ = render::backup_source_json(b.name, store->url());
   }
 
   const BoltReader& db() const { return snapshot_->db(); }
@@ -122,116 +123,6 @@ class OpenedSnapshot {
   std::unique_ptr<SnapshotSource> snapshot_;
   nlohmann::json source_;
 };
-
-bool valid_utf8(const std::string& s) {
-  try {
-    (void)nlohmann::json(s).dump();
-    return true;
-  } catch (const nlohmann::json::exception&) {
-    return false;
-  }
-}
-
-// Binary-safe JSON: `name` as text when it is UTF-8, else `nameBase64`.
-void put_bytes(nlohmann::json& j, const std::string& name, const std::string& bytes) {
-  if (valid_utf8(bytes))
-    j[name] = bytes;
-  else
-    j[name + "Base64"] = base64(bytes);
-}
-
-nlohmann::json inspection_json(const SnapshotInspection& r, StatusSemantics semantics, int64_t status_total_key) {
-  nlohmann::json j = {{"hash", r.status.hash},
-                      {"revision", r.status.revision},
-                      {"totalKey", status_total_key},
-                      {"totalSize", r.status.total_size}};
-  if (!r.status.version.empty()) j["version"] = r.status.version;
-  j["semantics"] = semantics == StatusSemantics::kEtcd36 ? "3.6" : "3.4";
-  j["members"] = nlohmann::json::array();
-  for (const auto& m : r.members) {
-    j["members"].push_back({{"memberId", id_hex(m.id)},
-                            {"name", m.name},
-                            {"peerUrls", m.peer_urls},
-                            {"clientUrls", m.client_urls},
-                            {"learner", m.learner}});
-  }
-  j["removedMembers"] = nlohmann::json::array();
-  for (auto id : r.removed_member_ids) j["removedMembers"].push_back(id_hex(id));
-  j["clusterVersion"] = r.cluster_version;
-  j["consistentIndex"] = r.consistent_index;
-  j["term"] = r.term;
-  j["scheduledCompactRevision"] =
-      r.scheduled_compact_revision ? nlohmann::json(*r.scheduled_compact_revision) : nullptr;
-  j["finishedCompactRevision"] = r.finished_compact_revision ? nlohmann::json(*r.finished_compact_revision) : nullptr;
-  j["liveKeys"] = r.live_keys;
-  j["revisions"] = r.revisions;
-  j["prefixes"] = nlohmann::json::array();
-  for (const auto& p : r.prefixes) {
-    nlohmann::json e = {{"keys", p.keys}, {"bytes", p.bytes}};
-    put_bytes(e, "prefix", p.prefix);
-    j["prefixes"].push_back(std::move(e));
-  }
-  j["leases"] = nlohmann::json::array();
-  for (const auto& l : r.leases) {
-    j["leases"].push_back({{"id", l.id},
-                           {"idHex", fmt::format("{:016x}", static_cast<uint64_t>(l.id))},  // as etcdctl prints leases
-                           {"ttl", l.ttl},
-                           {"remainingTTL", l.remaining_ttl}});
-  }
-  j["authEnabled"] = r.auth_enabled;
-  j["authRevision"] = r.auth_revision;
-  j["users"] = r.users;
-  j["roles"] = r.roles;
-  j["alarms"] = r.alarms;
-  return j;
-}
-
-void print_inspection_table(const SnapshotInspection& r, int64_t status_total_key, const nlohmann::json& source) {
-  auto opt = [](const std::optional<int64_t>& v) { return v ? std::to_string(*v) : std::string("none"); };
-  std::ostringstream o;
-  if (source.contains("backup"))
-    o << "Backup            " << source["backup"].get<std::string>() << "\n";
-  else
-    o << "File              " << source["file"].get<std::string>() << "\n";
-  if (source.contains("trailerChecked")) {
-    o << "SHA-256 trailer   "
-      << (source["trailerChecked"].get<bool>() ? "checked" : "not checked (--check-trailer checks it)") << "\n";
-  }
-  o << "Hash              " << r.status.hash << " (0x" << std::hex << std::setw(8) << std::setfill('0') << r.status.hash
-    << std::dec << std::setfill(' ') << ")\n"
-    << "Revision          " << r.status.revision << "\n"
-    << "Total keys        " << status_total_key << " (bbolt entries)\n"
-    << "Total size        " << r.status.total_size << " (" << human_bytes(static_cast<uint64_t>(r.status.total_size))
-    << ")\n";
-  if (!r.status.version.empty()) o << "Storage version   " << r.status.version << "\n";
-  o << "Cluster version   " << (r.cluster_version.empty() ? "unknown" : r.cluster_version) << "\n"
-    << "Consistent index  " << r.consistent_index << (r.term ? ", term " + std::to_string(r.term) : "") << "\n"
-    << "Compaction        scheduled " << opt(r.scheduled_compact_revision) << ", finished "
-    << opt(r.finished_compact_revision) << "\n"
-    << "Live keys         " << r.live_keys << " (" << r.revisions << " revisions kept)\n"
-    << "Leases            " << r.leases.size() << "\n"
-    << "Auth              " << (r.auth_enabled ? "enabled" : "disabled") << " (revision " << r.auth_revision << ", "
-    << r.users << " users, " << r.roles << " roles)\n"
-    << "Alarms            " << (r.alarms.empty() ? "none" : "") << "\n";
-  for (const auto& a : r.alarms) o << "  " << a << "\n";
-  o << "Members\n";
-  for (const auto& m : r.members) {
-    o << "  " << id_hex(m.id) << "  " << (m.name.empty() ? "(unstarted)" : m.name) << (m.learner ? " (learner)" : "");
-    for (const auto& u : m.peer_urls) o << "  peer " << u;
-    for (const auto& u : m.client_urls) o << "  client " << u;
-    o << "\n";
-  }
-  for (auto id : r.removed_member_ids) o << "  " << id_hex(id) << "  (removed)\n";
-  o << "Prefixes\n";
-  o << "  " << std::left << std::setw(48) << "PREFIX" << std::right << std::setw(10) << "KEYS" << std::setw(14)
-    << "BYTES"
-    << "\n";
-  for (const auto& p : r.prefixes) {
-    o << "  " << std::left << std::setw(48) << (p.prefix.empty() ? "(no prefix)" : printable_bytes(p.prefix, 45))
-      << std::right << std::setw(10) << p.keys << std::setw(14) << p.bytes << "\n";
-  }
-  std::cout << o.str();
-}
 
 void add_inspect(CLI::App& backup) {
   struct Flags {
@@ -269,11 +160,9 @@ void add_inspect(CLI::App& backup) {
     snap.finish_trailer_check();
     int64_t total_key = semantics == StatusSemantics::kEtcd36 ? static_cast<int64_t>(r.live_keys) : r.status.total_key;
     if (fmt == OutputFormat::kJson) {
-      nlohmann::json j = inspection_json(r, semantics, total_key);
-      j.update(snap.source());
-      std::cout << j.dump(2) << "\n";
+      std::cout << render::snapshot_inspection_json(r, semantics, total_key, snap.source()).dump(2) << "\n";
     } else {
-      print_inspection_table(r, total_key, snap.source());
+      std::cout << render::snapshot_inspection_text(r, total_key, snap.source());
     }
   });
 }
@@ -313,44 +202,9 @@ void add_get(CLI::App& backup) {
                                             std::to_string(status.revision) + ")");
     }
     if (out == "json") {
-      nlohmann::json j = snap.source();
-      j["revision"] = status.revision;
-      j["count"] = kvs.size();
-      j["kvs"] = nlohmann::json::array();
-      for (const auto& kv : kvs) {
-        nlohmann::json e = {{"createRevision", kv.create_revision},
-                            {"modRevision", kv.mod_revision},
-                            {"version", kv.version},
-                            {"lease", kv.lease}};
-        put_bytes(e, "key", kv.key);
-        if (!f->keys_only) put_bytes(e, "value", kv.value);
-        j["kvs"].push_back(std::move(e));
-      }
-      std::cout << j.dump(2) << "\n";
-    } else if (out == "raw") {
-      // etcdctl's simple format: key line, then the value as is (values only with one exact key).
-      for (const auto& kv : kvs) {
-        if (f->keys_only)
-          std::cout << kv.key << "\n";
-        else if (!f->prefix)
-          std::cout << kv.value;
-        else
-          std::cout << kv.key << "\n" << kv.value << "\n";
-      }
-    } else {
-      std::ostringstream o;
-      o << std::left << std::setw(40) << "KEY" << std::right << std::setw(10) << "CREATE" << std::setw(10) << "MOD"
-        << std::setw(9) << "VERSION" << std::setw(18) << "LEASE" << (f->keys_only ? "" : "  VALUE") << "\n";
-      for (const auto& kv : kvs) {
-        o << std::left << std::setw(40) << printable_bytes(kv.key, 60) << std::right << std::setw(10) << kv.create_revision
-          << std::setw(10) << kv.mod_revision << std::setw(9) << kv.version << std::setw(18)
-          << (kv.lease ? id_hex(static_cast<uint64_t>(kv.lease)) : "-");
-        if (!f->keys_only) o << "  " << printable_bytes(kv.value, 60);
-        o << "\n";
-      }
-      o << kvs.size() << " key(s) at revision " << status.revision << "\n";
-      std::cout << o.str();
-    }
+      std::cout << render::snapshot_keys_json(snap.source(), status.revision, kvs, f->keys_only).dump(2) << "\n";
+    } else if (out == "raw") std::cout << render::snapshot_keys_raw(kvs, f->keys_only, f->prefix);
+    else std::cout << render::snapshot_keys_text(kvs, status.revision, f->keys_only);
   });
 }
 
@@ -376,30 +230,11 @@ void add_diff(CLI::App& backup) {
     PrefixRange range = key_range(key, f->prefix || key.empty());
     SnapshotDiff d = diff_snapshots(a.db(), b.db(), range.key, range.range_end);
     if (fmt == OutputFormat::kJson) {
-      nlohmann::json entries = nlohmann::json::array();
-      for (const auto& e : d.entries) {
-        nlohmann::json j = {{"kind", key_diff_kind_name(e.kind)},
-                            {"modRevisionA", e.mod_revision_a},
-                            {"modRevisionB", e.mod_revision_b},
-                            {"sizeA", e.size_a},
-                            {"sizeB", e.size_b}};
-        put_bytes(j, "key", e.key);
-        entries.push_back(std::move(j));
-      }
-      nlohmann::json out = {{"a", a.source()},          {"b", b.source()},      {"key", f->key},
-                            {"prefix", f->prefix || f->key.empty()},
-                            {"added", d.added},         {"removed", d.removed}, {"changed", d.changed},
-                            {"unchanged", d.unchanged}, {"entries", entries}};
-      std::cout << out.dump(2) << "\n";
-      return;
+      const bool prefix = f->prefix || f->key.empty();
+      std::cout << render::snapshot_diff_json(d, a.source(), b.source(), f->key, prefix).dump(2) << "\n";
+    } else {
+      std::cout << render::snapshot_diff_text(d);
     }
-    for (const auto& e : d.entries) {
-      const char* mark = e.kind == KeyDiff::Kind::kAdded ? "+" : e.kind == KeyDiff::Kind::kRemoved ? "-" : "~";
-      std::printf("%s %s\n", mark, printable_bytes(e.key, 200).c_str());
-    }
-    std::printf("%llu added, %llu removed, %llu changed, %llu unchanged\n", static_cast<unsigned long long>(d.added),
-                static_cast<unsigned long long>(d.removed), static_cast<unsigned long long>(d.changed),
-                static_cast<unsigned long long>(d.unchanged));
   });
 }
 
@@ -436,49 +271,8 @@ void add_restore_keys(CLI::App& backup) {
     }
     EtcdClient client(f->conn.resolve());
     RestoreKeysResult r = restore_keys(client, kvs, o);
-    if (fmt == OutputFormat::kJson) {
-      nlohmann::json actions = nlohmann::json::array();
-      for (const auto& a : r.actions) {
-        nlohmann::json j = {{"action", key_action_name(a.kind)},
-                            {"liveModRevision", a.live_mod_revision},
-                            {"hadLease", a.had_lease},
-                            {"applied", a.applied}};
-        put_bytes(j, "key", a.key);
-        actions.push_back(std::move(j));
-      }
-      nlohmann::json out = snap.source();
-      out.update({{"dryRun", o.dry_run},
-                  {"conflict", conflict_policy_name(o.policy)},
-                  {"created", r.created},
-                  {"updated", r.updated},
-                  {"skipped", r.skipped},
-                  {"unchanged", r.unchanged},
-                  {"conflicts", r.conflicts},
-                  {"leasesDropped", r.leases_dropped},
-                  {"plannedAtRevision", r.planned_at_revision},
-                  {"actions", actions}});
-      std::cout << out.dump(2) << "\n";
-      return;
-    }
-    for (const auto& a : r.actions) {
-      std::printf(
-          "%-9s %s%s\n", key_action_name(a.kind), printable_bytes(a.key, 200).c_str(),
-          (!o.dry_run && (a.kind == KeyAction::Kind::kCreate || a.kind == KeyAction::Kind::kUpdate) && !a.applied)
-              ? "  (changed meanwhile: left alone)"
-              : "");
-    }
-    if (o.dry_run) {
-      std::printf("dry run at revision %lld: nothing was written\n", static_cast<long long>(r.planned_at_revision));
-    } else {
-      std::printf("%llu created, %llu updated, %llu skipped, %llu unchanged, %llu conflicts\n",
-                  static_cast<unsigned long long>(r.created), static_cast<unsigned long long>(r.updated),
-                  static_cast<unsigned long long>(r.skipped), static_cast<unsigned long long>(r.unchanged),
-                  static_cast<unsigned long long>(r.conflicts));
-    }
-    if (r.leases_dropped > 0) {
-      std::printf("%llu key(s) had a lease in the backup; they were written without one\n",
-                  static_cast<unsigned long long>(r.leases_dropped));
-    }
+    if (fmt == OutputFormat::kJson) std::cout << render::restore_keys_result_json(r, snap.source(), o).dump(2) << "\n";
+    else std::cout << render::restore_keys_result_text(r, o);
   });
 }
 

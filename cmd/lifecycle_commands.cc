@@ -3,10 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <iostream>
 #include <memory>
-#include <nlohmann/json.hpp>
 
 #include "cmd/invocation.h"
 #include "cmd/member_flags.h"
@@ -24,6 +22,9 @@
 #include "etcdadm/member_health.h"
 #include "etcdadm/member_remove.h"
 #include "etcdadm/upgrade/upgrade.h"
+#include "render/member_lifecycle.h"
+#include "render/release_install.h"
+#include "render/upgrade.h"
 #include "backup/member_select.h"
 #include "backup/pre_change.h"
 #include "restore/damage.h"
@@ -36,28 +37,8 @@ namespace etcdadm::cli {
 namespace {
 
 void print_lifecycle_result(const char* verb, const LifecycleOptions& o, const LifecycleResult& r, OutputFormat fmt) {
-  if (fmt == OutputFormat::kJson) {
-    nlohmann::json j = {{"name", o.member.name},
-                        {"memberId", r.member_id == 0 ? nlohmann::json(nullptr) : nlohmann::json(id_hex(r.member_id))},
-                        {"clientUrl", r.client_url},
-                        {"phases", r.phases_run}};
-    if (!r.join_command.empty()) j["joinCommand"] = r.join_command;
-    std::cout << j.dump(2) << "\n";
-    return;
-  }
-  std::string phases;
-  for (const auto& p : r.phases_run) phases += (phases.empty() ? "" : ", ") + p;
-  if (r.phases_run.size() == 1) {
-    std::cout << "Phase " << phases << " done for member " << o.member.name << "\n";
-    return;
-  }
-  std::cout << verb << " member " << o.member.name << " at " << r.client_url << " (phases: " << phases << ")\n";
-  if (r.member_id != 0) std::cout << "  member ID " << fmt::format("{:x}", r.member_id) << "\n";
-  std::cout << "  etcdctl: " << o.member.etcdctl_wrapper() << " member list\n";
-  if (!r.join_command.empty() && r.phases_run.size() > 1) {
-    std::cout << "\nTo add a member: copy " << o.member.ca_cert() << " and " << o.member.ca_key()
-              << " to the new host's certs dir (key mode 0600), then run there:\n  " << r.join_command << "\n";
-  }
+  if (fmt == OutputFormat::kJson) std::cout << render::lifecycle_result_json(o.member, r).dump(2) << "\n";
+  else std::cout << render::lifecycle_result_text(verb, o.member, r);
 }
 
 struct InitFlags {
@@ -249,65 +230,8 @@ void add_reset(CLI::App& app) {
     o.member = f->location.located();
     o.endpoints = split_endpoints(f->endpoints);
     auto r = run_reset(o);
-    std::cout << "Reset member " << o.member.name << (r.member_removed ? " (removed from the cluster)" : "") << "\n";
-    for (const auto& p : r.removed_paths) std::cout << "  removed " << p << "\n";
+    std::cout << render::reset_result_text(o.member, r);
   });
-}
-
-void print_info(const MemberConfig& m, const ClusterInfo& info, OutputFormat fmt) {
-  if (fmt == OutputFormat::kJson) {
-    nlohmann::json members = nlohmann::json::array();
-    for (const auto& x : info.members) {
-      nlohmann::json j = {{"memberId", id_hex(x.id)},
-                          {"name", x.name},
-                          {"peerUrls", x.peer_urls},
-                          {"clientUrls", x.client_urls},
-                          {"learner", x.learner},
-                          {"local", x.local},
-                          {"leader", x.leader},
-                          {"reachable", x.reachable}};
-      if (x.reachable) {
-        j.update({{"version", x.version},
-                  {"dbSize", x.db_size},
-                  {"dbSizeInUse", x.db_size_in_use},
-                  {"raftIndex", x.raft_index},
-                  {"raftTerm", x.raft_term},
-                  {"errors", x.errors}});
-      } else {
-        j["error"] = x.status_error;
-      }
-      members.push_back(j);
-    }
-    nlohmann::json out = {{"clusterId", fmt::format("{:x}", info.cluster_id)},
-                          {"leaderId", fmt::format("{:x}", info.leader_id)},
-                          {"local",
-                           {{"name", m.name},
-                            {"clientUrl", m.client_url()},
-                            {"dataDir", m.data_dir},
-                            {"certsDir", m.certs_dir},
-                            {"initSystem", init_system_name(m.init_system)}}},
-                          {"members", members}};
-    std::cout << out.dump(2) << "\n";
-    return;
-  }
-  std::cout << "Local member " << m.name << " at " << m.client_url() << " (init system "
-            << init_system_name(m.init_system) << ", data dir " << m.data_dir << ")\n";
-  std::cout << "Cluster " << fmt::format("{:x}", info.cluster_id) << ", " << info.members.size() << " member(s)\n\n";
-  std::printf("%-16s  %-12s  %-8s  %-8s  %-9s  %-10s  %-12s  %s\n", "ID", "NAME", "STATUS", "ROLE", "VERSION",
-              "DB SIZE", "RAFT INDEX", "CLIENT URLS");
-  for (const auto& x : info.members) {
-    std::string role = x.learner ? "learner" : (x.leader ? "leader" : "follower");
-    std::string urls;
-    for (const auto& u : x.client_urls) urls += (urls.empty() ? "" : ",") + u;
-    std::string name = x.name.empty() ? "(unstarted)" : x.name + (x.local ? "*" : "");
-    std::printf("%-16s  %-12s  %-8s  %-8s  %-9s  %-10s  %-12s  %s\n", fmt::format("{:x}", x.id).c_str(), name.c_str(),
-                x.reachable ? "healthy" : "DOWN", role.c_str(), x.reachable ? x.version.c_str() : "-",
-                x.reachable ? human_bytes(static_cast<uint64_t>(x.db_size)).c_str() : "-",
-                x.reachable ? std::to_string(x.raft_index).c_str() : "-", urls.c_str());
-    for (const auto& e : x.errors) std::printf("    alarm/error: %s\n", e.c_str());
-    if (!x.reachable) std::printf("    %s\n", x.status_error.c_str());
-  }
-  std::cout.flush();
 }
 
 void add_info(CLI::App& app) {
@@ -330,7 +254,9 @@ void add_info(CLI::App& app) {
       spdlog::warn("the local member does not answer ({}): asking the others", e.what());
     }
     conn.endpoints = cluster_endpoints_of(m, {});
-    print_info(m, cluster_info(conn, local_id), fmt);
+    ClusterInfo info = cluster_info(conn, local_id);
+    if (fmt == OutputFormat::kJson) std::cout << render::cluster_info_json(m, info).dump(2) << "\n";
+    else std::cout << render::cluster_info_text(m, info);
   });
 }
 
@@ -348,39 +274,20 @@ void add_download(CLI::App& app) {
   c->callback([f] {
     ReleaseSpec spec = f->release.resolved();
     if (f->cache_only) {
-      std::cout << "Cached " << download_release(spec) << " (SHA-256 verified)\n";
+      std::cout << render::release_cached_text(download_release(spec));
       return;
     }
     auto r = install_release(spec, f->install_dir);
-    std::cout << "Installed etcd " << r.version << " from " << r.source << (r.from_cache ? " (cached)" : "") << "\n";
-    for (const auto& b : r.binaries) std::cout << "  " << b << "\n";
+    std::cout << render::release_installed_text(r);
   });
 }
 
 
 // ---- upgrade plan | apply | rollback ----
 
-nlohmann::json upgrade_result_json(const UpgradeResult& r, const std::string& name) {
-  return {{"name", name},         {"from", r.from},     {"to", r.to},
-          {"step", version_step_name(r.kind)}, {"backup", r.backup}, {"phases", r.phases_run},
-          {"checks", r.checks}};
-}
-
 void print_upgrade_result(const char* verb, const MemberConfig& m, const UpgradeResult& r, OutputFormat fmt) {
-  if (fmt == OutputFormat::kJson) {
-    std::cout << upgrade_result_json(r, m.name).dump(2) << "\n";
-    return;
-  }
-  if (r.phases_run.size() == 1 && r.from == r.to) {
-    std::cout << "Member " << m.name << " runs etcd " << r.to << " already: nothing to do\n";
-    return;
-  }
-  std::string phases;
-  for (const auto& p : r.phases_run) phases += (phases.empty() ? "" : ", ") + p;
-  std::cout << verb << " member " << m.name << " from etcd " << r.from << " to " << r.to << " ("
-            << version_step_name(r.kind) << "; phases: " << phases << ")\n";
-  if (!r.backup.empty()) std::cout << "  backup before the change: " << r.backup << "\n";
-  for (const auto& c : r.checks) std::cout << "  checked: " << c << "\n";
+  if (fmt == OutputFormat::kJson) std::cout << render::upgrade_result_json(r, m.name).dump(2) << "\n";
+  else std::cout << render::upgrade_result_text(verb, m.name, r);
 }
 
 struct UpgradeFlags {
@@ -430,82 +337,6 @@ void run_upgrade_apply(const UpgradeFlags& f, const std::string& phase) {
   print_upgrade_result("Changed", o.member, r, fmt);
 }
 
-void print_upgrade_plan(const UpgradePlan& plan, const std::string& backup_note, OutputFormat fmt) {
-  if (fmt == OutputFormat::kJson) {
-    nlohmann::json members = nlohmann::json::array();
-    int order = 0;
-    for (const auto& e : plan.members) {
-      members.push_back({{"order", e.step.kind == VersionStepKind::kSame ? 0 : ++order},
-                         {"memberId", id_hex(e.member.id)},
-                         {"name", e.member.name},
-                         {"leader", e.member.leader},
-                         {"learner", e.member.learner},
-                         {"reachable", e.member.reachable},
-                         {"version", e.member.version},
-                         {"step", version_step_name(e.step.kind)},
-                         {"allowed", e.step.allowed},
-                         {"reason", e.step.reason},
-                         {"supportedPath", e.step.supported_path},
-                         {"enableDowngrade", e.step.enable_downgrade},
-                         {"quorumSafe", e.quorum.safe},
-                         {"quorum", e.quorum.explanation}});
-    }
-    std::cout << nlohmann::json{{"clusterId", fmt::format("{:x}", plan.survey.info.cluster_id)},
-                                {"clusterVersion", plan.survey.cluster_version ? plan.survey.cluster_version->str() : ""},
-                                {"downgradeTarget", plan.survey.downgrade_target ? plan.survey.downgrade_target->str() : ""},
-                                {"target", plan.target.str()},
-                                {"allowed", plan.allowed},
-                                {"problems", plan.problems},
-                                {"backup", backup_note},
-                                {"members", members}}
-                     .dump(2)
-              << "\n";
-    return;
-  }
-  std::cout << "Cluster " << fmt::format("{:x}", plan.survey.info.cluster_id) << ", cluster version "
-            << (plan.survey.cluster_version ? plan.survey.cluster_version->minor_str() : "unknown")
-            << (plan.survey.downgrade_target ? ", downgrade to " + plan.survey.downgrade_target->minor_str() + " enabled"
-                                             : "")
-            << "; target etcd " << plan.target.str() << "\n\n";
-  std::printf("%-5s  %-12s  %-16s  %-8s  %-9s  %-9s  %s\n", "ORDER", "NAME", "ID", "ROLE", "VERSION", "STEP", "CHECK");
-  int order = 0;
-  for (const auto& e : plan.members) {
-    std::string role = e.member.learner ? "learner" : (e.member.leader ? "leader" : "follower");
-    bool done = e.step.kind == VersionStepKind::kSame;
-    std::string check = !e.step.allowed ? "REFUSED: " + e.step.reason
-                        : done          ? "at the target"
-                        : e.quorum.safe ? "ok"
-                                        : "REFUSED: " + e.quorum.explanation;
-    std::printf("%-5s  %-12s  %-16s  %-8s  %-9s  %-9s  %s\n", done ? "-" : std::to_string(++order).c_str(),
-                e.member.name.c_str(), fmt::format("{:x}", e.member.id).c_str(), role.c_str(),
-                e.member.reachable ? e.member.version.c_str() : "DOWN", version_step_name(e.step.kind), check.c_str());
-  }
-  if (!plan.allowed) {
-    std::cout << "\nNot possible now:\n";
-    for (const auto& p : plan.problems) std::cout << "  - " << p << "\n";
-    for (const auto& e : plan.members) {
-      if (!e.step.supported_path.empty()) {
-        std::cout << "Instead: " << e.step.supported_path << "\n";
-        break;
-      }
-    }
-    std::cout.flush();
-    return;
-  }
-  bool enable = false;
-  for (const auto& e : plan.members) enable = enable || e.step.enable_downgrade;
-  std::cout << "\nOn each member's host, in this order (followers first, the leader last; its leadership is moved "
-               "away first):\n  etcdadm upgrade apply --version "
-            << plan.target.str() << " --store <store> [--max-backup-age 1h]\n"
-            << "Each apply checks the cluster again, restarts one member and waits until it has caught up.\n"
-            << "Backup: " << backup_note << ".\n";
-  if (enable) {
-    std::cout << "The first apply enables etcd's downgrade to " << plan.target.minor_str()
-              << " (the cluster version goes down at once; cancel with etcdctl downgrade cancel).\n";
-  }
-  std::cout.flush();
-}
-
 void add_upgrade(CLI::App& app) {
   auto* upgrade = app.add_subcommand("upgrade", "change the etcd version of the members, one at a time, keeping quorum");
   upgrade->require_subcommand(1);
@@ -532,7 +363,8 @@ void add_upgrade(CLI::App& app) {
                                  " while it is younger than " + pf->backup.max_backup_age
                            : "each apply takes a new backup of the cluster into " + store->url() + " first";
     }
-    print_upgrade_plan(p, backup_note, fmt);
+    if (fmt == OutputFormat::kJson) std::cout << render::upgrade_plan_json(p, backup_note).dump(2) << "\n";
+    else std::cout << render::upgrade_plan_text(p, backup_note);
     if (!p.allowed) {
       throw Error(ErrorKind::kInvalidArgument, "the cluster cannot move to etcd " + p.target.str() + " now: " +
                                                    p.problems.front());
@@ -578,14 +410,8 @@ void add_member(CLI::App& app) {
     o.member = f->location.recorded("member remove");
     o.endpoints = split_endpoints(f->endpoints);
     auto r = run_member_remove(o);
-    if (fmt == OutputFormat::kJson) {
-      std::cout << nlohmann::json{{"memberId", id_hex(r.id)}, {"name", r.name}, {"quorum", r.quorum.explanation}}
-                       .dump(2)
-                << "\n";
-      return;
-    }
-    std::cout << "Removed member " << r.name << " (" << fmt::format("{:x}", r.id) << ") from the cluster\n"
-              << "  checked: " << r.quorum.explanation << "\n";
+    if (fmt == OutputFormat::kJson) std::cout << render::member_removed_json(r).dump(2) << "\n";
+    else std::cout << render::member_removed_text(r);
   });
 }
 

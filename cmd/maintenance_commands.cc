@@ -1,12 +1,7 @@
 #include "cmd/maintenance_commands.h"
 
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <cstdio>
 #include <iostream>
 #include <memory>
-#include <nlohmann/json.hpp>
 
 #include "cmd/member_flags.h"
 #include "cmd/output.h"
@@ -20,6 +15,9 @@
 #include "etcdadm/maintenance/defrag.h"
 #include "etcdadm/maintenance/space.h"
 #include "etcdadm/member_health.h"
+#include "render/alarms.h"
+#include "render/defrag.h"
+#include "render/hash_survey.h"
 
 namespace etcdadm::cli {
 
@@ -37,85 +35,6 @@ struct DefragFlags {
   std::string health_timeout = "2m";
   bool dry_run = false;
 };
-
-std::string role_of(const MemberInfo& m) { return m.learner ? "learner" : (m.leader ? "leader" : "follower"); }
-
-void print_plan(const DefragPlan& plan, OutputFormat fmt) {
-  if (fmt == OutputFormat::kJson) {
-    nlohmann::json members = nlohmann::json::array();
-    for (const auto& e : plan.members) {
-      members.push_back({{"memberId", id_hex(e.member.id)},
-                         {"name", e.member.name},
-                         {"role", role_of(e.member)},
-                         {"dbSize", e.member.db_size},
-                         {"dbSizeInUse", e.member.db_size_in_use},
-                         {"due", e.due},
-                         {"why", e.why}});
-    }
-    std::cout << nlohmann::json{{"clusterId", id_hex(plan.info.cluster_id)}, {"problems", plan.problems}, {"members", members}}
-                     .dump(2)
-              << "\n";
-    return;
-  }
-  std::printf("%-5s  %-12s  %-16s  %-8s  %s\n", "ORDER", "NAME", "ID", "ROLE", "DB");
-  int order = 0;
-  for (const auto& e : plan.members) {
-    std::printf("%-5s  %-12s  %-16s  %-8s  %s\n", e.due ? std::to_string(++order).c_str() : "-", e.member.name.c_str(),
-                id_hex(e.member.id).c_str(), role_of(e.member).c_str(), e.why.c_str());
-  }
-  for (const auto& p : plan.problems) std::cout << "Not now: " << p << "\n";
-  std::cout.flush();
-}
-
-void print_result(const DefragResult& r, OutputFormat fmt) {
-  if (fmt == OutputFormat::kJson) {
-    nlohmann::json members = nlohmann::json::array();
-    for (const auto& m : r.members) {
-      members.push_back({{"memberId", id_hex(m.id)},
-                         {"name", m.name},
-                         {"led", m.led},
-                         {"leadershipMovedTo", m.leadership_moved_to},
-                         {"dbSizeBefore", m.db_size_before},
-                         {"dbSizeInUseBefore", m.in_use_before},
-                         {"dbSizeAfter", m.db_size_after},
-                         {"dbSizeInUseAfter", m.in_use_after},
-                         {"stalledMs", m.stalled.count()},
-                         {"caughtUpMs", m.caught_up.count()}});
-    }
-    nlohmann::json skipped = nlohmann::json::array();
-    for (const auto& e : r.plan.members) {
-      if (!e.due) skipped.push_back({{"memberId", id_hex(e.member.id)}, {"name", e.member.name}, {"why", e.why}});
-    }
-    std::cout << nlohmann::json{{"clusterId", id_hex(r.plan.info.cluster_id)},
-                                {"backup", r.backup},
-                                {"members", members},
-                                {"skipped", skipped}}
-                     .dump(2)
-              << "\n";
-    return;
-  }
-  if (r.members.empty()) {
-    std::cout << "No member needed a defrag:\n";
-    for (const auto& e : r.plan.members) std::cout << "  " << e.member.name << ": " << e.why << "\n";
-    std::cout.flush();
-    return;
-  }
-  if (!r.backup.empty()) std::cout << "Backup before the defrag: " << r.backup << "\n";
-  std::printf("%-12s  %-16s  %-10s  %-10s  %-10s  %-9s  %s\n", "NAME", "ID", "DB BEFORE", "IN USE", "DB AFTER", "STALL",
-              "NOTE");
-  for (const auto& m : r.members) {
-    std::string note = m.led ? (m.leadership_moved_to.empty() ? "the only voter: writes waited"
-                                                              : "led: leadership moved to " + m.leadership_moved_to)
-                             : "";
-    std::printf("%-12s  %-16s  %-10s  %-10s  %-10s  %-9s  %s\n", m.name.c_str(), id_hex(m.id).c_str(),
-                human_bytes(m.db_size_before).c_str(), human_bytes(m.in_use_before).c_str(),
-                human_bytes(m.db_size_after).c_str(), fmt::format("{} ms", m.stalled.count()).c_str(), note.c_str());
-  }
-  for (const auto& e : r.plan.members) {
-    if (!e.due) std::cout << "Left as it was: " << e.member.name << ": " << e.why << "\n";
-  }
-  std::cout.flush();
-}
 
 void add_defrag(CLI::App& app) {
   auto f = std::make_shared<DefragFlags>();
@@ -153,11 +72,14 @@ void add_defrag(CLI::App& app) {
     if (f->dry_run) {
       EtcdClient cluster(o.connection);
       auto plan = plan_defrag(cluster_info(o.connection, 0), list_alarms(cluster), o.rule, o.only);
-      print_plan(plan, fmt);
+      if (fmt == OutputFormat::kJson) std::cout << render::defrag_plan_json(plan).dump(2) << "\n";
+      else std::cout << render::defrag_plan_text(plan);
       return;
     }
     o.backup = f->backup.resolve("the defrag");
-    print_result(run_defrag(o), fmt);
+    const DefragResult r = run_defrag(o);
+    if (fmt == OutputFormat::kJson) std::cout << render::defrag_result_json(r).dump(2) << "\n";
+    else std::cout << render::defrag_result_text(r);
   });
 }
 
@@ -170,53 +92,6 @@ struct AlarmFlags {
   std::string timeout = "10m";
   std::string health_timeout = "2m";
 };
-
-void print_recovery(const SpaceRecoveryResult& r, OutputFormat fmt) {
-  if (fmt == OutputFormat::kJson) {
-    nlohmann::json alarms = nlohmann::json::array();
-    for (const auto& a : r.alarms) alarms.push_back({{"memberId", id_hex(a.member_id)}, {"alarm", a.alarm}});
-    nlohmann::json members = nlohmann::json::array();
-    for (const auto& m : r.defrag.members) {
-      members.push_back({{"memberId", id_hex(m.id)},
-                         {"name", m.name},
-                         {"dbSizeBefore", m.db_size_before},
-                         {"dbSizeAfter", m.db_size_after},
-                         {"stalledMs", m.stalled.count()}});
-    }
-    std::cout << nlohmann::json{{"alarms", alarms},
-                                {"backup", r.backup},
-                                {"revision", r.revision},
-                                {"compactedTo", r.compacted_to},
-                                {"compaction", r.compaction_note},
-                                {"defragmented", members},
-                                {"largestDbBefore", r.largest_db_before},
-                                {"largestDbAfter", r.largest_db_after},
-                                {"quota", r.quota},
-                                {"disarmed", r.disarmed},
-                                {"notUnderQuota", r.not_under_quota}}
-                     .dump(2)
-              << "\n";
-    return;
-  }
-  if (r.alarms.empty() || r.revision == 0) {
-    std::cout << (r.alarms.empty() ? std::string("No alarm is raised.") : "No NOSPACE alarm (" + alarms_text(r.alarms) + ").")
-              << "\n";
-    return;
-  }
-  std::cout << "Alarms: " << alarms_text(r.alarms) << "\n";
-  if (!r.backup.empty()) std::cout << "Backup first: " << r.backup << "\n";
-  std::cout << "Compaction: " << (r.compacted_to > 0 ? "to revision " + std::to_string(r.compacted_to) + " (" + r.compaction_note + ")"
-                                                     : r.compaction_note)
-            << "\n";
-  for (const auto& m : r.defrag.members) {
-    std::cout << "Defragmented " << m.name << ": " << human_bytes(m.db_size_before) << " -> " << human_bytes(m.db_size_after)
-              << " (" << m.stalled.count() << " ms)\n";
-  }
-  std::cout << "Largest db file: " << human_bytes(r.largest_db_before) << " -> " << human_bytes(r.largest_db_after)
-            << " of a quota of " << human_bytes(r.quota) << "\n";
-  std::cout << (r.disarmed ? "NOSPACE disarmed: writes are accepted again." : "NOT disarmed: " + r.not_under_quota) << "\n";
-  std::cout.flush();
-}
 
 void add_alarm(CLI::App& app) {
   auto* alarm = app.add_subcommand("alarm", "etcd's alarms (NOSPACE, CORRUPT): list them, recover from NOSPACE");
@@ -232,14 +107,8 @@ void add_alarm(CLI::App& app) {
     MemberConfig m = lf->location.recorded("alarm list");
     EtcdClient cluster(connection_to(m, cluster_endpoints_of(m, split_endpoints(lf->endpoints))));
     const auto alarms = list_alarms(cluster);
-    if (fmt == OutputFormat::kJson) {
-      nlohmann::json out = nlohmann::json::array();
-      for (const auto& a : alarms) out.push_back({{"memberId", id_hex(a.member_id)}, {"alarm", a.alarm}});
-      std::cout << out.dump(2) << "\n";
-      return;
-    }
-    if (alarms.empty()) std::cout << "No alarm is raised.\n";
-    for (const auto& a : alarms) std::cout << a.alarm << " on member " << id_hex(a.member_id) << "\n";
+    if (fmt == OutputFormat::kJson) std::cout << render::alarm_list_json(alarms).dump(2) << "\n";
+    else std::cout << render::alarm_list_text(alarms);
   });
 
   auto f = std::make_shared<AlarmFlags>();
@@ -281,7 +150,8 @@ void add_alarm(CLI::App& app) {
       o.keep_from_revision = changelog::live_capture_revision(*store, cluster_id, to_unix_micros(std::chrono::system_clock::now()));
     }
     const auto r = recover_space(o);
-    print_recovery(r, fmt);
+    if (fmt == OutputFormat::kJson) std::cout << render::space_recovery_json(r).dump(2) << "\n";
+    else std::cout << render::space_recovery_text(r);
     if (!r.not_under_quota.empty()) {
       throw Error(ErrorKind::kUnavailable, "the NOSPACE alarm stays armed: the data does not fit the quota",
                   "raise --quota-backend-bytes (see above)");
@@ -312,36 +182,8 @@ void add_hashkv(CLI::App& app) {
     const ClusterInfo info = cluster_info(pool, connection.endpoints, 0);
     const HashSurvey survey = survey_hashes(pool, info);
     const HashVerdict verdict = judge_hashes(survey);
-    auto differs = [&](uint64_t id) {
-      return std::find(verdict.differing.begin(), verdict.differing.end(), id) != verdict.differing.end();
-    };
-    if (fmt == OutputFormat::kJson) {
-      nlohmann::json members = nlohmann::json::array();
-      for (const auto& h : survey.members) {
-        members.push_back({{"memberId", id_hex(h.member_id)},
-                           {"member", h.label},
-                           {"hash", h.answered ? nlohmann::json(h.hash) : nlohmann::json(nullptr)},
-                           {"compactRevision", h.compact_revision},
-                           {"error", h.error},
-                           {"differs", differs(h.member_id)}});
-      }
-      static const char* const kKinds[] = {"agree", "minority-differs", "no-majority", "incomplete"};
-      std::cout << nlohmann::json{{"revision", survey.revision},
-                                  {"verdict", kKinds[static_cast<int>(verdict.kind)]},
-                                  {"explanation", verdict.explanation},
-                                  {"members", members}}
-                       .dump(2)
-                << "\n";
-    } else {
-      std::printf("%-28s  %-12s  %s\n", "MEMBER", "HASHKV", "COMPACTED AT");
-      for (const auto& h : survey.members) {
-        std::printf("%-28s  %-12s  %s%s\n", h.label.c_str(), h.answered ? std::to_string(h.hash).c_str() : "-",
-                    h.answered ? std::to_string(h.compact_revision).c_str() : h.error.c_str(),
-                    differs(h.member_id) ? "   <- differs" : "");
-      }
-      std::cout << verdict.explanation << "\n";
-      std::cout.flush();
-    }
+    if (fmt == OutputFormat::kJson) std::cout << render::hash_survey_json(survey, verdict).dump(2) << "\n";
+    else std::cout << render::hash_survey_text(survey, verdict);
     switch (verdict.kind) {
       case HashVerdict::Kind::kAgree:
         return;
