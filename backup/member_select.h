@@ -1,13 +1,13 @@
 // Choosing the member to take a snapshot from. Every endpoint is asked for its Status; a member
-// that answers with a leader and without errors (a NOSPACE alarm aside: the data is whole) is healthy. The preferred endpoint wins when healthy; otherwise the
-// healthy member with the highest raft index (the most up-to-date data) is taken.
+// that answers with a leader and without errors (a NOSPACE alarm aside: the data is whole) is healthy. The preferred
+// endpoint wins when healthy; otherwise the healthy member with the highest raft index (the most up-to-date data) is
+// taken.
 #pragma once
-
-#include "common/text.h"  // id_hex: IDs as etcdctl prints them
 
 #include <string>
 #include <vector>
 
+#include "common/text.h"  // id_hex: IDs as etcdctl prints them
 #include "etcd/client.h"
 
 namespace etcdadm {
@@ -20,6 +20,5 @@ struct MemberChoice {
 
 // Throws kUnavailable listing why each endpoint was rejected when none is usable.
 MemberChoice choose_member(EtcdClient& client, const std::string& preferred_endpoint);
-
 
 }  // namespace etcdadm

@@ -6,9 +6,9 @@
 #include <map>
 #include <set>
 
+#include "changelog/segment.h"
 #include "common/error.h"
 #include "common/timefmt.h"
-#include "changelog/segment.h"
 #include "store/blob_capabilities.h"
 #include "store/layout.h"
 
@@ -103,7 +103,8 @@ std::string why_not_whole(const BackupListing& l, const BackupRecord& r) {
 // rule.
 std::vector<std::string> unneeded_segments(const std::vector<BlobInfo>& blobs,
                                            const std::map<std::string, BackupRecord>& records,
-                                           const std::vector<std::string>& kept, std::vector<std::string>* late_markers) {
+                                           const std::vector<std::string>& kept,
+                                           std::vector<std::string>* late_markers) {
   std::vector<std::string> out;
   // The change log's keys, from the prune's one listing of the store.
   const std::string log_prefix = std::string(changelog::kChangeLogDir) + "/";
@@ -157,9 +158,10 @@ PruneResult prune_backups(BlobStore& store, Catalog* catalog, const RetentionPol
   r.plan = plan_retention(entries, now, policy);
   for (const auto& u : r.plan.unparseable) spdlog::warn("not pruning {}: its name is not a backup time", u);
   for (const auto& f : r.plan.future) {
-    spdlog::warn("not pruning {} and not counting it toward {}: it is dated after this host's clock ({}); a clock "
-                 "is wrong here or where it was written",
-                 f, policy.describe(), format_rfc3339_seconds(now));
+    spdlog::warn(
+        "not pruning {} and not counting it toward {}: it is dated after this host's clock ({}); a clock "
+        "is wrong here or where it was written",
+        f, policy.describe(), format_rfc3339_seconds(now));
   }
   for (const auto& [name, why] : r.plan.not_whole) {
     spdlog::warn("not pruning {} and not counting it toward {}: {}", name, policy.describe(), why);
@@ -185,8 +187,9 @@ PruneResult prune_backups(BlobStore& store, Catalog* catalog, const RetentionPol
       removable.push_back(name);
       continue;
     }
-    std::string kept_until = lock->until_micros > 0 ? "kept until " + format_rfc3339_seconds(from_unix_micros(lock->until_micros))
-                                                    : "kept until the hold is released";
+    std::string kept_until = lock->until_micros > 0
+                                 ? "kept until " + format_rfc3339_seconds(from_unix_micros(lock->until_micros))
+                                 : "kept until the hold is released";
     r.locked.emplace_back(name, kept_until + " (" + lock->why + ")");
     spdlog::info("not pruning backup {}: the store keeps it: {} ({})", name, kept_until, lock->why);
   }
@@ -231,7 +234,8 @@ PruneResult prune_backups(BlobStore& store, Catalog* catalog, const RetentionPol
   // After the backups: a segment goes only once no kept backup can need it.
   store.remove_many(r.segments_removed);
   store.remove_many(r.late_markers_removed);  // after the segments they describe
-  if (!r.segments_removed.empty()) spdlog::info("pruned {} change log segments no kept backup needs", r.segments_removed.size());
+  if (!r.segments_removed.empty())
+    spdlog::info("pruned {} change log segments no kept backup needs", r.segments_removed.size());
   // Last: what a versioned bucket kept of this and earlier deletes (and of overwritten files, such
   // as a rekey's), so that a prune killed before this point is finished by the next one.
   if (!options.keep_noncurrent_versions) {

@@ -20,7 +20,7 @@ namespace etcdadm {
 
 struct PruneResult {
   RetentionPlan plan;
-  std::vector<std::string> deleted;  // empty on a dry run
+  std::vector<std::string> deleted;            // empty on a dry run
   std::vector<std::string> leftovers_removed;  // directories without _etcd_backup.meta, cleaned up
   // Backups the policy would delete but the store keeps from deletion (BlobLocks::lock_of):
   // kept, with "kept until <time> (<why>)", and their change log with them.

@@ -6,11 +6,11 @@
 
 #include "changelog/segment.h"
 #include "common/byte_sink.h"
-#include "common/failpoint.h"
-#include "common/sha256.h"
 #include "common/error.h"
-#include "common/text.h"
+#include "common/failpoint.h"
 #include "common/interrupt.h"
+#include "common/sha256.h"
+#include "common/text.h"
 #include "store/audience.h"
 #include "store/blob_capabilities.h"
 #include "store/layout.h"
@@ -50,17 +50,19 @@ void rekey_one(BlobStore& store, const std::string& name, BackupMeta meta, const
       if (!age::header_size(head)) continue;
       age::RewrappedHeader h = age::rewrap_header(head, keys, to);
       new_stored.write(reinterpret_cast<const uint8_t*>(h.header.data()), h.header.size());
-      new_stored.write(reinterpret_cast<const uint8_t*>(head.data()) + h.old_header_size, head.size() - h.old_header_size);
+      new_stored.write(reinterpret_cast<const uint8_t*>(head.data()) + h.old_header_size,
+                       head.size() - h.old_header_size);
       header_done = true;
       failpoint("rekey/data/streaming");  // the new header and the first bytes are in the new file
     }
   } catch (const Error& e) {
     writer->abort();
     if (e.kind() == ErrorKind::kAuth) {
-      throw Error(ErrorKind::kAuth,
-                  what + " cannot be opened with the keys given (" + e.what() + "); it is encrypted to " +
-                      join_list(record.recipients()),
-                  "give the identity file (or passphrase) of one of its recipients with --identity / --passphrase-file");
+      throw Error(
+          ErrorKind::kAuth,
+          what + " cannot be opened with the keys given (" + e.what() + "); it is encrypted to " +
+              join_list(record.recipients()),
+          "give the identity file (or passphrase) of one of its recipients with --identity / --passphrase-file");
     }
     throw e.wrap(what);
   }
@@ -68,7 +70,8 @@ void rekey_one(BlobStore& store, const std::string& name, BackupMeta meta, const
   if (!header_done || !record.stored_sha256_matches(old_sha)) {
     writer->abort();
     throw Error(ErrorKind::kCorrupt,
-                what + ": the data file does not match its recorded SHA-256" + (header_done ? "" : " (it ends inside the age header)"),
+                what + ": the data file does not match its recorded SHA-256" +
+                    (header_done ? "" : " (it ends inside the age header)"),
                 "a damaged backup is not rekeyed; `etcdadm backup verify` it, or delete it");
   }
   RekeyInProgress next{to_hex(new_stored.finish()), new_stored.bytes(), to_labels};
@@ -119,8 +122,9 @@ void rekey_segments(BlobStore& store, const age::Identities* keys, const age::Re
       continue;
     }
     if (keys == nullptr) {
-      throw Error(ErrorKind::kAuth, "rekeying " + what + " needs a key that opens it: none was given",
-                  "give an identity of its current recipients with --identity (or the passphrase with --passphrase-file)");
+      throw Error(
+          ErrorKind::kAuth, "rekeying " + what + " needs a key that opens it: none was given",
+          "give an identity of its current recipients with --identity (or the passphrase with --passphrase-file)");
     }
     if (interrupted()) throw_if_interrupted("rekey of " + what);
     std::string stored = changelog::read_segment_bytes(store, *segment);  // a damaged segment is never rekeyed
@@ -129,9 +133,9 @@ void rekey_segments(BlobStore& store, const age::Identities* keys, const age::Re
       h = age::rewrap_header(stored, *keys, to);
     } catch (const Error& e) {
       throw e.kind() == ErrorKind::kAuth
-                ? Error(ErrorKind::kAuth, what + " cannot be opened with the keys given (" + e.what() + ")",
-                        "give the identity file (or passphrase) of the recipients it was written for")
-                : e.wrap(what);
+          ? Error(ErrorKind::kAuth, what + " cannot be opened with the keys given (" + e.what() + ")",
+                  "give the identity file (or passphrase) of the recipients it was written for")
+          : e.wrap(what);
     }
     std::string rewrapped = h.header + stored.substr(h.old_header_size);
     changelog::SegmentName renamed = *segment;
@@ -199,7 +203,8 @@ RekeyResult rekey_backups(const BackupStore& backups, Catalog* catalog, const Re
     BackupMeta meta = backup_meta_from_json(store.read_small(meta_key), store.url() + "/" + meta_key);
     if (meta.encryption == kEncryptionNone) {
       if (o.all) continue;
-      throw Error(ErrorKind::kInvalidArgument, "backup " + name + " is not encrypted", "only encrypted backups can be rekeyed");
+      throw Error(ErrorKind::kInvalidArgument, "backup " + name + " is not encrypted",
+                  "only encrypted backups can be rekeyed");
     }
     // A passphrase target is re-made every time (its salt is new); recipients only when they differ.
     if (!meta.rekey && as_set(meta.encrypted_to) == as_set(r.recipients) && !settings->encryption->passphrase) {
@@ -207,8 +212,9 @@ RekeyResult rekey_backups(const BackupStore& backups, Catalog* catalog, const Re
       continue;
     }
     if (keys == nullptr) {
-      throw Error(ErrorKind::kAuth, "rekeying backup " + name + " needs a key that opens it: none was given",
-                  "give an identity of its current recipients with --identity (or the passphrase with --passphrase-file)");
+      throw Error(
+          ErrorKind::kAuth, "rekeying backup " + name + " needs a key that opens it: none was given",
+          "give an identity of its current recipients with --identity (or the passphrase with --passphrase-file)");
     }
     rekey_one(store, name, std::move(meta), *keys, to, r.recipients);
     r.rekeyed.push_back(name);

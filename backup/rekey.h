@@ -39,8 +39,8 @@ struct RekeyResult {
   std::vector<std::string> recipients;  // the store's recipients now (labels)
   bool store_changed = false;           // the marker got new recipients
   std::vector<std::string> rekeyed;
-  std::vector<std::string> already;     // were encrypted to exactly these recipients
-  int segments_rekeyed = 0;             // change log segments (--all only)
+  std::vector<std::string> already;  // were encrypted to exactly these recipients
+  int segments_rekeyed = 0;          // change log segments (--all only)
   int segments_already = 0;
   // Versioned buckets: noncurrent versions of the replaced files (still encrypted to the old
   // recipients) removed, and those the bucket refused to delete (Object Lock, retention).

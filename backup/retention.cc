@@ -42,7 +42,9 @@ struct Dated {
 };
 
 // Calendar buckets for gfs, as sortable integers.
-int64_t hour_bucket(SystemTime t) { return std::chrono::duration_cast<std::chrono::hours>(t.time_since_epoch()).count(); }
+int64_t hour_bucket(SystemTime t) {
+  return std::chrono::duration_cast<std::chrono::hours>(t.time_since_epoch()).count();
+}
 int64_t day_bucket(SystemTime t) { return hour_bucket(t) / 24; }  // backups are dated after 1970
 int64_t month_bucket(SystemTime t) {
   std::tm tm = utc_tm(t);
@@ -73,15 +75,18 @@ std::string RetentionPolicy::describe() const {
       return "etcd-manager (all < 1h, hourly for " + format_duration_short(hourly_for) + ", daily for " +
              format_duration_short(daily_for) + ")";
     case Kind::kCount:
-    case Kind::kGfs: return spec();
+    case Kind::kGfs:
+      return spec();
   }
   return "?";
 }
 
 std::string RetentionPolicy::spec() const {
   switch (kind) {
-    case Kind::kEtcdManager: return "etcd-manager";
-    case Kind::kCount: return "count:" + std::to_string(count);
+    case Kind::kEtcdManager:
+      return "etcd-manager";
+    case Kind::kCount:
+      return "count:" + std::to_string(count);
     case Kind::kGfs:
       return "gfs:" + std::to_string(hourly) + "," + std::to_string(daily) + "," + std::to_string(weekly) + "," +
              std::to_string(monthly);
@@ -124,8 +129,10 @@ RetentionPolicy parse_retention_policy(const std::string& spec, const Environmen
 std::optional<std::chrono::seconds> RetentionPolicy::shortest_period() const {
   using std::chrono::hours;
   switch (kind) {
-    case Kind::kEtcdManager: return hours(1);  // everything younger than an hour stays
-    case Kind::kCount: return std::nullopt;
+    case Kind::kEtcdManager:
+      return hours(1);  // everything younger than an hour stays
+    case Kind::kCount:
+      return std::nullopt;
     case Kind::kGfs:
       if (hourly > 0) return hours(1);
       if (daily > 0) return hours(24);
@@ -136,7 +143,8 @@ std::optional<std::chrono::seconds> RetentionPolicy::shortest_period() const {
   return std::nullopt;
 }
 
-RetentionPlan plan_retention(const std::vector<RetentionEntry>& entries, SystemTime now, const RetentionPolicy& policy) {
+RetentionPlan plan_retention(const std::vector<RetentionEntry>& entries, SystemTime now,
+                             const RetentionPolicy& policy) {
   RetentionPlan plan;
   std::vector<Dated> all, whole;  // whole: the backups the policy counts (not from the future)
   std::map<std::string, std::string> not_whole;
@@ -197,9 +205,8 @@ RetentionPlan plan_retention(const std::vector<RetentionEntry>& entries, SystemT
   }
   for (const auto& b : all) (keep.count(b.name) ? plan.keep : plan.remove).push_back(b.name);
   if (auto period = policy.shortest_period()) {
-    plan.keeps_a_recent_backup = std::any_of(whole.begin(), whole.end(), [&](const Dated& b) {
-      return keep.count(b.name) && now - b.time < *period;
-    });
+    plan.keeps_a_recent_backup = std::any_of(
+        whole.begin(), whole.end(), [&](const Dated& b) { return keep.count(b.name) && now - b.time < *period; });
   }
   return plan;
 }

@@ -76,6 +76,7 @@ struct RetentionPlan {
 
 RetentionPlan plan_retention(const std::vector<RetentionEntry>& entries, SystemTime now, const RetentionPolicy& policy);
 // Every entry taken for a whole backup (names only: the policy's arithmetic, in unit tests).
-RetentionPlan plan_retention(const std::vector<std::string>& backup_names, SystemTime now, const RetentionPolicy& policy);
+RetentionPlan plan_retention(const std::vector<std::string>& backup_names, SystemTime now,
+                             const RetentionPolicy& policy);
 
 }  // namespace etcdadm

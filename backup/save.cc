@@ -15,9 +15,9 @@
 #include "common/cpu_priority.h"
 #include "common/error.h"
 #include "common/failpoint.h"
+#include "common/fs.h"
 #include "common/interrupt.h"
 #include "common/progress.h"
-#include "common/fs.h"
 #include "store/audience.h"
 #include "store/blob_capabilities.h"
 #include "store/etcd_manager.h"
@@ -199,10 +199,11 @@ std::optional<SourceHashKv> source_hash_at(EtcdClient& client, const std::string
         client.range(probe);
       } catch (const Error& e) {
         if (e.kind() != ErrorKind::kInvalidArgument) throw;  // the revision out of range: compacted
-        spdlog::info("the backup has no HashKV to check restores against: revision {} is the member's compaction "
-                     "revision, where etcd answers HashKV from the compaction's record, which a restored member "
-                     "cannot reproduce",
-                     revision);
+        spdlog::info(
+            "the backup has no HashKV to check restores against: revision {} is the member's compaction "
+            "revision, where etcd answers HashKV from the compaction's record, which a restored member "
+            "cannot reproduce",
+            revision);
         return std::nullopt;
       }
     }
@@ -268,8 +269,8 @@ SaveResult save_unrecorded(EtcdClient& client, BlobStore& store, Catalog* catalo
 
   // The member hashes its keys at the backup's revision while it streams the snapshot: both are
   // reads of the same member, and on a large db the hash takes seconds the save need not wait for.
-  auto source_hash = std::async(std::launch::async, source_hash_at, std::ref(client), member.endpoint,
-                                before.header().revision());
+  auto source_hash =
+      std::async(std::launch::async, source_hash_at, std::ref(client), member.endpoint, before.header().revision());
   // The snapshot's revision lies between the revision before the call and the revision once the
   // server has opened its read transaction (first chunk); equal values pin it exactly.
   std::optional<etcdserverpb::StatusResponse> after;
@@ -344,7 +345,8 @@ SaveResult save_backup(EtcdClient& client, BlobStore& store, Catalog* catalog, c
   }
 }
 
-SaveResult import_snapshot(const std::string& file, const BackupStore& backups, Catalog* catalog, const ImportOptions& options) {
+SaveResult import_snapshot(const std::string& file, const BackupStore& backups, Catalog* catalog,
+                           const ImportOptions& options) {
   BlobStore& store = *backups;
   InterruptibleWork interruptible;
   auto t0 = Clock::now();

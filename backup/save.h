@@ -19,7 +19,7 @@
 namespace etcdadm {
 
 struct SaveOptions {
-  std::string preferred_endpoint;                  // take the snapshot from this member when healthy
+  std::string preferred_endpoint;  // take the snapshot from this member when healthy
   // --compression / --store-mode: only for a new store (or a marker from before file modes);
   // default: the store's settings (gzip, 0600 for new stores).
   StoreRequest store;
@@ -46,10 +46,11 @@ SaveResult save_backup(EtcdClient& client, BlobStore& store, Catalog* catalog, c
 struct ImportOptions {
   StoreRequest store;  // as SaveOptions::store
   int compression_level = -1;
-  bool skip_hash_check = false;   // accept a db without SHA-256 trailer (copied from a data dir)
-  std::string etcd_version;       // recorded in the metadata (unknown otherwise)
+  bool skip_hash_check = false;  // accept a db without SHA-256 trailer (copied from a data dir)
+  std::string etcd_version;      // recorded in the metadata (unknown otherwise)
 };
 
-SaveResult import_snapshot(const std::string& file, const BackupStore& store, Catalog* catalog, const ImportOptions& options);
+SaveResult import_snapshot(const std::string& file, const BackupStore& store, Catalog* catalog,
+                           const ImportOptions& options);
 
 }  // namespace etcdadm

@@ -24,8 +24,8 @@ const char* kDayNames[] = {"SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"};
 }
 
 // A number or (for months and weekdays) a three-letter name.
-int parse_value(const std::string& s, int offset_names, const char* const* names, int name_count, const std::string& spec,
-                const std::string& field) {
+int parse_value(const std::string& s, int offset_names, const char* const* names, int name_count,
+                const std::string& spec, const std::string& field) {
   if (!s.empty() && std::isdigit(static_cast<unsigned char>(s[0]))) {
     for (char c : s) {
       if (!std::isdigit(static_cast<unsigned char>(c))) bad(spec, field + " value '" + s + "' is not a number");
@@ -83,7 +83,6 @@ std::bitset<N> parse_field(const std::string& text, int lo, int hi, const std::s
   return out;
 }
 
-
 }  // namespace
 
 Schedule Schedule::parse(const std::string& raw) {
@@ -99,8 +98,7 @@ Schedule Schedule::parse(const std::string& raw) {
     if (space == std::string::npos) bad(raw, "a time zone without a schedule");
     s.zone_ = spec.substr(std::strlen(prefix), space - std::strlen(prefix));
     spec = spec.substr(space + 1);
-    if (s.zone_.empty() || s.zone_.find("..") != std::string::npos ||
-        !path_exists("/usr/share/zoneinfo/" + s.zone_)) {
+    if (s.zone_.empty() || s.zone_.find("..") != std::string::npos || !path_exists("/usr/share/zoneinfo/" + s.zone_)) {
       bad(raw, "unknown time zone '" + s.zone_ + "' (not in /usr/share/zoneinfo)");
     }
     if (s.zone_ == "UTC" || s.zone_ == "Etc/UTC") s.zone_.clear();
@@ -114,7 +112,8 @@ Schedule Schedule::parse(const std::string& raw) {
   } else if (std::isdigit(static_cast<unsigned char>(spec[0])) && spec.find(' ') == std::string::npos) {
     duration = spec;  // a plain interval such as "15m"
   }
-  if ((!duration.empty() || spec == "@every") && !s.zone_.empty()) bad(raw, "a time zone makes no sense for an interval");
+  if ((!duration.empty() || spec == "@every") && !s.zone_.empty())
+    bad(raw, "a time zone makes no sense for an interval");
   if (!duration.empty() || spec == "@every") {
     auto d = parse_duration(duration);
     if (!d || d->count() <= 0) bad(raw, "'" + duration + "' is not a positive duration");
@@ -136,7 +135,8 @@ Schedule Schedule::parse(const std::string& raw) {
   std::istringstream in(fields_text);
   std::vector<std::string> f;
   for (std::string w; in >> w;) f.push_back(w);
-  if (f.size() != 5) bad(raw, "expected 5 fields (minute hour day-of-month month day-of-week), got " + std::to_string(f.size()));
+  if (f.size() != 5)
+    bad(raw, "expected 5 fields (minute hour day-of-month month day-of-week), got " + std::to_string(f.size()));
 
   s.minutes_ = parse_field<60>(f[0], 0, 59, "minute", raw);
   s.hours_ = parse_field<24>(f[1], 0, 23, "hour", raw);

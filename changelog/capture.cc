@@ -1,9 +1,9 @@
 #include "changelog/capture.h"
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <condition_variable>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
 
@@ -64,15 +64,17 @@ void Capture::mark_late_stored(int64_t stored_revision, int64_t received_micros,
   late_marked_ = true;
   try {
     // Its name is its content; the body says the same for a person reading the bucket.
-    const nlohmann::json body = {{"from", w.first_revision},
-                                 {"to", w.last_revision},
-                                 {"committedAfter", format_rfc3339_micros(from_unix_micros(w.committed_after_ms * 1000))},
-                                 {"receivedBy", format_rfc3339_micros(from_unix_micros(w.received_ms * 1000))}};
+    const nlohmann::json body = {
+        {"from", w.first_revision},
+        {"to", w.last_revision},
+        {"committedAfter", format_rfc3339_micros(from_unix_micros(w.committed_after_ms * 1000))},
+        {"receivedBy", format_rfc3339_micros(from_unix_micros(w.received_ms * 1000))}};
     store_.write_small(w.key(), body.dump() + "\n", /*overwrite=*/true);
-    spdlog::info("change log: revisions {}..{} were committed while capture was away (after {}, received by {}): "
-                 "their commit times are known only within that window",
-                 w.first_revision, w.last_revision, format_rfc3339_micros(from_unix_micros(w.committed_after_ms * 1000)),
-                 format_rfc3339_micros(from_unix_micros(w.received_ms * 1000)));
+    spdlog::info(
+        "change log: revisions {}..{} were committed while capture was away (after {}, received by {}): "
+        "their commit times are known only within that window",
+        w.first_revision, w.last_revision, format_rfc3339_micros(from_unix_micros(w.committed_after_ms * 1000)),
+        format_rfc3339_micros(from_unix_micros(w.received_ms * 1000)));
   } catch (const std::exception& e) {
     spdlog::warn("change log: could not mark revisions {}..{} as received late: {}", w.first_revision, w.last_revision,
                  e.what());
@@ -106,7 +108,8 @@ int64_t Capture::run(int64_t start_revision, const std::atomic<bool>& stop, int6
     late_last_ = now_revision;
     late_after_micros_ = std::max<int64_t>(complete_until_micros, 1);
     spdlog::info("change log: the cluster is at revision {}: revisions {}..{} are caught up (committed after {})",
-                 now_revision, start_revision, now_revision, format_rfc3339_micros(from_unix_micros(late_after_micros_)));
+                 now_revision, start_revision, now_revision,
+                 format_rfc3339_micros(from_unix_micros(late_after_micros_)));
   } else {
     spdlog::debug("change log: the cluster is at revision {}: live from there", now_revision);
   }
@@ -133,7 +136,8 @@ int64_t Capture::run(int64_t start_revision, const std::atomic<bool>& stop, int6
           last_heartbeat = Clock::now();  // nothing to prove until the cluster has been quiet a while
         }
         lock.unlock();
-        if (idle && options_.heartbeat_interval.count() > 0 && Clock::now() - last_heartbeat >= options_.heartbeat_interval) {
+        if (idle && options_.heartbeat_interval.count() > 0 &&
+            Clock::now() - last_heartbeat >= options_.heartbeat_interval) {
           try_heartbeat();
           last_heartbeat = Clock::now();
         }
@@ -174,8 +178,9 @@ int64_t Capture::run(int64_t start_revision, const std::atomic<bool>& stop, int6
               continue;
             }
             if (rev != expected) {
-              throw LogGap(expected, rev, "the watch jumped from revision " + std::to_string(expected - 1) + " to " +
-                                              std::to_string(rev));
+              throw LogGap(
+                  expected, rev,
+                  "the watch jumped from revision " + std::to_string(expected - 1) + " to " + std::to_string(rev));
             }
             record.set_revision(rev);
             record.set_observed_unix_micros(now_micros());

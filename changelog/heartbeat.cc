@@ -39,7 +39,8 @@ std::optional<Heartbeat> read_heartbeat(BlobStore& store, const std::string& clu
   }
   try {
     auto j = nlohmann::json::parse(body);
-    if (j.value("format", "") != kHeartbeatFormat) throw std::runtime_error("format is not " + std::string(kHeartbeatFormat));
+    if (j.value("format", "") != kHeartbeatFormat)
+      throw std::runtime_error("format is not " + std::string(kHeartbeatFormat));
     Heartbeat h;
     h.revision = j.at("revision").get<int64_t>();
     h.checked_at_micros = j.at("checkedAtMicros").get<int64_t>();
@@ -65,7 +66,8 @@ int64_t live_capture_revision(BlobStore& store, const std::string& cluster_id, i
   for (const auto& s : segments) {
     if (s.last_observed_ms * 1000 >= since_micros) out = std::max(out, s.last_revision);
   }
-  if (auto h = read_heartbeat(store, cluster_id); h && h->checked_at_micros >= since_micros) out = std::max(out, h->revision);
+  if (auto h = read_heartbeat(store, cluster_id); h && h->checked_at_micros >= since_micros)
+    out = std::max(out, h->revision);
   return out;
 }
 

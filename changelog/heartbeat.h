@@ -21,8 +21,8 @@
 namespace etcdadm::changelog {
 
 struct Heartbeat {
-  int64_t revision = 0;            // the cluster's revision at checked_at; the log held it then
-  int64_t checked_at_micros = 0;   // unix microseconds, taken before the revision was read
+  int64_t revision = 0;           // the cluster's revision at checked_at; the log held it then
+  int64_t checked_at_micros = 0;  // unix microseconds, taken before the revision was read
 };
 
 // changelog/<cluster>/heartbeat.json

@@ -64,7 +64,8 @@ class RecordParser : public ByteSink {
     if (!magic_seen_) {
       size_t magic = std::strlen(kSegmentMagic);
       if (buf_.size() < magic) {
-        if (std::memcmp(buf_.data(), kSegmentMagic, buf_.size()) != 0) bad("it does not start with the change log magic");
+        if (std::memcmp(buf_.data(), kSegmentMagic, buf_.size()) != 0)
+          bad("it does not start with the change log magic");
         return;
       }
       if (buf_.compare(0, magic, kSegmentMagic) != 0) bad("it does not start with the change log magic");
@@ -77,7 +78,8 @@ class RecordParser : public ByteSink {
       if (len->first > (64u << 20)) bad("a record longer than 64 MiB");
       if (buf_.size() - pos_ - len->second < len->first) break;
       Record r;
-      if (!r.ParseFromArray(buf_.data() + pos_ + len->second, static_cast<int>(len->first))) bad("a record that does not parse");
+      if (!r.ParseFromArray(buf_.data() + pos_ + len->second, static_cast<int>(len->first)))
+        bad("a record that does not parse");
       pos_ += len->second + len->first;
       int64_t expected = last_ == 0 ? name_.first_revision : last_ + 1;
       if (r.revision() != expected) {
@@ -102,7 +104,9 @@ class RecordParser : public ByteSink {
   }
 
  private:
-  [[noreturn]] void bad(const std::string& why) { throw SegmentError(ErrorKind::kCorrupt, what_ + " is damaged: " + why); }
+  [[noreturn]] void bad(const std::string& why) {
+    throw SegmentError(ErrorKind::kCorrupt, what_ + " is damaged: " + why);
+  }
 
   const SegmentName& name_;
   std::string what_;
@@ -164,10 +168,14 @@ std::optional<SegmentName> parse_segment_key(const std::string& key) {
     ext.resize(ext.size() - 4);
   }
   if (!s.key_id.empty() && !s.encrypted) return std::nullopt;
-  if (ext == ".seg") s.compression = Compression::kNone;
-  else if (ext == ".seg.gz") s.compression = Compression::kGzip;
-  else if (ext == ".seg.zst") s.compression = Compression::kZstd;
-  else return std::nullopt;
+  if (ext == ".seg")
+    s.compression = Compression::kNone;
+  else if (ext == ".seg.gz")
+    s.compression = Compression::kGzip;
+  else if (ext == ".seg.zst")
+    s.compression = Compression::kZstd;
+  else
+    return std::nullopt;
   if (s.first_revision < 1 || s.last_revision < s.first_revision) return std::nullopt;
   return s;
 }
@@ -197,7 +205,8 @@ std::optional<LateWindow> parse_late_key(const std::string& key) {
   w.last_revision = *last;
   w.committed_after_ms = *after;
   w.received_ms = *received;
-  if (w.first_revision < 1 || w.last_revision < w.first_revision || w.received_ms < w.committed_after_ms) return std::nullopt;
+  if (w.first_revision < 1 || w.last_revision < w.first_revision || w.received_ms < w.committed_after_ms)
+    return std::nullopt;
   return w;
 }
 
@@ -217,7 +226,8 @@ std::vector<SegmentName> list_segments(BlobStore& store, const std::string& clus
     }
   }
   std::sort(out.begin(), out.end(), [](const SegmentName& a, const SegmentName& b) {
-    return a.first_revision != b.first_revision ? a.first_revision < b.first_revision : a.last_revision < b.last_revision;
+    return a.first_revision != b.first_revision ? a.first_revision < b.first_revision
+                                                : a.last_revision < b.last_revision;
   });
   if (late != nullptr) {
     std::sort(late->begin(), late->end(),
@@ -230,7 +240,8 @@ std::vector<SegmentName> list_segments(BlobStore& store, const std::string& clus
 
 class SegmentBuilder::Impl {
  public:
-  Impl(Compression c, const std::optional<age::Recipients>& to) : compression(c), encrypted(to.has_value()), stored(&bytes) {
+  Impl(Compression c, const std::optional<age::Recipients>& to)
+      : compression(c), encrypted(to.has_value()), stored(&bytes) {
     if (to) encryptor = age::make_encryptor(*to, stored);
     encoder = make_encoder(c, -1, encryptor ? static_cast<ByteSink&>(*encryptor) : stored);
     encoder->write(reinterpret_cast<const uint8_t*>(kSegmentMagic), std::strlen(kSegmentMagic));
@@ -252,8 +263,8 @@ SegmentBuilder::~SegmentBuilder() = default;
 void SegmentBuilder::add(const Record& record) {
   if (!impl_) throw Error(ErrorKind::kInternal, "change log segment written already");
   if (first_ != 0 && record.revision() != last_ + 1) {
-    throw Error(ErrorKind::kInternal, "change log record " + std::to_string(record.revision()) + " does not follow " +
-                                          std::to_string(last_));
+    throw Error(ErrorKind::kInternal,
+                "change log record " + std::to_string(record.revision()) + " does not follow " + std::to_string(last_));
   }
   auto& s = impl_->scratch;
   s.clear();
@@ -303,7 +314,8 @@ std::string read_segment_bytes(BlobStore& store, const SegmentName& segment) {
   try {
     stored = store.read_small(segment.key(), 1u << 30);
   } catch (const Error& e) {
-    if (e.kind() == ErrorKind::kNotFound) throw SegmentError(ErrorKind::kCorrupt, what + " is missing (listed, then gone)");
+    if (e.kind() == ErrorKind::kNotFound)
+      throw SegmentError(ErrorKind::kCorrupt, what + " is missing (listed, then gone)");
     throw;
   }
   Sha256 h;
@@ -317,7 +329,8 @@ std::string read_segment_bytes(BlobStore& store, const SegmentName& segment) {
   return stored;
 }
 
-void read_segment(const BackupStore& store, const SegmentName& segment, const std::function<void(const Record&)>& record) {
+void read_segment(const BackupStore& store, const SegmentName& segment,
+                  const std::function<void(const Record&)>& record) {
   const std::string what = segment_description(*store, segment);
   std::string stored = read_segment_bytes(*store, segment);
   RecordParser parser(segment, what, record);
@@ -326,8 +339,9 @@ void read_segment(const BackupStore& store, const SegmentName& segment, const st
   if (segment.encrypted) {
     const age::Identities* keys = store.keys();
     if (keys == nullptr) {
-      throw SegmentError(ErrorKind::kAuth, what + " is encrypted (age) and no key was given",
-                  "give the identity file (or passphrase) of the store's recipients with --identity / --passphrase-file");
+      throw SegmentError(
+          ErrorKind::kAuth, what + " is encrypted (age) and no key was given",
+          "give the identity file (or passphrase) of the store's recipients with --identity / --passphrase-file");
     }
     decryptor = age::make_decryptor(*keys, *decoder);
   }
@@ -376,7 +390,8 @@ LogChain chain_from(const std::vector<SegmentName>& segments, int64_t from_revis
     if (to_revision != 0 && chain.reaches >= to_revision) break;
     const SegmentName* best = nullptr;
     for (const auto& s : segments) {
-      if (s.first_revision <= next && s.last_revision >= next && (best == nullptr || s.last_revision > best->last_revision)) {
+      if (s.first_revision <= next && s.last_revision >= next &&
+          (best == nullptr || s.last_revision > best->last_revision)) {
         best = &s;
       }
     }

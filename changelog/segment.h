@@ -73,8 +73,8 @@ std::optional<LateWindow> parse_late_key(const std::string& key);
 // Every segment of one cluster's log in the store, ordered by first revision, then last.
 // `heartbeat_listed`: set to whether the same listing showed the log's heartbeat (heartbeat.h);
 // `late`: set to the late windows it showed, ordered by first revision.
-std::vector<SegmentName> list_segments(BlobStore& store, const std::string& cluster_id, bool* heartbeat_listed = nullptr,
-                                       std::vector<LateWindow>* late = nullptr);
+std::vector<SegmentName> list_segments(BlobStore& store, const std::string& cluster_id,
+                                       bool* heartbeat_listed = nullptr, std::vector<LateWindow>* late = nullptr);
 
 // One segment in the making: records in, the stored bytes built in memory as they come (the
 // segment size bounds the memory), written to the store in one atomic create.
@@ -107,7 +107,8 @@ class SegmentBuilder {
 // decryption), age (the keys on the store handle), the decompression, the magic,
 // and the records: exactly first..last of the name, one per revision, in order. `record` gets
 // each record as it is decoded. Throws kCorrupt naming the segment (kAuth: no key opens it).
-void read_segment(const BackupStore& store, const SegmentName& segment, const std::function<void(const Record&)>& record);
+void read_segment(const BackupStore& store, const SegmentName& segment,
+                  const std::function<void(const Record&)>& record);
 // read_segment, falling back on a twin when no key given opens `segment` (kAuth): another segment
 // of `all` with the same revision range. A rekey killed between writing a segment's re-wrapped
 // copy and deleting the old one leaves two, each opening with one set of keys; their payloads are
@@ -126,10 +127,10 @@ std::string segment_description(BlobStore& store, const SegmentName& segment);
 // segments (two sidecars racing at a hand-over) are resolved by revision: each revision comes from
 // exactly one segment, never twice.
 struct LogChain {
-  int64_t from_revision = 0;       // the snapshot's revision the chain extends
+  int64_t from_revision = 0;  // the snapshot's revision the chain extends
   std::vector<SegmentName> segments;
-  int64_t reaches = 0;             // the last revision the chain holds (from_revision when none)
-  int64_t reaches_observed_ms = 0; // when that revision was received (0 when none)
+  int64_t reaches = 0;                        // the last revision the chain holds (from_revision when none)
+  int64_t reaches_observed_ms = 0;            // when that revision was received (0 when none)
   std::optional<int64_t> next_segment_start;  // first revision after a gap, when the log goes on beyond one
 };
 LogChain chain_from(const std::vector<SegmentName>& segments, int64_t from_revision, int64_t to_revision = 0);

@@ -11,13 +11,13 @@
 #include "cmd/sidecar_flags.h"
 #include "cmd/store_flags.h"
 #include "common/error.h"
+#include "common/text.h"
 #include "common/timefmt.h"
 #include "controller/ca_rotation.h"
 #include "controller/controller.h"
 #include "controller/records.h"
 #include "controller/status.h"
 #include "etcd/client.h"
-#include "common/text.h"
 #include "etcdadm/lifecycle/local_member.h"
 #include "render/auto_control.h"
 #include "render/seed_result.h"
@@ -64,9 +64,10 @@ void add_seed(CLI::App& app) {
     bool dry_run = false;
   };
   auto f = std::make_shared<Flags>();
-  auto* c = app.add_subcommand("seed",
-                               "write the cluster spec the controllers (etcdadm auto) converge to: its member count and "
-                               "etcd version, in etcd-manager's format and place; run again to change either");
+  auto* c =
+      app.add_subcommand("seed",
+                         "write the cluster spec the controllers (etcdadm auto) converge to: its member count and "
+                         "etcd version, in etcd-manager's format and place; run again to change either");
   f->store.add_to(c);
   c->add_option("--members", f->members, "members of the cluster (1-9; kept when not given)")->check(CLI::Range(1, 9));
   c->add_option("--version", f->version, "etcd version the members run, e.g. 3.5.17 (kept when not given)");
@@ -135,8 +136,10 @@ void add_seed(CLI::App& app) {
     auto_changes.auto_restore_delay_seconds = seconds_flag("--auto-restore-delay", f->auto_restore_delay);
     auto_changes.corrupt_check_seconds = seconds_flag("--corrupt-check-interval", f->corrupt_check_interval);
     const SeedResult r = seed_cluster_spec(*store, changes, auto_changes, f->dry_run);
-    if (fmt == OutputFormat::kJson) std::cout << render::seed_result_json(r, f->dry_run).dump(2) << "\n";
-    else std::cout << render::seed_result_text(r, f->dry_run);
+    if (fmt == OutputFormat::kJson)
+      std::cout << render::seed_result_json(r, f->dry_run).dump(2) << "\n";
+    else
+      std::cout << render::seed_result_text(r, f->dry_run);
   });
 }
 
@@ -156,7 +159,8 @@ void run_with_backups(const Flags& f, ControllerOptions o) {
   prepared->options.more_metrics = [&controller] { return controller.metrics_text(); };
   Sidecar sidecar(client, *store, &catalog, prepared->options);
   std::unique_ptr<SidecarHttp> http;
-  if (!f.sidecar.listen.empty()) http = std::make_unique<SidecarHttp>(sidecar, f.sidecar.listen, prepared->trigger_token);
+  if (!f.sidecar.listen.empty())
+    http = std::make_unique<SidecarHttp>(sidecar, f.sidecar.listen, prepared->trigger_token);
   std::thread loop([&] { controller.run(); });
   struct StopController {
     Controller& c;
@@ -186,14 +190,16 @@ void add_run(CLI::App* c) {
   b->add_flag("--backups,!--no-backups", f->backups,
               "back up on --schedule with --retention, as `etcdadm backup sidecar` does (default true); the backup "
               "before each membership change is taken either way");
-  f->sidecar.listen = "";  // several hosts' controllers may share a machine in tests; the sidecar's default is 127.0.0.1:9791
+  f->sidecar.listen =
+      "";  // several hosts' controllers may share a machine in tests; the sidecar's default is 127.0.0.1:9791
   f->sidecar.add_to(b, f->store, /*with_any_member=*/false);
   auto* g = c->add_option_group("Controller");
   g->add_option("--interval", f->interval, "between rounds (the members are asked every round)")->capture_default_str();
   g->add_option("--idle-interval", f->idle_interval,
                 "between reads of the store while the cluster is as the spec says (every round otherwise)")
       ->capture_default_str();
-  g->add_option("--heartbeat", f->heartbeat, "this host's record in the store is rewritten at least this often")->capture_default_str();
+  g->add_option("--heartbeat", f->heartbeat, "this host's record in the store is rewritten at least this often")
+      ->capture_default_str();
   c->callback([f, c] {
     if (!c->get_subcommands().empty()) return;  // status, pause, resume
     ControllerOptions o;
@@ -228,7 +234,9 @@ void add_status(CLI::App& group) {
   auto f = std::make_shared<Flags>();
   auto* c = group.add_subcommand("status", "the spec, the hosts, what each waits for, and the last actions");
   f->store.add_to(c);
-  c->add_option("--events", f->events, "how many of the last events to show")->capture_default_str()->check(CLI::Range(0, 500));
+  c->add_option("--events", f->events, "how many of the last events to show")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 500));
   c->callback([f] {
     auto fmt = parse_output_format(f->store.output);
     auto store = f->store.open();
@@ -252,11 +260,12 @@ void add_pause_resume(CLI::App& group) {
   p->add_option("--reason", pf->reason, "why, shown by `auto status` and in every controller's log");
   p->callback([pf] {
     auto store = pf->store.open();
-    PauseRecord pause{who_am_i(), pf->reason, std::chrono::duration_cast<std::chrono::seconds>(
-                                                  std::chrono::system_clock::now().time_since_epoch()).count()};
+    PauseRecord pause{
+        who_am_i(), pf->reason,
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count()};
     store->write_small(kAutoPauseKey, pause_record_json(pause), /*overwrite=*/true);
-    append_auto_event(*store, AutoEvent{to_unix_micros(std::chrono::system_clock::now()), pause.by, "pause", pause.reason,
-                                        "etcdadm auto pause", "done"});
+    append_auto_event(*store, AutoEvent{to_unix_micros(std::chrono::system_clock::now()), pause.by, "pause",
+                                        pause.reason, "etcdadm auto pause", "done"});
     std::cout << render::auto_paused_text(store->url());
   });
   auto rf = std::make_shared<Flags>();
@@ -278,23 +287,29 @@ void add_rotate_ca(CLI::App& group) {
     std::string reason;
   };
   auto f = std::make_shared<Flags>();
-  auto* c = group.add_subcommand("rotate-ca",
-                                 "start a rotation of the cluster CA: a new CA, cross-signed by the current one, sealed into "
-                                 "the store for the hosts that hold the current CA; their controllers re-issue every "
-                                 "member's certificates, then switch to the new CA one host at a time (docs/operations.md)");
+  auto* c =
+      group.add_subcommand("rotate-ca",
+                           "start a rotation of the cluster CA: a new CA, cross-signed by the current one, sealed into "
+                           "the store for the hosts that hold the current CA; their controllers re-issue every "
+                           "member's certificates, then switch to the new CA one host at a time (docs/operations.md)");
   f->store.add_to(c, /*with_output=*/false);
-  c->add_option("--certs-dir", f->certs_dir, "the directory with the cluster's current ca.crt and ca.key")->capture_default_str();
+  c->add_option("--certs-dir", f->certs_dir, "the directory with the cluster's current ca.crt and ca.key")
+      ->capture_default_str();
   c->add_option("--reason", f->reason, "why, shown by `auto status` and in every controller's log");
   c->callback([f] {
     auto store = f->store.open();
-    const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-    const CaRotationRecord r = new_ca_rotation(f->certs_dir, who_am_i(), f->reason.empty() ? "started by a person" : f->reason, now);
+    const int64_t now =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    const CaRotationRecord r =
+        new_ca_rotation(f->certs_dir, who_am_i(), f->reason.empty() ? "started by a person" : f->reason, now);
     if (auto other = write_new_ca_rotation(*store, r)) {
-      throw Error(ErrorKind::kAlreadyExists, "CA rotation " + other->id + " (started by " + other->started_by + ") is under way",
-                  "follow it with `etcdadm auto status --store " + store->url() + "`; a new one can start once it is completed");
+      throw Error(ErrorKind::kAlreadyExists,
+                  "CA rotation " + other->id + " (started by " + other->started_by + ") is under way",
+                  "follow it with `etcdadm auto status --store " + store->url() +
+                      "`; a new one can start once it is completed");
     }
-    append_auto_event(*store, AutoEvent{to_unix_micros(std::chrono::system_clock::now()), r.started_by, "start-ca-rotation",
-                                        r.reason, "etcdadm auto rotate-ca", "done"});
+    append_auto_event(*store, AutoEvent{to_unix_micros(std::chrono::system_clock::now()), r.started_by,
+                                        "start-ca-rotation", r.reason, "etcdadm auto rotate-ca", "done"});
     std::cout << render::ca_rotation_started_text(r, store->url());
   });
 }

@@ -12,18 +12,18 @@
 #include "backup/prune.h"
 #include "backup/rekey.h"
 #include "backup/save.h"
-#include "sidecar/checks.h"
-#include "sidecar/sidecar.h"
-#include "sidecar/sidecar_http.h"
-#include "sidecar/signals.h"
 #include "cmd/connection_flags.h"
 #include "cmd/inspect_commands.h"
 #include "cmd/invocation.h"
 #include "cmd/output.h"
 #include "cmd/restore_flags.h"
 #include "cmd/sidecar_flags.h"
-#include "restore/new_cluster.h"
 #include "cmd/store_flags.h"
+#include "common/cpu_priority.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/text.h"
+#include "etcd/etcd_version.h"
 #include "render/backup_list.h"
 #include "render/backup_verification.h"
 #include "render/copy_result.h"
@@ -33,18 +33,18 @@
 #include "render/rekey_result.h"
 #include "render/restore_result.h"
 #include "render/saved_backup.h"
-#include "common/cpu_priority.h"
-#include "common/error.h"
-#include "common/fs.h"
-#include "common/text.h"
-#include "etcd/etcd_version.h"
-#include "restore/damage.h"
 #include "restore/backup_copy.h"
+#include "restore/damage.h"
 #include "restore/data_dir.h"
 #include "restore/drill.h"
 #include "restore/fetch.h"
+#include "restore/new_cluster.h"
 #include "restore/resolve.h"
 #include "restore/verify.h"
+#include "sidecar/checks.h"
+#include "sidecar/sidecar.h"
+#include "sidecar/sidecar_http.h"
+#include "sidecar/signals.h"
 #include "store/audience.h"
 #include "store/catalog.h"
 #include "store/encryption.h"
@@ -55,8 +55,10 @@ namespace etcdadm::cli {
 namespace {
 
 void print_saved(const SaveResult& r, OutputFormat fmt) {
-  if (fmt == OutputFormat::kJson) std::cout << render::saved_backup_json(r).dump(2) << "\n";
-  else std::cout << render::saved_backup_text(r);
+  if (fmt == OutputFormat::kJson)
+    std::cout << render::saved_backup_json(r).dump(2) << "\n";
+  else
+    std::cout << render::saved_backup_text(r);
 }
 
 void add_save(CLI::App& backup) {
@@ -150,16 +152,22 @@ void add_list(CLI::App& backup) {
     Catalog catalog = f->store.open_catalog();
     if (f->history) {
       auto attempts = catalog.attempts(store->url(), f->limit);
-      if (fmt == OutputFormat::kJson) std::cout << render::attempt_list_json(attempts).dump(2) << "\n";
-      else std::cout << render::attempt_list_text(attempts);
+      if (fmt == OutputFormat::kJson)
+        std::cout << render::attempt_list_json(attempts).dump(2) << "\n";
+      else
+        std::cout << render::attempt_list_text(attempts);
       return;
     }
-    if (f->rebuild) catalog.rebuild(*store);
-    else catalog.sync(*store, f->resync ? SyncDepth::kFull : SyncDepth::kAuto);
+    if (f->rebuild)
+      catalog.rebuild(*store);
+    else
+      catalog.sync(*store, f->resync ? SyncDepth::kFull : SyncDepth::kAuto);
     auto backups = catalog.backups(store->url());
     auto windows = log_windows(*store, backups);
-    if (fmt == OutputFormat::kJson) render::write_backup_list_json(std::cout, backups, windows);
-    else std::cout << render::backup_list_text(backups, windows, std::chrono::system_clock::now());
+    if (fmt == OutputFormat::kJson)
+      render::write_backup_list_json(std::cout, backups, windows);
+    else
+      std::cout << render::backup_list_text(backups, windows, std::chrono::system_clock::now());
   });
 }
 
@@ -199,8 +207,10 @@ void add_verify(CLI::App& backup) {
       throw Error(e.kind(), "backup " + b.name + " is intact, but its change log is not: " + e.what(),
                   e.hint().empty() ? "point-in-time restores can reach only revisions before that segment" : e.hint());
     }
-    if (fmt == OutputFormat::kJson) std::cout << render::backup_verification_json(v).dump(2) << "\n";
-    else std::cout << render::backup_verification_text(v);
+    if (fmt == OutputFormat::kJson)
+      std::cout << render::backup_verification_json(v).dump(2) << "\n";
+    else
+      std::cout << render::backup_verification_text(v);
   });
 }
 
@@ -213,27 +223,32 @@ void add_drill(CLI::App& backup) {
   auto f = std::make_shared<Flags>();
   f->drill.cache_dir = user_cache_dir();
   auto* c = backup.add_subcommand(
-      "drill", "prove a backup restores: restore it into a scratch dir, start a private etcd on it, check what it serves");
+      "drill",
+      "prove a backup restores: restore it into a scratch dir, start a private etcd on it, check what it serves");
   c->add_option("backup", f->query, "backup name, unique prefix, or 'latest'")->capture_default_str();
   f->store.add_to(c);
   f->store.add_key_flags(c, /*identities=*/true);
   c->add_option("--scratch-dir", f->drill.scratch_parent,
                 "where the private data dir goes (needs room for the db plus 192 MiB; default $TMPDIR, else /tmp)");
-  c->add_option("--etcd-binary", f->drill.etcd_binary,
-                "the etcd to start (default: the etcd on PATH when it is of the backup's minor, else the release cache)");
+  c->add_option(
+      "--etcd-binary", f->drill.etcd_binary,
+      "the etcd to start (default: the etcd on PATH when it is of the backup's minor, else the release cache)");
   c->add_option("--cache-dir", f->drill.cache_dir, "the release cache to take etcd from (etcdadm download --cache-dir)")
       ->capture_default_str();
-  c->add_option("--start-timeout", f->start_timeout, "how long etcd may take to serve the restored data")->capture_default_str();
+  c->add_option("--start-timeout", f->start_timeout, "how long etcd may take to serve the restored data")
+      ->capture_default_str();
   c->add_option("--to-revision", f->to_revision,
                 "drill the backup with its change log replayed up to this revision; 'end': the newest revision the "
                 "store can bring back");
-  c->add_option("--to-time", f->to_time, "drill the state at this time (RFC 3339, or relative: -10m) through the change log");
+  c->add_option("--to-time", f->to_time,
+                "drill the state at this time (RFC 3339, or relative: -10m) through the change log");
   c->callback([f] {
     auto fmt = parse_output_format(f->store.output);
     f->drill.point_in_time = point_in_time_from_flags(f->to_revision, f->to_time, std::chrono::system_clock::now());
     auto timeout = parse_duration(f->start_timeout);
     if (!timeout || timeout->count() <= 0) {
-      throw Error(ErrorKind::kInvalidArgument, "--start-timeout " + f->start_timeout + " is not a duration", "e.g. 90s, 5m");
+      throw Error(ErrorKind::kInvalidArgument, "--start-timeout " + f->start_timeout + " is not a duration",
+                  "e.g. 90s, 5m");
     }
     f->drill.start_timeout = std::chrono::duration_cast<std::chrono::seconds>(*timeout);
     auto store = f->store.open();
@@ -241,8 +256,10 @@ void add_drill(CLI::App& backup) {
     BackupRecord b = find_backup_for(*store, catalog, f->query, f->drill.point_in_time);
     DrillReport r = run_drill(store, b, f->drill);
     record_drill_result(*store, &catalog, b, r);
-    if (fmt == OutputFormat::kJson) std::cout << drill_report_json(r).dump(2) << "\n";
-    else std::cout << render::drill_report_text(r);
+    if (fmt == OutputFormat::kJson)
+      std::cout << drill_report_json(r).dump(2) << "\n";
+    else
+      std::cout << render::drill_report_text(r);
     if (!r.passed) throw Error(r.failure_kind, "drill of backup " + b.name + " failed: " + r.failure, r.failure_hint);
   });
 }
@@ -253,7 +270,8 @@ std::vector<BackupRecord> backups_to_copy(BlobStore& from, Catalog& catalog, con
                                           const std::string& since) {
   const int given = (query.empty() ? 0 : 1) + (all ? 1 : 0) + (since.empty() ? 0 : 1);
   if (given != 1) {
-    throw Error(ErrorKind::kInvalidArgument, "backup copy needs exactly one of: a backup name (or 'latest'), --all, --since TIME");
+    throw Error(ErrorKind::kInvalidArgument,
+                "backup copy needs exactly one of: a backup name (or 'latest'), --all, --since TIME");
   }
   std::vector<BackupRecord> out;
   if (!query.empty()) {
@@ -261,7 +279,8 @@ std::vector<BackupRecord> backups_to_copy(BlobStore& from, Catalog& catalog, con
     return out;
   }
   catalog.sync(from, SyncDepth::kFull);
-  const int64_t from_micros = since.empty() ? 0 : to_unix_micros(parse_point_in_time(since, std::chrono::system_clock::now()));
+  const int64_t from_micros =
+      since.empty() ? 0 : to_unix_micros(parse_point_in_time(since, std::chrono::system_clock::now()));
   for (const auto& b : catalog.backups(from.url())) {
     if (b.taken_at_micros >= from_micros) out.push_back(b);
   }
@@ -283,7 +302,8 @@ void add_copy(CLI::App& backup) {
   c->add_option("--since", f->since, "the backups taken at or after this time (RFC 3339, or relative: -24h)");
   c->add_option("--from", f->store.store, "the source store (as --store)");
   c->add_option("--to", f->to, "the target store: any store URL; a new one gets the source's settings")->required();
-  c->add_flag("--no-change-log", f->no_change_log, "copy the backups only, not the change-log segments that extend them");
+  c->add_flag("--no-change-log", f->no_change_log,
+              "copy the backups only, not the change-log segments that extend them");
   f->store.add_to(c);
   f->store.add_key_flags(c, /*identities=*/true);  // only for etcd-manager's backups, which record no stored digest
   c->callback([f] {
@@ -294,15 +314,18 @@ void add_copy(CLI::App& backup) {
     target.store = f->to;
     target.require_lockable(f->to);
     auto to = target.open();
-    if (to->url() == from->url()) throw Error(ErrorKind::kInvalidArgument, "--from and --to are the same store: " + to->url());
+    if (to->url() == from->url())
+      throw Error(ErrorKind::kInvalidArgument, "--from and --to are the same store: " + to->url());
     Catalog catalog = f->store.open_catalog();
     auto selected = backups_to_copy(*from, catalog, f->query, f->all, f->since);
     prepare_copy_target(*from, *to);
     CopyResult r = copy_backups(from, &catalog, *to, selected, !f->no_change_log);
     const auto& damaged = r.damaged;
     sync_after(&catalog, *to, "backup copy");
-    if (fmt == OutputFormat::kJson) std::cout << render::copy_result_json(r, from->url(), to->url()).dump(2) << "\n";
-    else std::cout << render::copy_result_text(r, to->url());
+    if (fmt == OutputFormat::kJson)
+      std::cout << render::copy_result_json(r, from->url(), to->url()).dump(2) << "\n";
+    else
+      std::cout << render::copy_result_text(r, to->url());
     if (!damaged.empty()) {
       throw Error(ErrorKind::kCorrupt, std::to_string(damaged.size()) + " backup(s) not copied: " + damaged.front(),
                   "they are damaged in the source and marked so; the others were copied");
@@ -329,7 +352,8 @@ void add_restore(CLI::App& backup) {
                 "point in time: the state at this time (RFC 3339, or relative: -10m): every revision received by then");
   c->add_option("--data-dir", f->restore.data_dir, "data dir to create (must be absent or empty unless --force)");
   // One name for the file and one for the format: `--output json` must not write a file named json.
-  c->add_option("--output-file,--output", f->output_file, "only fetch the verified snapshot into this file (not the format: -o)")
+  c->add_option("--output-file,--output", f->output_file,
+                "only fetch the verified snapshot into this file (not the format: -o)")
       ->check([](const std::string& v) -> std::string {
         for (const char* format : {"json", "table", "simple", "yaml", "fields", "protobuf", "raw"}) {
           if (v == format) return "'" + v + "' is an output format: use -o " + v + " (--output-file takes a file)";
@@ -337,10 +361,12 @@ void add_restore(CLI::App& backup) {
         return "";
       });
   c->add_option("--name", f->restore.name, "member name")->capture_default_str();
-  c->add_option("--initial-cluster", f->restore.initial_cluster, "name=peerURL,... (default: <name>=<advertise peer URL>)");
+  c->add_option("--initial-cluster", f->restore.initial_cluster,
+                "name=peerURL,... (default: <name>=<advertise peer URL>)");
   c->add_option("--initial-advertise-peer-urls", f->restore.initial_advertise_peer_urls, "this member's peer URLs")
       ->capture_default_str();
-  c->add_option("--initial-cluster-token", f->restore.initial_cluster_token, "token of the new cluster")->capture_default_str();
+  c->add_option("--initial-cluster-token", f->restore.initial_cluster_token, "token of the new cluster")
+      ->capture_default_str();
   c->add_flag("--force", f->restore.force, "replace a non-empty data dir / an existing output file");
   add_restore_method_flags(c, f->restore.method);
   c->add_option("--restore-tool", f->restore.restore_tool, "path to etcdutl (3.5+) or etcdctl (3.4): restore with it");
@@ -358,21 +384,24 @@ void add_restore(CLI::App& backup) {
     }
     if (!f->output_file.empty() && f->restore.method.any_given()) {
       throw Error(ErrorKind::kInvalidArgument,
-                  "--restore-with, --bump-revision, --mark-compacted and --keep-revision go with --data-dir (--output-file writes the "
+                  "--restore-with, --bump-revision, --mark-compacted and --keep-revision go with --data-dir "
+                  "(--output-file writes the "
                   "snapshot as it was saved)");
     }
     f->restore.point_in_time = point_in_time_from_flags(f->to_revision, f->to_time, std::chrono::system_clock::now());
     const PointInTime& pit = f->restore.point_in_time;
     if (pit.given() && !f->output_file.empty()) {
-      throw Error(ErrorKind::kInvalidArgument, "--to-revision and --to-time go with --data-dir (the replay writes a data dir)");
+      throw Error(ErrorKind::kInvalidArgument,
+                  "--to-revision and --to-time go with --data-dir (the replay writes a data dir)");
     }
     auto store = f->store.open();
     Catalog catalog = f->store.open_catalog();
     BackupRecord b = find_backup_for(*store, catalog, f->query, pit);
     if (!f->output_file.empty()) {
       FetchResult r;
-      with_damage_recorded(*store, catalog, b, [&] { r = fetch_verified(store, b, f->output_file, f->restore.force); },
-                           same_command_for(f->query));
+      with_damage_recorded(
+          *store, catalog, b, [&] { r = fetch_verified(store, b, f->output_file, f->restore.force); },
+          same_command_for(f->query));
       if (fmt == OutputFormat::kJson) {
         std::cout << render::fetched_snapshot_json(b.name, store->url(), f->output_file, r).dump(2) << "\n";
       } else {
@@ -381,10 +410,12 @@ void add_restore(CLI::App& backup) {
       return;
     }
     RestoreResult r;
-    with_damage_recorded(*store, catalog, b, [&] { r = restore_to_data_dir(store, b, f->restore); },
-                         same_command_for(f->query));
-    if (fmt == OutputFormat::kJson) std::cout << render::restore_result_json(r, store->url()).dump(2) << "\n";
-    else std::cout << render::restore_result_text(r, f->restore.name);
+    with_damage_recorded(
+        *store, catalog, b, [&] { r = restore_to_data_dir(store, b, f->restore); }, same_command_for(f->query));
+    if (fmt == OutputFormat::kJson)
+      std::cout << render::restore_result_json(r, store->url()).dump(2) << "\n";
+    else
+      std::cout << render::restore_result_text(r, f->restore.name);
   });
 }
 
@@ -397,7 +428,8 @@ void add_prune(CLI::App& backup) {
   auto f = std::make_shared<Flags>();
   auto* c = backup.add_subcommand("prune", "delete the backups a retention policy does not keep");
   f->store.add_to(c);
-  c->add_option("--policy", f->policy, "etcd-manager | count:N | gfs:HOURLY,DAILY,WEEKLY,MONTHLY")->capture_default_str();
+  c->add_option("--policy", f->policy, "etcd-manager | count:N | gfs:HOURLY,DAILY,WEEKLY,MONTHLY")
+      ->capture_default_str();
   c->add_flag("--dry-run", f->prune.dry_run, "only show what would be deleted");
   c->add_flag("--keep-noncurrent-versions", f->prune.keep_noncurrent_versions, kKeepVersionsHelp);
   c->add_flag("--allow-no-recent-backup", f->prune.allow_no_recent_backup,
@@ -409,8 +441,10 @@ void add_prune(CLI::App& backup) {
     auto store = f->store.open();
     Catalog catalog = f->store.open_catalog();
     PruneResult r = prune_backups(*store, &catalog, policy, std::chrono::system_clock::now(), f->prune);
-    if (fmt == OutputFormat::kJson) std::cout << render::prune_result_json(r, policy.describe()).dump(2) << "\n";
-    else std::cout << render::prune_result_text(r, policy.describe(), f->prune.keep_noncurrent_versions);
+    if (fmt == OutputFormat::kJson)
+      std::cout << render::prune_result_json(r, policy.describe()).dump(2) << "\n";
+    else
+      std::cout << render::prune_result_text(r, policy.describe(), f->prune.keep_noncurrent_versions);
   });
 }
 
@@ -445,8 +479,9 @@ void add_rekey(CLI::App& backup) {
       o.new_recipients = to;
     }
     if (!o.new_recipients && !f->all && f->queries.empty()) {
-      throw Error(ErrorKind::kInvalidArgument, "nothing to do",
-                  "give new recipients (--encrypt-to, --encrypt-to-file, --new-passphrase-file), backups to rekey, or --all");
+      throw Error(
+          ErrorKind::kInvalidArgument, "nothing to do",
+          "give new recipients (--encrypt-to, --encrypt-to-file, --new-passphrase-file), backups to rekey, or --all");
     }
     o.current_passphrase = f->store.passphrase();
     o.all = f->all;
@@ -454,8 +489,10 @@ void add_rekey(CLI::App& backup) {
     Catalog catalog = f->store.open_catalog();
     for (const auto& q : f->queries) o.names.push_back(find_backup(*store, catalog, q).name);
     RekeyResult r = rekey_backups(store, &catalog, o);
-    if (fmt == OutputFormat::kJson) std::cout << render::rekey_result_json(r).dump(2) << "\n";
-    else std::cout << render::rekey_result_text(r, f->all);
+    if (fmt == OutputFormat::kJson)
+      std::cout << render::rekey_result_json(r).dump(2) << "\n";
+    else
+      std::cout << render::rekey_result_text(r, f->all);
   });
 }
 
@@ -474,8 +511,10 @@ void add_pin(CLI::App& backup) {
     auto store = f->store.open();
     Catalog catalog = f->store.open_catalog();
     PinChange change = pin_store_audience(*store, catalog);
-    if (fmt == OutputFormat::kJson) std::cout << render::pin_change_json(change, store->url()).dump(2) << "\n";
-    else std::cout << render::pin_change_text(change, store->url());
+    if (fmt == OutputFormat::kJson)
+      std::cout << render::pin_change_json(change, store->url()).dump(2) << "\n";
+    else
+      std::cout << render::pin_change_text(change, store->url());
   });
 }
 
@@ -499,7 +538,8 @@ void add_sidecar(CLI::App& backup) {
     auto prepared = prepare_sidecar(f->sidecar, f->store, store, catalog, cc.endpoints.front());
     Sidecar sidecar(client, *store, &catalog, prepared->options);
     std::unique_ptr<SidecarHttp> http;
-    if (!f->sidecar.listen.empty()) http = std::make_unique<SidecarHttp>(sidecar, f->sidecar.listen, prepared->trigger_token);
+    if (!f->sidecar.listen.empty())
+      http = std::make_unique<SidecarHttp>(sidecar, f->sidecar.listen, prepared->trigger_token);
     signals.run(sidecar, {&*store, prepared->copy_store ? &**prepared->copy_store : nullptr});
   });
 }

@@ -8,9 +8,9 @@
 #include "common/error.h"
 #include "common/timefmt.h"
 #include "etcdadm/lifecycle/local_member.h"
-#include "render/certs.h"
 #include "etcdadm/member_config.h"
 #include "etcdadm/pki.h"
+#include "render/certs.h"
 
 namespace etcdadm::cli {
 
@@ -32,8 +32,10 @@ void add_check_expiration(CLI::App& certs) {
     auto certs = inspect_certs(f->dir);
     if (certs.empty()) throw Error(ErrorKind::kNotFound, "no certificates in " + f->dir, "check --certs-dir");
     auto now = std::chrono::system_clock::now();
-    if (fmt == OutputFormat::kJson) std::cout << render::cert_expiration_json(certs, now).dump(2) << "\n";
-    else std::cout << render::cert_expiration_text(certs, now);
+    if (fmt == OutputFormat::kJson)
+      std::cout << render::cert_expiration_json(certs, now).dump(2) << "\n";
+    else
+      std::cout << render::cert_expiration_text(certs, now);
   });
 }
 

@@ -51,8 +51,10 @@ std::string roff(const std::string& text) {
   bool line_start = true;
   for (char c : text) {
     if (line_start && (c == '.' || c == '\'')) out += "\\&";
-    if (c == '\\') out += "\\e";
-    else out += c;
+    if (c == '\\')
+      out += "\\e";
+    else
+      out += c;
     line_start = c == '\n';
   }
   return out;
@@ -67,8 +69,10 @@ std::string roff_option(const std::string& name) {
 // "--store,-s URL" as the option list of a command's section shows it.
 std::string option_label(const CLI::Option* o) {
   std::string label;
-  for (const auto& l : o->get_lnames()) label += (label.empty() ? "" : ", ") + std::string("\\fB") + roff_option("--" + l) + "\\fR";
-  for (const auto& s : o->get_snames()) label += (label.empty() ? "" : ", ") + std::string("\\fB") + roff_option("-" + s) + "\\fR";
+  for (const auto& l : o->get_lnames())
+    label += (label.empty() ? "" : ", ") + std::string("\\fB") + roff_option("--" + l) + "\\fR";
+  for (const auto& s : o->get_snames())
+    label += (label.empty() ? "" : ", ") + std::string("\\fB") + roff_option("-" + s) + "\\fR";
   if (!o->nonpositional()) label = "\\fI" + roff(o->get_name()) + "\\fR";
   if (o->nonpositional() && o->get_type_size() != 0) {
     std::string type = o->get_type_name();
@@ -83,7 +87,8 @@ std::string bash_completion(const CLI::App& app) {
   std::ostringstream subs, opts;
   for (const auto& c : commands(app)) {
     std::vector<std::string> names;
-    for (const CLI::App* sub : c.app->get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+    for (const CLI::App* sub : c.app->get_subcommands([](const CLI::App*) { return true; }))
+      names.push_back(sub->get_name());
     if (!names.empty()) subs << "    \"" << c.path << "\") echo \"" << words(names) << "\" ;;\n";
     auto o = option_names(c.app);
     if (!o.empty()) opts << "    \"" << c.path << "\") echo \"" << words(o) << "\" ;;\n";
@@ -102,7 +107,8 @@ std::string bash_completion(const CLI::App& app) {
          "  for ((i = 1; i < COMP_CWORD; i++)); do\n"
          "    word=\"${COMP_WORDS[i]}\"\n"
          "    [[ $word == -* ]] && continue\n"
-         "    if [[ \" $(_etcdadm_subcommands \"$path\") \" == *\" $word \"* ]]; then path=\"${path:+$path }$word\"; fi\n"
+         "    if [[ \" $(_etcdadm_subcommands \"$path\") \" == *\" $word \"* ]]; then path=\"${path:+$path }$word\"; "
+         "fi\n"
          "  done\n"
          "  if [[ $cur == -* ]]; then\n"
          "    COMPREPLY=($(compgen -W \"$(_etcdadm_options \"$path\") --help\" -- \"$cur\"))\n"
@@ -121,7 +127,8 @@ std::string man_page(const CLI::App& app, const std::string& environment_help) {
   std::ostringstream out;
   out << ".TH ETCDADM 1 \"\" \"etcdadm " << ETCDADM_VERSION << "\" \"User Commands\"\n"
       << ".SH NAME\netcdadm \\- etcd backups, restores and member lifecycle\n"
-      << ".SH SYNOPSIS\n.B etcdadm\n[\\fIglobal options\\fR] \\fIcommand\\fR [\\fIsubcommand\\fR] [\\fIoptions\\fR] [\\fIarguments\\fR]\n"
+      << ".SH SYNOPSIS\n.B etcdadm\n[\\fIglobal options\\fR] \\fIcommand\\fR [\\fIsubcommand\\fR] [\\fIoptions\\fR] "
+         "[\\fIarguments\\fR]\n"
       << ".SH DESCRIPTION\n"
       << "etcdadm streams snapshots of a running etcd cluster over etcd's Maintenance API into a "
          "versioned backup store (a local directory, S3, GCS, Azure Blob or OpenStack Swift), "
@@ -138,14 +145,17 @@ std::string man_page(const CLI::App& app, const std::string& environment_help) {
       out << ".TP\n" << option_label(o) << "\n";
       std::string desc = o->get_description();
       if (!o->get_envname().empty()) desc += (desc.empty() ? "" : " ") + std::string("(env ") + o->get_envname() + ")";
-      if (!o->get_default_str().empty()) desc += (desc.empty() ? "" : " ") + std::string("[default: ") + o->get_default_str() + "]";
+      if (!o->get_default_str().empty())
+        desc += (desc.empty() ? "" : " ") + std::string("[default: ") + o->get_default_str() + "]";
       out << (desc.empty() ? std::string("\\&") : roff(desc)) << "\n";
     }
   }
-  out << ".SH ENVIRONMENT\n.nf\n" << roff(environment) << (environment.ends_with("\n") ? "" : "\n") << ".fi\n"
+  out << ".SH ENVIRONMENT\n.nf\n"
+      << roff(environment) << (environment.ends_with("\n") ? "" : "\n") << ".fi\n"
       << ".SH FILES\n"
       << ".TP\n/var/cache/etcdadm/catalog.db\nthe SQLite catalog of the stores this host has seen (root)\n"
-      << ".TP\n/etc/etcdadm/sidecar/\\fINAME\\fR.env\nsettings of the etcdadm\\-backup\\-sidecar@\\fINAME\\fR systemd service\n"
+      << ".TP\n/etc/etcdadm/sidecar/\\fINAME\\fR.env\nsettings of the etcdadm\\-backup\\-sidecar@\\fINAME\\fR systemd "
+         "service\n"
       << ".SH SEE ALSO\n"
       << "\\fBetcd\\fR(1), \\fBetcdctl\\fR(1); the guides in /usr/share/doc/etcdadm/ (operations.md: backup, restore "
          "and disaster recovery runbooks; store\\-format.md; sidecar.md; encryption.md)\n";
@@ -153,7 +163,8 @@ std::string man_page(const CLI::App& app, const std::string& environment_help) {
 }
 
 void add_docs_commands(CLI::App& app, const std::string& environment) {
-  auto* completion = app.add_subcommand("completion", "print a shell completion script: source <(etcdadm completion bash)");
+  auto* completion =
+      app.add_subcommand("completion", "print a shell completion script: source <(etcdadm completion bash)");
   auto* bash = completion->add_subcommand("bash", "the bash completion script");
   completion->require_subcommand(1);
   bash->callback([&app] { std::cout << bash_completion(app); });

@@ -14,15 +14,18 @@ namespace etcdadm::cli {
 
 void ConnectionFlags::add_to(CLI::App* a) {
   app = a;
-  a->add_option("--endpoints", endpoints, "comma-separated etcd client URLs (default 127.0.0.1:2379; env ETCDCTL_ENDPOINTS)");
+  a->add_option("--endpoints", endpoints,
+                "comma-separated etcd client URLs (default 127.0.0.1:2379; env ETCDCTL_ENDPOINTS)");
   a->add_option("--cacert", cacert, "CA bundle that verifies the servers (env ETCDCTL_CACERT)");
   a->add_option("--cert", cert, "client certificate for client-cert auth (env ETCDCTL_CERT)");
   a->add_option("--key", key, "client private key (env ETCDCTL_KEY)");
   a->add_option("--user", user, "username[:password] (env ETCDCTL_USER); asks for the password on a terminal");
-  a->add_option("--password", password, "password (env ETCDCTL_PASSWORD; shows in `ps`: prefer --password-file or the env)");
+  a->add_option("--password", password,
+                "password (env ETCDCTL_PASSWORD; shows in `ps`: prefer --password-file or the env)");
   a->add_option("--password-file", password_file, "read the password from the first line of this file");
   a->add_flag("--insecure-skip-tls-verify", insecure_skip_tls_verify,
-              "TLS to etcd without verifying the server certificate, as etcdctl's flag (env ETCDCTL_INSECURE_SKIP_TLS_VERIFY; tests only)");
+              "TLS to etcd without verifying the server certificate, as etcdctl's flag (env "
+              "ETCDCTL_INSECURE_SKIP_TLS_VERIFY; tests only)");
   a->add_option("--dial-timeout", dial_timeout, "connection timeout, e.g. 2s (env ETCDCTL_DIAL_TIMEOUT)");
   a->add_option("--command-timeout", command_timeout, "per-request timeout, e.g. 5s (env ETCDCTL_COMMAND_TIMEOUT)");
 }
@@ -48,7 +51,8 @@ static std::string prompt_password(const std::string& user) {
 static std::chrono::milliseconds duration_flag(const std::string& name, const std::string& value) {
   auto d = parse_duration(value);
   if (!d || d->count() <= 0) {
-    throw Error(ErrorKind::kInvalidArgument, "invalid " + name + " '" + value + "'", "use a duration such as 5s or 500ms");
+    throw Error(ErrorKind::kInvalidArgument, "invalid " + name + " '" + value + "'",
+                "use a duration such as 5s or 500ms");
   }
   return *d;
 }

@@ -25,13 +25,16 @@ void add_get(CLI::App& group) {
     auto store = f->open();
     auto spec = read_etcd_manager_cluster_spec(*store);
     if (!spec) {
-      throw Error(ErrorKind::kNotFound, "no etcd-manager cluster spec in " + store->url() + " (control/etcd-cluster-spec)",
+      throw Error(ErrorKind::kNotFound,
+                  "no etcd-manager cluster spec in " + store->url() + " (control/etcd-cluster-spec)",
                   "is --store the store etcd-manager backs up to (kops: s3://BUCKET/CLUSTER/backups/etcd/main)? "
                   "`etcdadm etcd-manager configure-cluster` writes one");
     }
     auto created = read_etcd_manager_cluster_created(*store);
-    if (fmt == OutputFormat::kJson) std::cout << render::cluster_spec_json(*spec, created).dump(2) << "\n";
-    else std::cout << render::cluster_spec_text(*spec, created);
+    if (fmt == OutputFormat::kJson)
+      std::cout << render::cluster_spec_json(*spec, created).dump(2) << "\n";
+    else
+      std::cout << render::cluster_spec_text(*spec, created);
   });
 }
 
@@ -42,10 +45,12 @@ void add_configure_cluster(CLI::App& group) {
     std::string etcd_version;
   };
   auto f = std::make_shared<Flags>();
-  auto* c = group.add_subcommand("configure-cluster",
-                                 "set the cluster spec etcd-manager runs (its member count and etcd version), as etcd-manager-ctl does");
+  auto* c = group.add_subcommand(
+      "configure-cluster",
+      "set the cluster spec etcd-manager runs (its member count and etcd version), as etcd-manager-ctl does");
   f->store.add_to(c, /*with_output=*/false);
-  c->add_option("--member-count", f->member_count, "members of the cluster (kept when not given)")->check(CLI::Range(1, 99));
+  c->add_option("--member-count", f->member_count, "members of the cluster (kept when not given)")
+      ->check(CLI::Range(1, 99));
   c->add_option("--etcd-version", f->etcd_version, "etcd version etcd-manager runs, e.g. 3.5.30 (kept when not given)");
   c->callback([f] {
     auto store = f->store.open();
@@ -56,27 +61,33 @@ void add_configure_cluster(CLI::App& group) {
 
 void add_list_backups(CLI::App& group) {
   auto f = std::make_shared<StoreFlags>();
-  auto* c = group.add_subcommand("list-backups", "list the backups etcd-manager sees, and whether it could restore each");
+  auto* c =
+      group.add_subcommand("list-backups", "list the backups etcd-manager sees, and whether it could restore each");
   f->add_to(c);
   c->callback([f] {
     auto fmt = parse_output_format(f->output);
     auto store = f->open();
     auto listed = etcd_manager_listings(*store);
-    if (fmt == OutputFormat::kJson) std::cout << render::etcd_manager_listings_json(listed).dump(2) << "\n";
-    else std::cout << render::etcd_manager_listings_text(listed);
+    if (fmt == OutputFormat::kJson)
+      std::cout << render::etcd_manager_listings_json(listed).dump(2) << "\n";
+    else
+      std::cout << render::etcd_manager_listings_text(listed);
   });
 }
 
 void add_list_commands(CLI::App& group) {
   auto f = std::make_shared<StoreFlags>();
-  auto* c = group.add_subcommand("list-commands", "list the commands queued for etcd-manager (control/*/_command.json)");
+  auto* c =
+      group.add_subcommand("list-commands", "list the commands queued for etcd-manager (control/*/_command.json)");
   f->add_to(c);
   c->callback([f] {
     auto fmt = parse_output_format(f->output);
     auto store = f->open();
     auto commands = list_etcd_manager_commands(*store);
-    if (fmt == OutputFormat::kJson) std::cout << render::etcd_manager_commands_json(commands).dump(2) << "\n";
-    else std::cout << render::etcd_manager_commands_text(commands, store->url());
+    if (fmt == OutputFormat::kJson)
+      std::cout << render::etcd_manager_commands_json(commands).dump(2) << "\n";
+    else
+      std::cout << render::etcd_manager_commands_text(commands, store->url());
   });
 }
 
@@ -86,8 +97,9 @@ void add_delete_command(CLI::App& group) {
     std::string what;
   };
   auto f = std::make_shared<Flags>();
-  auto* c = group.add_subcommand("delete-command",
-                                 "remove queued commands: those restoring backup NAME (as etcd-manager-ctl), or the command at KEY");
+  auto* c = group.add_subcommand(
+      "delete-command",
+      "remove queued commands: those restoring backup NAME (as etcd-manager-ctl), or the command at KEY");
   f->store.add_to(c, /*with_output=*/false);
   c->add_option("what", f->what, "a backup name, or a command's key as list-commands shows it")->required();
   c->callback([f] {
@@ -105,17 +117,19 @@ void add_restore_backup(CLI::App& group) {
     std::string etcd_version;
   };
   auto f = std::make_shared<Flags>();
-  auto* c = group.add_subcommand(
-      "restore-backup",
-      "queue a restore of a backup for etcd-manager (as etcd-manager-ctl restore-backup), after checking that etcd-manager can "
-      "restore it and that it is intact");
+  auto* c = group.add_subcommand("restore-backup",
+                                 "queue a restore of a backup for etcd-manager (as etcd-manager-ctl restore-backup), "
+                                 "after checking that etcd-manager can "
+                                 "restore it and that it is intact");
   f->store.add_to(c, /*with_output=*/false);
   c->add_option("backup", f->query, "backup name (or `latest`, a unique prefix, a time)")->required();
-  c->add_flag("--skip-verify", f->skip_verify,
-              "do not stream the backup to check its hashes first (etcd-manager wipes the cluster before it finds out)");
+  c->add_flag(
+      "--skip-verify", f->skip_verify,
+      "do not stream the backup to check its hashes first (etcd-manager wipes the cluster before it finds out)");
   c->add_option("--member-count", f->member_count, "restore into this many members (default: the current cluster spec)")
       ->check(CLI::Range(1, 99));
-  c->add_option("--etcd-version", f->etcd_version, "restore into this etcd version (default: the current cluster spec)");
+  c->add_option("--etcd-version", f->etcd_version,
+                "restore into this etcd version (default: the current cluster spec)");
   c->callback([f] {
     auto store = f->store.open();
     Catalog catalog = f->store.open_catalog();
@@ -136,8 +150,9 @@ void add_check(CLI::App& group) {
     bool fix = false;
   };
   auto f = std::make_shared<Flags>();
-  auto* c = group.add_subcommand(
-      "check", "find backups etcd-manager lists but could not restore (it would wipe the cluster, then fail); --fix takes them off its list");
+  auto* c = group.add_subcommand("check",
+                                 "find backups etcd-manager lists but could not restore (it would wipe the cluster, "
+                                 "then fail); --fix takes them off its list");
   f->store.add_to(c);
   c->add_flag("--fix", f->fix,
               "delete _etcd_backup.meta of those that have etcdadm metadata: etcdadm still lists and restores them");
@@ -147,15 +162,18 @@ void add_check(CLI::App& group) {
     auto findings = check_etcd_manager_store(*store, f->fix);
     size_t left = 0;
     for (const auto& x : findings) left += x.hidden ? 0 : 1;
-    if (fmt == OutputFormat::kJson) std::cout << render::etcd_manager_check_json(findings, left).dump(2) << "\n";
-    else std::cout << render::etcd_manager_check_text(findings, store->url());
+    if (fmt == OutputFormat::kJson)
+      std::cout << render::etcd_manager_check_json(findings, left).dump(2) << "\n";
+    else
+      std::cout << render::etcd_manager_check_text(findings, store->url());
     if (left > 0) {
-      throw Error(ErrorKind::kCorrupt,
-                  std::to_string(left) + " finding(s) in " + store->url() +
-                      " would make an etcd-manager restore create an empty cluster and then fail",
-                  f->fix ? "delete the queued commands (`etcdadm etcd-manager delete-command NAME`) and the backups etcdadm "
-                           "cannot describe by hand"
-                         : "run `etcdadm etcd-manager check --fix`");
+      throw Error(
+          ErrorKind::kCorrupt,
+          std::to_string(left) + " finding(s) in " + store->url() +
+              " would make an etcd-manager restore create an empty cluster and then fail",
+          f->fix ? "delete the queued commands (`etcdadm etcd-manager delete-command NAME`) and the backups etcdadm "
+                   "cannot describe by hand"
+                 : "run `etcdadm etcd-manager check --fix`");
     }
   });
 }
@@ -163,7 +181,8 @@ void add_check(CLI::App& group) {
 }  // namespace
 
 void add_etcd_manager_commands(CLI::App& app) {
-  auto* group = app.add_subcommand("etcd-manager", "the store as kops' etcd-manager reads it: cluster spec, command queue, restores");
+  auto* group = app.add_subcommand("etcd-manager",
+                                   "the store as kops' etcd-manager reads it: cluster spec, command queue, restores");
   group->require_subcommand(1);
   add_get(*group);
   add_configure_cluster(*group);

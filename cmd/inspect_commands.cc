@@ -1,30 +1,28 @@
 #include "cmd/inspect_commands.h"
 
-#include "cmd/invocation.h"
-#include "restore/damage.h"
-
-#include <nlohmann/json.hpp>
-
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "cmd/connection_flags.h"
+#include "cmd/invocation.h"
 #include "cmd/output.h"
 #include "cmd/store_flags.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/key_text.h"
 #include "etcd/datadir/bolt_reader.h"
-#include "restore/fetch.h"
-#include "restore/resolve.h"
+#include "etcd/datadir/snapshot_inspect.h"
 #include "inspect/restore_keys.h"
 #include "inspect/snapshot_diff.h"
 #include "render/restore_keys_result.h"
 #include "render/snapshot_diff.h"
 #include "render/snapshot_inspection.h"
 #include "render/snapshot_keys.h"
-#include "etcd/datadir/snapshot_inspect.h"
+#include "restore/damage.h"
+#include "restore/fetch.h"
+#include "restore/resolve.h"
 #include "restore/snapshot_source.h"
 #include "store/snapshot_digest.h"
 
@@ -76,9 +74,11 @@ struct BackupAndKey {
 
   void add_to(CLI::App* c) {
     c->add_option("BACKUP", first, "name, unique prefix or 'latest' (with --file: the KEY)")->required();
-    c->add_option("KEY", second, "the key, or with --prefix the prefix, as tables print keys: \\xNN for a byte, \\\\ for a backslash");
+    c->add_option("KEY", second,
+                  "the key, or with --prefix the prefix, as tables print keys: \\xNN for a byte, \\\\ for a backslash");
     // CLI11 would print one positional taking one or two values as "args(1x)".
-    c->formatter(std::make_shared<UsageLines>(std::vector<std::string>{"[OPTIONS] BACKUP KEY", "--file FILE [OPTIONS] KEY"}));
+    c->formatter(
+        std::make_shared<UsageLines>(std::vector<std::string>{"[OPTIONS] BACKUP KEY", "--file FILE [OPTIONS] KEY"}));
   }
 
   std::pair<std::string, std::string> resolve(const SourceFlags& source) const {
@@ -86,7 +86,8 @@ struct BackupAndKey {
       if (!second.empty()) throw Error(ErrorKind::kInvalidArgument, "with --file give only the key");
       return {"", parse_printed_bytes(first)};
     }
-    if (second.empty()) throw Error(ErrorKind::kInvalidArgument, "give the backup and the key (or --prefix and a prefix)");
+    if (second.empty())
+      throw Error(ErrorKind::kInvalidArgument, "give the backup and the key (or --prefix and a prefix)");
     return {first, parse_printed_bytes(second)};
   }
 };
@@ -110,8 +111,8 @@ class OpenedSnapshot {
     auto store = f.store.open();
     Catalog catalog = f.store.open_catalog();
     BackupRecord b = find_backup(*store, catalog, query);
-    with_damage_recorded(*store, catalog, b, [&] { snapshot_ = SnapshotSource::open_backup(store, b); },
-                         same_command_for(query));
+    with_damage_recorded(
+        *store, catalog, b, [&] { snapshot_ = SnapshotSource::open_backup(store, b); }, same_command_for(query));
     source_ = render::backup_source_json(b.name, store->url());
   }
 
@@ -137,7 +138,8 @@ void add_inspect(CLI::App& backup) {
       "what a backup holds without restoring it: `etcdctl snapshot status` fields, members, keys per prefix, ...");
   c->add_option("backup", f->query, "backup name, unique prefix, or 'latest' (omit with --file)");
   f->source.add_to(c);
-  c->add_option("--semantics", f->semantics, "totalKey as etcdctl 3.4/3.5 (every bbolt entry) or etcdutl 3.6/3.7 (live keys)")
+  c->add_option("--semantics", f->semantics,
+                "totalKey as etcdctl 3.4/3.5 (every bbolt entry) or etcdutl 3.6/3.7 (live keys)")
       ->capture_default_str()
       ->check(CLI::IsMember({"3.4", "3.5", "3.6", "3.7"}));
   c->add_option("--prefix-depth", f->depth, "'/'-separated levels that make a prefix (/registry/pods is 2)")
@@ -179,8 +181,9 @@ void add_get(CLI::App& backup) {
   f->source.add_to(c);
   // `get` writes one more format than the other commands: its help says so.
   c->get_option("--output-format")
-      ->description("table|json|raw (env ETCDCTL_WRITE_OUT, as etcdctl's -w); raw: the value's bytes as they are "
-                    "(one exact key), or each key and value on lines of their own (--prefix)");
+      ->description(
+          "table|json|raw (env ETCDCTL_WRITE_OUT, as etcdctl's -w); raw: the value's bytes as they are "
+          "(one exact key), or each key and value on lines of their own (--prefix)");
   add_prefix_flag(c, f->prefix);
   c->add_flag("--keys-only", f->keys_only, "print keys (and revisions) without values");
   c->callback([f] {
@@ -198,13 +201,16 @@ void add_get(CLI::App& backup) {
       if (f->keys_only) kvs.back().value.clear();
     });
     if (kvs.empty() && !f->prefix) {
-      throw Error(ErrorKind::kNotFound, "key '" + printable_bytes(key, 200) + "' does not exist in the snapshot (revision " +
+      throw Error(ErrorKind::kNotFound, "key '" + printable_bytes(key, 200) +
+                                            "' does not exist in the snapshot (revision " +
                                             std::to_string(status.revision) + ")");
     }
     if (out == "json") {
       std::cout << render::snapshot_keys_json(snap.source(), status.revision, kvs, f->keys_only).dump(2) << "\n";
-    } else if (out == "raw") std::cout << render::snapshot_keys_raw(kvs, f->keys_only, f->prefix);
-    else std::cout << render::snapshot_keys_text(kvs, status.revision, f->keys_only);
+    } else if (out == "raw")
+      std::cout << render::snapshot_keys_raw(kvs, f->keys_only, f->prefix);
+    else
+      std::cout << render::snapshot_keys_text(kvs, status.revision, f->keys_only);
   });
 }
 
@@ -271,8 +277,10 @@ void add_restore_keys(CLI::App& backup) {
     }
     EtcdClient client(f->conn.resolve());
     RestoreKeysResult r = restore_keys(client, kvs, o);
-    if (fmt == OutputFormat::kJson) std::cout << render::restore_keys_result_json(r, snap.source(), o).dump(2) << "\n";
-    else std::cout << render::restore_keys_result_text(r, o);
+    if (fmt == OutputFormat::kJson)
+      std::cout << render::restore_keys_result_json(r, snap.source(), o).dump(2) << "\n";
+    else
+      std::cout << render::restore_keys_result_text(r, o);
   });
 }
 

@@ -6,6 +6,8 @@
 #include <iostream>
 #include <memory>
 
+#include "backup/member_select.h"
+#include "backup/pre_change.h"
 #include "cmd/invocation.h"
 #include "cmd/member_flags.h"
 #include "cmd/output.h"
@@ -18,15 +20,13 @@
 #include "etcdadm/lifecycle/init_join.h"
 #include "etcdadm/lifecycle/local_member.h"
 #include "etcdadm/lifecycle/reset.h"
-#include "etcdadm/release/install.h"
 #include "etcdadm/member_health.h"
 #include "etcdadm/member_remove.h"
+#include "etcdadm/release/install.h"
 #include "etcdadm/upgrade/upgrade.h"
 #include "render/member_lifecycle.h"
 #include "render/release_install.h"
 #include "render/upgrade.h"
-#include "backup/member_select.h"
-#include "backup/pre_change.h"
 #include "restore/damage.h"
 #include "restore/member_restore.h"
 #include "restore/new_cluster.h"
@@ -37,8 +37,10 @@ namespace etcdadm::cli {
 namespace {
 
 void print_lifecycle_result(const char* verb, const LifecycleOptions& o, const LifecycleResult& r, OutputFormat fmt) {
-  if (fmt == OutputFormat::kJson) std::cout << render::lifecycle_result_json(o.member, r).dump(2) << "\n";
-  else std::cout << render::lifecycle_result_text(verb, o.member, r);
+  if (fmt == OutputFormat::kJson)
+    std::cout << render::lifecycle_result_json(o.member, r).dump(2) << "\n";
+  else
+    std::cout << render::lifecycle_result_text(verb, o.member, r);
 }
 
 struct InitFlags {
@@ -69,8 +71,9 @@ void add_init_flags(CLI::App* c, InitFlags& f) {
   g->add_option("--to-revision", f.to_revision,
                 "with --from-backup: the backup's change log replayed up to exactly this revision (with 'latest': the "
                 "newest backup at or before it whose log reaches it); 'end': as far as the change log reaches");
-  g->add_option("--to-time", f.to_time,
-                "with --from-backup: the state at this time (RFC 3339, or relative: -10m): every revision received by then");
+  g->add_option(
+      "--to-time", f.to_time,
+      "with --from-backup: the state at this time (RFC 3339, or relative: -10m): every revision received by then");
   f.store.add_to(g, /*with_output=*/false);
   f.store.add_key_flags(c, /*identities=*/true);
   add_restore_method_flags(g, f.restore);
@@ -96,15 +99,19 @@ void run_init_command(const InitFlags& f, const std::string& phase) {
     throw Error(ErrorKind::kInvalidArgument, "give at most one of --snapshot and --from-backup");
   }
   if (f.snapshot.empty() && f.from_backup.empty() && f.restore.any_given()) {
-    throw Error(ErrorKind::kInvalidArgument, "--restore-with, --bump-revision, --mark-compacted and --keep-revision go with --snapshot or --from-backup");
+    throw Error(
+        ErrorKind::kInvalidArgument,
+        "--restore-with, --bump-revision, --mark-compacted and --keep-revision go with --snapshot or --from-backup");
   }
   PointInTime pit = point_in_time_from_flags(f.to_revision, f.to_time, std::chrono::system_clock::now());
   if (pit.given() && f.from_backup.empty()) {
-    throw Error(ErrorKind::kInvalidArgument, "--to-revision and --to-time go with --from-backup (they replay its change log)");
+    throw Error(ErrorKind::kInvalidArgument,
+                "--to-revision and --to-time go with --from-backup (they replay its change log)");
   }
   if (!f.snapshot.empty()) {
     if (!path_exists(f.snapshot)) throw Error(ErrorKind::kNotFound, "snapshot " + f.snapshot + " does not exist");
-    o.restore_snapshot = snapshot_file_restorer(absolute_path(f.snapshot), f.skip_hash_check, o.member.version, f.restore);
+    o.restore_snapshot =
+        snapshot_file_restorer(absolute_path(f.snapshot), f.skip_hash_check, o.member.version, f.restore);
   } else if (!f.from_backup.empty()) {
     if (f.store.store.empty()) throw Error(ErrorKind::kInvalidArgument, "--from-backup needs --store");
     BackupStore store = f.store.open();
@@ -114,12 +121,13 @@ void run_init_command(const InitFlags& f, const std::string& phase) {
     // Fetched and checked whole now (and the change log replayed onto it), before etcd is
     // installed or a certificate issued: a damaged backup or segment costs nothing but this
     // message, and the restore reads the verified copy.
-    with_damage_recorded(*store, catalog, backup,
-                         [&] {
-                           o.restore_snapshot = prefetched_backup_restorer(store, backup, o.member.data_dir,
-                                                                           o.member.version, f.restore, pit);
-                         },
-                         same_command_for(f.from_backup));
+    with_damage_recorded(
+        *store, catalog, backup,
+        [&] {
+          o.restore_snapshot =
+              prefetched_backup_restorer(store, backup, o.member.data_dir, o.member.version, f.restore, pit);
+        },
+        same_command_for(f.from_backup));
     spdlog::info("starting from backup {} in {} (verified)", backup.name, f.store.store);
   }
   auto r = run_init(o, phase);
@@ -156,7 +164,8 @@ void run_join_command(const JoinFlags& f, const std::string& phase) {
   o.retry = f.retry;
   o.replace = f.replace;
   o.force_replace = f.force_replace;
-  if (f.force_replace && f.replace.empty()) throw Error(ErrorKind::kInvalidArgument, "--force-replace goes with --replace");
+  if (f.force_replace && f.replace.empty())
+    throw Error(ErrorKind::kInvalidArgument, "--force-replace goes with --replace");
   auto r = run_join(o, phase);
   print_lifecycle_result("Joined", o, r, fmt);
 }
@@ -223,8 +232,9 @@ void add_reset(CLI::App& app) {
     // Without a member to reset, the defaults (the host name, /var/lib/etcd) are nobody's: a reset
     // of them said "Reset member <host>" and exited 0, having done nothing, or worse.
     if (!f->location.names_a_member()) {
-      throw f->location.no_member_state("", "point --config-dir at the member's config dir, or give --name and "
-                                            "--data-dir to reset what is left of a member whose state file is gone");
+      throw f->location.no_member_state("",
+                                        "point --config-dir at the member's config dir, or give --name and "
+                                        "--data-dir to reset what is left of a member whose state file is gone");
     }
     ResetOptions o = f->reset;
     o.member = f->location.located();
@@ -255,8 +265,10 @@ void add_info(CLI::App& app) {
     }
     conn.endpoints = cluster_endpoints_of(m, {});
     ClusterInfo info = cluster_info(conn, local_id);
-    if (fmt == OutputFormat::kJson) std::cout << render::cluster_info_json(m, info).dump(2) << "\n";
-    else std::cout << render::cluster_info_text(m, info);
+    if (fmt == OutputFormat::kJson)
+      std::cout << render::cluster_info_json(m, info).dump(2) << "\n";
+    else
+      std::cout << render::cluster_info_text(m, info);
   });
 }
 
@@ -282,12 +294,13 @@ void add_download(CLI::App& app) {
   });
 }
 
-
 // ---- upgrade plan | apply | rollback ----
 
 void print_upgrade_result(const char* verb, const MemberConfig& m, const UpgradeResult& r, OutputFormat fmt) {
-  if (fmt == OutputFormat::kJson) std::cout << render::upgrade_result_json(r, m.name).dump(2) << "\n";
-  else std::cout << render::upgrade_result_text(verb, m.name, r);
+  if (fmt == OutputFormat::kJson)
+    std::cout << render::upgrade_result_json(r, m.name).dump(2) << "\n";
+  else
+    std::cout << render::upgrade_result_text(verb, m.name, r);
 }
 
 struct UpgradeFlags {
@@ -338,11 +351,13 @@ void run_upgrade_apply(const UpgradeFlags& f, const std::string& phase) {
 }
 
 void add_upgrade(CLI::App& app) {
-  auto* upgrade = app.add_subcommand("upgrade", "change the etcd version of the members, one at a time, keeping quorum");
+  auto* upgrade =
+      app.add_subcommand("upgrade", "change the etcd version of the members, one at a time, keeping quorum");
   upgrade->require_subcommand(1);
 
   auto pf = std::make_shared<UpgradeFlags>();
-  auto* plan = upgrade->add_subcommand("plan", "the members, their versions, whether the step to --version is allowed, and the order");
+  auto* plan = upgrade->add_subcommand(
+      "plan", "the members, their versions, whether the step to --version is allowed, and the order");
   pf->add_common(plan);
   auto* pg = plan->add_option_group("The backup each apply takes");
   pf->backup.store.add_to(pg, /*with_output=*/false);
@@ -363,11 +378,13 @@ void add_upgrade(CLI::App& app) {
                                  " while it is younger than " + pf->backup.max_backup_age
                            : "each apply takes a new backup of the cluster into " + store->url() + " first";
     }
-    if (fmt == OutputFormat::kJson) std::cout << render::upgrade_plan_json(p, backup_note).dump(2) << "\n";
-    else std::cout << render::upgrade_plan_text(p, backup_note);
+    if (fmt == OutputFormat::kJson)
+      std::cout << render::upgrade_plan_json(p, backup_note).dump(2) << "\n";
+    else
+      std::cout << render::upgrade_plan_text(p, backup_note);
     if (!p.allowed) {
-      throw Error(ErrorKind::kInvalidArgument, "the cluster cannot move to etcd " + p.target.str() + " now: " +
-                                                   p.problems.front());
+      throw Error(ErrorKind::kInvalidArgument,
+                  "the cluster cannot move to etcd " + p.target.str() + " now: " + p.problems.front());
     }
   });
 
@@ -410,8 +427,10 @@ void add_member(CLI::App& app) {
     o.member = f->location.recorded("member remove");
     o.endpoints = split_endpoints(f->endpoints);
     auto r = run_member_remove(o);
-    if (fmt == OutputFormat::kJson) std::cout << render::member_removed_json(r).dump(2) << "\n";
-    else std::cout << render::member_removed_text(r);
+    if (fmt == OutputFormat::kJson)
+      std::cout << render::member_removed_json(r).dump(2) << "\n";
+    else
+      std::cout << render::member_removed_text(r);
   });
 }
 

@@ -2,7 +2,6 @@
 #include <malloc.h>
 
 #include <CLI/CLI.hpp>
-
 #include <iostream>
 
 #include "cmd/auto_commands.h"

@@ -3,14 +3,14 @@
 #include <iostream>
 #include <memory>
 
+#include "changelog/heartbeat.h"
 #include "cmd/member_flags.h"
 #include "cmd/output.h"
 #include "cmd/store_flags.h"
 #include "common/error.h"
-#include "etcd/client_pool.h"
 #include "common/text.h"
-#include "changelog/heartbeat.h"
 #include "common/timefmt.h"
+#include "etcd/client_pool.h"
 #include "etcdadm/maintenance/consistency.h"
 #include "etcdadm/maintenance/defrag.h"
 #include "etcdadm/maintenance/space.h"
@@ -50,8 +50,9 @@ void add_defrag(CLI::App& app) {
                 "only members with at least this share of their db file free (size minus size in use)")
       ->capture_default_str()
       ->check(CLI::Range(0, 100));
-  c->add_option("--min-free-mib", f->min_free_mib, "and at least this many MiB free")->capture_default_str()->check(
-      CLI::NonNegativeNumber);
+  c->add_option("--min-free-mib", f->min_free_mib, "and at least this many MiB free")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   c->add_option("--timeout", f->timeout, "how long one member's defrag may take")->capture_default_str();
   c->add_option("--health-timeout", f->health_timeout, "how long a member may take to catch up after its defrag")
       ->capture_default_str();
@@ -60,26 +61,32 @@ void add_defrag(CLI::App& app) {
   f->backup.add_to(c, "Backup before the defrag");
   c->callback([f] {
     auto fmt = parse_output_format(f->backup.store.output);
-    if (f->cluster && !f->members.empty()) throw Error(ErrorKind::kInvalidArgument, "give --cluster or --member, not both");
+    if (f->cluster && !f->members.empty())
+      throw Error(ErrorKind::kInvalidArgument, "give --cluster or --member, not both");
     MemberConfig m = f->location.recorded("defrag");
     DefragOptions o;
     o.connection = connection_to(m, cluster_endpoints_of(m, split_endpoints(f->endpoints)));
     o.rule.min_free_fraction = f->min_free_percent / 100.0;
     o.rule.min_free_bytes = f->min_free_mib << 20;
-    o.only = f->cluster ? std::vector<std::string>{} : (f->members.empty() ? std::vector<std::string>{m.name} : f->members);
+    o.only =
+        f->cluster ? std::vector<std::string>{} : (f->members.empty() ? std::vector<std::string>{m.name} : f->members);
     o.defrag_timeout = duration_flag("--timeout", f->timeout, false);
     o.health_timeout = duration_flag("--health-timeout", f->health_timeout, false);
     if (f->dry_run) {
       EtcdClient cluster(o.connection);
       auto plan = plan_defrag(cluster_info(o.connection, 0), list_alarms(cluster), o.rule, o.only);
-      if (fmt == OutputFormat::kJson) std::cout << render::defrag_plan_json(plan).dump(2) << "\n";
-      else std::cout << render::defrag_plan_text(plan);
+      if (fmt == OutputFormat::kJson)
+        std::cout << render::defrag_plan_json(plan).dump(2) << "\n";
+      else
+        std::cout << render::defrag_plan_text(plan);
       return;
     }
     o.backup = f->backup.resolve("the defrag");
     const DefragResult r = run_defrag(o);
-    if (fmt == OutputFormat::kJson) std::cout << render::defrag_result_json(r).dump(2) << "\n";
-    else std::cout << render::defrag_result_text(r);
+    if (fmt == OutputFormat::kJson)
+      std::cout << render::defrag_result_json(r).dump(2) << "\n";
+    else
+      std::cout << render::defrag_result_text(r);
   });
 }
 
@@ -107,8 +114,10 @@ void add_alarm(CLI::App& app) {
     MemberConfig m = lf->location.recorded("alarm list");
     EtcdClient cluster(connection_to(m, cluster_endpoints_of(m, split_endpoints(lf->endpoints))));
     const auto alarms = list_alarms(cluster);
-    if (fmt == OutputFormat::kJson) std::cout << render::alarm_list_json(alarms).dump(2) << "\n";
-    else std::cout << render::alarm_list_text(alarms);
+    if (fmt == OutputFormat::kJson)
+      std::cout << render::alarm_list_json(alarms).dump(2) << "\n";
+    else
+      std::cout << render::alarm_list_text(alarms);
   });
 
   auto f = std::make_shared<AlarmFlags>();
@@ -147,11 +156,14 @@ void add_alarm(CLI::App& app) {
       // The change log in the store, when a capture writes it now: compaction stops where it is.
       auto store = f->backup.store.open();
       const std::string cluster_id = id_hex(EtcdClient(o.connection).member_list().header().cluster_id());
-      o.keep_from_revision = changelog::live_capture_revision(*store, cluster_id, to_unix_micros(std::chrono::system_clock::now()));
+      o.keep_from_revision =
+          changelog::live_capture_revision(*store, cluster_id, to_unix_micros(std::chrono::system_clock::now()));
     }
     const auto r = recover_space(o);
-    if (fmt == OutputFormat::kJson) std::cout << render::space_recovery_json(r).dump(2) << "\n";
-    else std::cout << render::space_recovery_text(r);
+    if (fmt == OutputFormat::kJson)
+      std::cout << render::space_recovery_json(r).dump(2) << "\n";
+    else
+      std::cout << render::space_recovery_text(r);
     if (!r.not_under_quota.empty()) {
       throw Error(ErrorKind::kUnavailable, "the NOSPACE alarm stays armed: the data does not fit the quota",
                   "raise --quota-backend-bytes (see above)");
@@ -182,16 +194,19 @@ void add_hashkv(CLI::App& app) {
     const ClusterInfo info = cluster_info(pool, connection.endpoints, 0);
     const HashSurvey survey = survey_hashes(pool, info);
     const HashVerdict verdict = judge_hashes(survey);
-    if (fmt == OutputFormat::kJson) std::cout << render::hash_survey_json(survey, verdict).dump(2) << "\n";
-    else std::cout << render::hash_survey_text(survey, verdict);
+    if (fmt == OutputFormat::kJson)
+      std::cout << render::hash_survey_json(survey, verdict).dump(2) << "\n";
+    else
+      std::cout << render::hash_survey_text(survey, verdict);
     switch (verdict.kind) {
       case HashVerdict::Kind::kAgree:
         return;
       case HashVerdict::Kind::kMinorityDiffers:
-        throw Error(ErrorKind::kCorrupt, "corrupt member: " + verdict.explanation,
-                    "replace it from the healthy ones (docs/operations.md, \"Runbook: a corrupt member\"): `etcdadm member "
-                    "remove NAME`, then on its host move its data dir aside and `etcdadm join <a healthy member's client "
-                    "URL> --name NAME`");
+        throw Error(
+            ErrorKind::kCorrupt, "corrupt member: " + verdict.explanation,
+            "replace it from the healthy ones (docs/operations.md, \"Runbook: a corrupt member\"): `etcdadm member "
+            "remove NAME`, then on its host move its data dir aside and `etcdadm join <a healthy member's client "
+            "URL> --name NAME`");
       case HashVerdict::Kind::kNoMajority:
         throw Error(ErrorKind::kCorrupt, verdict.explanation,
                     "no member can be trusted over the others: restore the cluster from a verified backup "

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <string>
 #include <vector>
 
@@ -79,7 +78,8 @@ struct LocationFlags {
   }
   // What a command that needs a member says when --config-dir holds none.
   Error no_member_state(const std::string& what, const std::string& hint) const {
-    return Error(ErrorKind::kNotFound, "no etcdadm member state in " + member.config_dir + " (no etcdadm.json)" + what, hint);
+    return Error(ErrorKind::kNotFound, "no etcdadm member state in " + member.config_dir + " (no etcdadm.json)" + what,
+                 hint);
   }
   // Whether there is a member to act on: its state file in --config-dir, or --name and --data-dir
   // given (what is left of a member whose state file is gone, e.g. a reset run again).
@@ -94,9 +94,10 @@ struct LocationFlags {
   MemberConfig recorded(const std::string& command) const {
     MemberConfig state;
     if (!load_member_state(member.config_dir, state)) {
-      throw no_member_state(": `etcdadm " + command + "` works on a member that etcdadm init or join set up",
-                            "point --config-dir at that member's config dir (e.g. --config-dir /etc/etcd-b for a second "
-                            "member on this host); for an etcd etcdadm did not set up, ask it with etcdctl --endpoints");
+      throw no_member_state(
+          ": `etcdadm " + command + "` works on a member that etcdadm init or join set up",
+          "point --config-dir at that member's config dir (e.g. --config-dir /etc/etcd-b for a second "
+          "member on this host); for an etcd etcdadm did not set up, ask it with etcdctl --endpoints");
     }
     return located();
   }

@@ -10,16 +10,24 @@
 namespace etcdadm::cli {
 
 void SidecarFlags::add_to(CLI::App* c, StoreFlags& store, bool with_any_member) {
-  c->add_option("--schedule", schedule, "cron (5 fields, UTC; 'CRON_TZ=Europe/Berlin 0 2 * * *' for a zone), @hourly/@daily/@weekly, '@every 15m' or '15m'")
+  c->add_option("--schedule", schedule,
+                "cron (5 fields, UTC; 'CRON_TZ=Europe/Berlin 0 2 * * *' for a zone), @hourly/@daily/@weekly, '@every "
+                "15m' or '15m'")
       ->capture_default_str();
-  if (with_any_member) c->add_flag("--any-member", any_member, "back up from every member's sidecar, not only the leader's");
-  c->add_option("--retention", retention, "after each backup: etcd-manager | count:N | gfs:H,D,W,M (default: keep all)");
+  if (with_any_member)
+    c->add_flag("--any-member", any_member, "back up from every member's sidecar, not only the leader's");
+  c->add_option("--retention", retention,
+                "after each backup: etcd-manager | count:N | gfs:H,D,W,M (default: keep all)");
   c->add_flag("--keep-noncurrent-versions", keep_versions, kKeepVersionsHelp);
-  c->add_option("--verify", verify, "read each backup back and check it: always | never | every:N")->capture_default_str();
+  c->add_option("--verify", verify, "read each backup back and check it: always | never | every:N")
+      ->capture_default_str();
   c->add_option("--listen", listen, "HTTP address for /healthz /readyz /metrics /backups, POST /backup ('' = off)")
       ->capture_default_str();
-  c->add_option("--trigger-token-file", token_file, "file holding the bearer token POST /backup requires (and, beyond loopback, GET /metrics and /backups)");
-  c->add_option("--ready-max-age", ready_max_age, "/readyz fails when the newest backup is older")->capture_default_str();
+  c->add_option(
+      "--trigger-token-file", token_file,
+      "file holding the bearer token POST /backup requires (and, beyond loopback, GET /metrics and /backups)");
+  c->add_option("--ready-max-age", ready_max_age, "/readyz fails when the newest backup is older")
+      ->capture_default_str();
   c->add_option("--shutdown-grace", grace, "on SIGTERM, how long a running backup may take to finish")
       ->capture_default_str();
   creation.add_to(c);
@@ -60,8 +68,9 @@ void SidecarFlags::add_to(CLI::App* c, StoreFlags& store, bool with_any_member) 
   d->add_option("--drill-cache-dir", drill.cache_dir, "the release cache drills take etcd from")->capture_default_str();
 }
 
-std::unique_ptr<PreparedSidecar> prepare_sidecar(const SidecarFlags& f, const StoreFlags& store, const BackupStore& backups,
-                                                 Catalog& catalog, const std::string& member_endpoint) {
+std::unique_ptr<PreparedSidecar> prepare_sidecar(const SidecarFlags& f, const StoreFlags& store,
+                                                 const BackupStore& backups, Catalog& catalog,
+                                                 const std::string& member_endpoint) {
   // With --copy-to, the lock may be meant for the second store (an S3 copy of a local store).
   if (f.copy_to.empty() || parse_store_url(f.copy_to).scheme != StoreUrl::Scheme::kS3) {
     store.require_lockable(store.store);
@@ -84,11 +93,11 @@ std::unique_ptr<PreparedSidecar> prepare_sidecar(const SidecarFlags& f, const St
   if (f.continuous) {
     ChangeLogLoopOptions lo;
     lo.leader_only = o.leader_only;
-    lo.capture.segment_interval =
-        std::chrono::duration_cast<std::chrono::milliseconds>(duration_flag("--segment-interval", f.segment_interval, false));
+    lo.capture.segment_interval = std::chrono::duration_cast<std::chrono::milliseconds>(
+        duration_flag("--segment-interval", f.segment_interval, false));
     lo.capture.segment_bytes = static_cast<uint64_t>(f.segment_size_mib) << 20;
-    lo.capture.heartbeat_interval =
-        std::chrono::duration_cast<std::chrono::milliseconds>(duration_flag("--heartbeat-interval", f.heartbeat_interval, true));
+    lo.capture.heartbeat_interval = std::chrono::duration_cast<std::chrono::milliseconds>(
+        duration_flag("--heartbeat-interval", f.heartbeat_interval, true));
     lo.max_rpo = duration_flag("--max-rpo", f.max_rpo, false);
     lo.writer = o.save.store.encryption;
     o.continuous = lo;
@@ -109,12 +118,14 @@ std::unique_ptr<PreparedSidecar> prepare_sidecar(const SidecarFlags& f, const St
     second.store = f.copy_to;
     out->copy_store = second.open();
     BlobStore& copy = **out->copy_store;
-    if (copy.url() == backups->url()) throw Error(ErrorKind::kInvalidArgument, "--copy-to is the store itself: " + copy.url());
+    if (copy.url() == backups->url())
+      throw Error(ErrorKind::kInvalidArgument, "--copy-to is the store itself: " + copy.url());
     o.copy_to = copy.url();
     o.copy_store = &copy;
     o.copy = copy_new_backups_to(backups, catalog, copy);
-    o.copy_retention = f.copy_retention.empty() ? o.retention
-                                                : std::optional(parse_retention_policy(f.copy_retention, Environment::from_process()));
+    o.copy_retention = f.copy_retention.empty()
+                           ? o.retention
+                           : std::optional(parse_retention_policy(f.copy_retention, Environment::from_process()));
   }
   return out;
 }

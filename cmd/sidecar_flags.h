@@ -42,7 +42,8 @@ struct PreparedSidecar {
 
 // The schedule's time zone is applied to the process (TZ): call it while no other thread runs.
 // `member_endpoint` is the member the sidecar saves from and asks whether it leads.
-std::unique_ptr<PreparedSidecar> prepare_sidecar(const SidecarFlags& f, const StoreFlags& store, const BackupStore& backups,
-                                                 Catalog& catalog, const std::string& member_endpoint);
+std::unique_ptr<PreparedSidecar> prepare_sidecar(const SidecarFlags& f, const StoreFlags& store,
+                                                 const BackupStore& backups, Catalog& catalog,
+                                                 const std::string& member_endpoint);
 
 }  // namespace etcdadm::cli

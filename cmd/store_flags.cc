@@ -14,10 +14,11 @@ void StoreFlags::add_key_flags(CLI::App* c, bool identities) {
                 "file (mode 0600) whose first line is the passphrase of a passphrase-encrypted store (env "
                 "ETCDADM_AGE_PASSPHRASE holds the passphrase itself)");
   if (identities) {
-    g->add_option("--identity", identity_files_,
-                  "age identity file (mode 0600, as age-keygen writes it; repeatable, several keys per file) that opens "
-                  "encrypted backups (env ETCDADM_AGE_IDENTITY_FILE; ETCDADM_AGE_IDENTITY holds identity lines "
-                  "themselves)");
+    g->add_option(
+        "--identity", identity_files_,
+        "age identity file (mode 0600, as age-keygen writes it; repeatable, several keys per file) that opens "
+        "encrypted backups (env ETCDADM_AGE_IDENTITY_FILE; ETCDADM_AGE_IDENTITY holds identity lines "
+        "themselves)");
   }
 }
 
@@ -25,8 +26,10 @@ const std::optional<std::string>& StoreFlags::passphrase() const {
   if (!passphrase_) {
     // Both read, so that the environment never keeps the secret for a child process.
     std::optional<std::string> from_env = take_secret_env("ETCDADM_AGE_PASSPHRASE");
-    if (!passphrase_file_.empty()) passphrase_ = load_passphrase_file(passphrase_file_);
-    else passphrase_ = from_env;
+    if (!passphrase_file_.empty())
+      passphrase_ = load_passphrase_file(passphrase_file_);
+    else
+      passphrase_ = from_env;
   }
   return *passphrase_;
 }
@@ -37,7 +40,8 @@ std::shared_ptr<const age::Identities> StoreFlags::keys() const {
   auto ids = std::make_shared<age::Identities>();
   if (identity_flags_) {
     std::vector<std::string> files = identity_files_;
-    if (auto env_file = take_secret_env("ETCDADM_AGE_IDENTITY_FILE"); env_file && files.empty()) files.push_back(*env_file);
+    if (auto env_file = take_secret_env("ETCDADM_AGE_IDENTITY_FILE"); env_file && files.empty())
+      files.push_back(*env_file);
     for (const auto& file : files) {
       for (auto& id : load_identity_file(file)) ids->x25519.push_back(id);
     }

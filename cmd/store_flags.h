@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backup/pre_change.h"
+#include "cmd/output.h"
 #include "common/error.h"
 #include "etcdadm/upgrade/upgrade.h"
 #include "store/age.h"
@@ -20,7 +21,6 @@
 #include "store/encryption.h"
 #include "store/layout.h"
 #include "store/store_url.h"
-#include "cmd/output.h"
 
 namespace etcdadm::cli {
 
@@ -32,12 +32,14 @@ struct StoreFlags {
   StoreOptions options;
   int part_size_mib = 8;
   void add_to(CLI::App* c, bool with_output = true) {
-    c->add_option("--store", store,
-                  "backup store: path, file:///path, s3://bucket/prefix, gs://bucket/prefix, azureblob://container/prefix, "
-                  "swift://container/prefix")
+    c->add_option(
+         "--store", store,
+         "backup store: path, file:///path, s3://bucket/prefix, gs://bucket/prefix, azureblob://container/prefix, "
+         "swift://container/prefix")
         ->envname("ETCDADM_STORE");
     c->add_option("--catalog", catalog,
-                  "SQLite catalog file (env ETCDADM_CATALOG; default: " + Catalog::default_path() + ", shared by every etcdadm on this host)");
+                  "SQLite catalog file (env ETCDADM_CATALOG; default: " + Catalog::default_path() +
+                      ", shared by every etcdadm on this host)");
     if (with_output) add_output_format_option(c, output);
     auto* g = c->add_option_group("Object store options (S3, GCS, Azure Blob, Swift)");
     g->add_option("--s3-endpoint", options.s3.endpoint,
@@ -62,21 +64,24 @@ struct StoreFlags {
         "do not hash request bodies for the signature (saves CPU; integrity rests on TLS and etcdadm's own SHA-256)");
     g->add_option("--gcs-endpoint", options.gcs.endpoint,
                   "GCS JSON API endpoint (default: STORAGE_EMULATOR_HOST, else https://storage.googleapis.com)");
-    g->add_option("--azure-account", options.azure.account,
-                  "Azure storage account (default: AZURE_STORAGE_ACCOUNT, as kops sets it, or the connection string's)");
+    g->add_option(
+        "--azure-account", options.azure.account,
+        "Azure storage account (default: AZURE_STORAGE_ACCOUNT, as kops sets it, or the connection string's)");
     g->add_option("--azure-endpoint", options.azure.endpoint,
                   "Azure Blob endpoint URL (default: AZURE_STORAGE_CONNECTION_STRING's BlobEndpoint, else "
                   "https://ACCOUNT.blob.core.windows.net)");
     g->add_option("--ca-bundle", options.object.ca_bundle,
                   "PEM CA bundle for the store endpoint (default for S3: AWS_CA_BUNDLE; else system)");
     g->add_flag("--store-insecure-skip-tls-verify", options.object.insecure_skip_verify,
-                "do not verify the store endpoint's certificate (test setups only; --insecure-skip-tls-verify is etcd's, as in etcdctl)");
+                "do not verify the store endpoint's certificate (test setups only; --insecure-skip-tls-verify is "
+                "etcd's, as in etcdctl)");
     g->add_option("--upload-concurrency", options.object.concurrency, "parts uploaded in parallel")
         ->default_val(4)
         ->check(CLI::Range(1, 64));
-    g->add_option("--upload-part-size", part_size_mib,
-                  "S3 first part size / GCS chunk size / Azure block / Swift segment size in MiB (S3 parts grow after 1000 "
-        "parts, Swift segments after 100)")
+    g->add_option(
+         "--upload-part-size", part_size_mib,
+         "S3 first part size / GCS chunk size / Azure block / Swift segment size in MiB (S3 parts grow after 1000 "
+         "parts, Swift segments after 100)")
         ->default_val(8)
         ->check(CLI::Range(5, 5120));
   }
@@ -108,7 +113,7 @@ struct StoreFlags {
   bool key_flags_ = false, identity_flags_ = false;
   std::vector<std::string> identity_files_;
   std::string passphrase_file_;
-  mutable std::optional<std::optional<std::string>> passphrase_;   // resolved once
+  mutable std::optional<std::optional<std::string>> passphrase_;  // resolved once
   mutable std::shared_ptr<const age::Identities> keys_;
   mutable bool keys_resolved_ = false;
 };
@@ -173,7 +178,9 @@ struct StoreCreationFlags {
   RecipientFlags recipients;
   int level = -1;
   void add_to(CLI::App* c) {
-    recipients.add_to(c, "the store's public keys: a new store is encrypted to them, an existing one must have exactly them, and this host writes for them from now on (--passphrase-file instead: to a passphrase)",
+    recipients.add_to(c,
+                      "the store's public keys: a new store is encrypted to them, an existing one must have exactly "
+                      "them, and this host writes for them from now on (--passphrase-file instead: to a passphrase)",
                       /*env=*/true);
     c->add_option("--compression", compression, "gzip|zstd|none (only when creating a store; default gzip)");
     c->add_option("--compression-level", level, "codec level (gzip 0-3 via ISA-L, default 1; zstd 1-19, default 1)");
@@ -183,7 +190,8 @@ struct StoreCreationFlags {
   }
   // `passphrase`: StoreFlags::passphrase() (creates a passphrase store, or writes into one).
   StoreRequest request(const std::optional<std::string>& passphrase) const {
-    StoreRequest r{compression_flag(compression), mode.empty() ? std::nullopt : std::optional(parse_store_file_mode(mode)), {}};
+    StoreRequest r{
+        compression_flag(compression), mode.empty() ? std::nullopt : std::optional(parse_store_file_mode(mode)), {}};
     r.encryption.x25519 = recipients.recipients();
     r.encryption.passphrase = passphrase;
     return r;

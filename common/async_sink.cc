@@ -1,9 +1,10 @@
 #include "common/async_sink.h"
 
-#include "common/cpu_priority.h"
+#include <unistd.h>
 
 #include <cstring>
-#include <unistd.h>
+
+#include "common/cpu_priority.h"
 
 namespace etcdadm {
 

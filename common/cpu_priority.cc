@@ -21,9 +21,7 @@ int current_thread_nice() {
   return errno == 0 ? n : 0;
 }
 
-void set_current_thread_nice(int nice) {
-  ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), clamp_nice(nice));
-}
+void set_current_thread_nice(int nice) { ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), clamp_nice(nice)); }
 
 void set_process_nice(int nice) {
   DIR* d = ::opendir("/proc/self/task");

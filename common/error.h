@@ -10,19 +10,19 @@
 namespace etcdadm {
 
 enum class ErrorKind {
-  kInvalidArgument,   // bad flag, bad URL, bad name: the user must change the command
-  kNotFound,          // backup, file or key does not exist
-  kAlreadyExists,     // refusing to overwrite something
-  kInUse,             // a running process holds it (an etcd serving from the data dir)
-  kCorrupt,           // data failed a hash, size or format check
-  kUnavailable,       // endpoint refused, unreachable, not healthy
-  kTimeout,           // deadline passed
-  kTls,               // TLS handshake / certificate problem
-  kAuth,              // wrong credentials, missing permission
-  kIo,                // local disk / filesystem failure
-  kExternalTool,      // a helper program (etcdctl, etcdutl) failed
-  kInterrupted,       // SIGINT/SIGTERM stopped the work (exit 128 + the signal: 130, 143)
-  kInternal,          // a bug
+  kInvalidArgument,  // bad flag, bad URL, bad name: the user must change the command
+  kNotFound,         // backup, file or key does not exist
+  kAlreadyExists,    // refusing to overwrite something
+  kInUse,            // a running process holds it (an etcd serving from the data dir)
+  kCorrupt,          // data failed a hash, size or format check
+  kUnavailable,      // endpoint refused, unreachable, not healthy
+  kTimeout,          // deadline passed
+  kTls,              // TLS handshake / certificate problem
+  kAuth,             // wrong credentials, missing permission
+  kIo,               // local disk / filesystem failure
+  kExternalTool,     // a helper program (etcdctl, etcdutl) failed
+  kInterrupted,      // SIGINT/SIGTERM stopped the work (exit 128 + the signal: 130, 143)
+  kInternal,         // a bug
 };
 
 class Error : public std::runtime_error {

@@ -119,7 +119,8 @@ std::set<std::string> listening_socket_inodes(int port) {
     while (std::getline(in, line)) {
       std::istringstream fields(line);
       std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
-      if (!(fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >> timeout >> inode)) continue;
+      if (!(fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >> timeout >> inode))
+        continue;
       auto colon = local.rfind(':');
       if (colon == std::string::npos || state != "0A" || local.substr(colon + 1) != want) continue;
       inodes.insert(inode);
@@ -172,9 +173,8 @@ ListenCheck check_listen(const std::string& address, int port) {
   if (err != EADDRINUSE) throw_errno("cannot check", address + ":" + std::to_string(port), err);
   result.in_use = true;
   std::set<std::string> inodes = listening_socket_inodes(port);
-  auto holders = processes_with_open([&](const std::string& t) {
-    return t.rfind("socket:[", 0) == 0 && inodes.count(t.substr(8, t.size() - 9)) > 0;
-  });
+  auto holders = processes_with_open(
+      [&](const std::string& t) { return t.rfind("socket:[", 0) == 0 && inodes.count(t.substr(8, t.size() - 9)) > 0; });
   if (!holders.empty()) result.holder = holders.front();
   return result;
 }
@@ -200,7 +200,8 @@ namespace {
 [[noreturn]] void throw_in_use(const std::string& dir, const std::vector<FileHolder>& holders, const std::string& what,
                                const std::string& hint) {
   std::string who;
-  for (const auto& h : holders) who += "\n  PID " + std::to_string(h.pid) + ": " + h.command + " (holds " + h.file + ")";
+  for (const auto& h : holders)
+    who += "\n  PID " + std::to_string(h.pid) + ": " + h.command + " (holds " + h.file + ")";
   throw Error(ErrorKind::kInUse, "cannot " + what + " " + dir + ": it is in use by" + who, hint);
 }
 

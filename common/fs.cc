@@ -1,7 +1,5 @@
 #include "common/fs.h"
 
-#include "common/text.h"
-
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -16,6 +14,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/text.h"
 
 namespace etcdadm {
 
@@ -217,10 +216,14 @@ void check_cache_dir(const std::string& dir) {
   struct stat st {};
   if (::lstat(fallback.c_str(), &st) != 0) throw_errno("cannot inspect", fallback, errno);
   std::string wrong;
-  if (S_ISLNK(st.st_mode)) wrong = "a symbolic link";
-  else if (!S_ISDIR(st.st_mode)) wrong = "not a directory";
-  else if (st.st_uid != ::geteuid()) wrong = "owned by uid " + std::to_string(st.st_uid);
-  else if ((st.st_mode & 077) != 0) wrong = "open to group or others (mode " + octal_mode(st.st_mode & 07777) + ")";
+  if (S_ISLNK(st.st_mode))
+    wrong = "a symbolic link";
+  else if (!S_ISDIR(st.st_mode))
+    wrong = "not a directory";
+  else if (st.st_uid != ::geteuid())
+    wrong = "owned by uid " + std::to_string(st.st_uid);
+  else if ((st.st_mode & 077) != 0)
+    wrong = "open to group or others (mode " + octal_mode(st.st_mode & 07777) + ")";
   if (!wrong.empty()) {
     throw Error(ErrorKind::kInvalidArgument,
                 "refusing the cache directory " + fallback + ": it is " + wrong +
@@ -340,7 +343,8 @@ void read_file_chunks(const std::string& path, const std::function<void(const ui
 }
 
 bool same_file_contents(const std::string& a, const std::string& b) {
-  struct stat sa {}, sb{};
+  struct stat sa {
+  }, sb{};
   if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
   if (!S_ISREG(sa.st_mode) || !S_ISREG(sb.st_mode) || sa.st_size != sb.st_size) return false;
   int fb = ::open(b.c_str(), O_RDONLY | O_CLOEXEC);
@@ -415,8 +419,9 @@ bool is_missing_or_empty_dir(const std::string& dir) {
 }
 
 bool is_filesystem_root(const std::string& dir) {
-  struct statx sx{};
-  if (::statx(AT_FDCWD, dir.c_str(), 0, STATX_BASIC_STATS, &sx) == 0 && (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)) {
+  struct statx sx {};
+  if (::statx(AT_FDCWD, dir.c_str(), 0, STATX_BASIC_STATS, &sx) == 0 &&
+      (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)) {
     if (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) return true;
   }
   // Kernels before 5.8 do not report mount roots; a bind mount of a directory of the parent's own
@@ -444,13 +449,15 @@ std::string set_aside_data_dir(const std::string& dir, const std::string& label)
   if (is_empty_data_dir(dir)) return "";
   if (!is_filesystem_root(dir)) {
     const std::string aside = dir + ".set-aside-" + label;
-    if (path_exists(aside)) throw Error(ErrorKind::kAlreadyExists, aside + " exists already: not setting " + dir + " aside over it");
+    if (path_exists(aside))
+      throw Error(ErrorKind::kAlreadyExists, aside + " exists already: not setting " + dir + " aside over it");
     if (::rename(dir.c_str(), aside.c_str()) != 0) throw_errno("cannot set aside", dir, errno);
     make_dirs(dir, 0700);
     return aside;
   }
   const std::string aside = dir + "/" + kSetAsidePrefix + label;
-  if (path_exists(aside)) throw Error(ErrorKind::kAlreadyExists, aside + " exists already: not setting " + dir + " aside over it");
+  if (path_exists(aside))
+    throw Error(ErrorKind::kAlreadyExists, aside + " exists already: not setting " + dir + " aside over it");
   make_dirs(aside, 0700);
   std::error_code ec;
   std::vector<std::string> names;
@@ -460,7 +467,8 @@ std::string set_aside_data_dir(const std::string& dir, const std::string& label)
   }
   if (ec) throw Error(ErrorKind::kIo, "cannot list " + dir + ": " + ec.message());
   for (const auto& name : names) {
-    if (::rename((dir + "/" + name).c_str(), (aside + "/" + name).c_str()) != 0) throw_errno("cannot set aside", dir + "/" + name, errno);
+    if (::rename((dir + "/" + name).c_str(), (aside + "/" + name).c_str()) != 0)
+      throw_errno("cannot set aside", dir + "/" + name, errno);
   }
   return aside;
 }

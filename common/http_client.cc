@@ -1,14 +1,13 @@
 #include "common/http_client.h"
 
-#include <spdlog/spdlog.h>
-
 #include <curl/curl.h>
+#include <spdlog/spdlog.h>
+#include <strings.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cctype>
+#include <charconv>
 #include <cstring>
-#include <strings.h>
 #include <exception>
 #include <mutex>
 
@@ -65,10 +64,10 @@ size_t write_body(char* data, size_t size, size_t nmemb, void* userdata) {
     if (st->ranged && st->response->status != 206) {
       // A server that ignores Range sends the whole object from byte 0: appending that at a resume
       // offset would splice the object. Nothing of it may reach the sink.
-      st->sink_error = std::make_exception_ptr(
-          Error(ErrorKind::kCorrupt, st->request->method + " " + st->request->url.substr(0, st->request->url.find('?')) +
-                                         ": the server ignored the Range header (HTTP " +
-                                         std::to_string(st->response->status) + " instead of 206)"));
+      st->sink_error = std::make_exception_ptr(Error(
+          ErrorKind::kCorrupt, st->request->method + " " + st->request->url.substr(0, st->request->url.find('?')) +
+                                   ": the server ignored the Range header (HTTP " +
+                                   std::to_string(st->response->status) + " instead of 206)"));
       return CURL_WRITEFUNC_ERROR;
     }
     try {
@@ -83,10 +82,10 @@ size_t write_body(char* data, size_t size, size_t nmemb, void* userdata) {
     // A 2xx body without a sink is wanted whole: listings, metadata, tokens. None comes near the
     // bound, which keeps a broken or hostile endpoint from filling the memory.
     if (st->response->body.size() + n > kMaxBufferedBody) {
-      st->sink_error = std::make_exception_ptr(
-          Error(ErrorKind::kCorrupt, st->request->method + " " + st->request->url.substr(0, st->request->url.find('?')) +
-                                         ": the answer is larger than " + std::to_string(kMaxBufferedBody >> 20) +
-                                         " MiB, more than any listing or metadata document"));
+      st->sink_error = std::make_exception_ptr(Error(
+          ErrorKind::kCorrupt, st->request->method + " " + st->request->url.substr(0, st->request->url.find('?')) +
+                                   ": the answer is larger than " + std::to_string(kMaxBufferedBody >> 20) +
+                                   " MiB, more than any listing or metadata document"));
       return CURL_WRITEFUNC_ERROR;
     }
     st->response->body.append(data, n);

@@ -24,8 +24,8 @@ typedef void CURL;
 namespace etcdadm {
 
 struct HttpOptions {
-  std::string ca_file;     // PEM bundle for server verification; empty = the system's default store
-  bool verify_tls = true;  // off only when the user explicitly asks (self-signed test endpoints)
+  std::string ca_file;           // PEM bundle for server verification; empty = the system's default store
+  bool verify_tls = true;        // off only when the user explicitly asks (self-signed test endpoints)
   std::string client_cert_file;  // PEM client certificate (servers that require one: etcd's HTTP endpoints)
   std::string client_key_file;   // its PEM key
   std::chrono::milliseconds connect_timeout{10000};

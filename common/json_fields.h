@@ -4,11 +4,10 @@
 
 #include <cstdint>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <type_traits>
-
-#include <nlohmann/json.hpp>
 
 #include "common/error.h"
 
@@ -27,7 +26,8 @@ std::optional<T> integer_field(const nlohmann::json& j, const char* key, const s
     if (v <= kMax) return static_cast<T>(v);
   } else if (it->is_number_integer()) {
     int64_t v = it->get<int64_t>();
-    if (std::is_signed_v<T> ? v >= static_cast<int64_t>(std::numeric_limits<T>::min()) : v >= 0) return static_cast<T>(v);
+    if (std::is_signed_v<T> ? v >= static_cast<int64_t>(std::numeric_limits<T>::min()) : v >= 0)
+      return static_cast<T>(v);
   }
   throw Error(ErrorKind::kCorrupt, where + ": \"" + key + "\" is not an integer in range");
 }

@@ -1,16 +1,15 @@
 #include "common/log.h"
 
-#include <sys/ioctl.h>
-#include <unistd.h>
-
-#include <nlohmann/json.hpp>
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <ctime>
 #include <mutex>
+#include <nlohmann/json.hpp>
 
 namespace etcdadm {
 
@@ -86,7 +85,8 @@ class TerminalSink : public spdlog::sinks::base_sink<std::mutex> {
   void draw() {
     std::string line = status_;
     winsize ws{};
-    if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 && line.size() >= ws.ws_col) line.resize(ws.ws_col - 1);
+    if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 && line.size() >= ws.ws_col)
+      line.resize(ws.ws_col - 1);
     std::fputs(("\r\033[K" + line).c_str(), stderr);
     std::fflush(stderr);
   }

@@ -2,9 +2,9 @@
 // parseable). Secrets must never be passed to the logger.
 #pragma once
 
-#include <nlohmann/json_fwd.hpp>
 #include <spdlog/spdlog.h>
 
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 namespace etcdadm {

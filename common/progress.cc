@@ -1,9 +1,8 @@
 #include "common/progress.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "common/error.h"
 #include "common/log.h"
@@ -46,11 +45,14 @@ std::string rate_text(ProgressUnit unit, double per_second) {
 std::string duration_text(double seconds) {
   auto s = static_cast<uint64_t>(std::llround(seconds));
   char buf[32];
-  if (s >= 3600) std::snprintf(buf, sizeof buf, "%lluh%02llum", static_cast<unsigned long long>(s / 3600),
-                               static_cast<unsigned long long>(s % 3600 / 60));
-  else if (s >= 60) std::snprintf(buf, sizeof buf, "%llum%02llus", static_cast<unsigned long long>(s / 60),
-                                  static_cast<unsigned long long>(s % 60));
-  else std::snprintf(buf, sizeof buf, "%llus", static_cast<unsigned long long>(s));
+  if (s >= 3600)
+    std::snprintf(buf, sizeof buf, "%lluh%02llum", static_cast<unsigned long long>(s / 3600),
+                  static_cast<unsigned long long>(s % 3600 / 60));
+  else if (s >= 60)
+    std::snprintf(buf, sizeof buf, "%llum%02llus", static_cast<unsigned long long>(s / 60),
+                  static_cast<unsigned long long>(s % 60));
+  else
+    std::snprintf(buf, sizeof buf, "%llus", static_cast<unsigned long long>(s));
   return buf;
 }
 
@@ -91,7 +93,8 @@ std::string describe_progress(const ProgressSnapshot& s) {
   if (s.seconds >= 0.5 && s.done > 0) {
     double rate = static_cast<double>(s.done) / s.seconds;
     out += ", " + rate_text(s.unit, rate);
-    if (s.total > s.done && rate > 0) out += ", " + duration_text(static_cast<double>(s.total - s.done) / rate) + " left";
+    if (s.total > s.done && rate > 0)
+      out += ", " + duration_text(static_cast<double>(s.total - s.done) / rate) + " left";
   }
   return out;
 }

@@ -28,7 +28,7 @@ enum class ProgressMode { kAuto, kAlways, kNever };
 
 struct ProgressSettings {
   ProgressMode mode = ProgressMode::kAuto;
-  bool json_log = false;                   // --log-format json: structured periodic lines
+  bool json_log = false;                      // --log-format json: structured periodic lines
   std::chrono::milliseconds interval{10000};  // between periodic lines (not the live line's redraws)
 };
 

@@ -141,7 +141,9 @@ ProcessResult run_process(const std::vector<std::string>& argv, const RunOptions
       }
       if (wait_ms < 0 || wait_ms > 100) wait_ms = 100;
     }
-    struct pollfd pfd{fds[0], POLLIN, 0};
+    struct pollfd pfd {
+      fds[0], POLLIN, 0
+    };
     int rc = ::poll(&pfd, 1, wait_ms);
     if (rc < 0 && errno == EINTR) continue;
     if (rc == 0) continue;

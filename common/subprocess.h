@@ -2,26 +2,27 @@
 // quoting problems and no injection. Output is captured or sent to a log file.
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <chrono>
 #include <map>
 #include <optional>
 #include <string>
-#include <sys/types.h>
 #include <vector>
 
 namespace etcdadm {
 
 struct ProcessResult {
-  int exit_code = -1;      // exit status, or 128+signal when killed by a signal
-  std::string output;      // stdout and stderr, interleaved
+  int exit_code = -1;  // exit status, or 128+signal when killed by a signal
+  std::string output;  // stdout and stderr, interleaved
   bool timed_out = false;
   bool cancelled = false;
 };
 
 struct RunOptions {
-  std::map<std::string, std::string> env;   // added to (or overriding) the current environment
-  std::vector<std::string> unset_env;        // removed from the environment
+  std::map<std::string, std::string> env;  // added to (or overriding) the current environment
+  std::vector<std::string> unset_env;      // removed from the environment
   std::optional<std::chrono::milliseconds> timeout;
   std::string working_dir;
   // When it becomes true (checked every 100 ms), the child gets SIGTERM, then SIGKILL 5 s later;

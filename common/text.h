@@ -41,7 +41,10 @@ inline std::optional<uint64_t> parse_id_hex(std::string_view s) {
   if (s.empty() || s.size() > 16) return std::nullopt;
   uint64_t id = 0;
   for (char c : s) {
-    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    int d = c >= '0' && c <= '9'   ? c - '0'
+            : c >= 'a' && c <= 'f' ? c - 'a' + 10
+            : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                   : -1;
     if (d < 0) return std::nullopt;
     id = id << 4 | static_cast<uint64_t>(d);
   }
@@ -95,8 +98,10 @@ inline std::string human_bytes(uint64_t b) {
     ++u;
   }
   char buf[32];
-  if (u == 0) std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(b));
-  else std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+  if (u == 0)
+    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(b));
+  else
+    std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
   return buf;
 }
 

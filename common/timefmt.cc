@@ -25,8 +25,8 @@ static std::string format_utc(SystemTime t, bool micros) {
     std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900, tm.tm_mon + 1,
                   tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long long>(frac));
   } else {
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                  tm.tm_hour, tm.tm_min, tm.tm_sec);
   }
   return buf;
 }
@@ -56,10 +56,9 @@ static bool expect(const std::string& s, size_t& pos, char c) {
 std::optional<SystemTime> parse_rfc3339(const std::string& s) {
   size_t pos = 0;
   int year, mon, day, hour, min, sec;
-  if (!read_digits(s, pos, 4, year) || !expect(s, pos, '-') || !read_digits(s, pos, 2, mon) ||
-      !expect(s, pos, '-') || !read_digits(s, pos, 2, day) || !expect(s, pos, 'T') ||
-      !read_digits(s, pos, 2, hour) || !expect(s, pos, ':') || !read_digits(s, pos, 2, min) ||
-      !expect(s, pos, ':') || !read_digits(s, pos, 2, sec)) {
+  if (!read_digits(s, pos, 4, year) || !expect(s, pos, '-') || !read_digits(s, pos, 2, mon) || !expect(s, pos, '-') ||
+      !read_digits(s, pos, 2, day) || !expect(s, pos, 'T') || !read_digits(s, pos, 2, hour) || !expect(s, pos, ':') ||
+      !read_digits(s, pos, 2, min) || !expect(s, pos, ':') || !read_digits(s, pos, 2, sec)) {
     return std::nullopt;
   }
   if (mon < 1 || mon > 12 || day < 1 || day > 31 || hour > 23 || min > 59 || sec > 60) return std::nullopt;
@@ -122,13 +121,20 @@ std::optional<std::chrono::milliseconds> parse_duration(const std::string& s) {
     while (pos < s.size() && ((s[pos] >= 'a' && s[pos] <= 'z'))) ++pos;
     std::string unit = s.substr(ustart, pos - ustart);
     double ms;
-    if (unit == "ms") ms = 1;
-    else if (unit == "s") ms = 1000;
-    else if (unit == "m") ms = 60 * 1000;
-    else if (unit == "h") ms = 3600 * 1000;
-    else if (unit == "d") ms = 24.0 * 3600 * 1000;
-    else if (unit == "y") ms = 365.0 * 24 * 3600 * 1000;
-    else return std::nullopt;
+    if (unit == "ms")
+      ms = 1;
+    else if (unit == "s")
+      ms = 1000;
+    else if (unit == "m")
+      ms = 60 * 1000;
+    else if (unit == "h")
+      ms = 3600 * 1000;
+    else if (unit == "d")
+      ms = 24.0 * 3600 * 1000;
+    else if (unit == "y")
+      ms = 365.0 * 24 * 3600 * 1000;
+    else
+      return std::nullopt;
     total_ms += value * ms;
   }
   return std::chrono::milliseconds(static_cast<int64_t>(total_ms));
@@ -138,10 +144,16 @@ std::string format_duration_short(std::chrono::seconds d) {
   int64_t s = d.count();
   if (s < 0) s = 0;
   char buf[32];
-  if (s < 60) std::snprintf(buf, sizeof buf, "%llds", static_cast<long long>(s));
-  else if (s < 3600) std::snprintf(buf, sizeof buf, "%lldm%02llds", static_cast<long long>(s / 60), static_cast<long long>(s % 60));
-  else if (s < 86400) std::snprintf(buf, sizeof buf, "%lldh%02lldm", static_cast<long long>(s / 3600), static_cast<long long>((s % 3600) / 60));
-  else std::snprintf(buf, sizeof buf, "%lldd%02lldh", static_cast<long long>(s / 86400), static_cast<long long>((s % 86400) / 3600));
+  if (s < 60)
+    std::snprintf(buf, sizeof buf, "%llds", static_cast<long long>(s));
+  else if (s < 3600)
+    std::snprintf(buf, sizeof buf, "%lldm%02llds", static_cast<long long>(s / 60), static_cast<long long>(s % 60));
+  else if (s < 86400)
+    std::snprintf(buf, sizeof buf, "%lldh%02lldm", static_cast<long long>(s / 3600),
+                  static_cast<long long>((s % 3600) / 60));
+  else
+    std::snprintf(buf, sizeof buf, "%lldd%02lldh", static_cast<long long>(s / 86400),
+                  static_cast<long long>((s % 86400) / 3600));
   return buf;
 }
 

@@ -2,8 +2,8 @@
 #pragma once
 
 #include <chrono>
-#include <ctime>
 #include <cstdint>
+#include <ctime>
 #include <optional>
 #include <string>
 

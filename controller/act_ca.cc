@@ -49,7 +49,8 @@ void Controller::ca_reissue(const Decision& d, const Observation& o) {
     const auto stems = reissue_under_rotation_ca(member_.certs_dir, ca);
     failpoint("auto/ca-rotation/reissued");
     if (o.local.etcd_running) check_member_handshake("its certificates by the new CA");
-    return stems.empty() ? std::string("no member certificates on this host") : join_list(stems) + " re-issued by the new CA";
+    return stems.empty() ? std::string("no member certificates on this host")
+                         : join_list(stems) + " re-issued by the new CA";
   });
 }
 
@@ -65,8 +66,8 @@ void Controller::ca_switch(const Decision& d, const Observation& o) {
       const auto& info = o.cluster.info;
       if (o.local.member_id != 0 && info.leader_id == o.local.member_id) {
         if (const MemberInfo* next = leadership_successor(info, o.local.member_id)) {
-          hand_leadership(pool_.client(member_.loopback_client_url()), member_.loopback_client_url(), member_.name, next->id,
-                          member_label(*next), member_log_hint(member_));
+          hand_leadership(pool_.client(member_.loopback_client_url()), member_.loopback_client_url(), member_.name,
+                          next->id, member_label(*next), member_log_hint(member_));
           moved = ", leadership moved to " + member_label(*next) + " first";
         }
       }
@@ -76,8 +77,8 @@ void Controller::ca_switch(const Decision& d, const Observation& o) {
     finish_ca_switch(r, member_.config_dir);
     ca_sha256_ = ca_fingerprint(member_.ca_cert());
     pool_.reset();
-    return "this host's CA is " + r.new_ca_sha256.substr(0, 12) + "... (the old kept as ca.retired-" + r.id + ".crt/key)" +
-           (o.local.data == DataState::kMember ? "; etcd restarted on it" + moved : "");
+    return "this host's CA is " + r.new_ca_sha256.substr(0, 12) + "... (the old kept as ca.retired-" + r.id +
+           ".crt/key)" + (o.local.data == DataState::kMember ? "; etcd restarted on it" + moved : "");
   });
 }
 

@@ -33,7 +33,8 @@ void Controller::observe_hashes(Observation& o) {
     std::erase_if(surveyed.members, [&](const MemberInfo& x) { return x.id == m.id; });
   }
   const auto alarms = alarms_in_status(o.cluster.info);
-  const bool alarm = std::any_of(alarms.begin(), alarms.end(), [](const MemberAlarm& a) { return a.alarm == "CORRUPT"; });
+  const bool alarm =
+      std::any_of(alarms.begin(), alarms.end(), [](const MemberAlarm& a) { return a.alarm == "CORRUPT"; });
   if (!alarm && refused == 0 && o.auto_spec.corrupt_check_seconds == 0) return;
   const auto interval = alarm || refused > 0 ? std::chrono::seconds(kCorruptAlarmCheck)
                                              : std::chrono::seconds(o.auto_spec.corrupt_check_seconds);

@@ -32,8 +32,10 @@ void Controller::maintain(const Decision& d, const Observation& o) {
   };
   const std::string key = step + "|" + d.command;
   const auto now = steady_clock::now();
-  if (auto it = maintenance_failed_.find(key); it != maintenance_failed_.end() && now - it->second < kMaintenanceRetry) {
-    wait_once("the last " + step + " by this host failed: trying again " + format_duration_short(std::chrono::duration_cast<std::chrono::seconds>(kMaintenanceRetry)) +
+  if (auto it = maintenance_failed_.find(key);
+      it != maintenance_failed_.end() && now - it->second < kMaintenanceRetry) {
+    wait_once("the last " + step + " by this host failed: trying again " +
+              format_duration_short(std::chrono::duration_cast<std::chrono::seconds>(kMaintenanceRetry)) +
               " after it (" + d.reason + ")");
     return;
   }
@@ -57,8 +59,9 @@ void Controller::maintain(const Decision& d, const Observation& o) {
   const int64_t now_unix = unix_now();
   if (const auto& l = record_now.in_progress;
       l && l->host != member_.name && now_unix - l->since_unix < kMaintenanceLeaseSeconds) {
-    wait_once(l->host + " runs " + l->step + " since " + format_rfc3339_seconds(SystemTime(std::chrono::seconds(l->since_unix))) +
-              " (its lease ends " + std::to_string(kMaintenanceLeaseSeconds) + " s after)");
+    wait_once(l->host + " runs " + l->step + " since " +
+              format_rfc3339_seconds(SystemTime(std::chrono::seconds(l->since_unix))) + " (its lease ends " +
+              std::to_string(kMaintenanceLeaseSeconds) + " s after)");
     return;
   }
   if (d.step == Step::kRecoverSpace) {
@@ -144,10 +147,11 @@ void Controller::recover_space(const Decision& d, const Observation& o) {
     throw;
   }
   update_maintenance([&](MaintenanceRecord& m) {
-    m.last_space_recovery = SpaceRecoveryRecord{unix_now(),       member_.name,        opt.keep_revisions,
-                                                r.revision,       r.compacted_to,      r.largest_db_before,
-                                                r.largest_db_after, r.quota,           r.disarmed,
-                                                r.disarmed ? r.compaction_note : r.not_under_quota};
+    m.last_space_recovery = SpaceRecoveryRecord{unix_now(),         member_.name,
+                                                opt.keep_revisions, r.revision,
+                                                r.compacted_to,     r.largest_db_before,
+                                                r.largest_db_after, r.quota,
+                                                r.disarmed,         r.disarmed ? r.compaction_note : r.not_under_quota};
   });
   store_view_.reset();
   if (!r.disarmed) {
@@ -156,8 +160,8 @@ void Controller::recover_space(const Decision& d, const Observation& o) {
   }
   record(step_name(d.step), d.reason, d.command,
          fmt::format("done: compacted to {} ({}), the largest db file {} -> {} of a quota of {}, NOSPACE disarmed",
-                     r.compacted_to, r.compaction_note, human_bytes(r.largest_db_before), human_bytes(r.largest_db_after),
-                     human_bytes(r.quota)));
+                     r.compacted_to, r.compaction_note, human_bytes(r.largest_db_before),
+                     human_bytes(r.largest_db_after), human_bytes(r.quota)));
 }
 
 // Updates the maintenance record in the store (read-modify-write: the acting controller alone writes it).
@@ -180,7 +184,8 @@ void Controller::record_member_defrag(const Decision& d, const DefragMemberResul
   });
   record("defrag", d.reason, d.command,
          fmt::format("done: member {} ({}){}: {} -> {}, its clients waited {} ms", r.name, id_hex(r.id),
-                     r.led ? (r.leadership_moved_to.empty() ? ", the only voter" : ", leadership moved to " + r.leadership_moved_to)
+                     r.led ? (r.leadership_moved_to.empty() ? ", the only voter"
+                                                            : ", leadership moved to " + r.leadership_moved_to)
                            : "",
                      human_bytes(r.db_size_before), human_bytes(r.db_size_after), r.stalled.count()));
   failpoint("auto/defrag/member-done");

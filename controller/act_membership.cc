@@ -56,10 +56,12 @@ void Controller::forget_member(SetAside kind) {
       }
     }
     const uint64_t id = read_auto_local_state(member_.config_dir).member_id;
-    const std::string aside = set_aside_data_dir(member_.data_dir, std::string(set_aside_name(kind)) + "-" + id_hex(id) + "-" + std::to_string(unix_now()));
+    const std::string aside = set_aside_data_dir(
+        member_.data_dir, std::string(set_aside_name(kind)) + "-" + id_hex(id) + "-" + std::to_string(unix_now()));
     if (!aside.empty()) {
-      spdlog::warn("auto: this host's {} member's data is kept in {} for a person to look at (rm -rf {} once it is not needed)",
-                   set_aside_name(kind), aside, aside);
+      spdlog::warn(
+          "auto: this host's {} member's data is kept in {} for a person to look at (rm -rf {} once it is not needed)",
+          set_aside_name(kind), aside, aside);
     }
   }
   AutoLocalState state;
@@ -117,7 +119,8 @@ void Controller::change_membership(const Decision& d) {
       spdlog::info("auto: learner {} has not caught up yet", id_hex(d.member_id));
       return;
     }
-    if (d.step == Step::kPromoteMember && e.mentions("can only promote a learner member")) return;  // its host was first
+    if (d.step == Step::kPromoteMember && e.mentions("can only promote a learner member"))
+      return;  // its host was first
     // etcd's strict reconfiguration check: it takes a change only once every member has been
     // connected for a while (and never one that would leave too few started members). Waiting.
     if (e.mentions("unhealthy cluster") || e.mentions("not enough started members")) {

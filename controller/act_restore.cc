@@ -45,9 +45,12 @@ void Controller::plan_restore(const Decision& d, const Observation& o) {
   record(step_name(d.step), d.reason, d.command, "done: plan " + std::to_string(d.plan.sequence));
   if (d.new_spec) {
     write_etcd_manager_cluster_spec(*store_, *d.new_spec);
-    record("write-spec", "the restore command asks for " + std::to_string(d.new_spec->member_count) + " members of etcd " +
-                             d.new_spec->etcd_version, "etcdadm seed --store " + store_->url() + " --members " +
-                             std::to_string(d.new_spec->member_count) + " --version " + d.new_spec->etcd_version, "done");
+    record("write-spec",
+           "the restore command asks for " + std::to_string(d.new_spec->member_count) + " members of etcd " +
+               d.new_spec->etcd_version,
+           "etcdadm seed --store " + store_->url() + " --members " + std::to_string(d.new_spec->member_count) +
+               " --version " + d.new_spec->etcd_version,
+           "done");
   }
   store_view_.reset();
 }

@@ -27,9 +27,9 @@ void Controller::observe_version_change(Observation& o) {
   const bool behind = voters_behind(o.cluster.info, o.spec->etcd_version);
   if (!behind && !o.local.version_change) return;
   // Surveyed only when no change is under way: every member a healthy voter, a leader.
-  const bool whole = o.cluster.info.leader_id != 0 &&
-                     std::all_of(o.cluster.info.members.begin(), o.cluster.info.members.end(),
-                                 [](const MemberInfo& m) { return !m.learner && member_healthy(m); });
+  const bool whole =
+      o.cluster.info.leader_id != 0 && std::all_of(o.cluster.info.members.begin(), o.cluster.info.members.end(),
+                                                   [](const MemberInfo& m) { return !m.learner && member_healthy(m); });
   if (auto turn = capability<ConditionalWrites>(*store_)->read_versioned(kAutoVersionTurnKey, 1 << 16)) {
     o.version_turn = parse_version_turn(turn->contents, o.store_url + "/" + kAutoVersionTurnKey);
     turn_version_ = turn->version;
@@ -69,7 +69,8 @@ void Controller::change_version(const Decision& d, const Observation& o) {
     u.endpoints = other_members(o.hosts);
     u.backup = [&](EtcdClient& cluster) { return backup_through(d, options_.pre_change_backup_age, cluster); };
     const UpgradeResult r = run_upgrade(u);
-    return r.from + " -> " + r.to + " (" + version_step_name(r.kind) + ")" + (r.backup.empty() ? "" : ", backup " + r.backup);
+    return r.from + " -> " + r.to + " (" + version_step_name(r.kind) + ")" +
+           (r.backup.empty() ? "" : ", backup " + r.backup);
   });
   store_view_.reset();
 }

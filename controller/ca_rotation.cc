@@ -91,13 +91,17 @@ bool complete_ca_rotation(BlobStore& store, const CaRotationRecord& rotation, in
 std::string ca_rotation_step(CaRotationState s) {
   switch (s) {
     case CaRotationState::kReissued:
-    case CaRotationState::kSwitchRestart: return "reissued";
-    case CaRotationState::kSwitched: return "switched";
-    default: return "";
+    case CaRotationState::kSwitchRestart:
+      return "reissued";
+    case CaRotationState::kSwitched:
+      return "switched";
+    default:
+      return "";
   }
 }
 
-CaRotationState local_ca_rotation_state(const CaRotationRecord& r, const std::string& certs_dir, const std::string& config_dir) {
+CaRotationState local_ca_rotation_state(const CaRotationRecord& r, const std::string& certs_dir,
+                                        const std::string& config_dir) {
   const std::string ca = file_fingerprint(certs_dir + "/ca.crt");
   const bool marker = path_exists(restart_marker(r, config_dir));
   if (ca == r.new_ca_sha256) return marker ? CaRotationState::kSwitchRestart : CaRotationState::kSwitched;
@@ -110,7 +114,8 @@ CaRotationState local_ca_rotation_state(const CaRotationRecord& r, const std::st
     const std::string path = certs_dir + "/" + stem + ".crt";
     if (!path_exists(path)) continue;
     const std::vector<X509Ptr> chain = parse_pem_certs(read_file(path));
-    if (chain.size() < 2 || X509_verify(chain[0].get(), X509_get0_pubkey(chain[1].get())) != 1) return CaRotationState::kDue;
+    if (chain.size() < 2 || X509_verify(chain[0].get(), X509_get0_pubkey(chain[1].get())) != 1)
+      return CaRotationState::kDue;
   }
   return CaRotationState::kReissued;
 }

@@ -35,11 +35,11 @@ bool complete_ca_rotation(BlobStore& store, const CaRotationRecord& rotation, in
 
 // Where this host's certs dir stands in a rotation.
 enum class CaRotationState {
-  kOtherCa,         // its ca.crt is neither the rotation's old nor its new CA
-  kDue,             // the old CA, leaves not (all) issued by the new one yet
-  kReissued,        // the old CA, every leaf issued by the new one
-  kSwitchRestart,   // the new CA (or the switch started), etcd still to restart on it
-  kSwitched,        // the new CA, restarted
+  kOtherCa,        // its ca.crt is neither the rotation's old nor its new CA
+  kDue,            // the old CA, leaves not (all) issued by the new one yet
+  kReissued,       // the old CA, every leaf issued by the new one
+  kSwitchRestart,  // the new CA (or the switch started), etcd still to restart on it
+  kSwitched,       // the new CA, restarted
 };
 // What a host record says of a state (HostRecord::ca_rotation_step): "reissued" (kReissued, and
 // kSwitchRestart: the switch is not done until etcd restarted), "switched", or "" (no part yet).

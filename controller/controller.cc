@@ -32,7 +32,9 @@ using std::chrono::steady_clock;
 
 namespace controller_internal {
 
-int64_t unix_now() { return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
 
 int64_t seconds_since(steady_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::seconds>(steady_clock::now() - t).count();
@@ -113,7 +115,8 @@ AutoLocalState read_auto_local_state(const std::string& config_dir) {
   try {
     j = json::parse(read_file(path));
   } catch (const json::exception& e) {
-    throw Error(ErrorKind::kCorrupt, path + " is not JSON: " + e.what(), "remove it only if this host never ran a member");
+    throw Error(ErrorKind::kCorrupt, path + " is not JSON: " + e.what(),
+                "remove it only if this host never ran a member");
   }
   if (!j.is_object()) throw Error(ErrorKind::kCorrupt, path + " is not a JSON object");
   s.cluster_token = string_field(j, "clusterToken", path);
@@ -137,7 +140,8 @@ void write_auto_local_state(const std::string& config_dir, const AutoLocalState&
 Controller::Controller(BackupStore store, ControllerOptions options)
     : store_(std::move(store)),
       options_(std::move(options)),
-      catalog_(Catalog::open_or_memory(options_.catalog_path.empty() ? Catalog::default_path() : options_.catalog_path)),
+      catalog_(
+          Catalog::open_or_memory(options_.catalog_path.empty() ? Catalog::default_path() : options_.catalog_path)),
       member_(options_.lifecycle.member),
       init_system_(make_init_system(member_.init_system)),
       pool_(quick(connection_to(member_, {}))) {
@@ -205,7 +209,8 @@ std::string Controller::backup_through(const Decision& d, std::chrono::seconds m
   const std::string command = "etcdadm backup save --store " + store_->url();
   try {
     auto r = backup_before_change(cluster, *store_, &catalog_, b);
-    if (r.taken) record("backup", std::string("before ") + step_name(d.step) + ": " + d.reason, command, "done: " + r.name);
+    if (r.taken)
+      record("backup", std::string("before ") + step_name(d.step) + ": " + d.reason, command, "done: " + r.name);
     return r.name;
   } catch (const Error& e) {
     record("backup", std::string("before ") + step_name(d.step) + ": no change without a backup", command,
@@ -338,20 +343,25 @@ std::string Controller::metrics_text() const {
     g = gauges_;
   }
   PrometheusText out;
-  out.gauge("etcdadm_auto_acting", "1 while this host's controller acts for the cluster (its member is the Raft leader).", g.acting);
-  out.gauge("etcdadm_auto_waiting", "1 while the controller waits for a person or another host (auto status says for what).", g.waiting);
-  out.gauge("etcdadm_auto_total_loss",
-            "1 while the store says a cluster was created, no member answers and no host holds its data: restore a backup "
-            "(etcdadm etcd-manager restore-backup latest).",
-            g.total_loss);
+  out.gauge("etcdadm_auto_acting",
+            "1 while this host's controller acts for the cluster (its member is the Raft leader).", g.acting);
+  out.gauge("etcdadm_auto_waiting",
+            "1 while the controller waits for a person or another host (auto status says for what).", g.waiting);
+  out.gauge(
+      "etcdadm_auto_total_loss",
+      "1 while the store says a cluster was created, no member answers and no host holds its data: restore a backup "
+      "(etcdadm etcd-manager restore-backup latest).",
+      g.total_loss);
   out.gauge("etcdadm_auto_paused", "1 while the controllers are paused (etcdadm auto pause).", g.paused);
   out.gauge("etcdadm_auto_last_round_timestamp_seconds", "Unix time of the controller's last completed round.",
             static_cast<double>(g.last_round_unix));
-  out.counter("etcdadm_auto_failed_rounds_total", "Rounds that failed (the store or the cluster did not answer).", g.failed_rounds);
+  out.counter("etcdadm_auto_failed_rounds_total", "Rounds that failed (the store or the cluster did not answer).",
+              g.failed_rounds);
   if (g.ca_expires_unix > 0) {
-    out.gauge("etcdadm_auto_ca_expiry_timestamp_seconds",
-              "Unix time when the cluster CA on this host expires (auto status warns within the spec's caWarnBeforeSeconds).",
-              static_cast<double>(g.ca_expires_unix));
+    out.gauge(
+        "etcdadm_auto_ca_expiry_timestamp_seconds",
+        "Unix time when the cluster CA on this host expires (auto status warns within the spec's caWarnBeforeSeconds).",
+        static_cast<double>(g.ca_expires_unix));
   }
   return out.text();
 }
@@ -399,7 +409,8 @@ void Controller::run() {
     } catch (const std::exception& e) {
       // Whatever failed (an Error, or a library's exception on input no check foresaw), the round
       // acted on nothing more: count it and start over, never end the controller's thread.
-      if (const auto* err = dynamic_cast<const Error*>(&e); err != nullptr && err->kind() == ErrorKind::kInterrupted) break;
+      if (const auto* err = dynamic_cast<const Error*>(&e); err != nullptr && err->kind() == ErrorKind::kInterrupted)
+        break;
       settled_ = false;
       store_view_.reset();
       {
@@ -411,11 +422,14 @@ void Controller::run() {
     if (at_once) continue;
     rounds_without_pause = 0;
     for (auto until = steady_clock::now() + pause; steady_clock::now() < until && !stopping();) {
-      std::this_thread::sleep_for(std::min<steady_clock::duration>(std::chrono::milliseconds(100), until - steady_clock::now()));
+      std::this_thread::sleep_for(
+          std::min<steady_clock::duration>(std::chrono::milliseconds(100), until - steady_clock::now()));
     }
   }
   const int sig = interrupt_signal();
-  spdlog::info("auto: stopped ({}); this host's etcd keeps running", sig == 15 ? "SIGTERM" : sig == 2 ? "SIGINT" : "asked to");
+  spdlog::info("auto: stopped ({}); this host's etcd keeps running", sig == 15  ? "SIGTERM"
+                                                                     : sig == 2 ? "SIGINT"
+                                                                                : "asked to");
 }
 
 }  // namespace etcdadm

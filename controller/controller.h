@@ -20,10 +20,10 @@
 
 #include "backup/save.h"
 #include "controller/decide.h"
-#include "etcdadm/maintenance/defrag.h"
 #include "etcd/client_pool.h"
 #include "etcdadm/init_system.h"
 #include "etcdadm/lifecycle/init_join.h"
+#include "etcdadm/maintenance/defrag.h"
 #include "store/backup_store.h"
 #include "store/catalog.h"
 
@@ -37,7 +37,7 @@ struct ControllerOptions {
   // Between two reads of the store while the cluster is as the spec says (a pause, a new spec or
   // a new host is noticed within this); every round reads it while anything moves.
   std::chrono::milliseconds idle_interval{30000};
-  std::chrono::seconds heartbeat{30};              // the host record is rewritten at least this often
+  std::chrono::seconds heartbeat{30};  // the host record is rewritten at least this often
   // A host whose record has not changed for this long, and whose heartbeat is older, is not live.
   std::chrono::seconds host_timeout{90};
   // Before each membership change the acting controller makes sure a backup of the cluster this
@@ -54,7 +54,7 @@ struct ControllerOptions {
 struct AutoLocalState {
   std::string cluster_token;
   bool member_started = false;
-  uint64_t member_id = 0;   // as its Status last said
+  uint64_t member_id = 0;  // as its Status last said
   uint64_t cluster_id = 0;
   uint64_t plan_sequence = 0;  // LocalView::plan_sequence
   bool operator==(const AutoLocalState&) const = default;
@@ -187,8 +187,8 @@ class Controller {
     std::optional<CaRotationRecord> ca_rotation;
   };
   std::optional<StoreView> store_view_;
-  std::string turn_version_;  // the version turn as read this round: the next replaces exactly it
-  bool settled_ = false;  // the last round found the cluster as the spec says
+  std::string turn_version_;          // the version turn as read this round: the next replaces exactly it
+  bool settled_ = false;              // the last round found the cluster as the spec says
   std::map<std::string, Seen> seen_;  // host -> when its record last changed, as this host saw it
   std::optional<std::chrono::steady_clock::time_point> quorum_since_;
   std::map<uint64_t, std::chrono::steady_clock::time_point> unhealthy_since_;  // while acting

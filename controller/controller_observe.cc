@@ -22,7 +22,6 @@ namespace etcdadm {
 using namespace controller_internal;
 using std::chrono::steady_clock;
 
-
 std::vector<HostView> Controller::judge_liveness(const std::vector<HostRecord>& records, int64_t now_unix) {
   const auto now = steady_clock::now();
   std::vector<HostView> out;
@@ -67,7 +66,9 @@ LocalView Controller::observe_local() {
     refused_.clear();
   } else if (!v.etcd_running && !start_mark_.empty() && refused_.empty() &&
              refused_on_inconsistent_data(init_system_->output_since(member_, start_mark_))) {
-    spdlog::warn("auto: etcd refused to start this host's member: its initial corruption check found the data differs from a peer's");
+    spdlog::warn(
+        "auto: etcd refused to start this host's member: its initial corruption check found the data differs from a "
+        "peer's");
     refused_ = kEtcdRefusedInconsistent;
   }
   v.etcd_refused = refused_;
@@ -220,8 +221,9 @@ Observation Controller::observe() {
   for (const auto& h : o.hosts) live_same_ca += h.live && h.record.ca_sha256 == ca_sha256_;
   const bool restore_unplanned = o.restore_command && !(o.plan && o.plan->command_key == o.restore_command->key);
   const bool lost = total_loss(o);
-  o.quorum_seen_seconds = held_for_seconds(quorum_since_, o.spec && (!o.plan || restore_unplanned || (lost && o.auto_spec.auto_restore)) &&
-                                                             live_same_ca >= quorum_of(o.spec->member_count));
+  o.quorum_seen_seconds =
+      held_for_seconds(quorum_since_, o.spec && (!o.plan || restore_unplanned || (lost && o.auto_spec.auto_restore)) &&
+                                          live_same_ca >= quorum_of(o.spec->member_count));
   o.unanswered_seconds = held_for_seconds(unanswered_since_, o.created_marker && !o.cluster.answered);
   o.total_loss_seconds = held_for_seconds(total_loss_since_, lost);
   if (lost && o.spec && o.auto_spec.auto_restore && o.total_loss_seconds >= o.auto_spec.auto_restore_delay_seconds) {

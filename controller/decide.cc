@@ -50,31 +50,56 @@ namespace etcdadm {
 
 const char* step_name(Step step) {
   switch (step) {
-    case Step::kIdle: return "idle";
-    case Step::kWait: return "wait";
-    case Step::kStartLocalMember: return "start-member";
-    case Step::kStartPlannedMember: return "create-member";
-    case Step::kMarkCreated: return "mark-created";
-    case Step::kPlanCluster: return "plan-cluster";
-    case Step::kJoinAsAdded: return "join";
-    case Step::kForgetMember: return "forget-member";
-    case Step::kAddMember: return "add-member";
-    case Step::kPromoteMember: return "promote-member";
-    case Step::kRemoveMember: return "remove-member";
-    case Step::kPlanRestore: return "plan-restore";
-    case Step::kRestoreMember: return "restore-member";
-    case Step::kSetAsideData: return "set-aside-data";
-    case Step::kFinishRestore: return "finish-restore";
-    case Step::kGiveVersionTurn: return "version-turn";
-    case Step::kChangeVersion: return "change-version";
-    case Step::kDefragment: return "defrag";
-    case Step::kRecoverSpace: return "recover-space";
-    case Step::kDisarmCorrupt: return "disarm-corrupt";
-    case Step::kRenewCerts: return "renew-certs";
-    case Step::kStartCaRotation: return "start-ca-rotation";
-    case Step::kCaReissue: return "ca-reissue";
-    case Step::kCaSwitch: return "ca-switch";
-    case Step::kCompleteCaRotation: return "complete-ca-rotation";
+    case Step::kIdle:
+      return "idle";
+    case Step::kWait:
+      return "wait";
+    case Step::kStartLocalMember:
+      return "start-member";
+    case Step::kStartPlannedMember:
+      return "create-member";
+    case Step::kMarkCreated:
+      return "mark-created";
+    case Step::kPlanCluster:
+      return "plan-cluster";
+    case Step::kJoinAsAdded:
+      return "join";
+    case Step::kForgetMember:
+      return "forget-member";
+    case Step::kAddMember:
+      return "add-member";
+    case Step::kPromoteMember:
+      return "promote-member";
+    case Step::kRemoveMember:
+      return "remove-member";
+    case Step::kPlanRestore:
+      return "plan-restore";
+    case Step::kRestoreMember:
+      return "restore-member";
+    case Step::kSetAsideData:
+      return "set-aside-data";
+    case Step::kFinishRestore:
+      return "finish-restore";
+    case Step::kGiveVersionTurn:
+      return "version-turn";
+    case Step::kChangeVersion:
+      return "change-version";
+    case Step::kDefragment:
+      return "defrag";
+    case Step::kRecoverSpace:
+      return "recover-space";
+    case Step::kDisarmCorrupt:
+      return "disarm-corrupt";
+    case Step::kRenewCerts:
+      return "renew-certs";
+    case Step::kStartCaRotation:
+      return "start-ca-rotation";
+    case Step::kCaReissue:
+      return "ca-reissue";
+    case Step::kCaSwitch:
+      return "ca-switch";
+    case Step::kCompleteCaRotation:
+      return "complete-ca-rotation";
   }
   return "?";
 }
@@ -82,7 +107,10 @@ const char* step_name(Step step) {
 Decision decide(const Observation& o, const std::string& new_token) {
   using namespace decide_parts;
   if (o.pause) {
-    std::string since = o.pause->since_unix > 0 ? " since " + format_rfc3339_seconds(std::chrono::system_clock::from_time_t(o.pause->since_unix)) : "";
+    std::string since =
+        o.pause->since_unix > 0
+            ? " since " + format_rfc3339_seconds(std::chrono::system_clock::from_time_t(o.pause->since_unix))
+            : "";
     return make(Step::kWait,
                 "paused by " + o.pause->by + since + (o.pause->reason.empty() ? "" : " (" + o.pause->reason + ")") +
                     ": no controller acts",

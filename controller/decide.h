@@ -34,7 +34,7 @@ struct ClusterView {
 // This host's own member, as its data dir and init system show it.
 struct LocalView {
   DataState data = DataState::kEmpty;
-  std::string cluster_token;   // of the plan or init its data came from
+  std::string cluster_token;  // of the plan or init its data came from
   bool etcd_running = false;
   bool has_leader = false;  // its Status names a leader
   // The member its data belongs to, as its Status last said (kept in <config-dir>/etcdadm-auto.json,
@@ -156,15 +156,16 @@ struct Decision {
   Step step = Step::kIdle;
   std::string reason;
   std::string command;  // the etcdadm command a person would run for the same effect ("" for none)
-  ClusterPlan plan;     // kStartPlannedMember, kPlanCluster, kPlanRestore, kRestoreMember, kSetAsideData, kFinishRestore
+  ClusterPlan plan;  // kStartPlannedMember, kPlanCluster, kPlanRestore, kRestoreMember, kSetAsideData, kFinishRestore
   // kPlanRestore: the command's cluster spec, written as the store's when it differs (etcd-manager
   // restores into the spec its command carries).
   std::optional<EtcdManagerClusterSpec> new_spec;
-  HostRecord host;      // kAddMember
-  uint64_t member_id = 0;         // kPromoteMember, kRemoveMember; kJoinAsAdded: the learner this host becomes
-  std::string join_endpoint;      // kJoinAsAdded: a healthy member's client URL
-  VersionTurn turn;               // kGiveVersionTurn, kChangeVersion
-  std::vector<uint64_t> members;  // kDefragment: in defrag order (learners, followers, the leader); kDisarmCorrupt: the alarms' members
+  HostRecord host;            // kAddMember
+  uint64_t member_id = 0;     // kPromoteMember, kRemoveMember; kJoinAsAdded: the learner this host becomes
+  std::string join_endpoint;  // kJoinAsAdded: a healthy member's client URL
+  VersionTurn turn;           // kGiveVersionTurn, kChangeVersion
+  std::vector<uint64_t>
+      members;  // kDefragment: in defrag order (learners, followers, the leader); kDisarmCorrupt: the alarms' members
   // kRemoveMember of a member found corrupt: recorded (maintenance.json) before the removal.
   std::optional<CorruptMember> corrupt;
   // kForgetMember: why its data is set aside (kNone: there is none to keep, a lost member's).

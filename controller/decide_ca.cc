@@ -20,7 +20,8 @@ std::vector<std::string> rotation_behind(const Observation& o, const CaRotationR
       continue;
     }
     const bool self = h->name == o.self;
-    const std::string at = self ? ca_rotation_step(o.ca_rotation_state) : (h->ca_rotation_id == r.id ? h->ca_rotation_step : "");
+    const std::string at =
+        self ? ca_rotation_step(o.ca_rotation_state) : (h->ca_rotation_id == r.id ? h->ca_rotation_step : "");
     const bool done = at == step || (step == "reissued" && at == "switched");
     if (!done) behind.push_back(label + " (" + (at.empty() ? "not started" : at) + ")");
   }
@@ -31,7 +32,8 @@ std::vector<std::string> rotation_behind(const Observation& o, const CaRotationR
 
 std::optional<Decision> renew_own_certs(const Observation& o, const MemberInfo* me) {
   const int64_t window = o.auto_spec.cert_renew_before_seconds;
-  if (window == 0 || me == nullptr || o.local.data != DataState::kMember || !o.local.has_leader || o.local.certs_expire_unix == 0) {
+  if (window == 0 || me == nullptr || o.local.data != DataState::kMember || !o.local.has_leader ||
+      o.local.certs_expire_unix == 0) {
     return std::nullopt;
   }
   if (o.local.certs_expire_unix - o.now_unix >= window) return std::nullopt;
@@ -39,14 +41,16 @@ std::optional<Decision> renew_own_certs(const Observation& o, const MemberInfo* 
   const std::string command = "etcdadm certs renew all (on " + o.self + "; etcd reads them on its next handshake)";
   for (const auto& m : o.cluster.info.members) {
     if (!member_healthy(m)) {
-      return make(Step::kWait, "this host's certificate " + o.local.first_expiring + " expires " + when +
-                                   ": renewed once every member is healthy (" + member_label(m) + " is not)",
+      return make(Step::kWait,
+                  "this host's certificate " + o.local.first_expiring + " expires " + when +
+                      ": renewed once every member is healthy (" + member_label(m) + " is not)",
                   command);
     }
   }
   return make(Step::kRenewCerts,
               "this host's certificate " + o.local.first_expiring + " expires " + when + ", within the spec's " +
-                  std::to_string(window / 3600) + " h: renewing its member's certificates with their keys, subjects and "
+                  std::to_string(window / 3600) +
+                  " h: renewing its member's certificates with their keys, subjects and "
                   "SANs (no restart: etcd reads them on its next handshake)",
               command);
 }
@@ -54,22 +58,31 @@ std::optional<Decision> renew_own_certs(const Observation& o, const MemberInfo* 
 // This host's part of a CA rotation; nullopt when it has none now (or waits for other hosts, which
 // does not hold back the rules after it: a member that is down must still be replaceable).
 std::optional<Decision> rotate_own_ca(const Observation& o) {
-  if (!o.ca_rotation || o.ca_rotation_state == CaRotationState::kOtherCa || o.ca_rotation_state == CaRotationState::kSwitched) {
+  if (!o.ca_rotation || o.ca_rotation_state == CaRotationState::kOtherCa ||
+      o.ca_rotation_state == CaRotationState::kSwitched) {
     return std::nullopt;
   }
   const CaRotationRecord& r = *o.ca_rotation;
   if (!o.ca_rotation_problem.empty()) {
-    return make(Step::kWait, "CA rotation " + r.id + " (" + r.started_by + ") cannot be carried out here: " + o.ca_rotation_problem,
-                "etcdadm auto status --store " + o.store_url + " (delete " + kAutoCaRotationKey + " if nobody started it)");
+    return make(
+        Step::kWait,
+        "CA rotation " + r.id + " (" + r.started_by + ") cannot be carried out here: " + o.ca_rotation_problem,
+        "etcdadm auto status --store " + o.store_url + " (delete " + kAutoCaRotationKey + " if nobody started it)");
   }
   const std::string command = "etcdadm auto rotate-ca --store " + o.store_url + " (started it; the hosts carry it out)";
   if (o.ca_rotation_state == CaRotationState::kDue) {
-    return make(Step::kCaReissue, "CA rotation " + r.id + ": re-issuing this host's certificates by the new CA, each served "
-                                  "with its cross certificate (peers and clients that trust only the current CA still verify them; no restart)",
+    return make(Step::kCaReissue,
+                "CA rotation " + r.id +
+                    ": re-issuing this host's certificates by the new CA, each served "
+                    "with its cross certificate (peers and clients that trust only the current CA still verify them; "
+                    "no restart)",
                 command);
   }
   if (o.ca_rotation_state == CaRotationState::kSwitchRestart) {
-    return make(Step::kCaSwitch, "CA rotation " + r.id + ": this host's switch to the new CA stopped before its etcd restarted on it: finishing it", command);
+    return make(Step::kCaSwitch,
+                "CA rotation " + r.id +
+                    ": this host's switch to the new CA stopped before its etcd restarted on it: finishing it",
+                command);
   }
   // kReissued: the switch, once every member's host re-issued and every member is healthy.
   if (!rotation_behind(o, r, "reissued").empty()) return std::nullopt;
@@ -78,10 +91,13 @@ std::optional<Decision> rotate_own_ca(const Observation& o) {
       if (!member_healthy(m)) return std::nullopt;
     }
   }
-  return make(Step::kCaSwitch,
-              "CA rotation " + r.id + ": every member's certificates are the new CA's: this host takes the new CA as its own and " +
-                  (o.local.data == DataState::kMember ? "restarts its etcd on it (etcd reads its trusted CAs only at start)" : "has no etcd to restart"),
-              command);
+  return make(
+      Step::kCaSwitch,
+      "CA rotation " + r.id +
+          ": every member's certificates are the new CA's: this host takes the new CA as its own and " +
+          (o.local.data == DataState::kMember ? "restarts its etcd on it (etcd reads its trusted CAs only at start)"
+                                              : "has no etcd to restart"),
+      command);
 }
 
 // The acting controller's part of a CA rotation: marking it completed, or starting one the spec's
@@ -90,19 +106,22 @@ std::optional<Decision> rotate_cluster_ca(const Observation& o) {
   if (o.ca_rotation && o.ca_rotation->completed_unix == 0) {
     const auto& r = *o.ca_rotation;
     if (!rotation_behind(o, r, "switched").empty()) return std::nullopt;
-    Decision d = make(Step::kCompleteCaRotation, "CA rotation " + r.id + ": every member's host runs on the new CA: marking it completed",
+    Decision d = make(Step::kCompleteCaRotation,
+                      "CA rotation " + r.id + ": every member's host runs on the new CA: marking it completed",
                       "etcdadm auto status --store " + o.store_url);
     return d;
   }
   const int64_t window = o.auto_spec.ca_rotate_before_seconds;
-  if (window == 0 || o.local.ca_expires_unix == 0 || o.local.ca_expires_unix - o.now_unix >= window) return std::nullopt;
+  if (window == 0 || o.local.ca_expires_unix == 0 || o.local.ca_expires_unix - o.now_unix >= window)
+    return std::nullopt;
   for (const auto& [m, h] : member_hosts(o)) {
     if (h == nullptr || h->ca_sha256 != o.ca_sha256 || !member_healthy(*m)) return std::nullopt;
   }
   const std::string when = format_rfc3339_seconds(SystemTime(std::chrono::seconds(o.local.ca_expires_unix)));
   return make(Step::kStartCaRotation,
               "the cluster CA expires " + when + ", within the spec's " + std::to_string(window / 3600) +
-                  " h: starting its rotation (a new CA, cross-signed by the current one; every host re-issues, then switches one at a time)",
+                  " h: starting its rotation (a new CA, cross-signed by the current one; every host re-issues, then "
+                  "switches one at a time)",
               "etcdadm auto rotate-ca --store " + o.store_url);
 }
 

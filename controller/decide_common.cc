@@ -11,7 +11,9 @@ int quorum_of(int members) { return members / 2 + 1; }
 
 const HostView* host_refusing_member(const Observation& o, uint64_t member_id) {
   for (const auto& h : o.hosts) {
-    if (h.live && member_id != 0 && h.record.member_id == member_id && h.record.etcd_refused == kEtcdRefusedInconsistent) return &h;
+    if (h.live && member_id != 0 && h.record.member_id == member_id &&
+        h.record.etcd_refused == kEtcdRefusedInconsistent)
+      return &h;
   }
   return nullptr;
 }
@@ -92,8 +94,8 @@ std::optional<Decision> not_yet_planned(const Observation& o, const Candidates& 
   const int q = quorum_of(n);
   const int have = static_cast<int>(c.hosts.size());
   if (have < q) {
-    return make(Step::kWait, std::to_string(have) + " of the spec's " + std::to_string(n) + " hosts are registered and live; " +
-                                 what + " needs at least " + std::to_string(q) +
+    return make(Step::kWait, std::to_string(have) + " of the spec's " + std::to_string(n) +
+                                 " hosts are registered and live; " + what + " needs at least " + std::to_string(q) +
                                  ": start `etcdadm auto` on the other control-plane hosts" + c.notes);
   }
   if (have < n && o.quorum_seen_seconds < o.auto_spec.bootstrap_settle_seconds) {

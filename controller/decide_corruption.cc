@@ -14,15 +14,17 @@ namespace etcdadm::decide_parts {
 std::optional<Decision> forget_corrupt_member(const Observation& o) {
   auto c = o.maintenance.corrupt.find(o.local.member_id);
   if (c == o.maintenance.corrupt.end()) return std::nullopt;
-  const std::string how = c->second.refused_to_start
-                              ? "etcd refused to start it on data that differs from its peers', which agreed on HashKV " +
-                                    std::to_string(c->second.majority_hash) + " at revision " + std::to_string(c->second.revision)
-                              : "its HashKV at revision " + std::to_string(c->second.revision) + " was " +
-                                    std::to_string(c->second.hash) + ", the majority's " + std::to_string(c->second.majority_hash);
-  Decision d = make(Step::kForgetMember,
-                    "this host's member " + id_hex(o.local.member_id) + " was found corrupt by " + c->second.host + " (" + how +
-                        ") and removed: stopping it and setting its data aside for a person, so that the host can join again",
-                    "mv <data-dir> <data-dir>.corrupt; etcdadm reset --skip-remove-member");
+  const std::string how =
+      c->second.refused_to_start
+          ? "etcd refused to start it on data that differs from its peers', which agreed on HashKV " +
+                std::to_string(c->second.majority_hash) + " at revision " + std::to_string(c->second.revision)
+          : "its HashKV at revision " + std::to_string(c->second.revision) + " was " + std::to_string(c->second.hash) +
+                ", the majority's " + std::to_string(c->second.majority_hash);
+  Decision d =
+      make(Step::kForgetMember,
+           "this host's member " + id_hex(o.local.member_id) + " was found corrupt by " + c->second.host + " (" + how +
+               ") and removed: stopping it and setting its data aside for a person, so that the host can join again",
+           "mv <data-dir> <data-dir>.corrupt; etcdadm reset --skip-remove-member");
   d.set_aside = SetAside::kCorrupt;
   return d;
 }
@@ -48,17 +50,20 @@ std::optional<Decision> act_on_refused_members(const Observation& o, const std::
   const HashVerdict& v = o.hashes->verdict;
   if (v.kind == HashVerdict::Kind::kIncomplete) return make(Step::kWait, what + "; " + v.explanation, by_hand);
   if (v.kind != HashVerdict::Kind::kAgree) {
-    return make(Step::kWait, what + ", but the other voters do not agree either (" + v.explanation +
-                                 "): which data is right cannot be told, and nothing is replaced",
-                "etcdadm hashkv; restore the cluster from a verified backup (etcdadm etcd-manager restore-backup NAME --store " +
+    return make(Step::kWait,
+                what + ", but the other voters do not agree either (" + v.explanation +
+                    "): which data is right cannot be told, and nothing is replaced",
+                "etcdadm hashkv; restore the cluster from a verified backup (etcdadm etcd-manager restore-backup NAME "
+                "--store " +
                     o.store_url + ")");
   }
   int voters = 0;
   for (const auto& mi : info.members) voters += mi.learner ? 0 : 1;
   const int agreeing = static_cast<int>(o.hashes->survey.members.size());
   if (agreeing < quorum_of(voters)) {
-    return make(Step::kWait, what + "; the " + std::to_string(agreeing) + " voters that agree are no majority of " +
-                                 std::to_string(voters) + ": nothing is replaced",
+    return make(Step::kWait,
+                what + "; the " + std::to_string(agreeing) + " voters that agree are no majority of " +
+                    std::to_string(voters) + ": nothing is replaced",
                 by_hand);
   }
   QuorumCheck q = check_remove(info, m.id);
@@ -69,11 +74,13 @@ std::optional<Decision> act_on_refused_members(const Observation& o, const std::
   record.revision = o.hashes->survey.revision;
   record.majority_hash = v.majority_hash;
   record.refused_to_start = true;
-  Decision d = make(Step::kRemoveMember,
-                    "member " + member_label(m) + " is corrupt: " + what + ", and " + v.explanation +
-                        ". Removing it to be replaced from the healthy members (" + q.explanation + "); its host keeps its data aside",
-                    "etcdadm member remove " + (m.name.empty() ? id_hex(m.id) : m.name) + " --endpoints " + o.self_client_url +
-                        "; on its host: move the data dir aside, then etcdadm join " + o.self_client_url + " --name " + m.name);
+  Decision d =
+      make(Step::kRemoveMember,
+           "member " + member_label(m) + " is corrupt: " + what + ", and " + v.explanation +
+               ". Removing it to be replaced from the healthy members (" + q.explanation +
+               "); its host keeps its data aside",
+           "etcdadm member remove " + (m.name.empty() ? id_hex(m.id) : m.name) + " --endpoints " + o.self_client_url +
+               "; on its host: move the data dir aside, then etcdadm join " + o.self_client_url + " --name " + m.name);
   d.member_id = m.id;
   d.corrupt = record;
   return d;
@@ -89,7 +96,8 @@ std::optional<Decision> act_on_corruption(const Observation& o) {
   const std::string by_hand = "etcdadm hashkv; etcdadm alarm list (docs/operations.md, \"Runbook: a corrupt member\")";
   if (!o.hashes) {
     if (corrupt_alarms.empty()) return std::nullopt;
-    return make(Step::kWait, "etcd raised " + alarms_text(alarms) + ": comparing the voters' HashKV before anything else", by_hand);
+    return make(Step::kWait,
+                "etcd raised " + alarms_text(alarms) + ": comparing the voters' HashKV before anything else", by_hand);
   }
   const HashVerdict& v = o.hashes->verdict;
   switch (v.kind) {
@@ -101,8 +109,9 @@ std::optional<Decision> act_on_corruption(const Observation& o) {
       if (m == nullptr) return make(Step::kWait, v.explanation + ": the member is no longer listed", by_hand);
       QuorumCheck q = check_remove(info, m->id);
       if (!q.safe) {
-        return make(Step::kWait, "member " + member_label(*m) + " is corrupt (" + v.explanation +
-                                     "), but removing it would cost quorum: " + q.explanation,
+        return make(Step::kWait,
+                    "member " + member_label(*m) + " is corrupt (" + v.explanation +
+                        "), but removing it would cost quorum: " + q.explanation,
                     by_hand);
       }
       CorruptMember record;
@@ -126,7 +135,8 @@ std::optional<Decision> act_on_corruption(const Observation& o) {
     }
     case HashVerdict::Kind::kNoMajority:
       return make(Step::kWait, v.explanation + ": nothing is replaced; a person decides which data is right",
-                  "etcdadm hashkv; restore the cluster from a verified backup (etcdadm etcd-manager restore-backup NAME --store " +
+                  "etcdadm hashkv; restore the cluster from a verified backup (etcdadm etcd-manager restore-backup "
+                  "NAME --store " +
                       o.store_url + ")");
     case HashVerdict::Kind::kAgree: {
       if (corrupt_alarms.empty()) return std::nullopt;
@@ -139,15 +149,16 @@ std::optional<Decision> act_on_corruption(const Observation& o) {
                                              [&, id = id](const MemberInfo& mi) { return mi.id == id; }));
       }
       if (!replaced) {
-        return make(Step::kWait,
-                    "etcd raised " + alarms_text(alarms) + ", but " + v.explanation +
-                        ": no member was found corrupt and replaced in the last hour, so the alarm stays for a person to "
-                        "look at",
-                    by_hand + "; etcdctl alarm disarm once the cause is known");
+        return make(
+            Step::kWait,
+            "etcd raised " + alarms_text(alarms) + ", but " + v.explanation +
+                ": no member was found corrupt and replaced in the last hour, so the alarm stays for a person to "
+                "look at",
+            by_hand + "; etcdctl alarm disarm once the cause is known");
       }
       Decision d = make(Step::kDisarmCorrupt,
-                        "etcd raised " + alarms_text(alarms) + "; the corrupt member was replaced and " + v.explanation +
-                            ": disarming the alarm so that the cluster takes writes again",
+                        "etcd raised " + alarms_text(alarms) + "; the corrupt member was replaced and " +
+                            v.explanation + ": disarming the alarm so that the cluster takes writes again",
                         "etcdctl alarm disarm");
       d.members = corrupt_alarms;
       return d;

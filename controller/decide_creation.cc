@@ -12,7 +12,8 @@ std::vector<std::string> hosts_with_data(const Observation& o) {
   std::vector<std::string> out;
   if (o.local.data != DataState::kEmpty) out.push_back(o.self);
   for (const auto& h : o.hosts) {
-    if (h.record.name != o.self && h.record.data != DataState::kEmpty) out.push_back(h.record.name + " (" + data_state_name(h.record.data) + ")");
+    if (h.record.name != o.self && h.record.data != DataState::kEmpty)
+      out.push_back(h.record.name + " (" + data_state_name(h.record.data) + ")");
   }
   return out;
 }
@@ -30,8 +31,8 @@ Decision plan_new_cluster(const Observation& o, const std::string& token) {
   d.plan.cluster_token = token;
   d.plan.etcd_version = o.spec->etcd_version;
   plan_members(o, c, n, d.plan);
-  d.reason = "no cluster was ever created from this store and " + std::to_string(c.hosts.size()) + " of " + std::to_string(n) +
-             " hosts are live: planning a cluster of " + names_of(d.plan.members) + c.notes;
+  d.reason = "no cluster was ever created from this store and " + std::to_string(c.hosts.size()) + " of " +
+             std::to_string(n) + " hosts are live: planning a cluster of " + names_of(d.plan.members) + c.notes;
   d.command = "etcdadm init --initial-cluster " + d.plan.initial_cluster() + " --initial-cluster-token " + token +
               " (on each of " + names_of(d.plan.members) + ")";
   return d;
@@ -45,13 +46,14 @@ std::optional<Decision> start_planned_member(const Observation& o, const MemberI
   const bool late_starter = me != nullptr && me->name.empty() && !me->learner;
   if (!before_creation && !late_starter) return std::nullopt;
   if (o.plan->ca_sha256 != o.ca_sha256) {
-    return make(Step::kWait, "plan " + std::to_string(o.plan->sequence) + " lists this host, but for another CA (" +
-                                 o.plan->ca_sha256.substr(0, 12) + "..., this host holds " + o.ca_sha256.substr(0, 12) +
-                                 "...)",
+    return make(Step::kWait,
+                "plan " + std::to_string(o.plan->sequence) + " lists this host, but for another CA (" +
+                    o.plan->ca_sha256.substr(0, 12) + "..., this host holds " + o.ca_sha256.substr(0, 12) + "...)",
                 "copy the cluster's ca.crt and ca.key into this host's certs dir");
   }
   Decision d = make(Step::kStartPlannedMember,
-                    std::string(late_starter ? "the cluster still waits for this member" : "plan " + std::to_string(o.plan->sequence) + " lists this host") +
+                    std::string(late_starter ? "the cluster still waits for this member"
+                                             : "plan " + std::to_string(o.plan->sequence) + " lists this host") +
                         ": creating its member (" + names_of(o.plan->members) + ")",
                     "etcdadm init --initial-cluster " + o.plan->initial_cluster() + " --initial-cluster-token " +
                         o.plan->cluster_token + " --name " + o.self);
@@ -75,8 +77,8 @@ std::optional<Decision> create_or_wait_for_cluster(const Observation& o, const s
                                  names_of(o.plan->members) + ") to start and elect a leader");
   }
   if (!o.plan && !o.created_marker) {
-    return make(Step::kWait, "no cluster answers and no plan exists, but hosts hold member data (" + join_list(with_data) +
-                                 "): not planning a new cluster over it");
+    return make(Step::kWait, "no cluster answers and no plan exists, but hosts hold member data (" +
+                                 join_list(with_data) + "): not planning a new cluster over it");
   }
   return make(Step::kWait, "no member of the cluster answers; hosts with member data: " + join_list(with_data) +
                                ": waiting for a quorum of them to come back");

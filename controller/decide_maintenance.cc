@@ -12,15 +12,16 @@
 
 namespace etcdadm {
 
-std::optional<std::string> space_recovery_held(const MaintenanceRecord& record, const AutoSpec& spec, int64_t now_unix) {
+std::optional<std::string> space_recovery_held(const MaintenanceRecord& record, const AutoSpec& spec,
+                                               int64_t now_unix) {
   const auto& last = record.last_space_recovery;
   if (!last || last->disarmed || last->keep_revisions != spec.nospace_keep_revisions ||
       now_unix - last->unix >= kSpaceRetrySeconds) {
     return std::nullopt;
   }
   // Absolute times: a wait's reason must stay the same from round to round (one event, not one a round).
-  return "the recovery at " + format_rfc3339_seconds(SystemTime(std::chrono::seconds(last->unix))) + " (by " + last->host +
-         ") could not get under the quota: " + last->note + "; tried again at " +
+  return "the recovery at " + format_rfc3339_seconds(SystemTime(std::chrono::seconds(last->unix))) + " (by " +
+         last->host + ") could not get under the quota: " + last->note + "; tried again at " +
          format_rfc3339_seconds(SystemTime(std::chrono::seconds(last->unix + kSpaceRetrySeconds))) +
          ", or at once with another --nospace-keep-revisions";
 }
@@ -29,19 +30,23 @@ namespace decide_parts {
 
 std::optional<Decision> recover_space(const Observation& o) {
   const auto alarms = alarms_in_status(o.cluster.info);
-  if (!std::any_of(alarms.begin(), alarms.end(), [](const MemberAlarm& a) { return a.alarm == "NOSPACE"; })) return std::nullopt;
+  if (!std::any_of(alarms.begin(), alarms.end(), [](const MemberAlarm& a) { return a.alarm == "NOSPACE"; }))
+    return std::nullopt;
   // (A CORRUPT alarm beside it never gets here: act_on_corruption waits or acts on it first.)
-  const std::string command =
-      "etcdadm alarm recover --keep-revisions " + std::to_string(o.auto_spec.nospace_keep_revisions) + " --store " + o.store_url;
+  const std::string command = "etcdadm alarm recover --keep-revisions " +
+                              std::to_string(o.auto_spec.nospace_keep_revisions) + " --store " + o.store_url;
   if (auto held = space_recovery_held(o.maintenance, o.auto_spec, o.now_unix)) {
     return make(Step::kWait, "etcd raised " + alarms_text(alarms) + "; " + *held, command);
   }
-  return make(Step::kRecoverSpace,
-              "etcd raised " + alarms_text(alarms) + ": the cluster takes no writes. Recovering: a backup, compaction "
-              "keeping " + std::to_string(o.auto_spec.nospace_keep_revisions) +
-                  " revisions, every member defragmented (the leader last), the alarm disarmed once every member is under " +
-                  std::to_string(o.auto_spec.nospace_disarm_below_percent) + "% of its quota",
-              command);
+  return make(
+      Step::kRecoverSpace,
+      "etcd raised " + alarms_text(alarms) +
+          ": the cluster takes no writes. Recovering: a backup, compaction "
+          "keeping " +
+          std::to_string(o.auto_spec.nospace_keep_revisions) +
+          " revisions, every member defragmented (the leader last), the alarm disarmed once every member is under " +
+          std::to_string(o.auto_spec.nospace_disarm_below_percent) + "% of its quota",
+      command);
 }
 
 std::optional<Decision> maintain(const Observation& o) {
@@ -61,9 +66,12 @@ std::optional<Decision> maintain(const Observation& o) {
     const bool by_schedule = schedule && schedule->next_after(SystemTime(std::chrono::seconds(last_unix))) <= now;
     if (!by_threshold && !by_schedule) continue;
     due.push_back(id_hex(m.id));
-    why[m.id] = by_threshold ? std::to_string(free * 100 / m.db_size) + "% of " + human_bytes(m.db_size) + " free"
-                             : "due on the schedule " + spec.defrag_schedule +
-                                   (last_unix == 0 ? " (never defragmented)" : " (last " + format_rfc3339_seconds(SystemTime(std::chrono::seconds(last_unix))) + ")");
+    why[m.id] = by_threshold
+                    ? std::to_string(free * 100 / m.db_size) + "% of " + human_bytes(m.db_size) + " free"
+                    : "due on the schedule " + spec.defrag_schedule +
+                          (last_unix == 0
+                               ? " (never defragmented)"
+                               : " (last " + format_rfc3339_seconds(SystemTime(std::chrono::seconds(last_unix))) + ")");
   }
   if (due.empty()) return std::nullopt;
   const DefragPlan plan = plan_defrag(o.cluster.info, alarms_in_status(o.cluster.info), DefragRule{}, due);

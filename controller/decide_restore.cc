@@ -9,9 +9,10 @@
 namespace etcdadm {
 
 bool total_loss(const Observation& o) {
-  const bool intact_anywhere = o.local.data == DataState::kMember || std::any_of(o.hosts.begin(), o.hosts.end(), [&](const HostView& h) {
-                                 return h.record.name != o.self && h.record.data == DataState::kMember;
-                               });
+  const bool intact_anywhere =
+      o.local.data == DataState::kMember || std::any_of(o.hosts.begin(), o.hosts.end(), [&](const HostView& h) {
+        return h.record.name != o.self && h.record.data == DataState::kMember;
+      });
   return o.created_marker && !o.cluster.answered && !intact_anywhere;
 }
 
@@ -28,8 +29,8 @@ namespace {
 
 // A plan (kPlanRestore) that restores `backup` into a cluster of `spec`, on the candidates, one
 // sequence above the plan read.
-Decision restore_plan(const Observation& o, const Candidates& c, const EtcdManagerClusterSpec& spec, const std::string& purpose,
-                      const std::string& backup, uint64_t bump, const std::string& token) {
+Decision restore_plan(const Observation& o, const Candidates& c, const EtcdManagerClusterSpec& spec,
+                      const std::string& purpose, const std::string& backup, uint64_t bump, const std::string& token) {
   Decision d;
   d.step = Step::kPlanRestore;
   d.plan.sequence = (o.plan ? o.plan->sequence : 0) + 1;
@@ -59,39 +60,44 @@ Decision plan_restore(const Observation& o, const std::string& token) {
              names_of(d.plan.members) + " restored from it" +
              (o.cluster.answered ? ", replacing the running cluster (after a backup of it)" : "") + c.notes;
   d.command = "etcdadm init --from-backup " + r.backup + " --store " + o.store_url + " --initial-cluster " +
-              d.plan.initial_cluster() + " --initial-cluster-token " + token + " (on each of " + names_of(d.plan.members) +
-              ", their members stopped and data dirs emptied first)";
+              d.plan.initial_cluster() + " --initial-cluster-token " + token + " (on each of " +
+              names_of(d.plan.members) + ", their members stopped and data dirs emptied first)";
   return d;
 }
 
 // What a person runs after a total loss: the backup alone, or with its change log to its end.
 std::string manual_restore_commands(const Observation& o) {
   return "etcdadm etcd-manager restore-backup latest --store " + o.store_url +
-         " (every host's controller restores the newest backup), or etcdadm seed --auto-restore on --store " + o.store_url +
-         " (the newest backup and its change log to its end, on every host at once)";
+         " (every host's controller restores the newest backup), or etcdadm seed --auto-restore on --store " +
+         o.store_url + " (the newest backup and its change log to its end, on every host at once)";
 }
 
 // A total loss with the spec's autoRestore on: wait out its delay, then plan the restore of the
 // newest backup and its change log to the end the log reaches, on the live hosts, once.
 Decision auto_restore(const Observation& o, const std::string& token) {
   const int64_t delay = o.auto_spec.auto_restore_delay_seconds;
-  const std::string loss = "total loss: the store says a cluster was created, but no member answers and no host holds a member's data";
+  const std::string loss =
+      "total loss: the store says a cluster was created, but no member answers and no host holds a member's data";
   if (o.plan && o.plan->purpose == "auto-restore" && o.now_unix - o.plan->written_unix < kAutoRestoreRetrySeconds) {
     return make(Step::kWait,
                 loss + "; auto-restore plan " + std::to_string(o.plan->sequence) + " (backup " + o.plan->backup +
-                    " to revision " + std::to_string(o.plan->to_revision) + ") did not bring it back: no second one within " +
-                    std::to_string(kAutoRestoreRetrySeconds) + " s of it (see the events)",
+                    " to revision " + std::to_string(o.plan->to_revision) +
+                    ") did not bring it back: no second one within " + std::to_string(kAutoRestoreRetrySeconds) +
+                    " s of it (see the events)",
                 manual_restore_commands(o));
   }
   if (o.total_loss_seconds < delay) {
     return make(Step::kWait,
-                loss + " for " + std::to_string(o.total_loss_seconds) + " s: auto-restore restores the newest backup and its "
-                    "change log once it has lasted " + std::to_string(delay) + " s, unless a member comes back",
+                loss + " for " + std::to_string(o.total_loss_seconds) +
+                    " s: auto-restore restores the newest backup and its "
+                    "change log once it has lasted " +
+                    std::to_string(delay) + " s, unless a member comes back",
                 manual_restore_commands(o));
   }
   if (!o.auto_restore || !o.auto_restore->problem.empty()) {
-    return make(Step::kWait, loss + "; auto-restore has nothing to restore: " +
-                                 (o.auto_restore ? o.auto_restore->problem : std::string("the store was not read yet")),
+    return make(Step::kWait,
+                loss + "; auto-restore has nothing to restore: " +
+                    (o.auto_restore ? o.auto_restore->problem : std::string("the store was not read yet")),
                 manual_restore_commands(o));
   }
   const auto& a = *o.auto_restore;
@@ -109,8 +115,8 @@ Decision auto_restore(const Observation& o, const std::string& token) {
              " revisions/s, and its writes since it was last known complete are unknown)" + c.notes;
   d.command = "etcdadm init --from-backup " + a.backup + " --store " + o.store_url +
               (a.to_revision > 0 ? " --to-revision " + std::to_string(a.to_revision) : "") + " --initial-cluster " +
-              d.plan.initial_cluster() + " --initial-cluster-token " + token + " --bump-revision " + std::to_string(a.bump) +
-              " --mark-compacted (on each of " + names_of(d.plan.members) + ")";
+              d.plan.initial_cluster() + " --initial-cluster-token " + token + " --bump-revision " +
+              std::to_string(a.bump) + " --mark-compacted (on each of " + names_of(d.plan.members) + ")";
   return d;
 }
 
@@ -132,12 +138,14 @@ std::optional<Decision> run_queue(const Observation& o, const std::string& token
   if (restore && o.local.plan_sequence < restore->sequence) {
     if (restore->member(o.self)) {
       if (restore->ca_sha256 != o.ca_sha256) {
-        return make(Step::kWait, "restore plan " + std::to_string(restore->sequence) + " lists this host, but for another CA",
+        return make(Step::kWait,
+                    "restore plan " + std::to_string(restore->sequence) + " lists this host, but for another CA",
                     "copy the cluster's ca.crt and ca.key into this host's certs dir");
       }
       Decision d = make(Step::kRestoreMember,
-                        "restore plan " + std::to_string(restore->sequence) + " lists this host: restoring its member from backup " +
-                            restore->backup + " (" + names_of(restore->members) + ")" +
+                        "restore plan " + std::to_string(restore->sequence) +
+                            " lists this host: restoring its member from backup " + restore->backup + " (" +
+                            names_of(restore->members) + ")" +
                             (o.local.data != DataState::kEmpty ? "; its old data is set aside, not deleted" : ""),
                         "etcdadm init --from-backup " + restore->backup + " --store " + o.store_url +
                             (restore->to_revision > 0 ? " --to-revision " + std::to_string(restore->to_revision) : "") +
@@ -148,15 +156,16 @@ std::optional<Decision> run_queue(const Observation& o, const std::string& token
     }
     if (o.local.data != DataState::kEmpty || o.local.etcd_running) {
       Decision d = make(Step::kSetAsideData,
-                        "restore plan " + std::to_string(restore->sequence) + " replaces the cluster without this host: its old "
+                        "restore plan " + std::to_string(restore->sequence) +
+                            " replaces the cluster without this host: its old "
                             "member is stopped and its data set aside (a spare host now)",
                         "etcdadm reset --skip-remove-member");
       d.plan = *restore;
       return d;
     }
   }
-  if (planned && o.local.plan_sequence == restore->sequence && o.local.data == DataState::kMember && o.local.has_leader &&
-      o.local.cluster_token == restore->cluster_token) {
+  if (planned && o.local.plan_sequence == restore->sequence && o.local.data == DataState::kMember &&
+      o.local.has_leader && o.local.cluster_token == restore->cluster_token) {
     Decision d = make(Step::kFinishRestore,
                       "the cluster restored from backup " + restore->backup + " has a leader: the command is done",
                       "etcdadm etcd-manager delete-command " + restore->command_key + " --store " + o.store_url);
@@ -167,12 +176,13 @@ std::optional<Decision> run_queue(const Observation& o, const std::string& token
 }
 
 Decision after_total_loss(const Observation& o, const std::string& token) {
-  Decision d = o.auto_spec.auto_restore ? auto_restore(o, token)
-                                        : make(Step::kWait,
-                                               "total loss: the store says a cluster was created (control/etcd-cluster-created), "
-                                               "but no member answers and no host holds a member's data; a new, empty cluster is "
-                                               "never created over it, and auto-restore is off",
-                                               manual_restore_commands(o));
+  Decision d = o.auto_spec.auto_restore
+                   ? auto_restore(o, token)
+                   : make(Step::kWait,
+                          "total loss: the store says a cluster was created (control/etcd-cluster-created), "
+                          "but no member answers and no host holds a member's data; a new, empty cluster is "
+                          "never created over it, and auto-restore is off",
+                          manual_restore_commands(o));
   d.total_loss = d.step == Step::kWait;
   return d;
 }

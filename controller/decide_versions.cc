@@ -9,8 +9,9 @@ namespace etcdadm {
 
 bool voters_behind(const ClusterInfo& info, const std::string& version) {
   const std::string target = decide_parts::version_text(version);
-  return std::any_of(info.members.begin(), info.members.end(),
-                     [&](const MemberInfo& m) { return !m.learner && decide_parts::version_text(m.version) != target; });
+  return std::any_of(info.members.begin(), info.members.end(), [&](const MemberInfo& m) {
+    return !m.learner && decide_parts::version_text(m.version) != target;
+  });
 }
 
 namespace decide_parts {
@@ -26,8 +27,8 @@ std::optional<Decision> change_versions(const Observation& o) {
       if (m.id == t.member_id) holder = &m;
     }
     if (holder != nullptr && (version_text(holder->version) != version_text(t.to) || !member_healthy(*holder))) {
-      return make(Step::kIdle, "version change: turn " + std::to_string(t.sequence) + ", member " + member_label(*holder) + " on " +
-                                   t.host + " from " + t.from + " to " + t.to +
+      return make(Step::kIdle, "version change: turn " + std::to_string(t.sequence) + ", member " +
+                                   member_label(*holder) + " on " + t.host + " from " + t.from + " to " + t.to +
                                    "; the next turn once it runs " + t.to + " and is healthy");
     }
   }
@@ -39,12 +40,14 @@ std::optional<Decision> change_versions(const Observation& o) {
   if (!plan.allowed) {
     std::string supported;
     for (const auto& e : plan.members) {
-      if (!e.step.allowed && !e.step.supported_path.empty() && supported.find(e.step.supported_path) == std::string::npos) {
+      if (!e.step.allowed && !e.step.supported_path.empty() &&
+          supported.find(e.step.supported_path) == std::string::npos) {
         supported += (supported.empty() ? "" : "; ") + e.step.supported_path;
       }
     }
-    return make(Step::kWait, "the spec asks for etcd " + target + ", a change etcd does not allow from here: " +
-                                 join_list(plan.problems) + "; nothing was stopped",
+    return make(Step::kWait,
+                "the spec asks for etcd " + target +
+                    ", a change etcd does not allow from here: " + join_list(plan.problems) + "; nothing was stopped",
                 (supported.empty() ? std::string() : supported + "; ") + "or put the spec back: etcdadm seed --store " +
                     o.store_url + " --version <the version the members run>");
   }
@@ -56,14 +59,17 @@ std::optional<Decision> change_versions(const Observation& o) {
   if (next == nullptr) return std::nullopt;  // surveyed just as the last member finished
   const HostRecord* host = nullptr;
   for (const auto& h : o.hosts) {
-    if (h.record.data == DataState::kMember && (h.record.member_id == next->member.id || h.record.peer_url == (next->member.peer_urls.empty() ? "" : next->member.peer_urls[0]))) {
+    if (h.record.data == DataState::kMember &&
+        (h.record.member_id == next->member.id ||
+         h.record.peer_url == (next->member.peer_urls.empty() ? "" : next->member.peer_urls[0]))) {
       host = &h.record;
     }
   }
   const std::string command = "etcdadm upgrade apply --version " + target + " --store " + o.store_url;
   if (host == nullptr) {
-    return make(Step::kWait, "member " + member_label(next->member) + " runs etcd " + next->member.version + ", the spec " + target +
-                                 ", and no registered host runs it: change it on its host",
+    return make(Step::kWait,
+                "member " + member_label(next->member) + " runs etcd " + next->member.version + ", the spec " + target +
+                    ", and no registered host runs it: change it on its host",
                 command + " (on the host of " + member_label(next->member) + ")");
   }
   Decision d = make(Step::kGiveVersionTurn,
@@ -91,8 +97,10 @@ std::optional<Decision> change_own_version(const Observation& o, const MemberInf
   if (o.local.version_change) {
     const InterruptedChange& c = *o.local.version_change;
     if (turn != nullptr && !c.rollback && version_text(c.to) == version_text(turn->to)) {
-      Decision d = make(Step::kChangeVersion, "version turn " + std::to_string(turn->sequence) + ": the change of this member from " +
-                                                  c.from + " to " + c.to + " stopped part way: finishing it", command);
+      Decision d = make(Step::kChangeVersion,
+                        "version turn " + std::to_string(turn->sequence) + ": the change of this member from " +
+                            c.from + " to " + c.to + " stopped part way: finishing it",
+                        command);
       d.turn = *turn;
       return d;
     }
@@ -100,23 +108,28 @@ std::optional<Decision> change_own_version(const Observation& o, const MemberInf
     // been given already: what is left only checks and records (the switch never restarts a
     // member that runs its target), so it is finished whoever's turn it is.
     if (!c.rollback && me != nullptr && me->reachable && version_text(me->version) == version_text(c.to)) {
-      Decision d = make(Step::kChangeVersion, "the change of this member from " + c.from + " to " + c.to +
-                                                  " stopped after its switch: finishing its checks (no restart)",
+      Decision d = make(Step::kChangeVersion,
+                        "the change of this member from " + c.from + " to " + c.to +
+                            " stopped after its switch: finishing its checks (no restart)",
                         "etcdadm upgrade apply --version " + c.to + " --store " + o.store_url);
       d.turn = turn != nullptr ? *turn : VersionTurn{};
       d.turn.to = c.to;
       return d;
     }
-    return make(Step::kWait, "a " + std::string(c.rollback ? "rollback" : "change") + " of this member's etcd from " + c.from + " to " +
-                                 c.to + " started outside the controllers' turns and has not finished; nothing else is done "
-                                 "on this host until it has",
-                c.rollback ? "etcdadm upgrade rollback" : "etcdadm upgrade apply --version " + c.to + " (or etcdadm upgrade rollback)");
+    return make(Step::kWait,
+                "a " + std::string(c.rollback ? "rollback" : "change") + " of this member's etcd from " + c.from +
+                    " to " + c.to +
+                    " started outside the controllers' turns and has not finished; nothing else is done "
+                    "on this host until it has",
+                c.rollback ? "etcdadm upgrade rollback"
+                           : "etcdadm upgrade apply --version " + c.to + " (or etcdadm upgrade rollback)");
   }
   if (turn != nullptr && o.local.etcd_running && me != nullptr && me->reachable &&
       version_text(me->version) != version_text(turn->to)) {
-    Decision d = make(Step::kChangeVersion, "version turn " + std::to_string(turn->sequence) + " names this host: member " +
-                                                id_hex(me->id) + " from " + me->version + " to " + turn->to +
-                                                " (a backup first; leadership moved away first when it leads)",
+    Decision d = make(Step::kChangeVersion,
+                      "version turn " + std::to_string(turn->sequence) + " names this host: member " + id_hex(me->id) +
+                          " from " + me->version + " to " + turn->to +
+                          " (a backup first; leadership moved away first when it leads)",
                       command);
     d.turn = *turn;
     return d;

@@ -7,12 +7,12 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
-#include "common/error.h"
 #include "backup/schedule.h"
+#include "common/error.h"
 #include "common/json_fields.h"
 #include "common/text.h"
-#include "etcd/etcd_version.h"
 #include "common/timefmt.h"
+#include "etcd/etcd_version.h"
 #include "etcdadm/member_config.h"
 #include "store/etcd_manager.h"
 
@@ -50,7 +50,8 @@ json parse_object(const std::string& text, const char* format, const std::string
 }
 
 void check_name(const std::string& name, const std::string& where) {
-  if (!is_usable_member_name(name)) throw Error(ErrorKind::kCorrupt, where + ": \"" + name + "\" is no usable member name");
+  if (!is_usable_member_name(name))
+    throw Error(ErrorKind::kCorrupt, where + ": \"" + name + "\" is no usable member name");
 }
 
 // https://host:port, nothing else: these go into etcd's flags and certificates.
@@ -104,7 +105,8 @@ AutoSpec parse_auto_spec(const std::string& text, const std::string& where) {
   s.defrag_min_free_bytes = integer_field<int64_t>(j, "defragMinFreeBytes", where).value_or(s.defrag_min_free_bytes);
   if (s.defrag_min_free_bytes < 0) throw Error(ErrorKind::kCorrupt, where + ": \"defragMinFreeBytes\" is negative");
   s.defrag_schedule = string_field(j, "defragSchedule", where);
-  s.nospace_keep_revisions = integer_field<int64_t>(j, "nospaceKeepRevisions", where).value_or(s.nospace_keep_revisions);
+  s.nospace_keep_revisions =
+      integer_field<int64_t>(j, "nospaceKeepRevisions", where).value_or(s.nospace_keep_revisions);
   if (s.nospace_keep_revisions < 0) throw Error(ErrorKind::kCorrupt, where + ": \"nospaceKeepRevisions\" is negative");
   s.nospace_disarm_below_percent =
       integer_field<int>(j, "nospaceDisarmBelowPercent", where).value_or(s.nospace_disarm_below_percent);
@@ -113,7 +115,8 @@ AutoSpec parse_auto_spec(const std::string& text, const std::string& where) {
   }
   s.corrupt_check_seconds = integer_field<int64_t>(j, "corruptCheckSeconds", where).value_or(s.corrupt_check_seconds);
   if (s.corrupt_check_seconds < 0 || s.corrupt_check_seconds > kCorruptCheckMaxSeconds) {
-    throw Error(ErrorKind::kCorrupt, where + ": \"corruptCheckSeconds\" is not 0-" + std::to_string(kCorruptCheckMaxSeconds));
+    throw Error(ErrorKind::kCorrupt,
+                where + ": \"corruptCheckSeconds\" is not 0-" + std::to_string(kCorruptCheckMaxSeconds));
   }
   s.auto_restore = bool_field(j, "autoRestore", where);
   for (auto [field, value] : {std::pair{"certRenewBeforeSeconds", &s.cert_renew_before_seconds},
@@ -139,9 +142,12 @@ AutoSpec parse_auto_spec(const std::string& text, const std::string& where) {
 
 const char* data_state_name(DataState state) {
   switch (state) {
-    case DataState::kEmpty: return "empty";
-    case DataState::kMember: return "member";
-    case DataState::kLost: return "lost";
+    case DataState::kEmpty:
+      return "empty";
+    case DataState::kMember:
+      return "member";
+    case DataState::kLost:
+      return "lost";
   }
   return "?";
 }
@@ -155,9 +161,12 @@ std::optional<DataState> parse_data_state(const std::string& name) {
 
 const char* set_aside_name(SetAside kind) {
   switch (kind) {
-    case SetAside::kNone: return "";
-    case SetAside::kCorrupt: return "corrupt";
-    case SetAside::kRemoved: return "removed";
+    case SetAside::kNone:
+      return "";
+    case SetAside::kCorrupt:
+      return "corrupt";
+    case SetAside::kRemoved:
+      return "removed";
   }
   return "?";
 }
@@ -203,7 +212,8 @@ HostRecord parse_host_record(const std::string& text, const std::string& where) 
   h.sequence = integer_field<uint64_t>(j, "sequence", where).value_or(0);
   const std::string data = string_field(j, "data", where);
   const auto state = parse_data_state(data);
-  if (!state) throw Error(ErrorKind::kCorrupt, where + ": \"data\" is \"" + data.substr(0, 64) + "\", not empty, member or lost");
+  if (!state)
+    throw Error(ErrorKind::kCorrupt, where + ": \"data\" is \"" + data.substr(0, 64) + "\", not empty, member or lost");
   h.data = *state;
   h.cluster_token = string_field(j, "clusterToken", where);
   h.member_id = integer_field<uint64_t>(j, "memberID", where).value_or(0);
@@ -214,11 +224,13 @@ HostRecord parse_host_record(const std::string& text, const std::string& where) 
   h.ca_rotation_id = string_field(j, "caRotationID", where);
   h.ca_rotation_step = string_field(j, "caRotationStep", where);
   if (h.ca_rotation_step != "" && h.ca_rotation_step != "reissued" && h.ca_rotation_step != "switched") {
-    throw Error(ErrorKind::kCorrupt, where + ": \"caRotationStep\" is \"" + h.ca_rotation_step + "\", not reissued or switched");
+    throw Error(ErrorKind::kCorrupt,
+                where + ": \"caRotationStep\" is \"" + h.ca_rotation_step + "\", not reissued or switched");
   }
   h.etcd_refused = string_field(j, "etcdRefused", where);
   if (h.etcd_refused != "" && h.etcd_refused != kEtcdRefusedInconsistent) {
-    throw Error(ErrorKind::kCorrupt, where + ": \"etcdRefused\" is \"" + h.etcd_refused.substr(0, 64) + "\", not " + kEtcdRefusedInconsistent);
+    throw Error(ErrorKind::kCorrupt, where + ": \"etcdRefused\" is \"" + h.etcd_refused.substr(0, 64) + "\", not " +
+                                         kEtcdRefusedInconsistent);
   }
   return h;
 }
@@ -247,11 +259,9 @@ std::string CaRotationRecord::seal_context() const {
 }
 
 std::string ca_rotation_json(const CaRotationRecord& r) {
-  json j = {{"format", kCaRotationFormat}, {"id", r.id},
-            {"oldCaSha256", r.old_ca_sha256}, {"newCaSha256", r.new_ca_sha256},
-            {"sealed", r.sealed}, {"startedBy", r.started_by},
-            {"startedUnix", r.started_unix}, {"reason", r.reason},
-            {"completedUnix", r.completed_unix}};
+  json j = {{"format", kCaRotationFormat},    {"id", r.id},         {"oldCaSha256", r.old_ca_sha256},
+            {"newCaSha256", r.new_ca_sha256}, {"sealed", r.sealed}, {"startedBy", r.started_by},
+            {"startedUnix", r.started_unix},  {"reason", r.reason}, {"completedUnix", r.completed_unix}};
   return j.dump(2) + "\n";
 }
 
@@ -263,7 +273,8 @@ CaRotationRecord parse_ca_rotation(const std::string& text, const std::string& w
   r.old_ca_sha256 = required_string(j, "oldCaSha256", where);
   r.new_ca_sha256 = required_string(j, "newCaSha256", where);
   if (!is_sha256_hex(r.old_ca_sha256) || !is_sha256_hex(r.new_ca_sha256) || r.old_ca_sha256 == r.new_ca_sha256) {
-    throw Error(ErrorKind::kCorrupt, where + ": the CA fingerprints are not two different lowercase SHA-256 hex strings");
+    throw Error(ErrorKind::kCorrupt,
+                where + ": the CA fingerprints are not two different lowercase SHA-256 hex strings");
   }
   r.sealed = required_string(j, "sealed", where);
   if (r.sealed.size() > (1 << 16)) throw Error(ErrorKind::kCorrupt, where + ": \"sealed\" is too long");
@@ -291,10 +302,17 @@ const PlannedMember* ClusterPlan::member(const std::string& name) const {
 
 std::string cluster_plan_json(const ClusterPlan& p) {
   json members = json::array();
-  for (const auto& m : p.members) members.push_back({{"name", m.name}, {"peerURL", m.peer_url}, {"clientURL", m.client_url}});
-  json j = {{"format", kPlanFormat},     {"sequence", p.sequence},         {"purpose", p.purpose},
-            {"clusterToken", p.cluster_token}, {"etcdVersion", p.etcd_version}, {"caSha256", p.ca_sha256},
-            {"members", members},         {"writtenBy", p.written_by},     {"writtenUnix", p.written_unix}};
+  for (const auto& m : p.members)
+    members.push_back({{"name", m.name}, {"peerURL", m.peer_url}, {"clientURL", m.client_url}});
+  json j = {{"format", kPlanFormat},
+            {"sequence", p.sequence},
+            {"purpose", p.purpose},
+            {"clusterToken", p.cluster_token},
+            {"etcdVersion", p.etcd_version},
+            {"caSha256", p.ca_sha256},
+            {"members", members},
+            {"writtenBy", p.written_by},
+            {"writtenUnix", p.written_unix}};
   if (p.restores()) {
     j["backup"] = p.backup;
     j["kubernetesRevisionBump"] = p.kubernetes_revision_bump;
@@ -319,13 +337,16 @@ ClusterPlan parse_cluster_plan(const std::string& text, const std::string& where
     for (char c : p.backup) ok = ok && c > ' ' && c < 0x7f && c != '/' && c != '\\';
     if (!ok) throw Error(ErrorKind::kCorrupt, where + ": \"" + p.backup + "\" is no backup name");
     if (p.purpose == "restore") p.command_key = required_string(j, "command", where);
-    if (p.purpose == "restore" && (!p.command_key.starts_with(std::string(kEtcdManagerControlDir) + "/") || !p.command_key.ends_with(kEtcdManagerCommandFile) ||
-        p.command_key.find("..") != std::string::npos)) {
-      throw Error(ErrorKind::kCorrupt, where + ": \"command\" is not a command key of control/ (" + p.command_key + ")");
+    if (p.purpose == "restore" &&
+        (!p.command_key.starts_with(std::string(kEtcdManagerControlDir) + "/") ||
+         !p.command_key.ends_with(kEtcdManagerCommandFile) || p.command_key.find("..") != std::string::npos)) {
+      throw Error(ErrorKind::kCorrupt,
+                  where + ": \"command\" is not a command key of control/ (" + p.command_key + ")");
     }
     p.kubernetes_revision_bump = integer_field<uint64_t>(j, "kubernetesRevisionBump", where).value_or(0);
     if (p.kubernetes_revision_bump > static_cast<uint64_t>(INT64_MAX / 2)) {
-      throw Error(ErrorKind::kCorrupt, where + ": \"kubernetesRevisionBump\" " + std::to_string(p.kubernetes_revision_bump) +
+      throw Error(ErrorKind::kCorrupt, where + ": \"kubernetesRevisionBump\" " +
+                                           std::to_string(p.kubernetes_revision_bump) +
                                            " is larger than any revision can be moved");
     }
     if (p.purpose == "auto-restore") p.to_revision = required_integer<int64_t>(j, "toRevision", where);
@@ -361,9 +382,14 @@ ClusterPlan parse_cluster_plan(const std::string& text, const std::string& where
 // ---- version turn ----
 
 std::string version_turn_json(const VersionTurn& t) {
-  json j = {{"format", kVersionTurnFormat}, {"sequence", t.sequence},  {"host", t.host},
-            {"memberID", id_hex(t.member_id)}, {"from", t.from},       {"to", t.to},
-            {"writtenBy", t.written_by},      {"writtenUnix", t.written_unix}};
+  json j = {{"format", kVersionTurnFormat},
+            {"sequence", t.sequence},
+            {"host", t.host},
+            {"memberID", id_hex(t.member_id)},
+            {"from", t.from},
+            {"to", t.to},
+            {"writtenBy", t.written_by},
+            {"writtenUnix", t.written_unix}};
   return j.dump(2) + "\n";
 }
 
@@ -416,13 +442,18 @@ std::string maintenance_record_json(const MaintenanceRecord& r) {
   if (!r.corrupt.empty()) {
     json corrupt = json::object();
     for (const auto& [id, c] : r.corrupt) {
-      corrupt[id_hex(id)] = {{"unix", c.unix}, {"host", c.host}, {"revision", c.revision}, {"hash", c.hash},
-                             {"majorityHash", c.majority_hash}, {"alarmSettled", c.alarm_settled}};
+      corrupt[id_hex(id)] = {{"unix", c.unix},
+                             {"host", c.host},
+                             {"revision", c.revision},
+                             {"hash", c.hash},
+                             {"majorityHash", c.majority_hash},
+                             {"alarmSettled", c.alarm_settled}};
       if (c.refused_to_start) corrupt[id_hex(id)]["refusedToStart"] = true;
     }
     j["corrupt"] = corrupt;
   }
-  if (const auto& l = r.in_progress) j["inProgress"] = {{"step", l->step}, {"host", l->host}, {"sinceUnix", l->since_unix}};
+  if (const auto& l = r.in_progress)
+    j["inProgress"] = {{"step", l->step}, {"host", l->host}, {"sinceUnix", l->since_unix}};
   if (const auto& sr = r.last_space_recovery) {
     j["lastSpaceRecovery"] = {{"unix", sr->unix},
                               {"host", sr->host},
@@ -508,7 +539,7 @@ PauseRecord parse_pause_record(const std::string& text, const std::string& where
 // ---- events ----
 
 std::string auto_event_json(const AutoEvent& e) {
-  json j = {{"format", kEventFormat}, {"timeMicros", e.time_micros}, {"host", e.host},     {"action", e.action},
+  json j = {{"format", kEventFormat}, {"timeMicros", e.time_micros}, {"host", e.host},      {"action", e.action},
             {"reason", e.reason},     {"command", e.command},        {"outcome", e.outcome}};
   return j.dump(2) + "\n";
 }
@@ -529,7 +560,8 @@ std::string auto_event_key(const AutoEvent& e) {
   std::tm tm = utc_tm(from_unix_micros(e.time_micros));
   char stamp[48];
   std::snprintf(stamp, sizeof(stamp), "%04d%02d%02dT%02d%02d%02d.%06lldZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long long>(((e.time_micros % 1000000) + 1000000) % 1000000));
+                tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<long long>(((e.time_micros % 1000000) + 1000000) % 1000000));
   return std::string(kAutoEventsPrefix) + stamp + "-" + e.host + ".json";
 }
 

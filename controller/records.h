@@ -110,10 +110,10 @@ enum class SetAside { kNone, kCorrupt, kRemoved };
 const char* set_aside_name(SetAside kind);
 
 struct HostRecord {
-  std::string name;          // the member name it runs as (DNS-safe, MemberConfig::complete)
-  std::string peer_url;      // https://<bind>:<peer-port>
-  std::string client_url;    // https://<bind>:<client-port>
-  std::string ca_sha256;     // of the cluster CA certificate it holds: a host with another CA never joins
+  std::string name;        // the member name it runs as (DNS-safe, MemberConfig::complete)
+  std::string peer_url;    // https://<bind>:<peer-port>
+  std::string client_url;  // https://<bind>:<client-port>
+  std::string ca_sha256;   // of the cluster CA certificate it holds: a host with another CA never joins
   std::string etcdadm_version;
   int64_t heartbeat_unix = 0;  // its clock (a hint: liveness is judged by `sequence` changing too)
   uint64_t sequence = 0;       // +1 on every write, so a reader sees it alive whatever the clocks say
@@ -256,7 +256,7 @@ struct CorruptMember {
 // A CORRUPT alarm is disarmed after a replacement recorded at most this long before.
 inline constexpr int64_t kCorruptDisarmWindowSeconds = 3600;
 struct MaintenanceRecord {
-  std::map<uint64_t, MemberDefrag> defrags;  // by member ID
+  std::map<uint64_t, MemberDefrag> defrags;   // by member ID
   std::map<uint64_t, CorruptMember> corrupt;  // by member ID
   std::optional<SpaceRecoveryRecord> last_space_recovery;
   std::optional<MaintenanceLease> in_progress;
@@ -278,7 +278,7 @@ MaintenanceRecord parse_maintenance_record(const std::string& json, const std::s
 // conditional write), so two rotations never run at once; `completed_unix` is set by the acting
 // controller once every member's host switched.
 struct CaRotationRecord {
-  std::string id;  // UTC yyyymmddThhmmssZ: the retired CA is kept as ca.retired-<id>.crt/key
+  std::string id;                            // UTC yyyymmddThhmmssZ: the retired CA is kept as ca.retired-<id>.crt/key
   std::string old_ca_sha256, new_ca_sha256;  // SHA-256 of the ca.crt files (ca_fingerprint)
   std::string sealed;                        // base64 of seal_for_ca_holders(...)
   std::string started_by;                    // host or user@host

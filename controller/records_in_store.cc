@@ -23,7 +23,6 @@ std::vector<BlobInfo> list_or_none(BlobStore& store, const std::string& prefix) 
 }
 }  // namespace
 
-
 std::optional<AutoSpec> read_auto_spec(BlobStore& store) {
   if (!store.stat(kAutoSpecKey)) return std::nullopt;
   return parse_auto_spec(store.read_small(kAutoSpecKey, 64 << 10), store.url() + "/" + kAutoSpecKey);
@@ -37,7 +36,8 @@ std::vector<HostRecord> read_host_records(BlobStore& store, std::vector<std::str
   std::vector<HostRecord> out;
   for (const auto& blob : list_or_none(store, kAutoHostsPrefix)) {
     const std::string leaf = blob.key.substr(std::string(kAutoHostsPrefix).size());
-    if (leaf.size() < 6 || leaf.compare(leaf.size() - 5, 5, ".json") != 0 || leaf.find('/') != std::string::npos) continue;
+    if (leaf.size() < 6 || leaf.compare(leaf.size() - 5, 5, ".json") != 0 || leaf.find('/') != std::string::npos)
+      continue;
     try {
       HostRecord h = parse_host_record(store.read_small(blob.key, 64 << 10), store.url() + "/" + blob.key);
       if (host_record_key(h.name) != blob.key) {

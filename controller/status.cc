@@ -1,16 +1,15 @@
 #include "controller/status.h"
 
-#include "backup/schedule.h"
-
 #include <chrono>
 #include <cstdlib>
 #include <sstream>
 
+#include "backup/schedule.h"
 #include "common/error.h"
 #include "common/text.h"
 #include "common/timefmt.h"
-#include "etcd/etcd_version.h"
 #include "controller/decide.h"
+#include "etcd/etcd_version.h"
 
 namespace etcdadm {
 
@@ -34,7 +33,8 @@ std::string time_of(int64_t unix_seconds) {
 AutoStatus read_auto_status(BlobStore& store, size_t events) {
   AutoStatus s;
   s.store_url = store.url();
-  s.now_unix = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  s.now_unix =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   s.spec = read_etcd_manager_cluster_spec(store);
   s.auto_spec = read_auto_spec(store).value_or(AutoSpec{});
   s.created_nanos = read_etcd_manager_cluster_created(store);
@@ -49,7 +49,8 @@ AutoStatus read_auto_status(BlobStore& store, size_t events) {
   s.pause = read_pause(store);
   if (store.stat(kAutoVersionTurnKey)) {
     try {
-      s.version_turn = parse_version_turn(store.read_small(kAutoVersionTurnKey, 1 << 16), s.store_url + "/" + kAutoVersionTurnKey);
+      s.version_turn =
+          parse_version_turn(store.read_small(kAutoVersionTurnKey, 1 << 16), s.store_url + "/" + kAutoVersionTurnKey);
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::kCorrupt) throw;
       s.unreadable.push_back(e.what());
@@ -63,7 +64,8 @@ AutoStatus read_auto_status(BlobStore& store, size_t events) {
   }
   try {
     if (store.stat(kAutoCaRotationKey)) {
-      s.ca_rotation = parse_ca_rotation(store.read_small(kAutoCaRotationKey, 1 << 20), s.store_url + "/" + kAutoCaRotationKey);
+      s.ca_rotation =
+          parse_ca_rotation(store.read_small(kAutoCaRotationKey, 1 << 20), s.store_url + "/" + kAutoCaRotationKey);
     }
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::kCorrupt) throw;
@@ -91,21 +93,23 @@ static bool ca_expires_soon(const AutoStatus& s, const HostRecord& h) {
 json auto_status_json(const AutoStatus& s) {
   json hosts = json::array();
   for (const auto& h : s.hosts) {
-    hosts.push_back({{"name", h.name},
-                     {"peerURL", h.peer_url},
-                     {"clientURL", h.client_url},
-                     {"data", data_state_name(h.data)},
-                     {"memberID", h.member_id},
-                     {"etcdRunning", h.etcd_running},
-                     {"waitingFor", h.waiting_for},
-                     {"certsExpire", h.certs_expire_unix > 0 ? json(time_of(h.certs_expire_unix)) : json(nullptr)},
-                     {"caExpires", h.ca_expires_unix > 0 ? json(time_of(h.ca_expires_unix)) : json(nullptr)},
-                     {"caExpiresSoon", ca_expires_soon(s, h)},
-                     {"heartbeat", time_of(h.heartbeat_unix)},
-                     {"heartbeatAgeSeconds", h.heartbeat_unix > 0 ? json(s.now_unix - h.heartbeat_unix) : json(nullptr)},
-                     {"caSha256", h.ca_sha256},
-                     {"caRotation", h.ca_rotation_id.empty() ? json(nullptr) : json{{"id", h.ca_rotation_id}, {"step", h.ca_rotation_step}}},
-                     {"etcdadmVersion", h.etcdadm_version}});
+    hosts.push_back(
+        {{"name", h.name},
+         {"peerURL", h.peer_url},
+         {"clientURL", h.client_url},
+         {"data", data_state_name(h.data)},
+         {"memberID", h.member_id},
+         {"etcdRunning", h.etcd_running},
+         {"waitingFor", h.waiting_for},
+         {"certsExpire", h.certs_expire_unix > 0 ? json(time_of(h.certs_expire_unix)) : json(nullptr)},
+         {"caExpires", h.ca_expires_unix > 0 ? json(time_of(h.ca_expires_unix)) : json(nullptr)},
+         {"caExpiresSoon", ca_expires_soon(s, h)},
+         {"heartbeat", time_of(h.heartbeat_unix)},
+         {"heartbeatAgeSeconds", h.heartbeat_unix > 0 ? json(s.now_unix - h.heartbeat_unix) : json(nullptr)},
+         {"caSha256", h.ca_sha256},
+         {"caRotation",
+          h.ca_rotation_id.empty() ? json(nullptr) : json{{"id", h.ca_rotation_id}, {"step", h.ca_rotation_step}}},
+         {"etcdadmVersion", h.etcdadm_version}});
   }
   json events = json::array();
   for (const auto& e : s.events) {
@@ -120,8 +124,12 @@ json auto_status_json(const AutoStatus& s) {
   if (s.plan) {
     json members = json::array();
     for (const auto& m : s.plan->members) members.push_back(m.name);
-    plan = {{"sequence", s.plan->sequence}, {"purpose", s.plan->purpose}, {"members", members},
-            {"etcdVersion", s.plan->etcd_version}, {"writtenBy", s.plan->written_by}, {"written", time_of(s.plan->written_unix)}};
+    plan = {{"sequence", s.plan->sequence},
+            {"purpose", s.plan->purpose},
+            {"members", members},
+            {"etcdVersion", s.plan->etcd_version},
+            {"writtenBy", s.plan->written_by},
+            {"written", time_of(s.plan->written_unix)}};
     if (s.plan->restores()) {
       plan["backup"] = s.plan->backup;
       plan["kubernetesRevisionBump"] = s.plan->kubernetes_revision_bump;
@@ -139,20 +147,27 @@ json auto_status_json(const AutoStatus& s) {
   }
   json corrupt_members = json::array();
   for (const auto& [id, c] : s.maintenance.corrupt) {
-    corrupt_members.push_back({{"memberID", id_hex(id)}, {"time", time_of(c.unix)}, {"foundBy", c.host},
-                               {"revision", c.revision}, {"hash", c.hash}, {"majorityHash", c.majority_hash}});
+    corrupt_members.push_back({{"memberID", id_hex(id)},
+                               {"time", time_of(c.unix)},
+                               {"foundBy", c.host},
+                               {"revision", c.revision},
+                               {"hash", c.hash},
+                               {"majorityHash", c.majority_hash}});
   }
   json queue = json::array();
   for (const auto& c : s.commands) {
-    queue.push_back({{"key", c.key}, {"restoreBackup", c.restore_backup ? json(c.restore_backup->backup) : json(nullptr)}});
+    queue.push_back(
+        {{"key", c.key}, {"restoreBackup", c.restore_backup ? json(c.restore_backup->backup) : json(nullptr)}});
   }
   return {{"store", s.store_url},
-          {"spec", s.spec ? json{{"memberCount", s.spec->member_count}, {"etcdVersion", s.spec->etcd_version}} : json(nullptr)},
+          {"spec",
+           s.spec ? json{{"memberCount", s.spec->member_count}, {"etcdVersion", s.spec->etcd_version}} : json(nullptr)},
           {"replaceAfterSeconds", s.auto_spec.replace_after_seconds},
-          {"defrag", {{"freePercent", s.auto_spec.defrag_free_percent},
-                      {"minFreeBytes", s.auto_spec.defrag_min_free_bytes},
-                      {"schedule", s.auto_spec.defrag_schedule},
-                      {"members", defrags}}},
+          {"defrag",
+           {{"freePercent", s.auto_spec.defrag_free_percent},
+            {"minFreeBytes", s.auto_spec.defrag_min_free_bytes},
+            {"schedule", s.auto_spec.defrag_schedule},
+            {"members", defrags}}},
           {"nospaceKeepRevisions", s.auto_spec.nospace_keep_revisions},
           {"nospaceDisarmBelowPercent", s.auto_spec.nospace_disarm_below_percent},
           {"corruptCheckSeconds", s.auto_spec.corrupt_check_seconds},
@@ -176,18 +191,28 @@ json auto_status_json(const AutoStatus& s) {
                                     : json(nullptr)},
           {"clusterCreated", s.created_nanos.has_value()},
           {"plan", plan},
-          {"versionTurn", s.version_turn ? json{{"sequence", s.version_turn->sequence}, {"host", s.version_turn->host},
-                                                 {"memberID", id_hex(s.version_turn->member_id)}, {"from", s.version_turn->from},
-                                                 {"to", s.version_turn->to}, {"writtenBy", s.version_turn->written_by},
-                                                 {"written", time_of(s.version_turn->written_unix)}}
-                                          : json(nullptr)},
-          {"caRotation", s.ca_rotation ? json{{"id", s.ca_rotation->id}, {"oldCaSha256", s.ca_rotation->old_ca_sha256},
-                                               {"newCaSha256", s.ca_rotation->new_ca_sha256}, {"startedBy", s.ca_rotation->started_by},
-                                               {"started", time_of(s.ca_rotation->started_unix)}, {"reason", s.ca_rotation->reason},
-                                               {"completed", s.ca_rotation->completed_unix > 0 ? json(time_of(s.ca_rotation->completed_unix)) : json(nullptr)}}
-                                        : json(nullptr)},
+          {"versionTurn", s.version_turn ? json{{"sequence", s.version_turn->sequence},
+                                                {"host", s.version_turn->host},
+                                                {"memberID", id_hex(s.version_turn->member_id)},
+                                                {"from", s.version_turn->from},
+                                                {"to", s.version_turn->to},
+                                                {"writtenBy", s.version_turn->written_by},
+                                                {"written", time_of(s.version_turn->written_unix)}}
+                                         : json(nullptr)},
+          {"caRotation", s.ca_rotation ? json{{"id", s.ca_rotation->id},
+                                              {"oldCaSha256", s.ca_rotation->old_ca_sha256},
+                                              {"newCaSha256", s.ca_rotation->new_ca_sha256},
+                                              {"startedBy", s.ca_rotation->started_by},
+                                              {"started", time_of(s.ca_rotation->started_unix)},
+                                              {"reason", s.ca_rotation->reason},
+                                              {"completed", s.ca_rotation->completed_unix > 0
+                                                                ? json(time_of(s.ca_rotation->completed_unix))
+                                                                : json(nullptr)}}
+                                       : json(nullptr)},
           {"commands", queue},
-          {"paused", s.pause ? json{{"by", s.pause->by}, {"reason", s.pause->reason}, {"since", time_of(s.pause->since_unix)}} : json(nullptr)},
+          {"paused",
+           s.pause ? json{{"by", s.pause->by}, {"reason", s.pause->reason}, {"since", time_of(s.pause->since_unix)}}
+                   : json(nullptr)},
           {"hosts", hosts},
           {"unreadable", s.unreadable},
           {"events", events}};
@@ -196,21 +221,24 @@ json auto_status_json(const AutoStatus& s) {
 std::string auto_status_text(const AutoStatus& s) {
   std::ostringstream out;
   out << "Store:    " << s.store_url << "\n";
-  out << "Spec:     " << (s.spec ? std::to_string(s.spec->member_count) + " members of etcd " + s.spec->etcd_version
-                                  : std::string("none (etcdadm seed writes one)"))
+  out << "Spec:     "
+      << (s.spec ? std::to_string(s.spec->member_count) + " members of etcd " + s.spec->etcd_version
+                 : std::string("none (etcdadm seed writes one)"))
       << "\n";
-  out << "Created:  " << (s.created_nanos ? "yes" : "no (the controllers create a cluster once enough hosts are live)") << "\n";
+  out << "Created:  " << (s.created_nanos ? "yes" : "no (the controllers create a cluster once enough hosts are live)")
+      << "\n";
   if (s.plan) {
     std::string names;
     for (const auto& m : s.plan->members) names += (names.empty() ? "" : ", ") + m.name;
-    out << "Plan:     " << s.plan->sequence << " (" << s.plan->purpose << "): " << names << ", by " << s.plan->written_by
-        << " " << heard_ago(s.now_unix, s.plan->written_unix)
+    out << "Plan:     " << s.plan->sequence << " (" << s.plan->purpose << "): " << names << ", by "
+        << s.plan->written_by << " " << heard_ago(s.now_unix, s.plan->written_unix)
         << (s.plan->restores() ? ", from backup " + s.plan->backup : "")
-        << (s.plan->to_revision > 0 ? " and its change log to revision " + std::to_string(s.plan->to_revision) : "") << "\n";
+        << (s.plan->to_revision > 0 ? " and its change log to revision " + std::to_string(s.plan->to_revision) : "")
+        << "\n";
   }
   if (s.version_turn) {
-    out << "Version:  turn " << s.version_turn->sequence << ": " << s.version_turn->host << " from " << s.version_turn->from
-        << " to " << s.version_turn->to << ", given by " << s.version_turn->written_by << " "
+    out << "Version:  turn " << s.version_turn->sequence << ": " << s.version_turn->host << " from "
+        << s.version_turn->from << " to " << s.version_turn->to << ", given by " << s.version_turn->written_by << " "
         << heard_ago(s.now_unix, s.version_turn->written_unix) << "\n";
   }
   if (const auto& sr = s.maintenance.last_space_recovery) {
@@ -219,8 +247,9 @@ std::string auto_status_text(const AutoStatus& s) {
         << " of a quota of " << human_bytes(sr->quota) << (sr->disarmed ? "" : " (" + sr->note + ")") << "\n";
   }
   for (const auto& [id, d] : s.maintenance.defrags) {
-    out << "Defrag:   member " << id_hex(id) << " " << heard_ago(s.now_unix, d.unix) << ": " << human_bytes(d.db_size_before)
-        << " -> " << human_bytes(d.db_size_after) << ", its clients waited " << d.stalled_ms << " ms\n";
+    out << "Defrag:   member " << id_hex(id) << " " << heard_ago(s.now_unix, d.unix) << ": "
+        << human_bytes(d.db_size_before) << " -> " << human_bytes(d.db_size_after) << ", its clients waited "
+        << d.stalled_ms << " ms\n";
   }
   for (const auto& [id, c] : s.maintenance.corrupt) {
     out << "Corrupt:  member " << id_hex(id) << " found by " << c.host << " " << heard_ago(s.now_unix, c.unix)
@@ -228,12 +257,16 @@ std::string auto_status_text(const AutoStatus& s) {
         << "): removed to be replaced, its data kept aside on its host\n";
   }
   if (const auto& r = s.ca_rotation) {
-    out << "CA:       rotation " << r->id << " to " << r->new_ca_sha256.substr(0, 12) << "... started by " << r->started_by << " "
-        << heard_ago(s.now_unix, r->started_unix)
-        << (r->completed_unix > 0 ? ", completed " + heard_ago(s.now_unix, r->completed_unix) : std::string(", under way")) << "\n";
+    out << "CA:       rotation " << r->id << " to " << r->new_ca_sha256.substr(0, 12) << "... started by "
+        << r->started_by << " " << heard_ago(s.now_unix, r->started_unix)
+        << (r->completed_unix > 0 ? ", completed " + heard_ago(s.now_unix, r->completed_unix)
+                                  : std::string(", under way"))
+        << "\n";
   }
   for (const auto& c : s.commands) {
-    out << "Queued:   " << (c.restore_backup ? "restore-backup " + c.restore_backup->backup : std::string("a command etcdadm does not know"))
+    out << "Queued:   "
+        << (c.restore_backup ? "restore-backup " + c.restore_backup->backup
+                             : std::string("a command etcdadm does not know"))
         << " (" << c.key << ")\n";
   }
   if (s.pause) {
@@ -242,16 +275,18 @@ std::string auto_status_text(const AutoStatus& s) {
   }
   out << "Hosts:    " << s.hosts.size() << "\n";
   for (const auto& h : s.hosts) {
-    out << "  " << h.name << "  " << h.peer_url << "  data " << data_state_name(h.data) << (h.etcd_running ? ", etcd running" : ", etcd not running")
-        << ", heard " << heard_ago(s.now_unix, h.heartbeat_unix) << "\n";
+    out << "  " << h.name << "  " << h.peer_url << "  data " << data_state_name(h.data)
+        << (h.etcd_running ? ", etcd running" : ", etcd not running") << ", heard "
+        << heard_ago(s.now_unix, h.heartbeat_unix) << "\n";
     if (!h.waiting_for.empty()) out << "      " << h.waiting_for << "\n";
     if (s.ca_rotation && s.ca_rotation->completed_unix == 0) {
       out << "      CA rotation " << s.ca_rotation->id << ": "
           << (h.ca_rotation_id == s.ca_rotation->id ? h.ca_rotation_step : std::string("not started")) << "\n";
     }
     if (h.certs_expire_unix > 0) {
-      out << "      certificates until " << format_rfc3339_seconds(SystemTime(std::chrono::seconds(h.certs_expire_unix)))
-          << ", CA until " << format_rfc3339_seconds(SystemTime(std::chrono::seconds(h.ca_expires_unix))) << "\n";
+      out << "      certificates until "
+          << format_rfc3339_seconds(SystemTime(std::chrono::seconds(h.certs_expire_unix))) << ", CA until "
+          << format_rfc3339_seconds(SystemTime(std::chrono::seconds(h.ca_expires_unix))) << "\n";
     }
     if (ca_expires_soon(s, h)) {
       out << "      WARNING: the cluster CA expires within the spec's " << s.auto_spec.ca_warn_before_seconds / 86400
@@ -287,17 +322,18 @@ std::string seed_effect(const AutoStatus& s, const std::optional<EtcdManagerClus
     const auto from = EtcdVersion::parse(before->etcd_version);
     const auto to = EtcdVersion::parse(after.etcd_version);
     const bool one_minor = from && to && from->major == to->major && std::abs(from->minor - to->minor) <= 1;
-    out += std::string(out.empty() ? "" : "; ") + "version change " + before->etcd_version + " -> " + after.etcd_version +
-           (one_minor ? ": one member at a time, followers first and the leader last, each after a backup, as etcd's "
-                        "version rules allow (a step they refuse is reported by the acting controller, nothing stopped)"
-                      : ": etcd changes one minor at a time, so the controllers will refuse it and wait, nothing stopped "
-                        "(seed the next minor first)");
+    out +=
+        std::string(out.empty() ? "" : "; ") + "version change " + before->etcd_version + " -> " + after.etcd_version +
+        (one_minor ? ": one member at a time, followers first and the leader last, each after a backup, as etcd's "
+                     "version rules allow (a step they refuse is reported by the acting controller, nothing stopped)"
+                   : ": etcd changes one minor at a time, so the controllers will refuse it and wait, nothing stopped "
+                     "(seed the next minor first)");
   }
   return out.empty() ? "nothing changes" : out;
 }
 
-SeedResult seed_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& changes, const AutoSpecChanges& auto_changes,
-                             bool dry_run) {
+SeedResult seed_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& changes,
+                             const AutoSpecChanges& auto_changes, bool dry_run) {
   const AutoStatus status = read_auto_status(store, 0);
   SeedResult r;
   r.before = status.spec;
@@ -322,7 +358,8 @@ SeedResult seed_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& cha
   a.ca_rotate_before_seconds = auto_changes.ca_rotate_before_seconds.value_or(a.ca_rotate_before_seconds);
   for (int64_t v : {a.cert_renew_before_seconds, a.ca_warn_before_seconds, a.ca_rotate_before_seconds}) {
     if (v < 0 || v > kCertWindowMaxSeconds) {
-      throw Error(ErrorKind::kInvalidArgument, "--cert-renew-before, --ca-warn-before and --ca-rotate-before must be 0 to ten years");
+      throw Error(ErrorKind::kInvalidArgument,
+                  "--cert-renew-before, --ca-warn-before and --ca-rotate-before must be 0 to ten years");
     }
   }
   a.auto_restore = auto_changes.auto_restore.value_or(a.auto_restore);
@@ -347,14 +384,15 @@ SeedResult seed_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& cha
   r.effect = seed_effect(status, r.before, r.after);
   if (r.auto_spec.auto_restore != status.auto_spec.auto_restore) {
     const std::string delay = std::to_string(r.auto_spec.auto_restore_delay_seconds) + " s";
-    r.effect += std::string(r.effect.empty() ? "" : "; ") +
-                (r.auto_spec.auto_restore
-                     ? "auto-restore on: after a total loss lasting " + delay +
-                           " the hosts restore the newest backup and its change log to its end, all at once, with no "
-                           "person: the cluster comes back at the log's last revision (the writes of the last seconds "
-                           "before the loss that the log had not stored are lost), its revision moved past any a client saw; "
-                           "the trade-off is that nobody checks first that the store's newest backup is the one to restore"
-                     : "auto-restore off: after a total loss the hosts wait and name the commands a person runs");
+    r.effect +=
+        std::string(r.effect.empty() ? "" : "; ") +
+        (r.auto_spec.auto_restore
+             ? "auto-restore on: after a total loss lasting " + delay +
+                   " the hosts restore the newest backup and its change log to its end, all at once, with no "
+                   "person: the cluster comes back at the log's last revision (the writes of the last seconds "
+                   "before the loss that the log had not stored are lost), its revision moved past any a client saw; "
+                   "the trade-off is that nobody checks first that the store's newest backup is the one to restore"
+             : "auto-restore off: after a total loss the hosts wait and name the commands a person runs");
   }
   if (!dry_run) {
     write_etcd_manager_cluster_spec(store, r.after);

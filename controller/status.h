@@ -5,11 +5,10 @@
 #pragma once
 
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "controller/records.h"
 #include "store/blob_store.h"
@@ -24,10 +23,10 @@ struct AutoStatus {
   std::optional<int64_t> created_nanos;  // etcd-cluster-created (0 inside: no time recorded)
   std::optional<ClusterPlan> plan;
   std::optional<PauseRecord> pause;
-  std::optional<VersionTurn> version_turn;  // the last turn of a rolling version change
-  MaintenanceRecord maintenance;            // the members' last defrags
+  std::optional<VersionTurn> version_turn;      // the last turn of a rolling version change
+  MaintenanceRecord maintenance;                // the members' last defrags
   std::optional<CaRotationRecord> ca_rotation;  // the last CA rotation (its hosts' steps are in their records)
-  std::vector<EtcdManagerCommand> commands;  // the queue (control/), oldest first
+  std::vector<EtcdManagerCommand> commands;     // the queue (control/), oldest first
   std::vector<HostRecord> hosts;
   std::vector<std::string> unreadable;  // records that do not parse, and why
   std::vector<AutoEvent> events;        // oldest first
@@ -68,7 +67,7 @@ struct SeedResult {
   AutoSpec auto_spec;
   std::string effect;  // seed_effect
 };
-SeedResult seed_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& changes, const AutoSpecChanges& auto_changes,
-                             bool dry_run);
+SeedResult seed_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& changes,
+                             const AutoSpecChanges& auto_changes, bool dry_run);
 
 }  // namespace etcdadm

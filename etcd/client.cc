@@ -1,13 +1,12 @@
 #include "etcd/client.h"
 
-#include <sys/stat.h>
-
 #include <grpc/support/log.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/security/tls_certificate_provider.h>
 #include <grpcpp/security/tls_certificate_verifier.h>
 #include <grpcpp/security/tls_credentials_options.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
@@ -60,7 +59,8 @@ std::string tls_files_stamp(const ConnectionConfig& c) {
   for (const std::string* path : {&c.cacert, &c.cert, &c.key}) {
     struct stat st {};
     if (!path->empty() && ::stat(path->c_str(), &st) == 0) {
-      stamp += std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + ":" + std::to_string(st.st_size) + ";";
+      stamp += std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + ":" +
+               std::to_string(st.st_size) + ";";
     } else {
       stamp += "-;";
     }
@@ -74,7 +74,8 @@ EtcdClient::EtcdClient(ConnectionConfig config) : config_(std::move(config)) {
   config_.normalise_user();
   config_.validate();
   // Before the first channel exists: bounds what a snapshot stream can buffer (grpc_window.h).
-  if (!pin_http2_stream_window()) spdlog::debug("this gRPC build cannot pin the HTTP/2 window; its BDP estimate sizes it");
+  if (!pin_http2_stream_window())
+    spdlog::debug("this gRPC build cannot pin the HTTP/2 window; its BDP estimate sizes it");
 }
 
 EtcdClient::~EtcdClient() = default;
@@ -101,7 +102,8 @@ EtcdClient::Conn& EtcdClient::conn(const std::string& url) {
     opts.set_check_call_host(false);
     opts.set_certificate_verifier(std::make_shared<grpc::experimental::NoOpCertificateVerifier>());
     if (!config_.cert.empty()) {
-      std::vector<grpc::experimental::IdentityKeyCertPair> identity = {{read_file(config_.key), read_file(config_.cert)}};
+      std::vector<grpc::experimental::IdentityKeyCertPair> identity = {
+          {read_file(config_.key), read_file(config_.cert)}};
       opts.set_certificate_provider(std::make_shared<grpc::experimental::StaticDataCertificateProvider>(identity));
       opts.watch_identity_key_cert_pairs();
     }
@@ -159,9 +161,10 @@ static bool dial(grpc::Channel& channel, const std::string& endpoint, std::chron
   if (channel.WaitForConnected(std::chrono::system_clock::now() + dial_timeout)) return true;
   if (channel.GetState(false) == GRPC_CHANNEL_TRANSIENT_FAILURE) return false;
   throw Error(ErrorKind::kTimeout,
-              "could not connect to " + endpoint + " within the dial timeout (" +
-                  std::to_string(dial_timeout.count()) + " ms): the connection was not answered",
-              "check that the address is an etcd client URL and that the member is not hung; raise --dial-timeout for slow links");
+              "could not connect to " + endpoint + " within the dial timeout (" + std::to_string(dial_timeout.count()) +
+                  " ms): the connection was not answered",
+              "check that the address is an etcd client URL and that the member is not hung; raise --dial-timeout for "
+              "slow links");
 }
 
 void EtcdClient::authenticate(Conn& c) {
@@ -175,7 +178,8 @@ void EtcdClient::authenticate(Conn& c) {
   if (!st.ok()) {
     Error e = error_from_grpc(st, site(c, "Authenticate as " + config_.user));
     if (e.kind() == ErrorKind::kAuth || e.kind() == ErrorKind::kInvalidArgument) {
-      throw Error(ErrorKind::kAuth, "authentication as user " + config_.user + " on " + c.endpoint.url + " failed: " + st.error_message(),
+      throw Error(ErrorKind::kAuth,
+                  "authentication as user " + config_.user + " on " + c.endpoint.url + " failed: " + st.error_message(),
                   "check --user/--password (or ETCDCTL_USER/ETCDCTL_PASSWORD)");
     }
     throw e;
@@ -229,7 +233,8 @@ void EtcdClient::call_cluster(const char* operation, Fn&& call) {
       return;
     } catch (const Error& e) {
       bool last = i + 1 == config_.endpoints.size();
-      bool reachability = e.kind() == ErrorKind::kUnavailable || e.kind() == ErrorKind::kTimeout || e.kind() == ErrorKind::kTls;
+      bool reachability =
+          e.kind() == ErrorKind::kUnavailable || e.kind() == ErrorKind::kTimeout || e.kind() == ErrorKind::kTls;
       if (!reachability || (last && failures.empty())) throw;
       failures += std::string(failures.empty() ? "" : "; ") + e.what();
       if (last) {
@@ -270,7 +275,9 @@ void EtcdClient::defragment(const std::string& endpoint, std::chrono::millisecon
   etcdserverpb::DefragmentResponse resp;
   call_member(
       endpoint, "Defragment",
-      [&](Conn& c, grpc::ClientContext& ctx) { return c.maintenance->Defragment(&ctx, etcdserverpb::DefragmentRequest{}, &resp); },
+      [&](Conn& c, grpc::ClientContext& ctx) {
+        return c.maintenance->Defragment(&ctx, etcdserverpb::DefragmentRequest{}, &resp);
+      },
       timeout);
 }
 
@@ -298,7 +305,8 @@ etcdserverpb::DowngradeResponse EtcdClient::downgrade(etcdserverpb::DowngradeReq
   req.set_action(action);
   req.set_version(version);
   etcdserverpb::DowngradeResponse resp;
-  call_cluster("Downgrade", [&](Conn& c, grpc::ClientContext& ctx) { return c.maintenance->Downgrade(&ctx, req, &resp); });
+  call_cluster("Downgrade",
+               [&](Conn& c, grpc::ClientContext& ctx) { return c.maintenance->Downgrade(&ctx, req, &resp); });
   return resp;
 }
 
@@ -323,7 +331,8 @@ etcdserverpb::MemberRemoveResponse EtcdClient::member_remove(uint64_t id) {
   etcdserverpb::MemberRemoveRequest req;
   req.set_id(id);
   etcdserverpb::MemberRemoveResponse resp;
-  call_cluster("MemberRemove", [&](Conn& c, grpc::ClientContext& ctx) { return c.cluster->MemberRemove(&ctx, req, &resp); });
+  call_cluster("MemberRemove",
+               [&](Conn& c, grpc::ClientContext& ctx) { return c.cluster->MemberRemove(&ctx, req, &resp); });
   return resp;
 }
 
@@ -331,7 +340,8 @@ etcdserverpb::MemberPromoteResponse EtcdClient::member_promote(uint64_t id) {
   etcdserverpb::MemberPromoteRequest req;
   req.set_id(id);
   etcdserverpb::MemberPromoteResponse resp;
-  call_cluster("MemberPromote", [&](Conn& c, grpc::ClientContext& ctx) { return c.cluster->MemberPromote(&ctx, req, &resp); });
+  call_cluster("MemberPromote",
+               [&](Conn& c, grpc::ClientContext& ctx) { return c.cluster->MemberPromote(&ctx, req, &resp); });
   return resp;
 }
 
@@ -352,7 +362,8 @@ etcdserverpb::PutResponse EtcdClient::put(const std::string& key, const std::str
 
 etcdserverpb::DeleteRangeResponse EtcdClient::delete_range(const etcdserverpb::DeleteRangeRequest& request) {
   etcdserverpb::DeleteRangeResponse resp;
-  call_cluster("DeleteRange", [&](Conn& c, grpc::ClientContext& ctx) { return c.kv->DeleteRange(&ctx, request, &resp); });
+  call_cluster("DeleteRange",
+               [&](Conn& c, grpc::ClientContext& ctx) { return c.kv->DeleteRange(&ctx, request, &resp); });
   return resp;
 }
 
@@ -383,7 +394,8 @@ etcdserverpb::LeaseRevokeResponse EtcdClient::lease_revoke(int64_t id) {
   etcdserverpb::LeaseRevokeRequest req;
   req.set_id(id);
   etcdserverpb::LeaseRevokeResponse resp;
-  call_cluster("LeaseRevoke", [&](Conn& c, grpc::ClientContext& ctx) { return c.lease->LeaseRevoke(&ctx, req, &resp); });
+  call_cluster("LeaseRevoke",
+               [&](Conn& c, grpc::ClientContext& ctx) { return c.lease->LeaseRevoke(&ctx, req, &resp); });
   return resp;
 }
 
@@ -471,7 +483,8 @@ void EtcdClient::watch_all(const std::string& endpoint, int64_t start_revision,
   if (callback_error) std::rethrow_exception(callback_error);
   if (ended_by_caller || stop.load()) return;
   if (!st.ok()) throw error_from_grpc(st, site(c, "Watch"));
-  throw Error(ErrorKind::kUnavailable, "the watch on " + endpoint + " ended", "the member closed the stream; it is retried");
+  throw Error(ErrorKind::kUnavailable, "the watch on " + endpoint + " ended",
+              "the member closed the stream; it is retried");
 }
 
 SnapshotStreamResult EtcdClient::snapshot(const std::string& endpoint, const SnapshotChunkFn& on_chunk,

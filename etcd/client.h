@@ -30,7 +30,7 @@ namespace etcdadm {
 using SnapshotChunkFn = std::function<void(std::string_view blob, uint64_t remaining)>;
 
 struct SnapshotStreamResult {
-  uint64_t bytes = 0;          // all bytes received, digest trailer included
+  uint64_t bytes = 0;           // all bytes received, digest trailer included
   std::string storage_version;  // SnapshotResponse.version: the member's storage version ("3.6.0"; 3.6+ only)
 };
 
@@ -95,8 +95,8 @@ class EtcdClient {
   // Progress notifications are asked for, and a progress request is sent every `progress_every`
   // while no events arrive, so a quiet cluster still tells how far it is.
   void watch_all(const std::string& endpoint, int64_t start_revision,
-                 const std::function<bool(const etcdserverpb::WatchResponse&)>& on_response, const std::atomic<bool>& stop,
-                 std::chrono::milliseconds progress_every = std::chrono::seconds(1));
+                 const std::function<bool(const etcdserverpb::WatchResponse&)>& on_response,
+                 const std::atomic<bool>& stop, std::chrono::milliseconds progress_every = std::chrono::seconds(1));
 
  private:
   struct Conn;

@@ -1,7 +1,5 @@
 #include "etcd/connection.h"
 
-#include "common/text.h"
-
 #include <unistd.h>
 
 #include <cstdlib>
@@ -10,6 +8,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/openssl_ptr.h"
+#include "common/text.h"
 #include "common/timefmt.h"
 
 namespace etcdadm {
@@ -26,13 +25,18 @@ void check_client_tls_files(const std::string& cacert, const std::string& cert, 
   }
   if (cert.empty() || key.empty()) return;
   X509Ptr x = parse_pem_cert(read_file(cert));
-  if (!x) throw Error(ErrorKind::kInvalidArgument, "--cert " + cert + " is not a PEM certificate", "pass the client certificate (PEM)");
+  if (!x)
+    throw Error(ErrorKind::kInvalidArgument, "--cert " + cert + " is not a PEM certificate",
+                "pass the client certificate (PEM)");
   KeyPtr k = parse_pem_key(read_file(key));
-  if (!k) throw Error(ErrorKind::kInvalidArgument, "--key " + key + " is not a PEM private key", "pass the client key (PEM, unencrypted)");
+  if (!k)
+    throw Error(ErrorKind::kInvalidArgument, "--key " + key + " is not a PEM private key",
+                "pass the client key (PEM, unencrypted)");
   if (X509_check_private_key(x.get(), k.get()) != 1) {
     ERR_clear_error();
-    throw Error(ErrorKind::kInvalidArgument, "--key " + key + " does not match the certificate --cert " + cert,
-                "pass the key that belongs to this certificate (e.g. etcdctl-etcd-client.key with etcdctl-etcd-client.crt)");
+    throw Error(
+        ErrorKind::kInvalidArgument, "--key " + key + " does not match the certificate --cert " + cert,
+        "pass the key that belongs to this certificate (e.g. etcdctl-etcd-client.key with etcdctl-etcd-client.crt)");
   }
 }
 
@@ -72,7 +76,9 @@ static void env_duration(const char* name, std::chrono::milliseconds& out) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == 0) return;
   auto d = parse_duration(v);
-  if (!d) throw Error(ErrorKind::kInvalidArgument, std::string("cannot parse ") + name + "=" + v, "use a duration such as 5s");
+  if (!d)
+    throw Error(ErrorKind::kInvalidArgument, std::string("cannot parse ") + name + "=" + v,
+                "use a duration such as 5s");
   out = *d;
 }
 
@@ -116,20 +122,23 @@ Endpoint parse_endpoint(const std::string& url, bool tls_configured) {
     ep.tls = false;
     rest = rest.substr(7);
   } else if (rest.find("://") != std::string::npos) {
-    throw Error(ErrorKind::kInvalidArgument, "unsupported endpoint scheme in " + url, "use http://host:port, https://host:port or unix:///path");
+    throw Error(ErrorKind::kInvalidArgument, "unsupported endpoint scheme in " + url,
+                "use http://host:port, https://host:port or unix:///path");
   } else {
     ep.tls = tls_configured;
   }
   while (!rest.empty() && rest.back() == '/') rest.pop_back();
   if (rest.empty() || rest.find('/') != std::string::npos) {
-    throw Error(ErrorKind::kInvalidArgument, "malformed endpoint " + url, "expected host:port, e.g. https://10.0.0.1:2379");
+    throw Error(ErrorKind::kInvalidArgument, "malformed endpoint " + url,
+                "expected host:port, e.g. https://10.0.0.1:2379");
   }
   // A bare host gets etcd's default client port.
   bool has_port = rest.back() != ']' && rest.find(':') != std::string::npos &&
                   (rest.front() != '[' || rest.find("]:") != std::string::npos);
   ep.target = has_port ? rest : rest + ":2379";
   // host: a DNS name or IPv4 address, or an IPv6 address in brackets; port: 1-65535.
-  static const std::regex host_port(R"(^([A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9_])?|\[[0-9A-Fa-f:.%a-zA-Z]+\]):([0-9]{1,5})$)");
+  static const std::regex host_port(
+      R"(^([A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9_])?|\[[0-9A-Fa-f:.%a-zA-Z]+\]):([0-9]{1,5})$)");
   std::smatch m;
   if (!std::regex_match(ep.target, m, host_port) || std::stoi(m[3].str()) < 1 || std::stoi(m[3].str()) > 65535) {
     throw Error(ErrorKind::kInvalidArgument, "malformed endpoint '" + url + "'",

@@ -57,8 +57,8 @@ CrossVersionRestore cross_version_restore(const EtcdVersion& snapshot, const Etc
     return r;
   }
   if (target.major != snapshot.major || target.minor > snapshot.minor + 1) {
-    const std::string next = snapshot.major == 3 ? std::to_string(snapshot.major) + "." + std::to_string(snapshot.minor + 1)
-                                                 : from;
+    const std::string next =
+        snapshot.major == 3 ? std::to_string(snapshot.major) + "." + std::to_string(snapshot.minor + 1) : from;
     r.allowed = false;
     r.reason = "the backup was taken from etcd " + from + " and etcd upgrades one minor version at a time (" + from +
                " -> " + next + "), so etcd " + to + " is not a supported start on it";
@@ -155,10 +155,9 @@ VersionStep check_version_step(const VersionStepInput& in) {
   // Every member on one of the two minors involved: a third one means an earlier step is unfinished.
   for (const auto& m : in.members) {
     if (m.major != from.major || (m.minor != from.minor && m.minor != to.minor)) {
-      return refused(kind,
-                     "a member of the cluster runs etcd " + m.str() + ", neither " + minor_of(from) + " nor " +
-                         minor_of(to),
-                     "bring every member to " + minor_of(from) + " first");
+      return refused(
+          kind, "a member of the cluster runs etcd " + m.str() + ", neither " + minor_of(from) + " nor " + minor_of(to),
+          "bring every member to " + minor_of(from) + " first");
     }
   }
   if (up) {
@@ -170,9 +169,9 @@ VersionStep check_version_step(const VersionStepInput& in) {
                      "bring this member to " + minor_of(in.cluster) + " first");
     }
     if (in.downgrade) {
-      return refused(kind, "a downgrade of the cluster to " + minor_of(*in.downgrade) + " is in progress",
-                     "finish it (every member on " + minor_of(*in.downgrade) +
-                         "), or cancel it with `etcdctl downgrade cancel`");
+      return refused(
+          kind, "a downgrade of the cluster to " + minor_of(*in.downgrade) + " is in progress",
+          "finish it (every member on " + minor_of(*in.downgrade) + "), or cancel it with `etcdctl downgrade cancel`");
     }
     // etcd's upgrade guides name the patch a minor must have reached before the next one.
     if (auto need = minimum_patch_before_next_minor(from); need && from < *need) {
@@ -191,15 +190,17 @@ VersionStep check_version_step(const VersionStepInput& in) {
     step.kind = in.downgrade ? VersionStepKind::kDowngrade : VersionStepKind::kRollback;
     // No member left on the lower minor: the leader is raising the cluster version right now (it
     // checks every few seconds), after which the old binary cannot rejoin.
-    bool one_stays = std::any_of(in.members.begin(), in.members.end(), [&](const EtcdVersion& m) { return m.same_minor(to); });
+    bool one_stays =
+        std::any_of(in.members.begin(), in.members.end(), [&](const EtcdVersion& m) { return m.same_minor(to); });
     if (!in.downgrade && !one_stays) {
       return refused(VersionStepKind::kRollback,
                      "every member runs " + minor_of(from) + ": etcd is moving the cluster version to " +
                          minor_of(from) + ", after which a binary rollback is not possible",
-                     "stay on " + minor_of(from) + (supports_downgrade_api(from)
-                                                        ? ", or downgrade through etcd's downgrade API once the "
-                                                          "cluster version is " + minor_of(from)
-                                                        : ", or restore the backup taken before the upgrade"));
+                     "stay on " + minor_of(from) +
+                         (supports_downgrade_api(from) ? ", or downgrade through etcd's downgrade API once the "
+                                                         "cluster version is " +
+                                                             minor_of(from)
+                                                       : ", or restore the backup taken before the upgrade"));
     }
     return step;
   }

@@ -61,10 +61,10 @@ const char* version_step_name(VersionStepKind kind);  // "same", "patch", "upgra
 
 // What the cluster looks like when one member is to move to `target`.
 struct VersionStepInput {
-  EtcdVersion member;                   // what this member runs now
-  EtcdVersion target;                   // what it is to run
-  EtcdVersion cluster;                  // the cluster version (etcd's /version "etcdcluster")
-  std::vector<EtcdVersion> members;     // what every member of the cluster runs (this one included)
+  EtcdVersion member;                    // what this member runs now
+  EtcdVersion target;                    // what it is to run
+  EtcdVersion cluster;                   // the cluster version (etcd's /version "etcdcluster")
+  std::vector<EtcdVersion> members;      // what every member of the cluster runs (this one included)
   std::optional<EtcdVersion> downgrade;  // the target of a downgrade in progress (3.6+ status)
 };
 

@@ -31,7 +31,8 @@ Error error_from_grpc(const grpc::Status& status, const CallSite& site) {
   // etcd reports some auth failures with code UNKNOWN; the text is what is reliable.
   if (refusal == EtcdRefusal::kUserNameEmpty) {
     return Error(ErrorKind::kAuth, where + ": this cluster has auth enabled and no user was given (" + msg + ")",
-                 "pass --user (with --password-file, ETCDCTL_PASSWORD or the prompt), or client certificates of a user with the root role");
+                 "pass --user (with --password-file, ETCDCTL_PASSWORD or the prompt), or client certificates of a user "
+                 "with the root role");
   }
   if (refusal == EtcdRefusal::kPermissionDenied) {
     return Error(ErrorKind::kAuth, where + ": permission denied: " + msg,
@@ -63,11 +64,15 @@ Error error_from_grpc(const grpc::Status& status, const CallSite& site) {
         if (site.tls) {
           // The peer hung up during our TLS handshake: it rejected (or wanted) a client certificate,
           // or it does not speak TLS at all.
-          std::string hint = site.client_cert
-                                 ? "the server rejected the client certificate: check that --cert/--key are signed by the cluster's CA"
-                                 : "the server requires a client certificate signed by its CA: pass --cert and --key "
-                                   "(or, if it serves plain HTTP, use an http:// endpoint without TLS flags)";
-          return Error(ErrorKind::kTls, "TLS handshake with " + endpoint + " failed (" + operation + "): the server closed the connection (" + msg + ")", hint);
+          std::string hint =
+              site.client_cert
+                  ? "the server rejected the client certificate: check that --cert/--key are signed by the cluster's CA"
+                  : "the server requires a client certificate signed by its CA: pass --cert and --key "
+                    "(or, if it serves plain HTTP, use an http:// endpoint without TLS flags)";
+          return Error(ErrorKind::kTls,
+                       "TLS handshake with " + endpoint + " failed (" + operation +
+                           "): the server closed the connection (" + msg + ")",
+                       hint);
         }
         return Error(ErrorKind::kUnavailable, "connection to " + endpoint + " closed during " + operation + ": " + msg,
                      "if the server serves TLS, use an https:// endpoint and --cacert");
@@ -80,10 +85,12 @@ Error error_from_grpc(const grpc::Status& status, const CallSite& site) {
     }
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       if (!site.channel_connected) {
-        return Error(ErrorKind::kTimeout, "could not connect to " + endpoint + " within the dial timeout (" + operation + ")",
+        return Error(ErrorKind::kTimeout,
+                     "could not connect to " + endpoint + " within the dial timeout (" + operation + ")",
                      "check the address and firewalls, or raise --dial-timeout");
       }
-      return Error(ErrorKind::kTimeout, where + " timed out", "the member is slow or overloaded; raise --command-timeout");
+      return Error(ErrorKind::kTimeout, where + " timed out",
+                   "the member is slow or overloaded; raise --command-timeout");
     case grpc::StatusCode::UNAUTHENTICATED:
       return Error(ErrorKind::kAuth, where + ": authentication failed: " + msg, "check --user/--password");
     case grpc::StatusCode::PERMISSION_DENIED:

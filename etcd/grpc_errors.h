@@ -12,10 +12,10 @@
 namespace etcdadm {
 
 struct CallSite {
-  std::string operation;       // e.g. "Status"
-  std::string endpoint;        // as the user wrote it
-  bool tls = false;            // the channel uses TLS
-  bool client_cert = false;    // a client certificate was offered
+  std::string operation;           // e.g. "Status"
+  std::string endpoint;            // as the user wrote it
+  bool tls = false;                // the channel uses TLS
+  bool client_cert = false;        // a client certificate was offered
   bool channel_connected = false;  // the channel reached READY before (a deadline then is not a dial failure)
 };
 

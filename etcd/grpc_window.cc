@@ -36,9 +36,8 @@ bool pin_http2_stream_window() {
 #ifdef ETCDADM_HAVE_WINDOW_HOOK
   // Never destroyed: transports may consult it until the process exits.
   static std::once_flag installed;
-  std::call_once(installed, [] {
-    grpc_core::chttp2::g_test_only_transport_target_window_estimates_mocker = new FixedWindow();
-  });
+  std::call_once(installed,
+                 [] { grpc_core::chttp2::g_test_only_transport_target_window_estimates_mocker = new FixedWindow(); });
   return true;
 #else
   return false;

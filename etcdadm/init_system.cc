@@ -351,13 +351,15 @@ class SystemdInitSystem : public InitSystem {
 
   std::string output_mark(const MemberConfig&) override {
     return "@" + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
-                                    std::chrono::system_clock::now().time_since_epoch()).count());
+                                    std::chrono::system_clock::now().time_since_epoch())
+                                    .count());
   }
   std::string output_since(const MemberConfig& config, const std::string& mark) override {
     if (mark.empty() || !systemd_running()) return "";
     RunOptions options;
     options.timeout = milliseconds(10000);
-    auto r = run_process({"journalctl", "-u", unit_name(config), "--since", mark, "-o", "cat", "--no-pager", "-n", "2000"}, options);
+    auto r = run_process(
+        {"journalctl", "-u", unit_name(config), "--since", mark, "-o", "cat", "--no-pager", "-n", "2000"}, options);
     if (r.exit_code != 0) return "";
     return r.output.size() > kOutputLimit ? r.output.substr(r.output.size() - kOutputLimit) : r.output;
   }

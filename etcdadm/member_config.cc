@@ -49,7 +49,6 @@ std::string primary_ipv4() {
   return result;
 }
 
-
 void check_port(int port, const char* flag) {
   if (port <= 0 || port > 65535) throw Error(ErrorKind::kInvalidArgument, std::string(flag) + " must be 1-65535");
 }
@@ -69,7 +68,6 @@ bool is_usable_member_name(const std::string& s) {
   }
   return true;
 }
-
 
 std::string url_host(const std::string& address) {
   return address.find(':') != std::string::npos ? "[" + address + "]" : address;
@@ -194,7 +192,9 @@ EnvVars without_initial_corruption_check(EnvVars env) {
     }
     value = kept;
   }
-  std::erase_if(env, [](const std::pair<std::string, std::string>& kv) { return kv.first == kFeatureGates && kv.second.empty(); });
+  std::erase_if(env, [](const std::pair<std::string, std::string>& kv) {
+    return kv.first == kFeatureGates && kv.second.empty();
+  });
   return env;
 }
 
@@ -216,11 +216,14 @@ std::string render_env_file(const EnvVars& vars) {
   for (const auto& [k, v] : vars) {
     // Names and values come from flags and from the cluster a member joins (member names, URLs):
     // a line break would add a line, and so a variable, of someone else's choosing.
-    bool name_ok = !k.empty() && !(k[0] >= '0' && k[0] <= '9') &&
-                   k.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos;
-    if (!name_ok) throw Error(ErrorKind::kInvalidArgument, "'" + k.substr(0, 64) + "' is not an environment variable name");
+    bool name_ok =
+        !k.empty() && !(k[0] >= '0' && k[0] <= '9') &&
+        k.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos;
+    if (!name_ok)
+      throw Error(ErrorKind::kInvalidArgument, "'" + k.substr(0, 64) + "' is not an environment variable name");
     if (v.find_first_of(std::string("\n\r\0", 3)) != std::string::npos) {
-      throw Error(ErrorKind::kInvalidArgument, "the value for " + k + " holds a line break or NUL, which an env file cannot carry",
+      throw Error(ErrorKind::kInvalidArgument,
+                  "the value for " + k + " holds a line break or NUL, which an env file cannot carry",
                   "check the member names and URLs given (or reported by the cluster being joined)");
     }
     out += k + "=" + v + "\n";

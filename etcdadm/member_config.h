@@ -90,10 +90,10 @@ EnvVars member_env(const MemberConfig& config, const ClusterBootstrap& bootstrap
 // compares its HashKV with its peers' before it serves, and stops on a difference) from 3.5 (3.4's
 // cannot reach its peers under TLS client auth and always passes: none on 3.4), and the check after
 // every compaction (the leader compares the followers' hashes at the compacted revision and raises
-// CORRUPT) from 3.5.5. 3.5 reads them as ETCD_EXPERIMENTAL_*; 3.6 and later as ETCD_FEATURE_GATES. Measured on 3.4.23, 3.5.35, 3.6.16 and 3.7.3: every release only
-// warns about the other releases' variables and ignores them, except that 3.6 refuses to start with
-// both (so an env file must never hold both), and 3.7 ignores the 3.5 ones: a version change
-// rewrites them (with_corruption_checks). An unparseable version gets none.
+// CORRUPT) from 3.5.5. 3.5 reads them as ETCD_EXPERIMENTAL_*; 3.6 and later as ETCD_FEATURE_GATES. Measured
+// on 3.4.23, 3.5.35, 3.6.16 and 3.7.3: every release only warns about the other releases' variables and ignores them,
+// except that 3.6 refuses to start with both (so an env file must never hold both), and 3.7 ignores the 3.5 ones: a
+// version change rewrites them (with_corruption_checks). An unparseable version gets none.
 EnvVars corruption_check_env(const std::string& version);
 
 // `env` with the corruption check variables of `version` in place of whichever it held.

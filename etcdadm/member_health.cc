@@ -105,7 +105,8 @@ uint64_t wait_caught_up(EtcdClient& client, const std::string& endpoint, const s
           if (leader_index == 0) throw Error(ErrorKind::kUnavailable, "the leader did not answer");
         }
         uint64_t applied = st.raftappliedindex() != 0 ? st.raftappliedindex() : st.raftindex();
-        if (applied < leader_index) throw Error(ErrorKind::kUnavailable, fmt::format("applied {} of {}", applied, leader_index));
+        if (applied < leader_index)
+          throw Error(ErrorKind::kUnavailable, fmt::format("applied {} of {}", applied, leader_index));
       },
       alive, hint);
   return leader_index;

@@ -15,7 +15,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-
 }  // namespace
 
 const MemberInfo& checked_removal(const ClusterInfo& info, const std::string& target, bool force, QuorumCheck& quorum) {
@@ -57,8 +56,7 @@ void remove_member_through(EtcdClient& remover, uint64_t id, const std::string& 
         if (!still_there) break;
       } catch (const Error&) {
       }
-      bool transient =
-          e.mentions("unhealthy cluster") || e.mentions("not enough started members") || is_retryable(e);
+      bool transient = e.mentions("unhealthy cluster") || e.mentions("not enough started members") || is_retryable(e);
       if (!transient) throw;
       if (Clock::now() >= deadline) {
         throw Error(ErrorKind::kUnavailable,

@@ -2,10 +2,10 @@
 
 #include <arpa/inet.h>
 #include <openssl/bn.h>
+#include <openssl/core_names.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/kdf.h>
-#include <openssl/core_names.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/x509.h>
@@ -50,9 +50,7 @@ std::string key_pem(EVP_PKEY* k) {
   return pem_of([&](BIO* b) { return PEM_write_bio_PrivateKey(b, k, nullptr, nullptr, 0, nullptr, nullptr); });
 }
 
-bool same_public_key(X509* a, X509* b) {
-  return EVP_PKEY_eq(X509_get0_pubkey(a), X509_get0_pubkey(b)) == 1;
-}
+bool same_public_key(X509* a, X509* b) { return EVP_PKEY_eq(X509_get0_pubkey(a), X509_get0_pubkey(b)) == 1; }
 
 KeyPtr read_key(const std::string& path) {
   KeyPtr k = parse_pem_key(read_file(path));
@@ -162,9 +160,9 @@ X509Ptr issue(EVP_PKEY* key, const std::string& cn, const std::string& org, std:
   add_ext(x.get(), signer, NID_basic_constraints, ca ? "critical,CA:TRUE" : "critical,CA:FALSE");
   // keyEncipherment is RSA key transport; an ECDSA key only signs (RFC 5480 section 3).
   add_ext(x.get(), signer, NID_key_usage,
-          ca                              ? "critical,keyCertSign,cRLSign,digitalSignature"
+          ca                          ? "critical,keyCertSign,cRLSign,digitalSignature"
           : EVP_PKEY_is_a(key, "RSA") ? "critical,digitalSignature,keyEncipherment"
-                                          : "critical,digitalSignature");
+                                      : "critical,digitalSignature");
   if (!ext_key_usage.empty()) add_ext(x.get(), signer, NID_ext_key_usage, ext_key_usage);
   add_ext(x.get(), signer, NID_subject_key_identifier, "hash");
   if (issuer) add_ext(x.get(), signer, NID_authority_key_identifier, "keyid:always");
@@ -260,8 +258,8 @@ void check_existing_leaf(const std::string& path, X509* ca, const std::vector<st
 // Issues `stem`'s leaf again by `ca` with its key, subject and SANs, `validity` from now. The file
 // holds the leaf, then `cross` when given; else a cross certificate the old file carried for `ca`
 // (a rotation's, after its switch) is kept, so that clients that trust only the old CA still verify it.
-void reissue_leaf(const std::string& dir, const std::string& stem, X509* ca, EVP_PKEY* ca_key, std::chrono::hours validity,
-                  X509* cross) {
+void reissue_leaf(const std::string& dir, const std::string& stem, X509* ca, EVP_PKEY* ca_key,
+                  std::chrono::hours validity, X509* cross) {
   std::vector<X509Ptr> old = parse_pem_certs(read_file(dir + "/" + stem + ".crt"));
   if (old.empty()) throw Error(ErrorKind::kCorrupt, dir + "/" + stem + ".crt is not a PEM certificate");
   KeyPtr key = read_key(dir + "/" + stem + ".key");
@@ -276,7 +274,8 @@ void reissue_leaf(const std::string& dir, const std::string& stem, X509* ca, EVP
   std::string pem = cert_pem(renewed.get());
   if (cross != nullptr) {
     pem += cert_pem(cross);
-  } else if (old.size() > 1 && same_public_key(old[1].get(), ca) && X509_cmp_time(X509_get0_notAfter(old[1].get()), nullptr) > 0) {
+  } else if (old.size() > 1 && same_public_key(old[1].get(), ca) &&
+             X509_cmp_time(X509_get0_notAfter(old[1].get()), nullptr) > 0) {
     pem += cert_pem(old[1].get());
   }
   write_file_atomic(dir + "/" + stem + ".crt", pem, 0644);
@@ -308,9 +307,8 @@ bool ensure_ca(const std::string& dir, KeyAlgorithm algorithm) {
 std::vector<std::string> ensure_member_certs(const MemberPkiSpec& spec) {
   X509Ptr ca = read_cert(spec.certs_dir + "/ca.crt");
   KeyPtr ca_key = read_key(spec.certs_dir + "/ca.key");
-  const KeyAlgorithm algorithm =
-      spec.key_algorithm.value_or(describe_key(X509_get0_pubkey(ca.get())) == "ecdsa-p256" ? KeyAlgorithm::kEcdsaP256
-                                                                                        : KeyAlgorithm::kRsa2048);
+  const KeyAlgorithm algorithm = spec.key_algorithm.value_or(
+      describe_key(X509_get0_pubkey(ca.get())) == "ecdsa-p256" ? KeyAlgorithm::kEcdsaP256 : KeyAlgorithm::kRsa2048);
   std::vector<Leaf> missing;
   for (const auto& leaf : leaves_for(spec)) {
     const std::string crt = spec.certs_dir + "/" + leaf.stem + ".crt";
@@ -416,13 +414,16 @@ RotationCa make_rotation_ca(const std::string& dir) {
 void check_rotation_ca(const std::string& old_ca_cert_path, const RotationCa& r) {
   X509Ptr ca = read_cert(old_ca_cert_path);
   ParsedRotation p = parse_rotation(r);
-  auto fail = [](const std::string& what) { throw Error(ErrorKind::kCorrupt, "the rotation's CA is not usable: " + what); };
+  auto fail = [](const std::string& what) {
+    throw Error(ErrorKind::kCorrupt, "the rotation's CA is not usable: " + what);
+  };
   if (X509_check_private_key(p.cert.get(), p.key.get()) != 1) fail("its key does not belong to its certificate");
   if (X509_check_ca(p.cert.get()) <= 0 || X509_check_issued(p.cert.get(), p.cert.get()) != X509_V_OK ||
       X509_verify(p.cert.get(), X509_get0_pubkey(p.cert.get())) != 1) {
     fail("its certificate is not a self-signed CA");
   }
-  if (X509_cmp_time(X509_get0_notBefore(p.cert.get()), nullptr) > 0 || X509_cmp_time(X509_get0_notAfter(p.cert.get()), nullptr) < 0) {
+  if (X509_cmp_time(X509_get0_notBefore(p.cert.get()), nullptr) > 0 ||
+      X509_cmp_time(X509_get0_notAfter(p.cert.get()), nullptr) < 0) {
     fail("its certificate is not valid now");
   }
   if (!same_public_key(p.cross.get(), p.cert.get()) ||
@@ -436,7 +437,8 @@ void check_rotation_ca(const std::string& old_ca_cert_path, const RotationCa& r)
   ERR_clear_error();
 }
 
-std::vector<std::string> reissue_under_rotation_ca(const std::string& dir, const RotationCa& r, std::chrono::hours validity) {
+std::vector<std::string> reissue_under_rotation_ca(const std::string& dir, const RotationCa& r,
+                                                   std::chrono::hours validity) {
   check_rotation_ca(dir + "/ca.crt", r);
   ParsedRotation p = parse_rotation(r);
   std::vector<std::string> stems;
@@ -454,7 +456,8 @@ void adopt_rotation_ca(const std::string& dir, const RotationCa& r, const std::s
   ParsedRotation p = parse_rotation(r);
   for (const auto& ext : {".crt", ".key"}) {
     const std::string retired = dir + "/ca.retired-" + retired_label + ext;
-    if (!path_exists(retired)) write_file_atomic(retired, read_file(dir + "/ca" + ext), std::string(ext) == ".key" ? 0600 : 0644);
+    if (!path_exists(retired))
+      write_file_atomic(retired, read_file(dir + "/ca" + ext), std::string(ext) == ".key" ? 0600 : 0644);
   }
   // The key first (as write_pair): killed between the two, ca.key is the new CA's and ca.crt the
   // old one's, which ensure_ca reports as a pair that does not match; the retired copies hold the old.
@@ -474,7 +477,8 @@ std::string seal_key(const std::string& ca_key_path, const std::string& context)
   std::string ikm(reinterpret_cast<char*>(der), static_cast<size_t>(der_len));
   OPENSSL_clear_free(der, static_cast<size_t>(der_len));
   std::unique_ptr<EVP_KDF, decltype(&EVP_KDF_free)> kdf(EVP_KDF_fetch(nullptr, "HKDF", nullptr), EVP_KDF_free);
-  std::unique_ptr<EVP_KDF_CTX, decltype(&EVP_KDF_CTX_free)> ctx(kdf ? EVP_KDF_CTX_new(kdf.get()) : nullptr, EVP_KDF_CTX_free);
+  std::unique_ptr<EVP_KDF_CTX, decltype(&EVP_KDF_CTX_free)> ctx(kdf ? EVP_KDF_CTX_new(kdf.get()) : nullptr,
+                                                                EVP_KDF_CTX_free);
   if (!ctx) ssl_fail("HKDF");
   std::string salt = "etcdadm-ca-seal/1", info = context;
   char digest[] = "SHA256";
@@ -501,11 +505,16 @@ std::string seal_for_ca_holders(const std::string& ca_key_path, const std::strin
   if (RAND_bytes(o, kSealNonce) != 1) ssl_fail("random nonce");
   CipherCtx ctx(EVP_CIPHER_CTX_new(), EVP_CIPHER_CTX_free);
   int len = 0;
-  const bool ok = ctx && EVP_EncryptInit_ex(ctx.get(), EVP_aes_256_gcm(), nullptr, reinterpret_cast<const unsigned char*>(key.data()), o) == 1 &&
-                  EVP_EncryptUpdate(ctx.get(), nullptr, &len, reinterpret_cast<const unsigned char*>(context.data()), static_cast<int>(context.size())) == 1 &&
-                  EVP_EncryptUpdate(ctx.get(), o + kSealNonce, &len, reinterpret_cast<const unsigned char*>(plain.data()), static_cast<int>(plain.size())) == 1 &&
-                  EVP_EncryptFinal_ex(ctx.get(), o + kSealNonce + len, &len) == 1 &&
-                  EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_GET_TAG, kSealTag, o + kSealNonce + plain.size()) == 1;
+  const bool ok =
+      ctx &&
+      EVP_EncryptInit_ex(ctx.get(), EVP_aes_256_gcm(), nullptr, reinterpret_cast<const unsigned char*>(key.data()),
+                         o) == 1 &&
+      EVP_EncryptUpdate(ctx.get(), nullptr, &len, reinterpret_cast<const unsigned char*>(context.data()),
+                        static_cast<int>(context.size())) == 1 &&
+      EVP_EncryptUpdate(ctx.get(), o + kSealNonce, &len, reinterpret_cast<const unsigned char*>(plain.data()),
+                        static_cast<int>(plain.size())) == 1 &&
+      EVP_EncryptFinal_ex(ctx.get(), o + kSealNonce + len, &len) == 1 &&
+      EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_GET_TAG, kSealTag, o + kSealNonce + plain.size()) == 1;
   OPENSSL_cleanse(key.data(), key.size());
   if (!ok) ssl_fail("AES-256-GCM sealing");
   return out;
@@ -520,16 +529,21 @@ std::string open_sealed(const std::string& ca_key_path, const std::string& conte
   std::string tag = sealed.substr(kSealNonce + n);
   CipherCtx ctx(EVP_CIPHER_CTX_new(), EVP_CIPHER_CTX_free);
   int len = 0;
-  bool ok = ctx && EVP_DecryptInit_ex(ctx.get(), EVP_aes_256_gcm(), nullptr, reinterpret_cast<const unsigned char*>(key.data()), in) == 1 &&
-            EVP_DecryptUpdate(ctx.get(), nullptr, &len, reinterpret_cast<const unsigned char*>(context.data()), static_cast<int>(context.size())) == 1 &&
-            EVP_DecryptUpdate(ctx.get(), reinterpret_cast<unsigned char*>(plain.data()), &len, in + kSealNonce, static_cast<int>(n)) == 1 &&
+  bool ok = ctx &&
+            EVP_DecryptInit_ex(ctx.get(), EVP_aes_256_gcm(), nullptr,
+                               reinterpret_cast<const unsigned char*>(key.data()), in) == 1 &&
+            EVP_DecryptUpdate(ctx.get(), nullptr, &len, reinterpret_cast<const unsigned char*>(context.data()),
+                              static_cast<int>(context.size())) == 1 &&
+            EVP_DecryptUpdate(ctx.get(), reinterpret_cast<unsigned char*>(plain.data()), &len, in + kSealNonce,
+                              static_cast<int>(n)) == 1 &&
             EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_TAG, kSealTag, tag.data()) == 1;
   ok = ok && EVP_DecryptFinal_ex(ctx.get(), reinterpret_cast<unsigned char*>(plain.data()) + len, &len) == 1;
   OPENSSL_cleanse(key.data(), key.size());
   ERR_clear_error();
   if (!ok) {
     OPENSSL_cleanse(plain.data(), plain.size());
-    throw Error(ErrorKind::kAuth, "the sealed text does not open with " + ca_key_path + " (sealed for another CA, forged or damaged)");
+    throw Error(ErrorKind::kAuth,
+                "the sealed text does not open with " + ca_key_path + " (sealed for another CA, forged or damaged)");
   }
   return plain;
 }

@@ -6,9 +6,9 @@
 //   apiserver-etcd-client.crt/key      CN <name>-kube-apiserver-etcd-client, O system:masters, clientAuth
 // Keys are RSA 2048 unless the CA is created with another algorithm (--key-algorithm: kubeadm's
 // encryptionAlgorithm); leaves get their CA's algorithm unless told otherwise. Leaves are valid
-// 365 days by default; keys are PEM files with mode 0600, written atomically. Renewal keeps each certificate's key, subject and SANs and issues a new serial and
-// validity (etcdadm's most requested missing feature).
-// A CA rotation (docs/operations.md, "Rotating the cluster CA") adds, for its duration:
+// 365 days by default; keys are PEM files with mode 0600, written atomically. Renewal keeps each certificate's key,
+// subject and SANs and issues a new serial and validity (etcdadm's most requested missing feature). A CA rotation
+// (docs/operations.md, "Rotating the cluster CA") adds, for its duration:
 //   ca.crt/key stays the current CA until the host switches; the leaves are re-issued by the new CA
 //   and each leaf file holds the leaf and then the cross-signed certificate of the new CA (its
 //   subject and key, issued by the current CA), so that a peer or client that trusts only the
@@ -86,7 +86,7 @@ std::vector<std::string> renew_certs(const std::string& certs_dir, const std::ve
 // The new CA of a rotation and the cross-signed certificate that carries trust in it from the
 // current one, as PEM text.
 struct RotationCa {
-  std::string cert_pem;   // self-signed, CN etcd-<UTC time>, 10 years, the current CA's key algorithm
+  std::string cert_pem;  // self-signed, CN etcd-<UTC time>, 10 years, the current CA's key algorithm
   std::string key_pem;
   std::string cross_pem;  // the new CA's subject and key, issued by the current CA, valid as long as it
 };

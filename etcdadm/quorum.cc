@@ -59,7 +59,8 @@ const MemberInfo* leadership_successor(const ClusterInfo& info, uint64_t leader_
 
 // The counts, and the answer when there is nothing to weigh: an unknown member (not safe) or a
 // learner (safe: it holds no vote). nullopt: `member_id` is a voter and the caller decides.
-static std::optional<QuorumCheck> counted(const Counts& c, uint64_t member_id, const char* learner_note, QuorumCheck& q) {
+static std::optional<QuorumCheck> counted(const Counts& c, uint64_t member_id, const char* learner_note,
+                                          QuorumCheck& q) {
   q.voters = c.voters;
   q.healthy_voters = c.healthy;
   if (c.member == nullptr) {

@@ -40,9 +40,9 @@ void write_backup_list_json(std::ostream& os, const std::vector<BackupRecord>& b
 std::string backup_list_text(const std::vector<BackupRecord>& backups, const std::map<std::string, LogWindow>& windows,
                              SystemTime now) {
   if (backups.empty()) return "no backups\n";
-  std::string out = fmt::sprintf("%-27s  %-8s  %-8s  %-10s  %-10s  %-10s  %-10s  %-8s  %-8s  %-8s  %-14s  %s\n", "NAME",
-                                 "AGE", "STATUS", "REVISION", "KEYS", "DB SIZE", "STORED", "FORMAT", "ETCD", "SOURCE",
-                                 "DRILLED", "LOG TO");
+  std::string out =
+      fmt::sprintf("%-27s  %-8s  %-8s  %-10s  %-10s  %-10s  %-10s  %-8s  %-8s  %-8s  %-14s  %s\n", "NAME", "AGE",
+                   "STATUS", "REVISION", "KEYS", "DB SIZE", "STORED", "FORMAT", "ETCD", "SOURCE", "DRILLED", "LOG TO");
   int damaged = 0, failed_drills = 0;
   for (const auto& r : backups) {
     std::string age = r.taken_at_micros ? format_duration_short(std::chrono::duration_cast<std::chrono::seconds>(
@@ -66,7 +66,9 @@ std::string backup_list_text(const std::vector<BackupRecord>& backups, const std
           std::chrono::duration_cast<std::chrono::seconds>(now - from_unix_micros(it->second.complete_until_micros));
       const LogWindow& w = it->second;
       log_to = std::to_string(c.reaches) + " (" + format_duration_short(since) + " ago)" +
-               (w.restorable_again ? ", gap to " + std::to_string(*w.restorable_again - 1) : w.gap_from ? ", gap" : "");
+               (w.restorable_again ? ", gap to " + std::to_string(*w.restorable_again - 1)
+                : w.gap_from       ? ", gap"
+                                   : "");
     }
     // The last drill: "ok 2h ago", "FAILED 5m ago".
     std::string drilled = "-";

@@ -2,9 +2,8 @@
 // each; and with --history, this host's backup attempts. Each as JSON (-o json) and as a table.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <map>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <vector>

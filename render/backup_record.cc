@@ -12,7 +12,8 @@ nlohmann::json backup_record_json(const BackupRecord& r) {
       {"source", r.source.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.source)},
       {"dataFile", r.data_file.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.data_file)},
       // An unreadable backup's metadata is unknown: its codec and encryption too.
-      {"compression", r.format == kUnreadableFormat ? nlohmann::json(nullptr) : nlohmann::json(compression_name(r.compression))},
+      {"compression",
+       r.format == kUnreadableFormat ? nlohmann::json(nullptr) : nlohmann::json(compression_name(r.compression))},
       {"encryption", r.format == kUnreadableFormat ? nlohmann::json(nullptr) : nlohmann::json(r.encryption)},
       {"encryptedTo", r.encrypted_to},
       {"storedSize", r.stored_size},

@@ -31,9 +31,8 @@ std::string backup_verification_text(const BackupVerification& v) {
   const auto& r = v.fetch;
   const std::string& name = v.backup.name;
   if (v.stored_bytes_only) {
-    return "Backup " + name + ": stored bytes intact (" + human_bytes(r.stored_bytes) + ", sha256 " +
-           r.stored_sha256 + "), age header well-formed\n" +
-           "  not decrypted (no --identity): the snapshot inside is not checked\n" +
+    return "Backup " + name + ": stored bytes intact (" + human_bytes(r.stored_bytes) + ", sha256 " + r.stored_sha256 +
+           "), age header well-formed\n" + "  not decrypted (no --identity): the snapshot inside is not checked\n" +
            change_log_check_text(v.change_log);
   }
   std::string out = "Backup " + name + " is intact: db " + human_bytes(r.digest.db_bytes) + ", sha256 " +

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-
 #include <optional>
 #include <string>
 
@@ -18,10 +17,10 @@ namespace etcdadm::render {
 struct BackupVerification {
   BackupRecord backup;
   std::string store_url;
-  FetchResult fetch;                       // the hash checks
-  std::optional<VerifyResult> structure;   // the walk of every bucket; nullopt: not walked (--shallow)
-  bool stored_bytes_only = false;          // an encrypted backup checked without its key: db not read
-  ChangeLogCheck change_log;               // segments == 0: the backup has no change log
+  FetchResult fetch;                      // the hash checks
+  std::optional<VerifyResult> structure;  // the walk of every bucket; nullopt: not walked (--shallow)
+  bool stored_bytes_only = false;         // an encrypted backup checked without its key: db not read
+  ChangeLogCheck change_log;              // segments == 0: the backup has no change log
 };
 
 nlohmann::json backup_verification_json(const BackupVerification& v);

@@ -47,7 +47,9 @@ nlohmann::json log_window_json(const std::map<std::string, LogWindow>& windows, 
 }
 
 nlohmann::json change_log_check_json(const ChangeLogCheck& log) {
-  nlohmann::json j{{"segments", log.segments}, {"fromRevision", log.snapshot_revision + 1}, {"revision", log.reaches},
+  nlohmann::json j{{"segments", log.segments},
+                   {"fromRevision", log.snapshot_revision + 1},
+                   {"revision", log.reaches},
                    {"receivedAt", time_json(log.reaches_observed_ms * 1000)},
                    {"decrypted", log.decrypted}};
   j["records"] = log.decrypted ? nlohmann::json(log.records) : nlohmann::json(nullptr);
@@ -62,8 +64,8 @@ std::string change_log_check_text(const ChangeLogCheck& log) {
   if (log.segments == 0) return "";
   std::ostringstream o;
   o << "  change log: " << log.segments << " segment(s) intact, revisions " << log.snapshot_revision + 1 << ".."
-    << log.reaches << " (received by " << format_rfc3339_micros(from_unix_micros(log.reaches_observed_ms * 1000))
-    << ")" << (log.decrypted ? ", every record checked" : ", not decrypted: digests only") << "\n";
+    << log.reaches << " (received by " << format_rfc3339_micros(from_unix_micros(log.reaches_observed_ms * 1000)) << ")"
+    << (log.decrypted ? ", every record checked" : ", not decrypted: digests only") << "\n";
   if (log.next_segment_start) {
     o << "  the log has a gap: revisions " << log.reaches + 1 << ".." << *log.next_segment_start - 1
       << " are not in the store (a newer backup starts the log again)\n";

@@ -3,10 +3,9 @@
 // approximately), which `backup list` and a point-in-time restore print alike.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "restore/pitr.h"

@@ -56,10 +56,8 @@ nlohmann::json defrag_result_json(const DefragResult& r) {
   for (const auto& e : r.plan.members) {
     if (!e.due) skipped.push_back({{"memberId", id_hex(e.member.id)}, {"name", e.member.name}, {"why", e.why}});
   }
-  return {{"clusterId", id_hex(r.plan.info.cluster_id)},
-          {"backup", r.backup},
-          {"members", members},
-          {"skipped", skipped}};
+  return {
+      {"clusterId", id_hex(r.plan.info.cluster_id)}, {"backup", r.backup}, {"members", members}, {"skipped", skipped}};
 }
 
 std::string defrag_result_text(const DefragResult& r) {

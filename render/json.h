@@ -10,9 +10,8 @@
 // The helpers here are the only way results put those into JSON.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 

@@ -40,14 +40,9 @@ std::string reset_result_text(const MemberConfig& member, const ResetResult& r) 
 nlohmann::json cluster_info_json(const MemberConfig& m, const ClusterInfo& info) {
   nlohmann::json members = nlohmann::json::array();
   for (const auto& x : info.members) {
-    nlohmann::json j = {{"memberId", id_hex(x.id)},
-                        {"name", x.name},
-                        {"peerUrls", x.peer_urls},
-                        {"clientUrls", x.client_urls},
-                        {"learner", x.learner},
-                        {"local", x.local},
-                        {"leader", x.leader},
-                        {"reachable", x.reachable}};
+    nlohmann::json j = {{"memberId", id_hex(x.id)},    {"name", x.name},          {"peerUrls", x.peer_urls},
+                        {"clientUrls", x.client_urls}, {"learner", x.learner},    {"local", x.local},
+                        {"leader", x.leader},          {"reachable", x.reachable}};
     if (x.reachable) {
       j.update({{"version", x.version},
                 {"dbSize", x.db_size},
@@ -74,8 +69,8 @@ nlohmann::json cluster_info_json(const MemberConfig& m, const ClusterInfo& info)
 std::string cluster_info_text(const MemberConfig& m, const ClusterInfo& info) {
   std::string out = "Local member " + m.name + " at " + m.client_url() + " (init system " +
                     init_system_name(m.init_system) + ", data dir " + m.data_dir + ")\n";
-  out += "Cluster " + fmt::format("{:x}", info.cluster_id) + ", " + std::to_string(info.members.size()) +
-         " member(s)\n\n";
+  out +=
+      "Cluster " + fmt::format("{:x}", info.cluster_id) + ", " + std::to_string(info.members.size()) + " member(s)\n\n";
   out += fmt::sprintf("%-16s  %-12s  %-8s  %-8s  %-9s  %-10s  %-12s  %s\n", "ID", "NAME", "STATUS", "ROLE", "VERSION",
                       "DB SIZE", "RAFT INDEX", "CLIENT URLS");
   for (const auto& x : info.members) {
@@ -98,8 +93,8 @@ nlohmann::json member_removed_json(const MemberRemoveResult& r) {
 }
 
 std::string member_removed_text(const MemberRemoveResult& r) {
-  return "Removed member " + r.name + " (" + fmt::format("{:x}", r.id) + ") from the cluster\n" + "  checked: " +
-         r.quorum.explanation + "\n";
+  return "Removed member " + r.name + " (" + fmt::format("{:x}", r.id) + ") from the cluster\n" +
+         "  checked: " + r.quorum.explanation + "\n";
 }
 
 }  // namespace etcdadm::render

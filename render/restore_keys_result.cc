@@ -42,8 +42,8 @@ std::string restore_keys_result_text(const RestoreKeysResult& r, const RestoreKe
             : "");
   }
   if (o.dry_run) {
-    out += fmt::sprintf("dry run at revision %lld: nothing was written\n",
-                        static_cast<long long>(r.planned_at_revision));
+    out +=
+        fmt::sprintf("dry run at revision %lld: nothing was written\n", static_cast<long long>(r.planned_at_revision));
   } else {
     out += fmt::sprintf("%llu created, %llu updated, %llu skipped, %llu unchanged, %llu conflicts\n",
                         static_cast<unsigned long long>(r.created), static_cast<unsigned long long>(r.updated),

@@ -14,7 +14,9 @@ namespace {
 
 // What the restore did to the revision (restore/restore_method.h): `revisionBump`.
 nlohmann::json revision_bump_json(const RevisionBump& bump) {
-  return {{"by", bump.by}, {"markedCompacted", bump.mark_compacted}, {"reason", bump.reason_name()},
+  return {{"by", bump.by},
+          {"markedCompacted", bump.mark_compacted},
+          {"reason", bump.reason_name()},
           {"explanation", bump.explanation()}};
 }
 
@@ -29,23 +31,28 @@ nlohmann::json restore_result_json(const RestoreResult& r, const std::string& st
                       {"restoreSeconds", r.restore_seconds},
                       {"revisionBump", revision_bump_json(r.revision_bump)}};
   if (!r.native) {
-    j.update({{"restoreWith", r.tool.is_etcdutl ? "etcdutl" : "etcdctl"}, {"tool", r.tool.path},
+    j.update({{"restoreWith", r.tool.is_etcdutl ? "etcdutl" : "etcdctl"},
+              {"tool", r.tool.path},
               {"toolVersion", r.tool.version}});
     return j;
   }
-  j.update({{"restoreWith", "native"}, {"etcdVersion", r.flavor}, {"memberId", id_hex(r.member_id)},
-            {"clusterId", id_hex(r.cluster_id)}, {"snapshotRevision", r.snapshot_revision}, {"revision", r.revision}});
+  j.update({{"restoreWith", "native"},
+            {"etcdVersion", r.flavor},
+            {"memberId", id_hex(r.member_id)},
+            {"clusterId", id_hex(r.cluster_id)},
+            {"snapshotRevision", r.snapshot_revision},
+            {"revision", r.revision}});
   if (const auto& replay = r.replay) {
-    j["replay"] = {{"fromRevision", replay->snapshot_revision},
-                   {"toRevision", replay->revision},
-                   {"revisions", replay->records},
-                   {"events", replay->events},
-                   {"segments", replay->segments},
-                   {"seconds", replay->seconds},
-                   {"late", replay->late ? late_window_json(replay->late->first_revision, replay->late->last_revision,
-                                                            replay->late->committed_after_micros,
-                                                            replay->late->received_micros)
-                                         : nullptr}};
+    j["replay"] = {
+        {"fromRevision", replay->snapshot_revision},
+        {"toRevision", replay->revision},
+        {"revisions", replay->records},
+        {"events", replay->events},
+        {"segments", replay->segments},
+        {"seconds", replay->seconds},
+        {"late", replay->late ? late_window_json(replay->late->first_revision, replay->late->last_revision,
+                                                 replay->late->committed_after_micros, replay->late->received_micros)
+                              : nullptr}};
   }
   return j;
 }
@@ -67,8 +74,7 @@ std::string restore_result_text(const RestoreResult& r, const std::string& membe
         << format_rfc3339_micros(from_unix_micros(late->committed_after_micros)) << " and received by "
         << format_rfc3339_micros(from_unix_micros(late->received_micros))
         << " (the sidecar's capture was away), perhaps before the target.\nRestored revision " << r.replay->revision
-        << ", the newest known to be committed by then; --to-revision " << late->last_revision
-        << " includes them.\n";
+        << ", the newest known to be committed by then; --to-revision " << late->last_revision << " includes them.\n";
     }
   }
   o << r.revision_bump.explanation() << ".\n";

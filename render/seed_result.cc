@@ -8,8 +8,8 @@ nlohmann::json seed_result_json(const SeedResult& r, bool dry_run) {
   using json = nlohmann::json;
   const auto& [before, after, auto_spec, effect] = r;
   return {{"dryRun", dry_run},
-          {"before", before ? json{{"memberCount", before->member_count}, {"etcdVersion", before->etcd_version}}
-                            : json(nullptr)},
+          {"before",
+           before ? json{{"memberCount", before->member_count}, {"etcdVersion", before->etcd_version}} : json(nullptr)},
           {"after", {{"memberCount", after.member_count}, {"etcdVersion", after.etcd_version}}},
           {"replaceAfterSeconds", auto_spec.replace_after_seconds},
           {"defragFreePercent", auto_spec.defrag_free_percent},

@@ -3,9 +3,8 @@
 // (inspect, get, diff, restore-keys) name where it came from: a backup in a store, or a file.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 

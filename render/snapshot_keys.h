@@ -2,9 +2,8 @@
 // table, and raw (etcdctl's simple format, the bytes as they are).
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 

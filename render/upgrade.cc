@@ -37,12 +37,11 @@ nlohmann::json upgrade_plan_json(const UpgradePlan& plan, const std::string& bac
 }
 
 std::string upgrade_plan_text(const UpgradePlan& plan, const std::string& backup_note) {
-  std::string out = "Cluster " + fmt::format("{:x}", plan.survey.info.cluster_id) + ", cluster version " +
-                    (plan.survey.cluster_version ? plan.survey.cluster_version->minor_str() : "unknown") +
-                    (plan.survey.downgrade_target
-                         ? ", downgrade to " + plan.survey.downgrade_target->minor_str() + " enabled"
-                         : "") +
-                    "; target etcd " + plan.target.str() + "\n\n";
+  std::string out =
+      "Cluster " + fmt::format("{:x}", plan.survey.info.cluster_id) + ", cluster version " +
+      (plan.survey.cluster_version ? plan.survey.cluster_version->minor_str() : "unknown") +
+      (plan.survey.downgrade_target ? ", downgrade to " + plan.survey.downgrade_target->minor_str() + " enabled" : "") +
+      "; target etcd " + plan.target.str() + "\n\n";
   out += fmt::sprintf("%-5s  %-12s  %-16s  %-8s  %-9s  %-9s  %s\n", "ORDER", "NAME", "ID", "ROLE", "VERSION", "STEP",
                       "CHECK");
   int order = 0;
@@ -70,11 +69,12 @@ std::string upgrade_plan_text(const UpgradePlan& plan, const std::string& backup
   }
   bool enable = false;
   for (const auto& e : plan.members) enable = enable || e.step.enable_downgrade;
-  out += "\nOn each member's host, in this order (followers first, the leader last; its leadership is moved away "
-         "first):\n  etcdadm upgrade apply --version " +
-         plan.target.str() + " --store <store> [--max-backup-age 1h]\n" +
-         "Each apply checks the cluster again, restarts one member and waits until it has caught up.\n" +
-         "Backup: " + backup_note + ".\n";
+  out +=
+      "\nOn each member's host, in this order (followers first, the leader last; its leadership is moved away "
+      "first):\n  etcdadm upgrade apply --version " +
+      plan.target.str() + " --store <store> [--max-backup-age 1h]\n" +
+      "Each apply checks the cluster again, restarts one member and waits until it has caught up.\n" +
+      "Backup: " + backup_note + ".\n";
   if (enable) {
     out += "The first apply enables etcd's downgrade to " + plan.target.minor_str() +
            " (the cluster version goes down at once; cancel with etcdctl downgrade cancel).\n";
@@ -83,13 +83,8 @@ std::string upgrade_plan_text(const UpgradePlan& plan, const std::string& backup
 }
 
 nlohmann::json upgrade_result_json(const UpgradeResult& r, const std::string& member_name) {
-  return {{"name", member_name},
-          {"from", r.from},
-          {"to", r.to},
-          {"step", version_step_name(r.kind)},
-          {"backup", r.backup},
-          {"phases", r.phases_run},
-          {"checks", r.checks}};
+  return {{"name", member_name}, {"from", r.from},         {"to", r.to},        {"step", version_step_name(r.kind)},
+          {"backup", r.backup},  {"phases", r.phases_run}, {"checks", r.checks}};
 }
 
 std::string upgrade_result_text(const char* verb, const std::string& member_name, const UpgradeResult& r) {

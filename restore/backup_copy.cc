@@ -54,11 +54,13 @@ std::map<std::string, BlobInfo> listing_by_key(BlobStore& store, const std::stri
   return out;
 }
 
-CopiedBackup copy_one(const BackupStore& source_store, BlobStore& to, const BackupRecord& b, bool& etcdadm_only_allowed) {
+CopiedBackup copy_one(const BackupStore& source_store, BlobStore& to, const BackupRecord& b,
+                      bool& etcdadm_only_allowed) {
   BlobStore& from = *source_store;
   const std::string what = "backup " + b.name;
   if (b.format == kUnreadableFormat || b.data_file.empty()) {
-    throw Error(ErrorKind::kCorrupt, what + " in " + from.url() + " is damaged (" + (b.damage ? b.damage->reason : "no data file") + ")",
+    throw Error(ErrorKind::kCorrupt,
+                what + " in " + from.url() + " is damaged (" + (b.damage ? b.damage->reason : "no data file") + ")",
                 "copy the others (name them, or --since a later time); this one cannot be copied intact");
   }
   const std::string dir = b.name + "/";
@@ -145,8 +147,9 @@ void copy_change_logs(BlobStore& from, BlobStore& to, const std::vector<BackupRe
       const std::string sha = to_hex(hashed.finish());
       if (sha != segment.sha256) {
         throw changelog::SegmentError(ErrorKind::kCorrupt,
-                                      "change log segment " + from.url() + "/" + key + " is damaged: its stored bytes hash to " +
-                                          sha + ", its name says " + segment.sha256,
+                                      "change log segment " + from.url() + "/" + key +
+                                          " is damaged: its stored bytes hash to " + sha + ", its name says " +
+                                          segment.sha256,
                                       "the backups were copied; point-in-time restores from the target reach only "
                                       "revisions before this segment");
       }
@@ -182,20 +185,20 @@ void prepare_copy_target(BlobStore& from, BlobStore& to) {
     }
   } else if (source && source->encryption.has_value() != target->encryption.has_value()) {
     throw Error(ErrorKind::kInvalidArgument,
-                "cannot copy between " + from.url() + " (" + (source->encryption ? "encrypted" : "not encrypted") + ") and " +
-                    to.url() + " (" + (target->encryption ? "encrypted" : "not encrypted") + ")",
+                "cannot copy between " + from.url() + " (" + (source->encryption ? "encrypted" : "not encrypted") +
+                    ") and " + to.url() + " (" + (target->encryption ? "encrypted" : "not encrypted") + ")",
                 "copy into a new store, which then gets the source's settings, or one encrypted the same way");
   } else if (source && source->encryption && target->encryption &&
              source->encryption->recipient_labels() != target->encryption->recipient_labels()) {
-    spdlog::warn("{} is encrypted to {}, {} to {}: copied backups stay encrypted to the source's recipients", from.url(),
-                 join_list(source->encryption->recipient_labels()), to.url(),
+    spdlog::warn("{} is encrypted to {}, {} to {}: copied backups stay encrypted to the source's recipients",
+                 from.url(), join_list(source->encryption->recipient_labels()), to.url(),
                  join_list(target->encryption->recipient_labels()));
   }
   apply_store_settings(to);
 }
 
-CopyResult copy_backups(const BackupStore& source_store, Catalog* catalog, BlobStore& to, const std::vector<BackupRecord>& backups,
-                        bool change_log) {
+CopyResult copy_backups(const BackupStore& source_store, Catalog* catalog, BlobStore& to,
+                        const std::vector<BackupRecord>& backups, bool change_log) {
   BlobStore& from = *source_store;
   InterruptibleWork interruptible;  // a SIGINT/SIGTERM unwinds through PendingBlob: nothing partial stays
   const auto t0 = Clock::now();
@@ -211,7 +214,8 @@ CopyResult copy_backups(const BackupStore& source_store, Catalog* catalog, BlobS
     try {
       CopiedBackup c = copy_one(source_store, to, b, etcdadm_only_allowed);
       result.bytes += c.bytes;
-      spdlog::info("backup {}: {}", b.name, c.copied ? "copied (" + human_bytes(c.bytes) + ")" : "already in the target");
+      spdlog::info("backup {}: {}", b.name,
+                   c.copied ? "copied (" + human_bytes(c.bytes) + ")" : "already in the target");
       result.backups.push_back(c);
       copied.push_back(b);
     } catch (const Error& e) {

@@ -45,8 +45,8 @@ void prepare_copy_target(BlobStore& from, BlobStore& to);
 // (restore/damage.h; `catalog` may be null), named in `damaged` and skipped: the others are
 // copied. Anything else stops the copy with its error (kAlreadyExists when the target holds a
 // different backup of the same name, the store's errors); what was copied before it stays.
-CopyResult copy_backups(const BackupStore& from, Catalog* catalog, BlobStore& to, const std::vector<BackupRecord>& backups,
-                        bool change_log = true);
+CopyResult copy_backups(const BackupStore& from, Catalog* catalog, BlobStore& to,
+                        const std::vector<BackupRecord>& backups, bool change_log = true);
 
 // The sidecar's --copy-to after each backup: copies the backups of `from` named after the newest
 // backup `to` holds (all of them into an empty `to`), oldest first, with their change log. A backup

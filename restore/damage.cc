@@ -1,10 +1,9 @@
 #include "restore/damage.h"
 
-#include "changelog/segment.h"
-
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include "changelog/segment.h"
 #include "common/error.h"
 
 namespace etcdadm {
@@ -23,9 +22,10 @@ void record_damage(BlobStore& store, Catalog& catalog, const BackupRecord& b, co
       store.write_small(b.name + "/" + kDamageMarkerFile, damage_marker_json(d), /*overwrite=*/true);
       d.in_store = true;
     } catch (const Error& e) {
-      spdlog::warn("backup {} is damaged, but the marker could not be written to {} ({}); only this host's catalog "
-                   "remembers it",
-                   b.name, store.url(), e.what());
+      spdlog::warn(
+          "backup {} is damaged, but the marker could not be written to {} ({}); only this host's catalog "
+          "remembers it",
+          b.name, store.url(), e.what());
     }
   }
   try {

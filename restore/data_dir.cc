@@ -1,11 +1,12 @@
 #include "restore/data_dir.h"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <spdlog/spdlog.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -13,18 +14,17 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
-#include <algorithm>
 
 #include "common/error.h"
 #include "common/failpoint.h"
 #include "common/file_users.h"
-#include "common/interrupt.h"
 #include "common/fs.h"
+#include "common/interrupt.h"
+#include "common/subprocess.h"
 #include "common/text.h"
+#include "etcd/datadir/snapshot_version.h"
 #include "etcd/etcd_version.h"
 #include "etcdadm/release/install.h"
-#include "etcd/datadir/snapshot_version.h"
-#include "common/subprocess.h"
 #include "restore/fetch.h"
 #include "restore/native_restore.h"
 #include "restore/new_cluster.h"
@@ -184,8 +184,8 @@ struct PreparedRestore {
   // The data dir is a filesystem root: staged and swapped inside it (restore_staging_parent).
   bool inside_data_dir = false;
   bool native = true;
-  RestoreTool tool;          // when !native
-  NativeRestorePlan plan;    // when native
+  RestoreTool tool;        // when !native
+  NativeRestorePlan plan;  // when native
   // The etcd the restored member will run: --target-version, else the tool's own version (a
   // native restore: else the snapshot's); nullopt when not known yet.
   std::optional<EtcdVersion> target;
@@ -225,7 +225,8 @@ bool tool_can_bump(const RestoreTool& tool) {
   ro.timeout = std::chrono::seconds(10);
   if (wants_etcdctl_api_variable(tool.version)) ro.env["ETCDCTL_API"] = "3";
   auto r = run_process({tool.path, "snapshot", "restore", "--help"}, ro);
-  return r.output.find("--bump-revision") != std::string::npos && r.output.find("--mark-compacted") != std::string::npos;
+  return r.output.find("--bump-revision") != std::string::npos &&
+         r.output.find("--mark-compacted") != std::string::npos;
 }
 
 PreparedRestore prepare_restore(const RestoreOptions& in) {
@@ -280,7 +281,8 @@ PreparedRestore prepare_restore(const RestoreOptions& in) {
         } catch (const Error& e) {
           spdlog::warn("cannot tell the version of {} ({}): restoring for the snapshot's etcd", *etcd, e.what());
         }
-        if (p.target) spdlog::info("restoring for etcd {} ({}; --target-version to choose another)", p.target->str(), *etcd);
+        if (p.target)
+          spdlog::info("restoring for etcd {} ({}; --target-version to choose another)", p.target->str(), *etcd);
       }
     }
     if (p.target && !native_restore_verified(*p.target)) {
@@ -294,13 +296,16 @@ PreparedRestore prepare_restore(const RestoreOptions& in) {
     p.tool = find_restore_tool(o.restore_tool.empty() ? with : o.restore_tool);
     p.target = EtcdVersion::parse(o.target_version.empty() ? p.tool.version : o.target_version);
     if (!p.target) {
-      spdlog::warn("cannot tell which etcd the restored member will run ({} reports version '{}'): "
-                   "the cross-version check is skipped", p.tool.path, p.tool.version);
+      spdlog::warn(
+          "cannot tell which etcd the restored member will run ({} reports version '{}'): "
+          "the cross-version check is skipped",
+          p.tool.path, p.tool.version);
     }
     if (o.method.bump_revision > 0 && !tool_can_bump(p.tool)) {
-      throw Error(ErrorKind::kInvalidArgument,
-                  p.tool.path + " " + p.tool.version + " has no --bump-revision (etcd added it in later patch releases)",
-                  "drop --restore-with: the native restore bumps the revision for every etcd it writes for");
+      throw Error(
+          ErrorKind::kInvalidArgument,
+          p.tool.path + " " + p.tool.version + " has no --bump-revision (etcd added it in later patch releases)",
+          "drop --restore-with: the native restore bumps the revision for every etcd it writes for");
     }
   }
   remove_abandoned_staging_dirs(p.staging_parent);
@@ -328,7 +333,8 @@ void refuse_unverified_snapshot(const SnapshotOrigin& origin) {
 // Before a fetch: a backup whose metadata already names an etcd the native restore does not
 // know is refused without reading it.
 void refuse_unverified_recorded_version(const std::string& recorded) {
-  if (auto v = EtcdVersion::parse(recorded)) refuse_unverified_snapshot({*v, "etcd " + recorded + " recorded in the backup metadata"});
+  if (auto v = EtcdVersion::parse(recorded))
+    refuse_unverified_snapshot({*v, "etcd " + recorded + " recorded in the backup metadata"});
 }
 
 // The etcd version whose restore output the native restore writes for `db`: the target's, else
@@ -377,7 +383,8 @@ void swap_inside_filesystem_root(const PreparedRestore& p, const std::string& re
     std::string name = e.path().filename().string();
     if (kept_at_filesystem_root(name)) continue;
     if (std::find(incoming.begin(), incoming.end(), name) != incoming.end()) continue;  // exchanged below
-    if (::rename(e.path().c_str(), (aside + "/" + name).c_str()) != 0) throw_errno("cannot move aside", e.path().string(), errno);
+    if (::rename(e.path().c_str(), (aside + "/" + name).c_str()) != 0)
+      throw_errno("cannot move aside", e.path().string(), errno);
   }
   // What renaming a restored dir into place would have given it: the data dir holds every Secret.
   if (::chmod(data_dir.c_str(), 0700) != 0) {
@@ -453,9 +460,10 @@ void restore_natively(const PreparedRestore& p, const PlaceSnapshot& place, cons
   result.snapshot_revision = r.snapshot_revision;
   result.revision = r.revision;
   result.restore_seconds = std::chrono::duration<double>(Clock::now() - t1).count();
-  spdlog::info("wrote {} natively for etcd {}: member {} of cluster {}, revision {}{}", p.data_dir, result.flavor,
-               id_hex(r.member_id), id_hex(r.cluster_id), r.revision,
-               r.revision != r.snapshot_revision ? " (from the snapshot's " + std::to_string(r.snapshot_revision) + ")" : "");
+  spdlog::info(
+      "wrote {} natively for etcd {}: member {} of cluster {}, revision {}{}", p.data_dir, result.flavor,
+      id_hex(r.member_id), id_hex(r.cluster_id), r.revision,
+      r.revision != r.snapshot_revision ? " (from the snapshot's " + std::to_string(r.snapshot_revision) + ")" : "");
   log_revision_bump(method, result.revision_bump);
 }
 
@@ -469,8 +477,9 @@ void restore_with_tool(const PreparedRestore& p, const std::string& snapshot, ui
       decide_revision_bump(o.method, needs_kubernetes_check(o.method) && holds_kubernetes_keys(snapshot, db_bytes));
   if (bump.reason == RevisionBump::Reason::kKubernetes && !tool_can_bump(p.tool)) {
     throw Error(ErrorKind::kInvalidArgument,
-                p.tool.path + " " + p.tool.version + " cannot bump the revision, and the snapshot holds Kubernetes' keys (" +
-                    kKubernetesKeyPrefix + "): a restore of them moves the revision forward by default (docs/operations.md)",
+                p.tool.path + " " + p.tool.version +
+                    " cannot bump the revision, and the snapshot holds Kubernetes' keys (" + kKubernetesKeyPrefix +
+                    "): a restore of them moves the revision forward by default (docs/operations.md)",
                 "drop --restore-with (the native restore bumps the revision for every etcd it writes for), or add "
                 "--keep-revision to restore it at its own revision");
   }
@@ -590,8 +599,9 @@ RestoreResult restore_verified_snapshot_file(const std::string& snapshot_file, u
   result.db_size = db_bytes;
   StagingDir staging(p.staging_parent);
   if (p.native) {
-    restore_natively(p, [&](const std::string& db) { return place_snapshot(snapshot_file, db_bytes, consume, db); },
-                     staging.path(), result);
+    restore_natively(
+        p, [&](const std::string& db) { return place_snapshot(snapshot_file, db_bytes, consume, db); }, staging.path(),
+        result);
   } else {
     restore_with_tool(p, snapshot_file, db_bytes, /*snapshot_verified=*/true, staging.path(), result);
   }

@@ -23,7 +23,7 @@ struct RestoreOptions {
   std::string initial_cluster;  // default: <name>=<first advertise peer URL>
   std::string initial_advertise_peer_urls = "http://localhost:2380";
   std::string initial_cluster_token = "etcd-cluster";
-  bool force = false;        // replace a non-empty data dir
+  bool force = false;  // replace a non-empty data dir
   RestoreMethod method;
   std::string restore_tool;  // path to etcdutl/etcdctl (implies a tool restore); default: the one on PATH
   // The etcd the restored member will run ("" = the restore tool's version; natively: the etcd
@@ -88,13 +88,14 @@ struct RestoreResult {
   // What was done to the revision and why (restore_method.h). A tool restore that was not asked to
   // bump reads the snapshot for Kubernetes' keys before it runs, so this is set for it too.
   RevisionBump revision_bump;
-  std::string flavor;  // natively: the etcd version whose restore output was written
+  std::string flavor;                  // natively: the etcd version whose restore output was written
   std::optional<ReplayResult> replay;  // a point-in-time restore: what the change log added
   double fetch_seconds = 0;
   double restore_seconds = 0;
 };
 
-RestoreResult restore_to_data_dir(const BackupStore& backups, const BackupRecord& backup, const RestoreOptions& options);
+RestoreResult restore_to_data_dir(const BackupStore& backups, const BackupRecord& backup,
+                                  const RestoreOptions& options);
 
 // The same from a snapshot file on disk (`etcdadm init --snapshot`): the file's SHA-256 trailer is
 // checked first (a db without trailer is accepted only with skip_hash_check), then restored

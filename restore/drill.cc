@@ -2,8 +2,8 @@
 
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/statvfs.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -18,11 +18,11 @@
 #include "common/text.h"
 #include "common/timefmt.h"
 #include "etcd/client.h"
-#include "etcd/etcd_version.h"
 #include "etcd/datadir/bolt_reader.h"
+#include "etcd/datadir/snapshot_inspect.h"
+#include "etcd/etcd_version.h"
 #include "restore/damage.h"
 #include "restore/data_dir.h"
-#include "etcd/datadir/snapshot_inspect.h"
 
 extern char** environ;
 
@@ -35,7 +35,8 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 void throw_if_cancelled(const std::atomic<bool>* cancel) {
-  if (cancel != nullptr && cancel->load()) throw Error(ErrorKind::kInterrupted, "backup drill cancelled (shutting down)");
+  if (cancel != nullptr && cancel->load())
+    throw Error(ErrorKind::kInterrupted, "backup drill cancelled (shutting down)");
 }
 
 // Room the drill needs besides the db itself: etcd's first WAL file (64 MiB, preallocated), an etcd
@@ -102,8 +103,13 @@ class PrivateEtcd {
  public:
   PrivateEtcd(std::string binary, std::string data_dir, std::string name, std::string log_path, std::string socket_dir,
               uint64_t db_bytes, const std::atomic<bool>* cancel)
-      : binary_(std::move(binary)), data_dir_(std::move(data_dir)), name_(std::move(name)),
-        log_path_(std::move(log_path)), socket_dir_(std::move(socket_dir)), db_bytes_(db_bytes), cancel_(cancel),
+      : binary_(std::move(binary)),
+        data_dir_(std::move(data_dir)),
+        name_(std::move(name)),
+        log_path_(std::move(log_path)),
+        socket_dir_(std::move(socket_dir)),
+        db_bytes_(db_bytes),
+        cancel_(cancel),
         client_url_("unix://" + socket_dir_ + "/" + kClientSocket) {}
   ~PrivateEtcd() {
     if (started_) {
@@ -122,15 +128,15 @@ class PrivateEtcd {
     const std::string client = std::string("unix://") + kClientSocket, peer = std::string("unix://") + kPeerSocket;
     // The data dir's WAL fixes the membership: the --initial-* flags are not read on a restored
     // member, and a single member never dials the peer URL it advertises.
-    std::vector<std::string> argv = {binary_, "--name", name_, "--data-dir", data_dir_,
-                                     "--listen-client-urls", client, "--advertise-client-urls", client,
-                                     "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-                                     "--initial-cluster", name_ + "=" + peer,
+    std::vector<std::string> argv = {binary_, "--name", name_, "--data-dir", data_dir_, "--listen-client-urls", client,
+                                     "--advertise-client-urls", client, "--listen-peer-urls", peer,
+                                     "--initial-advertise-peer-urls", peer, "--initial-cluster", name_ + "=" + peer,
                                      // Alone, it elects itself after one election timeout: a short one
                                      // (etcd's 1 s default is sized for networks) is most of the start.
                                      "--heartbeat-interval", "10", "--election-timeout", "100"};
     // Above etcd's default quota (2 GiB) a restored db would raise NOSPACE at once.
-    if (db_bytes_ > (3ull << 29)) argv.insert(argv.end(), {"--quota-backend-bytes", std::to_string(db_bytes_ + (1ull << 30))});
+    if (db_bytes_ > (3ull << 29))
+      argv.insert(argv.end(), {"--quota-backend-bytes", std::to_string(db_bytes_ + (1ull << 30))});
     RunOptions ro;
     ro.working_dir = socket_dir_;  // the sockets' relative names resolve there
     // The operator's ETCD_* variables (a shell that runs etcd by hand) are not the drill's.
@@ -146,8 +152,9 @@ class PrivateEtcd {
     child_.stop(std::chrono::seconds(5));
     started_ = false;
     throw Error(failed_kind_, failure_ + "; its log (" + log_path_ + ") ends with:" + tail,
-                "check that " + binary_ + " runs on this machine and can serve data of the backup's etcd version "
-                "(or drill with --etcd-binary)");
+                "check that " + binary_ +
+                    " runs on this machine and can serve data of the backup's etcd version "
+                    "(or drill with --etcd-binary)");
   }
 
  private:
@@ -350,8 +357,10 @@ DrillReport run_drill(const BackupStore& backups, const BackupRecord& listed, co
   if (!failed.empty()) {
     report.passed = false;
     report.failure_kind = ErrorKind::kCorrupt;
-    report.failure = "backup " + report.backup_name + " restored and started, but it does not serve what it should: " + failed;
-    report.failure_hint = "do not rely on this backup; drill an older one (backup drill NAME), and check the source cluster";
+    report.failure =
+        "backup " + report.backup_name + " restored and started, but it does not serve what it should: " + failed;
+    report.failure_hint =
+        "do not rely on this backup; drill an older one (backup drill NAME), and check the source cluster";
   }
   return report;
 }
@@ -402,7 +411,8 @@ void record_drill_result(BlobStore& store, Catalog* catalog, const BackupRecord&
   }
   try {
     apply_store_settings(store);
-    store.write_small(backup.name + "/" + kDrillResultFile, drill_result_json(d, drill_report_json(r).dump()), /*overwrite=*/true);
+    store.write_small(backup.name + "/" + kDrillResultFile, drill_result_json(d, drill_report_json(r).dump()),
+                      /*overwrite=*/true);
   } catch (const Error& e) {
     spdlog::warn("the drill result of {} is recorded on this host only: cannot write it to {}: {}", backup.name,
                  store.url(), e.what());

@@ -18,10 +18,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/error.h"
 #include "etcdadm/release/install.h"

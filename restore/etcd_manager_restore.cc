@@ -20,7 +20,8 @@ void refuse_what_etcd_manager_cannot_restore(BlobStore& store, const BackupRecor
   if (!listing) {
     auto why = etcd_manager_restore_blocker(b);
     throw Error(ErrorKind::kInvalidArgument,
-                "etcd-manager does not list backup " + b.name + ": " + why.value_or("it has no _etcd_backup.meta"), instead);
+                "etcd-manager does not list backup " + b.name + ": " + why.value_or("it has no _etcd_backup.meta"),
+                instead);
   }
   if (listing->blocker) {
     throw Error(ErrorKind::kInvalidArgument,
@@ -32,13 +33,16 @@ void refuse_what_etcd_manager_cannot_restore(BlobStore& store, const BackupRecor
 
 }  // namespace
 
-QueuedEtcdManagerRestore queue_etcd_manager_restore(BlobStore& store, Catalog& catalog, const EtcdManagerRestoreRequest& request) {
+QueuedEtcdManagerRestore queue_etcd_manager_restore(BlobStore& store, Catalog& catalog,
+                                                    const EtcdManagerRestoreRequest& request) {
   const auto& over = request.into_overrides;
   auto spec = read_etcd_manager_cluster_spec(store);
   if (!spec && (over.member_count == 0 || over.etcd_version.empty())) {
-    throw Error(ErrorKind::kNotFound, "no etcd-manager cluster spec in " + store.url() + " (" + kEtcdManagerClusterSpecKey + ")",
-                "is --store the store etcd-manager backs up to (kops: s3://BUCKET/CLUSTER/backups/etcd/main)? To restore "
-                "into a cluster etcd-manager has not seen, give --member-count and --etcd-version");
+    throw Error(
+        ErrorKind::kNotFound,
+        "no etcd-manager cluster spec in " + store.url() + " (" + kEtcdManagerClusterSpecKey + ")",
+        "is --store the store etcd-manager backs up to (kops: s3://BUCKET/CLUSTER/backups/etcd/main)? To restore "
+        "into a cluster etcd-manager has not seen, give --member-count and --etcd-version");
   }
   QueuedEtcdManagerRestore out;
   out.into = spec.value_or(EtcdManagerClusterSpec{});
@@ -51,13 +55,15 @@ QueuedEtcdManagerRestore queue_etcd_manager_restore(BlobStore& store, Catalog& c
   if (!request.etcdadm_restores) refuse_what_etcd_manager_cannot_restore(store, b);
   for (const auto& pending : list_etcd_manager_commands(store)) {
     if (!pending.restore_backup) continue;
-    throw Error(ErrorKind::kAlreadyExists, "a restore is queued already: " + pending.key + " restores " + pending.restore_backup->backup,
+    throw Error(ErrorKind::kAlreadyExists,
+                "a restore is queued already: " + pending.key + " restores " + pending.restore_backup->backup,
                 "remove it first: `etcdadm etcd-manager delete-command " + pending.restore_backup->backup + "`");
   }
   if (request.verify && !(request.etcdadm_restores && b.encrypted())) {
     // No keys: etcd-manager cannot read an encrypted backup, which the blocker above has refused;
     // etcdadm's controllers verify one with their keys before they stop anything.
-    with_damage_recorded(store, catalog, b, [&] { verify_backup(BackupStore(store), b); }, request.command_for);
+    with_damage_recorded(
+        store, catalog, b, [&] { verify_backup(BackupStore(store), b); }, request.command_for);
     out.verified = true;
   }
   EtcdManagerCommand cmd;

@@ -14,10 +14,10 @@
 namespace etcdadm {
 
 struct EtcdManagerRestoreRequest {
-  std::string query;                     // a backup name, `latest`, a prefix or a time
+  std::string query;                      // a backup name, `latest`, a prefix or a time
   EtcdManagerClusterSpec into_overrides;  // fields set here replace the store's cluster spec
-  bool verify = true;                    // stream the backup and check every hash first
-  CommandForBackup command_for;          // hint after a damaged backup
+  bool verify = true;                     // stream the backup and check every hash first
+  CommandForBackup command_for;           // hint after a damaged backup
   // The store's hosts run `etcdadm auto` (its spec is in etcdadm-auto/), not etcd-manager: the
   // controllers restore natively, so etcd-manager's limits (gzip in the clear, etcd up to 3.6, its
   // hash trailer, _etcd_backup.meta) do not apply. An encrypted backup is verified by each host as
@@ -35,6 +35,7 @@ struct QueuedEtcdManagerRestore {
 // Throws kNotFound without a cluster spec (unless both overrides are given), kInvalidArgument for
 // a backup etcd-manager would not list or could not restore, kCorrupt (recorded as damage) for a
 // damaged one, kAlreadyExists when a restore is queued already.
-QueuedEtcdManagerRestore queue_etcd_manager_restore(BlobStore& store, Catalog& catalog, const EtcdManagerRestoreRequest& request);
+QueuedEtcdManagerRestore queue_etcd_manager_restore(BlobStore& store, Catalog& catalog,
+                                                    const EtcdManagerRestoreRequest& request);
 
 }  // namespace etcdadm

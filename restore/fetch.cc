@@ -10,11 +10,11 @@
 #include "common/async_sink.h"
 #include "common/error.h"
 #include "common/failpoint.h"
-#include "common/text.h"
 #include "common/fs.h"
 #include "common/interrupt.h"
 #include "common/progress.h"
 #include "common/retry.h"
+#include "common/text.h"
 #include "store/encryption.h"
 
 namespace etcdadm {
@@ -33,7 +33,8 @@ class FileSink : public ByteSink {
 Error stored_mismatch_error(const std::string& what, const BackupRecord& b, const FetchResult& r) {
   return Error(ErrorKind::kCorrupt,
                what + ": stored data does not match its recorded SHA-256 (recorded " + b.stored_sha256 + ", read " +
-                   r.stored_sha256 + ", " + std::to_string(r.stored_bytes) + " of " + std::to_string(b.stored_size) + " bytes)",
+                   r.stored_sha256 + ", " + std::to_string(r.stored_bytes) + " of " + std::to_string(b.stored_size) +
+                   " bytes)",
                "the backup was modified or damaged in the store; use another backup");
 }
 
@@ -47,10 +48,11 @@ Error stored_mismatch_error(const std::string& what, const BackupRecord& b, cons
 std::unique_ptr<BlobReader> open_data_file(BlobStore& store, const BackupRecord& b, const std::string& what) {
   const std::string key = b.name + "/" + b.data_file;
   auto reader = store.open(key);
-  const RetryPolicy reopen{.max_attempts = 4, .base_delay = std::chrono::milliseconds(250), .max_delay = std::chrono::seconds(1)};
+  const RetryPolicy reopen{
+      .max_attempts = 4, .base_delay = std::chrono::milliseconds(250), .max_delay = std::chrono::seconds(1)};
   for (int i = 1; i < reopen.max_attempts && !b.stored_size_matches(reader->size()); ++i) {
-    spdlog::warn("{}: the store says its data file holds {} bytes, its record says {}; asking again", what, reader->size(),
-                 b.stored_size);
+    spdlog::warn("{}: the store says its data file holds {} bytes, its record says {}; asking again", what,
+                 reader->size(), b.stored_size);
     std::this_thread::sleep_for(backoff_delay(reopen, i));
     throw_if_interrupted("reading " + what);
     reader = store.open(key);
@@ -62,9 +64,9 @@ std::unique_ptr<BlobReader> open_data_file(BlobStore& store, const BackupRecord&
   }
   if (listed && b.stored_size_matches(*listed)) {
     throw Error(ErrorKind::kUnavailable,
-                store.url() + " misbehaves: opening " + key + " it says the object holds " + std::to_string(reader->size()) +
-                    " bytes, but it lists it with " + std::to_string(*listed) + ", the size the backup's record has; " + what +
-                    " was not read and is not marked damaged",
+                store.url() + " misbehaves: opening " + key + " it says the object holds " +
+                    std::to_string(reader->size()) + " bytes, but it lists it with " + std::to_string(*listed) +
+                    ", the size the backup's record has; " + what + " was not read and is not marked damaged",
                 "check the store (or the proxy or gateway in front of it), then run the command again");
   }
   return reader;
@@ -93,11 +95,13 @@ class TeeSink : public ByteSink {
 // Reads, hashes and decompresses on this thread; checks the snapshot digest and writes `out` on a
 // second one, so that decompression and SHA-256 + disk writes overlap. `stored_copy` (may be null)
 // receives the stored bytes as they are read.
-FetchResult fetch_into(const BackupStore& backups, const BackupRecord& listed, ByteSink* out, ByteSink* stored_copy = nullptr) {
+FetchResult fetch_into(const BackupStore& backups, const BackupRecord& listed, ByteSink* out,
+                       ByteSink* stored_copy = nullptr) {
   BlobStore& store = *backups;
   InterruptibleWork interruptible;  // the caller's AtomicFile / scratch dir removes what was written
   const std::string what = "backup " + listed.name + " in " + store.url();
-  if (listed.data_file.empty()) throw Error(ErrorKind::kCorrupt, what + " has no data file (etcd.backup.gz)", "use another backup");
+  if (listed.data_file.empty())
+    throw Error(ErrorKind::kCorrupt, what + " has no data file (etcd.backup.gz)", "use another backup");
   const BackupRecord b = current_record(store, listed);
   if (!b.hash_trailer && b.stored_sha256.empty() && b.db_sha256.empty()) {
     // Its metadata says there is no trailer and records no digest: nothing could tell a forged or
@@ -169,7 +173,8 @@ FetchResult fetch_into(const BackupStore& backups, const BackupRecord& listed, B
   r.digest = digest.finish();
   require_intact_snapshot(r.digest, what, !b.hash_trailer);
   if (!b.db_sha256.empty() && r.digest.db_sha256 != b.db_sha256) {
-    throw Error(ErrorKind::kCorrupt, what + ": snapshot SHA-256 " + r.digest.db_sha256 + " differs from the recorded " + b.db_sha256,
+    throw Error(ErrorKind::kCorrupt,
+                what + ": snapshot SHA-256 " + r.digest.db_sha256 + " differs from the recorded " + b.db_sha256,
                 "use another backup");
   }
   return r;
@@ -181,8 +186,8 @@ namespace {
 FetchResult check_stored_bytes(BlobStore& store, const BackupRecord& listed, ByteSink* copy);
 }  // namespace
 
-FetchResult fetch_verified(const BackupStore& store, const BackupRecord& backup, const std::string& output_path, bool overwrite,
-                           bool durable) {
+FetchResult fetch_verified(const BackupStore& store, const BackupRecord& backup, const std::string& output_path,
+                           bool overwrite, bool durable) {
   AtomicFile file(output_path, 0600, overwrite, durable);
   FileSink sink(file);
   FetchResult r = fetch_into(store, backup, &sink);
@@ -190,9 +195,13 @@ FetchResult fetch_verified(const BackupStore& store, const BackupRecord& backup,
   return r;
 }
 
-FetchResult verify_backup(const BackupStore& store, const BackupRecord& backup) { return fetch_into(store, backup, nullptr); }
+FetchResult verify_backup(const BackupStore& store, const BackupRecord& backup) {
+  return fetch_into(store, backup, nullptr);
+}
 
-FetchResult verify_stored_bytes(BlobStore& store, const BackupRecord& listed) { return check_stored_bytes(store, listed, nullptr); }
+FetchResult verify_stored_bytes(BlobStore& store, const BackupRecord& listed) {
+  return check_stored_bytes(store, listed, nullptr);
+}
 
 FetchResult copy_verified(const BackupStore& store, const BackupRecord& backup, ByteSink& copy) {
   if (!backup.stored_sha256.empty()) return check_stored_bytes(*store, backup, &copy);
@@ -232,7 +241,8 @@ FetchResult check_stored_bytes(BlobStore& store, const BackupRecord& listed, Byt
   r.stored_bytes = stored.bytes();
   r.stored_sha256 = to_hex(stored.finish());
   if (!b.stored_sha256_matches(r.stored_sha256)) throw stored_mismatch_error(what, b, r);
-  if (!header_checked) throw Error(ErrorKind::kCorrupt, what + " is damaged: not a valid age file: it ends inside the header");
+  if (!header_checked)
+    throw Error(ErrorKind::kCorrupt, what + " is damaged: not a valid age file: it ends inside the header");
   return r;
 }
 

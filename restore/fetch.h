@@ -21,8 +21,8 @@ struct FetchResult {
 
 // Verifies and writes the raw snapshot (trailer included, as `etcdctl snapshot save` writes it)
 // to `output_path`, mode 0600. `durable` = false skips fsync, for a scratch copy consumed at once.
-FetchResult fetch_verified(const BackupStore& store, const BackupRecord& backup, const std::string& output_path, bool overwrite,
-                           bool durable = true);
+FetchResult fetch_verified(const BackupStore& store, const BackupRecord& backup, const std::string& output_path,
+                           bool overwrite, bool durable = true);
 
 // The same checks without writing anything (`backup verify`).
 FetchResult verify_backup(const BackupStore& store, const BackupRecord& backup);

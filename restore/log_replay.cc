@@ -80,8 +80,8 @@ void LogReplay::stop_committer() {
 
 void LogReplay::apply(PreparedRecord record) {
   if (record.revision != revision_ + 1) {
-    throw Error(ErrorKind::kInternal, "replay of revision " + std::to_string(record.revision) + " after " +
-                                          std::to_string(revision_));
+    throw Error(ErrorKind::kInternal,
+                "replay of revision " + std::to_string(record.revision) + " after " + std::to_string(revision_));
   }
   if (!record.defect.empty()) throw changelog::SegmentError(ErrorKind::kCorrupt, record.defect);
   // Each record's keys follow the last one's: (revision, sub) grows with both.

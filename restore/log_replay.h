@@ -76,8 +76,8 @@ class LogReplay {
     std::vector<std::pair<std::string, std::string>> leases;  // lease bucket
     uint64_t bytes = 0;
   };
-  void hand_over();      // the gathered batch to the committer (waits while it holds one already)
-  void commit_loop();    // the committer thread
+  void hand_over();           // the gathered batch to the committer (waits while it holds one already)
+  void commit_loop();         // the committer thread
   void commit(Batch& batch);  // one bbolt write transaction, on the committer thread
   void stop_committer();
 

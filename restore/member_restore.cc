@@ -2,23 +2,23 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+#include <filesystem>
+
 #include "common/error.h"
 #include "common/fs.h"
+#include "etcd/datadir/snapshot_version.h"
 #include "etcdadm/release/install.h"
 #include "restore/data_dir.h"
 #include "restore/fetch.h"
 #include "restore/native_restore.h"
-#include "etcd/datadir/snapshot_version.h"
-
-#include <chrono>
-#include <filesystem>
 
 namespace etcdadm {
 
 namespace {
 
-RestoreOptions member_restore_options(const MemberConfig& m, const ClusterBootstrap& b, const std::string& snapshot_version,
-                                      const RestoreMethod& method) {
+RestoreOptions member_restore_options(const MemberConfig& m, const ClusterBootstrap& b,
+                                      const std::string& snapshot_version, const RestoreMethod& method) {
   RestoreOptions o;
   o.method = method;
   o.target_version = m.version;
@@ -63,8 +63,8 @@ std::string how(const RestoreResult& r) {
 
 }  // namespace
 
-SnapshotRestorer snapshot_file_restorer(std::string snapshot_file, bool skip_hash_check, const std::string& target_version,
-                                        const RestoreMethod& method) {
+SnapshotRestorer snapshot_file_restorer(std::string snapshot_file, bool skip_hash_check,
+                                        const std::string& target_version, const RestoreMethod& method) {
   check_method(method, target_version);
   check_fits(snapshot_file, "", target_version);
   return [snapshot_file, skip_hash_check, method](const MemberConfig& m, const ClusterBootstrap& b) {
@@ -74,13 +74,13 @@ SnapshotRestorer snapshot_file_restorer(std::string snapshot_file, bool skip_has
   };
 }
 
-SnapshotRestorer prefetched_backup_restorer(const BackupStore& store, const BackupRecord& backup, const std::string& data_dir,
-                                            const std::string& target_version, const RestoreMethod& method,
-                                            const PointInTime& point_in_time) {
+SnapshotRestorer prefetched_backup_restorer(const BackupStore& store, const BackupRecord& backup,
+                                            const std::string& data_dir, const std::string& target_version,
+                                            const RestoreMethod& method, const PointInTime& point_in_time) {
   check_method(method, target_version);
   if (point_in_time.given() && !method.native()) {
-    throw Error(ErrorKind::kInvalidArgument, "a point-in-time restore is native: etcd's tools cannot replay the change log",
-                "drop --restore-with");
+    throw Error(ErrorKind::kInvalidArgument,
+                "a point-in-time restore is native: etcd's tools cannot replay the change log", "drop --restore-with");
   }
   if (auto target = EtcdVersion::parse(target_version)) refuse_newer_recorded_version(backup.etcd_version, *target);
   std::string parent = restore_staging_parent(resolved_data_dir(data_dir));

@@ -20,8 +20,8 @@ namespace etcdadm {
 // kInvalidArgument now, before anything is installed, when etcd `target_version` ("" = not known)
 // may not start on it (snapshot_version.h).
 // `method`: native (default) or the member's own etcd tool, and the revision bump.
-SnapshotRestorer snapshot_file_restorer(std::string snapshot_file, bool skip_hash_check, const std::string& target_version,
-                                        const RestoreMethod& method);
+SnapshotRestorer snapshot_file_restorer(std::string snapshot_file, bool skip_hash_check,
+                                        const std::string& target_version, const RestoreMethod& method);
 
 // From a backup in a store, fetched and verified (stored-bytes hash, decompression, snapshot
 // SHA-256) *now*, before the lifecycle installs etcd or issues a certificate: a damaged backup
@@ -32,8 +32,8 @@ SnapshotRestorer snapshot_file_restorer(std::string snapshot_file, bool skip_has
 // With a point in time (native restores only), the backup's change log is replayed onto the
 // verified copy then too, every segment checked as it is read: nothing is installed before the
 // whole log the target needs has been read and found intact.
-SnapshotRestorer prefetched_backup_restorer(const BackupStore& store, const BackupRecord& backup, const std::string& data_dir,
-                                            const std::string& target_version, const RestoreMethod& method,
-                                            const PointInTime& point_in_time = {});
+SnapshotRestorer prefetched_backup_restorer(const BackupStore& store, const BackupRecord& backup,
+                                            const std::string& data_dir, const std::string& target_version,
+                                            const RestoreMethod& method, const PointInTime& point_in_time = {});
 
 }  // namespace etcdadm

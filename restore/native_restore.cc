@@ -4,7 +4,6 @@
 // version are three: 3.4's last WAL snapshot record has no ConfState; 3.6+ counts one failed v2
 // store get ("getsFail":1); 3.7 (protobuf-go instead of gogo) leaves ConfChange.ID and
 // ConfState.auto_leave unset instead of writing zeros.
-#include "etcd/datadir/mvcc.h"
 #include "restore/native_restore.h"
 
 #include <fcntl.h>
@@ -19,10 +18,11 @@
 #include "common/error.h"
 #include "common/failpoint.h"
 #include "common/fs.h"
-#include "etcd/proto/datadir.pb.h"
 #include "etcd/datadir/bolt_reader.h"
 #include "etcd/datadir/bolt_writer.h"
+#include "etcd/datadir/mvcc.h"
 #include "etcd/datadir/wal_writer.h"
+#include "etcd/proto/datadir.pb.h"
 
 namespace etcdadm {
 namespace {
@@ -108,10 +108,11 @@ void fill_voters(datadir::ConfState* cs, const NewCluster& cluster, const EtcdVe
   if (!uses_protobuf_go(flavor)) cs->set_auto_leave(false);
 }
 
-std::string v2_node(const std::string& path, uint64_t index, const std::string& value_json, const std::string& children) {
+std::string v2_node(const std::string& path, uint64_t index, const std::string& value_json,
+                    const std::string& children) {
   return "{\"Path\":" + go_json_quote(path) + ",\"CreatedIndex\":" + std::to_string(index) +
-         ",\"ModifiedIndex\":" + std::to_string(index) + ",\"ExpireTime\":\"0001-01-01T00:00:00Z\",\"Value\":" +
-         value_json + ",\"Children\":" + children + "}";
+         ",\"ModifiedIndex\":" + std::to_string(index) +
+         ",\"ExpireTime\":\"0001-01-01T00:00:00Z\",\"Value\":" + value_json + ",\"Children\":" + children + "}";
 }
 
 void make_private_dir(const std::string& path) {
@@ -154,8 +155,9 @@ std::string v2_store_json(const NewCluster& cluster, const EtcdVersion& flavor) 
     std::string attrs = go_json_quote(raft_attributes_json(m));
     std::string leaf = v2_node(dir + "/raftAttributes", k + 1, attrs, "null");
     children.emplace_back(id_hex(m.id), v2_node(dir, k + 1, "\"\"", "{\"raftAttributes\":" + leaf + "}"));
-    events += "{\"action\":\"create\",\"node\":{\"key\":" + go_json_quote(dir + "/raftAttributes") + ",\"value\":" + attrs +
-              ",\"modifiedIndex\":" + std::to_string(k + 1) + ",\"createdIndex\":" + std::to_string(k + 1) + "}},";
+    events += "{\"action\":\"create\",\"node\":{\"key\":" + go_json_quote(dir + "/raftAttributes") +
+              ",\"value\":" + attrs + ",\"modifiedIndex\":" + std::to_string(k + 1) +
+              ",\"createdIndex\":" + std::to_string(k + 1) + "}},";
   }
   std::sort(children.begin(), children.end());
   std::string members_children = "{";
@@ -170,17 +172,19 @@ std::string v2_store_json(const NewCluster& cluster, const EtcdVersion& flavor) 
   for (size_t k = n; k < kV2EventHistory; ++k) events += "null,";
   events.pop_back();
   std::string ns = std::to_string(n);
-  return "{\"Root\":" + root + ",\"WatcherHub\":{\"EventHistory\":{\"Queue\":{\"Events\":[" + events + "],\"Size\":" +
-         ns + ",\"Front\":0,\"Back\":" + ns + ",\"Capacity\":" + std::to_string(kV2EventHistory) +
+  return "{\"Root\":" + root + ",\"WatcherHub\":{\"EventHistory\":{\"Queue\":{\"Events\":[" + events +
+         "],\"Size\":" + ns + ",\"Front\":0,\"Back\":" + ns + ",\"Capacity\":" + std::to_string(kV2EventHistory) +
          "},\"StartIndex\":1,\"LastIndex\":" + ns + "}},\"CurrentIndex\":" + ns +
          ",\"Stats\":{\"getsSuccess\":0,\"getsFail\":" + (counts_failed_get(flavor) ? "1" : "0") +
          ",\"setsSuccess\":0,\"setsFail\":0,\"deleteSuccess\":0,\"deleteFail\":0,\"updateSuccess\":0,"
-         "\"updateFail\":0,\"createSuccess\":" + ns +
+         "\"updateFail\":0,\"createSuccess\":" +
+         ns +
          ",\"createFail\":0,\"compareAndSwapSuccess\":0,\"compareAndSwapFail\":0,\"compareAndDeleteSuccess\":0,"
          "\"compareAndDeleteFail\":0,\"expireCount\":0,\"watchers\":0},\"CurrentVersion\":2}";
 }
 
-std::string wal_records_for_restore(const NewCluster& cluster, const std::string& member_name, const EtcdVersion& flavor) {
+std::string wal_records_for_restore(const NewCluster& cluster, const std::string& member_name,
+                                    const EtcdVersion& flavor) {
   const uint64_t n = cluster.members.size();
   uint32_t crc = 0;
   std::string frames = wal_frame(WalRecordType::kCrc, "", /*has_data=*/false, crc);
@@ -266,7 +270,8 @@ NativeRestoreResult NativeDataDirWriter::finish(uint64_t db_bytes, const EtcdVer
     auto db = BoltReader::open(db_path_, db_bytes);
     for (const char* bucket : {"meta", "key"}) {
       if (!db->has_bucket({bucket})) {
-        throw Error(ErrorKind::kCorrupt, "the snapshot has no '" + std::string(bucket) + "' bucket: not an etcd v3 backend");
+        throw Error(ErrorKind::kCorrupt,
+                    "the snapshot has no '" + std::string(bucket) + "' bucket: not an etcd v3 backend");
       }
     }
     result.snapshot_revision = newest_revision(*db);

@@ -22,8 +22,8 @@
 #include <cstdint>
 #include <string>
 
-#include "etcd/etcd_version.h"
 #include "etcd/datadir/bolt_reader.h"
+#include "etcd/etcd_version.h"
 #include "restore/new_cluster.h"
 
 namespace etcdadm {
@@ -74,11 +74,11 @@ class NativeDataDirWriter {
   NativeRestorePlan plan_;
 };
 
-
 // The bytes etcd's tools write, exposed for the known-answer tests.
 std::string etcd_member_json(const NewMember& m);
 std::string v2_store_json(const NewCluster& cluster, const EtcdVersion& flavor);
-std::string wal_records_for_restore(const NewCluster& cluster, const std::string& member_name, const EtcdVersion& flavor);
+std::string wal_records_for_restore(const NewCluster& cluster, const std::string& member_name,
+                                    const EtcdVersion& flavor);
 std::string snap_file_for_restore(const NewCluster& cluster, const EtcdVersion& flavor);
 
 }  // namespace etcdadm

@@ -114,7 +114,8 @@ NewCluster plan_new_cluster(const std::string& initial_cluster, const std::strin
     std::sort(urls.begin(), urls.end());
     NewMember m{member_id(urls, token), name, urls};
     for (const NewMember& other : c.members) {
-      if (other.id == m.id) throw Error(ErrorKind::kInvalidArgument, "members " + other.name + " and " + name + " get the same ID");
+      if (other.id == m.id)
+        throw Error(ErrorKind::kInvalidArgument, "members " + other.name + " and " + name + " get the same ID");
     }
     ids.push_back(m.id);
     c.members.push_back(std::move(m));

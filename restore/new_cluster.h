@@ -4,11 +4,11 @@
 // `etcdutl snapshot restore`, and a member restored by either tool can join the others.
 #pragma once
 
-#include "common/text.h"  // id_hex: IDs as etcd prints them
-
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "common/text.h"  // id_hex: IDs as etcd prints them
 
 namespace etcdadm {
 
@@ -33,6 +33,5 @@ uint64_t cluster_id(std::vector<uint64_t> member_ids);
 // Parses --initial-cluster ("name=url,name=url,...": a name may repeat, one URL each) and checks
 // every URL as etcd does (http/https/unix/unixs, host:port, no path); refuses a URL used twice.
 NewCluster plan_new_cluster(const std::string& initial_cluster, const std::string& token);
-
 
 }  // namespace etcdadm

@@ -72,7 +72,9 @@ class SegmentsByCluster {
  public:
   explicit SegmentsByCluster(BlobStore& store) : store_(store) {}
   const std::vector<changelog::SegmentName>& of(const std::string& cluster_id) { return log(cluster_id).segments; }
-  const std::optional<changelog::Heartbeat>& heartbeat(const std::string& cluster_id) { return log(cluster_id).heartbeat; }
+  const std::optional<changelog::Heartbeat>& heartbeat(const std::string& cluster_id) {
+    return log(cluster_id).heartbeat;
+  }
   const std::vector<changelog::LateWindow>& late(const std::string& cluster_id) { return log(cluster_id).late; }
 
  private:
@@ -166,21 +168,21 @@ BackupRecord choose_backup_for(BlobStore& store, const std::vector<BackupRecord>
     // holds a revision received after it, or a heartbeat after it proves the cluster had no
     // revision the log lacks (changelog/heartbeat.h). The end of the log: the
     // newest backup's log reaches furthest (an older one's log is the same log, or ends at a gap).
-    bool reaches = target.log_end ||
-                   (target.revision > 0 ? chain.reaches >= target.revision : complete_until >= to_unix_micros(*target.time));
+    bool reaches = target.log_end || (target.revision > 0 ? chain.reaches >= target.revision
+                                                          : complete_until >= to_unix_micros(*target.time));
     if (reaches) return b;
   }
   const std::string cannot = "no backup and change log reach " + target.describe();
   auto backup_point = [](const BackupRecord& b) {
-    return "revision " + std::to_string(*b.revision) + " (backup " + b.name + ", taken " + when_ms(b.taken_at_micros / 1000) + ")";
+    return "revision " + std::to_string(*b.revision) + " (backup " + b.name + ", taken " +
+           when_ms(b.taken_at_micros / 1000) + ")";
   };
   if (oldest == nullptr) {
     throw Error(ErrorKind::kNotFound, cannot + ": the store has no backup with a cluster ID and revision",
                 "take a backup (etcdadm backup save), or restore a backup by name without a point-in-time target");
   }
   if (best_name.empty()) {
-    throw Error(ErrorKind::kNotFound,
-                cannot + ": it is before the earliest restorable point, " + backup_point(*oldest),
+    throw Error(ErrorKind::kNotFound, cannot + ": it is before the earliest restorable point, " + backup_point(*oldest),
                 "the earliest restorable point is revision " + std::to_string(*oldest->revision) + " / time " +
                     when_ms(oldest->taken_at_micros / 1000) + ": pick a target at or after it (--to-revision " +
                     std::to_string(*oldest->revision) + "), or restore backup " + oldest->name);
@@ -194,8 +196,8 @@ BackupRecord choose_backup_for(BlobStore& store, const std::vector<BackupRecord>
                 cannot + ": it falls in a gap of the change log, revisions " + std::to_string(best_reach + 1) + " to " +
                     std::to_string(*next_after->revision - 1) + ", which no backup and log can restore" +
                     (best_gap_end ? " (the log breaks before revision " + std::to_string(*best_gap_end) + ")" : ""),
-                "the nearest restorable points: " + before + " (--to-revision " + std::to_string(best_reach) + "), and " +
-                    backup_point(*next_after));
+                "the nearest restorable points: " + before + " (--to-revision " + std::to_string(best_reach) +
+                    "), and " + backup_point(*next_after));
   }
   throw Error(ErrorKind::kNotFound,
               cannot + ": the furthest is " + before +
@@ -234,8 +236,8 @@ ChangeLogCheck verify_change_log(const BackupStore& backups, const BackupRecord&
   return check;
 }
 
-ReplayResult replay_to(const BackupStore& backups, const BackupRecord& backup, const std::string& db_path, uint64_t db_bytes,
-                       const PointInTime& target) {
+ReplayResult replay_to(const BackupStore& backups, const BackupRecord& backup, const std::string& db_path,
+                       uint64_t db_bytes, const PointInTime& target) {
   BlobStore& store = *backups;
   ReplayResult r;
   {
@@ -257,8 +259,9 @@ ReplayResult replay_to(const BackupStore& backups, const BackupRecord& backup, c
                 target.describe() + " is beyond the change log of backup " + backup.name +
                     ": the newest reachable revision is " + std::to_string(chain.reaches) + " (received " +
                     when_ms(chain.reaches_observed_ms) + ")" +
-                    (chain.next_segment_start ? "; the log has a gap before revision " + std::to_string(*chain.next_segment_start)
-                                              : ""),
+                    (chain.next_segment_start
+                         ? "; the log has a gap before revision " + std::to_string(*chain.next_segment_start)
+                         : ""),
                 "pick a target at or before revision " + std::to_string(chain.reaches));
   }
   const int64_t until_micros = target.time ? to_unix_micros(*target.time) : INT64_MAX;
@@ -288,7 +291,8 @@ ReplayResult replay_to(const BackupStore& backups, const BackupRecord& backup, c
       // replay stops before it, and the window is named: by its marker, or by this record alone
       // when the marker never got written.
       if (target.time && rec->committed_after_unix_micros > 0 && rec->committed_after_unix_micros < until_micros) {
-        r.late = ReplayResult::Late{rec->revision, rec->revision, rec->committed_after_unix_micros, rec->observed_unix_micros};
+        r.late = ReplayResult::Late{rec->revision, rec->revision, rec->committed_after_unix_micros,
+                                    rec->observed_unix_micros};
         for (const auto& w : late_windows) {
           if (w.first_revision <= rec->revision && rec->revision <= w.last_revision) {
             r.late->last_revision = w.last_revision;
@@ -312,18 +316,20 @@ ReplayResult replay_to(const BackupStore& backups, const BackupRecord& backup, c
   r.events = replay.events();
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (target.revision > 0 && r.revision != target.revision) {
-    throw changelog::SegmentError(ErrorKind::kCorrupt, "the change log of backup " + backup.name + " ended at revision " +
-                                         std::to_string(r.revision) + ", short of " + target.describe());
+    throw changelog::SegmentError(ErrorKind::kCorrupt, "the change log of backup " + backup.name +
+                                                           " ended at revision " + std::to_string(r.revision) +
+                                                           ", short of " + target.describe());
   }
   spdlog::info("replayed {} revisions ({} events, {} segments) onto backup {} in {:.2f}s: revision {} -> {}", r.records,
                r.events, r.segments, backup.name, r.seconds, r.snapshot_revision, r.revision);
   if (r.late) {
-    spdlog::warn("{} falls inside a window where commit times are known only approximately: revisions {}..{} were "
-                 "committed after {} and received by {} (the sidecar's capture was away), maybe before the target; "
-                 "restored revision {}, the newest known committed by then (--to-revision {} includes them)",
-                 target.describe(), r.late->first_revision, r.late->last_revision,
-                 format_rfc3339_micros(from_unix_micros(r.late->committed_after_micros)),
-                 format_rfc3339_micros(from_unix_micros(r.late->received_micros)), r.revision, r.late->last_revision);
+    spdlog::warn(
+        "{} falls inside a window where commit times are known only approximately: revisions {}..{} were "
+        "committed after {} and received by {} (the sidecar's capture was away), maybe before the target; "
+        "restored revision {}, the newest known committed by then (--to-revision {} includes them)",
+        target.describe(), r.late->first_revision, r.late->last_revision,
+        format_rfc3339_micros(from_unix_micros(r.late->committed_after_micros)),
+        format_rfc3339_micros(from_unix_micros(r.late->received_micros)), r.revision, r.late->last_revision);
   }
   return r;
 }

@@ -19,11 +19,11 @@
 namespace etcdadm {
 
 struct PointInTime {
-  int64_t revision = 0;             // --to-revision N (0: not given)
-  std::optional<SystemTime> time;   // --to-time
-  bool log_end = false;             // --to-revision end: as far as the change log reaches
+  int64_t revision = 0;            // --to-revision N (0: not given)
+  std::optional<SystemTime> time;  // --to-time
+  bool log_end = false;            // --to-revision end: as far as the change log reaches
   bool given() const { return revision > 0 || time.has_value() || log_end; }
-  std::string describe() const;     // "revision 1234" / "2026-11-24T22:00:00Z" / "the end of the change log"
+  std::string describe() const;  // "revision 1234" / "2026-11-24T22:00:00Z" / "the end of the change log"
 };
 
 // Parses --to-time: RFC 3339 ("2026-11-24T22:00:00Z", fractions and offsets allowed) or relative
@@ -60,9 +60,9 @@ BackupRecord choose_backup_for(BlobStore& store, const std::vector<BackupRecord>
 // changelog::SegmentError naming the first segment that fails.
 struct ChangeLogCheck {
   int segments = 0;
-  int64_t records = 0;          // counted only when decrypted
+  int64_t records = 0;  // counted only when decrypted
   int64_t snapshot_revision = 0;
-  int64_t reaches = 0;          // the last revision the log holds (snapshot_revision when none)
+  int64_t reaches = 0;  // the last revision the log holds (snapshot_revision when none)
   int64_t reaches_observed_ms = 0;
   std::optional<int64_t> next_segment_start;  // the log goes on after a gap, from this revision
   bool decrypted = false;
@@ -75,7 +75,7 @@ BackupRecord find_backup_for(BlobStore& store, Catalog& catalog, const std::stri
 
 struct ReplayResult {
   int64_t snapshot_revision = 0;
-  int64_t revision = 0;   // the revision the db holds afterwards
+  int64_t revision = 0;  // the revision the db holds afterwards
   int64_t records = 0;
   uint64_t events = 0;
   int segments = 0;
@@ -94,7 +94,7 @@ struct ReplayResult {
 // bytes, trailer excluded) up to the target. Every segment is checked (digest, decryption,
 // records) as it is read; any failure throws and the caller discards its staging copy. Afterwards
 // the file is exactly the database (no trailer).
-ReplayResult replay_to(const BackupStore& backups, const BackupRecord& backup, const std::string& db_path, uint64_t db_bytes,
-                       const PointInTime& target);
+ReplayResult replay_to(const BackupStore& backups, const BackupRecord& backup, const std::string& db_path,
+                       uint64_t db_bytes, const PointInTime& target);
 
 }  // namespace etcdadm

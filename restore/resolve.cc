@@ -1,12 +1,12 @@
 #include "restore/resolve.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cstdlib>
 
 #include "common/error.h"
 #include "restore/damage.h"
-
-#include <spdlog/spdlog.h>
 
 namespace etcdadm {
 
@@ -22,7 +22,8 @@ const BackupRecord& resolve_backup(const std::vector<BackupRecord>& backups, con
     throw Error(ErrorKind::kNotFound, "store " + store_url + " holds no backups",
                 "check --store, or take one with `etcdadm backup save`");
   }
-  if (query.empty()) throw Error(ErrorKind::kInvalidArgument, "no backup named", "give a backup name, a prefix of one, or 'latest'");
+  if (query.empty())
+    throw Error(ErrorKind::kInvalidArgument, "no backup named", "give a backup name, a prefix of one, or 'latest'");
   if (query == "latest") {
     // The newest backup not known to be damaged; what it passes over is said, never hidden.
     for (const auto& r : backups) {
@@ -50,8 +51,9 @@ const BackupRecord& resolve_backup(const std::vector<BackupRecord>& backups, con
     // except one whose metadata cannot be read: nothing could check it.
     if (match->format == kUnreadableFormat) {
       auto next = next_intact_candidate(backups, match->name);
-      throw Error(ErrorKind::kCorrupt, "backup " + match->name + " in " + store_url + " is damaged: " + match->damage->reason,
-                  next ? "the next candidate is " + next->name : "no older backup is left that is not known to be damaged");
+      throw Error(
+          ErrorKind::kCorrupt, "backup " + match->name + " in " + store_url + " is damaged: " + match->damage->reason,
+          next ? "the next candidate is " + next->name : "no older backup is left that is not known to be damaged");
     }
     if (match->damage) {
       spdlog::warn("backup {} is recorded as damaged ({}); checking it again", match->name, match->damage->reason);
@@ -85,9 +87,10 @@ const BackupRecord& resolve_backup(const std::vector<BackupRecord>& backups, con
     });
   }
   nearest.resize(std::min<size_t>(nearest.size(), 5));
-  throw Error(ErrorKind::kNotFound,
-              "no backup '" + query + "' in " + store_url + "; " + (t ? "nearest in time:" : "newest:") + list_names(nearest),
-              "run `etcdadm backup list --store " + store_url + "` and pass one of the names (or 'latest')");
+  throw Error(
+      ErrorKind::kNotFound,
+      "no backup '" + query + "' in " + store_url + "; " + (t ? "nearest in time:" : "newest:") + list_names(nearest),
+      "run `etcdadm backup list --store " + store_url + "` and pass one of the names (or 'latest')");
 }
 
 BackupRecord find_backup(BlobStore& store, Catalog& catalog, const std::string& query) {

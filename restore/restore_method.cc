@@ -13,10 +13,14 @@ namespace etcdadm {
 
 std::string RevisionBump::reason_name() const {
   switch (reason) {
-    case Reason::kAsked: return "asked";
-    case Reason::kKubernetes: return "kubernetes-keys";
-    case Reason::kKept: return "kept";
-    case Reason::kNone: break;
+    case Reason::kAsked:
+      return "asked";
+    case Reason::kKubernetes:
+      return "kubernetes-keys";
+    case Reason::kKept:
+      return "kept";
+    case Reason::kNone:
+      break;
   }
   return "none";
 }
@@ -27,18 +31,22 @@ std::string RevisionBump::explanation() const {
     case Reason::kAsked:
       return "The revision moved forward by " + by_text + " (--bump-revision)";
     case Reason::kKubernetes:
-      return "The revision moved forward by " + by_text +
-             ": the keyspace holds Kubernetes' keys (" + kKubernetesKeyPrefix +
+      return "The revision moved forward by " + by_text + ": the keyspace holds Kubernetes' keys (" +
+             kKubernetesKeyPrefix +
              "), whose watch caches and informers must see a newer revision than any they saw and re-list "
              "(--keep-revision restores it as it was)";
     case Reason::kKept:
-      return std::string("The revision is the snapshot's own (--keep-revision), although the keyspace holds Kubernetes' keys (") +
+      return std::string(
+                 "The revision is the snapshot's own (--keep-revision), although the keyspace holds Kubernetes' keys "
+                 "(") +
              kKubernetesKeyPrefix +
              "): restart every kube-apiserver and every component with informers before they write, or they "
              "may miss changes";
-    case Reason::kNone: break;
+    case Reason::kNone:
+      break;
   }
-  return std::string("The revision is the snapshot's own: the keyspace holds no Kubernetes keys (") + kKubernetesKeyPrefix + ")";
+  return std::string("The revision is the snapshot's own: the keyspace holds no Kubernetes keys (") +
+         kKubernetesKeyPrefix + ")";
 }
 
 void check_revision_flags(const RestoreMethod& method) {

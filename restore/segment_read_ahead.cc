@@ -7,8 +7,12 @@ namespace etcdadm {
 SegmentReadAhead::SegmentReadAhead(const BackupStore& backups, std::vector<changelog::SegmentName> chain,
                                    std::vector<changelog::SegmentName> all, size_t threads, size_t ahead,
                                    uint64_t bytes_per_segment)
-    : backups_(backups), chain_(std::move(chain)), all_(std::move(all)), ahead_(std::max<size_t>(ahead, 1)),
-      bytes_per_segment_(bytes_per_segment), slots_(chain_.size()) {
+    : backups_(backups),
+      chain_(std::move(chain)),
+      all_(std::move(all)),
+      ahead_(std::max<size_t>(ahead, 1)),
+      bytes_per_segment_(bytes_per_segment),
+      slots_(chain_.size()) {
   threads = std::clamp<size_t>(threads, 1, std::max<size_t>(chain_.size(), 1));
   for (size_t t = 0; t < threads; ++t) workers_.emplace_back([this] { work(); });
 }
@@ -32,7 +36,8 @@ void SegmentReadAhead::work() {
     size_t i;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      room_.wait(lock, [&] { return stop_ || next_to_read_ >= chain_.size() || next_to_read_ < next_to_take_ + ahead_; });
+      room_.wait(lock,
+                 [&] { return stop_ || next_to_read_ >= chain_.size() || next_to_read_ < next_to_take_ + ahead_; });
       if (stop_ || next_to_read_ >= chain_.size()) return;
       i = next_to_read_++;
     }

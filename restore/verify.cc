@@ -55,7 +55,8 @@ VerifyResult verify_backup_deep(const BackupStore& backups, const BackupRecord& 
                 "the snapshot was damaged before it was hashed (etcd or disk fault on the member); use another backup");
   }
   record(catalog, store, backup, r);
-  if (catalog != nullptr) clear_damage(store, *catalog, backup);  // every check passed: whatever was recorded no longer holds
+  if (catalog != nullptr)
+    clear_damage(store, *catalog, backup);  // every check passed: whatever was recorded no longer holds
   return r;
 }
 

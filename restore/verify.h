@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "restore/fetch.h"
 #include "etcd/datadir/snapshot_inspect.h"
+#include "restore/fetch.h"
 #include "store/backup_store.h"
 #include "store/blob_store.h"
 #include "store/catalog.h"

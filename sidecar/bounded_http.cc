@@ -29,8 +29,14 @@ using SteadyTime = std::chrono::steady_clock::time_point;
 class ConnectionStream : public httplib::Stream {
  public:
   ConnectionStream(int fd, std::string received, size_t budget_left, SteadyTime read_until, SteadyTime write_until)
-      : fd_(fd), received_(std::move(received)), budget_(budget_left), read_until_(read_until), write_until_(write_until) {}
-  bool is_readable() const override { return next_ < received_.size() || (budget_ > 0 && wait_for(POLLIN, read_until_)); }
+      : fd_(fd),
+        received_(std::move(received)),
+        budget_(budget_left),
+        read_until_(read_until),
+        write_until_(write_until) {}
+  bool is_readable() const override {
+    return next_ < received_.size() || (budget_ > 0 && wait_for(POLLIN, read_until_));
+  }
   bool is_writable() const override { return wait_for(POLLOUT, write_until_); }
   ssize_t read(char* ptr, size_t size) override {
     if (next_ < received_.size()) {
@@ -186,7 +192,8 @@ void BoundedHttpServer::hand_off(Request r) {
       return;
     }
   }
-  static const char kBusy[] = "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+  static const char kBusy[] =
+      "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
   [[maybe_unused]] ssize_t n = ::send(r.fd, kBusy, sizeof kBusy - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
   ::close(r.fd);
 }
@@ -268,8 +275,10 @@ void BoundedHttpServer::poll_loop() {
           // Out of descriptors: the connection open longest gives its own up, and the next
           // round accepts again.
           if (errno == EMFILE || errno == ENFILE) {
-            if (!open.empty()) close_one(open.begin());
-            else std::this_thread::sleep_for(std::chrono::milliseconds(10));  // workers hold them all
+            if (!open.empty())
+              close_one(open.begin());
+            else
+              std::this_thread::sleep_for(std::chrono::milliseconds(10));  // workers hold them all
           }
           break;
         }

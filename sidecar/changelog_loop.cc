@@ -16,7 +16,8 @@ namespace {
 // Sleeps up to `d`, waking early when `stop` is set.
 void nap(const std::atomic<bool>& stop, std::chrono::milliseconds d) {
   auto until = std::chrono::steady_clock::now() + d;
-  while (!stop.load() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  while (!stop.load() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
 }
 
 }  // namespace
@@ -75,7 +76,8 @@ std::optional<ChangeLogLoop::Continuation> ChangeLogLoop::start_revision(const s
     if (b.cluster_id != cluster_id || !b.revision) continue;
     std::vector<changelog::LateWindow> late;
     bool heartbeat_listed = false;
-    auto chain = changelog::chain_from(changelog::list_segments(store_, cluster_id, &heartbeat_listed, &late), *b.revision);
+    auto chain =
+        changelog::chain_from(changelog::list_segments(store_, cluster_id, &heartbeat_listed, &late), *b.revision);
     const auto heartbeat = heartbeat_listed ? changelog::read_heartbeat(store_, cluster_id) : std::nullopt;
     const int64_t until = changelog::complete_until_micros(chain, heartbeat, late);
     return Continuation{chain.reaches + 1, until > 0 ? until : b.taken_at_micros};
@@ -115,8 +117,9 @@ void ChangeLogLoop::loop() {
           asked_at = std::chrono::steady_clock::now();
           // The log continues from the revision after the snapshot's: a snapshot at the compact
           // revision (first_available - 1) is enough.
-          request_backup_(start ? "change log gap: a new snapshot starts the log again" : "change log: no backup to start from",
-                          std::max<int64_t>(restart_after_gap - 1, 1));
+          request_backup_(
+              start ? "change log gap: a new snapshot starts the log again" : "change log: no backup to start from",
+              std::max<int64_t>(restart_after_gap - 1, 1));
           asked_for_backup = true;
         }
         nap(stop_, std::chrono::seconds(1));
@@ -204,9 +207,10 @@ void ChangeLogLoop::loop() {
       }
       if (failure) std::rethrow_exception(failure);
     } catch (const changelog::LogGap& gap) {
-      spdlog::error("change log GAP: {}; revisions {}..{} cannot be restored to. Taking a new snapshot now; the log "
-                    "restarts from it",
-                    gap.what(), gap.wanted_revision, gap.first_available > 0 ? gap.first_available - 1 : gap.wanted_revision);
+      spdlog::error(
+          "change log GAP: {}; revisions {}..{} cannot be restored to. Taking a new snapshot now; the log "
+          "restarts from it",
+          gap.what(), gap.wanted_revision, gap.first_available > 0 ? gap.first_available - 1 : gap.wanted_revision);
       {
         std::lock_guard<std::mutex> lock(mu_);
         ++status_.gaps;

@@ -37,16 +37,16 @@ struct ChangeLogLoopOptions {
   // Interval and size; the cluster ID, compression and recipients come from the member and the
   // store's marker at each start, as for snapshots.
   changelog::CaptureOptions capture;
-  EncryptionRequest writer;  // the passphrase of a passphrase store
-  std::chrono::seconds max_rpo{60};   // readiness fails beyond it
+  EncryptionRequest writer;          // the passphrase of a passphrase store
+  std::chrono::seconds max_rpo{60};  // readiness fails beyond it
 };
 
 struct ChangeLogLoopStatus {
-  bool running = false;          // capturing now (this member writes the log)
+  bool running = false;  // capturing now (this member writes the log)
   // Not capturing because capture fails (the member is down or unreachable, a gap), as opposed
   // to a follower's loop waiting for leadership: the RPO keeps growing meanwhile.
   bool failing = false;
-  int64_t stored_revision = 0;   // the newest revision safely in the store
+  int64_t stored_revision = 0;  // the newest revision safely in the store
   int64_t stored_observed_micros = 0;
   int64_t received_revision = 0;
   int64_t segments_written = 0;

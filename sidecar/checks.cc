@@ -15,8 +15,8 @@ std::function<void(const std::string& name)> verify_after_backup(BackupStore sto
   };
 }
 
-std::function<DrillOutcome(const std::string& name, const std::atomic<bool>* cancel)> drill_backup(BackupStore store, Catalog& catalog,
-                                                                                                   DrillOptions options) {
+std::function<DrillOutcome(const std::string& name, const std::atomic<bool>* cancel)> drill_backup(
+    BackupStore store, Catalog& catalog, DrillOptions options) {
   return [store, &catalog, options](const std::string& name, const std::atomic<bool>* cancel) {
     DrillOptions with_cancel = options;
     with_cancel.cancel = cancel;

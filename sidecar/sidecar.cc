@@ -1,15 +1,15 @@
 #include "sidecar/sidecar.h"
 
-#include <nlohmann/json.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "backup/member_select.h"
 #include "backup/prune.h"
-#include "common/prometheus_text.h"
 #include "common/error.h"
+#include "common/prometheus_text.h"
 #include "render/backup_record.h"
 #include "store/layout.h"
 
@@ -105,8 +105,9 @@ void Sidecar::run() {
                options_.continuous ? ", continuous change log" : "",
                drills ? ", drills '" + options_.drill_schedule->spec() + "'" : "");
   if (options_.continuous) {
-    log_ = std::make_unique<ChangeLogLoop>(client_, store_, catalog_, *options_.continuous,
-                                           [this](const std::string& why, int64_t reaching) { trigger_reaching(why, reaching); });
+    log_ = std::make_unique<ChangeLogLoop>(
+        client_, store_, catalog_, *options_.continuous,
+        [this](const std::string& why, int64_t reaching) { trigger_reaching(why, reaching); });
     log_->start();
   }
   for (;;) {
@@ -125,7 +126,7 @@ void Sidecar::run() {
     std::optional<SystemTime> base = newest;
     if (last_scheduled_tick && (!base || *last_scheduled_tick > *base)) base = last_scheduled_tick;
     SystemTime next = base ? options_.schedule.next_after(*base) : Clock::now();
-    log_plan(next, !base ? "no backup in the store yet"
+    log_plan(next, !base            ? "no backup in the store yet"
                    : base == newest ? "after the newest backup " + newest_name()
                                     : "after the scheduled tick at " + format_rfc3339_micros(*base));
     // Drills the same way, from the newest drill recorded in the store (a failed one counts: a
@@ -263,7 +264,8 @@ void Sidecar::tick(const std::string& why) {
       return;
     }
     if (options_.leader_only && !leader && why == "schedule") {
-      spdlog::debug("tick: member {} is not the leader; the leader's sidecar takes this backup", id_hex(st.header().member_id()));
+      spdlog::debug("tick: member {} is not the leader; the leader's sidecar takes this backup",
+                    id_hex(st.header().member_id()));
       record(Outcome::kSkipped, "not leader", seconds());
       return;
     }
@@ -348,9 +350,10 @@ void Sidecar::apply_retention(BlobStore& store, const RetentionPolicy& policy, c
   } catch (const std::exception& e) {
     std::string hint;
     if (const auto* err = dynamic_cast<const Error*>(&e); err && !err->hint().empty()) hint = " (" + err->hint() + ")";
-    spdlog::error("retention of {} ({}) failed: {}{}; to run it by hand once checked: etcdadm backup prune "
-                  "--store {} --policy {}",
-                  which, policy.describe(), e.what(), hint, store.url(), policy.spec());
+    spdlog::error(
+        "retention of {} ({}) failed: {}{}; to run it by hand once checked: etcdadm backup prune "
+        "--store {} --policy {}",
+        which, policy.describe(), e.what(), hint, store.url(), policy.spec());
     std::lock_guard<std::mutex> lock(mu_);
     ++retention_failures_;
   }
@@ -441,7 +444,8 @@ std::string Sidecar::metrics_text() {
   o.gauge("etcdadm_backup_last_attempt_success", "1 when the last attempt succeeded.", last_ok_ ? 1 : 0);
   o.gauge("etcdadm_backup_newest_timestamp_seconds", "Unix time of the newest backup in the store.",
           newest_ ? unix_seconds_of(*newest_) : 0);
-  o.gauge("etcdadm_backup_last_stored_bytes", "Stored (compressed) size of the last backup.", static_cast<double>(last_stored_));
+  o.gauge("etcdadm_backup_last_stored_bytes", "Stored (compressed) size of the last backup.",
+          static_cast<double>(last_stored_));
   o.gauge("etcdadm_backup_last_db_bytes", "Database size of the last backup.", static_cast<double>(last_db_));
   o.gauge("etcdadm_backup_last_revision", "etcd revision of the last backup.", static_cast<double>(last_revision_));
   o.gauge("etcdadm_backup_member_is_leader", "1 when the local member was the raft leader at the last tick.",
@@ -449,12 +453,15 @@ std::string Sidecar::metrics_text() {
   if (log_) {
     ChangeLogLoopStatus s = log_->status();
     auto rpo = log_->rpo_seconds();
-    o.gauge("etcdadm_changelog_capturing", "1 while this sidecar writes the change log (its member leads).", s.running ? 1 : 0);
-    o.gauge("etcdadm_changelog_rpo_seconds",
-            "Seconds since the newest revision in the store was received, growing while capture fails (0: nothing newer "
-            "received; -1: this sidecar does not write the log).",
-            rpo ? *rpo : -1);
-    o.gauge("etcdadm_changelog_stored_revision", "The newest revision safely in the store.", static_cast<double>(s.stored_revision));
+    o.gauge("etcdadm_changelog_capturing", "1 while this sidecar writes the change log (its member leads).",
+            s.running ? 1 : 0);
+    o.gauge(
+        "etcdadm_changelog_rpo_seconds",
+        "Seconds since the newest revision in the store was received, growing while capture fails (0: nothing newer "
+        "received; -1: this sidecar does not write the log).",
+        rpo ? *rpo : -1);
+    o.gauge("etcdadm_changelog_stored_revision", "The newest revision safely in the store.",
+            static_cast<double>(s.stored_revision));
     o.gauge("etcdadm_changelog_lag_revisions", "Revisions received but not yet in the store.",
             static_cast<double>(s.received_revision > s.stored_revision ? s.received_revision - s.stored_revision : 0));
     o.counter("etcdadm_changelog_segments_total", "Change log segments written.", s.segments_written);
@@ -535,8 +542,10 @@ std::optional<SystemTime> Sidecar::refresh_store_view() {
   for (const auto& r : records) {
     if (newest_intact.empty() && !r.damage && r.format != kUnreadableFormat) newest_intact = r.name;
     if (r.drill) {
-      if (!newest_drill_record || r.drill->drilled_at_micros > newest_drill_record->drilled_at_micros) newest_drill_record = r.drill;
-      if (r.drill->passed && (!newest_passed_drill || r.drill->drilled_at_micros > newest_passed_drill->drilled_at_micros)) {
+      if (!newest_drill_record || r.drill->drilled_at_micros > newest_drill_record->drilled_at_micros)
+        newest_drill_record = r.drill;
+      if (r.drill->passed &&
+          (!newest_passed_drill || r.drill->drilled_at_micros > newest_passed_drill->drilled_at_micros)) {
         newest_passed_drill = r.drill;
       }
     }

@@ -20,11 +20,11 @@
 #include <optional>
 #include <string>
 
-#include "sidecar/changelog_loop.h"
 #include "backup/prune.h"
 #include "backup/retention.h"
 #include "backup/save.h"
 #include "backup/schedule.h"
+#include "sidecar/changelog_loop.h"
 
 namespace etcdadm {
 
@@ -32,7 +32,7 @@ namespace etcdadm {
 struct DrillOutcome {
   bool passed = false;
   double rto_seconds = 0;
-  std::string reason;   // error kind name when it failed ("corrupt", "not found", ...)
+  std::string reason;  // error kind name when it failed ("corrupt", "not found", ...)
   std::string message;
 };
 
@@ -48,7 +48,7 @@ struct SidecarOptions {
   std::string member_endpoint;  // the member this sidecar runs beside
   SaveOptions save;
   std::optional<RetentionPolicy> retention;
-  PruneOptions prune;  // how retention deletes (versioned buckets)
+  PruneOptions prune;    // how retention deletes (versioned buckets)
   int verify_every = 1;  // 0: never; N: read back and check every Nth backup
   // Reads a backup back and checks it as deep as the store's keys allow (every hash; only the
   // stored bytes and age header of an encrypted backup without its identity: restore/verify.h
@@ -153,7 +153,7 @@ class Sidecar {
   std::string backups_json_ = "[]";
   // Drills: what the store says (newest drill of any backup, by any host), and this process's counts.
   std::optional<SystemTime> newest_drill_;
-  std::string newest_intact_;              // the backup a drill takes ("" when none)
+  std::string newest_intact_;  // the backup a drill takes ("" when none)
   double last_drill_success_ = 0, last_drill_rto_ = 0;
   bool last_drill_ok_ = false, drilled_ever_ = false;
   std::map<std::string, int64_t> drill_attempts_;  // by result

@@ -6,11 +6,11 @@
 #include <cctype>
 #include <memory>
 
-#include "sidecar/bounded_http.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/text.h"
 #include "common/token_bucket.h"
+#include "sidecar/bounded_http.h"
 
 namespace etcdadm {
 
@@ -70,10 +70,12 @@ SidecarHttp::SidecarHttp(Sidecar& sidecar, const std::string& listen, std::strin
   int port = std::atoi(listen.substr(colon + 1).c_str());
   bool loopback = host == "127.0.0.1" || host == "localhost" || host == "::1" || host == "[::1]";
   if (!loopback && token.empty()) {
-    throw Error(ErrorKind::kInvalidArgument, "--listen " + listen + " is reachable beyond this host but no trigger token is set",
+    throw Error(ErrorKind::kInvalidArgument,
+                "--listen " + listen + " is reachable beyond this host but no trigger token is set",
                 "pass --trigger-token-file, or listen on 127.0.0.1");
   }
-  router_->Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
+  router_->Get("/healthz",
+               [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
   router_->Get("/readyz", [&sidecar](const httplib::Request&, httplib::Response& res) {
     std::string why;
     bool ok = sidecar.ready(&why);
@@ -99,14 +101,16 @@ SidecarHttp::SidecarHttp(Sidecar& sidecar, const std::string& listen, std::strin
   // Beyond loopback, what the sidecar knows (backup names, revisions, failure reasons, the store's
   // health) is for the token's holders too; the probes (/healthz, /readyz) stay open.
   const bool reads_need_token = !loopback;
-  router_->Get("/metrics", [&sidecar, authorized, reads_need_token](const httplib::Request& req, httplib::Response& res) {
-    if (reads_need_token && !authorized(req, res)) return;
-    res.set_content(sidecar.metrics_text(), "text/plain; version=0.0.4");
-  });
-  router_->Get("/backups", [&sidecar, authorized, reads_need_token](const httplib::Request& req, httplib::Response& res) {
-    if (reads_need_token && !authorized(req, res)) return;
-    res.set_content(sidecar.backups_json(), "application/json");
-  });
+  router_->Get("/metrics",
+               [&sidecar, authorized, reads_need_token](const httplib::Request& req, httplib::Response& res) {
+                 if (reads_need_token && !authorized(req, res)) return;
+                 res.set_content(sidecar.metrics_text(), "text/plain; version=0.0.4");
+               });
+  router_->Get("/backups",
+               [&sidecar, authorized, reads_need_token](const httplib::Request& req, httplib::Response& res) {
+                 if (reads_need_token && !authorized(req, res)) return;
+                 res.set_content(sidecar.backups_json(), "application/json");
+               });
   auto trigger = [&sidecar, authorized](const httplib::Request& req, httplib::Response& res) {
     if (!authorized(req, res)) return;
     sidecar.trigger("http from " + req.remote_addr);

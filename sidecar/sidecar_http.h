@@ -19,7 +19,6 @@
 
 #include "sidecar/sidecar.h"
 
-
 namespace etcdadm {
 
 class HttpRouter;

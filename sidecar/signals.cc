@@ -1,10 +1,11 @@
 #include "sidecar/signals.h"
-#include "store/blob_capabilities.h"
 
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
 #include <thread>
+
+#include "store/blob_capabilities.h"
 
 namespace etcdadm {
 

@@ -75,7 +75,8 @@ std::string hmac_sha256(std::string_view key, std::string_view data) {
   if (!mac) openssl_failure("HMAC fetch");
   std::unique_ptr<EVP_MAC_CTX, decltype(&EVP_MAC_CTX_free)> ctx(EVP_MAC_CTX_new(mac.get()), EVP_MAC_CTX_free);
   char digest[] = "SHA256";
-  OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0), OSSL_PARAM_construct_end()};
+  OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+                         OSSL_PARAM_construct_end()};
   std::string out(32, '\0');
   size_t len = 0;
   if (!ctx || EVP_MAC_init(ctx.get(), reinterpret_cast<const unsigned char*>(key.data()), key.size(), params) != 1 ||
@@ -173,13 +174,15 @@ std::optional<std::string> x25519(std::string_view secret, std::string_view poin
                                         point.size()),
             EVP_PKEY_free);
   if (!peer) openssl_failure("X25519 public key");
-  std::unique_ptr<EVP_PKEY_CTX, decltype(&EVP_PKEY_CTX_free)> ctx(EVP_PKEY_CTX_new(priv.get(), nullptr), EVP_PKEY_CTX_free);
+  std::unique_ptr<EVP_PKEY_CTX, decltype(&EVP_PKEY_CTX_free)> ctx(EVP_PKEY_CTX_new(priv.get(), nullptr),
+                                                                  EVP_PKEY_CTX_free);
   std::string out(32, '\0');
   size_t len = out.size();
   if (!ctx || EVP_PKEY_derive_init(ctx.get()) != 1 || EVP_PKEY_derive_set_peer(ctx.get(), peer.get()) != 1) {
     openssl_failure("X25519 derive");
   }
-  if (EVP_PKEY_derive(ctx.get(), reinterpret_cast<unsigned char*>(out.data()), &len) != 1 || len != 32) return std::nullopt;
+  if (EVP_PKEY_derive(ctx.get(), reinterpret_cast<unsigned char*>(out.data()), &len) != 1 || len != 32)
+    return std::nullopt;
   static const char zeros[32] = {};
   if (CRYPTO_memcmp(out.data(), zeros, 32) == 0) return std::nullopt;
   return out;
@@ -194,7 +197,8 @@ std::string scrypt(std::string_view passphrase, std::string_view salt, int log_n
   // OpenSSL caps scrypt at 1025 MiB unless told more: age's decryptor allows log N 22 (4 GiB).
   uint64_t maxmem = 128ULL * r * (n + 2) + 128ULL * r * p + (1 << 20);
   OSSL_PARAM params[] = {
-      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_PASSWORD, const_cast<char*>(passphrase.data()), passphrase.size()),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_PASSWORD, const_cast<char*>(passphrase.data()),
+                                        passphrase.size()),
       OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, const_cast<char*>(salt.data()), salt.size()),
       OSSL_PARAM_construct_uint64(OSSL_KDF_PARAM_SCRYPT_N, &n),
       OSSL_PARAM_construct_uint32(OSSL_KDF_PARAM_SCRYPT_R, &r),
@@ -287,7 +291,8 @@ std::optional<ParsedHeader> parse_header(std::string_view data) {
     if (kVersionLine.substr(0, data.size()) != data) header_failure("it does not start with age-encryption.org/v1");
     return std::nullopt;
   }
-  if (data.substr(0, kVersionLine.size()) != kVersionLine) header_failure("it does not start with age-encryption.org/v1");
+  if (data.substr(0, kVersionLine.size()) != kVersionLine)
+    header_failure("it does not start with age-encryption.org/v1");
   ParsedHeader h;
   size_t pos = kVersionLine.size();
   for (;;) {
@@ -345,7 +350,8 @@ Stanza x25519_stanza(const X25519Recipient& r, std::string_view file_key) {
   std::string share_s(share.begin(), share.end());
   std::string pk(r.public_key.begin(), r.public_key.end());
   auto shared = x25519(eph, pk);
-  if (!shared) throw Error(ErrorKind::kInvalidArgument, "recipient " + r.str() + " is a low-order point: not a usable key");
+  if (!shared)
+    throw Error(ErrorKind::kInvalidArgument, "recipient " + r.str() + " is a low-order point: not a usable key");
   std::string key = hkdf_sha256(*shared, share_s + pk, kX25519Label);
   return Stanza{{"X25519", base64_unpadded(share_s)}, wrap_key(key, file_key)};
 }
@@ -432,7 +438,8 @@ std::string open_header(std::string_view data, const ParsedHeader& h, const Iden
   std::string file_key = unwrap_file_key(h.stanzas, ids);
   std::string mac = header_mac(file_key, data.substr(0, h.mac_input_end));
   if (CRYPTO_memcmp(mac.data(), h.mac.data(), 32) != 0) {
-    throw Error(ErrorKind::kAuth, "age file: the header MAC does not match (tampered header, or not the key it was made with)");
+    throw Error(ErrorKind::kAuth,
+                "age file: the header MAC does not match (tampered header, or not the key it was made with)");
   }
   return file_key;
 }
@@ -531,7 +538,8 @@ class Decryptor : public StreamCodec {
     chunk_nonce(counter_, last, nonce);
     const auto* in = reinterpret_cast<const uint8_t*>(buf_.data() + pos_);
     if (!aead_.open(key_, nonce, in, size, plain_)) {
-      throw Error(ErrorKind::kCorrupt, "age file: chunk " + std::to_string(counter_) + " does not authenticate (damaged or truncated)");
+      throw Error(ErrorKind::kCorrupt,
+                  "age file: chunk " + std::to_string(counter_) + " does not authenticate (damaged or truncated)");
     }
     ++counter_;
     pos_ += size;
@@ -638,7 +646,8 @@ std::optional<std::pair<std::string, std::vector<uint8_t>>> bech32_decode(std::s
 std::string X25519Recipient::str() const { return bech32_encode("age", public_key.data(), public_key.size()); }
 
 X25519Recipient X25519Identity::recipient() const {
-  return X25519Recipient{x25519_public_of(std::string_view(reinterpret_cast<const char*>(secret.data()), secret.size()))};
+  return X25519Recipient{
+      x25519_public_of(std::string_view(reinterpret_cast<const char*>(secret.data()), secret.size()))};
 }
 
 std::string X25519Identity::str() const {

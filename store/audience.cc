@@ -46,12 +46,13 @@ std::string an_encrypted_backup(BlobStore& store) {
 void refuse_clear_over_encrypted(BlobStore& store, const std::string& marker_state) {
   std::string name = an_encrypted_backup(store);
   if (name.empty()) return;
-  throw Error(ErrorKind::kInvalidArgument,
-              "store " + store.url() + " holds encrypted backups (" + name + " is one) but " + marker_state +
-                  ": a backup written now would be in the clear; nothing was written",
-              std::string("a store is encrypted from its creation on, so its ") + kStoreMarkerFile +
-                  " was deleted or replaced. Remove a plain marker, then write once with --encrypt-to, "
-                  "--encrypt-to-file or --passphrase-file naming the audience the store must have: that writes a new marker");
+  throw Error(
+      ErrorKind::kInvalidArgument,
+      "store " + store.url() + " holds encrypted backups (" + name + " is one) but " + marker_state +
+          ": a backup written now would be in the clear; nothing was written",
+      std::string("a store is encrypted from its creation on, so its ") + kStoreMarkerFile +
+          " was deleted or replaced. Remove a plain marker, then write once with --encrypt-to, "
+          "--encrypt-to-file or --passphrase-file naming the audience the store must have: that writes a new marker");
 }
 
 }  // namespace
@@ -87,16 +88,18 @@ StoreSettings settings_for_writing(BlobStore& store, Catalog* catalog, const Sto
   const StoreAudience now = audience_of(settings);
   if (pin && audience_of_pin(*pin) == now) return settings;
   if (pin && !named) {
-    throw Error(ErrorKind::kInvalidArgument,
-                "the audience of store " + store.url() + " changed: this host writes its backups for " +
-                    audience_of_pin(*pin).describe() + " (" + when_pinned(*pin) + "), but its " + kStoreMarkerFile +
-                    " now says " + now.describe() +
-                    ". Only `etcdadm backup rekey` on this host changes it unchecked: whoever can write the store may "
-                    "be trying to read the backups saved from now on. Nothing was written",
-                "if the change is deliberate (a rekey on another host), accept it here with `etcdadm backup pin --store " +
-                    store.url() + "`; or name the recipients with --encrypt-to/--encrypt-to-file");
+    throw Error(
+        ErrorKind::kInvalidArgument,
+        "the audience of store " + store.url() + " changed: this host writes its backups for " +
+            audience_of_pin(*pin).describe() + " (" + when_pinned(*pin) + "), but its " + kStoreMarkerFile +
+            " now says " + now.describe() +
+            ". Only `etcdadm backup rekey` on this host changes it unchecked: whoever can write the store may "
+            "be trying to read the backups saved from now on. Nothing was written",
+        "if the change is deliberate (a rekey on another host), accept it here with `etcdadm backup pin --store " +
+            store.url() + "`; or name the recipients with --encrypt-to/--encrypt-to-file");
   }
-  if (!now.encrypted()) refuse_clear_over_encrypted(store, std::string("its ") + kStoreMarkerFile + " says it is not encrypted");
+  if (!now.encrypted())
+    refuse_clear_over_encrypted(store, std::string("its ") + kStoreMarkerFile + " says it is not encrypted");
   if (catalog == nullptr) return settings;
   const char* by = pin ? "a write that named its audience" : kFirstWrite;
   catalog->pin_audience(store.url(), pin_of(now, by));
@@ -104,9 +107,10 @@ StoreSettings settings_for_writing(BlobStore& store, Catalog* catalog, const Sto
     spdlog::info("store {}: this host now writes for {} (was {}), as the command named", store.url(), now.describe(),
                  audience_of_pin(*pin).describe());
   } else {
-    spdlog::info("store {}: this host writes its backups for {} from now on; a change made elsewhere is refused until "
-                 "accepted with `etcdadm backup pin --store {}`",
-                 store.url(), now.describe(), store.url());
+    spdlog::info(
+        "store {}: this host writes its backups for {} from now on; a change made elsewhere is refused until "
+        "accepted with `etcdadm backup pin --store {}`",
+        store.url(), now.describe(), store.url());
   }
   return settings;
 }
@@ -119,13 +123,15 @@ void pin_after_rekey(BlobStore& store, Catalog* catalog, const StoreSettings& se
 PinChange pin_store_audience(BlobStore& store, Catalog& catalog) {
   auto settings = read_store_settings(store);
   if (!settings) {
-    throw Error(ErrorKind::kInvalidArgument, "store " + store.url() + " has no " + kStoreMarkerFile + ": there is no audience to pin",
+    throw Error(ErrorKind::kInvalidArgument,
+                "store " + store.url() + " has no " + kStoreMarkerFile + ": there is no audience to pin",
                 "the first write into the store creates the marker and pins it");
   }
   PinChange change;
   if (auto pin = catalog.audience_pin(store.url())) change.before = audience_of_pin(*pin);
   change.after = audience_of(*settings);
-  if (!change.after.encrypted()) refuse_clear_over_encrypted(store, std::string("its ") + kStoreMarkerFile + " says it is not encrypted");
+  if (!change.after.encrypted())
+    refuse_clear_over_encrypted(store, std::string("its ") + kStoreMarkerFile + " says it is not encrypted");
   catalog.pin_audience(store.url(), pin_of(change.after, "backup pin"));
   return change;
 }

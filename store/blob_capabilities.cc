@@ -43,17 +43,20 @@ void reload_credentials(BlobStore& store) {
 namespace {
 
 // Tries the conditions once; the reason they are not enforced, nullopt when they are.
-std::optional<std::string> conditions_ignored(BlobStore& store, ConditionalWrites& conditional, const std::string& key) {
+std::optional<std::string> conditions_ignored(BlobStore& store, ConditionalWrites& conditional,
+                                              const std::string& key) {
   store.remove(key);  // a probe an earlier run left
   auto first = conditional.write_if(key, "etcdadm probe 1", "");
   if (!first) return "a create-if-absent of " + key + ", which does not exist, was refused";
   std::optional<std::string> why;
   if (conditional.write_if(key, "etcdadm probe 2", "")) {
-    why = "a second create-if-absent of " + key + " replaced the first (If-None-Match: * or ifGenerationMatch=0 ignored)";
+    why =
+        "a second create-if-absent of " + key + " replaced the first (If-None-Match: * or ifGenerationMatch=0 ignored)";
   } else if (auto second = conditional.write_if(key, "etcdadm probe 3", *first); !second) {
     why = "a write against the current version of " + key + " was refused";
   } else if (conditional.write_if(key, "etcdadm probe 4", *first)) {
-    why = "a write against a version of " + key + " that was no longer current succeeded (If-Match or ifGenerationMatch ignored)";
+    why = "a write against a version of " + key +
+          " that was no longer current succeeded (If-Match or ifGenerationMatch ignored)";
   }
   store.remove(key);
   return why;
@@ -63,7 +66,8 @@ std::optional<std::string> conditions_ignored(BlobStore& store, ConditionalWrite
 
 ConditionalWrites& conditional_writes(BlobStore& store, const std::string& purpose, const std::string& probe_key) {
   const std::string hint =
-      "use a store on AWS S3 (or MinIO RELEASE.2025-09-07 or later), GCS, Azure Blob or a local/shared filesystem for the "
+      "use a store on AWS S3 (or MinIO RELEASE.2025-09-07 or later), GCS, Azure Blob or a local/shared filesystem for "
+      "the "
       "controllers, or create the cluster by hand (etcdadm init / join)";
   if (auto* conditional = capability<ConditionalWrites>(store)) {
     std::optional<std::string> why;
@@ -75,15 +79,18 @@ ConditionalWrites& conditional_writes(BlobStore& store, const std::string& purpo
     }
     if (why) {
       throw Error(ErrorKind::kInvalidArgument,
-                  purpose + " needs a store that enforces conditional writes; " + store.url() + " does not: " + *why, hint);
+                  purpose + " needs a store that enforces conditional writes; " + store.url() + " does not: " + *why,
+                  hint);
     }
     return *conditional;
   }
   const std::string url = store.url();
-  const std::string why = url.rfind("swift://", 0) == 0
-                              ? "Swift has no compare-and-swap (it takes If-None-Match: * only, and each replica decides alone)"
-                              : "its backend has no conditional writes";
-  throw Error(ErrorKind::kInvalidArgument, purpose + " needs a store with conditional writes; " + url + " cannot: " + why, hint);
+  const std::string why =
+      url.rfind("swift://", 0) == 0
+          ? "Swift has no compare-and-swap (it takes If-None-Match: * only, and each replica decides alone)"
+          : "its backend has no conditional writes";
+  throw Error(ErrorKind::kInvalidArgument,
+              purpose + " needs a store with conditional writes; " + url + " cannot: " + why, hint);
 }
 
 }  // namespace etcdadm

@@ -63,8 +63,9 @@ std::vector<BlobInfo> page_through(const std::string& root, const std::string& w
     }
     // A token handed out twice would page forever (and grow `out` without end).
     if (!token.empty() && !tokens_seen.insert(token).second) {
-      throw Error(ErrorKind::kCorrupt, "the listing of " + (wanted.empty() ? std::string("the bucket") : wanted) +
-                                           " returned the same page token twice (" + token.substr(0, 64) + ")",
+      throw Error(ErrorKind::kCorrupt,
+                  "the listing of " + (wanted.empty() ? std::string("the bucket") : wanted) +
+                      " returned the same page token twice (" + token.substr(0, 64) + ")",
                   "the endpoint does not behave like S3/GCS; check --s3-endpoint / --gcs-endpoint");
     }
   } while (!token.empty() && !ended);
@@ -109,7 +110,8 @@ std::vector<BlobInfo> ObjectKeys::list_range(const std::string& start_after, con
   const std::string wanted = object("");
   const std::string first = object(start_after), last = object(end_before);
   return page_through(
-      root, wanted, [&](const std::string& token, std::vector<BlobInfo>& out) { return page(wanted, first, last, token, out); },
+      root, wanted,
+      [&](const std::string& token, std::vector<BlobInfo>& out) { return page(wanted, first, last, token, out); },
       [&](const std::string& key) { return key > start_after; },  // also when the API's bound is inclusive (GCS)
       [&](const std::string& full) { return full >= last; });
 }

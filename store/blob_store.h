@@ -12,8 +12,8 @@
 //  - list() returns every committed blob whose key starts with `prefix`, in key order.
 #pragma once
 
-#include <cstddef>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>

@@ -1,7 +1,7 @@
 #include "store/catalog.h"
 
-#include <sqlite3.h>
 #include <spdlog/spdlog.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -49,8 +49,12 @@ constexpr const char* kEncryptionColumns[] = {"encryption TEXT NOT NULL DEFAULT 
 // The last `backup drill` (drill_passed NULL: never drilled), from etcdadm-drill.json or from the
 // drill this host just ran; drill_file_micros: that file's modification time when read (0: the row
 // was written by the drill itself, and the next sync reads the file once).
-constexpr const char* kDrillColumns[] = {"drilled_at_micros INTEGER", "drill_passed INTEGER", "drill_rto_seconds REAL",
-                                         "drill_message TEXT", "drill_by TEXT", "drill_etcd_version TEXT",
+constexpr const char* kDrillColumns[] = {"drilled_at_micros INTEGER",
+                                         "drill_passed INTEGER",
+                                         "drill_rto_seconds REAL",
+                                         "drill_message TEXT",
+                                         "drill_by TEXT",
+                                         "drill_etcd_version TEXT",
                                          "drill_file_micros INTEGER NOT NULL DEFAULT 0"};
 
 std::string join_lines(const std::vector<std::string>& items) {
@@ -127,7 +131,8 @@ Catalog::Catalog(const std::string& path) : path_(path) {
     check_cache_dir(parent_dir(path));
     make_dirs(parent_dir(path), 0700);
   }
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr) != SQLITE_OK) {
+  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                      nullptr) != SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
     db_ = nullptr;
@@ -281,11 +286,17 @@ void Catalog::insert(int64_t sid, const BackupRecord& r) {
           " drill_by, drill_etcd_version, drill_file_micros)"
           " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   st.bind(1, sid).bind(2, r.name).bind(3, r.taken_at_micros).bind(4, r.format).bind(5, r.source);
-  st.bind(6, r.data_file).bind(7, std::string(compression_name(r.compression))).bind(8, static_cast<int64_t>(r.stored_size));
-  if (r.db_size) st.bind(9, static_cast<int64_t>(*r.db_size));
-  else st.bind_null(9);
-  if (r.revision) st.bind(10, *r.revision);
-  else st.bind_null(10);
+  st.bind(6, r.data_file)
+      .bind(7, std::string(compression_name(r.compression)))
+      .bind(8, static_cast<int64_t>(r.stored_size));
+  if (r.db_size)
+    st.bind(9, static_cast<int64_t>(*r.db_size));
+  else
+    st.bind_null(9);
+  if (r.revision)
+    st.bind(10, *r.revision);
+  else
+    st.bind_null(10);
   st.bind(11, int64_t{r.revision_exact}).bind(12, r.db_sha256).bind(13, r.stored_sha256);
   st.bind(14, int64_t{r.hash_trailer}).bind(15, r.etcd_version).bind(16, r.cluster_id).bind(17, r.member_id);
   if (r.damage) {
@@ -305,9 +316,7 @@ void Catalog::insert(int64_t sid, const BackupRecord& r) {
   st.step();
 }
 
-void Catalog::record(const std::string& store_url, const BackupRecord& r) {
-  insert(store_id(store_url), r);
-}
+void Catalog::record(const std::string& store_url, const BackupRecord& r) { insert(store_id(store_url), r); }
 
 void Catalog::forget(const std::string& store_url, const std::vector<std::string>& names) {
   auto sid = find_store_id(store_url);
@@ -367,7 +376,8 @@ constexpr std::chrono::hours kIncrementalOverlap{1};
 // client is thread-safe).
 constexpr size_t kMetadataReaders = 8;
 
-std::vector<BackupRecord> read_records(BlobStore& store, const std::vector<const BackupListing*>& listings, SyncStats& stats) {
+std::vector<BackupRecord> read_records(BlobStore& store, const std::vector<const BackupListing*>& listings,
+                                       SyncStats& stats) {
   std::vector<std::optional<BackupRecord>> read(listings.size());
   std::vector<std::string> errors(listings.size());
   for_each_index_in_parallel(listings.size(), std::min(kMetadataReaders, (listings.size() + 15) / 16), [&](size_t i) {
@@ -420,7 +430,8 @@ SyncStats Catalog::sync(BlobStore& store, SyncDepth depth) {
         // A backup dated in the future (a writer whose clock is ahead) must not hide the ones
         // written meanwhile: the range never starts later than an hour before now.
         const int64_t newest = std::min(sel.i64(1), now);
-        after = make_backup_name(from_unix_micros(newest - std::chrono::duration_cast<std::chrono::microseconds>(kIncrementalOverlap).count()));
+        after = make_backup_name(from_unix_micros(
+            newest - std::chrono::duration_cast<std::chrono::microseconds>(kIncrementalOverlap).count()));
       }
     }
   }
@@ -436,11 +447,13 @@ SyncStats Catalog::sync(BlobStore& store, SyncDepth depth) {
   };
   std::map<std::string, Known> known;  // the rows the listing speaks for: all, or those named after `after`
   {
-    Stmt sel(db_, stats.full ? "SELECT name, stored_size, COALESCE(damage_in_store, 0), data_modified_micros,"
-                               " drill_file_micros FROM backups WHERE store_id = ?"
-                             : "SELECT name, stored_size, COALESCE(damage_in_store, 0), data_modified_micros,"
-                               " drill_file_micros FROM backups"
-                               " WHERE store_id = ? AND name >= ? AND name < ?");  // a directory named `after` has keys after it
+    Stmt sel(db_,
+             stats.full
+                 ? "SELECT name, stored_size, COALESCE(damage_in_store, 0), data_modified_micros,"
+                   " drill_file_micros FROM backups WHERE store_id = ?"
+                 : "SELECT name, stored_size, COALESCE(damage_in_store, 0), data_modified_micros,"
+                   " drill_file_micros FROM backups"
+                   " WHERE store_id = ? AND name >= ? AND name < ?");  // a directory named `after` has keys after it
     sel.bind(1, *sid);
     if (!stats.full) sel.bind(2, after).bind(3, std::string(kBackupNamesEnd));
     while (sel.step()) known[sel.text(0)] = Known{sel.i64(1), sel.i64(2) != 0, sel.i64(3), sel.i64(4)};
@@ -581,7 +594,8 @@ std::vector<BackupRecord> Catalog::backups(const std::string& store_url) {
     r.encryption = sel.text(25);
     r.encrypted_to = split_lines(sel.text(26));
     if (!sel.is_null(28)) {
-      r.drill = DrillRecord{sel.i64(27), sel.i64(28) != 0, sel.real(29), sel.text(30), sel.text(31), sel.text(32), sel.i64(33)};
+      r.drill = DrillRecord{sel.i64(27),  sel.i64(28) != 0, sel.real(29), sel.text(30),
+                            sel.text(31), sel.text(32),     sel.i64(33)};
     }
     out.push_back(std::move(r));
   }
@@ -590,9 +604,10 @@ std::vector<BackupRecord> Catalog::backups(const std::string& store_url) {
 
 void Catalog::record_attempt(const std::string& store_url, const AttemptRecord& a) {
   int64_t sid = store_id(store_url);
-  Stmt ins(db_,
-           "INSERT INTO attempts (store_id, started_micros, finished_micros, result, reason, message, backup_name, origin) "
-           "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+  Stmt ins(
+      db_,
+      "INSERT INTO attempts (store_id, started_micros, finished_micros, result, reason, message, backup_name, origin) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
   ins.bind(1, sid).bind(2, a.started_micros).bind(3, a.finished_micros).bind(4, a.result).bind(5, a.reason);
   ins.bind(6, a.message).bind(7, a.backup_name).bind(8, a.origin).step();
 }

@@ -51,7 +51,8 @@ class GzipEncoder : public StreamCodec {
       zs_.next_out = buf_.data();
       zs_.avail_out = static_cast<uint32_t>(buf_.size());
       int rc = isal_deflate(&zs_);
-      if (rc != COMP_OK) throw Error(ErrorKind::kInternal, "gzip compression failed (ISA-L error " + std::to_string(rc) + ")");
+      if (rc != COMP_OK)
+        throw Error(ErrorKind::kInternal, "gzip compression failed (ISA-L error " + std::to_string(rc) + ")");
       size_t produced = buf_.size() - zs_.avail_out;
       if (produced > 0) out_.write(buf_.data(), produced);
     } while (zs_.avail_in > 0 || (last && zs_.internal_state.state != ZSTATE_END));
@@ -105,10 +106,12 @@ class GzipDecoder : public StreamCodec {
     st_->next_out = buf_.data();
     st_->avail_out = static_cast<uint32_t>(buf_.size());
     int rc = isal_inflate(st_.get());
-    if (rc == ISAL_INCORRECT_CHECKSUM) throw Error(ErrorKind::kCorrupt, "gzip CRC-32 mismatch: the compressed data is damaged");
+    if (rc == ISAL_INCORRECT_CHECKSUM)
+      throw Error(ErrorKind::kCorrupt, "gzip CRC-32 mismatch: the compressed data is damaged");
     if (rc < 0) {
       throw Error(ErrorKind::kCorrupt, std::string("gzip data is damaged (") +
-                                            (rc == ISAL_INVALID_WRAPPER ? "not a gzip stream" : "invalid deflate data") + ")");
+                                           (rc == ISAL_INVALID_WRAPPER ? "not a gzip stream" : "invalid deflate data") +
+                                           ")");
     }
     size_t produced = buf_.size() - st_->avail_out;
     if (produced > 0) out_.write(buf_.data(), produced);
@@ -141,7 +144,8 @@ class ZstdEncoder : public StreamCodec {
   size_t pump(ZSTD_inBuffer& in, ZSTD_EndDirective mode) {
     ZSTD_outBuffer o{buf_.data(), buf_.size(), 0};
     size_t rc = ZSTD_compressStream2(cs_, &o, &in, mode);
-    if (ZSTD_isError(rc)) throw Error(ErrorKind::kInternal, std::string("zstd compression failed: ") + ZSTD_getErrorName(rc));
+    if (ZSTD_isError(rc))
+      throw Error(ErrorKind::kInternal, std::string("zstd compression failed: ") + ZSTD_getErrorName(rc));
     if (o.pos > 0) out_.write(buf_.data(), o.pos);
     return rc;
   }
@@ -171,7 +175,8 @@ class ZstdDecoder : public StreamCodec {
       ZSTD_inBuffer in{nullptr, 0, 0};
       ZSTD_outBuffer o{buf_.data(), buf_.size(), 0};
       size_t rc = ZSTD_decompressStream(ds_, &o, &in);
-      if (ZSTD_isError(rc)) throw Error(ErrorKind::kCorrupt, std::string("zstd data is damaged: ") + ZSTD_getErrorName(rc));
+      if (ZSTD_isError(rc))
+        throw Error(ErrorKind::kCorrupt, std::string("zstd data is damaged: ") + ZSTD_getErrorName(rc));
       if (o.pos > 0) out_.write(buf_.data(), o.pos);
       last_ = rc;
       if (o.pos < o.size) break;
@@ -190,9 +195,12 @@ class ZstdDecoder : public StreamCodec {
 
 const char* compression_name(Compression c) {
   switch (c) {
-    case Compression::kNone: return "none";
-    case Compression::kGzip: return "gzip";
-    case Compression::kZstd: return "zstd";
+    case Compression::kNone:
+      return "none";
+    case Compression::kGzip:
+      return "gzip";
+    case Compression::kZstd:
+      return "zstd";
   }
   return "?";
 }
@@ -206,9 +214,12 @@ std::optional<Compression> parse_compression(const std::string& name) {
 
 const char* compression_extension(Compression c) {
   switch (c) {
-    case Compression::kNone: return "";
-    case Compression::kGzip: return ".gz";
-    case Compression::kZstd: return ".zst";
+    case Compression::kNone:
+      return "";
+    case Compression::kGzip:
+      return ".gz";
+    case Compression::kZstd:
+      return ".zst";
   }
   return "";
 }
@@ -221,18 +232,24 @@ Compression detect_compression(const uint8_t* head, size_t size) {
 
 std::unique_ptr<StreamCodec> make_encoder(Compression c, int level, ByteSink& out) {
   switch (c) {
-    case Compression::kNone: return std::make_unique<PassThrough>(out);
-    case Compression::kGzip: return std::make_unique<GzipEncoder>(level, out);
-    case Compression::kZstd: return std::make_unique<ZstdEncoder>(level, out);
+    case Compression::kNone:
+      return std::make_unique<PassThrough>(out);
+    case Compression::kGzip:
+      return std::make_unique<GzipEncoder>(level, out);
+    case Compression::kZstd:
+      return std::make_unique<ZstdEncoder>(level, out);
   }
   throw Error(ErrorKind::kInternal, "unknown compression");
 }
 
 std::unique_ptr<StreamCodec> make_decoder(Compression c, ByteSink& out) {
   switch (c) {
-    case Compression::kNone: return std::make_unique<PassThrough>(out);
-    case Compression::kGzip: return std::make_unique<GzipDecoder>(out);
-    case Compression::kZstd: return std::make_unique<ZstdDecoder>(out);
+    case Compression::kNone:
+      return std::make_unique<PassThrough>(out);
+    case Compression::kGzip:
+      return std::make_unique<GzipDecoder>(out);
+    case Compression::kZstd:
+      return std::make_unique<ZstdDecoder>(out);
   }
   throw Error(ErrorKind::kInternal, "unknown compression");
 }

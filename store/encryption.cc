@@ -2,13 +2,12 @@
 
 #include <sys/stat.h>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "common/base64.h"
@@ -58,10 +57,13 @@ json store_encryption_json(const StoreEncryption& e) {
 }
 
 StoreEncryption parse_store_encryption(const json& j, const std::string& where) {
-  auto bad = [&](const std::string& why) { return Error(ErrorKind::kCorrupt, "store marker " + where + ": \"encryption\" " + why); };
+  auto bad = [&](const std::string& why) {
+    return Error(ErrorKind::kCorrupt, "store marker " + where + ": \"encryption\" " + why);
+  };
   if (!j.is_object()) throw bad("is not an object");
   if (j.value("format", "") != kEncryptionAge) throw bad("has an unknown format (this etcdadm knows \"age\")");
-  if (!j.contains("recipients") || !j["recipients"].is_array() || j["recipients"].empty()) throw bad("lists no recipients");
+  if (!j.contains("recipients") || !j["recipients"].is_array() || j["recipients"].empty())
+    throw bad("lists no recipients");
   StoreEncryption e;
   for (const auto& r : j["recipients"]) {
     if (!r.is_string()) throw bad("has a recipient that is not a string");
@@ -116,39 +118,49 @@ void check_encryption_request(const std::optional<StoreEncryption>& existing, co
   if (existing->passphrase != request.passphrase.has_value()) {
     throw Error(ErrorKind::kInvalidArgument,
                 "store " + store_url + " is encrypted to " +
-                    (existing->passphrase ? std::string("a passphrase") : "recipients " + join_list(existing->recipient_labels())) +
+                    (existing->passphrase ? std::string("a passphrase")
+                                          : "recipients " + join_list(existing->recipient_labels())) +
                     ", not to " + (request.passphrase ? std::string("a passphrase") : "recipients"),
                 existing->passphrase ? "give the store's passphrase with --passphrase-file or ETCDADM_AGE_PASSPHRASE"
                                      : "drop --passphrase-file; the store's recipients need no secret to write");
   }
   if (!existing->passphrase && labels_of(request.x25519) != labels_of(existing->x25519)) {
-    throw Error(ErrorKind::kInvalidArgument,
-                "store " + store_url + " encrypts to " + join_list(existing->recipient_labels()) + ", not to the recipients given",
-                "drop --encrypt-to/--encrypt-to-file to use the store's recipients, or change them with `etcdadm backup "
-                "rekey --store " + store_url + " --encrypt-to ...`");
+    throw Error(
+        ErrorKind::kInvalidArgument,
+        "store " + store_url + " encrypts to " + join_list(existing->recipient_labels()) +
+            ", not to the recipients given",
+        "drop --encrypt-to/--encrypt-to-file to use the store's recipients, or change them with `etcdadm backup "
+        "rekey --store " +
+            store_url + " --encrypt-to ...`");
   }
 }
 
-age::Recipients recipients_for_save(const StoreEncryption& e, const EncryptionRequest& request, const std::string& store_url) {
+age::Recipients recipients_for_save(const StoreEncryption& e, const EncryptionRequest& request,
+                                    const std::string& store_url) {
   age::Recipients to;
   if (!e.passphrase) {
     to.x25519 = e.x25519;
     return to;
   }
   if (!request.passphrase) {
-    throw Error(ErrorKind::kInvalidArgument, "store " + store_url + " is encrypted with a passphrase and none was given",
+    throw Error(ErrorKind::kInvalidArgument,
+                "store " + store_url + " is encrypted with a passphrase and none was given",
                 "give it with --passphrase-file FILE (mode 0600) or the environment variable ETCDADM_AGE_PASSPHRASE");
   }
   age::Identities check;
   check.passphrase = request.passphrase;
   auto file = base64_unpadded_decode(e.passphrase_check);
-  if (!file) throw Error(ErrorKind::kCorrupt, "store " + store_url + ": the marker's \"passphraseCheck\" is not base64");
+  if (!file)
+    throw Error(ErrorKind::kCorrupt, "store " + store_url + ": the marker's \"passphraseCheck\" is not base64");
   try {
     if (age::decrypt(check, *file) != kPassphraseCheckText) throw Error(ErrorKind::kAuth, "check text differs");
   } catch (const Error& err) {
-    if (err.kind() != ErrorKind::kAuth) throw Error(ErrorKind::kCorrupt, "store " + store_url + ": the marker's passphrase check is damaged: " + err.what());
-    throw Error(ErrorKind::kAuth, "the passphrase given is not store " + store_url + "'s: nothing was written",
-                "check --passphrase-file / ETCDADM_AGE_PASSPHRASE (a trailing space counts; only the line ending is dropped)");
+    if (err.kind() != ErrorKind::kAuth)
+      throw Error(ErrorKind::kCorrupt,
+                  "store " + store_url + ": the marker's passphrase check is damaged: " + err.what());
+    throw Error(
+        ErrorKind::kAuth, "the passphrase given is not store " + store_url + "'s: nothing was written",
+        "check --passphrase-file / ETCDADM_AGE_PASSPHRASE (a trailing space counts; only the line ending is dropped)");
   }
   to.passphrase = request.passphrase;
   return to;
@@ -166,7 +178,8 @@ std::string describe_keys(const age::Identities* keys) {
   return parts.size() == 2 ? parts[0] + " and " + parts[1] : parts[0];
 }
 
-void require_keys_for(const std::vector<std::string>& recipients, const age::Identities* keys, const std::string& what) {
+void require_keys_for(const std::vector<std::string>& recipients, const age::Identities* keys,
+                      const std::string& what) {
   bool passphrase_backup = recipients.size() == 1 && recipients[0] == kPassphraseRecipient;
   bool can = false;
   if (keys != nullptr) {
@@ -181,11 +194,14 @@ void require_keys_for(const std::vector<std::string>& recipients, const age::Ide
     }
   }
   if (can) return;
-  std::string to = passphrase_backup ? std::string("a passphrase") : recipients.empty() ? "unrecorded recipients" : join_list(recipients);
+  std::string to = passphrase_backup    ? std::string("a passphrase")
+                   : recipients.empty() ? "unrecorded recipients"
+                                        : join_list(recipients);
   throw Error(ErrorKind::kAuth, what + " is encrypted (age) to " + to + "; given: " + describe_keys(keys),
-              passphrase_backup ? "give the passphrase with --passphrase-file FILE (mode 0600) or ETCDADM_AGE_PASSPHRASE"
-                                : "give the identity file of one of these recipients with --identity FILE (mode 0600) or "
-                                  "ETCDADM_AGE_IDENTITY_FILE");
+              passphrase_backup
+                  ? "give the passphrase with --passphrase-file FILE (mode 0600) or ETCDADM_AGE_PASSPHRASE"
+                  : "give the identity file of one of these recipients with --identity FILE (mode 0600) or "
+                    "ETCDADM_AGE_IDENTITY_FILE");
 }
 
 // ---- secrets ----

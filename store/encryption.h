@@ -9,7 +9,6 @@
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
-
 #include <optional>
 #include <string>
 #include <vector>
@@ -62,7 +61,8 @@ void check_encryption_request(const std::optional<StoreEncryption>& existing, co
 // The recipients a save into an encrypted store encrypts to. A passphrase store takes the
 // request's passphrase once it opens the marker's check: kAuth when it does not, kInvalidArgument
 // when none was given.
-age::Recipients recipients_for_save(const StoreEncryption& e, const EncryptionRequest& request, const std::string& store_url);
+age::Recipients recipients_for_save(const StoreEncryption& e, const EncryptionRequest& request,
+                                    const std::string& store_url);
 
 // Before any byte of a backup encrypted to `recipients` is fetched: kAuth when `keys` cannot be
 // among them (no keys, or X25519 identities none of which is a recipient, or no passphrase for a

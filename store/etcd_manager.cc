@@ -1,11 +1,11 @@
 #include "store/etcd_manager.h"
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "common/error.h"
@@ -241,12 +241,14 @@ std::vector<EtcdManagerCommand> list_etcd_manager_commands(BlobStore& store) {
 
 std::string add_etcd_manager_command(BlobStore& store, EtcdManagerCommand command, SystemTime now) {
   command.timestamp_nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
-  std::string key = std::string(kEtcdManagerControlDir) + "/" + etcd_manager_command_dir(now) + "/" + kEtcdManagerCommandFile;
+  std::string key =
+      std::string(kEtcdManagerControlDir) + "/" + etcd_manager_command_dir(now) + "/" + kEtcdManagerCommandFile;
   try {
     store.write_small(key, etcd_manager_command_json(command), /*overwrite=*/false);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::kAlreadyExists) throw;
-    throw Error(ErrorKind::kAlreadyExists, "a command was added to " + store.url() + " in this same second (" + key + ")",
+    throw Error(ErrorKind::kAlreadyExists,
+                "a command was added to " + store.url() + " in this same second (" + key + ")",
                 "check the queue with `etcdadm etcd-manager list-commands`, then try again");
   }
   return key;
@@ -284,9 +286,10 @@ std::optional<EtcdManagerListing> etcd_manager_listing(BlobStore& store, const B
     BackupRecord r = load_backup_record(store, l);
     std::string data_file = l.data_key.empty() ? "no data file" : l.data_key.substr(l.name.size() + 1);
     // A record without etcdadm metadata was read from _etcd_backup.meta already.
-    std::string version = l.has_backup_meta
-                              ? parse_etcd_manager_meta(store.read_small(l.completion_key), store.url() + "/" + l.completion_key).etcd_version
-                              : r.etcd_version;
+    std::string version = l.has_backup_meta ? parse_etcd_manager_meta(store.read_small(l.completion_key),
+                                                                      store.url() + "/" + l.completion_key)
+                                                  .etcd_version
+                                            : r.etcd_version;
     e.blocker = etcd_manager_restore_blocker(data_file, r.encrypted(), r.hash_trailer, version);
     if (!e.blocker && r.damage) e.blocker = "it is known to be damaged (" + r.damage->reason + ")";
   } catch (const Error& err) {
@@ -305,10 +308,11 @@ std::vector<EtcdManagerListing> etcd_manager_listings(BlobStore& store) {
 
 void hide_from_etcd_manager(BlobStore& store, const EtcdManagerListing& backup) {
   if (!backup.etcdadm_metadata) {
-    throw Error(ErrorKind::kInvalidArgument,
-                "backup " + backup.name + " has no " + kBackupMetaFile + ": without " + kEtcdManagerMetaFile +
-                    " no tool would list it any more",
-                "leave it and never restore it with etcd-manager, or delete the directory " + backup.name + "/ from the store");
+    throw Error(
+        ErrorKind::kInvalidArgument,
+        "backup " + backup.name + " has no " + kBackupMetaFile + ": without " + kEtcdManagerMetaFile +
+            " no tool would list it any more",
+        "leave it and never restore it with etcd-manager, or delete the directory " + backup.name + "/ from the store");
   }
   allow_etcdadm_only_backups(store);
   store.remove(backup.name + "/" + kEtcdManagerMetaFile);

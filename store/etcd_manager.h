@@ -79,8 +79,8 @@ std::string etcd_manager_cluster_created_json(int64_t unix_nanos);
 // writes the sequence 000000).
 std::string etcd_manager_command_dir(SystemTime t);
 
-// Parsers (of these and of _etcd_backup.meta) accept what protojson accepts for these messages: lowerCamelCase or the proto field names
-// (member_count), numbers as JSON numbers or strings, null for unset. Unknown fields are ignored (a
+// Parsers (of these and of _etcd_backup.meta) accept what protojson accepts for these messages: lowerCamelCase or the
+// proto field names (member_count), numbers as JSON numbers or strings, null for unset. Unknown fields are ignored (a
 // newer etcd-manager may add some). Throw kCorrupt naming `where`.
 EtcdManagerClusterSpec parse_etcd_manager_cluster_spec(const std::string& json, const std::string& where);
 EtcdManagerCommand parse_etcd_manager_command(const std::string& json, const std::string& where);
@@ -128,7 +128,7 @@ void hide_from_etcd_manager(BlobStore& store, const EtcdManagerListing& backup);
 // etcdadm metadata are taken off etcd-manager's list (hide_from_etcd_manager); the rest need a
 // person (a backup only etcd-manager's file describes; a queued command).
 struct EtcdManagerFinding {
-  std::string name;    // the backup
+  std::string name;  // the backup
   std::string reason;
   std::string command_key;  // set for a queued command
   bool hidden = false;      // taken off etcd-manager's list by this run

@@ -1,12 +1,12 @@
 #include "store/layout.h"
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <type_traits>
 
 #include "common/error.h"
@@ -43,8 +43,6 @@ std::string data_file_name(Compression c, bool encrypted) {
   return std::string(kDataFileStem) + compression_extension(c) + (encrypted ? kAgeFileExtension : "");
 }
 
-
-
 // ---- store marker ----
 
 namespace {
@@ -52,7 +50,8 @@ namespace {
 // Why a mode is not one a store may have, or "" when it is.
 std::string store_mode_problem(uint32_t mode) {
   if (mode > 0777) return "only permission bits are allowed (no setuid, setgid or sticky)";
-  if ((mode & 0600) != 0600) return "the owner must be able to read and write (prune, verify and the next save need it)";
+  if ((mode & 0600) != 0600)
+    return "the owner must be able to read and write (prune, verify and the next save need it)";
   if ((mode & 0111) != 0) return "execute bits make no sense on backup files";
   if ((mode & 0007) != 0) return "other users must get nothing: a backup holds every Secret of the cluster";
   if ((mode & 0060) == 0020) return "group write without group read makes no sense";
@@ -76,8 +75,7 @@ void warn_about_access(BlobStore& store, const StoreSettings& s) {
 }  // namespace
 
 uint32_t parse_store_file_mode(const std::string& text) {
-  bool octal = !text.empty() && text.size() <= 5 &&
-               text.find_first_not_of("01234567") == std::string::npos;
+  bool octal = !text.empty() && text.size() <= 5 && text.find_first_not_of("01234567") == std::string::npos;
   if (!octal) {
     throw Error(ErrorKind::kInvalidArgument, "invalid store mode '" + text + "': not an octal file mode",
                 "e.g. 0600 (owner only, the default) or 0640 (a backup group may read)");
@@ -138,16 +136,17 @@ StoreSettings ensure_store_settings(BlobStore& store, const StoreRequest& reques
     check_encryption_request(existing->encryption, requested.encryption, store.url());
     if (requested.compression && *requested.compression != existing->compression) {
       throw Error(ErrorKind::kInvalidArgument,
-                  std::string("store ") + store.url() + " was created with compression " + compression_name(existing->compression) +
-                      ", not " + compression_name(*requested.compression),
+                  std::string("store ") + store.url() + " was created with compression " +
+                      compression_name(existing->compression) + ", not " + compression_name(*requested.compression),
                   "drop --compression, or use a new store for a different compression");
     }
     if (requested.file_mode && existing->file_mode && *requested.file_mode != *existing->file_mode) {
-      throw Error(ErrorKind::kInvalidArgument,
-                  "store " + store.url() + " was created with file mode " + octal_mode(*existing->file_mode) +
-                      ", not " + octal_mode(*requested.file_mode),
-                  "drop --store-mode; to change a store's mode, chmod its files and directories and edit \"fileMode\" in " +
-                      std::string(kStoreMarkerFile) + " (docs/store-format.md)");
+      throw Error(
+          ErrorKind::kInvalidArgument,
+          "store " + store.url() + " was created with file mode " + octal_mode(*existing->file_mode) + ", not " +
+              octal_mode(*requested.file_mode),
+          "drop --store-mode; to change a store's mode, chmod its files and directories and edit \"fileMode\" in " +
+              std::string(kStoreMarkerFile) + " (docs/store-format.md)");
     }
     // A store from before file modes: its marker learns the mode asked for.
     bool record_mode = requested.file_mode && !existing->file_mode;
@@ -200,15 +199,17 @@ void allow_etcdadm_only_backups(BlobStore& store) {
   s->layout_version = kEtcdadmOnlyBackupsLayoutVersion;
   set_file_mode(store, s->effective_file_mode());
   store.write_small(kStoreMarkerFile, marker_json(*s), /*overwrite=*/true);
-  spdlog::info("store {} moved to layout version {}: it holds backups etcd-manager cannot restore, which only "
-               "etcdadm lists (etcdadm before this version refuses the store)",
-               store.url(), kEtcdadmOnlyBackupsLayoutVersion);
+  spdlog::info(
+      "store {} moved to layout version {}: it holds backups etcd-manager cannot restore, which only "
+      "etcdadm lists (etcdadm before this version refuses the store)",
+      store.url(), kEtcdadmOnlyBackupsLayoutVersion);
 }
 
 StoreSettings change_store_recipients(BlobStore& store, const EncryptionRequest& to) {
   auto s = read_store_settings(store);
   if (!s || !s->encryption) {
-    throw Error(ErrorKind::kInvalidArgument, "store " + store.url() + " is not encrypted: it has no recipients to change",
+    throw Error(ErrorKind::kInvalidArgument,
+                "store " + store.url() + " is not encrypted: it has no recipients to change",
                 "a store is encrypted from its creation on: save encrypted backups into a new store");
   }
   s->encryption = new_store_encryption(to);
@@ -222,36 +223,23 @@ StoreSettings change_store_recipients(BlobStore& store, const EncryptionRequest&
 
 std::string backup_meta_to_json(const BackupMeta& m) {
   json j = {
-      {"layoutVersion", m.layout_version},
-      {"name", m.name},
-      {"createdAt", m.created_at},
-      {"source", m.source},
-      {"dataFile", m.data_file},
-      {"compression", compression_name(m.compression)},
-      {"encryption", m.encryption},
-      {"dbSize", m.db_size},
-      {"snapshotSize", m.snapshot_size},
-      {"storedSize", m.stored_size},
-      {"dbSha256", m.db_sha256},
-      {"storedSha256", m.stored_sha256},
-      {"hashTrailer", m.hash_trailer},
-      {"revision", m.revision ? json(*m.revision) : json(nullptr)},
-      {"revisionExact", m.revision_exact},
-      {"raftIndex", m.raft_index},
-      {"raftTerm", m.raft_term},
-      {"etcdVersion", m.etcd_version},
-      {"clusterId", m.cluster_id},
-      {"memberId", m.member_id},
-      {"memberName", m.member_name},
-      {"endpoint", m.endpoint},
-      {"fromLeader", m.from_leader},
-      {"memberCount", m.member_count},
-      {"toolVersion", m.tool_version},
-      {"durationSeconds", m.duration_seconds},
+      {"layoutVersion", m.layout_version}, {"name", m.name},
+      {"createdAt", m.created_at},         {"source", m.source},
+      {"dataFile", m.data_file},           {"compression", compression_name(m.compression)},
+      {"encryption", m.encryption},        {"dbSize", m.db_size},
+      {"snapshotSize", m.snapshot_size},   {"storedSize", m.stored_size},
+      {"dbSha256", m.db_sha256},           {"storedSha256", m.stored_sha256},
+      {"hashTrailer", m.hash_trailer},     {"revision", m.revision ? json(*m.revision) : json(nullptr)},
+      {"revisionExact", m.revision_exact}, {"raftIndex", m.raft_index},
+      {"raftTerm", m.raft_term},           {"etcdVersion", m.etcd_version},
+      {"clusterId", m.cluster_id},         {"memberId", m.member_id},
+      {"memberName", m.member_name},       {"endpoint", m.endpoint},
+      {"fromLeader", m.from_leader},       {"memberCount", m.member_count},
+      {"toolVersion", m.tool_version},     {"durationSeconds", m.duration_seconds},
   };
   if (!m.storage_version.empty()) j["storageVersion"] = m.storage_version;  // layout v1 addition (3.6+ members)
   if (m.encryption != kEncryptionNone) j["encryptedTo"] = m.encrypted_to;   // layout v2
-  if (m.source_hash) {  // layout v1 addition
+  if (m.source_hash) {                                                      // layout v1 addition
     j["sourceHashKV"] = {{"revision", m.source_hash->revision},
                          {"hash", m.source_hash->hash},
                          {"compactRevision", m.source_hash->compact_revision}};
@@ -277,7 +265,8 @@ BackupMeta backup_meta_from_json(const std::string& text, const std::string& whe
     if (!c) throw Error(ErrorKind::kCorrupt, where + ": unknown compression " + j.value("compression", ""));
     m.compression = *c;
     m.encryption = j.value("encryption", kEncryptionNone);
-    if (auto to = j.find("encryptedTo"); to != j.end() && !to->is_null()) m.encrypted_to = to->get<std::vector<std::string>>();
+    if (auto to = j.find("encryptedTo"); to != j.end() && !to->is_null())
+      m.encrypted_to = to->get<std::vector<std::string>>();
     if (auto rk = j.find("rekeyInProgress"); rk != j.end() && !rk->is_null()) {
       RekeyInProgress r;
       r.stored_sha256 = rk->at("storedSha256").get<std::string>();
@@ -316,16 +305,17 @@ BackupMeta backup_meta_from_json(const std::string& text, const std::string& whe
     throw Error(ErrorKind::kCorrupt, where + " is not valid backup metadata: " + e.what());
   }
   if (m.encryption != kEncryptionNone && m.encryption != kEncryptionAge) {
-    throw Error(ErrorKind::kInvalidArgument, where + " is encrypted (" + m.encryption + "), which this etcdadm cannot read",
-                "upgrade etcdadm");
+    throw Error(ErrorKind::kInvalidArgument,
+                where + " is encrypted (" + m.encryption + "), which this etcdadm cannot read", "upgrade etcdadm");
   }
   // The data file's name is the format's, never a path the metadata chooses: a "../x" or "a/b"
   // would be read (and copied) from outside the backup's directory.
   const std::string expected_data_file = data_file_name(m.compression, m.encryption == kEncryptionAge);
   if (m.data_file != expected_data_file) {
-    throw Error(ErrorKind::kCorrupt, where + " names the data file '" + m.data_file.substr(0, 200) + "'; a backup compressed with " +
-                                         compression_name(m.compression) + (m.encryption == kEncryptionAge ? " and encrypted" : "") +
-                                         " has '" + expected_data_file + "'");
+    throw Error(ErrorKind::kCorrupt, where + " names the data file '" + m.data_file.substr(0, 200) +
+                                         "'; a backup compressed with " + compression_name(m.compression) +
+                                         (m.encryption == kEncryptionAge ? " and encrypted" : "") + " has '" +
+                                         expected_data_file + "'");
   }
   return m;
 }
@@ -343,10 +333,14 @@ std::vector<BackupListing> backups_in_listing(const std::vector<BlobInfo>& blobs
     if (file.find('/') != std::string::npos) continue;  // deeper trees are not backups (e.g. control/)
     auto& l = dirs[dir];
     l.name = dir;
-    if (file == kEtcdManagerMetaFile) complete[dir] = true;
-    else if (file == kBackupMetaFile) l.has_backup_meta = true;
-    else if (file == kDamageMarkerFile) l.has_damage_marker = true;
-    else if (file == kDrillResultFile) l.drill_modified_micros = std::max<int64_t>(blob.modified_unix_micros, 1);
+    if (file == kEtcdManagerMetaFile)
+      complete[dir] = true;
+    else if (file == kBackupMetaFile)
+      l.has_backup_meta = true;
+    else if (file == kDamageMarkerFile)
+      l.has_damage_marker = true;
+    else if (file == kDrillResultFile)
+      l.drill_modified_micros = std::max<int64_t>(blob.modified_unix_micros, 1);
     else if (file.rfind(kDataFileStem, 0) == 0) {
       // Prefer the name the layout writes; a stray second data file is ignored.
       if (l.data_key.empty() || file == "etcd.backup.gz") {
@@ -482,7 +476,8 @@ BackupRecord unreadable_backup_record(const BackupListing& l, const std::string&
   r.data_file = l.data_key.empty() ? "" : l.data_key.substr(l.data_key.find('/') + 1);
   r.stored_size = l.data_size;
   if (auto p = parse_backup_name(l.name)) r.taken_at_micros = to_unix_micros(p->time);
-  r.damage = DamageRecord{to_unix_micros(std::chrono::system_clock::now()), "metadata unreadable: " + reason, "", false};
+  r.damage =
+      DamageRecord{to_unix_micros(std::chrono::system_clock::now()), "metadata unreadable: " + reason, "", false};
   return r;
 }
 
@@ -527,7 +522,8 @@ DrillRecord parse_drill_result(const std::string& text, const std::string& where
     json j = json::parse(text);
     if (!j.is_object()) throw Error(ErrorKind::kCorrupt, where + " is not a JSON object");
     const std::string result = j.at("result").get<std::string>();
-    if (result != "passed" && result != "failed") throw Error(ErrorKind::kCorrupt, where + ": unknown result " + result);
+    if (result != "passed" && result != "failed")
+      throw Error(ErrorKind::kCorrupt, where + ": unknown result " + result);
     d.passed = result == "passed";
     auto t = parse_rfc3339(j.at("drilledAt").get<std::string>());
     if (!t) throw Error(ErrorKind::kCorrupt, where + ": drilledAt is not an RFC 3339 time");

@@ -32,7 +32,7 @@ inline constexpr int kEncryptedLayoutVersion = 2;  // an encrypted store's marke
 // Etcdadm before v3 would take them for leftovers of killed saves and prune them: it refuses the
 // store instead.
 inline constexpr int kEtcdadmOnlyBackupsLayoutVersion = 3;
-inline constexpr int kNewestLayoutVersion = 3;     // the newest this etcdadm reads and writes
+inline constexpr int kNewestLayoutVersion = 3;  // the newest this etcdadm reads and writes
 inline constexpr const char* kEtcdManagerMetaFile = "_etcd_backup.meta";
 inline constexpr const char* kBackupMetaFile = "etcdadm-backup.json";
 inline constexpr const char* kStoreMarkerFile = "etcdadm-store.json";
@@ -47,7 +47,7 @@ inline constexpr const char* kDrillResultFile = "etcdadm-drill.json";
 // "<UTC RFC3339 seconds>-<6 digits>"; we put the microseconds of that second in the digits.
 std::string make_backup_name(SystemTime t);
 struct ParsedName {
-  SystemTime time;    // seconds precision (+ the 6 digits as microseconds, etcd-manager-compatible order)
+  SystemTime time;  // seconds precision (+ the 6 digits as microseconds, etcd-manager-compatible order)
   int64_t suffix = 0;
 };
 std::optional<ParsedName> parse_backup_name(const std::string& name);
@@ -107,7 +107,7 @@ StoreSettings change_store_recipients(BlobStore& store, const EncryptionRequest&
 // HashKV at the same revision (`backup drill`). etcd hashes the key bucket's revisions from its
 // compaction point up to `revision`, so the answer depends on the compaction revision too.
 struct SourceHashKv {
-  int64_t revision = 0;          // the revision it was asked at (= BackupMeta::revision)
+  int64_t revision = 0;  // the revision it was asked at (= BackupMeta::revision)
   uint32_t hash = 0;
   int64_t compact_revision = 0;  // the source's compaction revision when it answered
 };
@@ -123,7 +123,7 @@ struct RekeyInProgress {
 struct BackupMeta {
   int layout_version = kLayoutVersion;
   std::string name;
-  std::string created_at;          // RFC3339 with microseconds, UTC: when the snapshot was requested
+  std::string created_at;           // RFC3339 with microseconds, UTC: when the snapshot was requested
   std::string source = "snapshot";  // "snapshot" (streamed from a member) | "import" (a file)
   std::string data_file;            // file name inside the backup directory
   Compression compression = Compression::kGzip;
@@ -141,10 +141,10 @@ struct BackupMeta {
   bool revision_exact = false;      // false: `revision` is a lower bound (writes raced the snapshot)
   uint64_t raft_index = 0;
   uint64_t raft_term = 0;
-  std::string etcd_version;         // the member's server version ("3.6.16")
-  std::string storage_version;      // its storage version from the snapshot stream (3.6+: "3.6.0"), else ""
-  std::string cluster_id;           // hex, as etcdctl prints it
-  std::string member_id;            // hex: the member the snapshot came from
+  std::string etcd_version;     // the member's server version ("3.6.16")
+  std::string storage_version;  // its storage version from the snapshot stream (3.6+: "3.6.0"), else ""
+  std::string cluster_id;       // hex, as etcdctl prints it
+  std::string member_id;        // hex: the member the snapshot came from
   std::string member_name;
   std::string endpoint;
   bool from_leader = false;
@@ -161,12 +161,12 @@ BackupMeta backup_meta_from_json(const std::string& json, const std::string& whe
 // One complete backup as seen in a listing (no metadata read yet).
 struct BackupListing {
   std::string name;
-  std::string data_key;        // key of the data file ("" when the directory has none)
+  std::string data_key;  // key of the data file ("" when the directory has none)
   uint64_t data_size = 0;
-  bool has_backup_meta = false;  // etcdadm-backup.json present
-  bool has_damage_marker = false;  // etcdadm-damage.json present
+  bool has_backup_meta = false;       // etcdadm-backup.json present
+  bool has_damage_marker = false;     // etcdadm-damage.json present
   int64_t drill_modified_micros = 0;  // etcdadm-drill.json's modification time; 0: never drilled
-  int64_t data_modified_micros = 0;  // the data file's modification time (a rekey replaces it)
+  int64_t data_modified_micros = 0;   // the data file's modification time (a rekey replaces it)
   // The file whose presence makes the backup exist: _etcd_backup.meta, or etcdadm-backup.json for
   // an encrypted one. Deleting a backup removes it first.
   std::string completion_key;
@@ -211,10 +211,10 @@ DamageRecord parse_damage_marker(const std::string& json, const std::string& whe
 struct DrillRecord {
   int64_t drilled_at_micros = 0;
   bool passed = false;
-  double rto_seconds = 0;       // fetch + restore + start until healthy + checks
-  std::string message;          // the failure, or a note ("no HashKV recorded: ...")
-  std::string drilled_by;       // "etcdadm 0.1.0 on host-a"
-  std::string etcd_version;     // the etcd the backup was started on
+  double rto_seconds = 0;            // fetch + restore + start until healthy + checks
+  std::string message;               // the failure, or a note ("no HashKV recorded: ...")
+  std::string drilled_by;            // "etcdadm 0.1.0 on host-a"
+  std::string etcd_version;          // the etcd the backup was started on
   int64_t file_modified_micros = 0;  // etcdadm-drill.json's modification time when read (catalog only)
 };
 // The file's JSON: the record plus the drill's details (`details`: phases and checks, as
@@ -226,8 +226,8 @@ DrillRecord parse_drill_result(const std::string& json, const std::string& where
 // What the catalog keeps per backup (merged from whichever metadata exists).
 struct BackupRecord {
   std::string name;
-  int64_t taken_at_micros = 0;   // 0 when unknown
-  std::string format;            // "etcdadm" | "etcd-manager"
+  int64_t taken_at_micros = 0;  // 0 when unknown
+  std::string format;           // "etcdadm" | "etcd-manager"
   std::string data_file;
   Compression compression = Compression::kGzip;
   std::string encryption = kEncryptionNone;
@@ -254,8 +254,8 @@ struct BackupRecord {
   std::optional<uint64_t> db_size;
   std::optional<int64_t> revision;
   bool revision_exact = false;
-  std::string db_sha256;         // empty when unknown
-  std::string stored_sha256;     // empty when unknown
+  std::string db_sha256;      // empty when unknown
+  std::string stored_sha256;  // empty when unknown
   bool hash_trailer = true;
   std::string etcd_version;
   std::string cluster_id;

@@ -68,7 +68,8 @@ void require_intact_snapshot(const SnapshotDigest& d, const std::string& what, b
                                          " bytes is not a database plus its 32-byte SHA-256 trailer");
   }
   if (!d.trailer_matches) {
-    throw Error(ErrorKind::kCorrupt, what + " failed its SHA-256 check: trailer says " + d.trailer_hex + ", data hashes to " + d.db_sha256,
+    throw Error(ErrorKind::kCorrupt,
+                what + " failed its SHA-256 check: trailer says " + d.trailer_hex + ", data hashes to " + d.db_sha256,
                 "the snapshot is damaged; use another backup");
   }
 }

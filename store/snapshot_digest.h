@@ -12,13 +12,13 @@
 namespace etcdadm {
 
 struct SnapshotDigest {
-  uint64_t total_bytes = 0;       // everything seen, trailer included
-  uint64_t db_bytes = 0;          // total minus the trailer (when there is one)
-  bool has_trailer = false;       // size says "db + 32" (etcdctl's rule: size % 512 == 32)
-  bool trailer_matches = false;   // SHA-256 of the db equals the trailer
-  std::string db_sha256;          // hex SHA-256 of the db bytes (trailer excluded when present)
-  std::string trailer_hex;        // the trailer as found (hex), empty without one
-  bool bbolt_magic_ok = false;    // page 0 carries bbolt's meta magic
+  uint64_t total_bytes = 0;      // everything seen, trailer included
+  uint64_t db_bytes = 0;         // total minus the trailer (when there is one)
+  bool has_trailer = false;      // size says "db + 32" (etcdctl's rule: size % 512 == 32)
+  bool trailer_matches = false;  // SHA-256 of the db equals the trailer
+  std::string db_sha256;         // hex SHA-256 of the db bytes (trailer excluded when present)
+  std::string trailer_hex;       // the trailer as found (hex), empty without one
+  bool bbolt_magic_ok = false;   // page 0 carries bbolt's meta magic
 };
 
 class SnapshotDigestSink : public ByteSink {

@@ -11,7 +11,7 @@
 namespace etcdadm {
 
 struct ObjectStoreSettings {
-  std::string ca_bundle;              // --ca-bundle: PEM bundle for the store endpoint ("" = the system's; S3: AWS_CA_BUNDLE)
+  std::string ca_bundle;  // --ca-bundle: PEM bundle for the store endpoint ("" = the system's; S3: AWS_CA_BUNDLE)
   bool insecure_skip_verify = false;  // --store-insecure-skip-tls-verify (test setups only)
   // --upload-part-size: S3's first part, GCS's chunk, Azure's block, Swift's first segment.
   size_t part_size = size_t{8} << 20;

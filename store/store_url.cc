@@ -73,7 +73,8 @@ StoreUrl parse_store_url(const std::string& url) {
   } else if (url.rfind("file://", 0) == 0) {
     out.path = url.substr(7);
     if (out.path.empty() || out.path.front() != '/') {
-      throw Error(ErrorKind::kInvalidArgument, "file store URL " + url + " must hold an absolute path", "e.g. file:///var/backups/etcd");
+      throw Error(ErrorKind::kInvalidArgument, "file store URL " + url + " must hold an absolute path",
+                  "e.g. file:///var/backups/etcd");
     }
     out.path = absolute_path(out.path);
   } else if (url.find("://") != std::string::npos) {
@@ -95,11 +96,16 @@ StoreUrl parse_store_url(const std::string& url) {
 
 std::string StoreUrl::canonical() const {
   switch (scheme) {
-    case Scheme::kFile: return "file://" + path;
-    case Scheme::kS3: return "s3://" + bucket + (prefix.empty() ? "" : "/" + prefix);
-    case Scheme::kGcs: return "gs://" + bucket + (prefix.empty() ? "" : "/" + prefix);
-    case Scheme::kAzure: return "azureblob://" + bucket + (prefix.empty() ? "" : "/" + prefix);
-    case Scheme::kSwift: return "swift://" + bucket + (prefix.empty() ? "" : "/" + prefix);
+    case Scheme::kFile:
+      return "file://" + path;
+    case Scheme::kS3:
+      return "s3://" + bucket + (prefix.empty() ? "" : "/" + prefix);
+    case Scheme::kGcs:
+      return "gs://" + bucket + (prefix.empty() ? "" : "/" + prefix);
+    case Scheme::kAzure:
+      return "azureblob://" + bucket + (prefix.empty() ? "" : "/" + prefix);
+    case Scheme::kSwift:
+      return "swift://" + bucket + (prefix.empty() ? "" : "/" + prefix);
   }
   return "";
 }
@@ -107,11 +113,16 @@ std::string StoreUrl::canonical() const {
 std::unique_ptr<BlobStore> open_store(const std::string& url, const StoreOptions& options) {
   StoreUrl u = parse_store_url(url);
   switch (u.scheme) {
-    case StoreUrl::Scheme::kFile: return std::make_unique<LocalStore>(u.path);
-    case StoreUrl::Scheme::kS3: return open_s3_store(u.bucket, u.prefix, options.s3, options.object, Environment::from_process());
-    case StoreUrl::Scheme::kGcs: return open_gcs_store(u.bucket, u.prefix, options.gcs, options.object, Environment::from_process());
-    case StoreUrl::Scheme::kAzure: return open_azure_store(u.bucket, u.prefix, options.azure, options.object, Environment::from_process());
-    case StoreUrl::Scheme::kSwift: return open_swift_store(u.bucket, u.prefix, options.object, Environment::from_process());
+    case StoreUrl::Scheme::kFile:
+      return std::make_unique<LocalStore>(u.path);
+    case StoreUrl::Scheme::kS3:
+      return open_s3_store(u.bucket, u.prefix, options.s3, options.object, Environment::from_process());
+    case StoreUrl::Scheme::kGcs:
+      return open_gcs_store(u.bucket, u.prefix, options.gcs, options.object, Environment::from_process());
+    case StoreUrl::Scheme::kAzure:
+      return open_azure_store(u.bucket, u.prefix, options.azure, options.object, Environment::from_process());
+    case StoreUrl::Scheme::kSwift:
+      return open_swift_store(u.bucket, u.prefix, options.object, Environment::from_process());
   }
   throw Error(ErrorKind::kInternal, "unknown store scheme");
 }

@@ -91,11 +91,10 @@ class FileSource : public Source {
 
   void pread_full(uint64_t off, size_t n, char* out) const {
     if (!pread_exact(fd_, off, out, n, path_)) {
-      throw Error(ErrorKind::kCorrupt, path_ + ": short read at offset " + std::to_string(off) +
-                                           " (the file shrank while being read?)");
+      throw Error(ErrorKind::kCorrupt,
+                  path_ + ": short read at offset " + std::to_string(off) + " (the file shrank while being read?)");
     }
   }
-
 
  private:
   static constexpr size_t kMinWindow = 64 * 1024;
@@ -368,7 +367,8 @@ struct BoltReader::Impl {
     if (load<uint16_t>(buf + 8) != kMetaFlag) return "not flagged as a meta page";
     const char* m = buf + kPageHeaderSize;
     if (load<uint32_t>(m + kMetaMagic) != kMagic) return "bad magic";
-    if (load<uint32_t>(m + kMetaVersion) != kVersion) return "unsupported version " + std::to_string(load<uint32_t>(m + kMetaVersion));
+    if (load<uint32_t>(m + kMetaVersion) != kVersion)
+      return "unsupported version " + std::to_string(load<uint32_t>(m + kMetaVersion));
     if (load<uint64_t>(m + kMetaChecksum) != fnv1a64(m, kMetaChecksum)) return "checksum mismatch";
     BoltMeta r;
     r.page_size = load<uint32_t>(m + kMetaPageSize);

@@ -35,9 +35,7 @@ struct Node {
   std::vector<Element> elements;
 };
 
-size_t element_bytes(const Element& e, bool leaf) {
-  return kElementSize + e.key.size() + (leaf ? e.value.size() : 0);
-}
+size_t element_bytes(const Element& e, bool leaf) { return kElementSize + e.key.size() + (leaf ? e.value.size() : 0); }
 
 // bbolt's bucket.inlineable: a leaf without nested buckets of at most pageSize / 4 bytes.
 bool inlineable(const std::vector<Element>& leaf, uint32_t page_size) {
@@ -52,8 +50,8 @@ bool inlineable(const std::vector<Element>& leaf, uint32_t page_size) {
 
 // Lays elements [first, last) out as a node image at `p`, which holds `bytes` zero bytes, with page
 // id `pgid` (0 for an inline bucket) and `overflow` extra pages.
-void write_node_image(char* p, const std::vector<Element>& elements, size_t first, size_t last, bool leaf, uint64_t pgid,
-                      uint32_t overflow) {
+void write_node_image(char* p, const std::vector<Element>& elements, size_t first, size_t last, bool leaf,
+                      uint64_t pgid, uint32_t overflow) {
   const size_t count = last - first;
   store<uint64_t>(p, pgid);
   store<uint16_t>(p + 8, leaf ? kLeafFlag : kBranchFlag);
@@ -153,14 +151,15 @@ class Writer {
     const uint64_t ps = meta_.page_size;
     std::string what = path_ + ": page " + std::to_string(pgid);
     if (pgid < 2 || pgid >= meta_.high_water_pgid) {
-      throw Error(ErrorKind::kCorrupt, what + ": outside the pages in use (high-water mark " +
-                                           std::to_string(meta_.high_water_pgid) + ")");
+      throw Error(ErrorKind::kCorrupt,
+                  what + ": outside the pages in use (high-water mark " + std::to_string(meta_.high_water_pgid) + ")");
     }
     std::string buf(ps, '\0');
     read_at(pgid * ps, buf.data(), ps);
     if (load<uint64_t>(buf.data()) != pgid) throw Error(ErrorKind::kCorrupt, what + ": header names another page");
     uint32_t overflow = load<uint32_t>(buf.data() + 12);
-    if (overflow >= meta_.high_water_pgid - pgid) throw Error(ErrorKind::kCorrupt, what + ": overflow runs past the end");
+    if (overflow >= meta_.high_water_pgid - pgid)
+      throw Error(ErrorKind::kCorrupt, what + ": overflow runs past the end");
     if (overflow > 0) {
       buf.resize((1 + uint64_t{overflow}) * ps);
       read_at((pgid + 1) * ps, buf.data() + ps, overflow * ps);
@@ -272,7 +271,8 @@ class Writer {
     std::vector<Element> leaf;
     bool have_leaf = true;
     if (old) {
-      if (old->size() < kBucketHeaderSize) throw Error(ErrorKind::kCorrupt, path_ + ": bucket value shorter than 16 bytes");
+      if (old->size() < kBucketHeaderSize)
+        throw Error(ErrorKind::kCorrupt, path_ + ": bucket value shorter than 16 bytes");
       root = load<uint64_t>(old->data());
       sequence = load<uint64_t>(old->data() + 8);
     }
@@ -415,7 +415,8 @@ BoltUpdate::BoltUpdate(std::string path, uint64_t db_bytes, BoltSync sync)
 
 void BoltUpdate::put(const std::string& bucket, const std::string& key, const std::string& value) {
   Change& c = changes_[bucket];
-  if (!c.appended.empty()) throw Error(ErrorKind::kInternal, "bbolt: put to bucket " + bucket + ", which takes appends");
+  if (!c.appended.empty())
+    throw Error(ErrorKind::kInternal, "bbolt: put to bucket " + bucket + ", which takes appends");
   c.entries[key] = value;
 }
 
@@ -434,7 +435,8 @@ void BoltUpdate::ensure_bucket(const std::string& bucket) { changes_[bucket]; }
 
 void BoltUpdate::replace_bucket(const std::string& bucket, std::map<std::string, std::string> entries) {
   Change& c = changes_[bucket];
-  if (!c.appended.empty()) throw Error(ErrorKind::kInternal, "bbolt: replace of bucket " + bucket + ", which takes appends");
+  if (!c.appended.empty())
+    throw Error(ErrorKind::kInternal, "bbolt: replace of bucket " + bucket + ", which takes appends");
   c.replace = true;
   c.entries = std::move(entries);
 }

@@ -1,10 +1,10 @@
 // A copy-on-write update of an existing bbolt file (etcd's backend), committed the way bbolt
 // commits a write transaction: every node on the path to a change is written to a new page after
 // the pages in use, never over a page the current tree uses; then the file is synced; then the next
-// meta page (txid T + 1, on page (T + 1) % 2, as bbolt places it) is written and synced. A crash before the meta write leaves
-// the old tree valid; after it, the new one. The free list is not written (meta.freelist = "none",
-// as etcd's NoFreelistSync does): bbolt rebuilds it on open from the pages the tree does not reach,
-// which is how the pages this update leaves behind become free.
+// meta page (txid T + 1, on page (T + 1) % 2, as bbolt places it) is written and synced. A crash before the meta write
+// leaves the old tree valid; after it, the new one. The free list is not written (meta.freelist = "none", as etcd's
+// NoFreelistSync does): bbolt rebuilds it on open from the pages the tree does not reach, which is how the pages this
+// update leaves behind become free.
 //
 // What the native restore needs and nothing more: top-level buckets (no nested ones are created),
 // puts, and replacing a bucket's whole contents. A bucket that ends small enough is stored inline,
@@ -61,7 +61,7 @@ class BoltUpdate {
  private:
   struct Change {
     bool replace = false;
-    std::map<std::string, std::string> entries;  // puts, or the whole contents when `replace`
+    std::map<std::string, std::string> entries;                 // puts, or the whole contents when `replace`
     std::vector<std::pair<std::string, std::string>> appended;  // append(): in key order
   };
   std::string path_;

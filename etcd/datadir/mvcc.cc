@@ -18,8 +18,8 @@ int64_t newest_revision(const BoltReader& db) {
   if (!last) return 0;
   const std::string& k = last->first;
   if ((k.size() != 17 && !(k.size() == 18 && k[17] == 't')) || k[8] != '_') {
-    throw Error(ErrorKind::kCorrupt,
-                "the snapshot's key bucket ends with a key that is not a revision (" + std::to_string(k.size()) + " bytes)");
+    throw Error(ErrorKind::kCorrupt, "the snapshot's key bucket ends with a key that is not a revision (" +
+                                         std::to_string(k.size()) + " bytes)");
   }
   uint64_t main = read_big_endian_u64(std::string_view(k).substr(0, 8));
   if (main > static_cast<uint64_t>(INT64_MAX / 2)) {

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <deque>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
@@ -16,8 +16,8 @@
 #include "common/crc32c.h"
 #include "common/error.h"
 #include "common/fs.h"
-#include "etcd/proto/etcd.pb.h"
 #include "etcd/datadir/mvcc.h"
+#include "etcd/proto/etcd.pb.h"
 
 namespace etcdadm {
 

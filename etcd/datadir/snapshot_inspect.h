@@ -82,7 +82,8 @@ struct SnapshotInspection {
 // default); past that the rest of the `key` bucket goes to scratch files under $TMPDIR (24 bytes per
 // revision) and is counted partition by partition, so memory stays flat whatever the db holds.
 constexpr size_t kInspectInMemoryKeys = size_t{1} << 18;
-SnapshotInspection inspect_snapshot(const BoltReader& db, int prefix_depth = 2, size_t in_memory_keys = kInspectInMemoryKeys);
+SnapshotInspection inspect_snapshot(const BoltReader& db, int prefix_depth = 2,
+                                    size_t in_memory_keys = kInspectInMemoryKeys);
 
 // A key's latest state as of the snapshot.
 struct SnapshotKeyValue {

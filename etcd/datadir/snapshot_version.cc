@@ -31,7 +31,8 @@ std::optional<SnapshotOrigin> from_db(const std::string& db_path) {
       return SnapshotOrigin{EtcdVersion{3, 5, 0}, "meta/term or meta/confState in the db (written from etcd 3.5)"};
     }
   }
-  return SnapshotOrigin{EtcdVersion{3, 4, 0}, "no storageVersion, confState or term in the db's meta bucket (etcd 3.4 or older)"};
+  return SnapshotOrigin{EtcdVersion{3, 4, 0},
+                        "no storageVersion, confState or term in the db's meta bucket (etcd 3.4 or older)"};
 }
 
 std::optional<SnapshotOrigin> recorded_origin(const std::string& recorded) {
@@ -73,8 +74,8 @@ void check_restore_target(const SnapshotOrigin& origin, const EtcdVersion& targe
     throw Error(ErrorKind::kInvalidArgument,
                 "refusing to restore for etcd " + target.str() + " with the restore tool of etcd " + tool_version +
                     ": the tool writes the data dir for its own version",
-                "restore with etcd " + target.minor_str() + "'s own tool: " +
-                    (restores_with_etcdutl(target) ? "etcdutl " : "etcdctl ") + target.minor_str() +
+                "restore with etcd " + target.minor_str() +
+                    "'s own tool: " + (restores_with_etcdutl(target) ? "etcdutl " : "etcdctl ") + target.minor_str() +
                     " first on PATH, or --restore-tool");
   }
   if (!origin.version.same_minor(target)) {

@@ -9,20 +9,20 @@
 
 #include "common/error.h"
 #include "common/failpoint.h"
-#include "common/shell.h"
 #include "common/file_users.h"
 #include "common/fs.h"
 #include "common/retry.h"
+#include "common/shell.h"
 #include "common/text.h"
 #include "etcd/client.h"
+#include "etcd/tls_probe.h"
 #include "etcdadm/init_system.h"
 #include "etcdadm/lifecycle/local_member.h"
 #include "etcdadm/member_health.h"
 #include "etcdadm/member_remove.h"
+#include "etcdadm/pki.h"
 #include "etcdadm/quorum.h"
 #include "etcdadm/release/install.h"
-#include "etcdadm/pki.h"
-#include "etcd/tls_probe.h"
 
 namespace etcdadm {
 
@@ -63,7 +63,6 @@ std::vector<std::string> client_urls_of(const google::protobuf::RepeatedPtrField
   }
   return urls;
 }
-
 
 MemberPkiSpec pki_spec(const MemberConfig& m) {
   MemberPkiSpec spec;
@@ -128,11 +127,14 @@ class Runner {
   // listed without it, and init's and join's preflights are different steps.
   static const std::vector<Step>& init_steps() {
     static const std::vector<Step> steps = {
-        {{"preflight", "check that this host has no member yet and the settings are usable"}, [](Runner& r, bool alone) { r.preflight_init(alone); }},
+        {{"preflight", "check that this host has no member yet and the settings are usable"},
+         [](Runner& r, bool alone) { r.preflight_init(alone); }},
         {{"install", "download, verify and install etcd, etcdctl and etcdutl"}, [](Runner& r, bool) { r.install(); }},
-        {{"certificates", "create the CA (or reuse the one in --certs-dir) and the member certificates"}, [](Runner& r, bool) { r.certificates(); }},
+        {{"certificates", "create the CA (or reuse the one in --certs-dir) and the member certificates"},
+         [](Runner& r, bool) { r.certificates(); }},
         {{"snapshot", "restore --snapshot / --from-backup into the data dir"}, [](Runner& r, bool) { r.snapshot(); }},
-        {{"configure", "write the env file, the state file and the service definition"}, [](Runner& r, bool) { r.configure(); }},
+        {{"configure", "write the env file, the state file and the service definition"},
+         [](Runner& r, bool) { r.configure(); }},
         {{"start", "start etcd through the init system"}, [](Runner& r, bool) { r.start(); }},
         {{"etcdctl", "write etcdctl.env and the etcdctl.sh wrapper"}, [](Runner& r, bool) { r.etcdctl(); }},
         {{"health", "wait until the member serves a linearizable read"}, [](Runner& r, bool) { r.health(); }},
@@ -141,14 +143,18 @@ class Runner {
   }
   static const std::vector<Step>& join_steps() {
     static const std::vector<Step> steps = {
-        {{"preflight", "check the CA, the data dir and that the endpoint's certificate comes from our CA"}, [](Runner& r, bool alone) { r.preflight_join(alone); }},
+        {{"preflight", "check the CA, the data dir and that the endpoint's certificate comes from our CA"},
+         [](Runner& r, bool alone) { r.preflight_join(alone); }},
         {{"install", "download, verify and install etcd, etcdctl and etcdutl"}, [](Runner& r, bool) { r.install(); }},
-        {{"certificates", "create the member certificates from the cluster's CA"}, [](Runner& r, bool) { r.certificates(); }},
+        {{"certificates", "create the member certificates from the cluster's CA"},
+         [](Runner& r, bool) { r.certificates(); }},
         {{"membership", "add this member to the cluster as a learner"}, [](Runner& r, bool) { r.membership(); }},
-        {{"configure", "write the env file, the state file and the service definition"}, [](Runner& r, bool) { r.configure(); }},
+        {{"configure", "write the env file, the state file and the service definition"},
+         [](Runner& r, bool) { r.configure(); }},
         {{"start", "start etcd through the init system"}, [](Runner& r, bool) { r.start(); }},
         {{"etcdctl", "write etcdctl.env and the etcdctl.sh wrapper"}, [](Runner& r, bool) { r.etcdctl(); }},
-        {{"promote", "wait until the learner has caught up, promote it, check its health"}, [](Runner& r, bool) { r.promote(); }},
+        {{"promote", "wait until the learner has caught up, promote it, check its health"},
+         [](Runner& r, bool) { r.promote(); }},
     };
     return steps;
   }
@@ -214,15 +220,16 @@ class Runner {
     };
     std::vector<Listen> listens = {{m_.bind_address, m_.client_port, "--client-port"},
                                    {m_.bind_address, m_.peer_port, "--peer-port"}};
-    if (m_.bind_address != "127.0.0.1" && m_.bind_address != "0.0.0.0") listens.push_back({"127.0.0.1", m_.client_port, "--client-port"});
+    if (m_.bind_address != "127.0.0.1" && m_.bind_address != "0.0.0.0")
+      listens.push_back({"127.0.0.1", m_.client_port, "--client-port"});
     std::error_code ec;
     const std::string own = std::filesystem::weakly_canonical(m_.etcd_binary(), ec).string();
     for (const auto& [address, port, flag] : listens) {
       const std::string where = url_host(address) + ":" + std::to_string(port);
       ListenCheck c = check_listen(address, port);
       if (c.address_missing) {
-        throw Error(ErrorKind::kInvalidArgument, "etcd cannot listen on " + where + ": " + address +
-                                                     " is not an address of this host",
+        throw Error(ErrorKind::kInvalidArgument,
+                    "etcd cannot listen on " + where + ": " + address + " is not an address of this host",
                     "pass --bind-address with one of this host's addresses (ip -brief address)");
       }
       if (!c.in_use) continue;
@@ -349,7 +356,8 @@ class Runner {
     }
     QuorumCheck q;
     const MemberInfo& old = checked_removal(info, o_.replace, o_.force_replace, q);
-    if (std::any_of(old.peer_urls.begin(), old.peer_urls.end(), [&](const std::string& u) { return u == m_.peer_url(); }) &&
+    if (std::any_of(old.peer_urls.begin(), old.peer_urls.end(),
+                    [&](const std::string& u) { return u == m_.peer_url(); }) &&
         !is_empty_data_dir(m_.data_dir)) {
       throw Error(ErrorKind::kAlreadyExists,
                   "data dir " + m_.data_dir + " is not empty, and the member being replaced used this peer URL",

@@ -38,7 +38,6 @@ ConnectionConfig local_connection(const MemberConfig& member) {
   return connection_to(member, {member.loopback_client_url()});
 }
 
-
 void restart_member(const MemberConfig& member, std::chrono::seconds timeout) {
   auto init_system = make_init_system(member.init_system);
   restart_member(member, *init_system, timeout);
@@ -108,7 +107,8 @@ ClusterInfo cluster_info(EtcdClientPool& pool, const std::vector<std::string>& e
         mi.raft_applied_index = st.raftappliedindex();
         mi.raft_term = st.raftterm();
         mi.storage_version = st.storageversion();
-        if (st.has_downgradeinfo() && st.downgradeinfo().enabled()) mi.downgrade_target = st.downgradeinfo().targetversion();
+        if (st.has_downgradeinfo() && st.downgradeinfo().enabled())
+          mi.downgrade_target = st.downgradeinfo().targetversion();
         mi.errors.assign(st.errors().begin(), st.errors().end());
         mi.leader = st.leader() == m.id();
         if (st.leader() != 0) info.leader_id = st.leader();

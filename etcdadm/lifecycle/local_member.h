@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "etcd/connection.h"
 #include "etcd/client.h"
 #include "etcd/client_pool.h"
+#include "etcd/connection.h"
 #include "etcdadm/init_system.h"
 #include "etcdadm/member_config.h"
 
@@ -70,7 +70,6 @@ ClusterInfo cluster_info(const ConnectionConfig& connection, uint64_t local_memb
 // The same through the clients of `pool` (connections kept across calls), listing through
 // `endpoints` in turn.
 ClusterInfo cluster_info(EtcdClientPool& pool, const std::vector<std::string>& endpoints, uint64_t local_member_id);
-
 
 // `connection` with every member's client URLs of `info` added to its endpoints (after its own,
 // each once): a cluster call then reaches any member that answers.

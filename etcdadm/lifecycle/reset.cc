@@ -12,8 +12,8 @@
 #include "common/fs.h"
 #include "etcd/client.h"
 #include "etcdadm/init_system.h"
-#include "etcdadm/member_health.h"
 #include "etcdadm/lifecycle/local_member.h"
+#include "etcdadm/member_health.h"
 #include "etcdadm/member_remove.h"
 #include "etcdadm/pki.h"
 
@@ -173,6 +173,5 @@ ResetResult run_reset(const ResetOptions& o) {
   }
   return result;
 }
-
 
 }  // namespace etcdadm

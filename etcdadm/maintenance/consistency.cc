@@ -27,7 +27,8 @@ HashSurvey survey_hashes(EtcdClientPool& pool, const ClusterInfo& info) {
     if (!m->reachable || m->client_urls.empty()) continue;
     const std::string url = m->client_urls.front();
     EtcdClient* client = &pool.client(url);
-    asked[i] = std::async(std::launch::async, [client, url, revision = survey.revision] { return client->hash_kv(url, revision); });
+    asked[i] = std::async(std::launch::async,
+                          [client, url, revision = survey.revision] { return client->hash_kv(url, revision); });
   }
   for (size_t i = 0; i < voters.size(); ++i) {
     const MemberInfo* m = voters[i];
@@ -55,7 +56,8 @@ HashVerdict judge_hashes(const HashSurvey& survey) {
   HashVerdict v;
   std::string hashes;
   for (const auto& m : survey.members) {
-    hashes += (hashes.empty() ? "" : ", ") + m.label + ": " + (m.answered ? std::to_string(m.hash) : "no answer (" + m.error + ")");
+    hashes += (hashes.empty() ? "" : ", ") + m.label + ": " +
+              (m.answered ? std::to_string(m.hash) : "no answer (" + m.error + ")");
   }
   const std::string at = " at revision " + std::to_string(survey.revision);
   if (survey.members.empty()) {
@@ -68,14 +70,17 @@ HashVerdict judge_hashes(const HashSurvey& survey) {
       return v;
     }
     if (m.compact_revision != survey.members.front().compact_revision) {
-      v.explanation = "the voters answered at different compaction revisions (a compaction was being applied): compared again later";
+      v.explanation =
+          "the voters answered at different compaction revisions (a compaction was being applied): compared again "
+          "later";
       return v;
     }
   }
   std::map<uint32_t, std::vector<uint64_t>> by_hash;
   for (const auto& m : survey.members) by_hash[m.hash].push_back(m.member_id);
   const size_t quorum = survey.members.size() / 2 + 1;
-  auto majority = std::find_if(by_hash.begin(), by_hash.end(), [&](const auto& e) { return e.second.size() >= quorum; });
+  auto majority =
+      std::find_if(by_hash.begin(), by_hash.end(), [&](const auto& e) { return e.second.size() >= quorum; });
   if (by_hash.size() == 1) {
     v.kind = HashVerdict::Kind::kAgree;
     v.majority_hash = by_hash.begin()->first;
@@ -96,8 +101,9 @@ HashVerdict judge_hashes(const HashSurvey& survey) {
     v.differing.push_back(m.member_id);
     differing += (differing.empty() ? "" : ", ") + m.label + " (" + std::to_string(m.hash) + ")";
   }
-  v.explanation = fmt::format("{} of {} voters agree on HashKV {}{}; {} differ{}", majority->second.size(),
-                              survey.members.size(), v.majority_hash, at, differing, v.differing.size() == 1 ? "s" : "");
+  v.explanation =
+      fmt::format("{} of {} voters agree on HashKV {}{}; {} differ{}", majority->second.size(), survey.members.size(),
+                  v.majority_hash, at, differing, v.differing.size() == 1 ? "s" : "");
   return v;
 }
 

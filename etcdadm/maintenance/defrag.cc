@@ -111,8 +111,7 @@ class DefragRun {
     survey();
     result_.plan = plan_defrag(info_, alarms_, o_.rule, o_.only);
     if (!result_.plan.problems.empty()) {
-      throw Error(ErrorKind::kUnavailable,
-                  "not defragmenting: " + join_list(result_.plan.problems),
+      throw Error(ErrorKind::kUnavailable, "not defragmenting: " + join_list(result_.plan.problems),
                   "a defrag stops one member's service for a while: every member must be healthy first");
     }
     if (!result_.plan.any_due()) return result_;
@@ -157,8 +156,8 @@ class DefragRun {
     survey();
     auto problems = defrag_problems(info_, alarms_);
     if (!problems.empty()) {
-      throw Error(ErrorKind::kUnavailable, "stopped before member " + member_label(planned) + ": " + join_list(problems) +
-                                               "; " + done_so_far(),
+      throw Error(ErrorKind::kUnavailable,
+                  "stopped before member " + member_label(planned) + ": " + join_list(problems) + "; " + done_so_far(),
                   "run it again once every member is healthy (members already done are skipped by a threshold)");
     }
     const MemberInfo* m = current(planned.id);
@@ -189,8 +188,8 @@ class DefragRun {
     auto after = client.status(endpoint);
     r.db_size_after = after.dbsize();
     r.in_use_after = after.dbsizeinuse();
-    spdlog::info("member {} defragmented in {} ms: {} -> {} (caught up {} ms later)", member_label(*m), r.stalled.count(),
-                 human_bytes(r.db_size_before), human_bytes(r.db_size_after), r.caught_up.count());
+    spdlog::info("member {} defragmented in {} ms: {} -> {} (caught up {} ms later)", member_label(*m),
+                 r.stalled.count(), human_bytes(r.db_size_before), human_bytes(r.db_size_after), r.caught_up.count());
     return r;
   }
 

@@ -58,7 +58,7 @@ DefragPlan plan_defrag(const ClusterInfo& info, const std::vector<MemberAlarm>& 
 struct DefragMemberResult {
   uint64_t id = 0;
   std::string name;
-  bool led = false;                // it led when its turn came: leadership was moved first
+  bool led = false;  // it led when its turn came: leadership was moved first
   std::string leadership_moved_to;
   int64_t db_size_before = 0, in_use_before = 0;
   int64_t db_size_after = 0, in_use_after = 0;
@@ -73,7 +73,7 @@ struct DefragOptions {
   uint64_t local_member_id = 0;
   DefragRule rule;
   std::vector<std::string> only;
-  PreChangeBackup backup;  // taken before the first member; empty: none (said explicitly)
+  PreChangeBackup backup;                    // taken before the first member; empty: none (said explicitly)
   std::chrono::seconds defrag_timeout{600};  // one member's Defragment (a GiB takes seconds to tens of seconds)
   std::chrono::seconds health_timeout{120};
   // Called after each member (the controller records an event per member).

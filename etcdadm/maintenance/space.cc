@@ -98,7 +98,8 @@ SpaceRecoveryResult recover_space(const SpaceRecoveryOptions& o) {
   for (const auto& m : info.members) {
     const int64_t q = quota_of(m, o.quota_bytes);
     r.quota = r.quota == 0 ? q : std::min(r.quota, q);
-    if (static_cast<double>(m.db_size) > o.headroom * static_cast<double>(q) && (worst == nullptr || m.db_size > worst->db_size)) {
+    if (static_cast<double>(m.db_size) > o.headroom * static_cast<double>(q) &&
+        (worst == nullptr || m.db_size > worst->db_size)) {
       worst = &m;
     }
   }
@@ -110,8 +111,8 @@ SpaceRecoveryResult recover_space(const SpaceRecoveryOptions& o) {
         "etcd.env, or init/join --quota-backend-bytes; restart the members one at a time; etcd suggests at most 8 "
         "GiB), or delete data, then run etcdadm alarm recover again",
         r.compacted_to > 0 ? "compacting to " + r.compaction_note : r.compaction_note, member_label(*worst),
-        human_bytes(worst->db_size), human_bytes(worst->db_size_in_use),
-        human_bytes(quota_of(*worst, o.quota_bytes)), 100 * o.headroom);
+        human_bytes(worst->db_size), human_bytes(worst->db_size_in_use), human_bytes(quota_of(*worst, o.quota_bytes)),
+        100 * o.headroom);
     spdlog::warn("{}", r.not_under_quota);
     return r;
   }

@@ -58,12 +58,12 @@ struct SpaceRecoveryOptions {
 struct SpaceRecoveryResult {
   std::vector<MemberAlarm> alarms;  // as found
   std::string backup;
-  int64_t revision = 0;              // the cluster's revision when it started
-  int64_t compacted_to = 0;          // 0: no compaction (nothing older than the margin)
-  std::string compaction_note;       // how the revision was chosen
+  int64_t revision = 0;         // the cluster's revision when it started
+  int64_t compacted_to = 0;     // 0: no compaction (nothing older than the margin)
+  std::string compaction_note;  // how the revision was chosen
   DefragResult defrag;
   int64_t largest_db_before = 0, largest_db_after = 0;
-  int64_t quota = 0;                 // the smallest quota of a member, as used
+  int64_t quota = 0;  // the smallest quota of a member, as used
   bool disarmed = false;
   // Why the alarm was left armed ("" when it was disarmed or there was none), with what to raise.
   std::string not_under_quota;

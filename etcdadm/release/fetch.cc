@@ -478,7 +478,6 @@ FetchedTarball fetch_release(const ReleaseSpec& spec) {
   return {cache_path, source, false};
 }
 
-
 std::string normalise_version(const std::string& version) {
   static const std::regex re(R"(^v?(\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?)$)");
   std::smatch m;

@@ -2,7 +2,6 @@
 
 #include <archive.h>
 #include <archive_entry.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
 
@@ -207,7 +207,6 @@ std::string check_versions(const std::string& dir, const std::vector<std::string
   return etcd_version;
 }
 
-
 // What etcdadm last installed into an install dir from a verified tarball: the binaries' own
 // SHA-256s, so that a later install of the same version (a join on an offline host) can use them
 // without fetching anything, and never when one of them was changed since.
@@ -215,8 +214,11 @@ constexpr const char* kInstallManifest = ".etcdadm-installed.json";
 
 void write_install_manifest(const std::string& install_dir, const std::string& version, const std::string& arch,
                             const FetchedTarball& dl, const std::vector<std::string>& names) {
-  nlohmann::json j = {{"version", version}, {"arch", arch}, {"source", dl.source},
-                      {"tarballSha256", sha256_of_file(dl.path)}, {"binaries", nlohmann::json::object()}};
+  nlohmann::json j = {{"version", version},
+                      {"arch", arch},
+                      {"source", dl.source},
+                      {"tarballSha256", sha256_of_file(dl.path)},
+                      {"binaries", nlohmann::json::object()}};
   for (const auto& n : names) j["binaries"][n] = sha256_of_file(install_dir + "/" + n);
   write_file_atomic(install_dir + "/" + kInstallManifest, j.dump(2) + "\n", 0644, /*overwrite=*/true);
 }
@@ -330,8 +332,10 @@ InstalledRelease install_release(const ReleaseSpec& spec, const std::string& ins
   }
   fsync_dir(install_dir);
   // Only a verified tarball vouches for the binaries.
-  if (!spec.skip_checksum) write_install_manifest(install_dir, result.version, release_arch(spec), dl, names);
-  else ::unlink((install_dir + "/" + kInstallManifest).c_str());
+  if (!spec.skip_checksum)
+    write_install_manifest(install_dir, result.version, release_arch(spec), dl, names);
+  else
+    ::unlink((install_dir + "/" + kInstallManifest).c_str());
   spdlog::info("installed etcd {} ({}) into {}", result.version, dl.path, install_dir);
   return result;
 }
@@ -343,7 +347,8 @@ void check_release_available(const ReleaseSpec& spec, const std::string& install
   }
   if (!spec.tarball.empty()) {
     if (!path_exists(spec.tarball)) {
-      throw Error(ErrorKind::kNotFound, "release tarball " + spec.tarball + " does not exist", "check --release-tarball");
+      throw Error(ErrorKind::kNotFound, "release tarball " + spec.tarball + " does not exist",
+                  "check --release-tarball");
     }
     return;
   }
@@ -386,7 +391,8 @@ LocalEtcd find_local_etcd(const std::string& wanted, const std::string& explicit
   }
   auto want = EtcdVersion::parse(wanted);
   if (!want) {
-    throw Error(ErrorKind::kNotFound, "the etcd version to run is not known (" + (wanted.empty() ? "none recorded" : wanted) + ")",
+    throw Error(ErrorKind::kNotFound,
+                "the etcd version to run is not known (" + (wanted.empty() ? "none recorded" : wanted) + ")",
                 "give the etcd to start with --etcd-binary");
   }
   std::vector<std::string> looked;  // what was found where, for the error
@@ -427,10 +433,13 @@ LocalEtcd find_local_etcd(const std::string& wanted, const std::string& explicit
     }
   }
   if (cached.empty()) looked.push_back("no etcd " + want->minor_str() + " release in the cache " + cache_dir);
-  throw Error(ErrorKind::kNotFound,
-              "no etcd " + want->minor_str() + " binary to run a backup of etcd " + wanted + " (" + join_list(looked) + ")",
-              "give one with --etcd-binary PATH, or put etcd " + want->str() + " in the cache with `etcdadm download --cache-only "
-              "--version " + want->str() + " --cache-dir " + cache_dir + "`");
+  throw Error(
+      ErrorKind::kNotFound,
+      "no etcd " + want->minor_str() + " binary to run a backup of etcd " + wanted + " (" + join_list(looked) + ")",
+      "give one with --etcd-binary PATH, or put etcd " + want->str() +
+          " in the cache with `etcdadm download --cache-only "
+          "--version " +
+          want->str() + " --cache-dir " + cache_dir + "`");
 }
 
 }  // namespace etcdadm

@@ -67,9 +67,8 @@ std::optional<ChangeState> load_state(const MemberConfig& m) {
 }
 
 void save_state(const MemberConfig& m, const ChangeState& s) {
-  nlohmann::json j = {{"from", s.from},     {"to", s.to},         {"kind", s.kind},
-                      {"status", s.status}, {"phase", s.phase},   {"backup", s.backup},
-                      {"startedAt", s.started_at}};
+  nlohmann::json j = {{"from", s.from},   {"to", s.to},         {"kind", s.kind},           {"status", s.status},
+                      {"phase", s.phase}, {"backup", s.backup}, {"startedAt", s.started_at}};
   make_dirs(m.config_dir);
   write_file_atomic(upgrade_state_file(m), j.dump(2) + "\n", 0600, /*overwrite=*/true);
 }
@@ -179,8 +178,9 @@ class VersionChange {
     if (running.empty()) {
       if (!resuming && !(rollback_ && recorded)) {
         throw Error(ErrorKind::kUnavailable, "member " + m_.name + " does not answer (" + me->status_error + ")",
-                    "start it (" + member_log_hint(m_) + ") and run this again; for a dead host: etcdadm join --replace " +
-                        m_.name + " on its replacement");
+                    "start it (" + member_log_hint(m_) +
+                        ") and run this again; for a dead host: etcdadm join --replace " + m_.name +
+                        " on its replacement");
       }
       running = version_in(m_.install_dir);
       if (running.empty() && state_) running = state_->from;
@@ -193,7 +193,8 @@ class VersionChange {
     for (const auto& x : survey_.info.members) {
       if (x.id == local_id_) continue;
       if (x.learner) {
-        throw Error(ErrorKind::kUnavailable, "member " + label(x) + " is a learner still catching up (a join under way)",
+        throw Error(ErrorKind::kUnavailable,
+                    "member " + label(x) + " is a learner still catching up (a join under way)",
                     "wait until the join has finished (etcdadm info), or remove the abandoned learner");
       }
       if (!member_healthy(x)) {
@@ -226,7 +227,8 @@ class VersionChange {
                       " is enabled: a rollback of this member does not undo it; nothing was changed",
                   "etcd's way back: `etcdctl downgrade cancel`, then etcdadm upgrade apply --version <the version "
                   "before> on each member already downgraded; or finish the downgrade with etcdadm upgrade apply "
-                  "--version " + target_ + " on the members still to go");
+                  "--version " +
+                      target_ + " on the members still to go");
     }
     VersionStepInput in;
     in.member = parse_version_or_throw(running, "the member's version");
@@ -242,8 +244,9 @@ class VersionChange {
     in.downgrade = survey_.downgrade_target;
     step_ = check_version_step(in);
     if (!step_.allowed) {
-      throw Error(ErrorKind::kInvalidArgument, "etcd " + running + " -> " + target_ + ": " + step_.reason +
-                  ": nothing was changed", step_.supported_path);
+      throw Error(ErrorKind::kInvalidArgument,
+                  "etcd " + running + " -> " + target_ + ": " + step_.reason + ": nothing was changed",
+                  step_.supported_path);
     }
     if (rollback_ && step_.kind != VersionStepKind::kRollback && step_.kind != VersionStepKind::kPatch &&
         step_.kind != VersionStepKind::kSame) {
@@ -253,8 +256,9 @@ class VersionChange {
                   "etcdadm upgrade apply --version " + target_ + " (as etcd allows it now)");
     }
     check("etcd " + running + " -> " + target_ + ": " + version_step_name(step_.kind) + " allowed (cluster version " +
-          survey_.cluster_version->minor_str() + (survey_.downgrade_target ? ", downgrade to " +
-          survey_.downgrade_target->minor_str() + " enabled" : "") + ")");
+          survey_.cluster_version->minor_str() +
+          (survey_.downgrade_target ? ", downgrade to " + survey_.downgrade_target->minor_str() + " enabled" : "") +
+          ")");
     result_.from = from_;
     result_.to = target_;
     result_.kind = step_.kind;
@@ -387,7 +391,8 @@ class VersionChange {
           auto report = read_version_report(m_, m_.loopback_client_url());
           auto cv = EtcdVersion::parse(report.cluster);
           if (!cv || !cv->same_minor(to)) {
-            throw Error(ErrorKind::kUnavailable, "the cluster version is " + report.cluster + ", not " + to.minor_str());
+            throw Error(ErrorKind::kUnavailable,
+                        "the cluster version is " + report.cluster + ", not " + to.minor_str());
           }
           if (!report.storage.empty() && report.storage != want_storage) {
             throw Error(ErrorKind::kUnavailable, "the storage version is still " + report.storage);
@@ -448,7 +453,8 @@ class VersionChange {
     write_corruption_checks(m_);
     write_etcdctl_files(m_);
     auto files = init_system_->configure(m_);  // the kubelet's manifest names the image version
-    spdlog::info("etcd {} in place in {}{}", target_, m_.install_dir, files.empty() ? "" : "; rewrote " + files.front());
+    spdlog::info("etcd {} in place in {}{}", target_, m_.install_dir,
+                 files.empty() ? "" : "; rewrote " + files.front());
 
     std::string running;
     try {
@@ -477,11 +483,11 @@ class VersionChange {
     ClusterSurvey now = survey_cluster(m_, o_.endpoints);
     QuorumCheck q = check_stop(now.info, local_id_);
     if (!q.safe && !(o_.allow_downtime && q.voters == 1)) {
-      throw Error(ErrorKind::kUnavailable,
-                  "stopping member " + m_.name + " now would lose quorum: " + q.explanation +
-                      "; its etcd was not stopped",
-                  "the binaries of etcd " + target_ +
-                      " are in place but not running: run this command again once the other members are healthy");
+      throw Error(
+          ErrorKind::kUnavailable,
+          "stopping member " + m_.name + " now would lose quorum: " + q.explanation + "; its etcd was not stopped",
+          "the binaries of etcd " + target_ +
+              " are in place but not running: run this command again once the other members are healthy");
     }
     check("quorum before the restart: " + q.explanation);
   }
@@ -580,7 +586,8 @@ ClusterSurvey survey_cluster(const MemberConfig& m, const std::vector<std::strin
   // The cluster version as the leader tells it (every member agrees soon after a change).
   if (asked != nullptr) {
     try {
-      if (auto cv = EtcdVersion::parse(read_version_report(m, asked->client_urls.front()).cluster)) s.cluster_version = cv;
+      if (auto cv = EtcdVersion::parse(read_version_report(m, asked->client_urls.front()).cluster))
+        s.cluster_version = cv;
     } catch (const Error& e) {
       s.problems.push_back("/version of member " + label(*asked) + ": " + e.what());
     }
@@ -590,7 +597,8 @@ ClusterSurvey survey_cluster(const MemberConfig& m, const std::vector<std::strin
     auto urls = healthy_client_urls(s.info);
     if (!urls.empty()) {
       EtcdClient client(connection_to(m, urls));
-      for (const auto& a : list_alarms(client)) s.alarms.push_back(fmt::format("{} on member {:x}", a.alarm, a.member_id));
+      for (const auto& a : list_alarms(client))
+        s.alarms.push_back(fmt::format("{} on member {:x}", a.alarm, a.member_id));
     }
   } catch (const Error& e) {
     s.problems.push_back(std::string("alarm list: ") + e.what());
@@ -653,15 +661,16 @@ UpgradeResult run_upgrade(const UpgradeOptions& options, const std::string& phas
 UpgradeResult run_upgrade_rollback(const UpgradeOptions& options) {
   auto state = load_state(options.member);
   if (!state) {
-    throw Error(ErrorKind::kNotFound, "no upgrade of member " + options.member.name + " is recorded (" +
-                                          upgrade_state_file(options.member) + ")",
-                "etcdadm upgrade rollback goes back from the last etcdadm upgrade apply of this member");
+    throw Error(
+        ErrorKind::kNotFound,
+        "no upgrade of member " + options.member.name + " is recorded (" + upgrade_state_file(options.member) + ")",
+        "etcdadm upgrade rollback goes back from the last etcdadm upgrade apply of this member");
   }
   UpgradeOptions o = options;
   if (state->kind == "rollback") {
     if (!state->in_progress()) {
-      throw Error(ErrorKind::kInvalidArgument, "the last change of member " + options.member.name +
-                                                   " was a rollback to " + state->to + " already",
+      throw Error(ErrorKind::kInvalidArgument,
+                  "the last change of member " + options.member.name + " was a rollback to " + state->to + " already",
                   "to go forward again: etcdadm upgrade apply --version " + state->from);
     }
     o.release.version = state->to;  // finish the rollback that stopped part way

@@ -55,10 +55,10 @@ VersionReport read_version_report(const MemberConfig& m, const std::string& clie
 // The cluster as an upgrade sees it.
 struct ClusterSurvey {
   ClusterInfo info;
-  std::optional<EtcdVersion> cluster_version;     // nullopt when no member answered /version
-  std::optional<EtcdVersion> downgrade_target;    // a downgrade enabled in etcd (3.6+ status)
-  std::vector<std::string> alarms;                // "NOSPACE on <member>"...
-  std::vector<std::string> problems;              // why the cluster is not healthy (empty: it is)
+  std::optional<EtcdVersion> cluster_version;   // nullopt when no member answered /version
+  std::optional<EtcdVersion> downgrade_target;  // a downgrade enabled in etcd (3.6+ status)
+  std::vector<std::string> alarms;              // "NOSPACE on <member>"...
+  std::vector<std::string> problems;            // why the cluster is not healthy (empty: it is)
 };
 // Members through this host's member, then the endpoints it knew at join, then `extra`.
 ClusterSurvey survey_cluster(const MemberConfig& m, const std::vector<std::string>& extra_endpoints);
@@ -87,9 +87,9 @@ UpgradePlan plan_upgrade(const MemberConfig& m, const std::string& target_versio
 using PreChangeBackup = std::function<std::string(EtcdClient& cluster)>;
 
 struct UpgradeOptions {
-  MemberConfig member;  // from the state file
-  ReleaseSpec release;  // where the target version comes from (its version is the target)
-  PreChangeBackup backup;  // empty: no backup (--skip-backup, said explicitly)
+  MemberConfig member;                 // from the state file
+  ReleaseSpec release;                 // where the target version comes from (its version is the target)
+  PreChangeBackup backup;              // empty: no backup (--skip-backup, said explicitly)
   std::vector<std::string> endpoints;  // more members to reach the cluster through
   // A one-member cluster has no quorum while its member restarts: only with this.
   bool allow_downtime = false;

@@ -16,7 +16,8 @@ constexpr const char* kStorageScope = "https://storage.azure.com/.default";
 constexpr const char* kStorageResource = "https://storage.azure.com/";
 // Azurite's well-known development account (UseDevelopmentStorage=true).
 constexpr const char* kDevAccount = "devstoreaccount1";
-constexpr const char* kDevKey = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+constexpr const char* kDevKey =
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 constexpr const char* kDevEndpoint = "http://127.0.0.1:10000/devstoreaccount1";
 
 std::string decode_account_key(const std::string& key, const std::string& source) {
@@ -45,8 +46,9 @@ class EntraClientSource : public OAuthTokenSource {
     if (!authority_.empty() && authority_.back() != '/') authority_ += '/';
   }
   std::string name() const override {
-    return token_file_.empty() ? "Microsoft Entra ID (AZURE_CLIENT_SECRET of client " + client_id_ + ")"
-                               : "Microsoft Entra ID workload identity (client " + client_id_ + ", " + token_file_ + ")";
+    return token_file_.empty()
+               ? "Microsoft Entra ID (AZURE_CLIENT_SECRET of client " + client_id_ + ")"
+               : "Microsoft Entra ID workload identity (client " + client_id_ + ", " + token_file_ + ")";
   }
   OAuthToken fetch() override {
     std::vector<std::pair<std::string, std::string>> form = {
@@ -64,8 +66,9 @@ class EntraClientSource : public OAuthTokenSource {
     req.url = authority_ + tenant_ + "/oauth2/v2.0/token";
     req.headers = {{"Content-Type", "application/x-www-form-urlencoded"}};
     req.body = body;
-    return request_oauth_token(req, http_, name(),
-                               "check AZURE_TENANT_ID and AZURE_CLIENT_ID, and that the identity may use this storage account");
+    return request_oauth_token(
+        req, http_, name(),
+        "check AZURE_TENANT_ID and AZURE_CLIENT_ID, and that the identity may use this storage account");
   }
 
  private:
@@ -87,7 +90,8 @@ class ManagedIdentitySource : public OAuthTokenSource {
   }
   OAuthToken fetch() override {
     HttpRequest req;
-    req.url = host_ + "/metadata/identity/oauth2/token?api-version=2018-02-01&resource=" + percent_encode(kStorageResource) +
+    req.url = host_ +
+              "/metadata/identity/oauth2/token?api-version=2018-02-01&resource=" + percent_encode(kStorageResource) +
               (client_id_.empty() ? "" : "&client_id=" + percent_encode(client_id_));
     req.headers = {{"Metadata", "true"}};
     return request_oauth_token(req, http_, name(),
@@ -123,7 +127,8 @@ std::map<std::string, std::string> parse_azure_connection_string(const std::stri
   return out;
 }
 
-AzureConfig resolve_azure_config(const AzureSettings& settings, const Environment& env, const ObjectStoreSettings& object) {
+AzureConfig resolve_azure_config(const AzureSettings& settings, const Environment& env,
+                                 const ObjectStoreSettings& object) {
   AzureConfig c;
   c.http.ca_file = object.ca_bundle;
   c.http.verify_tls = !object.insecure_skip_verify;
@@ -143,7 +148,8 @@ AzureConfig resolve_azure_config(const AzureSettings& settings, const Environmen
   }
   std::string suffix = first_non_empty({cs["EndpointSuffix"], "core.windows.net"});
   std::string protocol = first_non_empty({cs["DefaultEndpointsProtocol"], "https"});
-  c.endpoint = first_non_empty({settings.endpoint, cs["BlobEndpoint"], protocol + "://" + c.account + ".blob." + suffix});
+  c.endpoint =
+      first_non_empty({settings.endpoint, cs["BlobEndpoint"], protocol + "://" + c.account + ".blob." + suffix});
   while (!c.endpoint.empty() && c.endpoint.back() == '/') c.endpoint.pop_back();
   split_url(c.endpoint);  // throws for anything but http(s)
 
@@ -153,7 +159,8 @@ AzureConfig resolve_azure_config(const AzureSettings& settings, const Environmen
   } else if (std::string key = env.value("AZURE_STORAGE_KEY"); !key.empty()) {
     c.auth.shared_key = decode_account_key(key, "AZURE_STORAGE_KEY");
     c.auth.description = "Shared Key (AZURE_STORAGE_KEY)";
-  } else if (std::string sas = first_non_empty({cs["SharedAccessSignature"], env.value("AZURE_STORAGE_SAS_TOKEN")}); !sas.empty()) {
+  } else if (std::string sas = first_non_empty({cs["SharedAccessSignature"], env.value("AZURE_STORAGE_SAS_TOKEN")});
+             !sas.empty()) {
     c.auth.sas = trim_space(sas);
     if (!c.auth.sas.empty() && c.auth.sas.front() == '?') c.auth.sas.erase(0, 1);
     c.auth.description = "SAS token";
@@ -163,10 +170,10 @@ AzureConfig resolve_azure_config(const AzureSettings& settings, const Environmen
     std::unique_ptr<OAuthTokenSource> source;
     if (!tenant.empty() && !client.empty() && !env.value("AZURE_CLIENT_SECRET").empty()) {
       source = std::make_unique<EntraClientSource>(authority, tenant, client, env.value("AZURE_CLIENT_SECRET"), "",
-                                                  credentials_http_options(c.http));
+                                                   credentials_http_options(c.http));
     } else if (!tenant.empty() && !client.empty() && !env.value("AZURE_FEDERATED_TOKEN_FILE").empty()) {
-      source = std::make_unique<EntraClientSource>(authority, tenant, client, "", env.value("AZURE_FEDERATED_TOKEN_FILE"),
-                                                  credentials_http_options(c.http));
+      source = std::make_unique<EntraClientSource>(
+          authority, tenant, client, "", env.value("AZURE_FEDERATED_TOKEN_FILE"), credentials_http_options(c.http));
     } else {
       std::string host = first_non_empty({env.value("AZURE_POD_IDENTITY_AUTHORITY_HOST"), "http://169.254.169.254"});
       source = std::make_unique<ManagedIdentitySource>(host, client, credentials_http_options(c.http));

@@ -32,14 +32,15 @@ namespace etcdadm {
 
 // How requests are authorized: exactly one of the three.
 struct AzureAuthorization {
-  std::string shared_key;                      // the account key, decoded (raw bytes)
-  std::string sas;                             // a SAS token's query string, without '?'
-  std::shared_ptr<OAuthTokenCache> entra;      // Microsoft Entra ID bearer tokens
-  std::string description;                     // for messages: "Shared Key (AZURE_STORAGE_KEY)"
+  std::string shared_key;                  // the account key, decoded (raw bytes)
+  std::string sas;                         // a SAS token's query string, without '?'
+  std::shared_ptr<OAuthTokenCache> entra;  // Microsoft Entra ID bearer tokens
+  std::string description;                 // for messages: "Shared Key (AZURE_STORAGE_KEY)"
 };
 
 struct AzureConfig {
-  std::string endpoint;  // no trailing '/': "https://acct.blob.core.windows.net", "http://127.0.0.1:10000/devstoreaccount1"
+  std::string
+      endpoint;  // no trailing '/': "https://acct.blob.core.windows.net", "http://127.0.0.1:10000/devstoreaccount1"
   std::string account;
   HttpOptions http;
   RetryPolicy retry;
@@ -52,7 +53,8 @@ std::map<std::string, std::string> parse_azure_connection_string(const std::stri
 
 // The chain above. Throws kAuth when nothing authorizes requests (naming what it looked for), and
 // kInvalidArgument for unusable settings (no account, a key that is not base64).
-AzureConfig resolve_azure_config(const AzureSettings& settings, const Environment& env, const ObjectStoreSettings& object = {});
+AzureConfig resolve_azure_config(const AzureSettings& settings, const Environment& env,
+                                 const ObjectStoreSettings& object = {});
 
 // Shared Key (Azure Storage "SharedKey" scheme, version 2009-09-19 and later): the string to sign
 // for one request, and its Authorization header. `headers` are the request's (any case);

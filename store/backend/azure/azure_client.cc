@@ -11,7 +11,8 @@ Error azure_error(const HttpResponse& response, const std::string& what, const s
   long st = response.status;
   std::string text = what + ": HTTP " + std::to_string(st) + (code.empty() ? "" : " " + code) +
                      (body.message.empty() ? "" : ": " + body.message);
-  if (st >= 500 || st == 429 || st == 408) return Error(ErrorKind::kUnavailable, text, "Azure is busy or failing; retried with backoff");
+  if (st >= 500 || st == 429 || st == 408)
+    return Error(ErrorKind::kUnavailable, text, "Azure is busy or failing; retried with backoff");
   if (st == 401 || st == 403) {
     if (code == "AuthenticationFailed") {
       return Error(ErrorKind::kAuth, text,
@@ -20,10 +21,12 @@ Error azure_error(const HttpResponse& response, const std::string& what, const s
     }
     return Error(ErrorKind::kAuth, text,
                  "not allowed with " + auth_description +
-                     ": the identity needs the Storage Blob Data Contributor role (a SAS: read, add, create, write, delete, list)");
+                     ": the identity needs the Storage Blob Data Contributor role (a SAS: read, add, create, write, "
+                     "delete, list)");
   }
   if (st == 404) {
-    if (code == "ContainerNotFound") return Error(ErrorKind::kNotFound, text, "create the container first, or check the URL");
+    if (code == "ContainerNotFound")
+      return Error(ErrorKind::kNotFound, text, "create the container first, or check the URL");
     return Error(ErrorKind::kNotFound, text);
   }
   if (st == 409 || st == 412) return Error(ErrorKind::kAlreadyExists, text);
@@ -35,11 +38,13 @@ AzureClient::AzureClient(AzureConfig config)
       endpoint_(split_url(config_.endpoint)),
       http_(config_.http, config_.retry,
             ObjectHttp::Protocol{
-                .classify = [this](const HttpResponse& r, const std::string& what) { return azure_error(r, what, config_.auth.description); },
+                .classify = [this](const HttpResponse& r,
+                                   const std::string& what) { return azure_error(r, what, config_.auth.description); },
                 // Only an Entra token can be fetched anew; a key or a SAS refused stays refused.
                 .refresh_credentials =
                     [this](const HttpResponse&) {
-                      if (!config_.auth.sas.empty() || !config_.auth.shared_key.empty() || !config_.auth.entra) return false;
+                      if (!config_.auth.sas.empty() || !config_.auth.shared_key.empty() || !config_.auth.entra)
+                        return false;
                       config_.auth.entra->invalidate();
                       return true;
                     }}) {
@@ -68,7 +73,8 @@ HttpRequest AzureClient::authorized(const ObjectCall& c) const {
     query += (query.empty() ? "" : "&") + config_.auth.sas;
   } else if (!config_.auth.shared_key.empty()) {
     AzureSignedRequest s{c.method, path, c.query, req.headers, c.body.size()};
-    req.headers.emplace_back("Authorization", azure_shared_key_authorization(config_.account, config_.auth.shared_key, s));
+    req.headers.emplace_back("Authorization",
+                             azure_shared_key_authorization(config_.account, config_.auth.shared_key, s));
   } else if (config_.auth.entra) {
     req.headers.emplace_back("Authorization", config_.auth.entra->authorization());
   }
@@ -81,10 +87,12 @@ HttpResponse AzureClient::call(const ObjectCall& c, const std::string& what, lon
 }
 
 void AzureClient::create_container(const std::string& container) {
-  call(ObjectCall{.method = "PUT", .container = container, .query = {{"restype", "container"}}}, "creating container " + container);
+  call(ObjectCall{.method = "PUT", .container = container, .query = {{"restype", "container"}}},
+       "creating container " + container);
 }
 
-void AzureClient::put_blob(const std::string& container, const std::string& blob, std::string_view data, bool create_only) {
+void AzureClient::put_blob(const std::string& container, const std::string& blob, std::string_view data,
+                           bool create_only) {
   ObjectCall c{.method = "PUT", .container = container, .object = blob};
   c.headers = {{"x-ms-blob-type", "BlockBlob"}, {"Content-Type", "application/octet-stream"}};
   if (create_only) c.headers.emplace_back("If-None-Match", "*");
@@ -96,13 +104,17 @@ std::optional<std::string> AzureClient::put_blob_if(const std::string& container
                                                     std::string_view data, const std::string& expected_etag) {
   ObjectCall c{.method = "PUT", .container = container, .object = blob};
   c.headers = {{"x-ms-blob-type", "BlockBlob"}, {"Content-Type", "application/octet-stream"}};
-  if (expected_etag.empty()) c.headers.emplace_back("If-None-Match", "*");
-  else c.headers.emplace_back("If-Match", expected_etag);
+  if (expected_etag.empty())
+    c.headers.emplace_back("If-None-Match", "*");
+  else
+    c.headers.emplace_back("If-Match", expected_etag);
   c.body = data;
   try {
     HttpResponse r = call(c, "conditional upload of " + describe(container, blob));
     std::string etag = r.header("etag");
-    if (etag.empty()) throw Error(ErrorKind::kCorrupt, "conditional upload of " + describe(container, blob) + ": no ETag in the answer");
+    if (etag.empty())
+      throw Error(ErrorKind::kCorrupt,
+                  "conditional upload of " + describe(container, blob) + ": no ETag in the answer");
     return etag;
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::kAlreadyExists) return std::nullopt;  // 409 BlobAlreadyExists, 412 ConditionNotMet
@@ -123,7 +135,8 @@ std::optional<std::pair<std::string, std::string>> AzureClient::get_small_blob(c
 
 void AzureClient::put_block(const std::string& container, const std::string& blob, const std::string& block_id,
                             std::string_view data) {
-  ObjectCall c{.method = "PUT", .container = container, .object = blob, .query = {{"comp", "block"}, {"blockid", block_id}}};
+  ObjectCall c{
+      .method = "PUT", .container = container, .object = blob, .query = {{"comp", "block"}, {"blockid", block_id}}};
   c.headers = {{"Content-Type", "application/octet-stream"}};
   c.body = data;
   call(c, "upload of a block of " + describe(container, blob));
@@ -140,23 +153,25 @@ void AzureClient::put_block_list(const std::string& container, const std::string
 }
 
 std::optional<AzureBlobInfo> AzureClient::get_properties(const std::string& container, const std::string& blob) {
-  HttpResponse r = call(ObjectCall{.method = "HEAD", .container = container, .object = blob}, "properties of " + describe(container, blob), 404);
+  HttpResponse r = call(ObjectCall{.method = "HEAD", .container = container, .object = blob},
+                        "properties of " + describe(container, blob), 404);
   if (r.status == 404) return std::nullopt;
   HttpObjectHead head = object_head(r, "properties of " + describe(container, blob));
   return AzureBlobInfo{blob, head.size, head.modified_unix_micros, head.etag};
 }
 
-void AzureClient::get_blob(const std::string& container, const std::string& blob, uint64_t offset, const std::string& etag,
-                           const HttpBodySink& sink) {
+void AzureClient::get_blob(const std::string& container, const std::string& blob, uint64_t offset,
+                           const std::string& etag, const HttpBodySink& sink) {
   ObjectCall c{.method = "GET", .container = container, .object = blob};
   add_read_headers(c.headers, offset, etag);
   http_.read([&] { return authorized(c); }, "download of " + describe(container, blob), sink);
 }
 
-AzureListPage AzureClient::list_blobs(const std::string& container, const std::string& prefix, const std::string& marker,
-                                      int max_results) {
-  ObjectCall c{.method = "GET", .container = container,
-         .query = {{"restype", "container"}, {"comp", "list"}, {"maxresults", std::to_string(max_results)}}};
+AzureListPage AzureClient::list_blobs(const std::string& container, const std::string& prefix,
+                                      const std::string& marker, int max_results) {
+  ObjectCall c{.method = "GET",
+               .container = container,
+               .query = {{"restype", "container"}, {"comp", "list"}, {"maxresults", std::to_string(max_results)}}};
   if (!prefix.empty()) c.query.emplace_back("prefix", prefix);
   if (!marker.empty()) c.query.emplace_back("marker", marker);
   std::string what = "listing " + describe(container, prefix);
@@ -165,7 +180,8 @@ AzureListPage AzureClient::list_blobs(const std::string& container, const std::s
 }
 
 void AzureClient::delete_blob(const std::string& container, const std::string& blob) {
-  ObjectCall c{.method = "DELETE", .container = container, .object = blob, .headers = {{"x-ms-delete-snapshots", "include"}}};
+  ObjectCall c{
+      .method = "DELETE", .container = container, .object = blob, .headers = {{"x-ms-delete-snapshots", "include"}}};
   call(c, "delete of " + describe(container, blob), 404);
 }
 

@@ -16,8 +16,8 @@
 
 #include "common/http_client.h"
 #include "store/backend/azure/azure_auth.h"
-#include "store/backend/object/object_http.h"
 #include "store/backend/azure/azure_responses.h"
+#include "store/backend/object/object_http.h"
 
 namespace etcdadm {
 
@@ -41,10 +41,11 @@ class AzureClient {
   std::optional<std::string> put_blob_if(const std::string& container, const std::string& blob, std::string_view data,
                                          const std::string& expected_etag);
   // The whole blob in one request and its ETag; nullopt when it does not exist, kCorrupt past `limit`.
-  std::optional<std::pair<std::string, std::string>> get_small_blob(const std::string& container, const std::string& blob,
-                                                                    size_t limit);
+  std::optional<std::pair<std::string, std::string>> get_small_blob(const std::string& container,
+                                                                    const std::string& blob, size_t limit);
   // Put Block: stages block `block_id` of the blob; invisible until put_block_list commits it.
-  void put_block(const std::string& container, const std::string& blob, const std::string& block_id, std::string_view data);
+  void put_block(const std::string& container, const std::string& blob, const std::string& block_id,
+                 std::string_view data);
   // Put Block List: makes the staged blocks, in this order, the blob's content in one step.
   void put_block_list(const std::string& container, const std::string& blob, const std::vector<std::string>& block_ids,
                       bool create_only);

@@ -16,8 +16,8 @@ uint64_t byte_count(const std::string& text, const std::string& name, const std:
   uint64_t v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
-    throw Error(ErrorKind::kCorrupt, what + ": the size of " + name.substr(0, 200) + " is not a byte count: '" +
-                                         text.substr(0, 40) + "'");
+    throw Error(ErrorKind::kCorrupt,
+                what + ": the size of " + name.substr(0, 200) + " is not a byte count: '" + text.substr(0, 40) + "'");
   }
   return v;
 }
@@ -34,7 +34,8 @@ AzureListPage parse_azure_list_blobs(const std::string& body, const std::string&
       info.name = b->child_text("Name");
       if (info.name.empty()) throw Error(ErrorKind::kCorrupt, what + " lists a blob without a name");
       const XmlElement* props = b->child("Properties");
-      if (props == nullptr) throw Error(ErrorKind::kCorrupt, what + ": blob " + info.name.substr(0, 200) + " has no properties");
+      if (props == nullptr)
+        throw Error(ErrorKind::kCorrupt, what + ": blob " + info.name.substr(0, 200) + " has no properties");
       info.size = byte_count(props->child_text("Content-Length"), info.name, what);
       auto t = parse_http_date(props->child_text("Last-Modified"));
       info.modified_unix_micros = t ? to_unix_micros(*t) : 0;

@@ -17,7 +17,8 @@ namespace {
 // Azure discards them by itself, so an abandoned upload needs no cleanup.
 class AzureUpload : public PartedUpload {
  public:
-  AzureUpload(std::shared_ptr<AzureClient> client, std::string container, std::string blob, size_t block_size, bool create_only)
+  AzureUpload(std::shared_ptr<AzureClient> client, std::string container, std::string blob, size_t block_size,
+              bool create_only)
       : client_(std::move(client)),
         container_(std::move(container)),
         blob_(std::move(blob)),
@@ -49,8 +50,8 @@ class AzureUpload : public PartedUpload {
 
 }  // namespace
 
-AzureStore::AzureStore(std::shared_ptr<AzureClient> client, std::string container, std::string prefix, size_t block_size,
-                       int concurrency)
+AzureStore::AzureStore(std::shared_ptr<AzureClient> client, std::string container, std::string prefix,
+                       size_t block_size, int concurrency)
     : client_(std::move(client)),
       container_(std::move(container)),
       keys_{std::move(prefix)},
@@ -69,7 +70,8 @@ std::unique_ptr<BlobWriter> AzureStore::create(const std::string& key, bool over
     throw Error(ErrorKind::kAlreadyExists, url() + ": " + key + " already exists");
   }
   return std::make_unique<PartedWriter>(
-      std::make_unique<AzureUpload>(client_, container_, blob_name(key), block_size_, /*create_only=*/!overwrite), concurrency_);
+      std::make_unique<AzureUpload>(client_, container_, blob_name(key), block_size_, /*create_only=*/!overwrite),
+      concurrency_);
 }
 
 std::unique_ptr<BlobReader> AzureStore::open(const std::string& key) {

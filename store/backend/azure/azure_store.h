@@ -22,8 +22,8 @@ namespace etcdadm {
 
 class AzureStore : public BlobStore, public ReloadableCredentials, public ConditionalWrites {
  public:
-  AzureStore(std::shared_ptr<AzureClient> client, std::string container, std::string prefix, size_t block_size = 8u << 20,
-             int concurrency = 4);
+  AzureStore(std::shared_ptr<AzureClient> client, std::string container, std::string prefix,
+             size_t block_size = 8u << 20, int concurrency = 4);
 
   std::string url() const override;
   std::unique_ptr<BlobWriter> create(const std::string& key, bool overwrite) override;

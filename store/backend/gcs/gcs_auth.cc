@@ -1,8 +1,9 @@
 #include "store/backend/gcs/gcs_auth.h"
 
-#include <nlohmann/json.hpp>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+
+#include <nlohmann/json.hpp>
 
 #include "common/base64.h"
 #include "common/error.h"
@@ -18,7 +19,8 @@ using Clock = std::chrono::system_clock;
 constexpr const char* kScope = "https://www.googleapis.com/auth/devstorage.read_write";
 
 // POSTs a form to a token endpoint and reads {"access_token", "expires_in"}.
-OAuthToken exchange_token(const std::string& url, const std::string& form, const HttpOptions& http, const std::string& what) {
+OAuthToken exchange_token(const std::string& url, const std::string& form, const HttpOptions& http,
+                          const std::string& what) {
   HttpRequest req;
   req.method = "POST";
   req.url = url;
@@ -40,9 +42,9 @@ class ServiceAccountSource : public OAuthTokenSource {
                              {"iat", now},
                              {"exp", now + 3600}};
     std::string jwt = sign_jwt_rs256(claims.dump(), key_.value("private_key", ""), key_.value("private_key_id", ""));
-    return exchange_token(token_uri,
-                          form_encode({{"grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"}, {"assertion", jwt}}),
-                          http_, "token exchange for " + name());
+    return exchange_token(
+        token_uri, form_encode({{"grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"}, {"assertion", jwt}}),
+        http_, "token exchange for " + name());
   }
 
  private:
@@ -87,8 +89,10 @@ class MetadataServerSource : public OAuthTokenSource {
         if (resp.status >= 500) throw Error(ErrorKind::kUnavailable, "HTTP " + std::to_string(resp.status));
       });
     } catch (const Error& e) {
-      throw Error(ErrorKind::kAuth, "no GCS credentials: GOOGLE_APPLICATION_CREDENTIALS is not set and the metadata "
-                                    "server is not reachable (" + std::string(e.what()) + ")",
+      throw Error(ErrorKind::kAuth,
+                  "no GCS credentials: GOOGLE_APPLICATION_CREDENTIALS is not set and the metadata "
+                  "server is not reachable (" +
+                      std::string(e.what()) + ")",
                   "set GOOGLE_APPLICATION_CREDENTIALS to a service-account key file, or run on GCE/GKE with workload "
                   "identity");
     }
@@ -139,7 +143,8 @@ std::unique_ptr<OAuthTokenSource> source_from_file(const std::string& path, cons
 
 }  // namespace
 
-std::string sign_jwt_rs256(const std::string& claims_json, const std::string& private_key_pem, const std::string& key_id) {
+std::string sign_jwt_rs256(const std::string& claims_json, const std::string& private_key_pem,
+                           const std::string& key_id) {
   nlohmann::json header = {{"alg", "RS256"}, {"typ", "JWT"}};
   if (!key_id.empty()) header["kid"] = key_id;
   std::string input = base64url(header.dump()) + "." + base64url(claims_json);
@@ -176,7 +181,8 @@ std::shared_ptr<GcsAuth> make_gcs_auth(const Environment& env, const HttpOptions
   std::string file = env.value("GOOGLE_APPLICATION_CREDENTIALS");
   if (!file.empty()) return std::make_shared<GcsAuth>(source_from_file(file, http));
   std::string well_known = env.home.empty() ? "" : env.home + "/.config/gcloud/application_default_credentials.json";
-  if (!well_known.empty() && path_exists(well_known)) return std::make_shared<GcsAuth>(source_from_file(well_known, http));
+  if (!well_known.empty() && path_exists(well_known))
+    return std::make_shared<GcsAuth>(source_from_file(well_known, http));
   std::string host = env.value("GCE_METADATA_HOST");
   if (host.empty()) host = "metadata.google.internal";
   return std::make_shared<GcsAuth>(std::make_unique<MetadataServerSource>(host));

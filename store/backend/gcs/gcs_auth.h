@@ -29,6 +29,7 @@ std::shared_ptr<GcsAuth> make_gcs_auth(const Environment& env, const HttpOptions
 std::unique_ptr<OAuthTokenSource> make_service_account_source(const std::string& key_json, const HttpOptions& http);
 
 // RS256 JWT of `claims_json` signed with a PEM private key (exposed for tests).
-std::string sign_jwt_rs256(const std::string& claims_json, const std::string& private_key_pem, const std::string& key_id);
+std::string sign_jwt_rs256(const std::string& claims_json, const std::string& private_key_pem,
+                           const std::string& key_id);
 
 }  // namespace etcdadm

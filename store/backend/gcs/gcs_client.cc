@@ -19,12 +19,14 @@ Error gcs_error(const HttpResponse& response, const std::string& what) {
     return Error(ErrorKind::kUnavailable, text, "GCS is overloaded or failing; retried with backoff");
   }
   if (st == 401) {
-    return Error(ErrorKind::kAuth, text, "the credentials were rejected; check GOOGLE_APPLICATION_CREDENTIALS or the "
-                                         "workload identity binding");
+    return Error(ErrorKind::kAuth, text,
+                 "the credentials were rejected; check GOOGLE_APPLICATION_CREDENTIALS or the "
+                 "workload identity binding");
   }
   if (st == 403) {
-    return Error(ErrorKind::kAuth, text, "the service account lacks permission on this bucket; docs/operations.md "
-                                         "lists the role it needs");
+    return Error(ErrorKind::kAuth, text,
+                 "the service account lacks permission on this bucket; docs/operations.md "
+                 "lists the role it needs");
   }
   if (st == 404) return Error(ErrorKind::kNotFound, text);
   if (st == 412) return Error(ErrorKind::kAlreadyExists, text);
@@ -35,15 +37,16 @@ GcsClient::GcsClient(GcsConfig config, std::shared_ptr<GcsAuth> auth)
     : config_(std::move(config)),
       auth_(std::move(auth)),
       http_(config_.http, config_.retry,
-            ObjectHttp::Protocol{.classify = [](const HttpResponse& r, const std::string& what) { return gcs_error(r, what); },
-                                 // GCS answers an expired or revoked token with 401.
-                                 .refresh_credentials =
-                                     [this](const HttpResponse& refused) {
-                                       std::shared_ptr<GcsAuth> credentials = this->auth();
-                                       if (refused.status != 401 || credentials->anonymous()) return false;
-                                       credentials->invalidate();
-                                       return true;
-                                     }}) {
+            ObjectHttp::Protocol{
+                .classify = [](const HttpResponse& r, const std::string& what) { return gcs_error(r, what); },
+                // GCS answers an expired or revoked token with 401.
+                .refresh_credentials =
+                    [this](const HttpResponse& refused) {
+                      std::shared_ptr<GcsAuth> credentials = this->auth();
+                      if (refused.status != 401 || credentials->anonymous()) return false;
+                      credentials->invalidate();
+                      return true;
+                    }}) {
   while (!config_.endpoint.empty() && config_.endpoint.back() == '/') config_.endpoint.pop_back();
   split_url(config_.endpoint);  // validates
 }
@@ -85,8 +88,8 @@ std::optional<GcsObjectInfo> GcsClient::get_metadata(const std::string& bucket, 
   return parse_gcs_object(r.body, what);
 }
 
-std::optional<std::string> GcsClient::get_small_object(const std::string& bucket, const std::string& name,
-                                                       size_t limit, std::string* generation) {
+std::optional<std::string> GcsClient::get_small_object(const std::string& bucket, const std::string& name, size_t limit,
+                                                       std::string* generation) {
   std::optional<std::string> out;
   std::string what = "read of gs://" + bucket + "/" + name;
   http_.with_retries(what, [&] {
@@ -95,7 +98,8 @@ std::optional<std::string> GcsClient::get_small_object(const std::string& bucket
     std::string body;
     HttpResponse r = send(req, [&](const char* data, size_t size) {
       body.append(data, size);
-      if (body.size() > limit) throw Error(ErrorKind::kCorrupt, "gs://" + bucket + "/" + name + " is larger than expected");
+      if (body.size() > limit)
+        throw Error(ErrorKind::kCorrupt, "gs://" + bucket + "/" + name + " is larger than expected");
     });
     if (r.status == 404) {
       out.reset();
@@ -116,8 +120,8 @@ GcsObjectInfo GcsClient::upload_media(const std::string& bucket, const std::stri
   std::string what = "upload of gs://" + bucket + "/" + name;
   HttpRequest req;
   req.method = "POST";
-  req.url = config_.endpoint + "/upload/storage/v1/b/" + percent_encode(bucket) + "/o?uploadType=media&name=" + percent_encode(name) +
-            (if_absent ? "&ifGenerationMatch=0" : "");
+  req.url = config_.endpoint + "/upload/storage/v1/b/" + percent_encode(bucket) +
+            "/o?uploadType=media&name=" + percent_encode(name) + (if_absent ? "&ifGenerationMatch=0" : "");
   req.headers = {{"Content-Type", "application/octet-stream"}};
   req.body = body;
   return parse_gcs_object(call(req, what).body, what);
@@ -128,8 +132,9 @@ std::optional<std::string> GcsClient::upload_media_if(const std::string& bucket,
   std::string what = "conditional upload of gs://" + bucket + "/" + name;
   HttpRequest req;
   req.method = "POST";
-  req.url = config_.endpoint + "/upload/storage/v1/b/" + percent_encode(bucket) + "/o?uploadType=media&name=" +
-            percent_encode(name) + "&ifGenerationMatch=" + (expected_generation.empty() ? "0" : percent_encode(expected_generation));
+  req.url = config_.endpoint + "/upload/storage/v1/b/" + percent_encode(bucket) +
+            "/o?uploadType=media&name=" + percent_encode(name) +
+            "&ifGenerationMatch=" + (expected_generation.empty() ? "0" : percent_encode(expected_generation));
   req.headers = {{"Content-Type", "application/octet-stream"}};
   req.body = body;
   HttpResponse r = call(req, what, 412);
@@ -143,9 +148,10 @@ std::string GcsClient::start_resumable(const std::string& bucket, const std::str
   std::string what = "starting resumable upload of gs://" + bucket + "/" + name;
   HttpRequest req;
   req.method = "POST";
-  req.url = config_.endpoint + "/upload/storage/v1/b/" + percent_encode(bucket) + "/o?uploadType=resumable&name=" +
-            percent_encode(name) + (if_absent ? "&ifGenerationMatch=0" : "");
-  req.headers = {{"Content-Type", "application/json; charset=UTF-8"}, {"X-Upload-Content-Type", "application/octet-stream"}};
+  req.url = config_.endpoint + "/upload/storage/v1/b/" + percent_encode(bucket) +
+            "/o?uploadType=resumable&name=" + percent_encode(name) + (if_absent ? "&ifGenerationMatch=0" : "");
+  req.headers = {{"Content-Type", "application/json; charset=UTF-8"},
+                 {"X-Upload-Content-Type", "application/octet-stream"}};
   req.body = "{}";
   std::string session = call(req, what).header("location");
   if (session.empty()) throw Error(ErrorKind::kCorrupt, what + ": the server returned no session URI");
@@ -166,7 +172,8 @@ std::optional<uint64_t> GcsClient::query_session(const std::string& session) {
 bool GcsClient::upload_chunk(const std::string& session, uint64_t offset, std::string_view data,
                              std::optional<uint64_t> total) {
   if (!total && data.size() % kGcsChunkQuantum != 0) {
-    throw Error(ErrorKind::kInternal, "GCS chunk of " + std::to_string(data.size()) + " bytes is not a multiple of 256 KiB");
+    throw Error(ErrorKind::kInternal,
+                "GCS chunk of " + std::to_string(data.size()) + " bytes is not a multiple of 256 KiB");
   }
   uint64_t end = offset + data.size();  // exclusive
   uint64_t sent_from = offset;          // first byte the server still lacks
@@ -182,7 +189,8 @@ bool GcsClient::upload_chunk(const std::string& session, uint64_t offset, std::s
         return;
       }
       if (*held < offset || *held > end) {
-        throw Error(ErrorKind::kCorrupt, what + ": the server holds " + std::to_string(*held) + " bytes, outside this chunk");
+        throw Error(ErrorKind::kCorrupt,
+                    what + ": the server holds " + std::to_string(*held) + " bytes, outside this chunk");
       }
       sent_from = *held;
       // The whole (non-final) chunk arrived; only the 308 answer was lost.
@@ -205,14 +213,15 @@ bool GcsClient::upload_chunk(const std::string& session, uint64_t offset, std::s
     if (r.status == 308) {
       uint64_t held = parse_persisted_range(r.header("range"), what);
       if (held < sent_from || held > end) {
-        throw Error(ErrorKind::kCorrupt, what + ": the server reports " + std::to_string(held) +
-                                             " bytes persisted, outside what was sent");
+        throw Error(ErrorKind::kCorrupt,
+                    what + ": the server reports " + std::to_string(held) + " bytes persisted, outside what was sent");
       }
       if (held < end) {
         // The server kept only part of what we sent (allowed by the protocol): send the rest.
         sent_from = held;
         broken = false;
-        throw Error(ErrorKind::kUnavailable, what + ": server persisted " + std::to_string(held) + " of " + std::to_string(end));
+        throw Error(ErrorKind::kUnavailable,
+                    what + ": server persisted " + std::to_string(held) + " of " + std::to_string(end));
       }
       broken = false;
       return;
@@ -227,8 +236,8 @@ bool GcsClient::upload_chunk(const std::string& session, uint64_t offset, std::s
       return;
     }
     if (r.status == 404 || r.status == 410) {
-      throw Error(ErrorKind::kCorrupt, what + ": the upload session expired or was cancelled (HTTP " +
-                                           std::to_string(r.status) + ")");
+      throw Error(ErrorKind::kCorrupt,
+                  what + ": the upload session expired or was cancelled (HTTP " + std::to_string(r.status) + ")");
     }
     throw gcs_error(r, what);
   });
@@ -263,11 +272,12 @@ GcsListPage GcsClient::list(const std::string& bucket, const std::string& prefix
                             const std::string& end_offset) {
   std::string what = "listing gs://" + bucket + "/" + prefix;
   HttpRequest req;
-  req.url = config_.endpoint + "/storage/v1/b/" + percent_encode(bucket) + "/o?maxResults=" + std::to_string(max_results) +
-            (prefix.empty() ? "" : "&prefix=" + percent_encode(prefix)) +
-            (page_token.empty() ? "" : "&pageToken=" + percent_encode(page_token)) + (versions ? "&versions=true" : "") +
-            (start_offset.empty() ? "" : "&startOffset=" + percent_encode(start_offset)) +
-            (end_offset.empty() ? "" : "&endOffset=" + percent_encode(end_offset));
+  req.url =
+      config_.endpoint + "/storage/v1/b/" + percent_encode(bucket) + "/o?maxResults=" + std::to_string(max_results) +
+      (prefix.empty() ? "" : "&prefix=" + percent_encode(prefix)) +
+      (page_token.empty() ? "" : "&pageToken=" + percent_encode(page_token)) + (versions ? "&versions=true" : "") +
+      (start_offset.empty() ? "" : "&startOffset=" + percent_encode(start_offset)) +
+      (end_offset.empty() ? "" : "&endOffset=" + percent_encode(end_offset));
   return parse_gcs_list_page(call(req, what).body, what);
 }
 

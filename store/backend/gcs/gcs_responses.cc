@@ -1,9 +1,8 @@
 #include "store/backend/gcs/gcs_responses.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <charconv>
+#include <nlohmann/json.hpp>
 
 #include "common/error.h"
 #include "common/timefmt.h"
@@ -52,7 +51,8 @@ GcsObjectInfo object_from_json(const json& j, const std::string& what) {
   o.modified_unix_micros = t ? to_unix_micros(*t) : 0;
   o.generation = json_text(j, "generation");
   o.noncurrent = !json_text(j, "timeDeleted").empty();
-  if (auto until = parse_rfc3339(json_text(j, "retentionExpirationTime"))) o.retention_expires_micros = to_unix_micros(*until);
+  if (auto until = parse_rfc3339(json_text(j, "retentionExpirationTime")))
+    o.retention_expires_micros = to_unix_micros(*until);
   auto flag = [&](const char* name) {
     auto it = j.find(name);
     return it != j.end() && it->is_boolean() && it->get<bool>();

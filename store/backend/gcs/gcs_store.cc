@@ -1,12 +1,11 @@
 #include "store/backend/gcs/gcs_store.h"
 
-#include "common/timefmt.h"
-
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 
 #include "common/error.h"
+#include "common/timefmt.h"
 #include "store/backend/object/streaming_reader.h"
 
 namespace etcdadm {
@@ -16,7 +15,11 @@ namespace {
 class GcsWriter : public BlobWriter {
  public:
   GcsWriter(std::shared_ptr<GcsClient> client, std::string bucket, std::string name, bool overwrite, size_t chunk_size)
-      : client_(std::move(client)), bucket_(std::move(bucket)), name_(std::move(name)), overwrite_(overwrite), chunk_size_(chunk_size) {
+      : client_(std::move(client)),
+        bucket_(std::move(bucket)),
+        name_(std::move(name)),
+        overwrite_(overwrite),
+        chunk_size_(chunk_size) {
     buffer_.reserve(chunk_size_);
   }
   ~GcsWriter() override { abort(); }
@@ -161,7 +164,8 @@ std::vector<BlobInfo> GcsStore::list_range(const std::string& start_after, const
                           [&](const std::string& full, const std::string& first, const std::string& last,
                               const std::string& token, std::vector<BlobInfo>& out) {
                             GcsListPage page = client_->list(bucket_, full, token, 1000, false, first, last);
-                            for (auto& o : page.objects) out.push_back(BlobInfo{o.name, o.size, o.modified_unix_micros});
+                            for (auto& o : page.objects)
+                              out.push_back(BlobInfo{o.name, o.size, o.modified_unix_micros});
                             return page.next_page_token;
                           });
 }
@@ -215,7 +219,8 @@ GcsConfig resolve_gcs_config(const GcsSettings& settings, const Environment& env
 }
 
 std::unique_ptr<GcsStore> open_gcs_store(const std::string& bucket, const std::string& prefix,
-                                         const GcsSettings& settings, const ObjectStoreSettings& object, const Environment& env) {
+                                         const GcsSettings& settings, const ObjectStoreSettings& object,
+                                         const Environment& env) {
   GcsConfig config = resolve_gcs_config(settings, env, object);
   auto client = std::make_shared<GcsClient>(config, make_gcs_auth(env, credentials_http_options(config.http)));
   auto store = std::make_unique<GcsStore>(client, bucket, prefix, object.part_size);

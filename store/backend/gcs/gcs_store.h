@@ -13,9 +13,9 @@
 #include <string>
 
 #include "common/environment.h"
+#include "store/backend/gcs/gcs_client.h"
 #include "store/blob_capabilities.h"
 #include "store/store_options.h"
-#include "store/backend/gcs/gcs_client.h"
 
 namespace etcdadm {
 
@@ -55,9 +55,11 @@ class GcsStore : public BlobStore,
 };
 
 // Endpoint: flag, then STORAGE_EMULATOR_HOST (http:// added when it has no scheme), then Google.
-GcsConfig resolve_gcs_config(const GcsSettings& settings, const Environment& env, const ObjectStoreSettings& object = {});
+GcsConfig resolve_gcs_config(const GcsSettings& settings, const Environment& env,
+                             const ObjectStoreSettings& object = {});
 
 std::unique_ptr<GcsStore> open_gcs_store(const std::string& bucket, const std::string& prefix,
-                                         const GcsSettings& settings, const ObjectStoreSettings& object, const Environment& env);
+                                         const GcsSettings& settings, const ObjectStoreSettings& object,
+                                         const Environment& env);
 
 }  // namespace etcdadm

@@ -148,8 +148,10 @@ namespace {
 // The chmod that takes a store written with looser modes down to `file_mode`.
 std::string tightening_chmod(uint32_t file_mode) {
   std::string group;
-  if ((file_mode & 0060) == 0) group = "g-rwx,";
-  else if ((file_mode & 0020) == 0) group = "g-w,";
+  if ((file_mode & 0060) == 0)
+    group = "g-rwx,";
+  else if ((file_mode & 0020) == 0)
+    group = "g-w,";
   return group + "o-rwx";
 }
 
@@ -183,8 +185,9 @@ std::vector<std::string> LocalStore::access_findings(uint32_t file_mode) {
   }
   std::string fix = "chmod -R " + tightening_chmod(file_mode) + " " + root_;
   if (files.count > 0) {
-    out.push_back(std::to_string(files.count) + " file(s) in store " + root_ + " allow more access than the store's mode " +
-                  octal_mode(file_mode) + " (e.g. " + files.example + " is " + octal_mode(files.example_mode) +
+    out.push_back(std::to_string(files.count) + " file(s) in store " + root_ +
+                  " allow more access than the store's mode " + octal_mode(file_mode) + " (e.g. " + files.example +
+                  " is " + octal_mode(files.example_mode) +
                   "): other users may read the cluster's data, Secrets included, from them; fix with `" + fix + "`");
   }
   if (dirs.count > 0) {
@@ -245,7 +248,8 @@ std::unique_ptr<BlobReader> LocalStore::open(const std::string& key) {
   ScopedFd dir(dir_fd);
   int fd = ::openat(dir.get(), leaf.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0 && errno == ELOOP) throw_link(path);
-  if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) throw Error(ErrorKind::kNotFound, key + " not found in " + url());
+  if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
+    throw Error(ErrorKind::kNotFound, key + " not found in " + url());
   if (fd < 0) throw_errno("cannot open", path, errno);
   return std::make_unique<LocalReader>(fd, path);
 }
@@ -349,7 +353,9 @@ void LocalStore::remove(const std::string& key) {
 }
 
 namespace {
-std::string content_version(const std::string& contents) { return "sha256:" + to_hex(sha256_of(contents.data(), contents.size())); }
+std::string content_version(const std::string& contents) {
+  return "sha256:" + to_hex(sha256_of(contents.data(), contents.size()));
+}
 }  // namespace
 
 std::optional<ConditionalWrites::Versioned> LocalStore::read_versioned(const std::string& key, size_t limit) {

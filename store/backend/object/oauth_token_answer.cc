@@ -1,9 +1,8 @@
 // parse_oauth_token_answer (store/backend/object/oauth_token.h), apart from the HTTP and caching code: pure, so that
 // the fuzz target of the token answers builds it alone.
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <charconv>
+#include <nlohmann/json.hpp>
 
 #include "common/error.h"
 #include "store/backend/object/oauth_token.h"
@@ -25,7 +24,8 @@ OAuthTokenAnswer parse_oauth_token_answer(long status, const std::string& body, 
   bool object = !j.is_discarded() && j.is_object();
   std::string token = object ? text_field(j, "access_token") : "";
   if (status < 200 || status >= 300 || token.empty()) {
-    std::string detail = object ? text_field(j, "error") + " " + text_field(j, "error_description") : body.substr(0, 200);
+    std::string detail =
+        object ? text_field(j, "error") + " " + text_field(j, "error_description") : body.substr(0, 200);
     throw Error(ErrorKind::kAuth, what + ": no token (HTTP " + std::to_string(status) + ") " + detail.substr(0, 300));
   }
   OAuthTokenAnswer out;

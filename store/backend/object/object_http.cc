@@ -9,16 +9,19 @@ constexpr size_t kMaxIdleConnections = 64;
 }  // namespace
 
 std::string object_call_path(const ObjectCall& call) {
-  return "/" + percent_encode(call.container) + (call.object.empty() ? "" : "/" + percent_encode(call.object, /*keep_slash=*/true));
+  return "/" + percent_encode(call.container) +
+         (call.object.empty() ? "" : "/" + percent_encode(call.object, /*keep_slash=*/true));
 }
 
 std::string encode_query(const std::vector<std::pair<std::string, std::string>>& query) {
   std::string out;
-  for (const auto& [name, value] : query) out += (out.empty() ? "" : "&") + percent_encode(name) + (value.empty() ? "" : "=" + percent_encode(value));
+  for (const auto& [name, value] : query)
+    out += (out.empty() ? "" : "&") + percent_encode(name) + (value.empty() ? "" : "=" + percent_encode(value));
   return out;
 }
 
-void add_read_headers(std::vector<std::pair<std::string, std::string>>& headers, uint64_t offset, const std::string& etag) {
+void add_read_headers(std::vector<std::pair<std::string, std::string>>& headers, uint64_t offset,
+                      const std::string& etag) {
   if (offset > 0) headers.emplace_back("Range", "bytes=" + std::to_string(offset) + "-");
   if (!etag.empty()) headers.emplace_back("If-Match", etag);
 }
@@ -73,7 +76,8 @@ HttpResponse ObjectHttp::call(const BuildRequest& build, const std::string& what
 
 void ObjectHttp::read(const BuildRequest& build, const std::string& what, const HttpBodySink& sink) {
   HttpResponse answer = send(build, sink);
-  if (answer.status == 412) throw Error(ErrorKind::kCorrupt, what + ": the object changed while it was read", "read it again");
+  if (answer.status == 412)
+    throw Error(ErrorKind::kCorrupt, what + ": the object changed while it was read", "read it again");
   if (!answer.ok()) throw protocol_.classify(answer, what);
 }
 

@@ -43,7 +43,8 @@ std::string object_call_path(const ObjectCall& call);
 std::string encode_query(const std::vector<std::pair<std::string, std::string>>& query);
 // The headers of a read from `offset` to the end (Range), pinned to the version `etag` names
 // (If-Match) when one is given.
-void add_read_headers(std::vector<std::pair<std::string, std::string>>& headers, uint64_t offset, const std::string& etag);
+void add_read_headers(std::vector<std::pair<std::string, std::string>>& headers, uint64_t offset,
+                      const std::string& etag);
 
 class ObjectHttp {
  public:

@@ -73,8 +73,8 @@ void StreamingReader::run() {
       if (offset < size_) {
         fetch_(offset, [&](const char* data, size_t n) {
           if (offset + n > size_) {
-            throw Error(ErrorKind::kCorrupt, what_ + " is longer than the " + std::to_string(size_) +
-                                                 " bytes it had when it was opened");
+            throw Error(ErrorKind::kCorrupt,
+                        what_ + " is longer than the " + std::to_string(size_) + " bytes it had when it was opened");
           }
           pending.append(data, n);
           offset += n;

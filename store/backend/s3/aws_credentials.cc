@@ -9,8 +9,8 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/retry.h"
-#include "common/timefmt.h"
 #include "common/text.h"
+#include "common/timefmt.h"
 #include "store/backend/s3/aws_responses.h"
 
 namespace etcdadm {

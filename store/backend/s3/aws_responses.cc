@@ -1,8 +1,7 @@
 #include "store/backend/s3/aws_responses.h"
 
-#include <nlohmann/json.hpp>
-
 #include <charconv>
+#include <nlohmann/json.hpp>
 
 #include "common/error.h"
 #include "common/text.h"
@@ -25,8 +24,8 @@ uint64_t object_size(const std::string& text, const std::string& key, const std:
   uint64_t v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || end != text.data() + text.size()) {
-    throw Error(ErrorKind::kCorrupt, what + ": the size of " + key.substr(0, 200) + " is not a byte count: '" +
-                                         text.substr(0, 40) + "'");
+    throw Error(ErrorKind::kCorrupt,
+                what + ": the size of " + key.substr(0, 200) + " is not a byte count: '" + text.substr(0, 40) + "'");
   }
   return v;
 }
@@ -64,7 +63,8 @@ S3UploadsPage parse_list_multipart_uploads(const std::string& body, const std::s
   XmlElement x = parse_xml(body, what);
   S3UploadsPage page;
   for (const XmlElement* u : x.children_named("Upload")) {
-    page.uploads.push_back({u->child_text("Key"), u->child_text("UploadId"), iso_date_micros(u->child_text("Initiated"))});
+    page.uploads.push_back(
+        {u->child_text("Key"), u->child_text("UploadId"), iso_date_micros(u->child_text("Initiated"))});
   }
   if (x.child_text("IsTruncated") == "true") {
     page.next_key_marker = x.child_text("NextKeyMarker");
@@ -86,7 +86,8 @@ S3VersionsPage parse_list_object_versions(const std::string& body, const std::st
     v.version_id = child.child_text("VersionId");
     v.latest = child.child_text("IsLatest") == "true";
     v.delete_marker = marker;
-    if (v.key.empty() || v.version_id.empty()) throw Error(ErrorKind::kCorrupt, what + " lists a version without key or version ID");
+    if (v.key.empty() || v.version_id.empty())
+      throw Error(ErrorKind::kCorrupt, what + " lists a version without key or version ID");
     page.versions.push_back(std::move(v));
   }
   if (x.child_text("IsTruncated") == "true") {

@@ -57,7 +57,7 @@ struct S3ObjectVersion {
   bool delete_marker = false;
 };
 struct S3VersionsPage {
-  std::vector<S3ObjectVersion> versions;             // versions and delete markers, in the listing's order
+  std::vector<S3ObjectVersion> versions;                // versions and delete markers, in the listing's order
   std::string next_key_marker, next_version_id_marker;  // both "" after the last page
 };
 S3VersionsPage parse_list_object_versions(const std::string& body, const std::string& what);

@@ -10,8 +10,8 @@
 #include "common/base64.h"
 #include "common/error.h"
 #include "common/timefmt.h"
-#include "store/backend/s3/aws_responses.h"
 #include "store/backend/object/xml_reader.h"
+#include "store/backend/s3/aws_responses.h"
 
 namespace etcdadm {
 
@@ -130,7 +130,8 @@ HttpResponse S3Client::send(const Call& c, const HttpBodySink& sink) {
     sr.canonical_uri = canonical_uri;
     sr.query = c.query;
     sr.headers = c.headers;
-    const bool conditional = c.create_only && (c.strict || conditional_writes_.load() != ConditionalWrites::kUnsupported);
+    const bool conditional =
+        c.create_only && (c.strict || conditional_writes_.load() != ConditionalWrites::kUnsupported);
     if (conditional) sr.headers.emplace_back("If-None-Match", "*");
     if (!c.if_match.empty()) sr.headers.emplace_back("If-Match", "\"" + c.if_match + "\"");
     sr.payload_sha256 =
@@ -166,8 +167,8 @@ HttpResponse S3Client::send(const Call& c, const HttpBodySink& sink) {
     }
     if (conditional || !c.if_match.empty()) {
       if (resp.status == 412) {
-        throw Error(ErrorKind::kAlreadyExists, "s3://" + c.bucket + "/" + c.key +
-                                                   " already exists: the server refused to replace it (HTTP 412)");
+        throw Error(ErrorKind::kAlreadyExists,
+                    "s3://" + c.bucket + "/" + c.key + " already exists: the server refused to replace it (HTTP 412)");
       }
       // AWS: another conditional write of the same key is in flight; one of the two will win.
       if (resp.status == 409 && resp.body.find("ConditionalRequestConflict") != std::string::npos) {
@@ -175,8 +176,9 @@ HttpResponse S3Client::send(const Call& c, const HttpBodySink& sink) {
                     "s3://" + c.bucket + "/" + c.key + " is being written by another upload (HTTP 409)");
       }
       if (resp.status == 501 || resp.body.find("<Code>NotImplemented</Code>") != std::string::npos) {
-        spdlog::debug("{} does not support conditional writes (If-None-Match: *): relying on the check before the upload",
-                      config_.endpoint.empty() ? "S3" : config_.endpoint);
+        spdlog::debug(
+            "{} does not support conditional writes (If-None-Match: *): relying on the check before the upload",
+            config_.endpoint.empty() ? "S3" : config_.endpoint);
         conditional_writes_.store(ConditionalWrites::kUnsupported);
         --redirects;  // not a redirect: the same request without the header
         continue;
@@ -275,7 +277,8 @@ std::optional<S3ObjectInfo> S3Client::head_object(const std::string& bucket, con
   info.modified_unix_micros = http_date_micros(r.header("last-modified"));
   info.etag = unquote_etag(r.header("etag"));
   info.lock_mode = r.header("x-amz-object-lock-mode");
-  if (auto until = parse_rfc3339(r.header("x-amz-object-lock-retain-until-date"))) info.retain_until_micros = to_unix_micros(*until);
+  if (auto until = parse_rfc3339(r.header("x-amz-object-lock-retain-until-date")))
+    info.retain_until_micros = to_unix_micros(*until);
   info.legal_hold = r.header("x-amz-object-lock-legal-hold") == "ON";
   return info;
 }
@@ -293,8 +296,10 @@ S3ListPage S3Client::list_objects(const std::string& bucket, const std::string& 
   Call c{.method = "GET", .bucket = bucket, .key = ""};
   c.query = {{"list-type", "2"}, {"max-keys", std::to_string(max_keys)}};
   if (!prefix.empty()) c.query.emplace_back("prefix", prefix);
-  if (!token.empty()) c.query.emplace_back("continuation-token", token);
-  else if (!start_after.empty()) c.query.emplace_back("start-after", start_after);
+  if (!token.empty())
+    c.query.emplace_back("continuation-token", token);
+  else if (!start_after.empty())
+    c.query.emplace_back("start-after", start_after);
   HttpResponse r = call(c, "listing s3://" + bucket + "/" + prefix);
   return parse_list_objects_v2(r.body, "ListObjectsV2 response of s3://" + bucket + "/" + prefix);
 }
@@ -311,15 +316,21 @@ std::optional<std::string> S3Client::get_small_object(const std::string& bucket,
 
 std::optional<std::string> S3Client::put_object_if(const std::string& bucket, const std::string& key,
                                                    std::string_view body, const std::string& expected_etag) {
-  Call c{.method = "PUT", .bucket = bucket, .key = key, .body = body, .create_only = expected_etag.empty(),
-         .if_match = expected_etag, .strict = true};
+  Call c{.method = "PUT",
+         .bucket = bucket,
+         .key = key,
+         .body = body,
+         .create_only = expected_etag.empty(),
+         .if_match = expected_etag,
+         .strict = true};
   add_new_object_headers(c);
   if (config_.object_lock_days > 0) c.headers.emplace_back("Content-MD5", base64_md5(body));
   try {
     HttpResponse r = call_creating(c, "conditional upload of s3://" + bucket + "/" + key);
     std::string etag = unquote_etag(r.header("etag"));
     if (etag.empty()) {
-      throw Error(ErrorKind::kCorrupt, "s3://" + bucket + "/" + key + ": the server answered a conditional upload without an ETag");
+      throw Error(ErrorKind::kCorrupt,
+                  "s3://" + bucket + "/" + key + ": the server answered a conditional upload without an ETag");
     }
     return etag;
   } catch (const Error& e) {
@@ -335,7 +346,7 @@ void S3Client::delete_object(const std::string& bucket, const std::string& key) 
 }
 
 std::vector<S3DeleteFailure> S3Client::delete_batch(const std::string& bucket,
-                                                   const std::vector<std::pair<std::string, std::string>>& objects) {
+                                                    const std::vector<std::pair<std::string, std::string>>& objects) {
   if (objects.empty()) return {};
   if (objects.size() > 1000) throw Error(ErrorKind::kInternal, "DeleteObjects: more than 1000 keys in one call");
   std::string body = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Delete><Quiet>true</Quiet>";

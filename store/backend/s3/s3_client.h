@@ -84,11 +84,13 @@ class S3Client {
   // Versioned buckets. bucket_versioning: "Enabled", "Suspended" or "" (never enabled).
   std::string bucket_versioning(const std::string& bucket);
   // One page of ListObjectVersions under `prefix`, from the markers of the previous page.
-  S3VersionsPage list_object_versions(const std::string& bucket, const std::string& prefix, const std::string& key_marker,
-                                      const std::string& version_id_marker, int max_keys = 1000);
+  S3VersionsPage list_object_versions(const std::string& bucket, const std::string& prefix,
+                                      const std::string& key_marker, const std::string& version_id_marker,
+                                      int max_keys = 1000);
   // DeleteObjects of exact versions (at most 1000): deletes them for good, delete markers too.
   // Returns the versions S3 refused (e.g. under Object Lock) instead of throwing.
-  std::vector<S3DeleteFailure> delete_object_versions(const std::string& bucket, const std::vector<S3ObjectVersion>& versions);
+  std::vector<S3DeleteFailure> delete_object_versions(const std::string& bucket,
+                                                      const std::vector<S3ObjectVersion>& versions);
 
   std::string create_multipart_upload(const std::string& bucket, const std::string& key);
   std::string upload_part(const std::string& bucket, const std::string& key, const std::string& upload_id,
@@ -115,7 +117,7 @@ class S3Client {
     std::vector<std::pair<std::string, std::string>> headers = {};
     std::string_view body = {};
     bool allow_404 = false;
-    bool create_only = false;  // If-None-Match: * unless the server is known not to support it
+    bool create_only = false;   // If-None-Match: * unless the server is known not to support it
     std::string if_match = {};  // If-Match: "<etag>"
     // The condition must be enforced: a 501 is an error, not a reason to send the request again
     // without it.

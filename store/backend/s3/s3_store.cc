@@ -30,13 +30,14 @@ size_t s3_part_size(size_t first_part_size, int n) {
 namespace {
 
 constexpr int kMaxParts = 10000;
-constexpr size_t kDeleteBatchKeys = 1000;        // DeleteObjects' limit
+constexpr size_t kDeleteBatchKeys = 1000;  // DeleteObjects' limit
 constexpr size_t kConcurrentDeleteBatches = 4;
 
 // A multipart upload; parts grow past every 1000th so that 10,000 of them hold up to S3's 5 TiB.
 class S3MultipartUpload : public PartedUpload {
  public:
-  S3MultipartUpload(std::shared_ptr<S3Client> client, std::string bucket, std::string key, size_t first_part_size, bool create_only)
+  S3MultipartUpload(std::shared_ptr<S3Client> client, std::string bucket, std::string key, size_t first_part_size,
+                    bool create_only)
       : client_(std::move(client)),
         bucket_(std::move(bucket)),
         key_(std::move(key)),
@@ -94,7 +95,9 @@ std::unique_ptr<BlobWriter> S3Store::create(const std::string& key, bool overwri
     throw Error(ErrorKind::kAlreadyExists, url() + ": " + key + " already exists");
   }
   return std::make_unique<PartedWriter>(
-      std::make_unique<S3MultipartUpload>(client_, bucket_, object_key(key), options_.part_size, /*create_only=*/!overwrite), options_.concurrency);
+      std::make_unique<S3MultipartUpload>(client_, bucket_, object_key(key), options_.part_size,
+                                          /*create_only=*/!overwrite),
+      options_.concurrency);
 }
 
 std::unique_ptr<BlobReader> S3Store::open(const std::string& key) {
@@ -160,8 +163,8 @@ std::optional<std::string> S3Store::write_if(const std::string& key, const std::
 
 std::vector<BlobInfo> S3Store::list_range(const std::string& start_after, const std::string& end_before) {
   return keys_.list_range(start_after, end_before,
-                          [&](const std::string& full, const std::string& first, const std::string&, const std::string& token,
-                              std::vector<BlobInfo>& out) {
+                          [&](const std::string& full, const std::string& first, const std::string&,
+                              const std::string& token, std::vector<BlobInfo>& out) {
                             S3ListPage page = client_->list_objects(bucket_, full, token, 1000, first);
                             for (auto& o : page.objects) out.push_back(BlobInfo{o.key, o.size, o.modified_unix_micros});
                             return page.next_continuation_token;
@@ -177,7 +180,8 @@ void S3Store::remove_many(const std::vector<std::string>& keys) {
   const size_t batches = (keys.size() + kDeleteBatchKeys - 1) / kDeleteBatchKeys;
   for_each_index_in_parallel(batches, kConcurrentDeleteBatches, [&](size_t b) {
     std::vector<std::string> batch;
-    for (size_t j = b * kDeleteBatchKeys; j < keys.size() && j < (b + 1) * kDeleteBatchKeys; ++j) batch.push_back(object_key(keys[j]));
+    for (size_t j = b * kDeleteBatchKeys; j < keys.size() && j < (b + 1) * kDeleteBatchKeys; ++j)
+      batch.push_back(object_key(keys[j]));
     client_->delete_objects(bucket_, batch);
   });
 }
@@ -193,8 +197,10 @@ VersionedBlobs::Purge S3Store::purge_noncurrent_versions(const std::string& pref
   do {
     S3VersionsPage page = client_->list_object_versions(bucket_, full, key_marker, version_marker);
     for (auto& v : page.versions) {
-      if (v.delete_marker) markers.push_back(std::move(v));
-      else if (!v.latest) noncurrent.push_back(std::move(v));
+      if (v.delete_marker)
+        markers.push_back(std::move(v));
+      else if (!v.latest)
+        noncurrent.push_back(std::move(v));
     }
     key_marker = page.next_key_marker;
     version_marker = page.next_version_id_marker;
@@ -266,7 +272,8 @@ S3Config resolve_s3_config(const S3Settings& s, const Environment& env, const Ob
   std::string mode = s.object_lock_mode.empty() ? "COMPLIANCE" : s.object_lock_mode;
   std::transform(mode.begin(), mode.end(), mode.begin(), [](unsigned char ch) { return std::toupper(ch); });
   if (mode != "COMPLIANCE" && mode != "GOVERNANCE") {
-    throw Error(ErrorKind::kInvalidArgument, "unknown Object Lock mode " + s.object_lock_mode, "use compliance or governance");
+    throw Error(ErrorKind::kInvalidArgument, "unknown Object Lock mode " + s.object_lock_mode,
+                "use compliance or governance");
   }
   if (s.object_lock_days > 0) {
     c.object_lock_days = s.object_lock_days;

@@ -17,9 +17,9 @@
 
 #include "common/http_client.h"
 #include "store/backend/s3/aws_credentials.h"
+#include "store/backend/s3/s3_client.h"
 #include "store/blob_capabilities.h"
 #include "store/store_options.h"
-#include "store/backend/s3/s3_client.h"
 
 namespace etcdadm {
 

@@ -21,7 +21,8 @@ std::string without_trailing_slash(std::string s) {
 SwiftAuthConfig resolve_swift_auth(const Environment& env) {
   SwiftAuthConfig c;
   c.interface = first_non_empty({env.value("OS_INTERFACE"), env.value("OS_ENDPOINT_TYPE"), "public"});
-  if (c.interface.size() > 3 && c.interface.ends_with("URL")) c.interface = c.interface.substr(0, c.interface.size() - 3);
+  if (c.interface.size() > 3 && c.interface.ends_with("URL"))
+    c.interface = c.interface.substr(0, c.interface.size() - 3);
   c.region = env.value("OS_REGION_NAME");
   if (!env.value("OS_STORAGE_URL").empty() && !env.value("OS_AUTH_TOKEN").empty()) {
     c.kind = SwiftAuthConfig::Kind::kPreauthenticated;
@@ -33,12 +34,14 @@ SwiftAuthConfig resolve_swift_auth(const Environment& env) {
   }
   c.auth_url = without_trailing_slash(first_non_empty({env.value("OS_AUTH_URL"), env.value("ST_AUTH")}));
   if (c.auth_url.empty()) {
-    throw Error(ErrorKind::kAuth, "no OpenStack credentials: OS_AUTH_URL is not set",
-                "source the project's openrc file (OS_AUTH_URL, OS_USERNAME, OS_PASSWORD, OS_PROJECT_NAME, ...), or set "
-                "OS_STORAGE_URL and OS_AUTH_TOKEN");
+    throw Error(
+        ErrorKind::kAuth, "no OpenStack credentials: OS_AUTH_URL is not set",
+        "source the project's openrc file (OS_AUTH_URL, OS_USERNAME, OS_PASSWORD, OS_PROJECT_NAME, ...), or set "
+        "OS_STORAGE_URL and OS_AUTH_TOKEN");
   }
   split_url(c.auth_url);
-  std::string version = first_non_empty({env.value("OS_AUTH_VERSION"), env.value("ST_AUTH_VERSION"), env.value("OS_IDENTITY_API_VERSION")});
+  std::string version = first_non_empty(
+      {env.value("OS_AUTH_VERSION"), env.value("ST_AUTH_VERSION"), env.value("OS_IDENTITY_API_VERSION")});
   if (c.auth_url.ends_with("/v2.0") || version == "2" || version == "2.0") {
     throw Error(ErrorKind::kInvalidArgument, "Keystone v2 (" + c.auth_url + ") is not supported: OpenStack removed it",
                 "use the v3 endpoint (OS_AUTH_URL=https://.../v3, OS_IDENTITY_API_VERSION=3)");
@@ -78,7 +81,8 @@ SwiftAuthConfig resolve_swift_auth(const Environment& env) {
   k.project_id = first_non_empty({env.value("OS_PROJECT_ID"), env.value("OS_TENANT_ID")});
   k.project_name = first_non_empty({env.value("OS_PROJECT_NAME"), env.value("OS_TENANT_NAME")});
   k.project_domain_id = env.value("OS_PROJECT_DOMAIN_ID");
-  k.project_domain_name = first_non_empty({env.value("OS_PROJECT_DOMAIN_NAME"), env.value("OS_DOMAIN_NAME"), "Default"});
+  k.project_domain_name =
+      first_non_empty({env.value("OS_PROJECT_DOMAIN_NAME"), env.value("OS_DOMAIN_NAME"), "Default"});
   if (k.project_id.empty() && k.project_name.empty()) {
     throw Error(ErrorKind::kAuth, "Keystone v3 at " + c.auth_url + ": no project to scope the token to",
                 "set OS_PROJECT_NAME (or OS_PROJECT_ID): object storage belongs to a project");
@@ -88,7 +92,8 @@ SwiftAuthConfig resolve_swift_auth(const Environment& env) {
   return c;
 }
 
-SwiftSession::SwiftSession(SwiftAuthConfig config, HttpOptions http) : config_(std::move(config)), http_(std::move(http)) {}
+SwiftSession::SwiftSession(SwiftAuthConfig config, HttpOptions http)
+    : config_(std::move(config)), http_(std::move(http)) {}
 
 SwiftSession::Access SwiftSession::access() {
   std::lock_guard<std::mutex> lock(mu_);
@@ -116,12 +121,14 @@ SwiftSession::Access SwiftSession::authenticate(std::optional<int64_t>& expires)
       req.headers = {{"X-Auth-User", config_.user}, {"X-Auth-Key", config_.key}};
       HttpResponse r = send_to_auth_endpoint(req, credentials_http_options(http_), config_.description);
       if (r.status == 401 || r.status == 403) {
-        throw Error(ErrorKind::kAuth, config_.description + " refused the credentials (HTTP " + std::to_string(r.status) + ")",
+        throw Error(ErrorKind::kAuth,
+                    config_.description + " refused the credentials (HTTP " + std::to_string(r.status) + ")",
                     "check OS_USERNAME (account:user for tempauth) and OS_PASSWORD");
       }
       Access a{without_trailing_slash(r.header("x-storage-url")), r.header("x-auth-token")};
       if (!r.ok() || a.storage_url.empty() || a.token.empty()) {
-        throw Error(ErrorKind::kAuth, config_.description + " gave no storage URL and token (HTTP " + std::to_string(r.status) + ")");
+        throw Error(ErrorKind::kAuth,
+                    config_.description + " gave no storage URL and token (HTTP " + std::to_string(r.status) + ")");
       }
       return a;
     }
@@ -134,11 +141,13 @@ SwiftSession::Access SwiftSession::authenticate(std::optional<int64_t>& expires)
       req.body = body;
       HttpResponse r = send_to_auth_endpoint(req, credentials_http_options(http_), config_.description);
       if (r.status == 401 || r.status == 403) {
-        throw Error(ErrorKind::kAuth, config_.description + " refused the credentials (HTTP " + std::to_string(r.status) + ")",
+        throw Error(ErrorKind::kAuth,
+                    config_.description + " refused the credentials (HTTP " + std::to_string(r.status) + ")",
                     "check OS_USERNAME, OS_PASSWORD, the domains and the project (or the application credential)");
       }
       if (!r.ok()) {
-        throw Error(ErrorKind::kAuth, config_.description + ": HTTP " + std::to_string(r.status) + " " + r.body.substr(0, 200));
+        throw Error(ErrorKind::kAuth,
+                    config_.description + ": HTTP " + std::to_string(r.status) + " " + r.body.substr(0, 200));
       }
       std::string token = r.header("x-subject-token");
       if (token.empty()) throw Error(ErrorKind::kAuth, config_.description + " answered without X-Subject-Token");

@@ -1,8 +1,7 @@
 #include "store/backend/swift/swift_responses.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 
 #include "common/error.h"
 #include "common/timefmt.h"
@@ -54,8 +53,9 @@ std::string keystone_auth_request_json(const KeystoneCredentials& c) {
   json identity;
   json auth;
   if (!c.application_credential_id.empty()) {
-    identity = {{"methods", {"application_credential"}},
-                {"application_credential", {{"id", c.application_credential_id}, {"secret", c.application_credential_secret}}}};
+    identity = {
+        {"methods", {"application_credential"}},
+        {"application_credential", {{"id", c.application_credential_id}, {"secret", c.application_credential_secret}}}};
     auth = {{"identity", identity}};  // an application credential is scoped already
   } else {
     json user;
@@ -71,7 +71,8 @@ std::string keystone_auth_request_json(const KeystoneCredentials& c) {
     if (!c.project_id.empty()) {
       auth["scope"] = {{"project", {{"id", c.project_id}}}};
     } else if (!c.project_name.empty()) {
-      json domain = c.project_domain_id.empty() ? json{{"name", c.project_domain_name}} : json{{"id", c.project_domain_id}};
+      json domain =
+          c.project_domain_id.empty() ? json{{"name", c.project_domain_name}} : json{{"id", c.project_domain_id}};
       auth["scope"] = {{"project", {{"name", c.project_name}, {"domain", domain}}}};
     }
   }
@@ -82,7 +83,8 @@ KeystoneToken parse_keystone_token(const std::string& body, const std::string& i
                                    const std::string& what) {
   json j = parse(body, what);
   auto token = j.find("token");
-  if (!j.is_object() || token == j.end() || !token->is_object()) throw Error(ErrorKind::kAuth, what + " holds no token");
+  if (!j.is_object() || token == j.end() || !token->is_object())
+    throw Error(ErrorKind::kAuth, what + " holds no token");
   KeystoneToken out;
   if (auto t = parse_rfc3339(text(*token, "expires_at"))) out.expires_unix_micros = to_unix_micros(*t);
   std::vector<std::string> seen;
@@ -106,7 +108,8 @@ KeystoneToken parse_keystone_token(const std::string& body, const std::string& i
   std::string have;
   for (const auto& s : seen) have += (have.empty() ? "" : ", ") + s;
   throw Error(ErrorKind::kAuth,
-              what + ": the catalog has no " + interface + " object-store endpoint" + (region.empty() ? "" : " in region " + region) +
+              what + ": the catalog has no " + interface + " object-store endpoint" +
+                  (region.empty() ? "" : " in region " + region) +
                   " (object-store endpoints: " + (have.empty() ? "none" : have) + ")",
               "set OS_REGION_NAME (and OS_INTERFACE) to one of those, or check that the project has object storage");
 }

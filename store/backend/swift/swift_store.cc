@@ -37,7 +37,8 @@ std::string new_upload_id() {
 // 1000 of them hold large objects.
 class SwiftUpload : public PartedUpload {
  public:
-  SwiftUpload(std::shared_ptr<SwiftClient> client, std::string container, std::string name, size_t segment_size, bool create_only)
+  SwiftUpload(std::shared_ptr<SwiftClient> client, std::string container, std::string name, size_t segment_size,
+              bool create_only)
       : client_(std::move(client)),
         container_(std::move(container)),
         name_(std::move(name)),
@@ -57,7 +58,8 @@ class SwiftUpload : public PartedUpload {
   }
   void complete(const std::vector<std::string>& etags, const std::vector<uint64_t>& sizes) override {
     std::vector<SwiftSegment> manifest;
-    for (size_t i = 0; i < etags.size(); ++i) manifest.push_back({"/" + segment_path(static_cast<int>(i) + 1), etags[i], sizes.at(i)});
+    for (size_t i = 0; i < etags.size(); ++i)
+      manifest.push_back({"/" + segment_path(static_cast<int>(i) + 1), etags[i], sizes.at(i)});
     try {
       client_->put_object(container_, name_, swift_slo_manifest_json(manifest), create_only_, /*manifest=*/true);
     } catch (const Error& e) {
@@ -100,8 +102,8 @@ class SwiftUpload : public PartedUpload {
 
 }  // namespace
 
-SwiftStore::SwiftStore(std::shared_ptr<SwiftClient> client, std::string container, std::string prefix, size_t segment_size,
-                       int concurrency)
+SwiftStore::SwiftStore(std::shared_ptr<SwiftClient> client, std::string container, std::string prefix,
+                       size_t segment_size, int concurrency)
     : client_(std::move(client)),
       container_(std::move(container)),
       keys_{std::move(prefix)},
@@ -121,7 +123,8 @@ std::unique_ptr<BlobWriter> SwiftStore::create(const std::string& key, bool over
     throw Error(ErrorKind::kAlreadyExists, url() + ": " + key + " already exists");
   }
   return std::make_unique<PartedWriter>(
-      std::make_unique<SwiftUpload>(client_, container_, object_name(key), segment_size_, /*create_only=*/!overwrite), concurrency_);
+      std::make_unique<SwiftUpload>(client_, container_, object_name(key), segment_size_, /*create_only=*/!overwrite),
+      concurrency_);
 }
 
 std::unique_ptr<BlobReader> SwiftStore::open(const std::string& key) {
@@ -194,12 +197,13 @@ std::vector<std::string> SwiftStore::remove_abandoned(std::chrono::seconds older
     std::string object = set.substr(0, slash);
     auto used = client_->slo_segments(container_, object);
     std::string used_prefix = "/" + segments_container() + "/" + set + "/";
-    if (used && std::any_of(used->begin(), used->end(), [&](const std::string& p) { return p.rfind(used_prefix, 0) == 0; })) {
+    if (used &&
+        std::any_of(used->begin(), used->end(), [&](const std::string& p) { return p.rfind(used_prefix, 0) == 0; })) {
       continue;  // the segments of a committed object
     }
     for (const auto& segment : entry.second) client_->delete_object(segments_container(), segment);
-    removed.push_back(std::to_string(entry.second.size()) + " segments of an unfinished upload of swift://" + container_ + "/" +
-                      object + " (swift://" + segments_container() + "/" + set + "/)");
+    removed.push_back(std::to_string(entry.second.size()) + " segments of an unfinished upload of swift://" +
+                      container_ + "/" + object + " (swift://" + segments_container() + "/" + set + "/)");
   }
   return removed;
 }

@@ -15,16 +15,16 @@
 #include <string>
 
 #include "common/environment.h"
+#include "store/backend/swift/swift_client.h"
 #include "store/blob_capabilities.h"
 #include "store/store_options.h"
-#include "store/backend/swift/swift_client.h"
 
 namespace etcdadm {
 
 class SwiftStore : public BlobStore, public LeftoverUploads, public ReloadableCredentials {
  public:
-  SwiftStore(std::shared_ptr<SwiftClient> client, std::string container, std::string prefix, size_t segment_size = 8u << 20,
-             int concurrency = 4);
+  SwiftStore(std::shared_ptr<SwiftClient> client, std::string container, std::string prefix,
+             size_t segment_size = 8u << 20, int concurrency = 4);
 
   std::string url() const override;
   std::unique_ptr<BlobWriter> create(const std::string& key, bool overwrite) override;
