@@ -35,6 +35,8 @@ if $with_test_servers; then
   packages+=(python3-prometheus-client prometheus)
   # Debian's package checker and the manual page renderer check the .deb (test/package/deb_test.sh)
   packages+=(lintian groff-base)
+  # the format check (scripts/check-format.sh): .clang-format as Debian 12's clang-format 14 reads it
+  packages+=(clang-format)
   # Node.js runs the GCS emulator (test/support/gcs_emulator); keep a Node.js the machine already has.
   command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
 fi

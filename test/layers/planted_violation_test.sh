@@ -7,31 +7,10 @@
 # Usage: planted_violation_test.sh SOURCE_DIR
 set -euo pipefail
 src="$1"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-copy() {  # a fresh copy of the product's sources and the rules in $work/tree
-  rm -rf "$work/tree"
-  mkdir -p "$work/tree/docs" "$work/tree/scripts"
-  cp "$src/docs/architecture.md" "$work/tree/docs/"
-  cp "$src/scripts/check-layers.sh" "$work/tree/scripts/"
-  local d
-  for d in $(awk '/^```layers$/ {i=1; next} i && /^```/ {exit} i && NF && !/^unchecked:/ {sub(/[:\/].*/, ""); print}' \
-               "$src/docs/architecture.md" | sort -u); do
-    cp -r "$src/$d" "$work/tree/$d"
-  done
-}
-failures=0
-expect() {  # WANT_EXIT PATTERN: runs the check on the copy
-  local want="$1" pattern="$2" out rc=0
-  out=$(bash "$work/tree/scripts/check-layers.sh" "$work/tree" 2>&1) || rc=$?
-  if [ "$rc" -ne "$want" ] || ! grep -qE -- "$pattern" <<<"$out"; then
-    echo "FAILED: wanted exit $want and /$pattern/, got exit $rc:" >&2
-    echo "$out" | head -20 >&2
-    failures=$((failures + 1))
-  else
-    echo "ok: exit $rc, $(grep -E -- "$pattern" <<<"$out" | head -1)"
-  fi
-}
+check=scripts/check-layers.sh
+copied=(scripts/check-layers.sh)
+# shellcheck source=planted_lib.sh
+. "$(dirname "$0")/planted_lib.sh"
 
 copy
 expect 0 'follows docs/architecture.md'
