@@ -34,6 +34,8 @@ Counts count(const ClusterInfo& info, uint64_t member_id) {
 
 }  // namespace
 
+const char* member_role(const MemberInfo& m) { return m.learner ? "learner" : (m.leader ? "leader" : "follower"); }
+
 std::string member_label(const MemberInfo& m) {
   return (m.name.empty() ? std::string("(not started)") : m.name) + fmt::format(" ({:x})", m.id);
 }

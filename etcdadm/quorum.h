@@ -44,6 +44,8 @@ const MemberInfo* find_member_by_peer_url(const ClusterInfo& info, const std::st
 // "name (id in hex)", or "(not started) (id)" for a member added but not started yet: how every
 // message names a member.
 std::string member_label(const MemberInfo& m);
+// "learner", "leader" or "follower": a member's role as tables and JSON name it.
+const char* member_role(const MemberInfo& m);
 
 // A member is healthy when it answered Status without "no leader" among its errors.
 bool member_healthy(const MemberInfo& m);

@@ -4,21 +4,16 @@
 #include <fmt/printf.h>
 
 #include "common/text.h"
+#include "etcdadm/quorum.h"
 
 namespace etcdadm::render {
-
-namespace {
-
-std::string role_of(const MemberInfo& m) { return m.learner ? "learner" : (m.leader ? "leader" : "follower"); }
-
-}  // namespace
 
 nlohmann::json defrag_plan_json(const DefragPlan& plan) {
   nlohmann::json members = nlohmann::json::array();
   for (const auto& e : plan.members) {
     members.push_back({{"memberId", id_hex(e.member.id)},
                        {"name", e.member.name},
-                       {"role", role_of(e.member)},
+                       {"role", member_role(e.member)},
                        {"dbSize", e.member.db_size},
                        {"dbSizeInUse", e.member.db_size_in_use},
                        {"due", e.due},
@@ -32,7 +27,7 @@ std::string defrag_plan_text(const DefragPlan& plan) {
   int order = 0;
   for (const auto& e : plan.members) {
     out += fmt::sprintf("%-5s  %-12s  %-16s  %-8s  %s\n", e.due ? std::to_string(++order) : "-", e.member.name,
-                        id_hex(e.member.id), role_of(e.member), e.why);
+                        id_hex(e.member.id), member_role(e.member), e.why);
   }
   for (const auto& p : plan.problems) out += "Not now: " + p + "\n";
   return out;

@@ -4,6 +4,7 @@
 #include <fmt/printf.h>
 
 #include "common/text.h"
+#include "etcdadm/quorum.h"
 
 namespace etcdadm::render {
 
@@ -74,7 +75,7 @@ std::string cluster_info_text(const MemberConfig& m, const ClusterInfo& info) {
   out += fmt::sprintf("%-16s  %-12s  %-8s  %-8s  %-9s  %-10s  %-12s  %s\n", "ID", "NAME", "STATUS", "ROLE", "VERSION",
                       "DB SIZE", "RAFT INDEX", "CLIENT URLS");
   for (const auto& x : info.members) {
-    std::string role = x.learner ? "learner" : (x.leader ? "leader" : "follower");
+    const std::string role = member_role(x);
     std::string urls;
     for (const auto& u : x.client_urls) urls += (urls.empty() ? "" : ",") + u;
     std::string name = x.name.empty() ? "(unstarted)" : x.name + (x.local ? "*" : "");

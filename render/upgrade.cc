@@ -4,6 +4,7 @@
 #include <fmt/printf.h>
 
 #include "common/text.h"
+#include "etcdadm/quorum.h"
 
 namespace etcdadm::render {
 
@@ -46,7 +47,7 @@ std::string upgrade_plan_text(const UpgradePlan& plan, const std::string& backup
                       "CHECK");
   int order = 0;
   for (const auto& e : plan.members) {
-    std::string role = e.member.learner ? "learner" : (e.member.leader ? "leader" : "follower");
+    const std::string role = member_role(e.member);
     bool done = e.step.kind == VersionStepKind::kSame;
     std::string check = !e.step.allowed ? "REFUSED: " + e.step.reason
                         : done          ? "at the target"
