@@ -57,6 +57,7 @@ void add_seed(CLI::App& app) {
     std::optional<int> nospace_disarm_below_percent;
     std::string corrupt_check_interval;
     std::string auto_restore;
+    std::string restart_without_quorum;
     std::string auto_restore_delay;
     std::string cert_renew_before;
     std::string ca_warn_before;
@@ -105,6 +106,10 @@ void add_seed(CLI::App& app) {
                 "rotate the cluster CA once it expires within this long: a new CA cross-signed by the current one, "
                 "every host re-issued, then switched and restarted one at a time (default 720h; 0: only by `auto "
                 "rotate-ca`; kept when not given)");
+  m->add_option("--restart-without-quorum", f->restart_without_quorum,
+                "on: a 1- or 2-member cluster's member may be restarted by its controller (the CA switch), "
+                "stopping writes for the seconds of the restart; off (the default): the step waits for a person")
+      ->check(CLI::IsMember({"on", "off"}));
   auto* r = c->add_option_group("Recovery from a total loss");
   r->add_option("--auto-restore", f->auto_restore,
                 "on: after a total loss (no member answers, no host holds a member's data, for --auto-restore-delay) "
@@ -130,6 +135,7 @@ void add_seed(CLI::App& app) {
     auto_changes.nospace_keep_revisions = f->nospace_keep_revisions;
     auto_changes.nospace_disarm_below_percent = f->nospace_disarm_below_percent;
     if (!f->auto_restore.empty()) auto_changes.auto_restore = f->auto_restore == "on";
+    if (!f->restart_without_quorum.empty()) auto_changes.restart_without_quorum = f->restart_without_quorum == "on";
     auto_changes.cert_renew_before_seconds = seconds_flag("--cert-renew-before", f->cert_renew_before);
     auto_changes.ca_warn_before_seconds = seconds_flag("--ca-warn-before", f->ca_warn_before);
     auto_changes.ca_rotate_before_seconds = seconds_flag("--ca-rotate-before", f->ca_rotate_before);

@@ -435,6 +435,17 @@ bool kept_at_filesystem_root(const std::string& name) {
   return name == "lost+found" || name.rfind(kRestoreStagingPrefix, 0) == 0 || name.rfind(kSetAsidePrefix, 0) == 0;
 }
 
+uint64_t device_of_path(const std::string& path) {
+  std::filesystem::path p = std::filesystem::absolute(path);
+  for (;;) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) == 0) return static_cast<uint64_t>(st.st_dev);
+    if (errno != ENOENT && errno != ENOTDIR) throw_errno("cannot stat", p.string(), errno);
+    if (!p.has_relative_path()) return 0;
+    p = p.parent_path();
+  }
+}
+
 bool is_empty_data_dir(const std::string& dir) {
   if (is_missing_or_empty_dir(dir)) return true;
   if (!is_directory(dir) || !is_filesystem_root(dir)) return false;

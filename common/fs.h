@@ -151,6 +151,10 @@ bool kept_at_filesystem_root(const std::string& name);
 // only what the filesystem (lost+found) or a restore's staging dir put there.
 bool is_empty_data_dir(const std::string& dir);
 
+// The device (st_dev) `path` is on, or its nearest existing ancestor's when it does not exist: a
+// directory that moved to another device is a volume mounted or unmounted over it.
+uint64_t device_of_path(const std::string& path);
+
 // Moves a data dir's contents out of the way, kept for a person, and leaves it empty (mode 0700):
 // renamed to "<dir>.set-aside-<label>" beside it, or, when it is a filesystem root (no rename
 // leaves it), moved inside it into "<dir>/.etcdadm-set-aside-<label>". Returns where they went, ""

@@ -116,7 +116,7 @@ void Controller::change_membership(const Decision& d) {
   } catch (const Error& e) {
     // etcd refuses a promotion until the learner has caught up: that is waiting, not failing.
     if (d.step == Step::kPromoteMember && e.mentions("in sync")) {
-      spdlog::info("auto: learner {} has not caught up yet", id_hex(d.member_id));
+      record(action, d.reason, d.command, "refused by etcd for now: the learner has not caught up yet");
       return;
     }
     if (d.step == Step::kPromoteMember && e.mentions("can only promote a learner member"))

@@ -32,8 +32,15 @@ std::string set_aside_label(const ClusterPlan& plan) {
 
 void Controller::plan_restore(const Decision& d, const Observation& o) {
   // A running cluster is replaced only after a new backup of it (an older one lacks the latest
-  // writes): the restore can be undone.
-  if (o.cluster.answered) backup_before(d, std::chrono::seconds(0));
+  // writes): the restore can be undone. Taken only through the leader (this host acts): a member of
+  // a cluster without a leader may be behind, and its data is no backup of the cluster.
+  if (is_acting(o)) {
+    backup_before(d, std::chrono::seconds(0));
+  } else if (o.cluster.answered) {
+    spdlog::warn(
+        "auto: the cluster answers without a leader: no backup is taken before the restore (a member "
+        "without a leader may be behind)");
+  }
   auto& conditional = *capability<ConditionalWrites>(*store_);
   const std::string text = cluster_plan_json(d.plan);
   if (!conditional.write_if(kAutoPlanKey, text, store_view_ ? store_view_->plan_version : "")) {

@@ -31,7 +31,13 @@ void Controller::observe_version_change(Observation& o) {
       o.cluster.info.leader_id != 0 && std::all_of(o.cluster.info.members.begin(), o.cluster.info.members.end(),
                                                    [](const MemberInfo& m) { return !m.learner && member_healthy(m); });
   if (auto turn = capability<ConditionalWrites>(*store_)->read_versioned(kAutoVersionTurnKey, 1 << 16)) {
-    o.version_turn = parse_version_turn(turn->contents, o.store_url + "/" + kAutoVersionTurnKey);
+    try {
+      o.version_turn = parse_version_turn(turn->contents, o.store_url + "/" + kAutoVersionTurnKey);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kCorrupt) throw;
+      o.record_problems.push_back(std::string(kAutoVersionTurnKey) + ": " + e.what());
+      return;
+    }
     turn_version_ = turn->version;
   }
   MemberConfig recorded;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <thread>
 
 #include "backup/pre_change.h"
@@ -40,6 +41,10 @@ int64_t seconds_since(steady_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::seconds>(steady_clock::now() - t).count();
 }
 
+int64_t seconds_until(steady_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::seconds>(t - steady_clock::now()).count();
+}
+
 int64_t held_for_seconds(std::optional<steady_clock::time_point>& since, bool condition) {
   if (!condition) {
     since.reset();
@@ -57,6 +62,11 @@ std::vector<std::string> controller_phases(const std::vector<Phase>& phases) {
     out.push_back(p.name);
   }
   return out;
+}
+
+std::string without_running_seconds(const std::string& text) {
+  static const std::regex seconds(R"(\b[0-9]+ s\b)");
+  return std::regex_replace(text, seconds, "N s");
 }
 
 MaintenanceRecord readable_maintenance(BlobStore& store) {
@@ -88,6 +98,7 @@ CertExpiry cert_expiry(const std::string& certs_dir) {
 namespace {
 
 constexpr const char* kLocalStateFile = "etcdadm-auto.json";
+constexpr const char* kHostIdFile = "etcdadm-auto-host-id";
 constexpr size_t kEventsKept = 500;
 
 // A fresh initial-cluster token: member and cluster IDs derive from it, so two plans never share one.
@@ -124,16 +135,32 @@ AutoLocalState read_auto_local_state(const std::string& config_dir) {
   s.member_id = integer_field<uint64_t>(j, "memberID", path).value_or(0);
   s.cluster_id = integer_field<uint64_t>(j, "clusterID", path).value_or(0);
   s.plan_sequence = integer_field<uint64_t>(j, "planSequence", path).value_or(0);
+  s.data_device = integer_field<uint64_t>(j, "dataDevice", path).value_or(0);
   return s;
+}
+
+std::string load_or_make_host_id(const std::string& config_dir) {
+  const std::string path = config_dir + "/" + kHostIdFile;
+  if (path_exists(path)) {
+    std::string id = read_file(path);
+    if (!id.empty() && id.back() == '\n') id.pop_back();
+    if (!is_host_id(id)) {
+      throw Error(ErrorKind::kCorrupt, path + " is not a host ID (32 hex digits)",
+                  "remove it: this host then claims its name as a new host, 90 s after its old record last changed");
+    }
+    return id;
+  }
+  const std::string id = new_host_id();
+  make_dirs(config_dir, 0755);
+  write_file_atomic(path, id + "\n", 0644, /*overwrite=*/false);
+  spdlog::info("auto: this host's ID is {} ({})", id, path);
+  return id;
 }
 
 void write_auto_local_state(const std::string& config_dir, const AutoLocalState& s) {
   make_dirs(config_dir, 0755);
-  json j = {{"clusterToken", s.cluster_token},
-            {"memberStarted", s.member_started},
-            {"memberID", s.member_id},
-            {"clusterID", s.cluster_id},
-            {"planSequence", s.plan_sequence}};
+  json j = {{"clusterToken", s.cluster_token}, {"memberStarted", s.member_started}, {"memberID", s.member_id},
+            {"clusterID", s.cluster_id},       {"planSequence", s.plan_sequence},   {"dataDevice", s.data_device}};
   write_file_atomic(config_dir + "/" + kLocalStateFile, j.dump(2) + "\n", 0600, /*overwrite=*/true);
 }
 
@@ -145,6 +172,17 @@ Controller::Controller(BackupStore store, ControllerOptions options)
       member_(options_.lifecycle.member),
       init_system_(make_init_system(member_.init_system)),
       pool_(quick(connection_to(member_, {}))) {
+  // The others count a host dead once its record has not changed for host_timeout: two heartbeats
+  // must fit in it, or a live host is counted dead between them.
+  if (options_.heartbeat <= std::chrono::seconds(0) || options_.heartbeat * 2 > options_.host_timeout) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "--heartbeat " + std::to_string(options_.heartbeat.count()) + "s is out of range: 1s to " +
+                    std::to_string(options_.host_timeout.count() / 2) + "s (the other hosts count a host dead once " +
+                    "its record has not changed for " + std::to_string(options_.host_timeout.count()) + " s)");
+  }
+  if (options_.interval <= std::chrono::milliseconds(0) || options_.idle_interval < options_.interval) {
+    throw Error(ErrorKind::kInvalidArgument, "--interval must be positive and --idle-interval at least as long");
+  }
   if (!path_exists(member_.ca_cert()) || !path_exists(member_.ca_key())) {
     throw Error(ErrorKind::kNotFound, "no cluster CA in " + member_.certs_dir + " (ca.crt and ca.key)",
                 "copy ca.crt and ca.key (mode 0600) from the host that holds the cluster's CA, or make one with "
@@ -155,6 +193,10 @@ Controller::Controller(BackupStore store, ControllerOptions options)
   // The store must decide conditional writes itself: the plan is what keeps two hosts from
   // creating two clusters.
   conditional_writes(*store_, "etcdadm auto", auto_probe_key(member_.name));
+  // The store exists now (the probe wrote to it): one that vanishes later is never made again
+  // empty by a heartbeat or an event (a directory renamed away or removed).
+  never_make_again(*store_);
+  host_id_ = load_or_make_host_id(member_.config_dir);
   // This host's certificates (the client one reaches the other members), issued from the CA.
   run_init(options_.lifecycle, "certificates");
   sequence_ = static_cast<uint64_t>(to_unix_micros(std::chrono::system_clock::now()));
@@ -163,7 +205,26 @@ Controller::Controller(BackupStore store, ControllerOptions options)
 void Controller::record(const std::string& action, const std::string& reason, const std::string& command,
                         const std::string& outcome) {
   spdlog::info("auto: {} ({}): {}{}", action, outcome, reason, command.empty() ? "" : "; by hand: " + command);
-  AutoEvent e{to_unix_micros(std::chrono::system_clock::now()), member_.name, action, reason, command, outcome};
+  // The store keeps the last kEventsKept events: the same event again every round (a step that
+  // keeps failing, a wait whose reason counts seconds) would push out the ones that explain an
+  // incident. Repeats within kRepeatedEventGap are logged only, and counted in the next one written.
+  const std::string shape = action + "|" + without_running_seconds(reason) + "|" + without_running_seconds(outcome);
+  const auto now = steady_clock::now();
+  auto [it, first] = repeats_.try_emplace(shape);
+  if (!first && now - it->second.written < kRepeatedEventGap) {
+    ++it->second.since;
+    return;
+  }
+  std::string told = outcome;
+  if (it->second.since > 0) {
+    told += " (and " + std::to_string(it->second.since) + " time" + (it->second.since == 1 ? "" : "s") +
+            " more since it was last recorded)";
+  }
+  it->second = {now, 0};
+  if (repeats_.size() > 256)
+    std::erase_if(repeats_, [&](const auto& r) { return now - r.second.written >= kRepeatedEventGap; });
+  if (!store_reachable()) return;
+  AutoEvent e{to_unix_micros(std::chrono::system_clock::now()), member_.name, action, reason, command, told};
   append_auto_event(*store_, e);
   if (++events_written_ % 50 == 0) {
     try {
@@ -220,16 +281,25 @@ std::string Controller::backup_through(const Decision& d, std::chrono::seconds m
 }
 
 void Controller::act(const Decision& d, const Observation& o) {
-  // A pause written while this round observed wins over what it decided.
-  if (d.step != Step::kIdle && d.step != Step::kWait && read_pause(*store_)) {
-    spdlog::info("auto: paused while deciding to {}: not acting", step_name(d.step));
-    return;
+  // A pause written while this round observed wins over what it decided; this host's own member
+  // is started again even when the store cannot say (rule Q).
+  if (d.step != Step::kIdle && d.step != Step::kWait) {
+    std::optional<PauseRecord> pause;
+    try {
+      pause = read_pause(*store_);
+    } catch (const Error& e) {
+      if (d.step != Step::kStartLocalMember || e.kind() == ErrorKind::kInterrupted) throw;
+    }
+    if (pause) {
+      spdlog::info("auto: paused while deciding to {}: not acting", step_name(d.step));
+      return;
+    }
   }
   switch (d.step) {
     case Step::kIdle:
     case Step::kWait:
-      if (d.reason != last_wait_reason_) {
-        last_wait_reason_ = d.reason;
+      if (without_running_seconds(d.reason) != last_wait_reason_) {
+        last_wait_reason_ = without_running_seconds(d.reason);
         if (d.step == Step::kWait) {
           record("wait", d.reason, d.command, "waiting");
         } else {
@@ -260,12 +330,32 @@ void Controller::act(const Decision& d, const Observation& o) {
     case Step::kPlanRestore:
       plan_restore(d, o);
       return;
-    case Step::kRestoreMember:
+    case Step::kRestoreMember: {
+      // A restore that failed (a damaged backup, a store down) fetches the whole backup again on
+      // its next try: tried again after 30 s, doubling to 10 minutes, not every round.
+      auto& failed = restore_failures_[d.plan.sequence];
+      if (failed.count > 0 && steady_clock::now() < failed.retry_at) {
+        spdlog::debug("auto: restore plan {} failed {} time(s): tried again in {} s", d.plan.sequence, failed.count,
+                      seconds_until(failed.retry_at));
+        return;
+      }
       // Seconds to minutes (fetch, verify, the log's replay, etcd's start): said when it begins.
       spdlog::info("auto: {} (starting): {}", step_name(d.step), d.reason);
-      recorded(d, [&] { restore_planned_member(d.plan); });
+      try {
+        recorded(d, [&] { restore_planned_member(d.plan); });
+      } catch (const Error& e) {
+        if (e.kind() == ErrorKind::kInterrupted) throw;
+        ++failed.count;
+        const auto wait = std::min<std::chrono::seconds>(
+            kRestoreRetryMax, kRestoreRetryFirst * (1 << std::min<uint64_t>(failed.count - 1, 5)));
+        failed.retry_at = steady_clock::now() + wait;
+        spdlog::warn("auto: restore plan {} failed here ({} time(s)); trying again in {} s", d.plan.sequence,
+                     failed.count, wait.count());
+        throw;
+      }
       store_view_.reset();
       return;
+    }
     case Step::kSetAsideData:
       recorded(d, [&] { set_aside_data(d.plan); });
       return;
@@ -308,6 +398,7 @@ void Controller::act(const Decision& d, const Observation& o) {
 void Controller::write_host_record(const Observation& o, const Decision& d) {
   HostRecord h;
   h.name = member_.name;
+  h.host_id = host_id_;
   h.peer_url = member_.peer_url();
   h.client_url = member_.client_url();
   h.ca_sha256 = ca_sha256_;
@@ -316,6 +407,7 @@ void Controller::write_host_record(const Observation& o, const Decision& d) {
   h.cluster_token = o.local.cluster_token;
   h.member_id = o.local.member_id;
   h.etcd_running = o.local.etcd_running;
+  h.has_leader = o.local.has_leader;
   h.waiting_for = d.step == Step::kIdle || d.step == Step::kWait ? d.reason : "";
   h.certs_expire_unix = o.local.certs_expire_unix;
   h.ca_expires_unix = o.local.ca_expires_unix;
@@ -331,9 +423,58 @@ void Controller::write_host_record(const Observation& o, const Decision& d) {
   if (compare == last_written_ && !due) return;
   h.heartbeat_unix = unix_now();
   h.sequence = ++sequence_;
-  store_->write_small(host_record_key(h.name), host_record_json(h), /*overwrite=*/true);
+  write_own_record(h);
   last_written_ = h;
   last_heartbeat_ = steady_clock::now();
+}
+
+// The name is this host's once its record is written by a conditional write: create-if-absent, over
+// a record of its own host ID (or of none: written before IDs), or over another host's record
+// that did not change for a host timeout as this controller watched it (name_held_elsewhere). From
+// then on every write is replace-if-match against the version this host wrote last, so a second
+// host writing under the same name is noticed by both: this one stops (kInUse) and finds it live.
+void Controller::write_own_record(const HostRecord& h) {
+  auto& conditional = *capability<ConditionalWrites>(*store_);
+  const std::string key = host_record_key(h.name);
+  const std::string text = host_record_json(h);
+  if (record_version_.empty()) {
+    std::string expected;
+    if (auto current = conditional.read_versioned(key, 1 << 20)) {
+      HostRecord held;
+      try {
+        held = parse_host_record(current->contents, store_->url() + "/" + key);
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::kCorrupt) throw;
+        held.host_id.clear();  // an unreadable record holds nothing: written over
+      }
+      if (!held.host_id.empty() && held.host_id != host_id_) {
+        auto it = seen_.find(h.name);
+        if (it == seen_.end() || it->second.sequence != held.sequence) {
+          throw Error(ErrorKind::kInUse, "host record " + key + " changed while this host watched it: not claiming it");
+        }
+        spdlog::warn("auto: taking over the name {} from host ID {} (peer URL {}): its record has not changed for {} s",
+                     h.name, held.host_id, held.peer_url, options_.host_timeout.count());
+      }
+      expected = current->version;
+    }
+    auto written = conditional.write_if(key, text, expected);
+    if (!written) throw Error(ErrorKind::kInUse, "host record " + key + " changed while this host claimed it");
+    record_version_ = *written;
+    return;
+  }
+  if (auto written = conditional.write_if(key, text, record_version_)) {
+    record_version_ = *written;
+    return;
+  }
+  // Not as this host left it: its own write whose answer was lost (the record is then exactly
+  // what it wrote: every write has a new sequence), or another host's.
+  if (auto current = conditional.read_versioned(key, 1 << 20); current && current->contents == text) {
+    record_version_ = current->version;
+    return;
+  }
+  record_version_.clear();
+  throw Error(ErrorKind::kInUse, "another writer replaced this host's record " + key +
+                                     ": two hosts may run under the name " + h.name + "; checked again next round");
 }
 
 std::string Controller::metrics_text() const {
@@ -381,8 +522,16 @@ Decision Controller::tick() {
     gauges_.last_round_unix = o.now_unix;
     gauges_.ca_expires_unix = o.local.ca_expires_unix;
   }
-  // The record first: a host that registers is counted by the others before it acts.
-  write_host_record(o, d);
+  // The record first: a host that registers is counted by the others before it acts. Only its
+  // local duties go on when the store refuses the record (the heartbeat never holds them back).
+  try {
+    if (store_reachable() && o.name_conflict.empty()) write_host_record(o, d);
+  } catch (const Error& e) {
+    const bool local = d.step == Step::kIdle || d.step == Step::kWait || d.step == Step::kStartLocalMember;
+    // kInUse: another host wrote this host's record; the next round finds out who.
+    if (!local || e.kind() == ErrorKind::kInterrupted || e.kind() == ErrorKind::kInUse) throw;
+    spdlog::warn("auto: could not write this host's record (its heartbeat) to {}: {}", store_->url(), e.what());
+  }
   act(d, o);
   pool_.forget_unused();
   return d;

@@ -57,6 +57,9 @@ struct AutoLocalState {
   uint64_t member_id = 0;  // as its Status last said
   uint64_t cluster_id = 0;
   uint64_t plan_sequence = 0;  // LocalView::plan_sequence
+  // The device (st_dev) the data dir was on when it last held the member's data (0: not seen yet):
+  // an empty data dir on another device is an unmounted volume, not lost data.
+  uint64_t data_device = 0;
   bool operator==(const AutoLocalState&) const = default;
 };
 
@@ -81,6 +84,11 @@ class Controller {
   // ---- the round (controller.cc) ----
   void act(const Decision& d, const Observation& o);
   void write_host_record(const Observation& o, const Decision& d);
+  void write_own_record(const HostRecord& h);
+  // Why this host's name is another host's now ("" when it is free or this host's): a record of
+  // another host ID that this controller saw change within the host timeout, or has not watched
+  // that long yet.
+  std::string name_held_elsewhere() const;
   // Runs one local step and records it (done, or failed with the error, which is rethrown).
   void recorded(const Decision& d, const std::function<void()>& step);
   // The same, for a step whose outcome says more than "done" ("done: <what it returns>").
@@ -167,9 +175,12 @@ class Controller {
   // which may have issued this host's certificates again).
   EtcdClientPool pool_;
   std::string ca_sha256_;
+  std::string host_id_;         // HostRecord::host_id
+  std::string record_version_;  // of this host's record as it last wrote it ("": not claimed yet)
   struct Seen {
     uint64_t sequence = 0;
-    std::chrono::steady_clock::time_point changed;
+    std::chrono::steady_clock::time_point changed;  // its last change seen (epoch: none yet)
+    std::chrono::steady_clock::time_point first;    // when this controller first read it
   };
   // What the store said at its last read (observe()).
   struct StoreView {
@@ -181,17 +192,26 @@ class Controller {
     std::optional<ClusterPlan> plan;
     std::string plan_version;  // as read (read_versioned): a restore plan replaces exactly this one
     std::optional<EtcdManagerCommand> restore_command;
-    std::string queue_problem;
+    // Observation::record_problems; with `reachable` false, the store itself could not be read
+    // (the view is then empty, and read again next round).
+    std::vector<std::string> problems;
+    bool reachable = true;
     std::vector<HostRecord> hosts;
-    MaintenanceRecord maintenance;  // read only while the spec has a defrag schedule
+    std::vector<std::string> unreadable_hosts;  // Observation::unreadable_host_records
+    MaintenanceRecord maintenance;              // read only while the spec has a defrag schedule
     std::optional<CaRotationRecord> ca_rotation;
   };
+  StoreView read_store_view(const std::string& store_url);
+  // Whether the last read of the store succeeded: a store that cannot be read is not written
+  // either (a local store's directory renamed away is not made again empty by a heartbeat).
+  bool store_reachable() const { return !store_view_ || store_view_->reachable; }
   std::optional<StoreView> store_view_;
   std::string turn_version_;          // the version turn as read this round: the next replaces exactly it
   bool settled_ = false;              // the last round found the cluster as the spec says
   std::map<std::string, Seen> seen_;  // host -> when its record last changed, as this host saw it
   std::optional<std::chrono::steady_clock::time_point> quorum_since_;
   std::map<uint64_t, std::chrono::steady_clock::time_point> unhealthy_since_;  // while acting
+  std::map<uint64_t, std::chrono::steady_clock::time_point> learner_since_;    // while acting
   // When this controller last compared the voters' HashKV (while acting; a controller that starts
   // acting compares at once).
   std::optional<std::chrono::steady_clock::time_point> last_hash_check_;
@@ -210,7 +230,23 @@ class Controller {
   // "<step>|<command>" -> when that maintenance step last failed.
   static constexpr std::chrono::minutes kMaintenanceRetry{10};
   std::map<std::string, std::chrono::steady_clock::time_point> maintenance_failed_;
+  // By restore plan sequence: how often this host's part of it failed, and when it is tried again.
+  static constexpr std::chrono::seconds kRestoreRetryFirst{30};
+  static constexpr std::chrono::seconds kRestoreRetryMax{600};
+  struct RestoreFailures {
+    uint64_t count = 0;
+    std::chrono::steady_clock::time_point retry_at;
+  };
+  std::map<uint64_t, RestoreFailures> restore_failures_;
   uint64_t events_written_ = 0;
+  // The events recorded lately, by their shape (action, reason and outcome without running
+  // seconds): when each was last written to the store, and how many repeats were not since.
+  static constexpr std::chrono::minutes kRepeatedEventGap{5};
+  struct Repeat {
+    std::chrono::steady_clock::time_point written;
+    uint64_t since = 0;
+  };
+  std::map<std::string, Repeat> repeats_;
   std::atomic<bool> stop_requested_{false};
   // What metrics_text() reports, set after every round.
   struct Gauges {
@@ -224,6 +260,10 @@ class Controller {
 };
 
 AutoLocalState read_auto_local_state(const std::string& config_dir);
+// <config-dir>/etcdadm-auto-host-id: HostRecord::host_id, made the first time a controller runs on
+// the host and never changed (apart from the member's state, which is rewritten as members come
+// and go).
+std::string load_or_make_host_id(const std::string& config_dir);
 void write_auto_local_state(const std::string& config_dir, const AutoLocalState& state);
 
 }  // namespace etcdadm

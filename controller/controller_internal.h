@@ -16,12 +16,17 @@ namespace etcdadm::controller_internal {
 
 int64_t unix_now();
 
-// Whole seconds since `t` on the steady clock.
+// Whole seconds since `t` on the steady clock, and until it.
 int64_t seconds_since(std::chrono::steady_clock::time_point t);
+int64_t seconds_until(std::chrono::steady_clock::time_point t);
 
 // How long `condition` has held, by this controller's clock: `since` is set the first round it
 // holds and reset the first round it does not (0 then).
 int64_t held_for_seconds(std::optional<std::chrono::steady_clock::time_point>& since, bool condition);
+
+// `text` with every count of seconds ("12 s") as "N s": a wait or an outcome that says how long
+// something has lasted is the same one round after round.
+std::string without_running_seconds(const std::string& text);
 
 // init's or join's phases as the controller runs them: the etcdctl files written before etcd
 // starts (they need no running member), so that a controller killed right after the start leaves

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "common/error.h"
 #include "common/fs.h"
@@ -28,23 +29,65 @@ std::vector<HostView> Controller::judge_liveness(const std::vector<HostRecord>& 
   for (const auto& r : records) {
     auto [it, first] = seen_.try_emplace(r.name);
     Seen& s = it->second;
+    if (first) s.first = now;
     if (!first && s.sequence != r.sequence) s.changed = now;
     s.sequence = r.sequence;
     const bool moving = s.changed != steady_clock::time_point{} && now - s.changed < options_.host_timeout;
     const bool fresh = std::llabs(now_unix - r.heartbeat_unix) <= options_.host_timeout.count();
-    out.push_back(HostView{r, r.name == member_.name || moving || fresh});
+    out.push_back(HostView{r, r.name == member_.name || moving || fresh,
+                           s.changed == steady_clock::time_point{} ? -1 : seconds_since(s.changed)});
   }
   return out;
+}
+
+std::string Controller::name_held_elsewhere() const {
+  if (!record_version_.empty() || !store_view_) return "";
+  for (const auto& r : store_view_->hosts) {
+    if (r.name != member_.name || r.host_id.empty() || r.host_id == host_id_) continue;
+    const auto it = seen_.find(r.name);
+    if (it == seen_.end()) return "";
+    const auto now = steady_clock::now();
+    const auto quiet = now - (it->second.changed == steady_clock::time_point{} ? it->second.first : it->second.changed);
+    if (quiet >= options_.host_timeout) return "";  // its holder is gone: the name may be taken over
+    return "another host runs as " + member_.name + " (host ID " + r.host_id + ", peer URL " + r.peer_url + ", data " +
+           data_state_name(r.data) + "); this host (host ID " + host_id_ +
+           ") does nothing under that name while its record keeps changing, and takes the name over only once it "
+           "has not changed for " +
+           std::to_string(options_.host_timeout.count()) + " s";
+  }
+  return "";
 }
 
 LocalView Controller::observe_local() {
   LocalView v;
   AutoLocalState state = read_auto_local_state(member_.config_dir);
   const AutoLocalState before = state;
-  const bool has_data = !is_empty_data_dir(member_.data_dir) && path_exists(member_.data_dir + "/member");
-  // From the moment etcd wrote its member dir, its raft log counts: empty data is lost data.
-  if (has_data) state.member_started = true;
-  v.data = has_data ? DataState::kMember : state.member_started ? DataState::kLost : DataState::kEmpty;
+  bool has_data = false;
+  try {
+    has_data = !is_empty_data_dir(member_.data_dir) && path_exists(member_.data_dir + "/member");
+  } catch (const Error& e) {
+    v.data_problem = "reading " + member_.data_dir + " failed: " + e.what();
+  }
+  uint64_t device = 0;
+  try {
+    device = device_of_path(member_.data_dir);
+  } catch (const Error& e) {
+    if (v.data_problem.empty()) v.data_problem = e.what();
+  }
+  // From the moment etcd wrote its member dir, its raft log counts: empty data is lost data, unless
+  // the dir is not where that data was (a volume not mounted yet).
+  if (has_data) {
+    state.member_started = true;
+    state.data_device = device;
+  } else if (state.member_started && v.data_problem.empty() && state.data_device != 0 && device != state.data_device) {
+    v.data_problem = member_.data_dir + " is empty and not on the device its member's data was on (" +
+                     std::to_string(state.data_device) + ", now " + std::to_string(device) +
+                     "): its volume is not mounted (yet)?";
+  }
+  v.data = !v.data_problem.empty() ? DataState::kUnavailable
+           : has_data              ? DataState::kMember
+           : state.member_started  ? DataState::kLost
+                                   : DataState::kEmpty;
   v.cluster_token = state.cluster_token;
   MemberConfig recorded;
   if (has_data || load_member_state(member_.config_dir, recorded)) {
@@ -114,17 +157,88 @@ ClusterView Controller::observe_cluster(const std::vector<HostView>& hosts, cons
 void Controller::track_health(Observation& o) {
   if (!is_acting(o)) {
     unhealthy_since_.clear();
+    learner_since_.clear();
     return;
   }
   const auto now = steady_clock::now();
-  std::map<uint64_t, steady_clock::time_point> still;
+  std::map<uint64_t, steady_clock::time_point> still, learners;
   for (const auto& m : o.cluster.info.members) {
+    if (m.learner) {
+      auto it = learner_since_.find(m.id);
+      learners[m.id] = it == learner_since_.end() ? now : it->second;
+      o.learner_seconds[m.id] = seconds_since(learners[m.id]);
+    }
     if (member_healthy(m)) continue;
     auto it = unhealthy_since_.find(m.id);
     still[m.id] = it == unhealthy_since_.end() ? now : it->second;
     o.unhealthy_seconds[m.id] = seconds_since(still[m.id]);
   }
   unhealthy_since_ = std::move(still);
+  learner_since_ = std::move(learners);
+}
+
+// One shared record read: a record that does not parse, or asks what the controllers never do,
+// becomes a problem named in `v` (rule Q) instead of failing the round, so that this host still
+// writes its heartbeat and keeps its own member running. A store that cannot be read at all is one
+// problem too.
+Controller::StoreView Controller::read_store_view(const std::string& store_url) {
+  StoreView v;
+  v.read_at = steady_clock::now();
+  auto guarded = [&](const std::string& what, const std::function<void()>& read) {
+    try {
+      read();
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kCorrupt) throw;
+      v.problems.push_back(what + ": " + e.what());
+    }
+  };
+  try {
+    // The listing first: a store that does not exist fails it (kNotFound), before a conditional
+    // read (a lock file beside its record) could make a vanished local store's directory again.
+    std::vector<std::string> unreadable;
+    v.hosts = read_host_records(*store_, &unreadable);
+    for (const auto& u : unreadable)
+      spdlog::warn("a host record does not parse (counted as a host that may hold data): {}", u);
+    v.unreadable_hosts = unreadable;
+    guarded(kEtcdManagerClusterSpecKey, [&] { v.spec = read_etcd_manager_cluster_spec(*store_); });
+    guarded(kAutoSpecKey, [&] { v.auto_spec = read_auto_spec(*store_).value_or(AutoSpec{}); });
+    guarded(kAutoPauseKey, [&] { v.pause = read_pause(*store_); });
+    v.created_marker = read_etcd_manager_cluster_created(*store_).has_value();
+    guarded(kAutoPlanKey, [&] {
+      if (auto plan = capability<ConditionalWrites>(*store_)->read_versioned(kAutoPlanKey, 1 << 20)) {
+        v.plan = parse_cluster_plan(plan->contents, store_url + "/" + kAutoPlanKey);
+        v.plan_version = plan->version;
+      }
+    });
+    // The queue as etcd-manager reads it; a command this etcdadm cannot read or obey stops it.
+    guarded("the command queue (control/)", [&] {
+      for (auto& cmd : list_etcd_manager_commands(*store_)) {
+        if (!cmd.restore_backup) continue;
+        const auto& into = cmd.restore_backup->cluster_spec;
+        if (into.member_count < 0 || into.member_count > kMaxClusterMembers ||
+            (!into.etcd_version.empty() && !is_etcd_release(into.etcd_version))) {
+          v.problems.push_back(cmd.key + ": the restore asks for " + std::to_string(into.member_count) +
+                               " members of etcd \"" + into.etcd_version + "\", which the controllers never run (1-" +
+                               std::to_string(kMaxClusterMembers) + " members, a release major.minor.patch)");
+        }
+        v.restore_command = std::move(cmd);
+        break;
+      }
+    });
+    if (!v.auto_spec.defrag_schedule.empty()) {
+      // At worst every member is defragmented once more, and the record written whole again.
+      v.maintenance = readable_maintenance(*store_);
+    }
+    guarded(kAutoCaRotationKey, [&] { v.ca_rotation = read_ca_rotation(*store_); });
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kInterrupted) throw;
+    StoreView down;
+    down.read_at = v.read_at;
+    down.reachable = false;
+    down.problems.push_back("the store " + store_url + " cannot be read: " + e.what());
+    return down;
+  }
+  return v;
 }
 
 Observation Controller::observe() {
@@ -137,38 +251,9 @@ Observation Controller::observe() {
   o.now_unix = unix_now();
   // The store costs a request per file; etcd is free to ask. While the cluster is as the spec
   // says, the store is read every idle interval and the members every round.
-  if (!store_view_ || !settled_ || steady_clock::now() - store_view_->read_at >= options_.idle_interval) {
-    StoreView v;
-    v.read_at = steady_clock::now();
-    v.spec = read_etcd_manager_cluster_spec(*store_);
-    v.auto_spec = read_auto_spec(*store_).value_or(AutoSpec{});
-    v.pause = read_pause(*store_);
-    v.created_marker = read_etcd_manager_cluster_created(*store_).has_value();
-    if (auto plan = capability<ConditionalWrites>(*store_)->read_versioned(kAutoPlanKey, 1 << 20)) {
-      v.plan = parse_cluster_plan(plan->contents, o.store_url + "/" + kAutoPlanKey);
-      v.plan_version = plan->version;
-    }
-    // The queue as etcd-manager reads it; a command this etcdadm cannot read stops it from acting.
-    try {
-      for (auto& cmd : list_etcd_manager_commands(*store_)) {
-        if (cmd.restore_backup) {
-          v.restore_command = std::move(cmd);
-          break;
-        }
-      }
-    } catch (const Error& e) {
-      if (e.kind() != ErrorKind::kCorrupt) throw;
-      v.queue_problem = e.what();
-    }
-    if (!v.auto_spec.defrag_schedule.empty()) {
-      // At worst every member is defragmented once more, and the record written whole again.
-      v.maintenance = readable_maintenance(*store_);
-    }
-    v.ca_rotation = read_ca_rotation(*store_);
-    std::vector<std::string> unreadable;
-    v.hosts = read_host_records(*store_, &unreadable);
-    for (const auto& u : unreadable) spdlog::warn("ignoring a host record: {}", u);
-    store_view_ = std::move(v);
+  if (!store_view_ || !settled_ || !store_view_->problems.empty() ||
+      steady_clock::now() - store_view_->read_at >= options_.idle_interval) {
+    store_view_ = read_store_view(o.store_url);
   }
   o.spec = store_view_->spec;
   o.auto_spec = store_view_->auto_spec;
@@ -176,9 +261,11 @@ Observation Controller::observe() {
   o.created_marker = store_view_->created_marker;
   o.plan = store_view_->plan;
   o.restore_command = store_view_->restore_command;
-  o.queue_problem = store_view_->queue_problem;
+  o.record_problems = store_view_->problems;
+  o.unreadable_host_records = store_view_->unreadable_hosts;
   o.maintenance = store_view_->maintenance;
   o.hosts = judge_liveness(store_view_->hosts, o.now_unix);
+  o.name_conflict = name_held_elsewhere();
   o.local = observe_local();
   if ((o.ca_rotation = store_view_->ca_rotation)) {
     o.ca_rotation_state = local_ca_rotation_state(*o.ca_rotation, member_.certs_dir, member_.config_dir);
@@ -196,6 +283,7 @@ Observation Controller::observe() {
   if (!self_listed) {  // not registered yet: it counts itself
     HostRecord me;
     me.name = o.self;
+    me.host_id = host_id_;
     me.peer_url = o.self_peer_url;
     me.client_url = o.self_client_url;
     me.ca_sha256 = ca_sha256_;
@@ -204,7 +292,11 @@ Observation Controller::observe() {
   }
   o.cluster = observe_cluster(o.hosts, o.local);
   track_health(o);
+  // With a shared record this host cannot act on, only its own member is looked after (rule Q):
+  // nothing more is read from the store.
+  if (!o.record_problems.empty() || (o.spec && !cluster_spec_problem(*o.spec).empty())) return o;
   observe_version_change(o);
+  if (!o.record_problems.empty()) return o;
   observe_hashes(o);
   // Under NOSPACE the last recovery's outcome decides whether to try again (the acting controller
   // may have changed since: the record is in the store). Read only then.

@@ -2,9 +2,16 @@
 // file is their one source: docs/self-management.md ("Decisions") explains them and links here;
 // each rule's logic is in the file of its concern (controller/decide_<concern>.cc).
 //
+//   0. another live host holds this host's name (its record, another host ID) -> wait, do nothing
+//      at all: not even this host's record is written
 //   1. paused                                -> wait (say who paused and why)
+//   Q. a shared record cannot be read or asks for what the controllers never do (the store down,
+//      a garbled spec, plan, pause, turn, CA rotation or command; memberCount outside 1-9, a
+//      version that is no release)      -> this host's own etcd started when it is down (rule 5),
+//                                          else wait naming the record; nothing else acts on it
+//   U. this host's data dir is unavailable (not on its member's device, unreadable) -> wait: never
+//      started, set aside or restored; the others count it as data that may exist
 //   2. no spec                               -> wait (say the seed command)
-//   Q. the command queue cannot be read      -> wait (nothing acts on a queue it cannot read)
 //   R. the command queue (restore):
 //      R1. a restore is queued and no plan restores it -> plan the restore (replace-if-match,
 //          sequence + 1): the acting controller when a cluster answers (after a backup of it), any
@@ -106,6 +113,10 @@ const char* step_name(Step step) {
 
 Decision decide(const Observation& o, const std::string& new_token) {
   using namespace decide_parts;
+  if (!o.name_conflict.empty()) {
+    return make(Step::kWait, o.name_conflict,
+                "give this host its own --name, or stop the other etcdadm auto that runs as " + o.self);
+  }
   if (o.pause) {
     std::string since =
         o.pause->since_unix > 0
@@ -116,14 +127,27 @@ Decision decide(const Observation& o, const std::string& new_token) {
                     ": no controller acts",
                 "etcdadm auto resume --store " + o.store_url);
   }
+  std::vector<std::string> problems = o.record_problems;
+  if (o.spec) {
+    if (std::string p = cluster_spec_problem(*o.spec); !p.empty())
+      problems.push_back(std::string(kEtcdManagerClusterSpecKey) + ": " + p);
+  }
+  if (!problems.empty()) {
+    // This host's member runs on its own data whatever the store says: restarting it is what its
+    // init system would do, and it keeps the cluster's quorum. Nothing shared is acted on.
+    if (auto start = start_stopped_member(o)) return *start;
+    return unusable_records(o, problems);
+  }
+  if (o.local.data == DataState::kUnavailable) {
+    return make(Step::kWait,
+                "this host's data dir cannot be told apart from lost data: " + o.local.data_problem +
+                    "; nothing is started, set aside or restored here, and the others count it as data that may "
+                    "still exist",
+                "mount the member's data volume (or fix the disk); if its data is gone for good, empty the data dir");
+  }
   if (!o.spec) {
     return make(Step::kWait, "the store has no cluster spec (control/etcd-cluster-spec)",
                 "etcdadm seed --store " + o.store_url + " --members 3 --version <etcd version>");
-  }
-  if (!o.queue_problem.empty()) {
-    return make(Step::kWait, "the command queue cannot be read, so no controller acts: " + o.queue_problem,
-                "etcdadm etcd-manager list-commands --store " + o.store_url +
-                    ", then remove the bad command (etcdadm etcd-manager delete-command KEY)");
   }
   if (auto queued = run_queue(o, new_token)) return *queued;
   if (total_loss(o)) return after_total_loss(o, new_token);

@@ -22,6 +22,8 @@ namespace etcdadm {
 struct HostView {
   HostRecord record;
   bool live = false;  // its record changed lately (sequence seen moving, or a fresh heartbeat)
+  // How long ago this controller saw its record change (-1: not seen changing yet).
+  int64_t changed_seconds_ago = -1;
 };
 
 // The cluster as the members this host could reach describe it (cluster_info: MemberList, then
@@ -54,6 +56,7 @@ struct LocalView {
   // kept until the member answers with a leader), and how long ago that start was (-1: never).
   std::string etcd_refused;
   int64_t seconds_since_start = -1;
+  std::string data_problem;  // DataState::kUnavailable: why
 };
 
 // A member etcd refused to start on inconsistent data is started again this often, never more (each
@@ -77,10 +80,20 @@ struct Observation {
   std::optional<PauseRecord> pause;
   bool created_marker = false;
   std::optional<ClusterPlan> plan;
-  // The oldest queued restoreBackup command (control/<dir>/_command.json), and why the queue could
-  // not be read ("" when it could): an unreadable queue stops every step but waiting.
+  // The oldest queued restoreBackup command (control/<dir>/_command.json).
   std::optional<EtcdManagerCommand> restore_command;
-  std::string queue_problem;
+  // The shared records this host cannot act on, each "<what>: <why>": the store that cannot be
+  // read, a record that does not parse (the spec, the plan, the pause, the version turn, the CA
+  // rotation, a queued command), a queued command outside what the controllers obey. decide()
+  // adds a spec it cannot obey (cluster_spec_problem). While there is one, this host does its
+  // local duties only (rule Q).
+  std::vector<std::string> record_problems;
+  // Another live host holds this host's name (Controller::name_held_elsewhere; "" when none): this
+  // host does nothing at all, not even write its record (rule 0).
+  std::string name_conflict;
+  // Host records that do not parse, named: each may be a host that holds a member's data, so no
+  // total loss is seen while there is one.
+  std::vector<std::string> unreadable_host_records;
   // The member whose etcd version changes now (etcdadm-auto/version-turn.json), when there is one.
   std::optional<VersionTurn> version_turn;
   // etcd's version rules applied to the cluster as it is now, for the spec's version: surveyed
@@ -121,6 +134,8 @@ struct Observation {
   // How long this controller has seen each member unhealthy, by ID, while it acted (its own
   // observation: a new acting controller starts counting afresh, which only delays a replacement).
   std::map<uint64_t, int64_t> unhealthy_seconds;
+  // How long this controller has seen each learner stay a learner, by ID, while it acted (the same).
+  std::map<uint64_t, int64_t> learner_seconds;
 };
 
 enum class Step {

@@ -90,6 +90,25 @@ std::optional<Decision> rotate_own_ca(const Observation& o) {
     for (const auto& m : o.cluster.info.members) {
       if (!member_healthy(m)) return std::nullopt;
     }
+    // The switch restarts this host's etcd: only where the others keep quorum meanwhile, and never
+    // beside a version change (which restarts members too).
+    if (o.spec && voters_behind(o.cluster.info, o.spec->etcd_version)) {
+      return make(Step::kWait, "CA rotation " + r.id +
+                                   ": this host's switch restarts its etcd, so it waits for the version change under "
+                                   "way to finish");
+    }
+    const MemberInfo* me = find_member_by_peer_url(o.cluster.info, o.self_peer_url);
+    if (me != nullptr && !me->learner) {
+      const QuorumCheck q = check_stop(o.cluster.info, me->id);
+      if (!q.safe && !o.auto_spec.restart_without_quorum) {
+        return make(Step::kWait,
+                    "CA rotation " + r.id +
+                        ": this host's switch restarts its etcd, and the cluster cannot keep quorum meanwhile (" +
+                        q.explanation + "): writes stop for the seconds of the restart, so a person allows it",
+                    "etcdadm seed --store " + o.store_url +
+                        " --restart-without-quorum on (the switches then go one host at a time)");
+      }
+    }
   }
   return make(
       Step::kCaSwitch,

@@ -115,5 +115,17 @@ void plan_members(const Observation& o, const Candidates& c, int n, ClusterPlan&
   plan.written_unix = o.now_unix;
 }
 
+Decision unusable_records(const Observation& o, const std::vector<std::string>& problems) {
+  std::string what;
+  for (const auto& p : problems) what += (what.empty() ? "" : "; ") + p;
+  return make(Step::kWait,
+              "no controller acts on a shared record it cannot read or obey (this host only keeps its own member "
+              "running): " +
+                  what,
+              "etcdadm auto status --store " + o.store_url +
+                  " names each; fix or remove the record (a spec: etcdadm seed --store " + o.store_url +
+                  " --members N --version X.Y.Z; a command: etcdadm etcd-manager delete-command KEY)");
+}
+
 }  // namespace decide_parts
 }  // namespace etcdadm

@@ -32,6 +32,8 @@ Candidates live_candidates(const Observation& o);
 std::optional<Decision> not_yet_planned(const Observation& o, const Candidates& c, int n, const std::string& what);
 // The first `n` candidates as the plan's members, and who wrote it when.
 void plan_members(const Observation& o, const Candidates& c, int n, ClusterPlan& plan);
+// Rule Q's wait: the records this host cannot act on, named, and what a person does about them.
+Decision unusable_records(const Observation& o, const std::vector<std::string>& problems);
 
 // ---- creation (decide_creation.cc) ----
 // This host's part of a plan: its member created from it while the planned cluster does not exist

@@ -69,6 +69,38 @@ std::optional<Decision> join_as_added(const Observation& o, const MemberInfo* me
   return d;
 }
 
+namespace {
+
+// The host whose record says it runs member `m` and that member answers it with a leader, written
+// since `m` stopped answering this host (`unhealthy_seconds` ago): a dead host's last record,
+// fresh as it still looks, says nothing of now.
+const HostView* host_seeing_member_healthy(const Observation& o, const MemberInfo& m, int64_t unhealthy_seconds) {
+  for (const auto& h : o.hosts) {
+    if (h.live && h.record.name != o.self && h.record.member_id == m.id && h.record.etcd_running &&
+        h.record.has_leader && h.changed_seconds_ago >= 0 && h.changed_seconds_ago < unhealthy_seconds)
+      return &h;
+  }
+  return nullptr;
+}
+
+// What a resize from `from` voters toward the spec's `to` does to the failures the cluster
+// survives, said with every step of it: a spec that lowers it is carried out, never silently.
+std::string tolerance_change(int from, int to) {
+  const int before = fault_tolerance(from), after = fault_tolerance(to);
+  std::string out;
+  if (after < before) {
+    out = "; the spec lowers the cluster's fault tolerance from " + std::to_string(before) + " to " +
+          std::to_string(after) + " failed member" + (after == 1 ? "" : "s");
+  }
+  if (to % 2 == 0) {
+    out += "; an even size (" + std::to_string(to) + ") survives no more failures than " + std::to_string(to - 1) +
+           " members, and needs one more for quorum";
+  }
+  return out;
+}
+
+}  // namespace
+
 Decision act_on_cluster(const Observation& o) {
   const ClusterInfo& info = o.cluster.info;
   const int n = o.spec->member_count;
@@ -79,11 +111,33 @@ Decision act_on_cluster(const Observation& o) {
   }
   const std::string endpoint = o.self_client_url;
 
-  // A learner: its host starts it, then it is promoted (etcd refuses until it has caught up).
+  // A learner: its host starts it, then it is promoted (etcd refuses until it has caught up). One
+  // that is still a learner after the replacement grace (its host never started it, or it never
+  // caught up) is removed: a learner has no vote, so that never costs quorum, and a learner that
+  // never comes must not hold back every other rule.
+  std::optional<Decision> learner_wait;
   for (const auto* l : learners) {
+    const auto it = o.learner_seconds.find(l->id);
+    const int64_t secs = it == o.learner_seconds.end() ? 0 : it->second;
+    if (secs >= o.auto_spec.replace_after_seconds) {
+      Decision d = make(Step::kRemoveMember,
+                        "learner " + member_label(*l) + " (" + (l->peer_urls.empty() ? "?" : l->peer_urls[0]) +
+                            ") has been a learner for " + std::to_string(secs) + " s (replaced after " +
+                            std::to_string(o.auto_spec.replace_after_seconds) + " s): " +
+                            (l->name.empty() ? "its host never started it" : "it never caught up to be promoted") +
+                            "; removing it (a learner has no vote: quorum is unchanged)",
+                        "etcdctl member remove " + id_hex(l->id));
+      d.member_id = l->id;
+      return d;
+    }
     if (l->name.empty()) {
-      return make(Step::kWait, "learner " + id_hex(l->id) + " (" + (l->peer_urls.empty() ? "?" : l->peer_urls[0]) +
-                                   ") was added; waiting for its host to start it");
+      if (!learner_wait) {
+        learner_wait =
+            make(Step::kWait, "learner " + id_hex(l->id) + " (" + (l->peer_urls.empty() ? "?" : l->peer_urls[0]) +
+                                  ") was added; waiting for its host to start it (removed after " +
+                                  std::to_string(o.auto_spec.replace_after_seconds) + " s)");
+      }
+      continue;
     }
     Decision d =
         make(Step::kPromoteMember, "learner " + member_label(*l) + " is started: promoting it once it has caught up",
@@ -101,6 +155,18 @@ Decision act_on_cluster(const Observation& o) {
     auto it = o.unhealthy_seconds.find(m->id);
     const int64_t secs = it == o.unhealthy_seconds.end() ? 0 : it->second;
     if (!too_many && secs < o.auto_spec.replace_after_seconds) continue;
+    // A second view: its own host, live, says it runs and answers with a leader. The leader's host
+    // cannot reach its client port, but it is in its cluster: a partial partition, which a
+    // replacement (a backup, a removal, a full resync) would not mend and would repeat.
+    if (const HostView* own = host_seeing_member_healthy(o, *m, secs); own != nullptr && !too_many) {
+      return make(Step::kWait,
+                  "member " + member_label(*m) + " has not answered this host for " + std::to_string(secs) +
+                      " s, but its host " + own->record.name +
+                      " reports it running with a leader: a partial partition between the two, not a dead member; "
+                      "it is not replaced while its host says so",
+                  "check the network between this host and " + own->record.name + " (the member's client port " +
+                      (m->client_urls.empty() ? std::string("?") : m->client_urls[0]) + ")");
+    }
     QuorumCheck q = check_remove(info, m->id);
     if (!q.safe) {
       return make(Step::kWait,
@@ -135,6 +201,8 @@ Decision act_on_cluster(const Observation& o) {
 
   // etcd's NOSPACE alarm: the cluster takes no writes. Recovered before anything else changes.
   if (auto space = recover_space(o)) return *space;
+  // Nothing else changes while a learner waits for its host (the rules above still ran).
+  if (learner_wait) return *learner_wait;
 
   if (static_cast<int>(voters.size()) < n) {
     std::vector<const HostRecord*> spares;
@@ -152,7 +220,8 @@ Decision act_on_cluster(const Observation& o) {
     std::sort(spares.begin(), spares.end(), [](const HostRecord* a, const HostRecord* b) { return a->name < b->name; });
     Decision d = make(Step::kAddMember,
                       "the cluster has " + std::to_string(voters.size()) + " of the spec's " + std::to_string(n) +
-                          " members: adding " + spares[0]->name + " as a learner",
+                          " members: adding " + spares[0]->name + " as a learner" +
+                          tolerance_change(static_cast<int>(voters.size()), n),
                       "etcdadm join " + endpoint + " --name " + spares[0]->name + " (on " + spares[0]->name + ")");
     d.host = *spares[0];
     return d;
@@ -170,7 +239,8 @@ Decision act_on_cluster(const Observation& o) {
                                      " would cost quorum: " + q.explanation);
       Decision d = make(Step::kRemoveMember,
                         "the cluster has " + std::to_string(voters.size()) + " members, the spec " + std::to_string(n) +
-                            ": removing " + member_label(*victim) + " (" + q.explanation + ")",
+                            ": removing " + member_label(*victim) + " (" + q.explanation + ")" +
+                            tolerance_change(static_cast<int>(voters.size()), n),
                         "etcdadm reset (on " + victim->name + ")");
       d.member_id = victim->id;
       return d;
@@ -196,8 +266,12 @@ Decision idle(const Observation& o, const MemberInfo* me) {
     d.settled = me != nullptr && version_text(me->version) == version_text(o.spec->etcd_version);
     return d;
   }
-  return make(Step::kIdle, "spare host: the cluster has " + std::to_string(info.members.size()) +
-                               " members, the spec asks for " + std::to_string(o.spec->member_count));
+  Decision d = make(Step::kIdle, "spare host: the cluster has " + std::to_string(info.members.size()) +
+                                     " members, the spec asks for " + std::to_string(o.spec->member_count));
+  // A spare learns it was added from the cluster, which is asked every round: while the cluster is
+  // whole it reads the store only every idle interval, like a member (it read it every round).
+  d.settled = o.cluster.answered && static_cast<int>(info.members.size()) >= o.spec->member_count;
+  return d;
 }
 
 }  // namespace etcdadm::decide_parts

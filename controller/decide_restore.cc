@@ -3,16 +3,20 @@
 // spec's autoRestore, restores the newest backup and its change log.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "controller/decide_concerns.h"
 #include "restore/restore_method.h"
 
 namespace etcdadm {
 
 bool total_loss(const Observation& o) {
-  const bool intact_anywhere =
-      o.local.data == DataState::kMember || std::any_of(o.hosts.begin(), o.hosts.end(), [&](const HostView& h) {
-        return h.record.name != o.self && h.record.data == DataState::kMember;
-      });
+  // Fails closed: data that cannot be told (unavailable, a record that does not parse) may be intact.
+  auto may_hold_data = [](DataState d) { return d == DataState::kMember || d == DataState::kUnavailable; };
+  const bool intact_anywhere = may_hold_data(o.local.data) || !o.unreadable_host_records.empty() ||
+                               std::any_of(o.hosts.begin(), o.hosts.end(), [&](const HostView& h) {
+                                 return h.record.name != o.self && may_hold_data(h.record.data);
+                               });
   return o.created_marker && !o.cluster.answered && !intact_anywhere;
 }
 
@@ -39,7 +43,19 @@ Decision restore_plan(const Observation& o, const Candidates& c, const EtcdManag
   d.plan.kubernetes_revision_bump = bump;
   d.plan.cluster_token = token;
   d.plan.etcd_version = spec.etcd_version;
-  plan_members(o, c, spec.member_count, d.plan);
+  // The hosts of the running cluster's voters first, then those whose records say they hold a
+  // member's data, then spares: each listed host stops its old member before it restores, so the
+  // old cluster loses its quorum as the restored one gains its own.
+  Candidates ordered = c;
+  auto rank = [&](const HostRecord* h) {
+    for (const auto& m : o.cluster.info.members) {
+      if (!m.learner && std::find(m.peer_urls.begin(), m.peer_urls.end(), h->peer_url) != m.peer_urls.end()) return 0;
+    }
+    return h->data == DataState::kMember ? 1 : 2;
+  };
+  std::stable_sort(ordered.hosts.begin(), ordered.hosts.end(),
+                   [&](const HostRecord* a, const HostRecord* b) { return rank(a) < rank(b); });
+  plan_members(o, ordered, spec.member_count, d.plan);
   return d;
 }
 

@@ -20,6 +20,11 @@ std::optional<Decision> change_versions(const Observation& o) {
   const ClusterInfo& info = o.cluster.info;
   const std::string target = version_text(o.spec->etcd_version);
   if (!voters_behind(info, target)) return std::nullopt;
+  // A CA rotation restarts members one at a time too: never beside a version change.
+  if (o.ca_rotation && o.ca_rotation->completed_unix == 0) {
+    return make(Step::kWait, "the spec asks for etcd " + target + ": the version change waits until CA rotation " +
+                                 o.ca_rotation->id + " is completed (each restarts members; never both at once)");
+  }
   if (o.version_turn) {
     const VersionTurn& t = *o.version_turn;
     const MemberInfo* holder = nullptr;

@@ -1,15 +1,18 @@
 #include "controller/records.h"
 
+#include <openssl/rand.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "backup/schedule.h"
 #include "common/error.h"
 #include "common/json_fields.h"
+#include "common/sha256.h"
 #include "common/text.h"
 #include "common/timefmt.h"
 #include "controller/records_parse.h"
@@ -77,6 +80,27 @@ int64_t positive_seconds(const json& j, const char* key, int64_t fallback, const
 
 std::string auto_probe_key(const std::string& host) { return std::string(kAutoDir) + "/probes/" + host; }
 
+// ---- etcd-manager's spec, as the controllers obey it ----
+
+bool is_etcd_release(const std::string& version) {
+  static const std::regex release(R"(v?(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3}))");
+  return std::regex_match(version, release);
+}
+
+std::string cluster_spec_problem(const EtcdManagerClusterSpec& spec) {
+  std::string out;
+  if (spec.member_count < 1 || spec.member_count > kMaxClusterMembers) {
+    out = "memberCount " + std::to_string(spec.member_count) + " is outside 1-" + std::to_string(kMaxClusterMembers);
+  }
+  if (!is_etcd_release(spec.etcd_version)) {
+    out += std::string(out.empty() ? "" : "; ") + "etcdVersion \"" + spec.etcd_version +
+           "\" is no etcd release (major.minor.patch, such as 3.5.17)";
+  }
+  return out;
+}
+
+int fault_tolerance(int members) { return members < 1 ? 0 : (members - 1) / 2; }
+
 // ---- spec ----
 
 std::string auto_spec_json(const AutoSpec& s) {
@@ -90,6 +114,7 @@ std::string auto_spec_json(const AutoSpec& s) {
             {"nospaceDisarmBelowPercent", s.nospace_disarm_below_percent},
             {"corruptCheckSeconds", s.corrupt_check_seconds},
             {"autoRestore", s.auto_restore},
+            {"restartWithoutQuorum", s.restart_without_quorum},
             {"autoRestoreDelaySeconds", s.auto_restore_delay_seconds},
             {"certRenewBeforeSeconds", s.cert_renew_before_seconds},
             {"caWarnBeforeSeconds", s.ca_warn_before_seconds},
@@ -124,6 +149,7 @@ AutoSpec parse_auto_spec(const std::string& text, const std::string& where) {
                 where + ": \"corruptCheckSeconds\" is not 0-" + std::to_string(kCorruptCheckMaxSeconds));
   }
   s.auto_restore = bool_field(j, "autoRestore", where);
+  s.restart_without_quorum = bool_field(j, "restartWithoutQuorum", where);
   for (auto [field, value] : {std::pair{"certRenewBeforeSeconds", &s.cert_renew_before_seconds},
                               std::pair{"caWarnBeforeSeconds", &s.ca_warn_before_seconds},
                               std::pair{"caRotateBeforeSeconds", &s.ca_rotate_before_seconds}}) {
@@ -153,12 +179,14 @@ const char* data_state_name(DataState state) {
       return "member";
     case DataState::kLost:
       return "lost";
+    case DataState::kUnavailable:
+      return "unavailable";
   }
   return "?";
 }
 
 std::optional<DataState> parse_data_state(const std::string& name) {
-  for (DataState s : {DataState::kEmpty, DataState::kMember, DataState::kLost}) {
+  for (DataState s : {DataState::kEmpty, DataState::kMember, DataState::kLost, DataState::kUnavailable}) {
     if (name == data_state_name(s)) return s;
   }
   return std::nullopt;
@@ -176,11 +204,23 @@ const char* set_aside_name(SetAside kind) {
   return "?";
 }
 
+bool is_host_id(const std::string& id) {
+  return id.size() == 32 &&
+         std::all_of(id.begin(), id.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+std::string new_host_id() {
+  unsigned char bytes[16];
+  if (RAND_bytes(bytes, sizeof bytes) != 1) throw Error(ErrorKind::kInternal, "RAND_bytes failed");
+  return to_hex(bytes, sizeof bytes);
+}
+
 std::string host_record_key(const std::string& name) { return std::string(kAutoHostsPrefix) + name + ".json"; }
 
 std::string host_record_json(const HostRecord& h) {
   json j = {{"format", kHostFormat},
             {"name", h.name},
+            {"hostID", h.host_id},
             {"peerURL", h.peer_url},
             {"clientURL", h.client_url},
             {"caSha256", h.ca_sha256},
@@ -191,6 +231,7 @@ std::string host_record_json(const HostRecord& h) {
             {"clusterToken", h.cluster_token},
             {"memberID", h.member_id},
             {"etcdRunning", h.etcd_running},
+            {"hasLeader", h.has_leader},
             {"waitingFor", h.waiting_for},
             {"certsExpireUnix", h.certs_expire_unix},
             {"caExpiresUnix", h.ca_expires_unix}};
@@ -207,6 +248,9 @@ HostRecord parse_host_record(const std::string& text, const std::string& where) 
   HostRecord h;
   h.name = required_string(j, "name", where);
   check_name(h.name, where);
+  h.host_id = string_field(j, "hostID", where);
+  if (!h.host_id.empty() && !is_host_id(h.host_id))
+    throw Error(ErrorKind::kCorrupt, where + ": \"hostID\" is not 32 hex digits");
   h.peer_url = required_string(j, "peerURL", where);
   check_url(h.peer_url, where);
   h.client_url = required_string(j, "clientURL", where);
@@ -218,11 +262,13 @@ HostRecord parse_host_record(const std::string& text, const std::string& where) 
   const std::string data = string_field(j, "data", where);
   const auto state = parse_data_state(data);
   if (!state)
-    throw Error(ErrorKind::kCorrupt, where + ": \"data\" is \"" + data.substr(0, 64) + "\", not empty, member or lost");
+    throw Error(ErrorKind::kCorrupt,
+                where + ": \"data\" is \"" + data.substr(0, 64) + "\", not empty, member, lost or unavailable");
   h.data = *state;
   h.cluster_token = string_field(j, "clusterToken", where);
   h.member_id = integer_field<uint64_t>(j, "memberID", where).value_or(0);
   h.etcd_running = bool_field(j, "etcdRunning", where);
+  h.has_leader = bool_field(j, "hasLeader", where);
   h.waiting_for = string_field(j, "waitingFor", where);
   h.certs_expire_unix = integer_field<int64_t>(j, "certsExpireUnix", where).value_or(0);
   h.ca_expires_unix = integer_field<int64_t>(j, "caExpiresUnix", where).value_or(0);
@@ -310,12 +356,15 @@ ClusterPlan parse_cluster_plan(const std::string& text, const std::string& where
   p.cluster_token = required_string(j, "clusterToken", where);
   check_name(p.cluster_token, where);
   p.etcd_version = required_string(j, "etcdVersion", where);
+  if (!is_etcd_release(p.etcd_version))
+    throw Error(ErrorKind::kCorrupt, where + ": \"" + p.etcd_version + "\" is no etcd release");
   p.ca_sha256 = string_field(j, "caSha256", where);
   p.written_by = string_field(j, "writtenBy", where);
   p.written_unix = integer_field<int64_t>(j, "writtenUnix", where).value_or(0);
   auto it = j.find("members");
-  if (it == j.end() || !it->is_array() || it->empty() || it->size() > 9) {
-    throw Error(ErrorKind::kCorrupt, where + ": \"members\" must list 1 to 9 members");
+  if (it == j.end() || !it->is_array() || it->empty() || it->size() > kMaxClusterMembers) {
+    throw Error(ErrorKind::kCorrupt,
+                where + ": \"members\" must list 1 to " + std::to_string(kMaxClusterMembers) + " members");
   }
   for (const auto& m : *it) {
     if (!m.is_object()) throw Error(ErrorKind::kCorrupt, where + ": a member is not an object");
@@ -359,7 +408,7 @@ VersionTurn parse_version_turn(const std::string& text, const std::string& where
   if (t.member_id == 0) throw Error(ErrorKind::kCorrupt, where + ": \"" + id + "\" is no member ID");
   t.from = string_field(j, "from", where);
   t.to = required_string(j, "to", where);
-  if (!EtcdVersion::parse(t.to) || (!t.from.empty() && !EtcdVersion::parse(t.from))) {
+  if (!is_etcd_release(t.to) || (!t.from.empty() && !EtcdVersion::parse(t.from))) {
     throw Error(ErrorKind::kCorrupt, where + ": \"" + t.from + "\" -> \"" + t.to + "\" are no etcd versions");
   }
   t.written_by = string_field(j, "writtenBy", where);

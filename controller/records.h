@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "store/blob_store.h"
+#include "store/etcd_manager.h"
 
 namespace etcdadm {
 
@@ -40,6 +41,18 @@ inline constexpr const char* kAutoMaintenanceKey = "etcdadm-auto/maintenance.jso
 inline constexpr const char* kAutoCaRotationKey = "etcdadm-auto/ca-rotation.json";
 // Where conditional_writes() tries the store's conditions (one key per host: probes never collide).
 std::string auto_probe_key(const std::string& host);
+
+// ---- what the controllers obey of etcd-manager's spec (control/etcd-cluster-spec) ----
+// The most members a spec, a plan or a restore command may ask for (etcd advises at most 7).
+inline constexpr int kMaxClusterMembers = 9;
+// An etcd release as the controllers install and run it: "3.5.17" or "v3.5.17"; not "3.5" (which
+// etcd-manager-ctl configure-cluster stores as given), not "latest", not a pre-release.
+bool is_etcd_release(const std::string& version);
+// Why the controllers cannot obey `spec` ("" when they can): a member count outside 1-9, or a
+// version that is no release. A spec like that is reported and never acted on, whoever wrote it.
+std::string cluster_spec_problem(const EtcdManagerClusterSpec& spec);
+// The failed members a cluster of `members` voters survives: (members - 1) / 2.
+int fault_tolerance(int members);
 
 // What the controllers obey beyond etcd-manager's {memberCount, etcdVersion}.
 struct AutoSpec {
@@ -83,6 +96,10 @@ struct AutoSpec {
   // have failed anyway; a client certificate the old CA issued that no host re-issues is refused
   // once the members switched. 0: never (a person runs `etcdadm auto rotate-ca`).
   int64_t ca_rotate_before_seconds = 30 * 24 * 3600;
+  // A step that restarts a member (the CA switch) where the others cannot keep quorum meanwhile
+  // (a cluster of 1 or 2): writes stop for the seconds of the restart. Off: the step waits for a
+  // person to turn this on.
+  bool restart_without_quorum = false;
   bool operator==(const AutoSpec&) const = default;
 };
 // The longest certificate window a spec may give: ten years.
@@ -97,9 +114,12 @@ AutoSpec parse_auto_spec(const std::string& json, const std::string& where);
 inline constexpr const char* kEtcdRefusedInconsistent = "data-inconsistency";
 
 // What a host's data dir holds: nothing yet; a member's data (of the cluster whose initial token
-// is HostRecord::cluster_token); or nothing any more although it held a member's (lost: it waits
-// to be replaced, never started on empty data). In records: "empty", "member", "lost".
-enum class DataState { kEmpty, kMember, kLost };
+// is HostRecord::cluster_token); nothing any more although it held a member's (lost: it waits
+// to be replaced, never started on empty data); or what cannot be told (unavailable: the dir is
+// not on the device its member's data was on, unmounted or mounted late, or reading it fails):
+// counted as data that may still exist, never started, never planned over. In records: "empty",
+// "member", "lost", "unavailable" (added to protocol 1).
+enum class DataState { kEmpty, kMember, kLost, kUnavailable };
 const char* data_state_name(DataState state);
 std::optional<DataState> parse_data_state(const std::string& name);
 
@@ -110,7 +130,11 @@ enum class SetAside { kNone, kCorrupt, kRemoved };
 const char* set_aside_name(SetAside kind);
 
 struct HostRecord {
-  std::string name;        // the member name it runs as (DNS-safe, MemberConfig::complete)
+  std::string name;  // the member name it runs as (DNS-safe, MemberConfig::complete)
+  // Who holds the name: 32 hex digits made once per host (its config dir's etcdadm-auto.json). A
+  // second host started under the same name finds another ID in a live record and is refused;
+  // "" in records written before it existed (claimed by the first host that writes the name).
+  std::string host_id;
   std::string peer_url;    // https://<bind>:<peer-port>
   std::string client_url;  // https://<bind>:<client-port>
   std::string ca_sha256;   // of the cluster CA certificate it holds: a host with another CA never joins
@@ -121,6 +145,10 @@ struct HostRecord {
   std::string cluster_token;
   uint64_t member_id = 0;  // its member's ID when it runs one
   bool etcd_running = false;
+  // Its member answered its own Status with a leader this round: a second view of the member's
+  // health, beside the acting controller's (a member the leader cannot reach while it is in its
+  // cluster is a partial partition, not a dead member).
+  bool has_leader = false;
   std::string waiting_for;  // what its controller waits for, "" when nothing
   // When the first of its member's certificates expires, and its CA (unix seconds; 0: unknown).
   int64_t certs_expire_unix = 0;
@@ -138,6 +166,9 @@ struct HostRecord {
 std::string host_record_json(const HostRecord& host);
 HostRecord parse_host_record(const std::string& json, const std::string& where);
 std::string host_record_key(const std::string& name);
+// A fresh host ID (HostRecord::host_id), and whether `id` is one (32 lowercase hex digits).
+std::string new_host_id();
+bool is_host_id(const std::string& id);
 
 struct PlannedMember {
   std::string name;
@@ -315,6 +346,9 @@ AutoEvent parse_auto_event(const std::string& json, const std::string& where);
 std::string auto_event_key(const AutoEvent& event);
 
 // ---- in a store ----
+// A store that does not exist (a local directory renamed away or never made, a bucket that does
+// not exist) is an error of every reader that lists (kNotFound), never a store without records:
+// `auto status` must not call a live cluster's store empty.
 std::optional<AutoSpec> read_auto_spec(BlobStore& store);
 void write_auto_spec(BlobStore& store, const AutoSpec& spec);
 // Every host record; one that does not parse is left out and named in `unreadable`.

@@ -10,19 +10,6 @@
 
 namespace etcdadm {
 
-namespace {
-// A listing of `prefix`; none when the store itself does not exist yet (a local directory that
-// `seed` or the first controller creates).
-std::vector<BlobInfo> list_or_none(BlobStore& store, const std::string& prefix) {
-  try {
-    return store.list(prefix);
-  } catch (const Error& e) {
-    if (e.kind() == ErrorKind::kNotFound) return {};
-    throw;
-  }
-}
-}  // namespace
-
 std::optional<AutoSpec> read_auto_spec(BlobStore& store) {
   if (!store.stat(kAutoSpecKey)) return std::nullopt;
   return parse_auto_spec(store.read_small(kAutoSpecKey, 64 << 10), store.url() + "/" + kAutoSpecKey);
@@ -34,7 +21,7 @@ void write_auto_spec(BlobStore& store, const AutoSpec& spec) {
 
 std::vector<HostRecord> read_host_records(BlobStore& store, std::vector<std::string>* unreadable) {
   std::vector<HostRecord> out;
-  for (const auto& blob : list_or_none(store, kAutoHostsPrefix)) {
+  for (const auto& blob : store.list(kAutoHostsPrefix)) {
     const std::string leaf = blob.key.substr(std::string(kAutoHostsPrefix).size());
     if (leaf.size() < 6 || leaf.compare(leaf.size() - 5, 5, ".json") != 0 || leaf.find('/') != std::string::npos)
       continue;
@@ -93,7 +80,7 @@ void append_auto_event(BlobStore& store, const AutoEvent& event) {
 }
 
 std::vector<AutoEvent> read_auto_events(BlobStore& store, size_t limit) {
-  auto blobs = list_or_none(store, kAutoEventsPrefix);
+  auto blobs = store.list(kAutoEventsPrefix);
   if (blobs.size() > limit) blobs.erase(blobs.begin(), blobs.end() - static_cast<std::ptrdiff_t>(limit));
   std::vector<AutoEvent> out;
   for (const auto& b : blobs) {
@@ -108,7 +95,7 @@ std::vector<AutoEvent> read_auto_events(BlobStore& store, size_t limit) {
 }
 
 void trim_auto_events(BlobStore& store, size_t keep) {
-  auto blobs = list_or_none(store, kAutoEventsPrefix);
+  auto blobs = store.list(kAutoEventsPrefix);
   if (blobs.size() <= keep) return;
   std::vector<std::string> doomed;
   for (size_t i = 0; i + keep < blobs.size(); ++i) doomed.push_back(blobs[i].key);

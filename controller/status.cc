@@ -35,7 +35,14 @@ AutoStatus read_auto_status(BlobStore& store, size_t events) {
   s.store_url = store.url();
   s.now_unix =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-  s.spec = read_etcd_manager_cluster_spec(store);
+  // First: a store that does not exist is an error here (kNotFound), never a store with no spec.
+  s.hosts = read_host_records(store, &s.unreadable);
+  try {
+    s.spec = read_etcd_manager_cluster_spec(store);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kCorrupt) throw;
+    s.unreadable.push_back(e.what());
+  }
   s.auto_spec = read_auto_spec(store).value_or(AutoSpec{});
   s.created_nanos = read_etcd_manager_cluster_created(store);
   if (store.stat(kAutoPlanKey)) {
@@ -74,13 +81,9 @@ AutoStatus read_auto_status(BlobStore& store, size_t events) {
   try {
     s.commands = list_etcd_manager_commands(store);
   } catch (const Error& e) {
-    if (e.kind() == ErrorKind::kCorrupt) {
-      s.unreadable.push_back(e.what());
-    } else if (e.kind() != ErrorKind::kNotFound) {  // a store not written yet has no queue
-      throw;
-    }
+    if (e.kind() != ErrorKind::kCorrupt) throw;
+    s.unreadable.push_back(e.what());
   }
-  s.hosts = read_host_records(store, &s.unreadable);
   if (events > 0) s.events = read_auto_events(store, events);
   return s;
 }
@@ -160,8 +163,10 @@ json auto_status_json(const AutoStatus& s) {
         {{"key", c.key}, {"restoreBackup", c.restore_backup ? json(c.restore_backup->backup) : json(nullptr)}});
   }
   return {{"store", s.store_url},
-          {"spec",
-           s.spec ? json{{"memberCount", s.spec->member_count}, {"etcdVersion", s.spec->etcd_version}} : json(nullptr)},
+          {"spec", s.spec ? json{{"memberCount", s.spec->member_count},
+                                 {"etcdVersion", s.spec->etcd_version},
+                                 {"refused", cluster_spec_problem(*s.spec)}}
+                          : json(nullptr)},
           {"replaceAfterSeconds", s.auto_spec.replace_after_seconds},
           {"defrag",
            {{"freePercent", s.auto_spec.defrag_free_percent},
@@ -172,6 +177,7 @@ json auto_status_json(const AutoStatus& s) {
           {"nospaceDisarmBelowPercent", s.auto_spec.nospace_disarm_below_percent},
           {"corruptCheckSeconds", s.auto_spec.corrupt_check_seconds},
           {"autoRestore", s.auto_spec.auto_restore},
+          {"restartWithoutQuorum", s.auto_spec.restart_without_quorum},
           {"autoRestoreDelaySeconds", s.auto_spec.auto_restore_delay_seconds},
           {"certRenewBeforeSeconds", s.auto_spec.cert_renew_before_seconds},
           {"caWarnBeforeSeconds", s.auto_spec.ca_warn_before_seconds},
@@ -223,8 +229,11 @@ std::string auto_status_text(const AutoStatus& s) {
   out << "Store:    " << s.store_url << "\n";
   out << "Spec:     "
       << (s.spec ? std::to_string(s.spec->member_count) + " members of etcd " + s.spec->etcd_version
-                 : std::string("none (etcdadm seed writes one)"))
-      << "\n";
+                 : std::string("none (etcdadm seed writes one)"));
+  if (s.spec) {
+    if (std::string p = cluster_spec_problem(*s.spec); !p.empty()) out << " - REFUSED by every controller: " << p;
+  }
+  out << "\n";
   out << "Created:  " << (s.created_nanos ? "yes" : "no (the controllers create a cluster once enough hosts are live)")
       << "\n";
   if (s.plan) {
@@ -317,6 +326,16 @@ std::string seed_effect(const AutoStatus& s, const std::optional<EtcdManagerClus
     out = "resize from " + std::to_string(before->member_count) + " to " + std::to_string(after.member_count) +
           " members, one change at a time (a learner added then promoted, or the unhealthy and then the highest-named "
           "non-leader removed), each only when it keeps quorum, after a backup";
+    const int tolerance_before = fault_tolerance(before->member_count);
+    const int tolerance_after = fault_tolerance(after.member_count);
+    if (tolerance_after < tolerance_before) {
+      out += "; WARNING: this lowers the failures the cluster survives from " + std::to_string(tolerance_before) +
+             " to " + std::to_string(tolerance_after) + " member" + (tolerance_after == 1 ? "" : "s");
+    }
+    if (after.member_count % 2 == 0) {
+      out += "; an even size survives no more failures than " + std::to_string(after.member_count - 1) +
+             " members, and its quorum is one member larger";
+    }
   }
   if (before && before->etcd_version != after.etcd_version) {
     const auto from = EtcdVersion::parse(before->etcd_version);
@@ -334,7 +353,13 @@ std::string seed_effect(const AutoStatus& s, const std::optional<EtcdManagerClus
 
 SeedResult seed_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& changes,
                              const AutoSpecChanges& auto_changes, bool dry_run) {
-  const AutoStatus status = read_auto_status(store, 0);
+  AutoStatus status;
+  try {
+    status = read_auto_status(store, 0);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kNotFound) throw;
+    status.store_url = store.url();  // a new store: seed makes it
+  }
   SeedResult r;
   r.before = status.spec;
   r.auto_spec = status.auto_spec;
@@ -363,6 +388,7 @@ SeedResult seed_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& cha
     }
   }
   a.auto_restore = auto_changes.auto_restore.value_or(a.auto_restore);
+  a.restart_without_quorum = auto_changes.restart_without_quorum.value_or(a.restart_without_quorum);
   a.auto_restore_delay_seconds = auto_changes.auto_restore_delay_seconds.value_or(a.auto_restore_delay_seconds);
   if (a.auto_restore_delay_seconds <= 0) throw Error(ErrorKind::kInvalidArgument, "--auto-restore-delay must be > 0");
   if (a.defrag_free_percent < 0 || a.defrag_free_percent > 100) {
@@ -380,6 +406,9 @@ SeedResult seed_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& cha
   if (!changes.etcd_version.empty()) r.after.etcd_version = changes.etcd_version;
   if (r.after.member_count == 0 || r.after.etcd_version.empty()) {
     throw Error(ErrorKind::kInvalidArgument, "the store has no cluster spec yet: give both --members and --version");
+  }
+  if (std::string p = cluster_spec_problem(r.after); !p.empty()) {
+    throw Error(ErrorKind::kInvalidArgument, "the controllers would refuse this spec: " + p);
   }
   r.effect = seed_effect(status, r.before, r.after);
   if (r.auto_spec.auto_restore != status.auto_spec.auto_restore) {

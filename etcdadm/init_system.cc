@@ -48,20 +48,22 @@ std::string unit_value(const std::string& value, const char* what) {
   return out;
 }
 
-// ExecStart= splits on whitespace, honours quotes and backslashes and expands $VARS: a path with
-// any of those is quoted, and '$' doubled.
-std::string unit_exec_path(const std::string& path) {
-  std::string v = unit_value(path, "the etcd binary path");
+// ExecStart= and RequiresMountsFor= split on whitespace and honour quotes and backslashes (and
+// ExecStart= expands $VARS): a path with any of those is quoted, and for ExecStart= '$' doubled.
+std::string unit_quoted_path(const std::string& path, const char* what, bool exec) {
+  std::string v = unit_value(path, what);
   std::string escaped;
   bool quote = false;
   for (char c : v) {
-    if (c == '$') escaped += '$';
+    if (exec && c == '$') escaped += '$';
     if (c == '"' || c == '\\') escaped += '\\';
     if (c == ' ' || c == '\t' || c == '"' || c == '\\' || c == '\'') quote = true;
     escaped += c;
   }
   return quote ? "\"" + escaped + "\"" : escaped;
 }
+
+std::string unit_exec_path(const std::string& path) { return unit_quoted_path(path, "the etcd binary path", true); }
 
 bool systemd_running() { return path_exists("/run/systemd/system") && find_executable("systemctl").has_value(); }
 
@@ -472,11 +474,14 @@ std::unique_ptr<InitSystem> make_init_system(InitSystemKind kind) {
 std::string render_systemd_unit(const MemberConfig& config) {
   // TimeoutStartSec: a member waiting for its peers (or receiving a large snapshot when joining)
   // is not ready for a while; systemd's default 90 s would kill it in the middle.
+  // RequiresMountsFor: etcd never starts on the empty directory under a data volume mounted late
+  // (it would make a new member there, or refuse and count as lost).
   static constexpr const char* kUnit = R"([Unit]
 Description=etcd ({service}, managed by etcdadm)
 Documentation=https://etcd.io/docs/
 After=network-online.target
 Wants=network-online.target
+RequiresMountsFor={data_dir}
 
 [Service]
 Type=notify
@@ -493,6 +498,7 @@ WantedBy=multi-user.target
   return fmt::format(
       kUnit, fmt::arg("service", unit_value(config.service_name, "the service name")),
       fmt::arg("env_file", unit_value(config.env_file(), "the env file path")),
+      fmt::arg("data_dir", unit_quoted_path(config.data_dir, "the data dir", false)),
       fmt::arg("exec", unit_exec_path(config.etcd_binary())),
       fmt::arg("priorities",
                config.disk_priorities ? "Nice=-10\nIOSchedulingClass=best-effort\nIOSchedulingPriority=2\n" : ""));

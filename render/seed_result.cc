@@ -20,6 +20,7 @@ nlohmann::json seed_result_json(const SeedResult& r, bool dry_run) {
           {"corruptCheckSeconds", auto_spec.corrupt_check_seconds},
           {"autoRestore", auto_spec.auto_restore},
           {"autoRestoreDelaySeconds", auto_spec.auto_restore_delay_seconds},
+          {"restartWithoutQuorum", auto_spec.restart_without_quorum},
           {"certRenewBeforeSeconds", auto_spec.cert_renew_before_seconds},
           {"caWarnBeforeSeconds", auto_spec.ca_warn_before_seconds},
           {"caRotateBeforeSeconds", auto_spec.ca_rotate_before_seconds},

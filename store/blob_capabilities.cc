@@ -31,6 +31,10 @@ void set_file_mode(BlobStore& store, uint32_t file_mode) {
   if (auto* modes = capability<FileModes>(store)) modes->set_file_mode(file_mode);
 }
 
+void never_make_again(BlobStore& store) {
+  if (auto* made = capability<MadeOnFirstWrite>(store)) made->never_make_again();
+}
+
 std::vector<std::string> access_findings(BlobStore& store, uint32_t file_mode) {
   auto* modes = capability<FileModes>(store);
   return modes ? modes->access_findings(file_mode) : std::vector<std::string>{};

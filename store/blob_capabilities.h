@@ -11,6 +11,7 @@
 //   ConditionalWrites       local (a lock file beside the blob), S3 (If-None-Match / If-Match),
 //                           GCS (ifGenerationMatch), Azure (If-None-Match / If-Match); not Swift,
 //                           which has no compare-and-swap
+//   MadeOnFirstWrite        local (its directory); an object store's bucket is never made by a write
 #pragma once
 
 #include <chrono>
@@ -112,6 +113,17 @@ class ConditionalWrites {
                                               const std::string& expected) = 0;
 };
 
+// A store whose root a first write makes (a local directory). A long-running writer that found
+// the store existing (`etcdadm auto`) keeps it from being made again: a directory renamed away or
+// removed is then an error of every write, not a new empty store in its place. (A volume unmounted
+// under its mount point leaves a directory: that takes the store's own marker to tell.)
+class MadeOnFirstWrite {
+ public:
+  virtual ~MadeOnFirstWrite() = default;
+  // From now on a write into a store whose root is gone fails (kNotFound) instead of making it.
+  virtual void never_make_again() = 0;
+};
+
 // The capability `C` of `store`, or nullptr when its backend has none.
 template <class C>
 C* capability(BlobStore& store) {
@@ -128,6 +140,7 @@ std::optional<BlobLocks::Lock> lock_of(BlobStore& store, const std::string& key)
 void set_file_mode(BlobStore& store, uint32_t file_mode);
 std::vector<std::string> access_findings(BlobStore& store, uint32_t file_mode);
 void reload_credentials(BlobStore& store);
+void never_make_again(BlobStore& store);
 // The store's conditional writes, or kInvalidArgument naming the store, why it cannot, and which
 // stores can, for `purpose` ("the create lease"). Before it answers, the server is tried under
 // `probe_key` (written, then removed): a second create-if-absent and a write against a stale

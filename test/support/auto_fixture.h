@@ -109,7 +109,10 @@ class AutoFixture : public LifecycleFixture {
     }
   }
 
-  void start_auto(const Host& h, const std::map<std::string, std::string>& env = {}) {
+  // `as` names the process (autos_) and its log when it is not the host's name: a second process
+  // under a host's name.
+  void start_auto(const Host& h, const std::map<std::string, std::string>& env = {}, std::string as = "") {
+    if (as.empty()) as = h.name;
     std::vector<std::string> argv = {ETCDADM_BIN, "auto", "--store", store_, "--interval", "1s", "--idle-interval", "3s", "--heartbeat", "5s"};
     argv.insert(argv.end(), store_flags_.begin(), store_flags_.end());
     argv.insert(argv.end(), backups_.begin(), backups_.end());
@@ -122,9 +125,9 @@ class AutoFixture : public LifecycleFixture {
     argv.insert(argv.end(), member_extra_.begin(), member_extra_.end());
     RunOptions ro;
     ro.env = store_env_;
-    ro.env["ETCDADM_CATALOG"] = dir_ / ("catalog-" + h.name + ".db");
+    ro.env["ETCDADM_CATALOG"] = dir_ / ("catalog-" + as + ".db");
     for (const auto& [k, v] : env) ro.env[k] = v;
-    autos_[h.name] = ChildProcess::start(argv, log_of(h), ro);
+    autos_[as] = ChildProcess::start(argv, dir_ / ("auto-" + as + ".log"), ro);
   }
   std::string log_of(const Host& h) const { return dir_ / ("auto-" + h.name + ".log"); }
   std::string logs() const {

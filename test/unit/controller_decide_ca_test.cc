@@ -94,6 +94,56 @@ TEST(ControllerDecide, ACaRotationReissuesEverywhereThenSwitchesThenCompletes) {
   EXPECT_EQ(decide(o, "t").step, Step::kIdle);
 }
 
+// Found in review: the switch restarted a member with no quorum check, beside a version change on
+// another host, and restarted 1- and 2-member clusters on its own.
+TEST(ControllerDecide, ACaSwitchRestartsOnlyWhereTheOthersKeepQuorumAndNeverBesideAVersionChange) {
+  auto reissued_everywhere = [](Observation& o) {
+    CaRotationRecord r;
+    r.id = "20261202T100000Z";
+    r.old_ca_sha256 = kCa;
+    r.new_ca_sha256 = std::string(64, 'b');
+    o.ca_rotation = r;
+    o.ca_rotation_state = CaRotationState::kReissued;
+    for (auto& h : o.hosts) {
+      h.record.ca_rotation_id = r.id;
+      h.record.ca_rotation_step = "reissued";
+    }
+  };
+  // Two members: the other cannot keep quorum alone. Waits for a person, unless the spec allows it.
+  Observation o = acting({member(1, "h1"), member(2, "h2")}, 2);
+  o.spec->member_count = 2;
+  reissued_everywhere(o);
+  Decision d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kWait) << d.reason;
+  EXPECT_NE(d.reason.find("cannot keep quorum meanwhile"), std::string::npos) << d.reason;
+  EXPECT_EQ(d.command, "etcdadm seed --store s3://b/c --restart-without-quorum on (the switches then go one host at a time)");
+  o.auto_spec.restart_without_quorum = true;
+  EXPECT_EQ(decide(o, "t").step, Step::kCaSwitch);
+  // One member: the same.
+  o = acting({member(1, "h1")}, 1);
+  o.spec->member_count = 1;
+  reissued_everywhere(o);
+  EXPECT_EQ(decide(o, "t").step, Step::kWait);
+  o.auto_spec.restart_without_quorum = true;
+  EXPECT_EQ(decide(o, "t").step, Step::kCaSwitch);
+  // Three members, one of them on another version (a change under way): the switch waits, and so
+  // does the next version turn while the rotation is not completed.
+  o = acting({member(1, "h1"), member(2, "h2"), member(3, "h3")});
+  reissued_everywhere(o);
+  EXPECT_EQ(decide(o, "t").step, Step::kCaSwitch);
+  o.cluster.info.members[2].version = "3.4.23";
+  d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kWait) << d.reason;
+  EXPECT_NE(d.reason.find("waits for the version change under way"), std::string::npos) << d.reason;
+  o.ca_rotation_state = CaRotationState::kSwitched;
+  o.ca_sha256 = std::string(64, 'b');
+  d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kWait) << d.reason;
+  EXPECT_NE(d.reason.find("the version change waits until CA rotation 20261202T100000Z is completed"),
+            std::string::npos)
+      << d.reason;
+}
+
 TEST(ControllerDecide, TheActingControllerStartsARotationWhenTheCaExpiresWithinTheWindow) {
   Observation o = acting({member(1, "h1"), member(2, "h2"), member(3, "h3")});
   o.local.ca_expires_unix = o.now_unix + 40 * 86400;

@@ -74,6 +74,58 @@ TEST(ControllerDecide, GrowsWithALiveSpareLearnerFirstThenPromotesAndShrinksNeve
   EXPECT_EQ(d.member_id, 2u);
 }
 
+// Found in review: a learner whose host never starts it (one forged spare record was enough) held
+// back every rule for good. Now it is removed after the grace, and meanwhile the rules that keep
+// the cluster alive still run.
+TEST(ControllerDecide, ALearnerThatNeverStartsOrCatchesUpIsRemovedAfterTheGraceAndHoldsBackNoRepair) {
+  Observation o = acting({member(1, "h1"), member(2, "h2"), member(3, "", true, true)}, 3);
+  o.learner_seconds[3] = 10;
+  Decision d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kWait) << d.reason;
+  EXPECT_NE(d.reason.find("waiting for its host to start it (removed after 600 s)"), std::string::npos) << d.reason;
+  o.learner_seconds[3] = 600;
+  d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kRemoveMember) << d.reason;
+  EXPECT_EQ(d.member_id, 3u);
+  EXPECT_NE(d.reason.find("its host never started it; removing it (a learner has no vote"), std::string::npos) << d.reason;
+  EXPECT_EQ(d.command, "etcdctl member remove 3");
+  // Started, but never promoted (etcd refused: not caught up): the same after the grace.
+  o.cluster = cluster_of({member(1, "h1"), member(2, "h2"), member(3, "h3", true, true)}, 1);
+  EXPECT_EQ(decide(o, "t").step, Step::kRemoveMember);
+  o.learner_seconds[3] = 10;
+  EXPECT_EQ(decide(o, "t").step, Step::kPromoteMember);
+  // A learner waiting for its host does not hold back an unhealthy voter's replacement.
+  o = acting({member(1, "h1"), member(2, "h2", false), member(4, "h4"), member(3, "", true, true)}, 4);
+  o.learner_seconds[3] = 10;
+  o.unhealthy_seconds[2] = 700;
+  d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kRemoveMember) << d.reason;
+  EXPECT_EQ(d.member_id, 2u);
+}
+
+// Found in review: a member whose client port the leader could not reach while its peer port
+// worked was removed, added, removed for ever. Its own live host's word keeps it.
+TEST(ControllerDecide, AMemberItsOwnHostSeesHealthyIsNotReplacedOnTheLeadersViewAlone) {
+  Observation o = acting({member(1, "h1"), member(2, "h2"), member(3, "h3", false)});
+  o.unhealthy_seconds[3] = 700;
+  o.hosts[2].record.member_id = 3;
+  o.hosts[2].record.etcd_running = true;
+  o.hosts[2].record.has_leader = true;
+  o.hosts[2].changed_seconds_ago = 20;  // written since the member stopped answering here
+  Decision d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kWait) << d.reason;
+  EXPECT_NE(d.reason.find("its host h3 reports it running with a leader: a partial partition"), std::string::npos)
+      << d.reason;
+  o.hosts[2].live = false;  // its host silent: the leader's view is all there is
+  EXPECT_EQ(decide(o, "t").step, Step::kRemoveMember);
+  o.hosts[2].live = true;
+  o.hosts[2].changed_seconds_ago = 800;  // its last record is older than the trouble: a dead host's
+  EXPECT_EQ(decide(o, "t").step, Step::kRemoveMember);
+  o.hosts[2].changed_seconds_ago = 20;
+  o.hosts[2].record.has_leader = false;  // its host sees no leader either: cut off
+  EXPECT_EQ(decide(o, "t").step, Step::kRemoveMember);
+}
+
 TEST(ControllerDecide, AnAddedHostJoinsAndARemovedHostForgetsItsMember) {
   Observation o = fresh(3);
   o.created_marker = true;

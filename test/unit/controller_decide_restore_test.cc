@@ -20,6 +20,12 @@ Observation total_loss() {
   return o;
 }
 
+std::string names_of_plan(const ClusterPlan& p) {
+  std::string out;
+  for (const auto& m : p.members) out += (out.empty() ? "" : ", ") + m.name;
+  return out;
+}
+
 EtcdManagerCommand restore_command(const std::string& backup, int members = 0) {
   EtcdManagerCommand c;
   c.timestamp_nanos = 1800000000000000000;
@@ -228,10 +234,71 @@ TEST(ControllerDecide, ARestorePlanIsCarriedOutOncePerHostAndTheCommandGoesWhenT
   o.local.data = DataState::kLost;  // restored, then lost: waits to be replaced like any other member
   EXPECT_EQ(decide(o, "t").step, Step::kWait);
   // A queue that cannot be read stops everything but waiting.
-  o.queue_problem = "control/x/_command.json is not JSON";
+  o.record_problems = {"the command queue (control/): control/x/_command.json is not JSON"};
   d = decide(o, "t");
   EXPECT_EQ(d.step, Step::kWait);
-  EXPECT_NE(d.reason.find("the command queue cannot be read"), std::string::npos);
+  EXPECT_NE(d.reason.find("control/x/_command.json is not JSON"), std::string::npos) << d.reason;
+}
+
+// Found in review: with five hosts, spec 3 and the cluster on h3-h5, a queued restore was planned
+// on h1-h3 (the live hosts by name): the restored cluster had a quorum while h4 and h5 still held
+// one of the old. The running cluster's voters are listed first.
+TEST(ControllerDecide, ARestorePlanListsTheRunningClustersVotersFirst) {
+  Observation o = fresh(5);
+  o.created_marker = true;
+  o.plan = plan_of({"h3", "h4", "h5"});
+  o.self = "h3";
+  o.self_peer_url = "https://10.0.0.3:2380";
+  o.self_client_url = "https://10.0.0.3:2379";
+  o.local = LocalView{DataState::kMember, "etcd-auto-x", true, true, 3, 77};
+  for (int i = 2; i < 5; ++i) o.hosts[i].record.data = DataState::kMember;
+  o.cluster = cluster_of({member(3, "h3"), member(4, "h4"), member(5, "h5")}, 3);
+  o.restore_command = restore_command("2027-01-15T07:00:00Z-000001");
+  Decision d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kPlanRestore) << d.reason;
+  EXPECT_EQ(names_of_plan(d.plan), "h3, h4, h5");
+  // Asked for four: the three voters, then a spare.
+  o.restore_command = restore_command("2027-01-15T07:00:00Z-000001", 4);
+  d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kPlanRestore) << d.reason;
+  EXPECT_EQ(names_of_plan(d.plan), "h3, h4, h5, h1");
+  // No cluster answers: the hosts whose records say they hold a member's data first.
+  o.cluster = ClusterView{};
+  o.local.etcd_running = false;
+  o.restore_command = restore_command("2027-01-15T07:00:00Z-000001");
+  d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kPlanRestore) << d.reason;
+  EXPECT_EQ(names_of_plan(d.plan), "h3, h4, h5");
+}
+
+// Found in review: a total loss was judged from reports that fail open. Data that cannot be told
+// (a data dir not on its member's device, a host record that does not parse) may be intact: no
+// total loss is seen, so no auto-restore sets it aside.
+TEST(ControllerDecide, DataThatCannotBeToldIsNeverCountedLost) {
+  Observation o = fresh(3);
+  o.created_marker = true;
+  o.auto_spec.auto_restore = true;
+  for (auto& h : o.hosts) h.record.data = DataState::kLost;
+  o.local.data = DataState::kLost;
+  EXPECT_TRUE(total_loss(o));
+  o.hosts[2].record.data = DataState::kUnavailable;
+  EXPECT_FALSE(total_loss(o));
+  o.hosts[2].record.data = DataState::kLost;
+  o.unreadable_host_records = {"s3://b/c/etcdadm-auto/hosts/h4.json is not JSON"};
+  EXPECT_FALSE(total_loss(o));
+  o.unreadable_host_records.clear();
+  // This host's own dir unavailable: it waits, and starts, sets aside or restores nothing.
+  o.local.data = DataState::kUnavailable;
+  o.local.data_problem = "/var/lib/etcd is empty and not on the device its member's data was on";
+  EXPECT_FALSE(total_loss(o));
+  o.plan = plan_of({"h1", "h2", "h3"});
+  o.plan->sequence = 4;
+  o.plan->purpose = "restore";
+  o.plan->backup = "2027-01-15T07:00:00Z-000001";
+  o.plan->command_key = "control/2027-01-15T08:00:00Z-000000/_command.json";
+  Decision d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kWait) << d.reason;
+  EXPECT_NE(d.reason.find("cannot be told apart from lost data: /var/lib/etcd is empty"), std::string::npos) << d.reason;
 }
 
 }  // namespace

@@ -55,6 +55,10 @@ TEST(ControllerRecords, RoundTripAndHostileInputIsRefusedByName) {
   h.certs_expire_unix = 1830000000;
   h.ca_expires_unix = 2100000000;
   EXPECT_EQ(parse_host_record(host_record_json(h), "host"), h);
+  h.host_id = new_host_id();
+  EXPECT_TRUE(is_host_id(h.host_id)) << h.host_id;
+  EXPECT_NE(h.host_id, new_host_id());
+  EXPECT_EQ(parse_host_record(host_record_json(h), "host"), h);
   AutoSpec s{120, 5};
   EXPECT_EQ(parse_auto_spec(auto_spec_json(s), "spec"), s);
 
@@ -89,7 +93,9 @@ TEST(ControllerRecords, RoundTripAndHostileInputIsRefusedByName) {
   corrupt([&] { parse_cluster_plan(std::string(rj).replace(rj.find("2027-01-15T07"), 4, "a/.."), "plan"); }, "no backup name");
   corrupt([&] { parse_cluster_plan(std::string(j).replace(j.find("\"create\""), 8, "\"upgrade\""), "plan"); }, "not one this etcdadm knows");
   std::string hj = host_record_json(h);
-  corrupt([&] { parse_host_record(std::string(hj).replace(hj.find("\"member\""), 8, "\"mine\""), "host"); }, "not empty, member or lost");
+  corrupt([&] { parse_host_record(std::string(hj).replace(hj.find("\"member\""), 8, "\"mine\""), "host"); }, "not empty, member, lost or unavailable");
+  corrupt([&] { parse_host_record(std::string(hj).replace(hj.find(h.host_id), 32, std::string(32, 'G')), "host"); },
+          "\"hostID\" is not 32 hex digits");
   corrupt([&] { parse_auto_spec(R"({"format":"etcdadm-auto-spec/1","replaceAfterSeconds":0})", "spec"); }, "out of range");
   VersionTurn t{3, "h2", 0x8e9e05c52164694d, "3.6.11", "3.7.3", "h1", 1800000000};
   const std::string tj = version_turn_json(t);
@@ -211,6 +217,35 @@ TEST(ControllerRecords, MaintenanceRecordAndSpecAdditionsRoundTripAndRefuseHosti
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kCorrupt);
   }
+}
+
+// What the controllers obey of etcd-manager's spec: known answers.
+TEST(ControllerRecords, TheSpecsTheControllersObey) {
+  EXPECT_EQ(cluster_spec_problem({1, "3.4.23"}), "");
+  EXPECT_EQ(cluster_spec_problem({9, "v3.6.16"}), "");
+  EXPECT_EQ(cluster_spec_problem({0, "3.4.23"}), "memberCount 0 is outside 1-9");
+  EXPECT_EQ(cluster_spec_problem({10, "3.4.23"}), "memberCount 10 is outside 1-9");
+  EXPECT_EQ(cluster_spec_problem({3, "3.5"}),
+            "etcdVersion \"3.5\" is no etcd release (major.minor.patch, such as 3.5.17)");
+  EXPECT_EQ(cluster_spec_problem({0, ""}),
+            "memberCount 0 is outside 1-9; etcdVersion \"\" is no etcd release (major.minor.patch, such as 3.5.17)");
+  for (const char* bad : {"3.5", "3", "latest", "3.6.0-rc.1", "3.5.17 ", "03.5.1", "3.5.17\n", "3..1"})
+    EXPECT_FALSE(is_etcd_release(bad)) << bad;
+  for (const char* good : {"3.5.17", "v3.7.3", "3.4.0", "10.0.0"}) EXPECT_TRUE(is_etcd_release(good)) << good;
+  const std::vector<std::pair<int, int>> tolerance = {{0, 0}, {1, 0}, {2, 0}, {3, 1}, {4, 1}, {5, 2}, {7, 3}, {9, 4}};
+  for (const auto& [n, f] : tolerance) EXPECT_EQ(fault_tolerance(n), f) << n;
+  // A plan of more than 9 members, or of a version that is no release, does not parse.
+  ClusterPlan p;
+  p.cluster_token = "etcd-auto-1";
+  p.etcd_version = "3.5.17";
+  for (int i = 1; i <= 10; ++i)
+    p.members.push_back({"h" + std::to_string(i), "https://10.0.0." + std::to_string(i) + ":2380",
+                         "https://10.0.0." + std::to_string(i) + ":2379"});
+  EXPECT_THROW(parse_cluster_plan(cluster_plan_json(p), "plan"), Error);
+  p.members.pop_back();
+  EXPECT_EQ(parse_cluster_plan(cluster_plan_json(p), "plan"), p);
+  p.etcd_version = "3.5";
+  EXPECT_THROW(parse_cluster_plan(cluster_plan_json(p), "plan"), Error);
 }
 
 }  // namespace

@@ -114,6 +114,17 @@ TEST(FileSystemRoot, MountRootsAreToldFromOrdinaryDirectories) {
   EXPECT_FALSE(path_exists(dir / "data"));
 }
 
+// What tells an unmounted data volume from lost data: the device a path is on, or its nearest
+// existing ancestor's.
+TEST(FileSystemRoot, TheDeviceOfAPathOrItsNearestAncestor) {
+  test::TempDir dir;
+  make_dirs(dir / "data");
+  EXPECT_NE(device_of_path(dir / "data"), 0u);
+  EXPECT_EQ(device_of_path(dir / "data/not/there/yet"), device_of_path(dir / "data"));
+  EXPECT_EQ(device_of_path(dir / "data"), device_of_path(dir.path()));
+  EXPECT_NE(device_of_path("/proc/sys"), device_of_path("/"));  // another filesystem mounted there
+}
+
 // A restore plan's hosts keep their old data for a person: beside an ordinary data dir, inside
 // one that is a filesystem root (nothing renames out of a mount), where is_empty_data_dir ignores it.
 TEST(FileSystemRoot, SetAsideKeepsTheDataBesideOrInsideAMountRoot) {

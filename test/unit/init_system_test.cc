@@ -147,6 +147,7 @@ TEST(SystemdUnit, KnownAnswer) {
             "Documentation=https://etcd.io/docs/\n"
             "After=network-online.target\n"
             "Wants=network-online.target\n"
+            "RequiresMountsFor=/var/lib/etcd\n"
             "\n"
             "[Service]\n"
             "Type=notify\n"
@@ -178,7 +179,9 @@ TEST(SystemdUnit, PathsAreEscapedForSystemd) {
   MemberConfig c;
   c.install_dir = "/opt/my etcd%i";
   c.config_dir = "/etc/etcd%n";
+  c.data_dir = "/var/lib/my etcd$1";
   std::string unit = render_systemd_unit(c);
+  EXPECT_NE(unit.find("\nRequiresMountsFor=\"/var/lib/my etcd$1\"\n"), std::string::npos) << unit;
   EXPECT_NE(unit.find("\nExecStart=\"/opt/my etcd%%i/etcd\"\n"), std::string::npos) << unit;
   EXPECT_NE(unit.find("\nEnvironmentFile=/etc/etcd%%n/etcd.env\n"), std::string::npos) << unit;
   // A line break would inject directives: refused.

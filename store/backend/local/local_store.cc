@@ -210,6 +210,10 @@ std::string LocalStore::path_of(const std::string& key) const {
 
 std::unique_ptr<BlobWriter> LocalStore::create(const std::string& key, bool overwrite) {
   std::string path = path_of(key);
+  if (!make_root_ && !is_directory(root_)) {
+    throw Error(ErrorKind::kNotFound, "store directory " + root_ + " does not exist any more",
+                "it did when this process started: mount or move it back (a new empty store is not made in its place)");
+  }
   std::string dir = parent_dir(path);
   // Another process's remove() drops a directory the moment it is empty, which a directory just
   // made here is until the writer's temp file is in it (three `etcdadm auto` starting at once

@@ -11,7 +11,11 @@
 
 namespace etcdadm {
 
-class LocalStore : public BlobStore, public LeftoverUploads, public FileModes, public ConditionalWrites {
+class LocalStore : public BlobStore,
+                   public LeftoverUploads,
+                   public FileModes,
+                   public ConditionalWrites,
+                   public MadeOnFirstWrite {
  public:
   // `root` is created on first write, not here: a mistyped path must not silently become a store
   // for read commands.
@@ -29,6 +33,7 @@ class LocalStore : public BlobStore, public LeftoverUploads, public FileModes, p
   std::optional<Versioned> read_versioned(const std::string& key, size_t limit) override;
   std::optional<std::string> write_if(const std::string& key, const std::string& contents,
                                       const std::string& expected) override;
+  void never_make_again() override { make_root_ = false; }
   const std::string& root() const { return root_; }
 
  private:
@@ -37,6 +42,7 @@ class LocalStore : public BlobStore, public LeftoverUploads, public FileModes, p
   // Private until the store's marker says otherwise (FileModes::set_file_mode): a backup holds
   // every Secret of the cluster, so it is never readable by other users by default.
   uint32_t file_mode_ = 0600;
+  bool make_root_ = true;  // MadeOnFirstWrite
 };
 
 // The mode of a store directory holding files of `file_mode`: the same bits plus search (x) for
