@@ -57,15 +57,18 @@ void Controller::maintain(const Decision& d, const Observation& o) {
     }
   }
   const int64_t now_unix = unix_now();
+  // Another host's lease is void once this host has known it for the lease's length: its writer's
+  // clock, behind or ahead, never shortens it.
   if (const auto& l = record_now.in_progress;
-      l && l->host != member_.name && now_unix - l->since_unix < kMaintenanceLeaseSeconds) {
+      l && l->host != member_.name &&
+      known_for("lease " + l->step + " " + l->host + " " + std::to_string(l->since_unix)) < kMaintenanceLeaseSeconds) {
     wait_once(l->host + " runs " + l->step + " since " +
               format_rfc3339_seconds(SystemTime(std::chrono::seconds(l->since_unix))) + " (its lease ends " +
               std::to_string(kMaintenanceLeaseSeconds) + " s after)");
     return;
   }
   if (d.step == Step::kRecoverSpace) {
-    if (auto held = space_recovery_held(record_now, o.auto_spec, now_unix)) {
+    if (auto held = space_recovery_held(record_now, o.auto_spec, now_unix, o.space_recovery_seen_seconds)) {
       wait_once(*held);
       return;
     }

@@ -108,7 +108,7 @@ void Controller::finish_restore(const ClusterPlan& plan) {
   remove_etcd_manager_command(*store_, done);
 }
 
-Observation::AutoRestoreCandidate Controller::auto_restore_candidate(int64_t now_unix) {
+Observation::AutoRestoreCandidate Controller::auto_restore_candidate(int64_t now_unix, int64_t clock_skew_seconds) {
   Observation::AutoRestoreCandidate c;
   BackupRecord b;
   try {
@@ -133,7 +133,9 @@ Observation::AutoRestoreCandidate Controller::auto_restore_candidate(int64_t now
     c.revisions_per_second = log_write_rate(c.backup_revision, b.taken_at_micros, ends);
   }
   c.complete_until_unix = known_micros / 1000000;
-  c.bump = sized_revision_bump(c.revisions_per_second, now_unix - c.complete_until_unix);
+  // The log's times are its writer's clock: a skew seen between the hosts widens the gap it is sized for.
+  c.bump =
+      sized_revision_bump(c.revisions_per_second, now_unix - c.complete_until_unix + std::llabs(clock_skew_seconds));
   return c;
 }
 

@@ -83,6 +83,7 @@ class Controller {
  private:
   // ---- the round (controller.cc) ----
   void act(const Decision& d, const Observation& o);
+  // ---- this host's own record (own_records.cc) ----
   void write_host_record(const Observation& o, const Decision& d);
   void write_own_record(const HostRecord& h);
   // Why this host's name is another host's now ("" when it is free or this host's): a record of
@@ -130,8 +131,9 @@ class Controller {
   void restore_planned_member(const ClusterPlan& plan);
   void set_aside_data(const ClusterPlan& plan);
   void finish_restore(const ClusterPlan& plan);
-  // What an auto-restore would restore now: the newest backup and its change log's end.
-  Observation::AutoRestoreCandidate auto_restore_candidate(int64_t now_unix);
+  // What an auto-restore would restore now: the newest backup and its change log's end (its bump
+  // sized for a gap widened by the clock skew seen between the hosts).
+  Observation::AutoRestoreCandidate auto_restore_candidate(int64_t now_unix, int64_t clock_skew_seconds);
 
   // ---- versions (act_versions.cc) ----
   void observe_version_change(Observation& o);
@@ -209,6 +211,14 @@ class Controller {
   std::string turn_version_;          // the version turn as read this round: the next replaces exactly it
   bool settled_ = false;              // the last round found the cluster as the spec says
   std::map<std::string, Seen> seen_;  // host -> when its record last changed, as this host saw it
+  // How long this controller has known a record written with another host's clock, by an identity
+  // of it ("plan 4", "lease defrag m2 1800000000"): the first call starts the count.
+  int64_t known_for(const std::string& identity);
+  std::map<std::string, std::chrono::steady_clock::time_point> first_known_;
+  // Another host's clock minus this one's, by host, estimated when its record was seen changing.
+  std::map<std::string, int64_t> clock_skew_;
+  int64_t reported_skew_ = 0;                        // the largest skew last logged
+  static constexpr int64_t kClockSkewReported = 30;  // seconds
   std::optional<std::chrono::steady_clock::time_point> quorum_since_;
   std::map<uint64_t, std::chrono::steady_clock::time_point> unhealthy_since_;  // while acting
   std::map<uint64_t, std::chrono::steady_clock::time_point> learner_since_;    // while acting
@@ -254,6 +264,7 @@ class Controller {
     int64_t last_round_unix = 0;
     uint64_t failed_rounds = 0;
     int64_t ca_expires_unix = 0;
+    int64_t clock_skew_seconds = 0;
   };
   mutable std::mutex gauges_mu_;
   Gauges gauges_;

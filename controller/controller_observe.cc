@@ -30,7 +30,12 @@ std::vector<HostView> Controller::judge_liveness(const std::vector<HostRecord>& 
     auto [it, first] = seen_.try_emplace(r.name);
     Seen& s = it->second;
     if (first) s.first = now;
-    if (!first && s.sequence != r.sequence) s.changed = now;
+    if (!first && s.sequence != r.sequence) {
+      s.changed = now;
+      // Written at most a round (and a store read) ago: its heartbeat against this clock is the
+      // difference of the two clocks, give or take that.
+      if (r.name != member_.name && r.heartbeat_unix > 0) clock_skew_[r.name] = r.heartbeat_unix - now_unix;
+    }
     s.sequence = r.sequence;
     const bool moving = s.changed != steady_clock::time_point{} && now - s.changed < options_.host_timeout;
     const bool fresh = std::llabs(now_unix - r.heartbeat_unix) <= options_.host_timeout.count();
@@ -38,6 +43,16 @@ std::vector<HostView> Controller::judge_liveness(const std::vector<HostRecord>& 
                            s.changed == steady_clock::time_point{} ? -1 : seconds_since(s.changed)});
   }
   return out;
+}
+
+int64_t Controller::known_for(const std::string& identity) {
+  const auto now = steady_clock::now();
+  auto [it, first] = first_known_.try_emplace(identity, now);
+  // A day is longer than any hold or window counted this way: older identities are forgotten.
+  if (first && first_known_.size() > 64) {
+    std::erase_if(first_known_, [&](const auto& k) { return now - k.second > std::chrono::hours(24); });
+  }
+  return seconds_since(it->second);
 }
 
 std::string Controller::name_held_elsewhere() const {
@@ -265,6 +280,24 @@ Observation Controller::observe() {
   o.unreadable_host_records = store_view_->unreadable_hosts;
   o.maintenance = store_view_->maintenance;
   o.hosts = judge_liveness(store_view_->hosts, o.now_unix);
+  for (const auto& h : o.hosts) {
+    if (auto it = clock_skew_.find(h.record.name);
+        h.live && it != clock_skew_.end() && std::llabs(it->second) > std::llabs(o.clock_skew_seconds)) {
+      o.clock_skew_seconds = it->second;
+    }
+  }
+  // Said once, and again when it moves by 10 s or more (the estimate itself wanders by a round).
+  if (std::llabs(o.clock_skew_seconds) < kClockSkewReported) {
+    reported_skew_ = 0;
+  } else if (std::llabs(o.clock_skew_seconds - reported_skew_) >= 10) {
+    spdlog::warn(
+        "auto: another host's clock is {} s {} this host's: no hold or lease is cut short by it, but the "
+        "times in events and records disagree, and an auto-restore's revision bump is sized wider (run NTP "
+        "on every host)",
+        std::llabs(o.clock_skew_seconds), o.clock_skew_seconds > 0 ? "ahead of" : "behind");
+    reported_skew_ = o.clock_skew_seconds;
+  }
+  if (store_view_->plan) o.plan_seen_seconds = known_for("plan " + std::to_string(store_view_->plan->sequence));
   o.name_conflict = name_held_elsewhere();
   o.local = observe_local();
   if ((o.ca_rotation = store_view_->ca_rotation)) {
@@ -306,6 +339,12 @@ Observation Controller::observe() {
       o.maintenance = readable_maintenance(*store_);
     }
   }
+  if (const auto& r = o.maintenance.last_space_recovery) {
+    o.space_recovery_seen_seconds = known_for("space recovery " + std::to_string(r->unix) + " " + r->host);
+  }
+  for (const auto& [id, c] : o.maintenance.corrupt) {
+    o.corrupt_seen_seconds[id] = known_for("corrupt " + std::to_string(id) + " " + std::to_string(c.unix));
+  }
 
   // How long a quorum of the spec's members has been live while a plan is wanted (no plan yet, or
   // a queued restore not planned yet): the settle window.
@@ -319,7 +358,7 @@ Observation Controller::observe() {
   o.unanswered_seconds = held_for_seconds(unanswered_since_, o.created_marker && !o.cluster.answered);
   o.total_loss_seconds = held_for_seconds(total_loss_since_, lost);
   if (lost && o.spec && o.auto_spec.auto_restore && o.total_loss_seconds >= o.auto_spec.auto_restore_delay_seconds) {
-    o.auto_restore = auto_restore_candidate(o.now_unix);
+    o.auto_restore = auto_restore_candidate(o.now_unix, o.clock_skew_seconds);
   }
   return o;
 }

@@ -136,7 +136,22 @@ struct Observation {
   std::map<uint64_t, int64_t> unhealthy_seconds;
   // How long this controller has seen each learner stay a learner, by ID, while it acted (the same).
   std::map<uint64_t, int64_t> learner_seconds;
+  // How long this controller has known records written with another host's clock (-1: not known):
+  // the plan (by sequence), the last NOSPACE recovery, each corrupt member. A hold or a retry cap
+  // counts the smaller of the writer's age and this one (a writer whose clock is behind cannot cut
+  // it short); a window that allows an action counts the larger (one ahead cannot stretch it).
+  int64_t plan_seen_seconds = -1;
+  int64_t space_recovery_seen_seconds = -1;
+  std::map<uint64_t, int64_t> corrupt_seen_seconds;
+  // The largest difference seen between another live host's clock and this one's (its heartbeat
+  // against this clock when its record was seen changing), in seconds.
+  int64_t clock_skew_seconds = 0;
 };
+
+// A record's age by the writer's clock and by this host's own observation (`seen`, -1: none):
+// the smaller (for a hold) or the larger (for a window that allows an action).
+int64_t held_age(int64_t writer_age, int64_t seen);
+int64_t window_age(int64_t writer_age, int64_t seen);
 
 enum class Step {
   kIdle,                // nothing to do; `reason` says what the controller waits for
@@ -232,7 +247,9 @@ bool voters_behind(const ClusterInfo& info, const std::string& version);
 
 // Why a NOSPACE recovery is held back now: the last one (`record`) could not get under the quota
 // with the spec's margin less than kSpaceRetrySeconds ago; nullopt when it may run.
-std::optional<std::string> space_recovery_held(const MaintenanceRecord& record, const AutoSpec& spec, int64_t now_unix);
+// `seen_seconds`: how long this host has known that recovery (Observation::space_recovery_seen_seconds).
+std::optional<std::string> space_recovery_held(const MaintenanceRecord& record, const AutoSpec& spec, int64_t now_unix,
+                                               int64_t seen_seconds);
 
 // The next step for this host. `new_token` is used as a new plan's cluster token.
 Decision decide(const Observation& o, const std::string& new_token);

@@ -9,6 +9,9 @@ namespace etcdadm {
 
 int quorum_of(int members) { return members / 2 + 1; }
 
+int64_t held_age(int64_t writer_age, int64_t seen) { return seen < 0 ? writer_age : std::min(writer_age, seen); }
+int64_t window_age(int64_t writer_age, int64_t seen) { return seen < 0 ? writer_age : std::max(writer_age, seen); }
+
 const HostView* host_refusing_member(const Observation& o, uint64_t member_id) {
   for (const auto& h : o.hosts) {
     if (h.live && member_id != 0 && h.record.member_id == member_id &&

@@ -144,7 +144,9 @@ std::optional<Decision> act_on_corruption(const Observation& o) {
       // disarmed for it yet.
       bool replaced = false;
       for (const auto& [id, c] : o.maintenance.corrupt) {
-        replaced = replaced || (!c.alarm_settled && o.now_unix - c.unix <= kCorruptDisarmWindowSeconds &&
+        const auto seen = o.corrupt_seen_seconds.find(id);
+        const int64_t age = window_age(o.now_unix - c.unix, seen == o.corrupt_seen_seconds.end() ? -1 : seen->second);
+        replaced = replaced || (!c.alarm_settled && age >= 0 && age <= kCorruptDisarmWindowSeconds &&
                                 std::none_of(info.members.begin(), info.members.end(),
                                              [&, id = id](const MemberInfo& mi) { return mi.id == id; }));
       }

@@ -12,11 +12,11 @@
 
 namespace etcdadm {
 
-std::optional<std::string> space_recovery_held(const MaintenanceRecord& record, const AutoSpec& spec,
-                                               int64_t now_unix) {
+std::optional<std::string> space_recovery_held(const MaintenanceRecord& record, const AutoSpec& spec, int64_t now_unix,
+                                               int64_t seen_seconds) {
   const auto& last = record.last_space_recovery;
   if (!last || last->disarmed || last->keep_revisions != spec.nospace_keep_revisions ||
-      now_unix - last->unix >= kSpaceRetrySeconds) {
+      held_age(now_unix - last->unix, seen_seconds) >= kSpaceRetrySeconds) {
     return std::nullopt;
   }
   // Absolute times: a wait's reason must stay the same from round to round (one event, not one a round).
@@ -35,7 +35,7 @@ std::optional<Decision> recover_space(const Observation& o) {
   // (A CORRUPT alarm beside it never gets here: act_on_corruption waits or acts on it first.)
   const std::string command = "etcdadm alarm recover --keep-revisions " +
                               std::to_string(o.auto_spec.nospace_keep_revisions) + " --store " + o.store_url;
-  if (auto held = space_recovery_held(o.maintenance, o.auto_spec, o.now_unix)) {
+  if (auto held = space_recovery_held(o.maintenance, o.auto_spec, o.now_unix, o.space_recovery_seen_seconds)) {
     return make(Step::kWait, "etcd raised " + alarms_text(alarms) + "; " + *held, command);
   }
   return make(

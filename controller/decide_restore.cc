@@ -94,7 +94,8 @@ Decision auto_restore(const Observation& o, const std::string& token) {
   const int64_t delay = o.auto_spec.auto_restore_delay_seconds;
   const std::string loss =
       "total loss: the store says a cluster was created, but no member answers and no host holds a member's data";
-  if (o.plan && o.plan->purpose == "auto-restore" && o.now_unix - o.plan->written_unix < kAutoRestoreRetrySeconds) {
+  if (o.plan && o.plan->purpose == "auto-restore" &&
+      held_age(o.now_unix - o.plan->written_unix, o.plan_seen_seconds) < kAutoRestoreRetrySeconds) {
     return make(Step::kWait,
                 loss + "; auto-restore plan " + std::to_string(o.plan->sequence) + " (backup " + o.plan->backup +
                     " to revision " + std::to_string(o.plan->to_revision) +

@@ -92,5 +92,62 @@ TEST(ControllerDecide, NospaceIsRecoveredFirstAndAFailedRecoveryWaitsItsRetryUnl
   EXPECT_EQ(decide(o, "t").step, Step::kWait);
 }
 
+// Found in review: holds and windows were judged by the writer's clock alone. Each counts this
+// host's own knowledge of the record too: a hold the smaller age, a window the larger.
+TEST(ControllerDecide, HoldsAndWindowsNeverTrustAPeersClockAlone) {
+  EXPECT_EQ(held_age(700, 20), 20);
+  EXPECT_EQ(held_age(700, -1), 700);
+  EXPECT_EQ(window_age(30, 4000), 4000);
+  EXPECT_EQ(window_age(-300, -1), -300);
+  // A failed NOSPACE recovery written by a host whose clock is an hour behind: still held while
+  // this host has known it for less than the retry hold.
+  Observation o = acting({member(1, "h1"), member(2, "h2"), member(3, "h3")});
+  for (auto& m : o.cluster.info.members) m.errors = {"memberID:2 alarm:NOSPACE "};
+  SpaceRecoveryRecord failed;
+  failed.unix = o.now_unix - 3600;
+  failed.host = "h2";
+  failed.keep_revisions = 1000;
+  failed.note = "too much data";
+  o.maintenance.last_space_recovery = failed;
+  EXPECT_EQ(decide(o, "t").step, Step::kRecoverSpace) << "no knowledge of it here: the writer's clock decides";
+  o.space_recovery_seen_seconds = 20;
+  EXPECT_EQ(decide(o, "t").step, Step::kWait);
+  o.space_recovery_seen_seconds = kSpaceRetrySeconds;
+  EXPECT_EQ(decide(o, "t").step, Step::kRecoverSpace);
+  // A corrupt member's replacement written by a host whose clock is ahead (30 s ago by it), known
+  // here for two hours: too old to excuse a CORRUPT alarm.
+  o = acting({member(1, "h1"), member(2, "h2"), member(3, "h3")});
+  for (auto& m : o.cluster.info.members) m.errors = {"memberID:0 alarm:CORRUPT "};
+  Observation::HashCheck agree;
+  agree.survey.revision = 900;
+  for (uint64_t id : {1, 2, 3}) agree.survey.members.push_back(MemberHash{id, "h" + std::to_string(id), true, 5, 40, ""});
+  agree.verdict = judge_hashes(agree.survey);
+  o.hashes = agree;
+  o.maintenance.corrupt[9] = CorruptMember{o.now_unix - 30, "h1", 800, 6, 5};
+  EXPECT_EQ(decide(o, "t").step, Step::kDisarmCorrupt);
+  o.corrupt_seen_seconds[9] = 7200;
+  EXPECT_EQ(decide(o, "t").step, Step::kWait);
+  // An auto-restore plan written by a clock an hour behind, known here for a minute: no second one.
+  Observation lost = fresh(3);
+  lost.created_marker = true;
+  lost.auto_spec.auto_restore = true;
+  lost.auto_spec.auto_restore_delay_seconds = 60;
+  lost.total_loss_seconds = 61;
+  for (auto& h : lost.hosts) h.record.data = DataState::kLost;
+  lost.local.data = DataState::kLost;
+  lost.plan = plan_of({"h1", "h2", "h3"});
+  lost.plan->purpose = "auto-restore";
+  lost.plan->backup = "2027-01-15T07:00:00Z-000001";
+  lost.plan->written_unix = lost.now_unix - 2 * kAutoRestoreRetrySeconds;
+  lost.local.plan_sequence = lost.plan->sequence;
+  lost.auto_restore = Observation::AutoRestoreCandidate{"2027-01-15T07:00:00Z-000001", 5000, 0, 100, 1, lost.now_unix, ""};
+  lost.plan_seen_seconds = 60;
+  Decision d = decide(lost, "t");
+  EXPECT_EQ(d.step, Step::kWait) << d.reason;
+  EXPECT_NE(d.reason.find("did not bring it back"), std::string::npos) << d.reason;
+  lost.plan_seen_seconds = kAutoRestoreRetrySeconds;
+  EXPECT_EQ(decide(lost, "t").step, Step::kPlanRestore);
+}
+
 }  // namespace
 }  // namespace etcdadm
