@@ -220,6 +220,7 @@ class Controller {
   int64_t reported_skew_ = 0;                        // the largest skew last logged
   static constexpr int64_t kClockSkewReported = 30;  // seconds
   std::optional<std::chrono::steady_clock::time_point> quorum_since_;
+  std::optional<std::chrono::steady_clock::time_point> removal_since_;
   std::map<uint64_t, std::chrono::steady_clock::time_point> unhealthy_since_;  // while acting
   std::map<uint64_t, std::chrono::steady_clock::time_point> learner_since_;    // while acting
   // When this controller last compared the voters' HashKV (while acting; a controller that starts

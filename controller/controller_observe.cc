@@ -324,6 +324,7 @@ Observation Controller::observe() {
     o.hosts.push_back(HostView{me, true});
   }
   o.cluster = observe_cluster(o.hosts, o.local);
+  o.removal_seen_seconds = held_for_seconds(removal_since_, local_member_removed(o));
   track_health(o);
   // With a shared record this host cannot act on, only its own member is looked after (rule Q):
   // nothing more is read from the store.

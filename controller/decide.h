@@ -141,6 +141,10 @@ struct Observation {
   // counts the smaller of the writer's age and this one (a writer whose clock is behind cannot cut
   // it short); a window that allows an action counts the larger (one ahead cannot stretch it).
   int64_t plan_seen_seconds = -1;
+  // How long this controller has seen this host's member missing from its cluster's answer
+  // (local_member_removed; 0: not now). Before etcd 3.6 a member answers MemberList from its own
+  // state, which may lag: a removal counts once seen for kRemovalConfirmSeconds.
+  int64_t removal_seen_seconds = 0;
   int64_t space_recovery_seen_seconds = -1;
   std::map<uint64_t, int64_t> corrupt_seen_seconds;
   // The largest difference seen between another live host's clock and this one's (its heartbeat
@@ -241,6 +245,8 @@ inline constexpr int64_t kHurrySeconds = 60;
 // (by its ID when known: a learner added again at the same peer URL is another member): it was
 // removed (replaced, found corrupt, or one too many). Only that cluster's word counts.
 bool local_member_removed(const Observation& o);
+
+inline constexpr int64_t kRemovalConfirmSeconds = 3;
 
 // Whether a voter runs another etcd version than `version` (or does not say which it runs).
 bool voters_behind(const ClusterInfo& info, const std::string& version);

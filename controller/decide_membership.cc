@@ -13,6 +13,13 @@ namespace etcdadm::decide_parts {
 std::optional<Decision> forget_or_wait_for_replacement(const Observation& o, const MemberInfo* me) {
   const ClusterInfo& info = o.cluster.info;
   const bool removed = local_member_removed(o);
+  if (removed && o.removal_seen_seconds < kRemovalConfirmSeconds &&
+      (o.local.data == DataState::kMember || o.local.data == DataState::kLost)) {
+    return make(Step::kWait, "this host's member " + id_hex(o.local.member_id) +
+                                 " is missing from its cluster's member list: confirmed once seen for " +
+                                 std::to_string(kRemovalConfirmSeconds) +
+                                 " s (a member answers that list from its own state, which may lag)");
+  }
   if (o.local.data == DataState::kMember && removed) {
     if (auto corrupt = forget_corrupt_member(o)) return *corrupt;
     // Removed as unhealthy, by a shrink or by a person: the host cannot tell which, and its data may

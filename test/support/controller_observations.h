@@ -34,6 +34,9 @@ inline Observation fresh(int hosts_live = 1) {
   o.store_url = "s3://b/c";
   o.spec = EtcdManagerClusterSpec{3, "3.5.17"};
   o.now_unix = 1800000000;
+  // A removal of this host's member, where a test shows one, has been seen long enough to count
+  // (ControllerDecide.ARemovalCountsOnlyOnceSeenForAWhile shows the wait before).
+  o.removal_seen_seconds = kRemovalConfirmSeconds;
   for (int i = 1; i <= hosts_live; ++i) o.hosts.push_back(host("h" + std::to_string(i)));
   return o;
 }

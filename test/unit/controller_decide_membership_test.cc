@@ -151,6 +151,20 @@ TEST(ControllerDecide, AnAddedHostJoinsAndARemovedHostForgetsItsMember) {
   EXPECT_EQ(decide(o, "t").step, Step::kWait);
 }
 
+// Found in review: before etcd 3.6 a member answers MemberList from its own state, so one lagging
+// answer could make a healthy member's host set its data aside. A removal counts once seen a while.
+TEST(ControllerDecide, ARemovalCountsOnlyOnceSeenForAWhile) {
+  Observation o = acting({member(2, "h2"), member(3, "h3")});
+  o.local.member_id = 1;
+  o.removal_seen_seconds = 0;
+  Decision d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kWait) << d.reason;
+  EXPECT_NE(d.reason.find("missing from its cluster's member list: confirmed once seen for 3 s"), std::string::npos)
+      << d.reason;
+  o.removal_seen_seconds = kRemovalConfirmSeconds;
+  EXPECT_EQ(decide(o, "t").step, Step::kForgetMember);
+}
+
 TEST(ControllerDecide, TheHostOfARemovedMemberSetsItsDataAsideAsCorruptOrRemoved) {
   Observation o = acting({member(2, "h2"), member(3, "h3")});
   o.local.member_id = 1;  // this host's member, no longer listed
