@@ -64,6 +64,17 @@ TEST(ControllerDecide, TheDefragScheduleCountsFromEachMembersLastDefrag) {
   EXPECT_EQ(decide(o, "t").step, Step::kIdle);
 }
 
+// A NOSPACE recovery by h2 at `unix` (its clock) that could not get under the quota with the
+// default margin.
+SpaceRecoveryRecord failed_recovery(int64_t unix) {
+  SpaceRecoveryRecord failed;
+  failed.unix = unix;
+  failed.host = "h2";
+  failed.keep_revisions = 1000;
+  failed.note = "too much data";
+  return failed;
+}
+
 TEST(ControllerDecide, NospaceIsRecoveredFirstAndAFailedRecoveryWaitsItsRetryUnlessTheMarginChanged) {
   Observation o = acting({member(1, "h1"), member(2, "h2"), member(3, "h3")});
   for (auto& m : o.cluster.info.members) m.errors = {"memberID:2 alarm:NOSPACE "};
@@ -71,12 +82,7 @@ TEST(ControllerDecide, NospaceIsRecoveredFirstAndAFailedRecoveryWaitsItsRetryUnl
   Decision d = decide(o, "t");
   ASSERT_EQ(d.step, Step::kRecoverSpace) << d.reason;
   EXPECT_EQ(d.command, "etcdadm alarm recover --keep-revisions 1000 --store s3://b/c");
-  SpaceRecoveryRecord failed;
-  failed.unix = o.now_unix - 60;
-  failed.host = "h2";
-  failed.keep_revisions = 1000;
-  failed.note = "too much data";
-  o.maintenance.last_space_recovery = failed;
+  o.maintenance.last_space_recovery = failed_recovery(o.now_unix - 60);
   d = decide(o, "t");
   EXPECT_EQ(d.step, Step::kWait);
   EXPECT_NE(d.reason.find("the recovery at 2027-01-15T07:59:00Z (by h2) could not get under the quota: too much data; tried again at 2027-01-15T08:09:00Z"),
@@ -103,12 +109,7 @@ TEST(ControllerDecide, HoldsAndWindowsNeverTrustAPeersClockAlone) {
   // this host has known it for less than the retry hold.
   Observation o = acting({member(1, "h1"), member(2, "h2"), member(3, "h3")});
   for (auto& m : o.cluster.info.members) m.errors = {"memberID:2 alarm:NOSPACE "};
-  SpaceRecoveryRecord failed;
-  failed.unix = o.now_unix - 3600;
-  failed.host = "h2";
-  failed.keep_revisions = 1000;
-  failed.note = "too much data";
-  o.maintenance.last_space_recovery = failed;
+  o.maintenance.last_space_recovery = failed_recovery(o.now_unix - 3600);
   EXPECT_EQ(decide(o, "t").step, Step::kRecoverSpace) << "no knowledge of it here: the writer's clock decides";
   o.space_recovery_seen_seconds = 20;
   EXPECT_EQ(decide(o, "t").step, Step::kWait);
