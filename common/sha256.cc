@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/rand.h>
 
 #include "common/error.h"
 
@@ -53,6 +54,13 @@ std::string hmac_sha256(const std::string& key, const std::string& data) {
     throw Error(ErrorKind::kInternal, "HMAC-SHA-256 failed");
   }
   return std::string(reinterpret_cast<char*>(out), len);
+}
+
+std::string random_hex(size_t bytes) {
+  std::string raw(bytes, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes)) != 1)
+    throw Error(ErrorKind::kInternal, "RAND_bytes failed");
+  return to_hex(reinterpret_cast<const uint8_t*>(raw.data()), raw.size());
 }
 
 }  // namespace etcdadm

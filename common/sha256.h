@@ -1,4 +1,5 @@
-// Streaming SHA-256 (OpenSSL EVP, which uses the CPU's SHA extensions when present).
+// Streaming SHA-256 (OpenSSL EVP, which uses the CPU's SHA extensions when present), HMAC-SHA-256,
+// and bytes as lower-case hex.
 #pragma once
 
 #include <array>
@@ -27,6 +28,8 @@ class Sha256 {
 };
 
 std::string to_hex(const uint8_t* data, size_t size);
+// `bytes` bytes from OpenSSL's random generator, as lower-case hex (tokens and IDs that must not repeat).
+std::string random_hex(size_t bytes);
 inline std::string to_hex(const Sha256Digest& d) { return to_hex(d.data(), d.size()); }
 Sha256Digest sha256_of(const void* data, size_t size);
 // HMAC-SHA-256 of `data` under `key`: the 32 raw bytes (SigV4 signing keys, Azure Shared Key).

@@ -4,7 +4,6 @@
 // own_records.cc.
 #include "controller/controller.h"
 
-#include <openssl/rand.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -18,6 +17,7 @@
 #include "common/interrupt.h"
 #include "common/json_fields.h"
 #include "common/prometheus_text.h"
+#include "common/sha256.h"
 #include "common/text.h"
 #include "common/timefmt.h"
 #include "controller/controller_internal.h"
@@ -101,11 +101,7 @@ namespace {
 constexpr size_t kEventsKept = 500;
 
 // A fresh initial-cluster token: member and cluster IDs derive from it, so two plans never share one.
-std::string new_cluster_token() {
-  unsigned char bytes[8];
-  if (RAND_bytes(bytes, sizeof bytes) != 1) throw Error(ErrorKind::kInternal, "RAND_bytes failed");
-  return "etcd-auto-" + to_hex(bytes, sizeof bytes);
-}
+std::string new_cluster_token() { return "etcd-auto-" + random_hex(8); }
 
 // The controller's view of a cluster must come back fast: a member that does not answer is one
 // fact among others, not a reason to stall every other decision.

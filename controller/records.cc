@@ -1,6 +1,5 @@
 #include "controller/records.h"
 
-#include <openssl/rand.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -209,11 +208,7 @@ bool is_host_id(const std::string& id) {
          std::all_of(id.begin(), id.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
-std::string new_host_id() {
-  unsigned char bytes[16];
-  if (RAND_bytes(bytes, sizeof bytes) != 1) throw Error(ErrorKind::kInternal, "RAND_bytes failed");
-  return to_hex(bytes, sizeof bytes);
-}
+std::string new_host_id() { return random_hex(16); }
 
 std::string host_record_key(const std::string& name) { return std::string(kAutoHostsPrefix) + name + ".json"; }
 
