@@ -6,6 +6,7 @@
 #include <memory>
 #include <thread>
 
+#include "cmd/invocation.h"
 #include "cmd/member_flags.h"
 #include "cmd/output.h"
 #include "cmd/sidecar_flags.h"
@@ -30,13 +31,6 @@ namespace etcdadm::cli {
 
 namespace {
 
-std::string who_am_i() {
-  const char* user = std::getenv("USER");
-  char host[256] = {};
-  ::gethostname(host, sizeof(host) - 1);
-  return std::string(user != nullptr && *user ? user : "?") + "@" + host;
-}
-
 // A duration flag of seed in seconds: nullopt when not given (the spec's value is kept), 0 for "0".
 std::optional<int64_t> seconds_flag(const char* flag, const std::string& value) {
   if (value.empty()) return std::nullopt;
@@ -59,6 +53,7 @@ void add_seed(CLI::App& app) {
     std::string auto_restore;
     std::string restart_without_quorum;
     std::string auto_restore_delay;
+    std::string certs_dir = MemberConfig{}.certs_dir;
     std::string cert_renew_before;
     std::string ca_warn_before;
     std::string ca_rotate_before;
@@ -120,6 +115,9 @@ void add_seed(CLI::App& app) {
       ->check(CLI::IsMember({"on", "off"}));
   r->add_option("--auto-restore-delay", f->auto_restore_delay,
                 "how long a total loss must last before the restore (default 5m; kept when not given)");
+  c->add_option("--certs-dir", f->certs_dir,
+                "where the cluster's ca.key is: the spec is signed with it, and the controllers obey no other")
+      ->capture_default_str();
   c->add_flag("--dry-run", f->dry_run, "show the spec and what the controllers would do, change nothing");
   c->callback([f] {
     auto fmt = parse_output_format(f->store.output);
@@ -141,7 +139,8 @@ void add_seed(CLI::App& app) {
     auto_changes.ca_rotate_before_seconds = seconds_flag("--ca-rotate-before", f->ca_rotate_before);
     auto_changes.auto_restore_delay_seconds = seconds_flag("--auto-restore-delay", f->auto_restore_delay);
     auto_changes.corrupt_check_seconds = seconds_flag("--corrupt-check-interval", f->corrupt_check_interval);
-    const SeedResult r = seed_cluster_spec(*store, changes, auto_changes, f->dry_run);
+    const SeedResult r =
+        seed_cluster_spec(*store, changes, auto_changes, RecordKeyring::of_certs_dir(f->certs_dir), f->dry_run);
     if (fmt == OutputFormat::kJson)
       std::cout << render::seed_result_json(r, f->dry_run).dump(2) << "\n";
     else
@@ -186,6 +185,7 @@ void add_run(CLI::App* c) {
     std::string interval = "2s";
     std::string idle_interval = "30s";
     std::string heartbeat = "30s";
+    bool accept_unsigned_records = false;
     bool backups = true;
     SidecarFlags sidecar;
   };
@@ -206,6 +206,10 @@ void add_run(CLI::App* c) {
       ->capture_default_str();
   g->add_option("--heartbeat", f->heartbeat, "this host's record in the store is rewritten at least this often")
       ->capture_default_str();
+  g->add_flag("--accept-unsigned-records", f->accept_unsigned_records,
+              "act on records no CA holder signed too: a spec etcd-manager-ctl configure-cluster wrote, a restore "
+              "it queued, records of an etcdadm that did not sign them. Anyone who can write to the store then "
+              "commands the cluster (docs/security.md); forged records are refused either way");
   c->callback([f, c] {
     if (!c->get_subcommands().empty()) return;  // status, pause, resume
     ControllerOptions o;
@@ -214,6 +218,7 @@ void add_run(CLI::App* c) {
     o.idle_interval = duration_flag("--idle-interval", f->idle_interval, false);
     o.heartbeat = duration_flag("--heartbeat", f->heartbeat, false);
     o.catalog_path = f->store.catalog;
+    o.accept_unsigned_records = f->accept_unsigned_records;
     // The backups before changes are written as the sidecar's: a store they create first gets the
     // compression and encryption `auto` was given.
     o.save.store = f->sidecar.creation.request(f->store.passphrase());
@@ -267,7 +272,7 @@ void add_pause_resume(CLI::App& group) {
   p->callback([pf] {
     auto store = pf->store.open();
     PauseRecord pause{
-        who_am_i(), pf->reason,
+        user_at_host(), pf->reason,
         std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count()};
     store->write_small(kAutoPauseKey, pause_record_json(pause), /*overwrite=*/true);
     append_auto_event(*store, AutoEvent{to_unix_micros(std::chrono::system_clock::now()), pause.by, "pause",
@@ -280,7 +285,7 @@ void add_pause_resume(CLI::App& group) {
   r->callback([rf] {
     auto store = rf->store.open();
     store->remove(kAutoPauseKey);
-    append_auto_event(*store, AutoEvent{to_unix_micros(std::chrono::system_clock::now()), who_am_i(), "resume", "",
+    append_auto_event(*store, AutoEvent{to_unix_micros(std::chrono::system_clock::now()), user_at_host(), "resume", "",
                                         "etcdadm auto resume", "done"});
     std::cout << render::auto_resumed_text(store->url());
   });
@@ -307,7 +312,7 @@ void add_rotate_ca(CLI::App& group) {
     const int64_t now =
         std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
     const CaRotationRecord r =
-        new_ca_rotation(f->certs_dir, who_am_i(), f->reason.empty() ? "started by a person" : f->reason, now);
+        new_ca_rotation(f->certs_dir, user_at_host(), f->reason.empty() ? "started by a person" : f->reason, now);
     if (auto other = write_new_ca_rotation(*store, r)) {
       throw Error(ErrorKind::kAlreadyExists,
                   "CA rotation " + other->id + " (started by " + other->started_by + ") is under way",
@@ -317,6 +322,35 @@ void add_rotate_ca(CLI::App& group) {
     append_auto_event(*store, AutoEvent{to_unix_micros(std::chrono::system_clock::now()), r.started_by,
                                         "start-ca-rotation", r.reason, "etcdadm auto rotate-ca", "done"});
     std::cout << render::ca_rotation_started_text(r, store->url());
+  });
+}
+
+void add_approve_restore(CLI::App& group) {
+  struct Flags {
+    StoreFlags store;
+    std::string certs_dir = MemberConfig{}.certs_dir;
+    std::string command;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* c = group.add_subcommand(
+      "approve-restore",
+      "approve a queued restore command (one etcd-manager-ctl queued): the controllers carry out only restores "
+      "approved with the cluster CA's key; `etcdadm etcd-manager restore-backup` approves its own");
+  f->store.add_to(c, /*with_output=*/false);
+  c->add_option("command", f->command,
+                "the command's key as `etcdadm etcd-manager list-commands` shows it (default: "
+                "the oldest queued restore)");
+  c->add_option("--certs-dir", f->certs_dir, "where the cluster's ca.key is")->capture_default_str();
+  c->callback([f] {
+    auto store = f->store.open();
+    const int64_t now =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    const RestoreApproval a =
+        approve_restore_command(*store, f->command, RecordKeyring::of_certs_dir(f->certs_dir), user_at_host(), now);
+    append_auto_event(*store, AutoEvent{to_unix_micros(std::chrono::system_clock::now()), a.approved_by,
+                                        "approve-restore", a.command_key + ": backup " + a.backup,
+                                        "etcdadm auto approve-restore " + a.command_key, "done"});
+    std::cout << render::restore_approved_text(a);
   });
 }
 
@@ -331,6 +365,7 @@ void add_auto_commands(CLI::App& app) {
   add_status(*c);
   add_pause_resume(*c);
   add_rotate_ca(*c);
+  add_approve_restore(*c);
 }
 
 }  // namespace etcdadm::cli

@@ -8,6 +8,9 @@
 #include "cmd/store_flags.h"
 #include "common/error.h"
 #include "controller/records.h"
+#include "controller/status.h"
+#include "etcdadm/member_config.h"
+#include "render/auto_control.h"
 #include "render/etcd_manager.h"
 #include "restore/etcd_manager_restore.h"
 #include "store/etcd_manager.h"
@@ -115,6 +118,7 @@ void add_restore_backup(CLI::App& group) {
     bool skip_verify = false;
     int member_count = 0;
     std::string etcd_version;
+    std::string certs_dir = MemberConfig{}.certs_dir;
   };
   auto f = std::make_shared<Flags>();
   auto* c = group.add_subcommand("restore-backup",
@@ -130,6 +134,10 @@ void add_restore_backup(CLI::App& group) {
       ->check(CLI::Range(1, 99));
   c->add_option("--etcd-version", f->etcd_version,
                 "restore into this etcd version (default: the current cluster spec)");
+  c->add_option("--certs-dir", f->certs_dir,
+                "where the cluster's ca.key is, for a store whose hosts run `etcdadm auto`: the restore is approved "
+                "with it (their controllers carry out no other)")
+      ->capture_default_str();
   c->callback([f] {
     auto store = f->store.open();
     Catalog catalog = f->store.open_catalog();
@@ -141,6 +149,17 @@ void add_restore_backup(CLI::App& group) {
     request.etcdadm_restores = read_auto_spec(*store).has_value();
     auto queued = queue_etcd_manager_restore(*store, catalog, request);
     std::cout << render::queued_restore_text(queued, store->url());
+    if (queued.etcdadm_restores) {
+      const RecordKeyring keyring = RecordKeyring::of_certs_dir(f->certs_dir);
+      if (!keyring.can_sign()) {
+        std::cout << render::restore_unapproved_text(queued, f->certs_dir);
+        return;
+      }
+      std::cout << render::restore_approved_text(approve_restore_command(
+          *store, queued.command_key, keyring, user_at_host(),
+          std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+              .count()));
+    }
   });
 }
 

@@ -1,5 +1,8 @@
 #include "cmd/invocation.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <vector>
 
 #include "common/shell.h"
@@ -42,6 +45,13 @@ std::string invocation_with(const std::string& from, const std::string& to) {
 
 std::function<std::string(const std::string& name)> same_command_for(const std::string& query) {
   return [query](const std::string& name) { return invocation_with(query, name); };
+}
+
+std::string user_at_host() {
+  const char* user = std::getenv("USER");
+  char host[256] = {};
+  ::gethostname(host, sizeof(host) - 1);
+  return std::string(user != nullptr && *user ? user : "?") + "@" + host;
 }
 
 }  // namespace etcdadm::cli

@@ -17,7 +17,7 @@ using namespace controller_internal;
 using std::chrono::steady_clock;
 
 void Controller::observe_hashes(Observation& o) {
-  if (local_member_removed(o)) o.maintenance = readable_maintenance(*store_);
+  if (local_member_removed(o)) o.maintenance = readable_maintenance(*store_, record_policy());
   if (!o.spec || !is_acting(o)) {
     last_hash_check_.reset();
     return;
@@ -49,7 +49,7 @@ void Controller::observe_hashes(Observation& o) {
   } else {
     spdlog::warn("auto: comparing the voters' data: {}", check.verdict.explanation);
   }
-  if (alarm) o.maintenance = readable_maintenance(*store_);
+  if (alarm) o.maintenance = readable_maintenance(*store_, record_policy());
   o.hashes = std::move(check);
 }
 

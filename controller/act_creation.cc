@@ -17,7 +17,7 @@ using namespace controller_internal;
 // once, one plan is written and both follow it).
 void Controller::plan_cluster(const Decision& d) {
   auto& conditional = *capability<ConditionalWrites>(*store_);
-  const std::string text = cluster_plan_json(d.plan);
+  const std::string text = keyring_.sign(kAutoPlanKey, cluster_plan_json(d.plan));
   if (conditional.write_if(kAutoPlanKey, text, "")) {
     failpoint("auto/create/planned");
     record("plan-cluster", d.reason, d.command, "done");

@@ -50,6 +50,7 @@ void Controller::maintain(const Decision& d, const Observation& o) {
   MaintenanceRecord record_now;
   if (read) {
     try {
+      record_policy().require(kAutoMaintenanceKey, read->contents);  // a forged lease holds nothing
       record_now = parse_maintenance_record(read->contents, store_->url() + "/" + kAutoMaintenanceKey);
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::kCorrupt) throw;
@@ -75,7 +76,9 @@ void Controller::maintain(const Decision& d, const Observation& o) {
   }
   record_now.in_progress = MaintenanceLease{step, member_.name, now_unix};
   ++record_now.sequence;
-  if (!conditional.write_if(kAutoMaintenanceKey, maintenance_record_json(record_now), read ? read->version : "")) {
+  if (!conditional.write_if(kAutoMaintenanceKey,
+                            keyring_.sign(kAutoMaintenanceKey, maintenance_record_json(record_now)),
+                            read ? read->version : "")) {
     spdlog::info("auto: the maintenance record changed while this host took the lease: reading it again next round");
     return;
   }
@@ -171,14 +174,15 @@ void Controller::recover_space(const Decision& d, const Observation& o) {
 void Controller::update_maintenance(const std::function<void(MaintenanceRecord&)>& change) {
   MaintenanceRecord maintenance;
   try {
-    maintenance = read_maintenance(*store_);
+    const RecordPolicy policy = record_policy();
+    maintenance = read_maintenance(*store_, &policy);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::kCorrupt) throw;
     spdlog::warn("auto: rewriting the maintenance record: {}", e.what());
   }
   change(maintenance);
   ++maintenance.sequence;
-  write_maintenance(*store_, maintenance);
+  write_maintenance(*store_, maintenance, keyring_);
 }
 
 void Controller::record_member_defrag(const Decision& d, const DefragMemberResult& r) {

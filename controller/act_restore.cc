@@ -42,7 +42,7 @@ void Controller::plan_restore(const Decision& d, const Observation& o) {
         "without a leader may be behind)");
   }
   auto& conditional = *capability<ConditionalWrites>(*store_);
-  const std::string text = cluster_plan_json(d.plan);
+  const std::string text = keyring_.sign(kAutoPlanKey, cluster_plan_json(d.plan));
   if (!conditional.write_if(kAutoPlanKey, text, store_view_ ? store_view_->plan_version : "")) {
     spdlog::info("auto: the plan changed while this host planned the restore: reading it again");
     store_view_.reset();
@@ -51,6 +51,12 @@ void Controller::plan_restore(const Decision& d, const Observation& o) {
   failpoint("auto/restore/planned");
   record(step_name(d.step), d.reason, d.command, "done: plan " + std::to_string(d.plan.sequence));
   if (d.new_spec) {
+    // As seed writes it: the signed copy (the next generation) first, then etcd-manager's file.
+    AutoSpec signed_spec = o.auto_spec;
+    signed_spec.cluster_spec = *d.new_spec;
+    signed_spec.generation = std::max(spec_generation_, o.auto_spec.generation) + 1;
+    write_auto_spec(*store_, signed_spec, keyring_);
+    spec_generation_ = signed_spec.generation;
     write_etcd_manager_cluster_spec(*store_, *d.new_spec);
     record("write-spec",
            "the restore command asks for " + std::to_string(d.new_spec->member_count) + " members of etcd " +

@@ -31,14 +31,17 @@ void Controller::observe_version_change(Observation& o) {
       o.cluster.info.leader_id != 0 && std::all_of(o.cluster.info.members.begin(), o.cluster.info.members.end(),
                                                    [](const MemberInfo& m) { return !m.learner && member_healthy(m); });
   if (auto turn = capability<ConditionalWrites>(*store_)->read_versioned(kAutoVersionTurnKey, 1 << 16)) {
+    turn_version_ = turn->version;  // the next turn replaces it, whether it is taken or not
+    std::string refused;
     try {
-      o.version_turn = parse_version_turn(turn->contents, o.store_url + "/" + kAutoVersionTurnKey);
+      refused = record_policy().refusal(kAutoVersionTurnKey, turn->contents);
+      if (refused.empty()) o.version_turn = parse_version_turn(turn->contents, o.store_url + "/" + kAutoVersionTurnKey);
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::kCorrupt) throw;
       o.record_problems.push_back(std::string(kAutoVersionTurnKey) + ": " + e.what());
       return;
     }
-    turn_version_ = turn->version;
+    if (!refused.empty()) refuse_record(refused);  // as if no turn were given: the acting controller gives one
   }
   MemberConfig recorded;
   if (behind && whole && is_acting(o) && load_member_state(member_.config_dir, recorded)) {
@@ -52,7 +55,8 @@ void Controller::observe_version_change(Observation& o) {
 void Controller::give_version_turn(const Decision& d) {
   if (!still_leads(d)) return;
   auto& conditional = *capability<ConditionalWrites>(*store_);
-  if (!conditional.write_if(kAutoVersionTurnKey, version_turn_json(d.turn), turn_version_)) {
+  if (!conditional.write_if(kAutoVersionTurnKey, keyring_.sign(kAutoVersionTurnKey, version_turn_json(d.turn)),
+                            turn_version_)) {
     spdlog::info("auto: the version turn changed while this host gave the next one: reading it again");
     return;
   }

@@ -70,9 +70,9 @@ std::string without_running_seconds(const std::string& text) {
   return std::regex_replace(text, seconds, "N s");
 }
 
-MaintenanceRecord readable_maintenance(BlobStore& store) {
+MaintenanceRecord readable_maintenance(BlobStore& store, const RecordPolicy& policy) {
   try {
-    return read_maintenance(store);
+    return read_maintenance(store, &policy);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::kCorrupt) throw;
     spdlog::warn("auto: ignoring the maintenance record: {}", e.what());
@@ -139,6 +139,7 @@ Controller::Controller(BackupStore store, ControllerOptions options)
                 "needs the same CA, so the controller never makes one itself");
   }
   ca_sha256_ = ca_fingerprint(member_.ca_cert());
+  load_keyring();
   // The store must decide conditional writes itself: the plan is what keeps two hosts from
   // creating two clusters.
   conditional_writes(*store_, "etcdadm auto", auto_probe_key(member_.name));
@@ -149,6 +150,18 @@ Controller::Controller(BackupStore store, ControllerOptions options)
   // This host's certificates (the client one reaches the other members), issued from the CA.
   run_init(options_.lifecycle, "certificates");
   sequence_ = static_cast<uint64_t>(to_unix_micros(std::chrono::system_clock::now()));
+}
+
+void Controller::load_keyring() {
+  keyring_ = RecordKeyring::of_certs_dir(member_.certs_dir);
+  if (!rotation_key_pem_.empty()) keyring_.accept_key(rotation_key_pem_);
+}
+
+void Controller::refuse_record(const std::string& why) {
+  if (!refusals_said_.insert(why).second) return;
+  if (refusals_said_.size() > 64) refusals_said_ = {why};
+  spdlog::warn("auto: {}", why);
+  record("ignore-record", why, "", "refused");
 }
 
 void Controller::record(const std::string& action, const std::string& reason, const std::string& command,

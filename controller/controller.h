@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "backup/save.h"
@@ -47,6 +48,9 @@ struct ControllerOptions {
   // modes) and compression level `etcdadm auto` was given, as its sidecar writes them.
   SaveOptions save;
   std::string catalog_path;  // "": etcdadm's default catalog
+  // Records without an authenticator (a spec etcd-manager-ctl wrote, an etcdadm's that did not sign)
+  // are acted on too; forged ones never are (controller/record_auth.h).
+  bool accept_unsigned_records = false;
 };
 
 // <config-dir>/etcdadm-auto.json: which plan this host's data dir belongs to, and whether its
@@ -177,6 +181,17 @@ class Controller {
   // which may have issued this host's certificates again).
   EtcdClientPool pool_;
   std::string ca_sha256_;
+  // The CA keys this host holds (read again with every store view: a CA switch adds one), and a
+  // rotation's new key once this host could open it: what makes and checks the records' authenticators.
+  RecordKeyring keyring_;
+  std::string rotation_key_pem_;
+  RecordPolicy record_policy() const { return {&keyring_, options_.accept_unsigned_records}; }
+  void load_keyring();
+  // A record this host will not act on, said once per reason (a refused record is read every round).
+  void refuse_record(const std::string& why);
+  std::set<std::string> refusals_said_;
+  // The highest spec generation this host obeyed or saw a host obey (HostRecord::spec_generation).
+  uint64_t spec_generation_ = 0;
   std::string host_id_;         // HostRecord::host_id
   std::string record_version_;  // of this host's record as it last wrote it ("": not claimed yet)
   struct Seen {
@@ -202,6 +217,9 @@ class Controller {
     std::vector<std::string> unreadable_hosts;  // Observation::unreadable_host_records
     MaintenanceRecord maintenance;              // read only while the spec has a defrag schedule
     std::optional<CaRotationRecord> ca_rotation;
+    // Records not acted on (the record policy refused them), each a sentence; taken as absent.
+    std::vector<std::string> refused;
+    uint64_t spec_generation = 0;  // of the spec obeyed (0: none, or unsigned accepted)
   };
   StoreView read_store_view(const std::string& store_url);
   // Whether the last read of the store succeeded: a store that cannot be read is not written

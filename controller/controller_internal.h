@@ -44,8 +44,8 @@ struct CertExpiry {
 
 CertExpiry cert_expiry(const std::string& certs_dir);
 
-// The maintenance record, or an empty one when it does not parse (logged): it is rewritten whole
-// by the next maintenance step.
-MaintenanceRecord readable_maintenance(BlobStore& store);
+// The maintenance record, or an empty one when it does not parse or `policy` refuses it (logged):
+// it is rewritten whole by the next maintenance step.
+MaintenanceRecord readable_maintenance(BlobStore& store, const RecordPolicy& policy);
 
 }  // namespace etcdadm::controller_internal

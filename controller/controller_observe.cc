@@ -199,6 +199,8 @@ void Controller::track_health(Observation& o) {
 Controller::StoreView Controller::read_store_view(const std::string& store_url) {
   StoreView v;
   v.read_at = steady_clock::now();
+  load_keyring();
+  const RecordPolicy policy = record_policy();
   auto guarded = [&](const std::string& what, const std::function<void()>& read) {
     try {
       read();
@@ -211,18 +213,40 @@ Controller::StoreView Controller::read_store_view(const std::string& store_url) 
     // The listing first: a store that does not exist fails it (kNotFound), before a conditional
     // read (a lock file beside its record) could make a vanished local store's directory again.
     std::vector<std::string> unreadable;
-    v.hosts = read_host_records(*store_, &unreadable);
+    v.hosts = read_host_records(*store_, &unreadable, &policy);
     for (const auto& u : unreadable)
-      spdlog::warn("a host record does not parse (counted as a host that may hold data): {}", u);
+      spdlog::warn("a host record is not taken (counted as a host that may hold data): {}", u);
     v.unreadable_hosts = unreadable;
     guarded(kEtcdManagerClusterSpecKey, [&] { v.spec = read_etcd_manager_cluster_spec(*store_); });
-    guarded(kAutoSpecKey, [&] { v.auto_spec = read_auto_spec(*store_).value_or(AutoSpec{}); });
+    std::optional<AutoSpec> signed_spec;
+    bool spec_taken = false;
+    guarded(kAutoSpecKey, [&] {
+      signed_spec = read_auto_spec(*store_, &policy);
+      v.auto_spec = signed_spec.value_or(AutoSpec{});
+      spec_taken = true;
+    });
+    // The etcd-manager spec is obeyed only as seed signed it, and never a generation older than
+    // one a host obeyed (this one, or any whose record says so).
+    uint64_t highest = spec_generation_;
+    for (const auto& h : v.hosts) highest = std::max(highest, h.spec_generation);
+    if (v.spec && spec_taken) {
+      if (std::string p = spec_authority_problem(*v.spec, signed_spec, options_.accept_unsigned_records, highest);
+          !p.empty())
+        v.problems.push_back(p);
+      else if (signed_spec)
+        v.spec_generation = signed_spec->generation;
+    }
     guarded(kAutoPauseKey, [&] { v.pause = read_pause(*store_); });
     v.created_marker = read_etcd_manager_cluster_created(*store_).has_value();
     guarded(kAutoPlanKey, [&] {
       if (auto plan = capability<ConditionalWrites>(*store_)->read_versioned(kAutoPlanKey, 1 << 20)) {
-        v.plan = parse_cluster_plan(plan->contents, store_url + "/" + kAutoPlanKey);
+        // Kept as the base of the next plan's conditional write, whether it is taken or not.
         v.plan_version = plan->version;
+        if (std::string why = policy.refusal(kAutoPlanKey, plan->contents); !why.empty()) {
+          v.refused.push_back(why);  // as if there were none: no host starts or restores from it
+          return;
+        }
+        v.plan = parse_cluster_plan(plan->contents, store_url + "/" + kAutoPlanKey);
       }
     });
     // The queue as etcd-manager reads it; a command this etcdadm cannot read or obey stops it.
@@ -236,13 +260,27 @@ Controller::StoreView Controller::read_store_view(const std::string& store_url) 
                                " members of etcd \"" + into.etcd_version + "\", which the controllers never run (1-" +
                                std::to_string(kMaxClusterMembers) + " members, a release major.minor.patch)");
         }
+        if (!options_.accept_unsigned_records) {
+          std::optional<RestoreApproval> approval;
+          try {
+            approval = read_restore_approval(*store_, cmd.key, &policy);
+          } catch (const Error& e) {
+            if (e.kind() != ErrorKind::kCorrupt) throw;
+            v.refused.push_back(e.what());
+            break;
+          }
+          if (std::string why = restore_approval_problem(cmd, approval); !why.empty()) {
+            v.refused.push_back(why);  // as if it were not queued
+            break;
+          }
+        }
         v.restore_command = std::move(cmd);
         break;
       }
     });
     if (!v.auto_spec.defrag_schedule.empty()) {
       // At worst every member is defragmented once more, and the record written whole again.
-      v.maintenance = readable_maintenance(*store_);
+      v.maintenance = readable_maintenance(*store_, policy);
     }
     guarded(kAutoCaRotationKey, [&] { v.ca_rotation = read_ca_rotation(*store_); });
   } catch (const Error& e) {
@@ -277,6 +315,8 @@ Observation Controller::observe() {
   o.plan = store_view_->plan;
   o.restore_command = store_view_->restore_command;
   o.record_problems = store_view_->problems;
+  for (const auto& why : store_view_->refused) refuse_record(why);
+  spec_generation_ = std::max(spec_generation_, store_view_->spec_generation);
   o.unreadable_host_records = store_view_->unreadable_hosts;
   o.maintenance = store_view_->maintenance;
   o.hosts = judge_liveness(store_view_->hosts, o.now_unix);
@@ -304,7 +344,8 @@ Observation Controller::observe() {
     o.ca_rotation_state = local_ca_rotation_state(*o.ca_rotation, member_.certs_dir, member_.config_dir);
     if (o.ca_rotation_state != CaRotationState::kOtherCa && o.ca_rotation_state != CaRotationState::kSwitched) {
       try {
-        open_ca_rotation(*o.ca_rotation, member_.certs_dir);
+        // The hosts that switched already sign with the new key.
+        rotation_key_pem_ = open_ca_rotation(*o.ca_rotation, member_.certs_dir).key_pem;
       } catch (const Error& e) {
         if (e.kind() != ErrorKind::kAuth && e.kind() != ErrorKind::kCorrupt && e.kind() != ErrorKind::kNotFound) throw;
         o.ca_rotation_problem = e.what();
@@ -337,7 +378,7 @@ Observation Controller::observe() {
   if (o.spec && o.auto_spec.defrag_schedule.empty()) {
     const auto alarms = alarms_in_status(o.cluster.info);
     if (std::any_of(alarms.begin(), alarms.end(), [](const MemberAlarm& a) { return a.alarm == "NOSPACE"; })) {
-      o.maintenance = readable_maintenance(*store_);
+      o.maintenance = readable_maintenance(*store_, record_policy());
     }
   }
   if (const auto& r = o.maintenance.last_space_recovery) {

@@ -129,7 +129,10 @@ std::optional<Decision> change_own_version(const Observation& o, const MemberInf
                 c.rollback ? "etcdadm upgrade rollback"
                            : "etcdadm upgrade apply --version " + c.to + " (or etcdadm upgrade rollback)");
   }
-  if (turn != nullptr && o.local.etcd_running && me != nullptr && me->reachable &&
+  // A new change starts only toward the spec's version: a turn of an earlier change written back
+  // (a replay) would otherwise move the member back.
+  if (turn != nullptr && o.local.etcd_running && me != nullptr && me->reachable && o.spec &&
+      version_text(turn->to) == version_text(o.spec->etcd_version) &&
       version_text(me->version) != version_text(turn->to)) {
     Decision d = make(Step::kChangeVersion,
                       "version turn " + std::to_string(turn->sequence) + " names this host: member " + id_hex(me->id) +

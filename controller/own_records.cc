@@ -89,6 +89,7 @@ void Controller::write_host_record(const Observation& o, const Decision& d) {
   h.certs_expire_unix = o.local.certs_expire_unix;
   h.ca_expires_unix = o.local.ca_expires_unix;
   h.etcd_refused = o.local.etcd_refused;
+  h.spec_generation = spec_generation_;
   if (o.ca_rotation) {
     h.ca_rotation_step = ca_rotation_step(o.ca_rotation_state);
     if (!h.ca_rotation_step.empty()) h.ca_rotation_id = o.ca_rotation->id;
@@ -113,16 +114,17 @@ void Controller::write_host_record(const Observation& o, const Decision& d) {
 void Controller::write_own_record(const HostRecord& h) {
   auto& conditional = *capability<ConditionalWrites>(*store_);
   const std::string key = host_record_key(h.name);
-  const std::string text = host_record_json(h);
+  const std::string text = keyring_.sign(key, host_record_json(h));
   if (record_version_.empty()) {
     std::string expected;
     if (auto current = conditional.read_versioned(key, 1 << 20)) {
       HostRecord held;
       try {
+        record_policy().require(key, current->contents);
         held = parse_host_record(current->contents, store_->url() + "/" + key);
       } catch (const Error& e) {
         if (e.kind() != ErrorKind::kCorrupt) throw;
-        held.host_id.clear();  // an unreadable record holds nothing: written over
+        held.host_id.clear();  // an unreadable or forged record holds nothing: written over
       }
       if (!held.host_id.empty() && held.host_id != host_id_) {
         auto it = seen_.find(h.name);

@@ -33,6 +33,7 @@ constexpr const char* kPlanFormat = "etcdadm-auto-plan/1";
 constexpr const char* kPauseFormat = "etcdadm-auto-pause/1";
 constexpr const char* kVersionTurnFormat = "etcdadm-auto-version-turn/1";
 constexpr const char* kEventFormat = "etcdadm-auto-event/1";
+constexpr const char* kApprovalFormat = "etcdadm-auto-approval/1";
 
 }  // namespace
 
@@ -100,6 +101,32 @@ std::string cluster_spec_problem(const EtcdManagerClusterSpec& spec) {
 
 int fault_tolerance(int members) { return members < 1 ? 0 : (members - 1) / 2; }
 
+std::string spec_authority_problem(const EtcdManagerClusterSpec& spec, const std::optional<AutoSpec>& signed_spec,
+                                   bool accept_unsigned, uint64_t highest_generation) {
+  if (accept_unsigned) return "";
+  const std::string asks = std::to_string(spec.member_count) + " members of etcd \"" + spec.etcd_version + "\"";
+  if (!signed_spec || !signed_spec->cluster_spec) {
+    return std::string(kEtcdManagerClusterSpecKey) + " (" + asks + ") has no copy signed by the cluster's CA in " +
+           kAutoSpecKey +
+           " (etcd-manager-ctl wrote it, or an etcdadm seed that did not sign): not obeyed. Run `etcdadm seed` on a "
+           "host holding the CA key to make it the spec, or start the controllers with --accept-unsigned-records";
+  }
+  if (*signed_spec->cluster_spec != spec) {
+    return std::string(kEtcdManagerClusterSpecKey) + " asks for " + asks + ", the spec `etcdadm seed` signed for " +
+           std::to_string(signed_spec->cluster_spec->member_count) + " members of etcd \"" +
+           signed_spec->cluster_spec->etcd_version +
+           "\": someone other than seed changed it (etcd-manager-ctl configure-cluster, a store writer), or seed is "
+           "writing it this moment. Not obeyed; run `etcdadm seed` to make it the spec";
+  }
+  if (signed_spec->generation < highest_generation) {
+    return std::string(kAutoSpecKey) + " is generation " + std::to_string(signed_spec->generation) +
+           ", older than generation " + std::to_string(highest_generation) +
+           " this cluster's hosts obeyed: an old spec written back (a replay, or a store restored from a copy). Not "
+           "obeyed; `etcdadm seed` writes the next generation";
+  }
+  return "";
+}
+
 // ---- spec ----
 
 std::string auto_spec_json(const AutoSpec& s) {
@@ -117,7 +144,11 @@ std::string auto_spec_json(const AutoSpec& s) {
             {"autoRestoreDelaySeconds", s.auto_restore_delay_seconds},
             {"certRenewBeforeSeconds", s.cert_renew_before_seconds},
             {"caWarnBeforeSeconds", s.ca_warn_before_seconds},
-            {"caRotateBeforeSeconds", s.ca_rotate_before_seconds}};
+            {"caRotateBeforeSeconds", s.ca_rotate_before_seconds},
+            {"generation", s.generation}};
+  if (s.cluster_spec) {
+    j["clusterSpec"] = {{"memberCount", s.cluster_spec->member_count}, {"etcdVersion", s.cluster_spec->etcd_version}};
+  }
   return j.dump(2) + "\n";
 }
 
@@ -158,6 +189,15 @@ AutoSpec parse_auto_spec(const std::string& text, const std::string& where) {
     }
   }
   s.auto_restore_delay_seconds = positive_seconds(j, "autoRestoreDelaySeconds", s.auto_restore_delay_seconds, where);
+  s.generation = integer_field<uint64_t>(j, "generation", where).value_or(0);
+  if (j.contains("clusterSpec")) {
+    const json& c = j["clusterSpec"];
+    if (!c.is_object()) throw Error(ErrorKind::kCorrupt, where + ": \"clusterSpec\" is not an object");
+    EtcdManagerClusterSpec cs;
+    cs.member_count = integer_field<int>(c, "memberCount", where).value_or(0);
+    cs.etcd_version = string_field(c, "etcdVersion", where);
+    s.cluster_spec = cs;
+  }
   if (!s.defrag_schedule.empty()) {
     try {
       Schedule::parse(s.defrag_schedule);
@@ -235,6 +275,7 @@ std::string host_record_json(const HostRecord& h) {
     j["caRotationStep"] = h.ca_rotation_step;
   }
   if (!h.etcd_refused.empty()) j["etcdRefused"] = h.etcd_refused;
+  if (h.spec_generation != 0) j["specGeneration"] = h.spec_generation;
   return j.dump(2) + "\n";
 }
 
@@ -273,6 +314,7 @@ HostRecord parse_host_record(const std::string& text, const std::string& where) 
     throw Error(ErrorKind::kCorrupt,
                 where + ": \"caRotationStep\" is \"" + h.ca_rotation_step + "\", not reissued or switched");
   }
+  h.spec_generation = integer_field<uint64_t>(j, "specGeneration", where).value_or(0);
   h.etcd_refused = string_field(j, "etcdRefused", where);
   if (h.etcd_refused != "" && h.etcd_refused != kEtcdRefusedInconsistent) {
     throw Error(ErrorKind::kCorrupt, where + ": \"etcdRefused\" is \"" + h.etcd_refused.substr(0, 64) + "\", not " +
@@ -422,6 +464,56 @@ PauseRecord parse_pause_record(const std::string& text, const std::string& where
   json j = parse_object(text, kPauseFormat, where);
   return PauseRecord{string_field(j, "by", where), string_field(j, "reason", where),
                      integer_field<int64_t>(j, "sinceUnix", where).value_or(0)};
+}
+
+// ---- restore approvals ----
+
+std::string restore_approval_json(const RestoreApproval& a) {
+  json j = {{"format", kApprovalFormat},          {"command", a.command_key},           {"backup", a.backup},
+            {"memberCount", a.into.member_count}, {"etcdVersion", a.into.etcd_version}, {"approvedBy", a.approved_by},
+            {"approvedUnix", a.approved_unix}};
+  return j.dump(2) + "\n";
+}
+
+RestoreApproval parse_restore_approval(const std::string& text, const std::string& where) {
+  json j = parse_object(text, kApprovalFormat, where);
+  RestoreApproval a;
+  a.command_key = required_string(j, "command", where);
+  a.backup = required_string(j, "backup", where);
+  a.into.member_count = integer_field<int>(j, "memberCount", where).value_or(0);
+  a.into.etcd_version = string_field(j, "etcdVersion", where);
+  a.approved_by = string_field(j, "approvedBy", where);
+  a.approved_unix = integer_field<int64_t>(j, "approvedUnix", where).value_or(0);
+  return a;
+}
+
+std::string restore_approval_key(const std::string& command_key) {
+  // control/<dir>/_command.json -> <dir>
+  std::string dir = command_key;
+  if (dir.rfind("control/", 0) == 0) dir.erase(0, 8);
+  if (const auto slash = dir.find('/'); slash != std::string::npos) dir.erase(slash);
+  return std::string(kAutoApprovalsPrefix) + dir + ".json";
+}
+
+std::string restore_approval_problem(const EtcdManagerCommand& command, const std::optional<RestoreApproval>& a) {
+  if (!command.restore_backup) return command.key + " is no restore command";
+  const auto& r = *command.restore_backup;
+  const std::string how =
+      "; `etcdadm auto approve-restore` on a host holding the cluster CA's key approves it (after checking the "
+      "backup), `etcdadm etcd-manager delete-command` removes it";
+  if (!a) {
+    return "the restore command " + command.key + " (backup " + r.backup +
+           ") has no approval signed by the cluster's CA: not carried out (etcd-manager-ctl or a store writer queued "
+           "it)" +
+           how;
+  }
+  if (a->command_key != command.key || a->backup != r.backup || a->into != r.cluster_spec) {
+    return "the approval " + restore_approval_key(command.key) + " is of " + a->command_key + " (backup " + a->backup +
+           ", " + std::to_string(a->into.member_count) + " members of etcd \"" + a->into.etcd_version +
+           "\"), not of the command queued (backup " + r.backup + ", " + std::to_string(r.cluster_spec.member_count) +
+           " members of etcd \"" + r.cluster_spec.etcd_version + "\"): not carried out" + how;
+  }
+  return "";
 }
 
 // ---- events ----

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "controller/record_auth.h"
 #include "store/blob_store.h"
 #include "store/etcd_manager.h"
 
@@ -39,6 +40,7 @@ inline constexpr const char* kAutoVersionTurnKey = "etcdadm-auto/version-turn.js
 inline constexpr const char* kAutoEventsPrefix = "etcdadm-auto/events/";
 inline constexpr const char* kAutoMaintenanceKey = "etcdadm-auto/maintenance.json";
 inline constexpr const char* kAutoCaRotationKey = "etcdadm-auto/ca-rotation.json";
+inline constexpr const char* kAutoApprovalsPrefix = "etcdadm-auto/approvals/";
 // Where conditional_writes() tries the store's conditions (one key per host: probes never collide).
 std::string auto_probe_key(const std::string& host);
 
@@ -100,6 +102,14 @@ struct AutoSpec {
   // (a cluster of 1 or 2): writes stop for the seconds of the restart. Off: the step waits for a
   // person to turn this on.
   bool restart_without_quorum = false;
+  // +1 on every `etcdadm seed`: a controller never obeys a spec of a lower generation than one it or
+  // any host saw (an old signed spec written back by a store writer is a replay).
+  uint64_t generation = 0;
+  // The etcd-manager spec (control/etcd-cluster-spec) `etcdadm seed` wrote beside this one, under
+  // this record's authenticator: the controllers obey that file only while it says the same
+  // (etcd-manager's format has no room for an authenticator). Absent in specs of an etcdadm that
+  // did not sign them.
+  std::optional<EtcdManagerClusterSpec> cluster_spec;
   bool operator==(const AutoSpec&) const = default;
 };
 // The longest certificate window a spec may give: ten years.
@@ -108,6 +118,12 @@ inline constexpr int64_t kCertWindowMaxSeconds = int64_t{10} * 366 * 24 * 3600;
 inline constexpr int64_t kCorruptCheckMaxSeconds = 7 * 24 * 3600;
 std::string auto_spec_json(const AutoSpec& spec);
 AutoSpec parse_auto_spec(const std::string& json, const std::string& where);
+// Why the controllers do not obey the etcd-manager spec `spec` ("" when they do): unless unsigned
+// records are accepted, it must equal the copy in `signed_spec` (etcdadm-auto/spec.json, read
+// through the record policy: present only when authentic), whose generation must be at least
+// `highest_generation` (the highest any host obeyed).
+std::string spec_authority_problem(const EtcdManagerClusterSpec& spec, const std::optional<AutoSpec>& signed_spec,
+                                   bool accept_unsigned, uint64_t highest_generation);
 
 // A host's own record, rewritten by it on every heartbeat.
 // HostRecord::etcd_refused: etcd's initial corruption check refused to start the member.
@@ -161,6 +177,9 @@ struct HostRecord {
   // "data-inconsistency" (etcd's initial corruption check found its HashKV differs from a peer's);
   // "" none. About member `member_id`.
   std::string etcd_refused;
+  // The highest spec generation (AutoSpec::generation) its controller obeyed: a host started
+  // afresh learns from the others' records which older specs are replays.
+  uint64_t spec_generation = 0;
   bool operator==(const HostRecord&) const = default;
 };
 std::string host_record_json(const HostRecord& host);
@@ -323,6 +342,27 @@ struct CaRotationRecord {
 std::string ca_rotation_json(const CaRotationRecord& record);
 CaRotationRecord parse_ca_rotation(const std::string& json, const std::string& where);
 
+// A person's approval of one queued restore command (control/<dir>/_command.json, etcd-manager's
+// format, which has no room for an authenticator): the controllers carry out a restore command only
+// with an approval of its key, backup and target spec signed by the cluster's CA
+// (etcdadm-auto/approvals/<dir>.json; written by `etcdadm etcd-manager restore-backup` or `etcdadm
+// auto approve-restore` where the CA key is), so a store writer cannot queue a restore that runs.
+struct RestoreApproval {
+  std::string command_key;
+  std::string backup;
+  EtcdManagerClusterSpec into;
+  std::string approved_by;  // user@host
+  int64_t approved_unix = 0;
+  bool operator==(const RestoreApproval&) const = default;
+};
+std::string restore_approval_json(const RestoreApproval& approval);
+RestoreApproval parse_restore_approval(const std::string& json, const std::string& where);
+// etcdadm-auto/approvals/<dir>.json for control/<dir>/_command.json.
+std::string restore_approval_key(const std::string& command_key);
+// Why `approval` does not approve `command` ("" when it does): none, or one of another command,
+// backup or target spec.
+std::string restore_approval_problem(const EtcdManagerCommand& command, const std::optional<RestoreApproval>& approval);
+
 struct PauseRecord {
   std::string by;      // user@host
   std::string reason;  // "" when none given
@@ -349,14 +389,24 @@ std::string auto_event_key(const AutoEvent& event);
 // A store that does not exist (a local directory renamed away or never made, a bucket that does
 // not exist) is an error of every reader that lists (kNotFound), never a store without records:
 // `auto status` must not call a live cluster's store empty.
-std::optional<AutoSpec> read_auto_spec(BlobStore& store);
-void write_auto_spec(BlobStore& store, const AutoSpec& spec);
-// Every host record; one that does not parse is left out and named in `unreadable`.
-std::vector<HostRecord> read_host_records(BlobStore& store, std::vector<std::string>* unreadable);
+// With a policy, a spec it refuses is kCorrupt naming why (RecordPolicy::refusal).
+std::optional<AutoSpec> read_auto_spec(BlobStore& store, const RecordPolicy* policy = nullptr);
+// Signed with the keyring's CA key.
+void write_auto_spec(BlobStore& store, const AutoSpec& spec, const RecordKeyring& keyring);
+// Every host record; one that does not parse, or that `policy` refuses, is left out and named in
+// `unreadable`.
+std::vector<HostRecord> read_host_records(BlobStore& store, std::vector<std::string>* unreadable,
+                                          const RecordPolicy* policy = nullptr);
 std::optional<PauseRecord> read_pause(BlobStore& store);
-// Absent: an empty record (nothing maintained yet).
-MaintenanceRecord read_maintenance(BlobStore& store);
-void write_maintenance(BlobStore& store, const MaintenanceRecord& record);
+// The approval of `command_key` (nullopt: none); with a policy, one it refuses is kCorrupt.
+std::optional<RestoreApproval> read_restore_approval(BlobStore& store, const std::string& command_key,
+                                                     const RecordPolicy* policy = nullptr);
+// Signed with the keyring's CA key (kInternal without one), over any earlier approval of the key.
+void write_restore_approval(BlobStore& store, const RestoreApproval& approval, const RecordKeyring& keyring);
+// Absent: an empty record (nothing maintained yet). With a policy, a record it refuses is kCorrupt.
+MaintenanceRecord read_maintenance(BlobStore& store, const RecordPolicy* policy = nullptr);
+// Signed with the keyring's CA key.
+void write_maintenance(BlobStore& store, const MaintenanceRecord& record, const RecordKeyring& keyring);
 // Appends an event; never throws (a store that refuses it is logged: the action itself stands).
 void append_auto_event(BlobStore& store, const AutoEvent& event);
 // The newest `limit` events, oldest first.

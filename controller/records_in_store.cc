@@ -10,23 +10,42 @@
 
 namespace etcdadm {
 
-std::optional<AutoSpec> read_auto_spec(BlobStore& store) {
+namespace {
+
+// The record at `key`, nullopt when there is none.
+std::optional<std::string> read_if_present(BlobStore& store, const std::string& key, size_t limit) {
+  try {
+    return store.read_small(key, limit);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kNotFound) return std::nullopt;
+    throw;
+  }
+}
+
+}  // namespace
+
+std::optional<AutoSpec> read_auto_spec(BlobStore& store, const RecordPolicy* policy) {
   if (!store.stat(kAutoSpecKey)) return std::nullopt;
-  return parse_auto_spec(store.read_small(kAutoSpecKey, 64 << 10), store.url() + "/" + kAutoSpecKey);
+  const std::string text = store.read_small(kAutoSpecKey, 64 << 10);
+  if (policy != nullptr) policy->require(kAutoSpecKey, text);
+  return parse_auto_spec(text, store.url() + "/" + kAutoSpecKey);
 }
 
-void write_auto_spec(BlobStore& store, const AutoSpec& spec) {
-  store.write_small(kAutoSpecKey, auto_spec_json(spec), /*overwrite=*/true);
+void write_auto_spec(BlobStore& store, const AutoSpec& spec, const RecordKeyring& keyring) {
+  store.write_small(kAutoSpecKey, keyring.sign(kAutoSpecKey, auto_spec_json(spec)), /*overwrite=*/true);
 }
 
-std::vector<HostRecord> read_host_records(BlobStore& store, std::vector<std::string>* unreadable) {
+std::vector<HostRecord> read_host_records(BlobStore& store, std::vector<std::string>* unreadable,
+                                          const RecordPolicy* policy) {
   std::vector<HostRecord> out;
   for (const auto& blob : store.list(kAutoHostsPrefix)) {
     const std::string leaf = blob.key.substr(std::string(kAutoHostsPrefix).size());
     if (leaf.size() < 6 || leaf.compare(leaf.size() - 5, 5, ".json") != 0 || leaf.find('/') != std::string::npos)
       continue;
     try {
-      HostRecord h = parse_host_record(store.read_small(blob.key, 64 << 10), store.url() + "/" + blob.key);
+      const std::string text = store.read_small(blob.key, 64 << 10);
+      if (policy != nullptr) policy->require(blob.key, text);
+      HostRecord h = parse_host_record(text, store.url() + "/" + blob.key);
       if (host_record_key(h.name) != blob.key) {
         throw Error(ErrorKind::kCorrupt, blob.key + " names host " + h.name + ": a record lies about whose it is");
       }
@@ -40,35 +59,41 @@ std::vector<HostRecord> read_host_records(BlobStore& store, std::vector<std::str
   return out;
 }
 
-MaintenanceRecord read_maintenance(BlobStore& store) {
-  std::string text;
-  try {
-    text = store.read_small(kAutoMaintenanceKey, 1 << 20);
-  } catch (const Error& e) {
-    if (e.kind() == ErrorKind::kNotFound) return {};
-    throw;
-  }
-  return parse_maintenance_record(text, store.url() + "/" + kAutoMaintenanceKey);
+MaintenanceRecord read_maintenance(BlobStore& store, const RecordPolicy* policy) {
+  const auto text = read_if_present(store, kAutoMaintenanceKey, 1 << 20);
+  if (!text) return {};
+  if (policy != nullptr) policy->require(kAutoMaintenanceKey, *text);
+  return parse_maintenance_record(*text, store.url() + "/" + kAutoMaintenanceKey);
 }
 
-void write_maintenance(BlobStore& store, const MaintenanceRecord& record) {
-  store.write_small(kAutoMaintenanceKey, maintenance_record_json(record), /*overwrite=*/true);
+void write_maintenance(BlobStore& store, const MaintenanceRecord& record, const RecordKeyring& keyring) {
+  store.write_small(kAutoMaintenanceKey, keyring.sign(kAutoMaintenanceKey, maintenance_record_json(record)),
+                    /*overwrite=*/true);
 }
 
 std::optional<PauseRecord> read_pause(BlobStore& store) {
-  std::string text;
+  const auto text = read_if_present(store, kAutoPauseKey, 64 << 10);
+  if (!text) return std::nullopt;
   try {
-    text = store.read_small(kAutoPauseKey, 64 << 10);
-  } catch (const Error& e) {
-    if (e.kind() == ErrorKind::kNotFound) return std::nullopt;
-    throw;
-  }
-  try {
-    return parse_pause_record(text, store.url() + "/" + kAutoPauseKey);
+    return parse_pause_record(*text, store.url() + "/" + kAutoPauseKey);
   } catch (const Error& e) {
     // Whatever it says, a pause file is there: someone meant to stop the controllers.
     return PauseRecord{"?", std::string("unreadable pause file (") + e.what() + ")", 0};
   }
+}
+
+std::optional<RestoreApproval> read_restore_approval(BlobStore& store, const std::string& command_key,
+                                                     const RecordPolicy* policy) {
+  const std::string key = restore_approval_key(command_key);
+  const auto text = read_if_present(store, key, 64 << 10);
+  if (!text) return std::nullopt;
+  if (policy != nullptr) policy->require(key, *text);
+  return parse_restore_approval(*text, store.url() + "/" + key);
+}
+
+void write_restore_approval(BlobStore& store, const RestoreApproval& approval, const RecordKeyring& keyring) {
+  const std::string key = restore_approval_key(approval.command_key);
+  store.write_small(key, keyring.sign(key, restore_approval_json(approval)), /*overwrite=*/true);
 }
 
 void append_auto_event(BlobStore& store, const AutoEvent& event) {

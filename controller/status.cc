@@ -17,6 +17,17 @@ using json = nlohmann::json;
 
 namespace {
 
+// Why the controllers refuse the store's spec, as far as the store alone tells: status runs without
+// the CA key, so a copy in spec.json is taken as signed (a controller checks the authenticator),
+// and the generation is checked against the hosts' reports.
+std::string spec_refusal(const AutoStatus& s) {
+  if (std::string p = cluster_spec_problem(*s.spec); !p.empty()) return p;
+  uint64_t highest = 0;
+  for (const auto& h : s.hosts) highest = std::max(highest, h.spec_generation);
+  std::string p = spec_authority_problem(*s.spec, s.auto_spec, false, highest);
+  return p.empty() ? p : p + " (hosts started with --accept-unsigned-records obey it)";
+}
+
 std::string heard_ago(int64_t now_unix, int64_t then_unix) {
   if (then_unix <= 0) return "never";
   const int64_t d = now_unix - then_unix;
@@ -165,7 +176,7 @@ json auto_status_json(const AutoStatus& s) {
   return {{"store", s.store_url},
           {"spec", s.spec ? json{{"memberCount", s.spec->member_count},
                                  {"etcdVersion", s.spec->etcd_version},
-                                 {"refused", cluster_spec_problem(*s.spec)}}
+                                 {"refused", spec_refusal(s)}}
                           : json(nullptr)},
           {"replaceAfterSeconds", s.auto_spec.replace_after_seconds},
           {"defrag",
@@ -231,7 +242,7 @@ std::string auto_status_text(const AutoStatus& s) {
       << (s.spec ? std::to_string(s.spec->member_count) + " members of etcd " + s.spec->etcd_version
                  : std::string("none (etcdadm seed writes one)"));
   if (s.spec) {
-    if (std::string p = cluster_spec_problem(*s.spec); !p.empty()) out << " - REFUSED by every controller: " << p;
+    if (std::string p = spec_refusal(s); !p.empty()) out << " - REFUSED by every controller: " << p;
   }
   out << "\n";
   out << "Created:  " << (s.created_nanos ? "yes" : "no (the controllers create a cluster once enough hosts are live)")
@@ -352,7 +363,7 @@ std::string seed_effect(const AutoStatus& s, const std::optional<EtcdManagerClus
 }
 
 SeedResult seed_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& changes,
-                             const AutoSpecChanges& auto_changes, bool dry_run) {
+                             const AutoSpecChanges& auto_changes, const RecordKeyring& keyring, bool dry_run) {
   AutoStatus status;
   try {
     status = read_auto_status(store, 0);
@@ -423,11 +434,38 @@ SeedResult seed_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& cha
                    "the trade-off is that nobody checks first that the store's newest backup is the one to restore"
              : "auto-restore off: after a total loss the hosts wait and name the commands a person runs");
   }
+  r.auto_spec.generation = status.auto_spec.generation + 1;
+  r.auto_spec.cluster_spec = r.after;
+  if (!keyring.can_sign() && !dry_run) {
+    throw Error(ErrorKind::kNotFound, "seed signs the spec with the cluster CA's key, and there is none (ca.key)",
+                "run seed where the cluster's ca.crt and ca.key are (--certs-dir): the controllers obey only a spec "
+                "their CA signed");
+  }
   if (!dry_run) {
+    // The signed copy first: a controller that reads between the two writes finds the files
+    // disagree and waits a round, where the other order would be the same.
+    write_auto_spec(store, r.auto_spec, keyring);
     write_etcd_manager_cluster_spec(store, r.after);
-    write_auto_spec(store, r.auto_spec);
   }
   return r;
+}
+
+RestoreApproval approve_restore_command(BlobStore& store, const std::string& command_key, const RecordKeyring& keyring,
+                                        const std::string& who, int64_t now_unix) {
+  if (!keyring.can_sign()) {
+    throw Error(ErrorKind::kNotFound, "an approval is signed with the cluster CA's key, and there is none (ca.key)",
+                "run it where the cluster's ca.crt and ca.key are (--certs-dir)");
+  }
+  for (const auto& cmd : list_etcd_manager_commands(store)) {
+    if (!cmd.restore_backup || (!command_key.empty() && cmd.key != command_key)) continue;
+    RestoreApproval a{cmd.key, cmd.restore_backup->backup, cmd.restore_backup->cluster_spec, who, now_unix};
+    write_restore_approval(store, a, keyring);
+    return a;
+  }
+  throw Error(ErrorKind::kNotFound,
+              command_key.empty() ? "no restore command is queued in " + store.url()
+                                  : "no restore command is queued at " + command_key + " in " + store.url(),
+              "`etcdadm etcd-manager list-commands` shows the queue");
 }
 
 }  // namespace etcdadm

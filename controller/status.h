@@ -1,5 +1,5 @@
-// What `etcdadm auto status` and `etcdadm seed` show, read from the store alone (no member is
-// asked: status works from any machine with the store's credentials, the cluster up or down): the
+// What `etcdadm auto status` and `etcdadm seed` show (and what seed and approve-restore write), read from the store
+// alone (no member is asked: status works from any machine with the store's credentials, the cluster up or down): the
 // spec, whether a cluster was created, the plan, the pause, every host with what it last reported
 // (its data, its etcd, what it waits for), and the last events.
 #pragma once
@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "controller/record_auth.h"
 #include "controller/records.h"
 #include "store/blob_store.h"
 #include "store/etcd_manager.h"
@@ -60,7 +61,9 @@ struct AutoSpecChanges {
 };
 
 // `etcdadm seed`: the store's spec with the fields set in `changes` replaced (0 / "" keep), and
-// the controllers' spec with `auto_changes`, written back unless `dry_run`. A store without a
+// the controllers' spec with `auto_changes`, its generation one higher and the etcd-manager spec
+// copied into it, signed with `keyring`'s CA key and written back unless `dry_run` (kNotFound when
+// the keyring cannot sign: the controllers obey only a spec their CA signed). A store without a
 // spec needs both fields (kInvalidArgument); a defrag schedule that does not parse is refused.
 struct SeedResult {
   std::optional<EtcdManagerClusterSpec> before;
@@ -69,6 +72,12 @@ struct SeedResult {
   std::string effect;  // seed_effect
 };
 SeedResult seed_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& changes,
-                             const AutoSpecChanges& auto_changes, bool dry_run);
+                             const AutoSpecChanges& auto_changes, const RecordKeyring& keyring, bool dry_run);
+
+// `etcdadm auto approve-restore`: the approval (RestoreApproval) of the queued restore command at
+// `command_key` ("": the oldest queued), signed with `keyring`'s CA key and written. kNotFound when
+// no such command is queued or the keyring cannot sign.
+RestoreApproval approve_restore_command(BlobStore& store, const std::string& command_key, const RecordKeyring& keyring,
+                                        const std::string& who, int64_t now_unix);
 
 }  // namespace etcdadm

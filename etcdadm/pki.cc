@@ -19,6 +19,7 @@
 #include "common/fs.h"
 #include "common/openssl_ptr.h"
 #include "common/parallel.h"
+#include "common/sha256.h"
 
 namespace etcdadm {
 
@@ -469,29 +470,20 @@ namespace {
 
 constexpr size_t kSealNonce = 12, kSealTag = 16;
 
-std::string seal_key(const std::string& ca_key_path, const std::string& context) {
-  KeyPtr key = read_key(ca_key_path);
+// HKDF-SHA-256 over the key's DER encoding: only a holder of the private key can compute it.
+std::string derive_from_key(EVP_PKEY* key, std::string_view salt, std::string_view info) {
   unsigned char* der = nullptr;
-  const int der_len = i2d_PrivateKey(key.get(), &der);
+  const int der_len = i2d_PrivateKey(key, &der);
   if (der_len <= 0) ssl_fail("encoding the CA key");
   std::string ikm(reinterpret_cast<char*>(der), static_cast<size_t>(der_len));
   OPENSSL_clear_free(der, static_cast<size_t>(der_len));
-  std::unique_ptr<EVP_KDF, decltype(&EVP_KDF_free)> kdf(EVP_KDF_fetch(nullptr, "HKDF", nullptr), EVP_KDF_free);
-  std::unique_ptr<EVP_KDF_CTX, decltype(&EVP_KDF_CTX_free)> ctx(kdf ? EVP_KDF_CTX_new(kdf.get()) : nullptr,
-                                                                EVP_KDF_CTX_free);
-  if (!ctx) ssl_fail("HKDF");
-  std::string salt = "etcdadm-ca-seal/1", info = context;
-  char digest[] = "SHA256";
-  OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0),
-                         OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, ikm.data(), ikm.size()),
-                         OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, salt.data(), salt.size()),
-                         OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, info.data(), info.size()),
-                         OSSL_PARAM_construct_end()};
-  std::string out(32, '\0');
-  const int ok = EVP_KDF_derive(ctx.get(), reinterpret_cast<unsigned char*>(out.data()), out.size(), params);
+  std::string out = hkdf_sha256(ikm, salt, info);
   OPENSSL_cleanse(ikm.data(), ikm.size());
-  if (ok != 1) ssl_fail("HKDF");
   return out;
+}
+
+std::string seal_key(const std::string& ca_key_path, const std::string& context) {
+  return derive_from_key(read_key(ca_key_path).get(), "etcdadm-ca-seal/1", context);
 }
 
 using CipherCtx = std::unique_ptr<EVP_CIPHER_CTX, decltype(&EVP_CIPHER_CTX_free)>;
@@ -546,6 +538,12 @@ std::string open_sealed(const std::string& ca_key_path, const std::string& conte
                 "the sealed text does not open with " + ca_key_path + " (sealed for another CA, forged or damaged)");
   }
   return plain;
+}
+
+std::string ca_authentication_key(const std::string& ca_key_pem, const std::string& context) {
+  KeyPtr key = parse_pem_key(ca_key_pem);
+  if (!key) throw Error(ErrorKind::kCorrupt, "not a PEM private key");
+  return derive_from_key(key.get(), "etcdadm-ca-auth/1", context);
 }
 
 }  // namespace etcdadm

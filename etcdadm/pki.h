@@ -119,4 +119,10 @@ void adopt_rotation_ca(const std::string& certs_dir, const RotationCa& rotation,
 std::string seal_for_ca_holders(const std::string& ca_key_path, const std::string& context, const std::string& plain);
 std::string open_sealed(const std::string& ca_key_path, const std::string& context, const std::string& sealed);
 
+// A key for authenticating (HMAC-SHA-256) what only holders of a CA's private key may write: HKDF-
+// SHA-256 over the key's DER encoding (PKCS#8 or the algorithm's own, as OpenSSL's i2d_PrivateKey
+// writes it), salt "etcdadm-ca-auth/1", info `context`; 32 bytes. kCorrupt when `ca_key_pem` is
+// no private key.
+std::string ca_authentication_key(const std::string& ca_key_pem, const std::string& context);
+
 }  // namespace etcdadm

@@ -6,6 +6,20 @@ std::string auto_paused_text(const std::string& store_url) {
   return "Paused: no controller of " + store_url + " acts until `etcdadm auto resume`\n";
 }
 
+std::string restore_approved_text(const RestoreApproval& a) {
+  return "Approved " + a.command_key + ": the controllers restore backup " + a.backup + " into " +
+         std::to_string(a.into.member_count) + " members of etcd " + a.into.etcd_version +
+         " (every member replaced; `etcdadm etcd-manager delete-command " + a.command_key +
+         "` cancels it until it starts)\n";
+}
+
+std::string restore_unapproved_text(const QueuedEtcdManagerRestore& queued, const std::string& certs_dir) {
+  return "Not approved: there is no cluster CA key in " + certs_dir +
+         ", and the controllers carry out only a restore approved with it. Run `etcdadm auto approve-restore " +
+         queued.command_key + "` (with the store's flags) on a host holding the CA, or `etcdadm etcd-manager " +
+         "delete-command " + queued.command_key + "` to cancel\n";
+}
+
 std::string auto_resumed_text(const std::string& store_url) {
   return "Resumed: the controllers of " + store_url + " act again\n";
 }

@@ -1,15 +1,19 @@
-// What a person's commands to the controllers of a store say they did: `auto pause`, `auto resume`
-// and `auto rotate-ca`. (`auto status` renders itself: controller/status.h.)
+// What a person's commands to the controllers of a store say they did: `auto pause`, `auto resume`,
+// `auto rotate-ca` and `auto approve-restore`. (`auto status` renders itself: controller/status.h.)
 #pragma once
 
 #include <string>
 
 #include "controller/records.h"
+#include "restore/etcd_manager_restore.h"
 
 namespace etcdadm::render {
 
 std::string auto_paused_text(const std::string& store_url);
 std::string auto_resumed_text(const std::string& store_url);
 std::string ca_rotation_started_text(const CaRotationRecord& r, const std::string& store_url);
+std::string restore_approved_text(const RestoreApproval& a);
+// A restore queued for controllers without the CA key at hand to approve it.
+std::string restore_unapproved_text(const QueuedEtcdManagerRestore& queued, const std::string& certs_dir);
 
 }  // namespace etcdadm::render

@@ -15,6 +15,7 @@
 
 #include "common/base64.h"
 #include "common/error.h"
+#include "common/sha256.h"
 
 namespace etcdadm::age {
 namespace {
@@ -47,45 +48,6 @@ std::string random_bytes(size_t n) {
 }
 
 // ---- primitives ---------------------------------------------------------------------------------
-
-std::string hkdf_sha256(std::string_view ikm, std::string_view salt, std::string_view info) {
-  std::unique_ptr<EVP_KDF, decltype(&EVP_KDF_free)> kdf(EVP_KDF_fetch(nullptr, "HKDF", nullptr), EVP_KDF_free);
-  if (!kdf) openssl_failure("HKDF fetch");
-  std::unique_ptr<EVP_KDF_CTX, decltype(&EVP_KDF_CTX_free)> ctx(EVP_KDF_CTX_new(kdf.get()), EVP_KDF_CTX_free);
-  char digest[] = "SHA256";
-  OSSL_PARAM params[5];
-  size_t n = 0;
-  params[n++] = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0);
-  params[n++] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, const_cast<char*>(ikm.data()), ikm.size());
-  // An empty salt is HKDF's default (a zero-filled block); OpenSSL wants it left out.
-  if (!salt.empty()) {
-    params[n++] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, const_cast<char*>(salt.data()), salt.size());
-  }
-  params[n++] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, const_cast<char*>(info.data()), info.size());
-  params[n] = OSSL_PARAM_construct_end();
-  std::string out(32, '\0');
-  if (!ctx || EVP_KDF_derive(ctx.get(), reinterpret_cast<unsigned char*>(out.data()), out.size(), params) != 1) {
-    openssl_failure("HKDF");
-  }
-  return out;
-}
-
-std::string hmac_sha256(std::string_view key, std::string_view data) {
-  std::unique_ptr<EVP_MAC, decltype(&EVP_MAC_free)> mac(EVP_MAC_fetch(nullptr, "HMAC", nullptr), EVP_MAC_free);
-  if (!mac) openssl_failure("HMAC fetch");
-  std::unique_ptr<EVP_MAC_CTX, decltype(&EVP_MAC_CTX_free)> ctx(EVP_MAC_CTX_new(mac.get()), EVP_MAC_CTX_free);
-  char digest[] = "SHA256";
-  OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
-                         OSSL_PARAM_construct_end()};
-  std::string out(32, '\0');
-  size_t len = 0;
-  if (!ctx || EVP_MAC_init(ctx.get(), reinterpret_cast<const unsigned char*>(key.data()), key.size(), params) != 1 ||
-      EVP_MAC_update(ctx.get(), reinterpret_cast<const unsigned char*>(data.data()), data.size()) != 1 ||
-      EVP_MAC_final(ctx.get(), reinterpret_cast<unsigned char*>(out.data()), &len, out.size()) != 1 || len != 32) {
-    openssl_failure("HMAC-SHA-256");
-  }
-  return out;
-}
 
 // ChaCha20-Poly1305 with a 32-byte key and 12-byte nonce, no associated data; the tag follows the
 // ciphertext.

@@ -9,7 +9,8 @@ set(FUZZ_bolt_reader_LIBS)
 set(FUZZ_bolt_writer_SOURCES ${_fuzz_src}/etcd/datadir/bolt_writer.cc ${_fuzz_src}/etcd/datadir/bolt_reader.cc
                              ${_fuzz_src}/common/fs.cc ${_fuzz_src}/common/error.cc)
 set(FUZZ_bolt_writer_LIBS)
-set(FUZZ_age_decrypt_SOURCES ${_fuzz_src}/store/age.cc ${_fuzz_src}/common/base64.cc ${_fuzz_src}/common/error.cc)
+set(FUZZ_age_decrypt_SOURCES ${_fuzz_src}/store/age.cc ${_fuzz_src}/common/base64.cc ${_fuzz_src}/common/error.cc
+                            ${_fuzz_src}/common/sha256.cc)
 set(FUZZ_age_decrypt_LIBS OpenSSL::Crypto)
 set(FUZZ_store_metadata_SOURCES ${_fuzz_src}/store/layout.cc ${_fuzz_src}/store/etcd_manager.cc ${_fuzz_src}/store/codec.cc ${_fuzz_src}/store/blob_store.cc ${_fuzz_src}/store/blob_capabilities.cc
                                 ${_fuzz_src}/store/encryption.cc ${_fuzz_src}/store/age.cc ${_fuzz_src}/common/base64.cc

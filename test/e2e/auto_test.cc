@@ -192,7 +192,7 @@ TEST_F(Auto, AKilledMemberIsRestartedAPauseHoldsATotalLossWaitsAndTheCommandQueu
   for (const auto& h : hosts_) EXPECT_EQ(gauge(h, "etcdadm_auto_total_loss"), "1") << h.name;
 
   // The restore the wait message names: every host restores the same backup, all at once.
-  auto queued = etcdadm({"etcd-manager", "restore-backup", "latest", "--store", store_});
+  auto queued = etcdadm({"etcd-manager", "restore-backup", "latest", "--store", store_, "--certs-dir", hosts_[0].certs()});
   ASSERT_EQ(queued.exit_code, 0) << queued.output;
   EXPECT_NE(queued.output.find("run `etcdadm auto`"), std::string::npos) << queued.output;
   const auto restore_queued = std::chrono::steady_clock::now();
@@ -227,9 +227,25 @@ TEST_F(Auto, AKilledMemberIsRestartedAPauseHoldsATotalLossWaitsAndTheCommandQueu
   for (int i = 0; i < 20; ++i) ASSERT_EQ(etcdctl(hosts_[1], {"put", "/registry/later/" + std::to_string(i), "x"}).exit_code, 0);
   const std::string backup = plan.backup;
   // Queued as etcd-manager-ctl queues it (store-format.md §10: protojson's form, its directory
-  // name), in the store's spec: the controllers obey the other tool's command too.
+  // name), in the store's spec: the controllers obey the other tool's command too, once a person
+  // holding the CA key approved it (a store writer cannot).
   const auto spec = nlohmann::json::parse(read_file(store_ + "/control/etcd-cluster-spec"));
-  queue_restore_as_etcd_manager(store_, backup, spec["memberCount"].get<int>(), spec["etcdVersion"].get<std::string>());
+  const std::string dir =
+      queue_restore_as_etcd_manager(store_, backup, spec["memberCount"].get<int>(), spec["etcdVersion"].get<std::string>());
+  ASSERT_TRUE(eventually(30s, [&] {
+    for (const auto& e : events()) {
+      if (e.action == "ignore-record" && e.reason.find("control/" + dir + "/_command.json (backup " + backup +
+                                                       ") has no approval") != std::string::npos)
+        return true;
+    }
+    return false;
+  }, "the unapproved command refused"));
+  EXPECT_EQ(etcdctl(hosts_[0], {"get", "/registry/later/0"}).output.find("/registry/later/0") != std::string::npos, true);
+  auto approved = etcdadm({"auto", "approve-restore", "--store", store_, "--certs-dir", hosts_[0].certs()});
+  ASSERT_EQ(approved.exit_code, 0) << approved.output;
+  EXPECT_NE(approved.output.find("Approved control/" + dir + "/_command.json: the controllers restore backup " + backup),
+            std::string::npos)
+      << approved.output;
   ASSERT_TRUE(eventually(90s, [&] {
     return queue_empty() && one_healthy_cluster(3) && etcdctl(hosts_[0], {"get", "/registry/later/0"}).output.find("/registry/later/0") == std::string::npos;
   }, "the running cluster replaced by the backup"));
@@ -400,7 +416,7 @@ TEST_F(Auto, ControllersKilledAtEachStepOfARestoreFinishItWhenRestarted) {
     autos_[h.name].stop(5000ms);
     start_auto(h, {{"ETCDADM_FAILPOINTS", point_of[h.name] + "=kill"}});
   }
-  ASSERT_EQ(etcdadm({"etcd-manager", "restore-backup", "latest", "--store", store_}).exit_code, 0);
+  ASSERT_EQ(etcdadm({"etcd-manager", "restore-backup", "latest", "--store", store_, "--certs-dir", hosts_[0].certs()}).exit_code, 0);
   // Each controller dies at its failpoint, then is started again without one.
   std::set<std::string> restarted;
   ASSERT_TRUE(eventually(90s, [&] {
@@ -764,7 +780,7 @@ TEST_F(AutoVersion, SeedOneMinorUpChangesEveryMemberInTurnLeaderLastUnderWritesA
   EtcdVersion two_up = *EtcdVersion::parse(release_.version);
   two_up.minor += 2;
   two_up.patch = 0;
-  auto refused = etcdadm({"seed", "--store", store_, "--version", two_up.str()});
+  auto refused = etcdadm({"seed", "--store", store_, "--version", two_up.str(), "--certs-dir", hosts_[0].certs()});
   ASSERT_EQ(refused.exit_code, 0) << refused.output;
   EXPECT_NE(refused.output.find("one minor at a time"), std::string::npos) << refused.output;
   EXPECT_TRUE(eventually(30s, [&] {
@@ -805,7 +821,7 @@ TEST_F(AutoVersion, SeedOneMinorUpChangesEveryMemberInTurnLeaderLastUnderWritesA
     autos_[h.name].stop(5000ms);
     start_with_next_kill(h);
   }
-  auto seeded = etcdadm({"seed", "--store", store_, "--version", target});
+  auto seeded = etcdadm({"seed", "--store", store_, "--version", target, "--certs-dir", hosts_[0].certs()});
   ASSERT_EQ(seeded.exit_code, 0) << seeded.output;
   int killed = 0;
   EXPECT_TRUE(eventually(240s, [&] {
@@ -870,7 +886,7 @@ TEST_F(AutoVersion, SeedOneMinorUpChangesEveryMemberInTurnLeaderLastUnderWritesA
   // Back down to where it came from: through etcd's downgrade API where etcd has one (3.6 on),
   // every member in turn; else refused with what etcd supports, nothing stopped.
   const size_t turns_before = done("version-turn").size();
-  auto back = etcdadm({"seed", "--store", store_, "--version", release_.version});
+  auto back = etcdadm({"seed", "--store", store_, "--version", release_.version, "--certs-dir", hosts_[0].certs()});
   ASSERT_EQ(back.exit_code, 0) << back.output;
   if (EtcdVersion::parse(release_.version)->minor >= 6) {
     EXPECT_TRUE(eventually(240s, [&] { return versions_running() == std::set<std::string>{release_.version}; },

@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <ctime>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -155,6 +157,98 @@ TEST_F(AutoTrust, ASecondHostUnderATakenNameIsRefusedAndWritesNothing) {
   EXPECT_TRUE(is_empty_data_dir(hosts_.back().data()) || !path_exists(hosts_.back().data()));
   autos_.at("impostor").stop(5000ms);
   EXPECT_TRUE(one_healthy_cluster(3));
+}
+
+// Write access to the store is not command of the cluster: the records that make the controllers
+// act carry an authenticator only holders of the cluster CA's key can make (controller/
+// record_auth.h). Each kind a store writer could forge or replay here is refused by every host,
+// named in an event, and the cluster stays as it was: a spec changed beside seed, an old spec
+// written back, a restore plan, a queued restore without an approval or with a forged one, a host
+// record.
+TEST_F(AutoTrust, ForgedOrReplayedRecordsAreRefusedAndTheClusterStaysAsItWas) {
+  ASSERT_NO_FATAL_FAILURE(bootstrap_three());
+  LocalStore store(store_);
+  auto member_ids = [&] {
+    std::set<uint64_t> ids;
+    auto r = etcdctl(hosts_[0], {"member", "list", "-w", "json"});
+    for (const auto& m : etcdctl_answer(r.output).value("members", nlohmann::json::array())) ids.insert(m["ID"].get<uint64_t>());
+    return ids;
+  };
+  const auto members_before = member_ids();
+  ASSERT_EQ(members_before.size(), 3u);
+  auto refused_by_all = [&](const std::string& words) {
+    std::set<std::string> hosts;
+    for (const auto& e : events()) {
+      if (e.action == "ignore-record" && e.reason.find(words) != std::string::npos) hosts.insert(e.host);
+    }
+    return hosts.size() == hosts_.size();
+  };
+
+  // The spec changed beside seed (etcd-manager-ctl configure-cluster, a store writer): not obeyed.
+  write_spec_as_etcd_manager(store_, 1, release_.version);
+  EXPECT_TRUE(eventually(30s, [&] { return every_host_waits_for("someone other than seed changed it"); },
+                         "every host refusing the spec seed did not sign"));
+  auto status = with_store({"auto", "status"});
+  EXPECT_NE(status.output.find("REFUSED by every controller: control/etcd-cluster-spec asks for 1 members"),
+            std::string::npos)
+      << status.output;
+  std::this_thread::sleep_for(4s);
+  EXPECT_EQ(member_ids(), members_before);
+  write_spec_as_etcd_manager(store_, 3, release_.version);
+
+  // An old signed spec written back: refused as older than the generation the hosts obeyed.
+  const std::string generation_one = store.read_small(kAutoSpecKey);
+  seed(3, {"--replace-after", "5m"});
+  EXPECT_TRUE(eventually(30s, [&] {
+    auto records = host_records();
+    return records.size() == 3 && std::all_of(records.begin(), records.end(), [](const HostRecord& r) {
+             return r.spec_generation == 2;
+           });
+  }, "every host obeying generation 2"));
+  store.write_small(kAutoSpecKey, generation_one, /*overwrite=*/true);
+  EXPECT_TRUE(eventually(30s, [&] { return every_host_waits_for("is generation 1, older than generation 2"); },
+                         "every host refusing the replayed spec"));
+  seed(3, {"--replace-after", "10m"});
+
+  // A restore plan with the authenticator of the plan it replaces: altered, so forged.
+  auto plan = nlohmann::json::parse(store.read_small(kAutoPlanKey));
+  ASSERT_TRUE(plan.contains("auth")) << plan.dump();
+  plan["sequence"] = plan["sequence"].get<uint64_t>() + 1;
+  plan["purpose"] = "restore";
+  plan["backup"] = "2026-01-01T00:00:00Z-000001";
+  plan["commandKey"] = "control/2026-01-01T00:00:00Z-000000/_command.json";
+  store.write_small(kAutoPlanKey, plan.dump(2), /*overwrite=*/true);
+  EXPECT_TRUE(eventually(30s, [&] { return refused_by_all("plan.json carries an authenticator that none"); },
+                         "every host refusing the forged plan"));
+
+  // A restore queued as etcd-manager-ctl queues it: not carried out without an approval, nor with
+  // an approval a store writer wrote.
+  const std::string dir = queue_restore_as_etcd_manager(store_, "2026-01-01T00:00:00Z-000001", 3, release_.version);
+  EXPECT_TRUE(eventually(30s, [&] { return refused_by_all("has no approval signed by the cluster's CA"); },
+                         "every host refusing the unapproved restore"));
+  const std::string command_key = "control/" + dir + "/_command.json";
+  store.write_small(restore_approval_key(command_key),
+                    restore_approval_json({command_key, "2026-01-01T00:00:00Z-000001", {3, release_.version}, "x@y", 1}),
+                    /*overwrite=*/true);
+  EXPECT_TRUE(eventually(30s, [&] { return refused_by_all("approvals/" + dir + ".json carries no authenticator"); },
+                         "every host refusing the approval no CA holder wrote"));
+
+  // A host record no controller wrote: not a host (never a spare to add, never live).
+  HostRecord stranger;
+  stranger.name = "m9";
+  stranger.peer_url = "https://127.0.0.99:2380";
+  stranger.client_url = "https://127.0.0.99:2379";
+  stranger.heartbeat_unix = std::time(nullptr);
+  stranger.sequence = 1;
+  store.write_small(host_record_key("m9"), host_record_json(stranger), /*overwrite=*/true);
+  EXPECT_TRUE(eventually(30s, [&] {
+    return read_file(log_of(hosts_[0])).find("hosts/m9.json carries no authenticator") != std::string::npos;
+  }, "the acting host refusing the stranger's record"));
+
+  std::this_thread::sleep_for(5s);
+  EXPECT_EQ(member_ids(), members_before) << "no member restored, added or removed";
+  EXPECT_TRUE(one_healthy_cluster(3));
+  EXPECT_EQ(read_file(log_of(hosts_[0])).find("restore-member"), std::string::npos);
 }
 
 }  // namespace

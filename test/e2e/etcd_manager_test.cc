@@ -11,6 +11,7 @@
 #include <set>
 
 #include "common/fs.h"
+#include "etcdadm/pki.h"
 #include "store/backend/local/local_store.h"
 #include "store/etcd_manager.h"
 #include "store/layout.h"
@@ -198,7 +199,17 @@ TEST_F(EtcdManagerStore, SeedWritesTheSpecItReadsAndReadsWhatItWrites) {
   EXPECT_NE(dry["effect"].get<std::string>().find("once 2 of 3 hosts run `etcdadm auto`"), std::string::npos) << dry.dump();
   EXPECT_FALSE(path_exists(store_ + "/control/etcd-cluster-spec")) << "a dry run writes nothing";
 
-  ASSERT_EQ(cli({"seed", "--store", store_, "--members", "3", "--version", "3.5.30", "--replace-after", "5m"}).exit_code, 0);
+  // Written only where the cluster's CA key is: the controllers obey a spec their CA signed.
+  auto unsigned_seed = cli({"seed", "--store", store_, "--members", "3", "--version", "3.5.30", "--certs-dir", dir_ / "none"});
+  EXPECT_EQ(unsigned_seed.exit_code, 3) << unsigned_seed.output;
+  EXPECT_NE(unsigned_seed.output.find("signs the spec with the cluster CA's key"), std::string::npos)
+      << unsigned_seed.output;
+  EXPECT_FALSE(path_exists(store_ + "/control/etcd-cluster-spec")) << "nothing written without the key";
+  ensure_ca(dir_ / "pki");
+  ASSERT_EQ(cli({"seed", "--store", store_, "--members", "3", "--version", "3.5.30", "--replace-after", "5m",
+                 "--certs-dir", dir_ / "pki"})
+                .exit_code,
+            0);
   EXPECT_EQ(read_file(store_ + "/control/etcd-cluster-spec"), "{\n  \"memberCount\": 3,\n  \"etcdVersion\": \"3.5.30\"\n}");
   write_spec_as_etcd_manager(store_, 5, "3.5.30");
   auto seen = cli_json({"seed", "--store", store_, "--version", "3.5.31", "--dry-run", "-o", "json"});

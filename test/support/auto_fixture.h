@@ -76,7 +76,8 @@ class AutoFixture : public LifecycleFixture {
   }
 
   void seed(int members, std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"seed", "--members", std::to_string(members), "--version", release_.version};
+    std::vector<std::string> args = {"seed", "--members", std::to_string(members), "--version", release_.version,
+                                     "--certs-dir", hosts_[0].certs()};
     args.insert(args.end(), extra.begin(), extra.end());
     auto r = with_store(args);
     ASSERT_EQ(r.exit_code, 0) << r.output;

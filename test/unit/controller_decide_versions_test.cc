@@ -172,6 +172,14 @@ TEST(ControllerDecide, TheTurnsHostChangesItsMemberAndFinishesAChangeStoppedPart
   o.cluster.info.members[0].reachable = true;
   o.version_turn = VersionTurn{2, "h1", 9, "3.5.17", "3.6.11", "h2", 0};
   EXPECT_EQ(decide(o, "t").step, Step::kIdle);
+  // A turn of an earlier change (to another version than the spec's) written back: no change.
+  o.version_turn = VersionTurn{1, "h1", 1, "3.4.23", "3.5.17", "h2", 0};
+  o.cluster.info.members[0].version = "3.6.11";
+  o.cluster.info.members[1].version = "3.5.17";
+  EXPECT_EQ(decide(o, "t").step, Step::kIdle) << decide(o, "t").reason;
+  o.version_turn->to = "3.6.11";
+  o.cluster.info.members[0].version = "3.5.17";
+  EXPECT_EQ(decide(o, "t").step, Step::kChangeVersion);
 }
 
 }  // namespace

@@ -248,5 +248,52 @@ TEST(ControllerRecords, TheSpecsTheControllersObey) {
   EXPECT_THROW(parse_cluster_plan(cluster_plan_json(p), "plan"), Error);
 }
 
+// The etcd-manager spec is obeyed only as `etcdadm seed` signed it (its copy in spec.json), never
+// from a generation older than one a host obeyed; --accept-unsigned-records obeys it as it is.
+TEST(ControllerRecords, TheEtcdManagerSpecIsObeyedOnlyAsSeedSignedIt) {
+  AutoSpec signed_spec;
+  signed_spec.generation = 4;
+  signed_spec.cluster_spec = EtcdManagerClusterSpec{3, "3.5.17"};
+  const auto round = parse_auto_spec(auto_spec_json(signed_spec), "spec");
+  EXPECT_EQ(round, signed_spec);
+  EXPECT_EQ(parse_auto_spec(auto_spec_json(AutoSpec{}), "spec").cluster_spec, std::nullopt);
+
+  EXPECT_EQ(spec_authority_problem({3, "3.5.17"}, signed_spec, false, 4), "");
+  EXPECT_EQ(spec_authority_problem({3, "3.5.17"}, signed_spec, false, 0), "");
+  const std::string changed = spec_authority_problem({1, "3.5.17"}, signed_spec, false, 4);
+  EXPECT_NE(changed.find("asks for 1 members of etcd \"3.5.17\", the spec `etcdadm seed` signed for 3 members"),
+            std::string::npos)
+      << changed;
+  EXPECT_NE(spec_authority_problem({3, "3.6.0"}, signed_spec, false, 4), "");
+  const std::string replay = spec_authority_problem({3, "3.5.17"}, signed_spec, false, 5);
+  EXPECT_NE(replay.find("generation 4, older than generation 5"), std::string::npos) << replay;
+  const std::string none = spec_authority_problem({3, "3.5.17"}, std::nullopt, false, 0);
+  EXPECT_NE(none.find("has no copy signed by the cluster's CA"), std::string::npos) << none;
+  EXPECT_NE(spec_authority_problem({3, "3.5.17"}, AutoSpec{}, false, 0), "") << "a spec.json without the copy";
+  EXPECT_EQ(spec_authority_problem({1, "3.5.17"}, std::nullopt, true, 9), "") << "unsigned records accepted";
+}
+
+TEST(ControllerRecords, ARestoreCommandIsCarriedOutOnlyWithItsOwnApproval) {
+  EtcdManagerCommand cmd;
+  cmd.key = "control/2026-12-05T23:00:00Z-000000/_command.json";
+  cmd.restore_backup = EtcdManagerRestoreCommand{{3, "3.5.17"}, "2026-12-05T22:00:00Z-000001"};
+  EXPECT_EQ(restore_approval_key(cmd.key), "etcdadm-auto/approvals/2026-12-05T23:00:00Z-000000.json");
+  const RestoreApproval good{cmd.key, "2026-12-05T22:00:00Z-000001", {3, "3.5.17"}, "ops@admin", 1796500000};
+  EXPECT_EQ(parse_restore_approval(restore_approval_json(good), "approval"), good);
+  EXPECT_EQ(restore_approval_problem(cmd, good), "");
+  const std::string none = restore_approval_problem(cmd, std::nullopt);
+  EXPECT_NE(none.find("has no approval signed by the cluster's CA"), std::string::npos) << none;
+  EXPECT_NE(none.find("etcdadm auto approve-restore"), std::string::npos) << none;
+  RestoreApproval other_backup = good, other_spec = good, other_command = good;
+  other_backup.backup = "2026-12-01T00:00:00Z-000001";
+  other_spec.into = {1, "3.5.17"};
+  other_command.command_key = "control/2026-12-04T00:00:00Z-000000/_command.json";
+  for (const auto& a : {other_backup, other_spec, other_command}) {
+    const std::string why = restore_approval_problem(cmd, a);
+    EXPECT_NE(why.find("not of the command queued"), std::string::npos) << why;
+  }
+  EXPECT_THROW(parse_restore_approval(R"({"format":"etcdadm-auto-approval/1","command":"x"})", "a"), Error);
+}
+
 }  // namespace
 }  // namespace etcdadm
