@@ -110,6 +110,7 @@ void Controller::change_membership(const Decision& d) {
       record(action, d.reason, d.command, "done");
     } else {
       client.member_remove(d.member_id);
+      if (!d.replaced_peer_url.empty()) replaced_at_[d.replaced_peer_url] = steady_clock::now();
       failpoint("auto/member/removed");
       record(action, d.reason, d.command, "done");
     }

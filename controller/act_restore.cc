@@ -50,38 +50,39 @@ void Controller::plan_restore(const Decision& d, const Observation& o) {
   }
   failpoint("auto/restore/planned");
   record(step_name(d.step), d.reason, d.command, "done: plan " + std::to_string(d.plan.sequence));
-  if (d.new_spec) {
-    // As seed writes it: the signed copy (the next generation) first, then etcd-manager's file.
-    AutoSpec signed_spec = o.auto_spec;
-    signed_spec.cluster_spec = *d.new_spec;
-    signed_spec.generation = std::max(spec_generation_, o.auto_spec.generation) + 1;
-    write_auto_spec(*store_, signed_spec, keyring_);
-    spec_generation_ = signed_spec.generation;
-    write_etcd_manager_cluster_spec(*store_, *d.new_spec);
-    record("write-spec",
-           "the restore command asks for " + std::to_string(d.new_spec->member_count) + " members of etcd " +
-               d.new_spec->etcd_version,
-           "etcdadm seed --store " + store_->url() + " --members " + std::to_string(d.new_spec->member_count) +
-               " --version " + d.new_spec->etcd_version,
-           "done");
-  }
+  write_command_spec(d, o);
   store_view_.reset();
 }
 
-void Controller::restore_planned_member(const ClusterPlan& plan) {
-  stop_and_set_aside(set_aside_label(plan));
-  failpoint("auto/restore/set-aside");
-  // Until the restore is in the data dir this host's state names no plan: killed before that, the
-  // next round restores again (over an empty data dir).
-  AutoLocalState state = read_auto_local_state(member_.config_dir);
-  write_auto_local_state(member_.config_dir, AutoLocalState{plan.cluster_token, false, 0, 0, state.plan_sequence});
+// The spec the restore command asks for, as the store's (seed's way: the signed copy, its next
+// generation, first, then etcd-manager's file). Written after the plan and again, if it still
+// differs, before the command is deleted: a controller killed between the plan and the spec
+// leaves the spec to the host that finishes the restore.
+void Controller::write_command_spec(const Decision& d, const Observation& o) {
+  if (!d.new_spec) return;
+  AutoSpec signed_spec = o.auto_spec;
+  signed_spec.cluster_spec = *d.new_spec;
+  signed_spec.generation = std::max(spec_generation_, o.auto_spec.generation) + 1;
+  write_auto_spec(*store_, signed_spec, keyring_);
+  spec_generation_ = signed_spec.generation;
+  write_etcd_manager_cluster_spec(*store_, *d.new_spec);
+  record("write-spec",
+         "the restore command asks for " + std::to_string(d.new_spec->member_count) + " members of etcd " +
+             d.new_spec->etcd_version,
+         "etcdadm seed --store " + store_->url() + " --members " + std::to_string(d.new_spec->member_count) +
+             " --version " + d.new_spec->etcd_version,
+         "done");
+}
+
+std::string Controller::restore_planned_member(const ClusterPlan& plan, const Observation& seen) {
   LifecycleOptions o = options_.lifecycle;
   o.member.version = plan.etcd_version;
   o.release.version = plan.etcd_version;
   o.initial_cluster = plan.initial_cluster();
   o.initial_cluster_token = plan.cluster_token;
+  // Fetched and verified whole (and the change log replayed) while this host's old member still
+  // runs: a backup that is missing or damaged fails here and costs the running cluster nothing.
   BackupRecord backup = find_backup(*store_, catalog_, plan.backup);
-  // Fetched and verified whole before anything is installed or started.
   // Every host restores the same backup with the plan's bump, so the members agree on the revision.
   RestoreMethod method;
   method.kubernetes_bump = plan.kubernetes_revision_bump;
@@ -89,7 +90,23 @@ void Controller::restore_planned_member(const ClusterPlan& plan) {
   PointInTime target;
   target.revision = plan.to_revision;
   o.restore_snapshot = prefetched_backup_restorer(store_, backup, member_.data_dir, plan.etcd_version, method, target);
+  stop_and_set_aside(set_aside_label(plan));
+  failpoint("auto/restore/set-aside");
+  // Until the restore is in the data dir this host's state names no plan: killed before that, the
+  // next round restores again (over an empty data dir).
+  AutoLocalState state = read_auto_local_state(member_.config_dir);
+  write_auto_local_state(member_.config_dir, AutoLocalState{plan.cluster_token, false, 0, 0, state.plan_sequence});
   for (const auto& phase : controller_phases(init_phases())) {
+    if (phase == "start") {
+      // This host's old member is stopped now: the cluster the plan replaces must have lost its
+      // leader before the restored one may start (start_stopped_member starts it once it has).
+      Observation now = seen;
+      now.plan = plan;
+      now.local.etcd_running = false;
+      if (std::string leader = replaced_cluster_leader(now); !leader.empty()) {
+        return "restored, not started: the cluster the plan replaces still answers with a leader (" + leader + ")";
+      }
+    }
     run_init(o, phase);
     if (phase == "snapshot") {
       // Restored: from here on this host's data is the plan's, and the plan is never carried out
@@ -98,6 +115,7 @@ void Controller::restore_planned_member(const ClusterPlan& plan) {
       failpoint("auto/restore/restored");
     }
   }
+  return "started";
 }
 
 void Controller::set_aside_data(const ClusterPlan& plan) {
@@ -108,9 +126,10 @@ void Controller::set_aside_data(const ClusterPlan& plan) {
 }
 
 // The restored cluster has a leader: the queued command is done, and deleted.
-void Controller::finish_restore(const ClusterPlan& plan) {
+void Controller::finish_restore(const Decision& d, const Observation& o) {
+  write_command_spec(d, o);
   EtcdManagerCommand done;
-  done.key = plan.command_key;
+  done.key = d.plan.command_key;
   remove_etcd_manager_command(*store_, done);
 }
 

@@ -304,7 +304,7 @@ void Controller::act(const Decision& d, const Observation& o) {
       // Seconds to minutes (fetch, verify, the log's replay, etcd's start): said when it begins.
       spdlog::info("auto: {} (starting): {}", step_name(d.step), d.reason);
       try {
-        recorded(d, [&] { restore_planned_member(d.plan); });
+        recorded_with(d, [&] { return restore_planned_member(d.plan, o); });
       } catch (const Error& e) {
         if (e.kind() == ErrorKind::kInterrupted) throw;
         ++failed.count;
@@ -322,7 +322,7 @@ void Controller::act(const Decision& d, const Observation& o) {
       recorded(d, [&] { set_aside_data(d.plan); });
       return;
     case Step::kFinishRestore:
-      recorded(d, [&] { finish_restore(d.plan); });
+      recorded(d, [&] { finish_restore(d, o); });
       store_view_.reset();
       return;
     case Step::kGiveVersionTurn:

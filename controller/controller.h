@@ -111,6 +111,9 @@ class Controller {
   void track_health(Observation& o);
   std::vector<HostView> judge_liveness(const std::vector<HostRecord>& records, int64_t now_unix);
   std::vector<std::string> other_members(const std::vector<HostView>& hosts) const;
+  // Observation::replaced_cluster_leader: every other member asked on its own (the restored
+  // cluster's members answer too, under another cluster ID).
+  std::string replaced_cluster_leader(const Observation& o);
   // This host's member first, then the other hosts' members, with the etcdctl client certificate.
   ConnectionConfig members_connection(const std::vector<HostView>& hosts) const;
 
@@ -132,9 +135,13 @@ class Controller {
 
   // ---- restores (act_restore.cc) ----
   void plan_restore(const Decision& d, const Observation& o);
-  void restore_planned_member(const ClusterPlan& plan);
+  // Returns what it did: "started", or restored but not started while the cluster the plan
+  // replaces has a leader (Observation::replaced_cluster_leader).
+  std::string restore_planned_member(const ClusterPlan& plan, const Observation& seen);
   void set_aside_data(const ClusterPlan& plan);
-  void finish_restore(const ClusterPlan& plan);
+  // The spec the command asks for (Decision::new_spec) written where it differs, then the command deleted.
+  void finish_restore(const Decision& d, const Observation& o);
+  void write_command_spec(const Decision& d, const Observation& o);
   // What an auto-restore would restore now: the newest backup and its change log's end (its bump
   // sized for a gap widened by the clock skew seen between the hosts).
   Observation::AutoRestoreCandidate auto_restore_candidate(int64_t now_unix, int64_t clock_skew_seconds);
@@ -241,6 +248,8 @@ class Controller {
   std::optional<std::chrono::steady_clock::time_point> removal_since_;
   std::map<uint64_t, std::chrono::steady_clock::time_point> unhealthy_since_;  // while acting
   std::map<uint64_t, std::chrono::steady_clock::time_point> learner_since_;    // while acting
+  // Peer URL -> when this controller replaced the member there (Observation::replaced_seconds_ago).
+  std::map<std::string, std::chrono::steady_clock::time_point> replaced_at_;
   // When this controller last compared the voters' HashKV (while acting; a controller that starts
   // acting compares at once).
   std::optional<std::chrono::steady_clock::time_point> last_hash_check_;

@@ -190,6 +190,9 @@ void Controller::track_health(Observation& o) {
   }
   unhealthy_since_ = std::move(still);
   learner_since_ = std::move(learners);
+  std::erase_if(replaced_at_,
+                [&](const auto& r) { return now - r.second >= std::chrono::seconds(kReplaceDampSeconds); });
+  for (const auto& [url, at] : replaced_at_) o.replaced_seconds_ago[url] = seconds_since(at);
 }
 
 // One shared record read: a record that does not parse, or asks what the controllers never do,
@@ -365,6 +368,7 @@ Observation Controller::observe() {
     o.hosts.push_back(HostView{me, true});
   }
   o.cluster = observe_cluster(o.hosts, o.local);
+  o.replaced_cluster_leader = replaced_cluster_leader(o);
   o.removal_seen_seconds = held_for_seconds(removal_since_, local_member_removed(o));
   track_health(o);
   // With a shared record this host cannot act on, only its own member is looked after (rule Q):
@@ -406,6 +410,29 @@ Observation Controller::observe() {
 }
 
 // The client URLs of the other hosts that hold a member: more ways to reach the cluster.
+std::string Controller::replaced_cluster_leader(const Observation& o) {
+  if (!o.plan || !o.plan->restores() || o.plan->replaces_cluster_id == 0 || o.local.etcd_running ||
+      o.plan->member(o.self) == nullptr)
+    return "";
+  std::vector<std::string> endpoints = other_members(o.hosts);
+  if (o.cluster.answered && o.cluster.info.cluster_id == o.plan->replaces_cluster_id) {
+    for (const auto& m : o.cluster.info.members) {
+      if (!m.client_urls.empty() &&
+          std::find(endpoints.begin(), endpoints.end(), m.client_urls.front()) == endpoints.end())
+        endpoints.push_back(m.client_urls.front());
+    }
+  }
+  for (const auto& ep : endpoints) {
+    try {
+      const auto st = pool_.client(ep).status(ep);
+      if (st.header().cluster_id() == o.plan->replaces_cluster_id && st.leader() != 0) return ep;
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::kInterrupted) throw;
+    }
+  }
+  return "";
+}
+
 std::vector<std::string> Controller::other_members(const std::vector<HostView>& hosts) const {
   std::vector<std::string> out;
   for (const auto& h : hosts) {

@@ -136,6 +136,11 @@ struct Observation {
   std::map<uint64_t, int64_t> unhealthy_seconds;
   // How long this controller has seen each learner stay a learner, by ID, while it acted (the same).
   std::map<uint64_t, int64_t> learner_seconds;
+  // Acting: how long ago this controller replaced (removed after the grace) the member at each peer
+  // URL, for those within kReplaceDampSeconds: a host that fails again soon after is replaced only
+  // after kReplaceDampFactor times the grace (a replacement costs a backup and a full resync, and
+  // one that did not mend it will not the next time either).
+  std::map<std::string, int64_t> replaced_seconds_ago;
   // How long this controller has known records written with another host's clock (-1: not known):
   // the plan (by sequence), the last NOSPACE recovery, each corrupt member. A hold or a retry cap
   // counts the smaller of the writer's age and this one (a writer whose clock is behind cannot cut
@@ -145,6 +150,10 @@ struct Observation {
   // (local_member_removed; 0: not now). Before etcd 3.6 a member answers MemberList from its own
   // state, which may lag: a removal counts once seen for kRemovalConfirmSeconds.
   int64_t removal_seen_seconds = 0;
+  // While this host's member is down and a restore plan that lists it replaces a cluster
+  // (ClusterPlan::replaces_cluster_id): a member of that cluster that answers with a leader (its
+  // client URL), "" when none does. Its restored member does not start meanwhile.
+  std::string replaced_cluster_leader;
   int64_t space_recovery_seen_seconds = -1;
   std::map<uint64_t, int64_t> corrupt_seen_seconds;
   // The largest difference seen between another live host's clock and this one's (its heartbeat
@@ -191,9 +200,11 @@ struct Decision {
   std::string reason;
   std::string command;  // the etcdadm command a person would run for the same effect ("" for none)
   ClusterPlan plan;  // kStartPlannedMember, kPlanCluster, kPlanRestore, kRestoreMember, kSetAsideData, kFinishRestore
-  // kPlanRestore: the command's cluster spec, written as the store's when it differs (etcd-manager
-  // restores into the spec its command carries).
+  // kPlanRestore, kFinishRestore: the command's cluster spec, written as the store's when it differs
+  // (etcd-manager restores into the spec its command carries).
   std::optional<EtcdManagerClusterSpec> new_spec;
+  // kRemoveMember of an unhealthy voter after the grace: its peer URL (Observation::replaced_seconds_ago).
+  std::string replaced_peer_url;
   HostRecord host;            // kAddMember
   uint64_t member_id = 0;     // kPromoteMember, kRemoveMember; kJoinAsAdded: the learner this host becomes
   std::string join_endpoint;  // kJoinAsAdded: a healthy member's client URL
@@ -247,6 +258,11 @@ inline constexpr int64_t kHurrySeconds = 60;
 bool local_member_removed(const Observation& o);
 
 inline constexpr int64_t kRemovalConfirmSeconds = 3;
+
+// Observation::replaced_seconds_ago: a member at a peer URL replaced less than this long ago is
+// replaced again only after kReplaceDampFactor times the spec's grace.
+inline constexpr int64_t kReplaceDampSeconds = 3600;
+inline constexpr int64_t kReplaceDampFactor = 4;
 
 // Whether a voter runs another etcd version than `version` (or does not say which it runs).
 bool voters_behind(const ClusterInfo& info, const std::string& version);

@@ -50,6 +50,16 @@ std::optional<Decision> forget_or_wait_for_replacement(const Observation& o, con
 
 std::optional<Decision> start_stopped_member(const Observation& o) {
   if (o.local.data != DataState::kMember || o.local.etcd_running) return std::nullopt;
+  if (!o.replaced_cluster_leader.empty() && o.plan) {
+    return make(Step::kWait,
+                "this host's member, restored by plan " + std::to_string(o.plan->sequence) +
+                    ", starts once the cluster the plan replaces (ID " + id_hex(o.plan->replaces_cluster_id) +
+                    ") has no leader: its member at " + o.replaced_cluster_leader +
+                    " still answers with one (a host the plan leaves out whose controller has not stopped its "
+                    "member: down or paused?). Two clusters never serve at once",
+                "etcdadm reset --skip-remove-member (on the host of " + o.replaced_cluster_leader +
+                    "), or start its controller");
+  }
   if (!o.local.etcd_refused.empty() && o.local.seconds_since_start >= 0 &&
       o.local.seconds_since_start < kRefusedRestartSeconds) {
     return make(
@@ -158,10 +168,20 @@ Decision act_on_cluster(const Observation& o) {
   // An unhealthy voter: removed at once when the cluster has more voters than the spec (the
   // unhealthy go first), else after the grace period; never when that would cost quorum.
   const bool too_many = static_cast<int>(voters.size()) > n;
+  // The grace for `m`: the spec's, or kReplaceDampFactor times it for a host replaced within the
+  // last kReplaceDampSeconds (a member that fails again at once is not replaced in a loop).
+  auto grace_of = [&](const MemberInfo& m) -> std::pair<int64_t, int64_t> {
+    for (const auto& url : m.peer_urls) {
+      if (auto r = o.replaced_seconds_ago.find(url); r != o.replaced_seconds_ago.end())
+        return {o.auto_spec.replace_after_seconds * kReplaceDampFactor, r->second};
+    }
+    return {o.auto_spec.replace_after_seconds, -1};
+  };
   for (const auto* m : unhealthy) {
     auto it = o.unhealthy_seconds.find(m->id);
     const int64_t secs = it == o.unhealthy_seconds.end() ? 0 : it->second;
-    if (!too_many && secs < o.auto_spec.replace_after_seconds) continue;
+    const auto [grace, replaced_ago] = grace_of(*m);
+    if (!too_many && secs < grace) continue;
     // A second view: its own host, live, says it runs and answers with a leader. The leader's host
     // cannot reach its client port, but it is in its cluster: a partial partition, which a
     // replacement (a backup, a removal, a full resync) would not mend and would repeat.
@@ -186,10 +206,16 @@ Decision act_on_cluster(const Observation& o) {
              "member " + member_label(*m) +
                  (too_many ? " is unhealthy and the cluster has more voters than the spec's " + std::to_string(n)
                            : " has been unhealthy for " + std::to_string(secs) + " s (replaced after " +
-                                 std::to_string(o.auto_spec.replace_after_seconds) + " s)") +
+                                 std::to_string(grace) + " s" +
+                                 (replaced_ago >= 0 ? ", " + std::to_string(kReplaceDampFactor) +
+                                                          " times the spec's: its host's member was replaced " +
+                                                          std::to_string(replaced_ago) + " s ago"
+                                                    : std::string()) +
+                                 ")") +
                  ": removing it (" + q.explanation + ")",
              "etcdadm member remove " + (m->name.empty() ? id_hex(m->id) : m->name) + " --endpoints " + endpoint);
     d.member_id = m->id;
+    if (!too_many && !m->peer_urls.empty()) d.replaced_peer_url = m->peer_urls.front();
     return d;
   }
   if (!unhealthy.empty()) {
@@ -198,6 +224,10 @@ Decision act_on_cluster(const Observation& o) {
       auto it = o.unhealthy_seconds.find(m->id);
       names += (names.empty() ? "" : ", ") + member_label(*m) + " for " +
                std::to_string(it == o.unhealthy_seconds.end() ? 0 : it->second) + " s";
+      if (const auto [grace, replaced_ago] = grace_of(*m); replaced_ago >= 0) {
+        names += " (its host's member was replaced " + std::to_string(replaced_ago) + " s ago: replaced again after " +
+                 std::to_string(grace) + " s)";
+      }
     }
     return make(Step::kWait, "unhealthy: " + names + "; a member is replaced after " +
                                  std::to_string(o.auto_spec.replace_after_seconds) +

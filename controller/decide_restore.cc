@@ -43,6 +43,7 @@ Decision restore_plan(const Observation& o, const Candidates& c, const EtcdManag
   d.plan.kubernetes_revision_bump = bump;
   d.plan.cluster_token = token;
   d.plan.etcd_version = spec.etcd_version;
+  if (o.cluster.answered) d.plan.replaces_cluster_id = o.cluster.info.cluster_id;
   // The hosts of the running cluster's voters first, then those whose records say they hold a
   // member's data, then spares: each listed host stops its old member before it restores, so the
   // old cluster loses its quorum as the restored one gains its own.
@@ -59,14 +60,20 @@ Decision restore_plan(const Observation& o, const Candidates& c, const EtcdManag
   return d;
 }
 
-// The queued restore's plan: the cluster its command's spec asks for (the store's spec where the
-// command leaves a field unset), restored from its backup on the live hosts.
+// The cluster the queued restore's command asks for: its spec, the store's where it leaves a field unset.
+EtcdManagerClusterSpec command_spec(const Observation& o) {
+  const EtcdManagerRestoreCommand& r = *o.restore_command->restore_backup;
+  EtcdManagerClusterSpec into = o.spec.value_or(EtcdManagerClusterSpec{});
+  if (r.cluster_spec.member_count > 0) into.member_count = r.cluster_spec.member_count;
+  if (!r.cluster_spec.etcd_version.empty()) into.etcd_version = r.cluster_spec.etcd_version;
+  return into;
+}
+
+// The queued restore's plan: the cluster its command asks for, restored from its backup on the live hosts.
 Decision plan_restore(const Observation& o, const std::string& token) {
   const EtcdManagerCommand& cmd = *o.restore_command;
   const EtcdManagerRestoreCommand& r = *cmd.restore_backup;
-  EtcdManagerClusterSpec into = *o.spec;
-  if (r.cluster_spec.member_count > 0) into.member_count = r.cluster_spec.member_count;
-  if (!r.cluster_spec.etcd_version.empty()) into.etcd_version = r.cluster_spec.etcd_version;
+  const EtcdManagerClusterSpec into = command_spec(o);
   Candidates c = live_candidates(o);
   if (auto wait = not_yet_planned(o, c, into.member_count, "restoring backup " + r.backup)) return *wait;
   Decision d = restore_plan(o, c, into, "restore", r.backup, kKubernetesRevisionBump, token);
@@ -187,6 +194,9 @@ std::optional<Decision> run_queue(const Observation& o, const std::string& token
                       "the cluster restored from backup " + restore->backup + " has a leader: the command is done",
                       "etcdadm etcd-manager delete-command " + restore->command_key + " --store " + o.store_url);
     d.plan = *restore;
+    // The planner writes the spec the command asks for after the plan; killed between the two, it
+    // is written here, before the command (the only record of it) goes.
+    if (const auto into = command_spec(o); o.spec && !(into == *o.spec)) d.new_spec = into;
     return d;
   }
   return std::nullopt;

@@ -354,6 +354,7 @@ std::string cluster_plan_json(const ClusterPlan& p) {
   if (p.restores()) {
     j["backup"] = p.backup;
     j["kubernetesRevisionBump"] = p.kubernetes_revision_bump;
+    if (p.replaces_cluster_id != 0) j["replacesClusterID"] = p.replaces_cluster_id;
   }
   if (p.purpose == "restore") j["command"] = p.command_key;
   if (p.purpose == "auto-restore") j["toRevision"] = p.to_revision;
@@ -387,6 +388,7 @@ ClusterPlan parse_cluster_plan(const std::string& text, const std::string& where
                                            std::to_string(p.kubernetes_revision_bump) +
                                            " is larger than any revision can be moved");
     }
+    p.replaces_cluster_id = integer_field<uint64_t>(j, "replacesClusterID", where).value_or(0);
     if (p.purpose == "auto-restore") p.to_revision = required_integer<int64_t>(j, "toRevision", where);
     if (p.to_revision < 0) throw Error(ErrorKind::kCorrupt, where + ": \"toRevision\" is negative");
   }

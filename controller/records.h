@@ -220,6 +220,11 @@ struct ClusterPlan {
   int64_t to_revision = 0;
   // "restore" and "auto-restore": every listed host restores `backup`.
   bool restores() const { return purpose == "restore" || purpose == "auto-restore"; }
+  // "restore" and "auto-restore": the ID of the cluster the plan replaces, as its planner saw it
+  // answer (0: none answered). A listed host starts its restored member only while no member of
+  // that cluster answers with a leader, so that two clusters never serve at once (the hosts of the
+  // old cluster's voters that the plan leaves out stop theirs, unless their controllers are down).
+  uint64_t replaces_cluster_id = 0;
   std::string cluster_token;  // --initial-cluster-token, unique per plan
   std::string etcd_version;
   std::string ca_sha256;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <csignal>
 #include <ctime>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -249,6 +250,41 @@ TEST_F(AutoTrust, ForgedOrReplayedRecordsAreRefusedAndTheClusterStaysAsItWas) {
   EXPECT_EQ(member_ids(), members_before) << "no member restored, added or removed";
   EXPECT_TRUE(one_healthy_cluster(3));
   EXPECT_EQ(read_file(log_of(hosts_[0])).find("restore-member"), std::string::npos);
+}
+
+// Found in review: a restore whose backup cannot be fetched stopped every member first (their data
+// set aside), then fetched the backup again every round. The backup is fetched and verified while
+// the old member still runs, and a failed attempt is tried again after 30 s, then doubling.
+TEST_F(AutoTrust, ARestoreThatCannotFetchItsBackupCostsTheClusterNothingAndIsRetriedWithBackoff) {
+  ASSERT_NO_FATAL_FAILURE(bootstrap_three());
+  ASSERT_EQ(etcdctl(hosts_[0], {"put", "/registry/kept", "v"}).exit_code, 0);
+  const std::string missing = "2026-01-01T00:00:00Z-000001";
+  const std::string dir = queue_restore_as_etcd_manager(store_, missing, 3, release_.version);
+  auto approved = etcdadm({"auto", "approve-restore", "--store", store_, "--certs-dir", hosts_[0].certs()});
+  ASSERT_EQ(approved.exit_code, 0) << approved.output;
+  auto attempts = [&](const Host& h) {
+    const std::string log = read_file(log_of(h));
+    size_t n = 0;
+    for (size_t at = log.find("restore-member (starting)"); at != std::string::npos;
+         at = log.find("restore-member (starting)", at + 1))
+      ++n;
+    return n;
+  };
+  ASSERT_TRUE(eventually(60s, [&] {
+    return std::all_of(hosts_.begin(), hosts_.end(), [&](const Host& h) { return attempts(h) >= 1; });
+  }, "every host trying the restore"));
+  std::this_thread::sleep_for(20s);  // about 20 rounds: without the backoff, 20 fetches per host
+  for (const auto& h : hosts_) {
+    EXPECT_LE(attempts(h), 2u) << h.name << "\n" << read_file(log_of(h));
+    EXPECT_NE(read_file(log_of(h)).find(missing), std::string::npos) << h.name;
+  }
+  EXPECT_TRUE(one_healthy_cluster(3)) << "nothing was stopped for a backup that is not there";
+  auto kept = etcdctl(hosts_[1], {"get", "/registry/kept", "--print-value-only"});
+  EXPECT_NE(kept.output.find("v"), std::string::npos) << kept.output;
+  for (const auto& h : hosts_) {
+    for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(h.data()).parent_path()))
+      EXPECT_EQ(e.path().filename().string().find(".set-aside-"), std::string::npos) << e.path();
+  }
 }
 
 }  // namespace

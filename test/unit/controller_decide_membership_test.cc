@@ -37,6 +37,36 @@ TEST(ControllerDecide, TheLeadersControllerReplacesADeadMemberAfterTheGraceAndNe
   EXPECT_EQ(decide(o, "t").step, Step::kIdle);
 }
 
+// Found in review: a member whose client port the leader cannot reach was removed, added, removed
+// again forever, each time with a backup and a full resync. A host replaced within the hour is
+// replaced again only after four times the grace, and the wait says so.
+TEST(ControllerDecide, AHostReplacedLatelyIsReplacedAgainOnlyAfterALongerGrace) {
+  Observation o = acting({member(1, "h1"), member(2, "h2"), member(3, "h3", false)});
+  o.auto_spec.replace_after_seconds = 60;
+  o.unhealthy_seconds[3] = 60;
+  Decision d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kRemoveMember) << d.reason;
+  EXPECT_EQ(d.replaced_peer_url, "https://10.0.0.3:2380");
+  o.replaced_seconds_ago["https://10.0.0.3:2380"] = 300;
+  d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kWait) << d.reason;
+  EXPECT_NE(d.reason.find("h3 (3) for 60 s (its host's member was replaced 300 s ago: replaced again after 240 s)"),
+            std::string::npos)
+      << d.reason;
+  o.unhealthy_seconds[3] = 240;
+  d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kRemoveMember) << d.reason;
+  EXPECT_NE(d.reason.find("replaced after 240 s, 4 times the spec's: its host's member was replaced 300 s ago"),
+            std::string::npos)
+      << d.reason;
+  // One too many: removed at once whatever its past, and that is no replacement.
+  o = acting({member(1, "h1"), member(2, "h2"), member(3, "h3", false), member(4, "h4")});
+  o.replaced_seconds_ago["https://10.0.0.3:2380"] = 300;
+  d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kRemoveMember) << d.reason;
+  EXPECT_EQ(d.replaced_peer_url, "");
+}
+
 TEST(ControllerDecide, GrowsWithALiveSpareLearnerFirstThenPromotesAndShrinksNeverTheLeaderFirst) {
   Observation o = acting({member(1, "h1"), member(2, "h2")}, 4);
   o.hosts[2].record.data = DataState::kEmpty;  // h3: a spare

@@ -228,6 +228,15 @@ TEST(ControllerDecide, ARestorePlanIsCarriedOutOncePerHostAndTheCommandGoesWhenT
   d = decide(o, "t");
   ASSERT_EQ(d.step, Step::kFinishRestore) << d.reason;
   EXPECT_EQ(d.command, "etcdadm etcd-manager delete-command control/2027-01-15T08:00:00Z-000000/_command.json --store s3://b/c");
+  EXPECT_FALSE(d.new_spec) << "the store's spec is the command's";
+  // The planner killed between the plan and the spec it writes after it: the host that finishes the
+  // restore writes the spec the command asks for before the command goes.
+  o.restore_command = restore_command("b1", 2);
+  d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kFinishRestore) << d.reason;
+  ASSERT_TRUE(d.new_spec);
+  EXPECT_EQ(d.new_spec->member_count, 2);
+  o.restore_command = restore_command("b1");
   // Never carried out twice: with the command gone, plan 4 asks nothing more of this host.
   o.restore_command.reset();
   EXPECT_NE(decide(o, "t").step, Step::kRestoreMember);
@@ -257,6 +266,8 @@ TEST(ControllerDecide, ARestorePlanListsTheRunningClustersVotersFirst) {
   Decision d = decide(o, "t");
   ASSERT_EQ(d.step, Step::kPlanRestore) << d.reason;
   EXPECT_EQ(names_of_plan(d.plan), "h3, h4, h5");
+  EXPECT_EQ(d.plan.replaces_cluster_id, 77u) << "the cluster it replaces, as it answered";
+  EXPECT_EQ(parse_cluster_plan(cluster_plan_json(d.plan), "plan").replaces_cluster_id, 77u);
   // Asked for four: the three voters, then a spare.
   o.restore_command = restore_command("2027-01-15T07:00:00Z-000001", 4);
   d = decide(o, "t");
@@ -269,6 +280,36 @@ TEST(ControllerDecide, ARestorePlanListsTheRunningClustersVotersFirst) {
   d = decide(o, "t");
   ASSERT_EQ(d.step, Step::kPlanRestore) << d.reason;
   EXPECT_EQ(names_of_plan(d.plan), "h3, h4, h5");
+  EXPECT_EQ(d.plan.replaces_cluster_id, 0u);
+}
+
+// Found in review: nothing kept the restored cluster from serving while the old one still did (the
+// hosts of old voters that a plan leaves out stop theirs only when their controllers run). A listed
+// host with its data restored starts its member only once no member of the replaced cluster
+// answers with a leader.
+TEST(ControllerDecide, ARestoredMemberStartsOnlyOnceTheClusterItReplacesHasNoLeader) {
+  Observation o = fresh(5);
+  o.created_marker = true;
+  ClusterPlan p = plan_of({"h1", "h4", "h5"});
+  p.sequence = 4;
+  p.purpose = "restore";
+  p.backup = "b1";
+  p.command_key = "control/2027-01-15T08:00:00Z-000000/_command.json";
+  p.replaces_cluster_id = 77;
+  o.plan = p;
+  o.restore_command = restore_command("b1");
+  // Restored (the data is plan 4's), not started: h2 and h3 still run the old cluster with a leader.
+  o.local = LocalView{DataState::kMember, p.cluster_token, false, false, 0, 0, 4};
+  o.replaced_cluster_leader = "https://10.0.0.2:2379";
+  Decision d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kWait) << d.reason;
+  EXPECT_NE(d.reason.find("starts once the cluster the plan replaces (ID 4d) has no leader: its member at "
+                          "https://10.0.0.2:2379 still answers with one"),
+            std::string::npos)
+      << d.reason;
+  EXPECT_EQ(d.command, "etcdadm reset --skip-remove-member (on the host of https://10.0.0.2:2379), or start its controller");
+  o.replaced_cluster_leader.clear();
+  EXPECT_EQ(decide(o, "t").step, Step::kStartLocalMember);
 }
 
 // Found in review: a total loss was judged from reports that fail open. Data that cannot be told
