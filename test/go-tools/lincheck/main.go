@@ -196,7 +196,7 @@ func readHistory(r io.Reader) ([]porcupine.Operation, error) {
 }
 
 func main() {
-	html := flag.String("html", "", "write porcupine's visualization of the history to this file")
+	html := flag.String("html", "", "when the history is not linearizable, write porcupine's visualization of it here")
 	timeout := flag.Duration("timeout", 5*time.Minute, "give up (verdict unknown) after this long")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: lincheck [-html FILE] [-timeout D] [HISTORY.jsonl]")
@@ -223,7 +223,7 @@ func main() {
 		os.Exit(2)
 	}
 	result, info := porcupine.CheckOperationsVerbose(model, history, *timeout)
-	if *html != "" {
+	if *html != "" && result != porcupine.Ok {
 		if err := porcupine.VisualizePath(model, info, *html); err != nil {
 			fmt.Fprintln(os.Stderr, "lincheck: visualization:", err)
 		}
