@@ -248,6 +248,9 @@ class Controller {
   std::optional<std::chrono::steady_clock::time_point> removal_since_;
   std::map<uint64_t, std::chrono::steady_clock::time_point> unhealthy_since_;  // while acting
   std::map<uint64_t, std::chrono::steady_clock::time_point> learner_since_;    // while acting
+  // By unhealthy member: its host record's sequence at the first store read after it became
+  // unhealthy (Observation::rewritten_since_unhealthy).
+  std::map<uint64_t, uint64_t> unhealthy_baseline_;
   // Peer URL -> when this controller replaced the member there (Observation::replaced_seconds_ago).
   std::map<std::string, std::chrono::steady_clock::time_point> replaced_at_;
   // When this controller last compared the voters' HashKV (while acting; a controller that starts

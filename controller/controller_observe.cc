@@ -39,8 +39,7 @@ std::vector<HostView> Controller::judge_liveness(const std::vector<HostRecord>& 
     s.sequence = r.sequence;
     const bool moving = s.changed != steady_clock::time_point{} && now - s.changed < options_.host_timeout;
     const bool fresh = std::llabs(now_unix - r.heartbeat_unix) <= options_.host_timeout.count();
-    out.push_back(HostView{r, r.name == member_.name || moving || fresh,
-                           s.changed == steady_clock::time_point{} ? -1 : seconds_since(s.changed)});
+    out.push_back(HostView{r, r.name == member_.name || moving || fresh});
   }
   return out;
 }
@@ -173,10 +172,12 @@ void Controller::track_health(Observation& o) {
   if (!is_acting(o)) {
     unhealthy_since_.clear();
     learner_since_.clear();
+    unhealthy_baseline_.clear();
     return;
   }
   const auto now = steady_clock::now();
   std::map<uint64_t, steady_clock::time_point> still, learners;
+  std::map<uint64_t, uint64_t> baselines;
   for (const auto& m : o.cluster.info.members) {
     if (m.learner) {
       auto it = learner_since_.find(m.id);
@@ -187,8 +188,22 @@ void Controller::track_health(Observation& o) {
     auto it = unhealthy_since_.find(m.id);
     still[m.id] = it == unhealthy_since_.end() ? now : it->second;
     o.unhealthy_seconds[m.id] = seconds_since(still[m.id]);
+    // Its own host's record: the sequence the store held at the first read after the member became
+    // unhealthy is the baseline; only a record written after it speaks of the member's state since.
+    const HostView* own = nullptr;
+    for (const auto& h : o.hosts) {
+      if (h.record.name != o.self && h.record.member_id == m.id) own = &h;
+    }
+    if (own == nullptr) continue;
+    if (auto b = unhealthy_baseline_.find(m.id); b != unhealthy_baseline_.end()) {
+      baselines[m.id] = b->second;
+      if (own->record.sequence > b->second) o.rewritten_since_unhealthy.insert(m.id);
+    } else if (store_view_ && store_view_->read_at > still[m.id]) {
+      baselines[m.id] = own->record.sequence;
+    }
   }
   unhealthy_since_ = std::move(still);
+  unhealthy_baseline_ = std::move(baselines);
   learner_since_ = std::move(learners);
   std::erase_if(replaced_at_,
                 [&](const auto& r) { return now - r.second >= std::chrono::seconds(kReplaceDampSeconds); });
@@ -198,7 +213,9 @@ void Controller::track_health(Observation& o) {
 // One shared record read: a record that does not parse, or asks what the controllers never do,
 // becomes a problem named in `v` (rule Q) instead of failing the round, so that this host still
 // writes its heartbeat and keeps its own member running. A store that cannot be read at all is one
-// problem too.
+// problem too. Records the record policy refuses (no valid authenticator of this cluster's CA): a
+// spec is a problem; a plan and a restore command without its approval are taken as absent
+// (`v.refused`, said once each); a host record is one that may hold data (`unreadable_hosts`).
 Controller::StoreView Controller::read_store_view(const std::string& store_url) {
   StoreView v;
   v.read_at = steady_clock::now();

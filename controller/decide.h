@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,8 +23,6 @@ namespace etcdadm {
 struct HostView {
   HostRecord record;
   bool live = false;  // its record changed lately (sequence seen moving, or a fresh heartbeat)
-  // How long ago this controller saw its record change (-1: not seen changing yet).
-  int64_t changed_seconds_ago = -1;
 };
 
 // The cluster as the members this host could reach describe it (cluster_info: MemberList, then
@@ -134,6 +133,10 @@ struct Observation {
   // How long this controller has seen each member unhealthy, by ID, while it acted (its own
   // observation: a new acting controller starts counting afresh, which only delays a replacement).
   std::map<uint64_t, int64_t> unhealthy_seconds;
+  // The unhealthy members (by ID) whose own host wrote its record again since they became
+  // unhealthy: a sequence above the one the store held when this controller first read it after
+  // that (a record written before, read late, is no word on the member's state now).
+  std::set<uint64_t> rewritten_since_unhealthy;
   // How long this controller has seen each learner stay a learner, by ID, while it acted (the same).
   std::map<uint64_t, int64_t> learner_seconds;
   // Acting: how long ago this controller replaced (removed after the grace) the member at each peer

@@ -89,12 +89,13 @@ std::optional<Decision> join_as_added(const Observation& o, const MemberInfo* me
 namespace {
 
 // The host whose record says it runs member `m` and that member answers it with a leader, written
-// since `m` stopped answering this host (`unhealthy_seconds` ago): a dead host's last record,
-// fresh as it still looks, says nothing of now.
-const HostView* host_seeing_member_healthy(const Observation& o, const MemberInfo& m, int64_t unhealthy_seconds) {
+// since `m` stopped answering this host (Observation::rewritten_since_unhealthy): a dead host's
+// last record, fresh as it still looks, says nothing of now.
+const HostView* host_seeing_member_healthy(const Observation& o, const MemberInfo& m) {
+  if (!o.rewritten_since_unhealthy.count(m.id)) return nullptr;
   for (const auto& h : o.hosts) {
     if (h.live && h.record.name != o.self && h.record.member_id == m.id && h.record.etcd_running &&
-        h.record.has_leader && h.changed_seconds_ago >= 0 && h.changed_seconds_ago < unhealthy_seconds)
+        h.record.has_leader)
       return &h;
   }
   return nullptr;
@@ -185,7 +186,7 @@ Decision act_on_cluster(const Observation& o) {
     // A second view: its own host, live, says it runs and answers with a leader. The leader's host
     // cannot reach its client port, but it is in its cluster: a partial partition, which a
     // replacement (a backup, a removal, a full resync) would not mend and would repeat.
-    if (const HostView* own = host_seeing_member_healthy(o, *m, secs); own != nullptr && !too_many) {
+    if (const HostView* own = host_seeing_member_healthy(o, *m); own != nullptr && !too_many) {
       return make(Step::kWait,
                   "member " + member_label(*m) + " has not answered this host for " + std::to_string(secs) +
                       " s, but its host " + own->record.name +

@@ -1,7 +1,8 @@
 // The records through which the controllers (`etcdadm auto`) of one cluster meet in its backup
 // store, beside etcd-manager's control files (store/etcd_manager.h), all under etcdadm-auto/:
 //
-//   etcdadm-auto/spec.json          AutoSpec: what etcd-manager's spec has no field for
+//   etcdadm-auto/spec.json          AutoSpec: what etcd-manager's spec has no field for, and a signed copy
+//                                   of that spec (written by `etcdadm seed`)
 //   etcdadm-auto/hosts/<name>.json  HostRecord: a host that runs `etcdadm auto`, written by it alone
 //   etcdadm-auto/plan.json          ClusterPlan: the members a new cluster starts with; written only
 //                                   by a conditional write, so two hosts can never plan two clusters
@@ -12,11 +13,16 @@
 //                                   what it gained); written by the acting controller
 //   etcdadm-auto/ca-rotation.json  CaRotationRecord: the cluster CA being replaced (its new CA sealed
 //                                   for the holders of the current one); create-if-absent
+//   etcdadm-auto/approvals/<dir>.json
+//                                   RestoreApproval: a person's approval of the restore command
+//                                   control/<dir>/_command.json (written with the CA key)
 //   etcdadm-auto/events/<time>-<host>.json
 //                                   AutoEvent: one action taken or refused, with its reason
 //
 // docs/self-management.md is the protocol (versioned, for other tools); every reader treats these
-// files as hostile input (kCorrupt naming the key), like everything else in a store.
+// files as hostile input (kCorrupt naming the key), like everything else in a store. The records
+// that make a controller act carry an authenticator only holders of the cluster CA's key can make
+// (controller/record_auth.h); which ones, and what a reader does without it: docs/security.md.
 #pragma once
 
 #include <cstdint>
