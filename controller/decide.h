@@ -6,8 +6,8 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
-#include <set>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 

@@ -94,8 +94,7 @@ namespace {
 const HostView* host_seeing_member_healthy(const Observation& o, const MemberInfo& m) {
   if (!o.rewritten_since_unhealthy.count(m.id)) return nullptr;
   for (const auto& h : o.hosts) {
-    if (h.live && h.record.name != o.self && h.record.member_id == m.id && h.record.etcd_running &&
-        h.record.has_leader)
+    if (h.live && h.record.name != o.self && h.record.member_id == m.id && h.record.etcd_running && h.record.has_leader)
       return &h;
   }
   return nullptr;
