@@ -34,6 +34,16 @@ EtcdManagerCommand restore_command(const std::string& backup, int members = 0) {
   return c;
 }
 
+// Plan 4 of `names`, restoring backup b1 for restore_command("b1").
+ClusterPlan restore_plan_of(std::initializer_list<const char*> names) {
+  ClusterPlan p = plan_of(names);
+  p.sequence = 4;
+  p.purpose = "restore";
+  p.backup = "b1";
+  p.command_key = "control/2027-01-15T08:00:00Z-000000/_command.json";
+  return p;
+}
+
 TEST(ControllerDecide, TotalLossWaitsForARestoreAndNeverPlansAnEmptyCluster) {
   Observation o = total_loss();
   Decision d = decide(o, "t");
@@ -196,11 +206,7 @@ TEST(ControllerDecide, AQueuedRestoreIsPlannedOnceByAnyHostAfterATotalLossAndByT
 TEST(ControllerDecide, ARestorePlanIsCarriedOutOncePerHostAndTheCommandGoesWhenTheClusterHasALeader) {
   Observation o = fresh(3);
   o.created_marker = true;
-  ClusterPlan p = plan_of({"h1", "h2"});
-  p.sequence = 4;
-  p.purpose = "restore";
-  p.backup = "b1";
-  p.command_key = "control/2027-01-15T08:00:00Z-000000/_command.json";
+  ClusterPlan p = restore_plan_of({"h1", "h2"});
   o.plan = p;
   o.restore_command = restore_command("b1");
   o.local = LocalView{DataState::kMember, "etcd-auto-old", true, true, 1, 77, 3};
@@ -290,11 +296,7 @@ TEST(ControllerDecide, ARestorePlanListsTheRunningClustersVotersFirst) {
 TEST(ControllerDecide, ARestoredMemberStartsOnlyOnceTheClusterItReplacesHasNoLeader) {
   Observation o = fresh(5);
   o.created_marker = true;
-  ClusterPlan p = plan_of({"h1", "h4", "h5"});
-  p.sequence = 4;
-  p.purpose = "restore";
-  p.backup = "b1";
-  p.command_key = "control/2027-01-15T08:00:00Z-000000/_command.json";
+  ClusterPlan p = restore_plan_of({"h1", "h4", "h5"});
   p.replaces_cluster_id = 77;
   o.plan = p;
   o.restore_command = restore_command("b1");
