@@ -345,12 +345,16 @@ void add_approve_restore(CLI::App& group) {
     auto store = f->store.open();
     const int64_t now =
         std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-    const RestoreApproval a =
-        approve_restore_command(*store, f->command, RecordKeyring::of_certs_dir(f->certs_dir), user_at_host(), now);
-    append_auto_event(*store, AutoEvent{to_unix_micros(std::chrono::system_clock::now()), a.approved_by,
-                                        "approve-restore", a.command_key + ": backup " + a.backup,
-                                        "etcdadm auto approve-restore " + a.command_key, "done"});
-    std::cout << render::restore_approved_text(a);
+    Catalog catalog = f->store.open_catalog();
+    const ApprovedRestore approved = approve_restore_command(
+        store, catalog, f->command, RecordKeyring::of_certs_dir(f->certs_dir), user_at_host(), now);
+    const RestoreApproval& a = approved.approval;
+    append_auto_event(*store,
+                      AutoEvent{to_unix_micros(std::chrono::system_clock::now()), a.approved_by, "approve-restore",
+                                a.command_key + ": backup " + a.backup + " (db SHA-256 " + a.backup_db_sha256 +
+                                    (approved.verified ? ", verified)" : ", as its metadata records it)"),
+                                "etcdadm auto approve-restore " + a.command_key, "done"});
+    std::cout << render::restore_approved_text(approved);
   });
 }
 

@@ -156,9 +156,9 @@ void add_restore_backup(CLI::App& group) {
         return;
       }
       std::cout << render::restore_approved_text(approve_restore_command(
-          *store, queued.command_key, keyring, user_at_host(),
-          std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-              .count()));
+          store, catalog, queued.command_key, keyring, user_at_host(),
+          std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count(),
+          queued.db_sha256));
     }
   });
 }

@@ -83,6 +83,18 @@ std::string Controller::restore_planned_member(const ClusterPlan& plan, const Ob
   // Fetched and verified whole (and the change log replayed) while this host's old member still
   // runs: a backup that is missing or damaged fails here and costs the running cluster nothing.
   BackupRecord backup = find_backup(*store_, catalog_, plan.backup);
+  if (!plan.backup_db_sha256.empty()) {
+    // The db its approver verified (or its planner read): a backup replaced since then is refused
+    // by the fetch's digest check, whatever its metadata now says.
+    if (!backup.db_sha256.empty() && backup.db_sha256 != plan.backup_db_sha256) {
+      throw Error(ErrorKind::kCorrupt,
+                  "backup " + backup.name + " records the db SHA-256 " + backup.db_sha256 + ", and plan " +
+                      std::to_string(plan.sequence) + " restores " + plan.backup_db_sha256 +
+                      ": the backup was replaced after the restore was approved or planned",
+                  "inspect the store's writers; `etcdadm etcd-manager delete-command` cancels a queued restore");
+    }
+    backup.db_sha256 = plan.backup_db_sha256;
+  }
   // Every host restores the same backup with the plan's bump, so the members agree on the revision.
   RestoreMethod method;
   method.kubernetes_bump = plan.kubernetes_revision_bump;
@@ -146,6 +158,7 @@ Observation::AutoRestoreCandidate Controller::auto_restore_candidate(int64_t now
     return c;
   }
   c.backup = b.name;
+  c.backup_db_sha256 = b.db_sha256;
   c.backup_revision = b.revision.value_or(0);
   const auto windows = log_windows(*store_, {b});
   int64_t known_micros = b.taken_at_micros;

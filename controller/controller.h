@@ -216,6 +216,7 @@ class Controller {
     std::optional<ClusterPlan> plan;
     std::string plan_version;  // as read (read_versioned): a restore plan replaces exactly this one
     std::optional<EtcdManagerCommand> restore_command;
+    std::string restore_db_sha256;  // the backup digest its approval binds ("" when unsigned ones are accepted)
     // Observation::record_problems; with `reachable` false, the store itself could not be read
     // (the view is then empty, and read again next round).
     std::vector<std::string> problems;

@@ -293,6 +293,7 @@ Controller::StoreView Controller::read_store_view(const std::string& store_url) 
             v.refused.push_back(why);  // as if it were not queued
             break;
           }
+          v.restore_db_sha256 = approval->backup_db_sha256;
         }
         v.restore_command = std::move(cmd);
         break;
@@ -334,6 +335,7 @@ Observation Controller::observe() {
   o.created_marker = store_view_->created_marker;
   o.plan = store_view_->plan;
   o.restore_command = store_view_->restore_command;
+  o.restore_db_sha256 = store_view_->restore_db_sha256;
   o.record_problems = store_view_->problems;
   for (const auto& why : store_view_->refused) refuse_record(why);
   spec_generation_ = std::max(spec_generation_, store_view_->spec_generation);

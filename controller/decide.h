@@ -81,6 +81,8 @@ struct Observation {
   std::optional<ClusterPlan> plan;
   // The oldest queued restoreBackup command (control/<dir>/_command.json).
   std::optional<EtcdManagerCommand> restore_command;
+  // The SHA-256 of its backup's db that its approval binds ("" where unsigned records are accepted).
+  std::string restore_db_sha256;
   // The shared records this host cannot act on, each "<what>: <why>": the store that cannot be
   // read, a record that does not parse (the spec, the plan, the pause, the version turn, the CA
   // rotation, a queued command), a queued command outside what the controllers obey. decide()
@@ -116,6 +118,7 @@ struct Observation {
   int64_t unanswered_seconds = 0;
   struct AutoRestoreCandidate {
     std::string backup;
+    std::string backup_db_sha256;  // as its metadata records it ("" when it records none)
     int64_t backup_revision = 0;
     int64_t to_revision = 0;  // the log's last revision; 0: no log (the snapshot alone)
     uint64_t bump = 0;        // sized_revision_bump (restore/restore_method.h)

@@ -31,15 +31,17 @@ namespace decide_parts {
 
 namespace {
 
-// A plan (kPlanRestore) that restores `backup` into a cluster of `spec`, on the candidates, one
-// sequence above the plan read.
+// A plan (kPlanRestore) that restores `backup` (the db whose SHA-256 is `db_sha256`) into a cluster
+// of `spec`, on the candidates, one sequence above the plan read.
 Decision restore_plan(const Observation& o, const Candidates& c, const EtcdManagerClusterSpec& spec,
-                      const std::string& purpose, const std::string& backup, uint64_t bump, const std::string& token) {
+                      const std::string& purpose, const std::string& backup, const std::string& db_sha256,
+                      uint64_t bump, const std::string& token) {
   Decision d;
   d.step = Step::kPlanRestore;
   d.plan.sequence = (o.plan ? o.plan->sequence : 0) + 1;
   d.plan.purpose = purpose;
   d.plan.backup = backup;
+  d.plan.backup_db_sha256 = db_sha256;
   d.plan.kubernetes_revision_bump = bump;
   d.plan.cluster_token = token;
   d.plan.etcd_version = spec.etcd_version;
@@ -76,7 +78,7 @@ Decision plan_restore(const Observation& o, const std::string& token) {
   const EtcdManagerClusterSpec into = command_spec(o);
   Candidates c = live_candidates(o);
   if (auto wait = not_yet_planned(o, c, into.member_count, "restoring backup " + r.backup)) return *wait;
-  Decision d = restore_plan(o, c, into, "restore", r.backup, kKubernetesRevisionBump, token);
+  Decision d = restore_plan(o, c, into, "restore", r.backup, o.restore_db_sha256, kKubernetesRevisionBump, token);
   d.plan.command_key = cmd.key;
   if (!(into == *o.spec)) d.new_spec = into;
   d.reason = "a restore of backup " + r.backup + " is queued (" + cmd.key + "): planning a cluster of " +
@@ -127,7 +129,7 @@ Decision auto_restore(const Observation& o, const std::string& token) {
   const auto& a = *o.auto_restore;
   Candidates c = live_candidates(o);
   if (auto wait = not_yet_planned(o, c, o.spec->member_count, "restoring backup " + a.backup)) return *wait;
-  Decision d = restore_plan(o, c, *o.spec, "auto-restore", a.backup, a.bump, token);
+  Decision d = restore_plan(o, c, *o.spec, "auto-restore", a.backup, a.backup_db_sha256, a.bump, token);
   d.plan.to_revision = a.to_revision;
   const int64_t target = a.to_revision > 0 ? a.to_revision : a.backup_revision;
   d.reason = loss + " for " + std::to_string(o.total_loss_seconds) + " s (auto-restore after " + std::to_string(delay) +

@@ -69,6 +69,10 @@ void check_url(const std::string& url, const std::string& where) {
   if (!ok) throw Error(ErrorKind::kCorrupt, where + ": \"" + url + "\" is no https:// URL");
 }
 
+bool is_sha256_hex(const std::string& s) {
+  return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
 int64_t positive_seconds(const json& j, const char* key, int64_t fallback, const std::string& where) {
   auto v = integer_field<int64_t>(j, key, where);
   if (!v) return fallback;
@@ -355,6 +359,7 @@ std::string cluster_plan_json(const ClusterPlan& p) {
     j["backup"] = p.backup;
     j["kubernetesRevisionBump"] = p.kubernetes_revision_bump;
     if (p.replaces_cluster_id != 0) j["replacesClusterID"] = p.replaces_cluster_id;
+    if (!p.backup_db_sha256.empty()) j["backupDbSha256"] = p.backup_db_sha256;
   }
   if (p.purpose == "restore") j["command"] = p.command_key;
   if (p.purpose == "auto-restore") j["toRevision"] = p.to_revision;
@@ -389,6 +394,10 @@ ClusterPlan parse_cluster_plan(const std::string& text, const std::string& where
                                            " is larger than any revision can be moved");
     }
     p.replaces_cluster_id = integer_field<uint64_t>(j, "replacesClusterID", where).value_or(0);
+    p.backup_db_sha256 = string_field(j, "backupDbSha256", where);
+    if (!p.backup_db_sha256.empty() && !is_sha256_hex(p.backup_db_sha256)) {
+      throw Error(ErrorKind::kCorrupt, where + ": \"backupDbSha256\" is no SHA-256 (64 lower-case hex digits)");
+    }
     if (p.purpose == "auto-restore") p.to_revision = required_integer<int64_t>(j, "toRevision", where);
     if (p.to_revision < 0) throw Error(ErrorKind::kCorrupt, where + ": \"toRevision\" is negative");
   }
@@ -471,8 +480,13 @@ PauseRecord parse_pause_record(const std::string& text, const std::string& where
 // ---- restore approvals ----
 
 std::string restore_approval_json(const RestoreApproval& a) {
-  json j = {{"format", kApprovalFormat},          {"command", a.command_key},           {"backup", a.backup},
-            {"memberCount", a.into.member_count}, {"etcdVersion", a.into.etcd_version}, {"approvedBy", a.approved_by},
+  json j = {{"format", kApprovalFormat},
+            {"command", a.command_key},
+            {"backup", a.backup},
+            {"backupDbSha256", a.backup_db_sha256},
+            {"memberCount", a.into.member_count},
+            {"etcdVersion", a.into.etcd_version},
+            {"approvedBy", a.approved_by},
             {"approvedUnix", a.approved_unix}};
   return j.dump(2) + "\n";
 }
@@ -482,6 +496,7 @@ RestoreApproval parse_restore_approval(const std::string& text, const std::strin
   RestoreApproval a;
   a.command_key = required_string(j, "command", where);
   a.backup = required_string(j, "backup", where);
+  a.backup_db_sha256 = string_field(j, "backupDbSha256", where);
   a.into.member_count = integer_field<int>(j, "memberCount", where).value_or(0);
   a.into.etcd_version = string_field(j, "etcdVersion", where);
   a.approved_by = string_field(j, "approvedBy", where);
@@ -514,6 +529,10 @@ std::string restore_approval_problem(const EtcdManagerCommand& command, const st
            ", " + std::to_string(a->into.member_count) + " members of etcd \"" + a->into.etcd_version +
            "\"), not of the command queued (backup " + r.backup + ", " + std::to_string(r.cluster_spec.member_count) +
            " members of etcd \"" + r.cluster_spec.etcd_version + "\"): not carried out" + how;
+  }
+  if (!records_parse::is_sha256_hex(a->backup_db_sha256)) {
+    return "the approval " + restore_approval_key(command.key) + " binds no digest of backup " + r.backup +
+           " (written before approvals bound one): not carried out; approve it again" + how;
   }
   return "";
 }

@@ -231,6 +231,10 @@ struct ClusterPlan {
   // that cluster answers with a leader, so that two clusters never serve at once (the hosts of the
   // old cluster's voters that the plan leaves out stop theirs, unless their controllers are down).
   uint64_t replaces_cluster_id = 0;
+  // "restore" and "auto-restore": the SHA-256 of the backup's db every listed host must fetch (the
+  // approval's for a restore command, the backup metadata's as the planner read it for an
+  // auto-restore; "" in plans written before it existed: the metadata's, as those hosts did).
+  std::string backup_db_sha256;
   std::string cluster_token;  // --initial-cluster-token, unique per plan
   std::string etcd_version;
   std::string ca_sha256;
@@ -361,6 +365,10 @@ CaRotationRecord parse_ca_rotation(const std::string& json, const std::string& w
 struct RestoreApproval {
   std::string command_key;
   std::string backup;
+  // The SHA-256 of the backup's db as the approver verified it (or, for an encrypted backup the
+  // approver holds no key of, as its metadata records it): the restoring hosts restore exactly
+  // those bytes, so a backup replaced in the store after its approval is refused.
+  std::string backup_db_sha256;
   EtcdManagerClusterSpec into;
   std::string approved_by;  // user@host
   int64_t approved_unix = 0;
@@ -370,8 +378,8 @@ std::string restore_approval_json(const RestoreApproval& approval);
 RestoreApproval parse_restore_approval(const std::string& json, const std::string& where);
 // etcdadm-auto/approvals/<dir>.json for control/<dir>/_command.json.
 std::string restore_approval_key(const std::string& command_key);
-// Why `approval` does not approve `command` ("" when it does): none, or one of another command,
-// backup or target spec.
+// Why `approval` does not approve `command` ("" when it does): none, one of another command, backup
+// or target spec, or one that binds no backup digest.
 std::string restore_approval_problem(const EtcdManagerCommand& command, const std::optional<RestoreApproval>& approval);
 
 struct PauseRecord {

@@ -145,10 +145,6 @@ bool is_rotation_id(const std::string& id) {
   return true;
 }
 
-bool is_sha256_hex(const std::string& s) {
-  return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
-}
-
 }  // namespace
 
 std::string CaRotationRecord::seal_context() const {

@@ -15,6 +15,8 @@ nlohmann::json parse_object(const std::string& text, const char* format, const s
 void check_name(const std::string& name, const std::string& where);
 // https://host:port, nothing else: these go into etcd's flags and certificates.
 void check_url(const std::string& url, const std::string& where);
+// 64 lower-case hex digits (a SHA-256, as the records write them).
+bool is_sha256_hex(const std::string& s);
 // A field of seconds in (0, a year], `fallback` when absent.
 int64_t positive_seconds(const nlohmann::json& j, const char* key, int64_t fallback, const std::string& where);
 

@@ -10,6 +10,9 @@
 #include "common/timefmt.h"
 #include "controller/decide.h"
 #include "etcd/etcd_version.h"
+#include "restore/damage.h"
+#include "restore/fetch.h"
+#include "restore/resolve.h"
 
 namespace etcdadm {
 
@@ -450,21 +453,41 @@ SeedResult seed_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& cha
   return r;
 }
 
-RestoreApproval approve_restore_command(BlobStore& store, const std::string& command_key, const RecordKeyring& keyring,
-                                        const std::string& who, int64_t now_unix) {
+ApprovedRestore approve_restore_command(const BackupStore& store, Catalog& catalog, const std::string& command_key,
+                                        const RecordKeyring& keyring, const std::string& who, int64_t now_unix,
+                                        const std::string& verified_db_sha256) {
   if (!keyring.can_sign()) {
     throw Error(ErrorKind::kNotFound, "an approval is signed with the cluster CA's key, and there is none (ca.key)",
                 "run it where the cluster's ca.crt and ca.key are (--certs-dir)");
   }
-  for (const auto& cmd : list_etcd_manager_commands(store)) {
+  for (const auto& cmd : list_etcd_manager_commands(*store)) {
     if (!cmd.restore_backup || (!command_key.empty() && cmd.key != command_key)) continue;
-    RestoreApproval a{cmd.key, cmd.restore_backup->backup, cmd.restore_backup->cluster_spec, who, now_unix};
-    write_restore_approval(store, a, keyring);
-    return a;
+    ApprovedRestore out;
+    out.approval =
+        RestoreApproval{cmd.key, cmd.restore_backup->backup, "", cmd.restore_backup->cluster_spec, who, now_unix};
+    out.approval.backup_db_sha256 = verified_db_sha256;
+    out.verified = !verified_db_sha256.empty();
+    if (!out.verified) {
+      const BackupRecord b = find_backup(*store, catalog, cmd.restore_backup->backup);
+      if (b.encrypted() && store.keys() == nullptr) {
+        out.approval.backup_db_sha256 = b.db_sha256;
+      } else {
+        with_damage_recorded(*store, catalog, b,
+                             [&] { out.approval.backup_db_sha256 = verify_backup(store, b).digest.db_sha256; });
+        out.verified = true;
+      }
+      if (out.approval.backup_db_sha256.empty()) {
+        throw Error(ErrorKind::kInvalidArgument,
+                    "backup " + b.name + " is encrypted, records no db digest, and no key to verify it was given",
+                    "give the store's identity (--identity) so that the backup is verified before it is approved");
+      }
+    }
+    write_restore_approval(*store, out.approval, keyring);
+    return out;
   }
   throw Error(ErrorKind::kNotFound,
-              command_key.empty() ? "no restore command is queued in " + store.url()
-                                  : "no restore command is queued at " + command_key + " in " + store.url(),
+              command_key.empty() ? "no restore command is queued in " + store->url()
+                                  : "no restore command is queued at " + command_key + " in " + store->url(),
               "`etcdadm etcd-manager list-commands` shows the queue");
 }
 

@@ -12,7 +12,9 @@
 
 #include "controller/record_auth.h"
 #include "controller/records.h"
+#include "store/backup_store.h"
 #include "store/blob_store.h"
+#include "store/catalog.h"
 #include "store/etcd_manager.h"
 
 namespace etcdadm {
@@ -75,9 +77,18 @@ SeedResult seed_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& cha
                              const AutoSpecChanges& auto_changes, const RecordKeyring& keyring, bool dry_run);
 
 // `etcdadm auto approve-restore`: the approval (RestoreApproval) of the queued restore command at
-// `command_key` ("": the oldest queued), signed with `keyring`'s CA key and written. kNotFound when
-// no such command is queued or the keyring cannot sign.
-RestoreApproval approve_restore_command(BlobStore& store, const std::string& command_key, const RecordKeyring& keyring,
-                                        const std::string& who, int64_t now_unix);
+// `command_key` ("": the oldest queued), signed with `keyring`'s CA key and written. It binds the
+// digest of the backup's db: `verified_db_sha256` when the caller verified the backup already,
+// else the backup is verified here (kCorrupt, and recorded as damaged, when it fails), or, when
+// it is encrypted and `store` holds no key, the digest its metadata records is bound unverified
+// (`verified` false in the result). kNotFound when no such command is queued, its backup is gone
+// or the keyring cannot sign.
+struct ApprovedRestore {
+  RestoreApproval approval;
+  bool verified = false;
+};
+ApprovedRestore approve_restore_command(const BackupStore& store, Catalog& catalog, const std::string& command_key,
+                                        const RecordKeyring& keyring, const std::string& who, int64_t now_unix,
+                                        const std::string& verified_db_sha256 = "");
 
 }  // namespace etcdadm

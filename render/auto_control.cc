@@ -6,11 +6,16 @@ std::string auto_paused_text(const std::string& store_url) {
   return "Paused: no controller of " + store_url + " acts until `etcdadm auto resume`\n";
 }
 
-std::string restore_approved_text(const RestoreApproval& a) {
+std::string restore_approved_text(const ApprovedRestore& approved) {
+  const RestoreApproval& a = approved.approval;
   return "Approved " + a.command_key + ": the controllers restore backup " + a.backup + " into " +
          std::to_string(a.into.member_count) + " members of etcd " + a.into.etcd_version +
          " (every member replaced; `etcdadm etcd-manager delete-command " + a.command_key +
-         "` cancels it until it starts)\n";
+         "` cancels it until it starts)\n  exactly the db with SHA-256 " + a.backup_db_sha256 +
+         (approved.verified
+              ? " (verified now)"
+              : " (as the backup's metadata records it: encrypted, and no --identity to verify it with)") +
+         "\n";
 }
 
 std::string restore_unapproved_text(const QueuedEtcdManagerRestore& queued, const std::string& certs_dir) {

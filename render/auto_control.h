@@ -5,6 +5,7 @@
 #include <string>
 
 #include "controller/records.h"
+#include "controller/status.h"
 #include "restore/etcd_manager_restore.h"
 
 namespace etcdadm::render {
@@ -12,7 +13,7 @@ namespace etcdadm::render {
 std::string auto_paused_text(const std::string& store_url);
 std::string auto_resumed_text(const std::string& store_url);
 std::string ca_rotation_started_text(const CaRotationRecord& r, const std::string& store_url);
-std::string restore_approved_text(const RestoreApproval& a);
+std::string restore_approved_text(const ApprovedRestore& approved);
 // A restore queued for controllers without the CA key at hand to approve it.
 std::string restore_unapproved_text(const QueuedEtcdManagerRestore& queued, const std::string& certs_dir);
 

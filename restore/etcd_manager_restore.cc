@@ -63,7 +63,8 @@ QueuedEtcdManagerRestore queue_etcd_manager_restore(BlobStore& store, Catalog& c
     // No keys: etcd-manager cannot read an encrypted backup, which the blocker above has refused;
     // etcdadm's controllers verify one with their keys before they stop anything.
     with_damage_recorded(
-        store, catalog, b, [&] { verify_backup(BackupStore(store), b); }, request.command_for);
+        store, catalog, b, [&] { out.db_sha256 = verify_backup(BackupStore(store), b).digest.db_sha256; },
+        request.command_for);
     out.verified = true;
   }
   EtcdManagerCommand cmd;

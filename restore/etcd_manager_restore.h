@@ -29,6 +29,7 @@ struct QueuedEtcdManagerRestore {
   EtcdManagerClusterSpec into;
   std::string command_key;
   bool verified = false;
+  std::string db_sha256;  // the verified db's SHA-256 ("" when not verified)
   bool etcdadm_restores = false;
 };
 

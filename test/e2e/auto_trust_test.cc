@@ -229,7 +229,7 @@ TEST_F(AutoTrust, ForgedOrReplayedRecordsAreRefusedAndTheClusterStaysAsItWas) {
                          "every host refusing the unapproved restore"));
   const std::string command_key = "control/" + dir + "/_command.json";
   store.write_small(restore_approval_key(command_key),
-                    restore_approval_json({command_key, "2026-01-01T00:00:00Z-000001", {3, release_.version}, "x@y", 1}),
+                    restore_approval_json({command_key, "2026-01-01T00:00:00Z-000001", std::string(64, '0'), {3, release_.version}, "x@y", 1}),
                     /*overwrite=*/true);
   EXPECT_TRUE(eventually(30s, [&] { return refused_by_all("approvals/" + dir + ".json carries no authenticator"); },
                          "every host refusing the approval no CA holder wrote"));
@@ -254,14 +254,39 @@ TEST_F(AutoTrust, ForgedOrReplayedRecordsAreRefusedAndTheClusterStaysAsItWas) {
 
 // Found in review: a restore whose backup cannot be fetched stopped every member first (their data
 // set aside), then fetched the backup again every round. The backup is fetched and verified while
-// the old member still runs, and a failed attempt is tried again after 30 s, then doubling.
-TEST_F(AutoTrust, ARestoreThatCannotFetchItsBackupCostsTheClusterNothingAndIsRetriedWithBackoff) {
+// the old member still runs, and a failed attempt is tried again after 30 s, then doubling. And a
+// store writer who replaces an approved backup (its data and metadata, another snapshot's) gets
+// nothing restored: the approval binds the db its approver verified.
+TEST_F(AutoTrust, ARestoreOfABackupReplacedAfterItsApprovalCostsTheClusterNothingAndIsRetriedWithBackoff) {
   ASSERT_NO_FATAL_FAILURE(bootstrap_three());
   ASSERT_EQ(etcdctl(hosts_[0], {"put", "/registry/kept", "v"}).exit_code, 0);
-  const std::string missing = "2026-01-01T00:00:00Z-000001";
-  const std::string dir = queue_restore_as_etcd_manager(store_, missing, 3, release_.version);
-  auto approved = etcdadm({"auto", "approve-restore", "--store", store_, "--certs-dir", hosts_[0].certs()});
-  ASSERT_EQ(approved.exit_code, 0) << approved.output;
+  auto conn = connection({&hosts_[0]});
+  auto backup = [&] {
+    auto saved = etcdadm({"backup", "save", "--store", store_, "--endpoints", hosts_[0].client_url(), "--cacert",
+                          conn.cacert, "--cert", conn.cert, "--key", conn.key});
+    EXPECT_EQ(saved.exit_code, 0) << saved.output;
+  };
+  backup();
+  ASSERT_EQ(etcdctl(hosts_[0], {"put", "/registry/only-in-the-second", "v"}).exit_code, 0);
+  backup();
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(store_))
+    if (e.path().filename().string().rfind("20", 0) == 0) names.push_back(e.path().filename());
+  std::sort(names.begin(), names.end());
+  ASSERT_EQ(names.size(), 2u);
+  const std::string approved = names[0], other = names[1];
+
+  // Approved while the controllers are frozen, then replaced before they read the approval.
+  for (const auto& h : hosts_) ::kill(autos_[h.name].pid(), SIGSTOP);
+  queue_restore_as_etcd_manager(store_, approved, 3, release_.version);
+  auto approval = etcdadm({"auto", "approve-restore", "--store", store_, "--certs-dir", hosts_[0].certs()});
+  EXPECT_EQ(approval.exit_code, 0) << approval.output;
+  EXPECT_NE(approval.output.find("(verified now)"), std::string::npos) << approval.output;
+  for (const auto& e : std::filesystem::directory_iterator(store_ + "/" + approved)) std::filesystem::remove(e.path());
+  for (const auto& e : std::filesystem::directory_iterator(store_ + "/" + other))
+    std::filesystem::copy_file(e.path(), store_ + "/" + approved + "/" + e.path().filename().string());
+  for (const auto& h : hosts_) ::kill(autos_[h.name].pid(), SIGCONT);
+
   auto attempts = [&](const Host& h) {
     const std::string log = read_file(log_of(h));
     size_t n = 0;
@@ -276,15 +301,23 @@ TEST_F(AutoTrust, ARestoreThatCannotFetchItsBackupCostsTheClusterNothingAndIsRet
   std::this_thread::sleep_for(20s);  // about 20 rounds: without the backoff, 20 fetches per host
   for (const auto& h : hosts_) {
     EXPECT_LE(attempts(h), 2u) << h.name << "\n" << read_file(log_of(h));
-    EXPECT_NE(read_file(log_of(h)).find(missing), std::string::npos) << h.name;
+    EXPECT_NE(read_file(log_of(h)).find("the backup was replaced after the restore was approved or planned"),
+              std::string::npos)
+        << h.name;
   }
-  EXPECT_TRUE(one_healthy_cluster(3)) << "nothing was stopped for a backup that is not there";
+  EXPECT_TRUE(one_healthy_cluster(3)) << "nothing was stopped for a backup that is not the one approved";
   auto kept = etcdctl(hosts_[1], {"get", "/registry/kept", "--print-value-only"});
   EXPECT_NE(kept.output.find("v"), std::string::npos) << kept.output;
   for (const auto& h : hosts_) {
     for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(h.data()).parent_path()))
       EXPECT_EQ(e.path().filename().string().find(".set-aside-"), std::string::npos) << e.path();
   }
+  // Approving a backup that is not there is refused at once.
+  ASSERT_EQ(etcdadm({"etcd-manager", "delete-command", approved, "--store", store_}).exit_code, 0);
+  queue_restore_as_etcd_manager(store_, "2026-01-01T00:00:00Z-000001", 3, release_.version);
+  auto missing = etcdadm({"auto", "approve-restore", "--store", store_, "--certs-dir", hosts_[0].certs()});
+  EXPECT_NE(missing.exit_code, 0) << missing.output;
+  EXPECT_NE(missing.output.find("2026-01-01T00:00:00Z-000001"), std::string::npos) << missing.output;
 }
 
 }  // namespace

@@ -502,7 +502,11 @@ TEST_F(Lifecycle, JoinReplaceTakesAWipedHostsPlaceAndRemovalsKeepQuorum) {
 
   // A new host cannot take the place of a member that still answers: refused before anything is
   // installed or written there.
-  Host spare{"m4", dir_ / "m4", free_port(), free_port()};
+  Host spare;
+  spare.name = "m4";
+  spare.root = dir_ / "m4";
+  spare.client_port = free_port();
+  spare.peer_port = free_port();
   hosts_.push_back(spare);
   copy_ca(hosts_[0], spare);
   auto healthy = run_with_member_flags({"join", hosts_[0].client_url()}, spare, {"--replace", "m3"});

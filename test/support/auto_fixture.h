@@ -55,7 +55,11 @@ class AutoFixture : public LifecycleFixture {
     LifecycleFixture::TearDown();
   }
 
-  std::string address(const Host& h) const { return "127.0.0." + std::to_string(10 + (&h - hosts_.data()) + 1); }
+  // Its own loopback address, or its address on a NetnsLab's link.
+  std::string address(const Host& h) const {
+    if (!h.netns.empty()) return h.client_address;
+    return "127.0.0." + std::to_string(10 + (&h - hosts_.data()) + 1);
+  }
 
   std::vector<std::string> auto_flags(const Host& h) const {
     auto flags = member_flags(h);
@@ -114,7 +118,9 @@ class AutoFixture : public LifecycleFixture {
   // under a host's name.
   void start_auto(const Host& h, const std::map<std::string, std::string>& env = {}, std::string as = "") {
     if (as.empty()) as = h.name;
-    std::vector<std::string> argv = {ETCDADM_BIN, "auto", "--store", store_, "--interval", "1s", "--idle-interval", "3s", "--heartbeat", "5s"};
+    std::vector<std::string> argv;
+    if (!h.netns.empty()) argv = {"ip", "netns", "exec", h.netns};  // execs: the PID stays the controller's
+    argv.insert(argv.end(), {ETCDADM_BIN, "auto", "--store", store_, "--interval", "1s", "--idle-interval", "3s", "--heartbeat", "5s"});
     argv.insert(argv.end(), store_flags_.begin(), store_flags_.end());
     argv.insert(argv.end(), backups_.begin(), backups_.end());
     if (backups_.front() != "--no-backups") {  // the sidecar's HTTP: /metrics

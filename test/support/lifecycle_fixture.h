@@ -34,7 +34,11 @@ struct Host {
   std::string certs() const { return root + "/pki"; }
   std::string data() const { return root + "/data"; }
   std::string conf() const { return root + "/conf"; }
-  std::string client_url() const { return "https://127.0.0.1:" + std::to_string(client_port); }
+  // Where the test reaches the member: its loopback, or its address on a NetnsLab's link.
+  std::string client_address = "127.0.0.1";
+  std::string client_url() const { return "https://" + client_address + ":" + std::to_string(client_port); }
+  // The network namespace its processes run in (NetnsLab); empty: the test's own.
+  std::string netns;
   std::string etcdctl_wrapper() const { return conf() + "/etcdctl.sh"; }
   std::string own_bin;  // its own install dir (upgrades); empty: the fixture's shared one
 };
@@ -140,6 +144,8 @@ class LifecycleFixture : public ::testing::Test {
   // etcdctl through the wrapper etcdadm wrote (its env file carries endpoint and client cert).
   ProcessResult etcdctl(const Host& h, std::vector<std::string> args) {
     args.insert(args.begin(), h.etcdctl_wrapper());
+    // The wrapper asks the member's loopback address: from inside its host's namespace.
+    if (!h.netns.empty()) args.insert(args.begin(), {"ip", "netns", "exec", h.netns});
     RunOptions o;
     o.timeout = std::chrono::seconds(30);
     for (const char* v : {"ETCDCTL_ENDPOINTS", "ETCDCTL_CACERT", "ETCDCTL_CERT", "ETCDCTL_KEY", "ETCDCTL_USER"}) {

@@ -141,7 +141,7 @@ TEST(ControllerDecide, HoldsAndWindowsNeverTrustAPeersClockAlone) {
   lost.plan->backup = "2027-01-15T07:00:00Z-000001";
   lost.plan->written_unix = lost.now_unix - 2 * kAutoRestoreRetrySeconds;
   lost.local.plan_sequence = lost.plan->sequence;
-  lost.auto_restore = Observation::AutoRestoreCandidate{"2027-01-15T07:00:00Z-000001", 5000, 0, 100, 1, lost.now_unix, ""};
+  lost.auto_restore = Observation::AutoRestoreCandidate{"2027-01-15T07:00:00Z-000001", "", 5000, 0, 100, 1, lost.now_unix, ""};
   lost.plan_seen_seconds = 60;
   Decision d = decide(lost, "t");
   EXPECT_EQ(d.step, Step::kWait) << d.reason;

@@ -89,7 +89,7 @@ TEST(ControllerDecide, AnAutoRestoreWaitsItsDelayThenPlansTheNewestBackupToTheLo
   d = decide(o, "etcd-auto-new");
   EXPECT_EQ(d.step, Step::kWait);
   EXPECT_NE(d.reason.find("nothing to restore: no backup"), std::string::npos) << d.reason;
-  o.auto_restore = Observation::AutoRestoreCandidate{"2027-01-15T07:00:00Z-000001", 5000, 7345, 23450, 234.5, o.now_unix - 10, ""};
+  o.auto_restore = Observation::AutoRestoreCandidate{"2027-01-15T07:00:00Z-000001", std::string(64, 'a'), 5000, 7345, 23450, 234.5, o.now_unix - 10, ""};
   d = decide(o, "etcd-auto-new");
   ASSERT_EQ(d.step, Step::kPlanRestore) << d.reason;
   EXPECT_FALSE(d.total_loss);
@@ -97,6 +97,7 @@ TEST(ControllerDecide, AnAutoRestoreWaitsItsDelayThenPlansTheNewestBackupToTheLo
   EXPECT_EQ(d.plan.sequence, 2u);
   EXPECT_EQ(d.plan.backup, "2027-01-15T07:00:00Z-000001");
   EXPECT_EQ(d.plan.to_revision, 7345);
+  EXPECT_EQ(d.plan.backup_db_sha256, std::string(64, 'a')) << "every host restores the db the planner saw";
   EXPECT_EQ(d.plan.kubernetes_revision_bump, 23450u);
   EXPECT_TRUE(d.plan.command_key.empty());
   EXPECT_NE(d.reason.find("and its change log to its end, revision 7345"), std::string::npos) << d.reason;
@@ -118,9 +119,11 @@ TEST(ControllerDecide, AnAutoRestoreWaitsItsDelayThenPlansTheNewestBackupToTheLo
   EXPECT_EQ(decide(o, "t").step, Step::kPlanRestore);
   // A restore queued by a person comes first.
   o.restore_command = restore_command("2027-01-15T06:00:00Z-000001");
+  o.restore_db_sha256 = std::string(64, 'b');
   d = decide(o, "t");
   ASSERT_EQ(d.step, Step::kPlanRestore);
   EXPECT_EQ(d.plan.purpose, "restore");
+  EXPECT_EQ(d.plan.backup_db_sha256, std::string(64, 'b')) << "the db its approval binds";
 }
 
 // Rounds come faster only while a lost cluster's way back is made of them: auto-restore on and

@@ -26,6 +26,13 @@ TEST(ControllerRecords, RoundTripAndHostileInputIsRefusedByName) {
   EXPECT_EQ(parse_cluster_plan(cluster_plan_json(r), "plan"), r);
   r.kubernetes_revision_bump = 1000000000;
   EXPECT_EQ(parse_cluster_plan(cluster_plan_json(r), "plan"), r);
+  r.backup_db_sha256 = std::string(64, 'c');
+  EXPECT_EQ(parse_cluster_plan(cluster_plan_json(r), "plan"), r);
+  {
+    auto bad = nlohmann::json::parse(cluster_plan_json(r));
+    bad["backupDbSha256"] = "C" + std::string(63, 'c');
+    EXPECT_THROW(parse_cluster_plan(bad.dump(), "plan"), Error) << "a digest in capitals is no digest it wrote";
+  }
   {
     ClusterPlan a = r;
     a.purpose = "auto-restore";
@@ -278,7 +285,8 @@ TEST(ControllerRecords, ARestoreCommandIsCarriedOutOnlyWithItsOwnApproval) {
   cmd.key = "control/2026-12-05T23:00:00Z-000000/_command.json";
   cmd.restore_backup = EtcdManagerRestoreCommand{{3, "3.5.17"}, "2026-12-05T22:00:00Z-000001"};
   EXPECT_EQ(restore_approval_key(cmd.key), "etcdadm-auto/approvals/2026-12-05T23:00:00Z-000000.json");
-  const RestoreApproval good{cmd.key, "2026-12-05T22:00:00Z-000001", {3, "3.5.17"}, "ops@admin", 1796500000};
+  const RestoreApproval good{cmd.key, "2026-12-05T22:00:00Z-000001", std::string(64, 'd'), {3, "3.5.17"}, "ops@admin",
+                             1796500000};
   EXPECT_EQ(parse_restore_approval(restore_approval_json(good), "approval"), good);
   EXPECT_EQ(restore_approval_problem(cmd, good), "");
   const std::string none = restore_approval_problem(cmd, std::nullopt);
@@ -292,6 +300,11 @@ TEST(ControllerRecords, ARestoreCommandIsCarriedOutOnlyWithItsOwnApproval) {
     const std::string why = restore_approval_problem(cmd, a);
     EXPECT_NE(why.find("not of the command queued"), std::string::npos) << why;
   }
+  // One written before approvals bound the backup's db: the backup could have been replaced since.
+  RestoreApproval no_digest = good;
+  no_digest.backup_db_sha256.clear();
+  const std::string unbound = restore_approval_problem(cmd, no_digest);
+  EXPECT_NE(unbound.find("binds no digest of backup 2026-12-05T22:00:00Z-000001"), std::string::npos) << unbound;
   EXPECT_THROW(parse_restore_approval(R"({"format":"etcdadm-auto-approval/1","command":"x"})", "a"), Error);
 }
 
