@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "common/failpoint.h"
+#include "common/fs.h"
 #include "controller/controller.h"
 #include "controller/controller_internal.h"
 #include "store/blob_capabilities.h"
@@ -32,7 +33,11 @@ void Controller::plan_cluster(const Decision& d) {
 }
 
 void Controller::start_planned_member(const ClusterPlan& plan) {
-  write_auto_local_state(member_.config_dir, AutoLocalState{plan.cluster_token, false});
+  // The device the member is made on is recorded now, not at the next round: a host that restarts
+  // in between with its data volume not mounted yet must not take the empty mount point for an
+  // empty host (found by the robustness harness, seed 10).
+  write_auto_local_state(member_.config_dir,
+                         AutoLocalState{plan.cluster_token, false, 0, 0, 0, device_of_path(member_.data_dir)});
   LifecycleOptions o = options_.lifecycle;
   o.member.version = plan.etcd_version;
   o.release.version = plan.etcd_version;

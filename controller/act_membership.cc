@@ -33,6 +33,7 @@ void Controller::join_as_added(const Decision& d, const Observation& o) {
   state.plan_sequence = o.plan ? o.plan->sequence : 0;
   state.member_id = d.member_id;
   state.cluster_id = o.cluster.info.cluster_id;
+  state.data_device = device_of_path(member_.data_dir);  // as start_planned_member
   write_auto_local_state(member_.config_dir, state);
   LifecycleOptions opts = options_.lifecycle;
   opts.member.version = o.spec->etcd_version;

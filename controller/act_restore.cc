@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "common/failpoint.h"
+#include "common/fs.h"
 #include "controller/controller.h"
 #include "controller/controller_internal.h"
 #include "etcdadm/lifecycle/local_member.h"
@@ -123,7 +124,8 @@ std::string Controller::restore_planned_member(const ClusterPlan& plan, const Ob
     if (phase == "snapshot") {
       // Restored: from here on this host's data is the plan's, and the plan is never carried out
       // here again (a member started twice from a snapshot would rejoin with a rewound log).
-      write_auto_local_state(member_.config_dir, AutoLocalState{plan.cluster_token, false, 0, 0, plan.sequence});
+      write_auto_local_state(member_.config_dir, AutoLocalState{plan.cluster_token, false, 0, 0, plan.sequence,
+                                                                device_of_path(member_.data_dir)});
       failpoint("auto/restore/restored");
     }
   }

@@ -61,8 +61,9 @@ struct AutoLocalState {
   uint64_t member_id = 0;  // as its Status last said
   uint64_t cluster_id = 0;
   uint64_t plan_sequence = 0;  // LocalView::plan_sequence
-  // The device (st_dev) the data dir was on when it last held the member's data (0: not seen yet):
-  // an empty data dir on another device is an unmounted volume, not lost data.
+  // The device (st_dev) the data dir was on when this host made its member there, or last saw it
+  // hold the member's data (0: neither yet): an empty data dir on another device is an unmounted
+  // volume, not lost data.
   uint64_t data_device = 0;
   bool operator==(const AutoLocalState&) const = default;
 };

@@ -89,11 +89,12 @@ LocalView Controller::observe_local() {
     if (v.data_problem.empty()) v.data_problem = e.what();
   }
   // From the moment etcd wrote its member dir, its raft log counts: empty data is lost data, unless
-  // the dir is not where that data was (a volume not mounted yet).
+  // the dir is not where that data was (a volume not mounted yet). The device is recorded from the
+  // moment this host made a member there (creation, join, restore), before etcd wrote anything.
   if (has_data) {
     state.member_started = true;
     state.data_device = device;
-  } else if (state.member_started && v.data_problem.empty() && state.data_device != 0 && device != state.data_device) {
+  } else if (v.data_problem.empty() && state.data_device != 0 && device != state.data_device) {
     v.data_problem = member_.data_dir + " is empty and not on the device its member's data was on (" +
                      std::to_string(state.data_device) + ", now " + std::to_string(device) +
                      "): its volume is not mounted (yet)?";

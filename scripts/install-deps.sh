@@ -37,6 +37,8 @@ if $with_test_servers; then
   packages+=(lintian groff-base)
   # the format check (scripts/check-format.sh): .clang-format as Debian 12's clang-format 14 reads it
   packages+=(clang-format)
+  # the robustness harness: hosts in network namespaces (ip), a skewed clock (libfaketime)
+  packages+=(iproute2 libfaketime)
   # Node.js runs the GCS emulator (test/support/gcs_emulator); keep a Node.js the machine already has.
   command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
 fi

@@ -35,14 +35,16 @@ bool send_all(int fd, const char* data, size_t n) {
 
 }  // namespace
 
-FaultProxy::FaultProxy(std::string upstream_host, int upstream_port)
-    : upstream_host_(std::move(upstream_host)), upstream_port_(upstream_port) {
+FaultProxy::FaultProxy(std::string upstream_host, int upstream_port, std::string listen_address)
+    : listen_address_(std::move(listen_address)), upstream_host_(std::move(upstream_host)), upstream_port_(upstream_port) {
   listen_fd_ = socket(AF_INET, SOCK_STREAM, 0);
   int one = 1;
   setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (inet_pton(AF_INET, listen_address_.c_str(), &addr.sin_addr) != 1) {
+    throw std::runtime_error("fault proxy: no IPv4 address: " + listen_address_);
+  }
   if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(listen_fd_, 64) != 0) {
     throw std::runtime_error("fault proxy: cannot listen");
   }
@@ -149,11 +151,17 @@ void FaultProxy::serve(int client, Plan plan) {
     return;
   }
   if (plan.fault == Fault::kStall) {
-    // Hold the connection without answering until the client gives up or the proxy stops.
+    // Hold the connection without answering until the client gives up or the proxy stops (or,
+    // for a stall of fail_all, until it is cleared: then the connection is reset).
+    const bool until_cleared = failing_all_;
     char buf[65536];
     for (;;) {
       pollfd fds[2] = {{client, POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
       if (poll(fds, 2, 200) < 0 || fds[1].revents != 0 || stopping_) break;
+      if (until_cleared && !failing_all_) {
+        reset_and_close(client);
+        return;
+      }
       if (fds[0].revents != 0 && recv(client, buf, sizeof buf, 0) <= 0) break;
     }
     close(client);
@@ -206,6 +214,7 @@ void FaultProxy::serve(int client, Plan plan) {
         return;
       }
       if (i == 0 && pass > 0 && note_requests(requests_seen, buf, pass)) lose_next_answer = true;
+      if (i == 1 && latency_ms_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(latency_ms_.load()));
       if (pass > 0 && !send_all(to, buf, pass)) closed = true;
       count += pass;
       if (cut) {

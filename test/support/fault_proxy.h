@@ -1,14 +1,15 @@
-// A fault-injecting TCP proxy for the object-store tests: sits on a loopback port in front of a
-// real server and, per accepted connection, either passes bytes through or injects one planned
+// A fault-injecting TCP proxy for the object-store tests: sits on a port in front of a real server
+// (on loopback, or on the address given: a NetnsLab's bridge, for hosts in namespaces) and, per accepted connection, either passes bytes through or injects one planned
 // fault: an HTTP 503 SlowDown answer, a connection reset after N bytes in either direction, or a
 // stall (accept, then never answer). Planned faults apply to the next connections in order;
 // after them, and when no plan is queued, connections pass through untouched. One more fault is
 // aimed at a request rather than a connection: lose_answer_to() lets a request through to the
 // server and cuts the connection as its answer comes back (the server did it; the client cannot
-// know).
+// know). And one is aimed at every answer: set_latency() delays each chunk of the server's bytes.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <mutex>
@@ -26,16 +27,19 @@ class FaultProxy {
     uint64_t after_bytes = 0;  // for the reset faults
   };
 
-  FaultProxy(std::string upstream_host, int upstream_port);
+  FaultProxy(std::string upstream_host, int upstream_port, std::string listen_address = "127.0.0.1");
   ~FaultProxy();
   FaultProxy(const FaultProxy&) = delete;
   FaultProxy& operator=(const FaultProxy&) = delete;
 
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::string url() const { return "http://" + listen_address_ + ":" + std::to_string(port_); }
   void queue(const std::vector<Plan>& plans);
-  // Every connection gets `plan` until cleared (for "retry budget exhausted" tests); open
-  // pass-through connections are reset on their next byte.
+  // Every connection gets `plan` until cleared (for "retry budget exhausted" tests, and a store
+  // that is down for a while); open pass-through connections are reset on their next byte, and a
+  // stalled connection is reset when cleared (the store came back).
   void fail_all(Plan plan);
+  // Each chunk of the server's answers is held back this long (0: none).
+  void set_latency(std::chrono::milliseconds latency) { latency_ms_ = static_cast<int>(latency.count()); }
   void clear();
   // The first request after this call whose request line contains `request_line_part` reaches the
   // server whole; the connection is reset when the first byte of the answer arrives (counted in
@@ -53,6 +57,8 @@ class FaultProxy {
   void serve(int client_fd, Plan plan);
   Plan next_plan();
 
+  std::string listen_address_;
+  std::atomic<int> latency_ms_{0};
   std::string upstream_host_;
   int upstream_port_;
   int listen_fd_ = -1;
