@@ -23,7 +23,15 @@
 # bump), with BENCH_RESTORE_DELAY (default 5s) of it the spec's --auto-restore-delay, against the
 # target of 15 s for the restore itself (from the plan written).
 #
+# `roles` measures the store requests of each role (issue 60): four hosts, the spec three, so one
+# is a spare; each host talks to the store through a counting proxy of its own, so its requests
+# are its own. Two windows of BENCH_IDLE_SECONDS: the cluster as the spec says (the acting
+# controller, the Raft leader's host; two followers; the spare), then paused (`etcdadm auto
+# pause`: every host waiting). Per role: requests an hour by kind, and the S3 cost a month, beside
+# the figures docs/self-management.md gives (1,680 an hour, $1.70 a month per idle host).
+#
 # Usage: bench/auto_bench.sh            (BENCH_IDLE_SECONDS, default 300; BENCH_ETCD_MINOR, default 3.7)
+#        bench/auto_bench.sh roles      (BENCH_IDLE_SECONDS, default 300)
 #        bench/auto_bench.sh replace    (BENCH_DB_MB, default 400; BENCH_GRACE, default 30s)
 #        bench/auto_bench.sh restore    (BENCH_DB_MB, default 400; BENCH_LOG_MB, default 200)
 set -euo pipefail
@@ -33,7 +41,8 @@ source "$here/lib.sh"
 
 ETCDADM="${ETCDADM:-$repo/build/cmd/etcdadm}"
 MODE="${1:-idle}"
-[[ $MODE == idle || $MODE == replace || $MODE == restore ]] || die "usage: bench/auto_bench.sh [replace|restore]"
+[[ $MODE == idle || $MODE == replace || $MODE == restore || $MODE == roles ]] ||
+  die "usage: bench/auto_bench.sh [replace|restore|roles]"
 IDLE="${BENCH_IDLE_SECONDS:-300}"
 DB_MB="${BENCH_DB_MB:-400}"
 GRACE="${BENCH_GRACE:-30s}"
@@ -65,31 +74,45 @@ STORE=(--store s3://auto/main --s3-endpoint "http://127.0.0.1:$PROXY_PORT")
 # restores need on this machine, where a real store is elsewhere).
 [[ $MODE == restore ]] && STORE=(--store s3://auto/main --s3-endpoint "http://127.0.0.1:$MINIO_PORT")
 
-declare -a NAMES=(m1 m2 m3) CPORT PPORT AUTO_PID
+declare -a NAMES=(m1 m2 m3) CPORT PPORT AUTO_PID HOST_PROXY
+[[ $MODE == roles ]] && NAMES=(m1 m2 m3 m4)
+host_store() {  # the store flags of host $1 (index): through its own counting proxy in `roles`
+  if [[ $MODE == roles ]]; then
+    echo --store s3://auto/main --s3-endpoint "http://127.0.0.1:${HOST_PROXY[$1]}"
+  else
+    echo "${STORE[@]}"
+  fi
+}
 flags() {  # the member flags of host $1 (index)
   local i=$1 n=${NAMES[$1]}
   echo --name "$n" --bind-address "127.0.0.2$((i + 1))" --client-port "${CPORT[$i]}" --peer-port "${PPORT[$i]}" \
     --binaries-dir "$BIN" --install-dir "$WORK/$n/bin" --certs-dir "$WORK/$n/pki" --data-dir "$WORK/$n/data" \
     --config-dir "$WORK/$n/conf" --cache-dir "$WORK/cache" --init-system process
 }
-for i in 0 1 2; do
+for i in "${!NAMES[@]}"; do
   CPORT[$i]=$(free_port); PPORT[$i]=$(free_port); mkdir -p "$WORK/${NAMES[$i]}"
   BENCH_PID_FILES+=("$WORK/${NAMES[$i]}/conf/etcd.pid")
+  if [[ $MODE == roles ]]; then
+    HOST_PROXY[$i]=$(free_port)
+    python3 "$here/count_proxy.py" "${HOST_PROXY[$i]}" "127.0.0.1:$MINIO_PORT" >"$WORK/proxy-${NAMES[$i]}.log" 2>&1 &
+    BENCH_PIDS+=($!)
+  fi
 done
 # shellcheck disable=SC2046
 "$ETCDADM" init phase certificates $(flags 0) >/dev/null 2>&1
-for i in 1 2; do mkdir -p "$WORK/${NAMES[$i]}/pki"; cp "$WORK/m1/pki/ca.crt" "$WORK/m1/pki/ca.key" "$WORK/${NAMES[$i]}/pki/"; done
+for ((i = 1; i < ${#NAMES[@]}; i++)); do mkdir -p "$WORK/${NAMES[$i]}/pki"; cp "$WORK/m1/pki/ca.crt" "$WORK/m1/pki/ca.key" "$WORK/${NAMES[$i]}/pki/"; done
 SEED_EXTRA=() BACKUPS=(--no-backups)
 if [[ $MODE == restore ]]; then
   SEED_EXTRA=(--auto-restore on --auto-restore-delay "$RESTORE_DELAY")
   BACKUPS=(--schedule "@every 720h" --continuous --segment-interval 1s)
 fi
-"$ETCDADM" seed "${STORE[@]}" --members 3 --version "$VERSION" --replace-after "$GRACE" "${SEED_EXTRA[@]}" >/dev/null
+"$ETCDADM" seed "${STORE[@]}" --members 3 --version "$VERSION" --replace-after "$GRACE" "${SEED_EXTRA[@]}" \
+  --certs-dir "$WORK/m1/pki" >/dev/null
 
-log "starting three controllers (etcd $VERSION)"
-for i in 0 1 2; do
+log "starting ${#NAMES[@]} controllers (etcd $VERSION)"
+for i in "${!NAMES[@]}"; do
   # shellcheck disable=SC2046
-  ETCDADM_CATALOG="$WORK/${NAMES[$i]}/catalog.db" "$ETCDADM" auto "${STORE[@]}" "${BACKUPS[@]}" $(flags "$i") \
+  ETCDADM_CATALOG="$WORK/${NAMES[$i]}/catalog.db" "$ETCDADM" auto $(host_store "$i") "${BACKUPS[@]}" $(flags "$i") \
     >"$WORK/${NAMES[$i]}/auto.log" 2>&1 &
   AUTO_PID[$i]=$!
   BENCH_PIDS+=($!)
@@ -276,12 +299,72 @@ for n in names:
     print("| %s | %s |" % (n, " | ".join(cells)))
 PY
 }
+# Each host's requests over a window of IDLE s, as JSON {"m1": {"GET": n, ...}, ...}.
+count_window() {
+  local i out="{"
+  for i in "${!NAMES[@]}"; do curl -sf -X POST "http://127.0.0.1:${HOST_PROXY[$i]}/__reset" >/dev/null; done
+  sleep "$IDLE"
+  for i in "${!NAMES[@]}"; do
+    [[ $i -gt 0 ]] && out+=","
+    out+="\"${NAMES[$i]}\": $(curl -sf "http://127.0.0.1:${HOST_PROXY[$i]}/__counts")"
+  done
+  echo "$out}"
+}
+roles_bench() {
+  log "bootstrap: ${bootstrap_ms} ms; settling 40 s"
+  sleep 40
+  # The acting controller is the Raft leader's host; the host without a member is the spare.
+  local leader_id roles="{" i id
+  leader_id=$(ctl 0 endpoint status -w json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["Status"]["leader"])')
+  for i in "${!NAMES[@]}"; do
+    id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("memberID", 0))' "$WORK/${NAMES[$i]}/conf/etcdadm-auto.json" 2>/dev/null || echo 0)
+    [[ $i -gt 0 ]] && roles+=","
+    if [[ $id == "$leader_id" ]]; then roles+="\"${NAMES[$i]}\": \"acting\""
+    elif [[ $id != 0 ]]; then roles+="\"${NAMES[$i]}\": \"follower\""
+    else roles+="\"${NAMES[$i]}\": \"spare\""; fi
+  done
+  roles+="}"
+  log "roles: $roles; window 1 (the cluster as the spec says): ${IDLE} s"
+  local steady paused
+  steady=$(count_window)
+  "$ETCDADM" auto pause "${STORE[@]}" --reason bench >/dev/null
+  sleep 5
+  log "window 2 (paused: every host waiting): ${IDLE} s"
+  paused=$(count_window)
+  echo "# etcdadm auto: store requests per role"
+  echo
+  echo "$(machine); etcd $VERSION; four hosts, spec 3; MinIO through one counting proxy per host; windows of ${IDLE} s; defaults (--idle-interval 30s, --heartbeat 30s), no backups"
+  echo
+  python3 - "$roles" "$steady" "$paused" "$IDLE" <<'PY'
+import json, sys
+roles, steady, paused, window = json.loads(sys.argv[1]), json.loads(sys.argv[2]), json.loads(sys.argv[3]), float(sys.argv[4])
+def row(role, host, counts):
+    per_hour = {m: n * 3600 / window for m, n in counts.items()}
+    total = sum(per_hour.values())
+    tier1 = sum(v for m, v in per_hour.items() if m in ("PUT", "POST", "LIST"))
+    tier2 = sum(v for m, v in per_hour.items() if m in ("GET", "HEAD"))
+    cost = (tier1 * 0.005 / 1000 + tier2 * 0.0004 / 1000) * 730
+    kinds = ", ".join("%s %.0f" % (m, v) for m, v in sorted(per_hour.items()))
+    print("| %s | %s | %.0f | %s | $%.2f | %.2f | %.2f |" % (role, host, total, kinds, cost, total / 1680, cost / 1.70))
+print("| role | host | requests/h | by kind | S3 $/month | x documented requests (1,680/h) | x documented cost ($1.70) |")
+print("|---|---|---:|---|---:|---:|---:|")
+for host in sorted(roles, key=lambda h: ("acting", "follower", "spare").index(roles[h])):
+    row(roles[host], host, steady.get(host, {}))
+for host in sorted(paused):
+    row("waiting (paused)", host, paused[host])
+PY
+}
+
 if [[ $MODE == replace ]]; then
   replace_bench
   exit 0
 fi
 if [[ $MODE == restore ]]; then
   restore_bench
+  exit 0
+fi
+if [[ $MODE == roles ]]; then
+  roles_bench
   exit 0
 fi
 
