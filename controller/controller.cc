@@ -432,7 +432,7 @@ void Controller::run() {
     auto pause = options_.interval;
     try {
       Decision d = tick();
-      settled_ = d.settled;
+      settled_ = d.settled || d.waits_on_a_person;
       if (d.hurry) pause = std::min(pause, std::chrono::duration_cast<std::chrono::milliseconds>(kHurriedRound));
       // A plan, the marker or a version turn just written (or found written by another host) is followed at
       // once: this host's own part of it comes next, not an interval later. At most three rounds

@@ -236,7 +236,9 @@ class Controller {
   bool store_reachable() const { return !store_view_ || store_view_->reachable; }
   std::optional<StoreView> store_view_;
   std::string turn_version_;          // the version turn as read this round: the next replaces exactly it
-  bool settled_ = false;              // the last round found the cluster as the spec says
+  // The last round found nothing the store could change soon: the cluster as the spec says, or a
+  // wait for a person (Decision::waits_on_a_person). The store is then read every idle interval.
+  bool settled_ = false;
   std::map<std::string, Seen> seen_;  // host -> when its record last changed, as this host saw it
   // How long this controller has known a record written with another host's clock, by an identity
   // of it ("plan 4", "lease defrag m2 1800000000"): the first call starts the count.

@@ -325,8 +325,9 @@ Observation Controller::observe() {
   o.store_url = store_->url();
   o.now_unix = unix_now();
   // The store costs a request per file; etcd is free to ask. While the cluster is as the spec
-  // says, the store is read every idle interval and the members every round.
-  if (!store_view_ || !settled_ || !store_view_->problems.empty() ||
+  // says, or a wait is for a person (a resume, a record fixed), the store is read every idle
+  // interval and the members every round; a store that could not be read is read again at once.
+  if (!store_view_ || !settled_ || !store_view_->reachable ||
       steady_clock::now() - store_view_->read_at >= options_.idle_interval) {
     store_view_ = read_store_view(o.store_url);
   }

@@ -122,10 +122,12 @@ Decision decide(const Observation& o, const std::string& new_token) {
         o.pause->since_unix > 0
             ? " since " + format_rfc3339_seconds(std::chrono::system_clock::from_time_t(o.pause->since_unix))
             : "";
-    return make(Step::kWait,
-                "paused by " + o.pause->by + since + (o.pause->reason.empty() ? "" : " (" + o.pause->reason + ")") +
-                    ": no controller acts",
-                "etcdadm auto resume --store " + o.store_url);
+    Decision d = make(Step::kWait,
+                      "paused by " + o.pause->by + since + (o.pause->reason.empty() ? "" : " (" + o.pause->reason + ")") +
+                          ": no controller acts",
+                      "etcdadm auto resume --store " + o.store_url);
+    d.waits_on_a_person = true;
+    return d;
   }
   std::vector<std::string> problems = o.record_problems;
   if (o.spec) {
@@ -136,14 +138,19 @@ Decision decide(const Observation& o, const std::string& new_token) {
     // This host's member runs on its own data whatever the store says: restarting it is what its
     // init system would do, and it keeps the cluster's quorum. Nothing shared is acted on.
     if (auto start = start_stopped_member(o)) return *start;
-    return unusable_records(o, problems);
+    Decision d = unusable_records(o, problems);
+    d.waits_on_a_person = true;
+    return d;
   }
   if (o.local.data == DataState::kUnavailable) {
-    return make(Step::kWait,
-                "this host's data dir cannot be told apart from lost data: " + o.local.data_problem +
-                    "; nothing is started, set aside or restored here, and the others count it as data that may "
-                    "still exist",
-                "mount the member's data volume (or fix the disk); if its data is gone for good, empty the data dir");
+    // Its own data dir is looked at every round whatever the pace of the store's reads.
+    Decision d = make(Step::kWait,
+                      "this host's data dir cannot be told apart from lost data: " + o.local.data_problem +
+                          "; nothing is started, set aside or restored here, and the others count it as data that "
+                          "may still exist",
+                      "mount the member's data volume (or fix the disk); if its data is gone for good, empty the data dir");
+    d.waits_on_a_person = true;
+    return d;
   }
   if (!o.spec) {
     return make(Step::kWait, "the store has no cluster spec (control/etcd-cluster-spec)",

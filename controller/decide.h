@@ -227,6 +227,10 @@ struct Decision {
   bool total_loss = false;  // kWait: the total loss (its own gauge)
   // The next round comes after kHurriedRound, not the interval (hurried_round()).
   bool hurry = false;
+  // kWait for what only a person does (a resume, a record fixed, a volume mounted): the store is
+  // read every idle interval meanwhile, as when settled, not every round (a paused cluster's hosts
+  // made twelve times their idle requests; bench/auto_bench.sh roles).
+  bool waits_on_a_person = false;
 };
 
 // quorum of n voters: n / 2 + 1.

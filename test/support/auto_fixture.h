@@ -10,6 +10,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
@@ -19,10 +20,13 @@
 
 #include "common/fs.h"
 #include "common/http_client.h"
+#include "common/timefmt.h"
 #include "common/subprocess.h"
 #include "controller/records.h"
 #include "store/backend/local/local_store.h"
 #include "test/support/lifecycle_fixture.h"
+#include "test/support/netns_lab.h"
+#include "test/support/skips.h"
 
 namespace etcdadm::test {
 
@@ -51,9 +55,24 @@ class AutoFixture : public LifecycleFixture {
   }
 
   void TearDown() override {
+    if (lab_) lab_->heal();  // a test that failed with a partition in place
     for (auto& [name, p] : autos_) p.stop(std::chrono::milliseconds(5000));
     LifecycleFixture::TearDown();
+    lab_.reset();
   }
+
+  // Puts every host in a network namespace of its own (NetnsLab), for real partitions: called
+  // before anything starts. Needs root: outside CI the test is skipped without it (check
+  // IsSkipped() after), under CI it fails.
+  void put_hosts_in_namespaces() {
+    if (const std::string why = NetnsLab::unavailable(); !why.empty()) ETCDADM_SKIP_OUTSIDE_CI() << why;
+    lab_ = std::make_unique<NetnsLab>(static_cast<int>(hosts_.size()));
+    for (size_t i = 0; i < hosts_.size(); ++i) {
+      hosts_[i].netns = lab_->netns(static_cast<int>(i));
+      hosts_[i].client_address = lab_->address(static_cast<int>(i));
+    }
+  }
+  int index_of(const Host& h) const { return static_cast<int>(&h - hosts_.data()); }
 
   // Its own loopback address, or its address on a NetnsLab's link.
   std::string address(const Host& h) const {
@@ -156,6 +175,9 @@ class AutoFixture : public LifecycleFixture {
         r.data = parse_data_state(h["data"].get<std::string>()).value_or(DataState::kEmpty);
         r.member_id = h["memberID"];
         r.etcd_running = h["etcdRunning"];
+        if (h.contains("heartbeat") && h["heartbeat"].is_string()) {
+          if (auto t = parse_rfc3339(h["heartbeat"].get<std::string>())) r.heartbeat_unix = std::chrono::system_clock::to_time_t(*t);
+        }
         out.push_back(r);
       }
       return out;
@@ -311,6 +333,7 @@ class AutoFixture : public LifecycleFixture {
   std::vector<std::string> store_flags_;  // after --store: an object store's endpoint flags
   std::map<std::string, std::string> store_env_;  // its credentials
   std::map<std::string, ChildProcess> autos_;
+  std::unique_ptr<NetnsLab> lab_;  // put_hosts_in_namespaces
 };
 
 }  // namespace etcdadm::test

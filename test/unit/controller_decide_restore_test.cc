@@ -79,6 +79,7 @@ TEST(ControllerDecide, AnAutoRestoreWaitsItsDelayThenPlansTheNewestBackupToTheLo
   Decision d = decide(o, "etcd-auto-new");
   EXPECT_EQ(d.step, Step::kWait);
   EXPECT_TRUE(d.total_loss);
+  EXPECT_FALSE(d.waits_on_a_person) << "a total loss is followed every round: another host's plan comes through the store";
   EXPECT_NE(d.reason.find("for 20 s: auto-restore restores the newest backup and its change log once it has lasted 60 s"),
             std::string::npos) << d.reason;
   o.total_loss_seconds = 61;
@@ -345,6 +346,7 @@ TEST(ControllerDecide, DataThatCannotBeToldIsNeverCountedLost) {
   Decision d = decide(o, "t");
   ASSERT_EQ(d.step, Step::kWait) << d.reason;
   EXPECT_NE(d.reason.find("cannot be told apart from lost data: /var/lib/etcd is empty"), std::string::npos) << d.reason;
+  EXPECT_TRUE(d.waits_on_a_person);
 }
 
 }  // namespace

@@ -20,6 +20,7 @@ TEST(ControllerDecide, PauseAndMissingSpecComeFirst) {
   EXPECT_EQ(d.step, Step::kWait);
   EXPECT_EQ(d.reason, "paused by ops@bastion (disk swap): no controller acts");
   EXPECT_EQ(d.command, "etcdadm auto resume --store s3://b/c");
+  EXPECT_TRUE(d.waits_on_a_person) << "a paused host reads the store every idle interval, not every round";
   o.pause.reset();
   o.spec.reset();
   d = decide(o, "t");
@@ -52,6 +53,7 @@ TEST(ControllerDecide, ASpecOrRecordItCannotObeyStopsAllButTheLocalMember) {
   ASSERT_EQ(d.step, Step::kWait);
   EXPECT_NE(d.reason.find("etcdadm-auto/plan.json is not JSON"), std::string::npos) << d.reason;
   EXPECT_NE(d.command.find("etcdadm auto status --store s3://b/c"), std::string::npos) << d.command;
+  EXPECT_TRUE(d.waits_on_a_person);
   // A readable pause still comes first; an unreadable spec is never "no spec".
   o.pause = PauseRecord{"ops@bastion", "", 0};
   EXPECT_NE(decide(o, "t").reason.find("paused by ops@bastion"), std::string::npos);
