@@ -235,7 +235,7 @@ class Controller {
   // either (a local store's directory renamed away is not made again empty by a heartbeat).
   bool store_reachable() const { return !store_view_ || store_view_->reachable; }
   std::optional<StoreView> store_view_;
-  std::string turn_version_;          // the version turn as read this round: the next replaces exactly it
+  std::string turn_version_;  // the version turn as read this round: the next replaces exactly it
   // The last round found nothing the store could change soon: the cluster as the spec says, or a
   // wait for a person (Decision::waits_on_a_person). The store is then read every idle interval.
   bool settled_ = false;

@@ -123,8 +123,8 @@ Decision decide(const Observation& o, const std::string& new_token) {
             ? " since " + format_rfc3339_seconds(std::chrono::system_clock::from_time_t(o.pause->since_unix))
             : "";
     Decision d = make(Step::kWait,
-                      "paused by " + o.pause->by + since + (o.pause->reason.empty() ? "" : " (" + o.pause->reason + ")") +
-                          ": no controller acts",
+                      "paused by " + o.pause->by + since +
+                          (o.pause->reason.empty() ? "" : " (" + o.pause->reason + ")") + ": no controller acts",
                       "etcdadm auto resume --store " + o.store_url);
     d.waits_on_a_person = true;
     return d;
@@ -144,11 +144,12 @@ Decision decide(const Observation& o, const std::string& new_token) {
   }
   if (o.local.data == DataState::kUnavailable) {
     // Its own data dir is looked at every round whatever the pace of the store's reads.
-    Decision d = make(Step::kWait,
-                      "this host's data dir cannot be told apart from lost data: " + o.local.data_problem +
-                          "; nothing is started, set aside or restored here, and the others count it as data that "
-                          "may still exist",
-                      "mount the member's data volume (or fix the disk); if its data is gone for good, empty the data dir");
+    Decision d =
+        make(Step::kWait,
+             "this host's data dir cannot be told apart from lost data: " + o.local.data_problem +
+                 "; nothing is started, set aside or restored here, and the others count it as data that "
+                 "may still exist",
+             "mount the member's data volume (or fix the disk); if its data is gone for good, empty the data dir");
     d.waits_on_a_person = true;
     return d;
   }
