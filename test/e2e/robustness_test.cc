@@ -285,7 +285,7 @@ class Robustness : public AutoFixture {
     std::cout << trace << std::endl;
     SCOPED_TRACE(trace);
     RecordProperty("schedule_" + label, described);
-    ASSERT_TRUE(eventually(60s, [&] { return one_healthy_cluster(3); }, "one healthy cluster of three after the schedule"));
+    ASSERT_TRUE(eventually(100s, [&] { return one_healthy_cluster(3); }, "one healthy cluster of three after the schedule"));
     // What bench/robustness_bench.sh reads: how long the cluster took to be whole again after the
     // last fault ended (a partition healed, a process thawed or restarted, the store back).
     std::cout << "  mended: one healthy cluster of three "
@@ -338,7 +338,9 @@ TEST_F(Robustness, RandomFaultSchedulesUnderTrafficLeaveLinearizableHistoriesAnd
   std::cout << "robustness seed " << seed << ", " << schedules << " schedules (replay: ETCDADM_ROBUSTNESS_SEED=" << seed
             << ")" << std::endl;
   SCOPED_TRACE("robustness seed " + std::to_string(seed));
-  ASSERT_NO_FATAL_FAILURE(bootstrap_three({"--replace-after", "60s"}));
+  // A grace well past the longest mend the soaks saw (53 s: etcd 3.4 after its volume was full),
+  // so that only a misjudged member is replaced, never one still recovering.
+  ASSERT_NO_FATAL_FAILURE(bootstrap_three({"--replace-after", "120s"}));
   const auto members_before = member_ids();
   if (fixed == nullptr) {
     for (const auto& bug : kFoundBugs) {
