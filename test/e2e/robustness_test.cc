@@ -74,10 +74,10 @@ class Robustness : public AutoFixture {
     if (IsSkipped() || HasFatalFailure()) return;
     for (auto& h : hosts_) {
       make_dirs(volume(h), 0700);
-      must({"mount", "-t", "tmpfs", "-o", "size=256m,mode=0700", "robustness-" + h.name, volume(h)});
+      run_or_throw({"mount", "-t", "tmpfs", "-o", "size=256m,mode=0700", "robustness-" + h.name, volume(h)});
       make_dirs(volume(h) + "/data", 0700);
       make_dirs(h.data(), 0700);
-      must({"mount", "--bind", volume(h) + "/data", h.data()});
+      run_or_throw({"mount", "--bind", volume(h) + "/data", h.data()});
     }
     const std::string bucket = "robustness-" + std::to_string(::getpid());
     minio_ = std::make_unique<MinioServer>();
@@ -102,10 +102,6 @@ class Robustness : public AutoFixture {
     }
   }
   std::string volume(const Host& h) const { return dir_ / ("volume-" + h.name); }
-  static void must(const std::vector<std::string>& argv) {
-    auto r = run_process(argv);
-    if (r.exit_code != 0) throw std::runtime_error(argv[0] + " failed: " + r.output);
-  }
 
   enum Fault {
     kKillEtcd,
@@ -209,7 +205,7 @@ class Robustness : public AutoFixture {
       case kDataDirLate: {  // the host reboots with its data volume not mounted yet, mounted later
         kill_host(*target);
         const std::time_t killed = std::time(nullptr);
-        must({"umount", target->data()});
+        run_or_throw({"umount", target->data()});
         // Booted a second later: the records its restarted controller writes have a later heartbeat
         // than any its killed one wrote (whose last may say "empty": written as it made its member).
         while (std::time(nullptr) <= killed) std::this_thread::sleep_for(50ms);
@@ -225,16 +221,16 @@ class Robustness : public AutoFixture {
         }
         EXPECT_TRUE(reported.count("unavailable")) << "reported: " << testing::PrintToString(reported);
         EXPECT_FALSE(reported.count("lost") || reported.count("empty")) << testing::PrintToString(reported);
-        must({"nsenter", "-t", std::to_string(autos_[target->name].pid()), "-m", "mount", "--bind",
+        run_or_throw({"nsenter", "-t", std::to_string(autos_[target->name].pid()), "-m", "mount", "--bind",
               volume(*target) + "/data", target->data()});
-        must({"mount", "--bind", volume(*target) + "/data", target->data()});
+        run_or_throw({"mount", "--bind", volume(*target) + "/data", target->data()});
         return "restart " + target->name + " with its data volume unmounted, mounted after " +
                std::to_string(hold.count() + 2000) + " ms";
       }
       case kDiskFull: {  // its data volume fills up: etcd fails its writes, then gets room back
         const std::string filler = volume(*target) + "/filler";
         const auto room = std::filesystem::space(volume(*target)).available;
-        must({"fallocate", "-l", std::to_string(room), filler});
+        run_or_throw({"fallocate", "-l", std::to_string(room), filler});
         std::this_thread::sleep_for(hold + std::chrono::seconds(1));
         std::filesystem::remove(filler);
         return "fill the data volume of " + target->name + " " + std::to_string(hold.count() + 1000) + " ms";

@@ -84,6 +84,17 @@ class KvWorkload {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start_).count();
   }
 
+  // A linearizable read of `key`, its answer into `op` as lincheck reads it (throws when unanswered).
+  static void get(EtcdClient& client, const std::string& key, nlohmann::json& op) {
+    op["op"] = "get";
+    etcdserverpb::RangeRequest req;
+    req.set_key(key);
+    auto resp = client.range(req);
+    op["outcome"] = "ok";
+    op["found"] = resp.kvs_size() > 0;
+    op["value"] = resp.kvs_size() > 0 ? resp.kvs(0).value() : "";
+  }
+
   void record(nlohmann::json op) {
     std::lock_guard<std::mutex> lock(mu_);
     history_.push_back(std::move(op));
@@ -123,15 +134,9 @@ class KvWorkload {
           op["outcome"] = "ok";
           ++acknowledged_writes_;
         } else if (dice < 8) {
-          op["op"] = "get";
-          etcdserverpb::RangeRequest req;
-          req.set_key(key);
-          auto resp = client.range(req);
-          op["outcome"] = "ok";
-          op["found"] = resp.kvs_size() > 0;
-          op["value"] = resp.kvs_size() > 0 ? resp.kvs(0).value() : "";
-          seen_present[static_cast<size_t>(k)] = resp.kvs_size() > 0;
-          last_seen[static_cast<size_t>(k)] = resp.kvs_size() > 0 ? resp.kvs(0).value() : "";
+          get(client, key, op);
+          seen_present[static_cast<size_t>(k)] = op["found"];
+          last_seen[static_cast<size_t>(k)] = op["value"];
         } else {
           // Compare-and-set on what this client last read of the key (absent when it read nothing).
           op["op"] = "cas";
@@ -182,12 +187,7 @@ class KvWorkload {
         nlohmann::json op = {{"client", options_.clients + static_cast<int>(m)}, {"key", key}, {"op", "get"}};
         op["call"] = now_ns();
         try {
-          etcdserverpb::RangeRequest req;
-          req.set_key(key);
-          auto resp = client.range(req);
-          op["outcome"] = "ok";
-          op["found"] = resp.kvs_size() > 0;
-          op["value"] = resp.kvs_size() > 0 ? resp.kvs(0).value() : "";
+          get(client, key, op);
         } catch (const std::exception&) {
           op["outcome"] = "unknown";
         }

@@ -30,6 +30,16 @@
 
 namespace etcdadm::test {
 
+// A command a test's setup needs (ip, mount): throws with what it printed when it fails.
+inline void run_or_throw(const std::vector<std::string>& argv) {
+  auto r = run_process(argv);
+  if (r.exit_code != 0) {
+    std::string cmd;
+    for (const auto& a : argv) cmd += a + " ";
+    throw std::runtime_error(cmd + "failed: " + r.output);
+  }
+}
+
 class NetnsLab {
  public:
   // Why this process cannot make a lab ("" when it can): it needs root and iproute2's `ip`.
@@ -101,19 +111,11 @@ class NetnsLab {
     return std::to_string(a >> 24) + "." + std::to_string((a >> 16) & 255) + "." + std::to_string((a >> 8) & 255) +
            "." + std::to_string(a & 255);
   }
-  static void must(const std::vector<std::string>& argv) {
-    auto r = run_process(argv);
-    if (r.exit_code != 0) {
-      std::string cmd;
-      for (const auto& a : argv) cmd += a + " ";
-      throw std::runtime_error("netns lab: " + cmd + "failed: " + r.output);
-    }
-  }
   static void ip(std::vector<std::string> args) {
     args.insert(args.begin(), "ip");
-    must(args);
+    run_or_throw(args);
   }
-  void in(int i, const std::vector<std::string>& argv) const { must(exec_in(i, argv)); }
+  void in(int i, const std::vector<std::string>& argv) const { run_or_throw(exec_in(i, argv)); }
 
   // 198.18.0.0/15 holds 16384 /29s: the PID picks one, the next free one is taken when an
   // address in it is in use (a concurrent test's lab).
