@@ -36,7 +36,8 @@ PreChangeBackupResult backup_before_change(EtcdClient& cluster, BlobStore& store
   }
   SaveOptions save = options.save;
   save.attempt_origin = "pre-change";
-  r.name = save_backup(cluster, store, catalog, save).meta.name;
+  r.saved = save_backup(cluster, store, catalog, save).meta;
+  r.name = r.saved->name;
   r.taken = true;
   return r;
 }

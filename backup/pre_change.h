@@ -19,7 +19,8 @@ struct PreChangeBackupOptions {
 
 struct PreChangeBackupResult {
   std::string name;
-  bool taken = false;  // false: an existing one was recent enough
+  bool taken = false;               // false: an existing one was recent enough
+  std::optional<BackupMeta> saved;  // the new backup's metadata, when taken
 };
 
 // The newest backup of cluster `cluster_id` (hex, as backups record it) in the store, not known to

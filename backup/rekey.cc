@@ -141,6 +141,9 @@ void rekey_segments(BlobStore& store, const age::Identities* keys, const age::Re
     changelog::SegmentName renamed = *segment;
     renamed.sha256 = to_hex(sha256_of(rewrapped.data(), rewrapped.size()));
     renamed.key_id = key_id;
+    // The tag authenticates the old bytes' SHA-256; a rekey holds no CA key to sign the new one
+    // (store-format.md §8, "Authenticated segments": an auto-restore replays no further).
+    renamed.tag.clear();
     auto writer = store.create(renamed.key(), /*overwrite=*/false);
     writer->write(reinterpret_cast<const uint8_t*>(rewrapped.data()), rewrapped.size());
     writer->commit();

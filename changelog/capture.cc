@@ -28,7 +28,7 @@ void Capture::flush_locked_out(std::unique_lock<std::mutex>& lock) {
   std::unique_ptr<SegmentBuilder> full = std::move(builder_);
   std::lock_guard<std::mutex> writing(write_mu_);  // taken before the lock is released: order kept
   lock.unlock();
-  SegmentName written = full->write(store_, options_.cluster_id, options_.key_id);
+  SegmentName written = full->write(store_, options_.cluster_id, options_.key_id, options_.segment_tagger);
   stats_.segments_written += 1;
   stats_.revisions_written += written.last_revision - written.first_revision + 1;
   stats_.bytes_written += static_cast<int64_t>(full->stored_bytes());

@@ -31,6 +31,9 @@ struct CaptureOptions {
   // While nothing is pending, a heartbeat (changelog/heartbeat.h) this often; 0: none. One is
   // also written when the run stops cleanly.
   std::chrono::milliseconds heartbeat_interval{std::chrono::seconds(60)};
+  // Signs each segment's name (SegmentName::tag): `etcdadm auto`'s sidecar, with the cluster CA's
+  // key; empty: segments go unsigned (`backup sidecar`).
+  SegmentTagger segment_tagger;
 };
 
 // The log cannot continue from where it was asked to: etcd compacted the revisions in between

@@ -124,7 +124,14 @@ std::string SegmentName::key() const {
   std::snprintf(range, sizeof range, "%020" PRId64 "-%020" PRId64 "-%013" PRId64 "-", first_revision, last_revision,
                 last_observed_ms);
   return std::string(kChangeLogDir) + "/" + cluster_id + "/" + range + sha256 + (key_id.empty() ? "" : "-" + key_id) +
-         ".seg" + compression_extension(compression) + (encrypted ? kAgeFileExtension : "");
+         (tag.empty() ? "" : "-m" + tag) + ".seg" + compression_extension(compression) +
+         (encrypted ? kAgeFileExtension : "");
+}
+
+std::string segment_tag_message(const SegmentName& segment) {
+  return "etcdadm-changelog-segment/1\n" + segment.cluster_id + "\n" + std::to_string(segment.first_revision) + "\n" +
+         std::to_string(segment.last_revision) + "\n" + std::to_string(segment.last_observed_ms) + "\n" +
+         segment.sha256 + "\n";
 }
 
 namespace {
@@ -143,7 +150,7 @@ std::optional<std::pair<std::string, std::string>> split_log_key(const std::stri
 }  // namespace
 
 std::optional<SegmentName> parse_segment_key(const std::string& key) {
-  // changelog/<cluster>/<20>-<20>-<13>-<64>.seg<ext>
+  // changelog/<cluster>/<20>-<20>-<13>-<64>[-<16>][-m<32>].seg<ext>
   auto split = split_log_key(key);
   if (!split) return std::nullopt;
   SegmentName s;
@@ -158,10 +165,15 @@ std::optional<SegmentName> parse_segment_key(const std::string& key) {
   s.last_revision = *last;
   s.last_observed_ms = *ms;
   std::string ext = file.substr(fixed);
-  if (ext.size() > 17 && ext[0] == '-') {  // -<key id>
+  if (ext.size() > 17 && ext[0] == '-' && ext[1] != 'm') {  // -<key id>
     s.key_id = ext.substr(1, 16);
     if (!all_hex(s.key_id)) return std::nullopt;
     ext = ext.substr(17);
+  }
+  if (const size_t tagged = 2 + kSegmentTagHexDigits; ext.size() > tagged && ext.compare(0, 2, "-m") == 0) {
+    s.tag = ext.substr(2, kSegmentTagHexDigits);
+    if (!all_hex(s.tag)) return std::nullopt;
+    ext = ext.substr(tagged);
   }
   if (ext.size() >= 4 && ext.compare(ext.size() - 4, 4, kAgeFileExtension) == 0) {
     s.encrypted = true;
@@ -278,7 +290,8 @@ void SegmentBuilder::add(const Record& record) {
   plaintext_bytes_ += s.size();
 }
 
-SegmentName SegmentBuilder::write(BlobStore& store, const std::string& cluster_id, const std::string& key_id) {
+SegmentName SegmentBuilder::write(BlobStore& store, const std::string& cluster_id, const std::string& key_id,
+                                  const SegmentTagger& tagger) {
   if (!impl_ || empty()) throw Error(ErrorKind::kInternal, "an empty change log segment");
   impl_->encoder->finish();
   if (impl_->encryptor) impl_->encryptor->finish();
@@ -291,6 +304,12 @@ SegmentName SegmentBuilder::write(BlobStore& store, const std::string& cluster_i
   name.compression = impl_->compression;
   name.encrypted = impl_->encrypted;
   if (name.encrypted) name.key_id = key_id;
+  if (tagger) {
+    name.tag = tagger(segment_tag_message(name));
+    if (!name.tag.empty() && (name.tag.size() != kSegmentTagHexDigits || !all_hex(name.tag)))
+      throw Error(ErrorKind::kInternal,
+                  "a change log segment's tag is not " + std::to_string(kSegmentTagHexDigits) + " hex digits");
+  }
   auto writer = store.create(name.key(), /*overwrite=*/false);
   const std::string& bytes = impl_->bytes.out;
   writer->write(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());

@@ -46,9 +46,23 @@ struct SegmentName {
   // Encrypted: whom to, as StoreEncryption::key_id() (16 hex digits; empty in names written
   // before it was added). A rekey re-wraps exactly the segments whose key ID is not the store's.
   std::string key_id;
-  // changelog/<cluster>/<first %020>-<last %020>-<ms %013>-<sha256>[-<key id>].seg[.gz|.zst][.age]
+  // The segment's authenticator (addition, "Authenticated segments"): 32 lower-case hex digits, a
+  // MAC over segment_tag_message() that only a holder of the cluster CA's key can make (the
+  // controllers' sidecars sign each segment they write); empty when unsigned. A store writer can
+  // plant a segment but cannot tag it, so an auto-restore replays tagged segments only.
+  std::string tag;
+  // changelog/<cluster>/<first %020>-<last %020>-<ms %013>-<sha256>[-<key id>][-m<tag>].seg[.gz|.zst][.age]
   std::string key() const;
 };
+inline constexpr size_t kSegmentTagHexDigits = 32;
+// What a segment's tag authenticates: the name's cluster, range, time and stored bytes' SHA-256
+// ("etcdadm-changelog-segment/1\n<cluster>\n<first>\n<last>\n<ms>\n<sha256>\n", numbers in
+// decimal). The key ID is not covered: the SHA-256 already fixes the bytes, and a rekey that
+// re-wraps them writes a new SHA-256 (and so no tag) anyway.
+std::string segment_tag_message(const SegmentName& segment);
+// Makes a segment's tag from segment_tag_message() (the controllers' record keyring); an empty
+// function, or an empty tag (no CA key at hand), leaves the segment unsigned.
+using SegmentTagger = std::function<std::string(const std::string& message)>;
 // nullopt for a key that is not a segment's (other files are ignored, not errors).
 std::optional<SegmentName> parse_segment_key(const std::string& key);
 
@@ -90,8 +104,10 @@ class SegmentBuilder {
   int64_t last() const { return last_; }
   uint64_t plaintext_bytes() const { return plaintext_bytes_; }
   // Finishes the bytes and creates the segment (never overwriting); returns its name. The builder
-  // is spent afterwards, except for stored_bytes(). `key_id`: the store's (encrypted segments).
-  SegmentName write(BlobStore& store, const std::string& cluster_id, const std::string& key_id = {});
+  // is spent afterwards, except for stored_bytes(). `key_id`: the store's (encrypted segments);
+  // `tagger`: signs the name (SegmentName::tag) when given.
+  SegmentName write(BlobStore& store, const std::string& cluster_id, const std::string& key_id = {},
+                    const SegmentTagger& tagger = {});
   // After write(): the segment's size as stored.
   uint64_t stored_bytes() const { return stored_bytes_; }
 

@@ -162,6 +162,21 @@ void run_with_backups(const Flags& f, ControllerOptions o) {
   EtcdClient client(local_connection(member));
   auto prepared = prepare_sidecar(f.sidecar, f.store, store, catalog, member.loopback_client_url());
   prepared->options.more_metrics = [&controller] { return controller.metrics_text(); };
+  // What the sidecar writes is signed as the cluster's own: only attested backups and tagged
+  // segments are restored without a person (docs/security.md).
+  prepared->options.attest = [&controller, &store](const BackupMeta& saved) {
+    controller.attest_backup(*store, saved);
+  };
+  if (auto& log = prepared->options.continuous) {
+    log->capture.segment_tagger = [&controller](const std::string& message) { return controller.tag_segment(message); };
+    log->backup_accepted = [&controller, &store](const BackupRecord& b) {
+      return controller.backup_attested(*store, b);
+    };
+    // Asked anew each time: a CA switch changes the keys that tag.
+    log->segment_accepted = [&controller](const changelog::SegmentName& s) {
+      return controller.segment_acceptance()(s);
+    };
+  }
   Sidecar sidecar(client, *store, &catalog, prepared->options);
   std::unique_ptr<SidecarHttp> http;
   if (!f.sidecar.listen.empty())

@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "common/failpoint.h"
 #include "common/fs.h"
+#include "controller/backup_attestation.h"
 #include "controller/controller.h"
 #include "controller/controller_internal.h"
 #include "etcdadm/lifecycle/local_member.h"
@@ -102,6 +103,8 @@ std::string Controller::restore_planned_member(const ClusterPlan& plan, const Ob
   // An auto-restore replays the change log to exactly the plan's revision on every host.
   PointInTime target;
   target.revision = plan.to_revision;
+  // The planner chained the tagged segments only: every host replays exactly those.
+  if (plan.purpose == "auto-restore") target.segment_accepted = segment_acceptance();
   o.restore_snapshot = prefetched_backup_restorer(store_, backup, member_.data_dir, plan.etcd_version, method, target);
   stop_and_set_aside(set_aside_label(plan));
   failpoint("auto/restore/set-aside");
@@ -147,27 +150,50 @@ void Controller::finish_restore(const Decision& d, const Observation& o) {
   remove_etcd_manager_command(*store_, done);
 }
 
+// An auto-restore restores what no person chose, so it takes only what the cluster's own
+// controllers signed: the newest attested backup (an unattested newer one is named and passed
+// over), and of its change log only the tagged segments, as far as they reach without a gap.
 Observation::AutoRestoreCandidate Controller::auto_restore_candidate(int64_t now_unix, int64_t clock_skew_seconds) {
   Observation::AutoRestoreCandidate c;
-  BackupRecord b;
-  try {
-    PointInTime end;
-    end.log_end = true;
-    b = find_backup_for(*store_, catalog_, "latest", end);
-  } catch (const Error& e) {
-    if (e.kind() != ErrorKind::kNotFound) throw;
-    c.problem = e.what();
+  catalog_.sync(*store_);
+  const RecordPolicy policy = record_policy();
+  std::vector<std::string> passed_over;
+  std::optional<BackupRecord> chosen;
+  for (const auto& b : catalog_.backups(store_->url())) {  // newest first
+    if (b.damage || !b.revision || b.cluster_id.empty()) continue;
+    if (std::string why = backup_attestation_refusal(*store_, b, policy); !why.empty()) {
+      passed_over.push_back(why);
+      continue;
+    }
+    chosen = b;
+    break;
+  }
+  auto passed = [&] {
+    std::string out;
+    for (const auto& why : passed_over) out += (out.empty() ? "" : "; ") + why;
+    return out;
+  };
+  if (!chosen) {
+    c.problem = "the store holds no attested backup of a cluster" +
+                (passed_over.empty() ? std::string() : " (" + passed() + ")");
     return c;
   }
+  const BackupRecord& b = *chosen;
   c.backup = b.name;
   c.backup_db_sha256 = b.db_sha256;
-  c.backup_revision = b.revision.value_or(0);
-  const auto windows = log_windows(*store_, {b});
+  c.backup_revision = *b.revision;
+  c.passed_over = passed();
+  std::vector<changelog::SegmentName> segments = changelog::list_segments(*store_, b.cluster_id);
+  const size_t listed = segments.size();
+  std::erase_if(segments, [accepted = segment_acceptance()](const auto& s) { return !accepted(s); });
+  c.untagged_segments = static_cast<int64_t>(listed - segments.size());
+  const changelog::LogChain chain = changelog::chain_from(segments, c.backup_revision);
+  // The log is known complete until its last tagged segment's receipt: the heartbeat, which no
+  // one signs, is not taken (a later one would only shrink the bump).
   int64_t known_micros = b.taken_at_micros;
-  if (auto w = windows.find(b.name); w != windows.end() && w->second.chain.reaches > c.backup_revision) {
-    const changelog::LogChain& chain = w->second.chain;
+  if (chain.reaches > c.backup_revision) {
     c.to_revision = chain.reaches;
-    known_micros = w->second.complete_until_micros;
+    known_micros = chain.reaches_observed_ms * 1000;
     std::vector<LogRateSample> ends;
     for (const auto& s : chain.segments) ends.push_back({s.last_revision, s.last_observed_ms});
     c.revisions_per_second = log_write_rate(c.backup_revision, b.taken_at_micros, ends);

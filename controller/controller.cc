@@ -20,6 +20,7 @@
 #include "common/sha256.h"
 #include "common/text.h"
 #include "common/timefmt.h"
+#include "controller/backup_attestation.h"
 #include "controller/controller_internal.h"
 #include "etcdadm/member_health.h"
 #include "etcdadm/pki.h"
@@ -153,8 +154,44 @@ Controller::Controller(BackupStore store, ControllerOptions options)
 }
 
 void Controller::load_keyring() {
-  keyring_ = RecordKeyring::of_certs_dir(member_.certs_dir);
-  if (!rotation_key_pem_.empty()) keyring_.accept_key(rotation_key_pem_);
+  RecordKeyring ring = RecordKeyring::of_certs_dir(member_.certs_dir);
+  if (!rotation_key_pem_.empty()) ring.accept_key(rotation_key_pem_);
+  std::lock_guard<std::mutex> lock(keyring_mu_);
+  keyring_ = std::move(ring);
+}
+
+RecordKeyring Controller::keyring_copy() const {
+  std::lock_guard<std::mutex> lock(keyring_mu_);
+  return keyring_;
+}
+
+void Controller::attest_backup(BlobStore& store, const BackupMeta& saved) {
+  write_backup_attestation(store, attestation_of(saved, member_.name), keyring_copy());
+}
+
+std::string Controller::tag_segment(const std::string& message) {
+  std::lock_guard<std::mutex> lock(keyring_mu_);
+  return keyring_.can_sign() ? keyring_.tag(message) : "";
+}
+
+bool Controller::backup_attested(BlobStore& store, const BackupRecord& backup) const {
+  const RecordKeyring ring = keyring_copy();
+  try {
+    return backup_attestation_refusal(store, backup, RecordPolicy{&ring, options_.accept_unsigned_records}).empty();
+  } catch (const Error& e) {
+    spdlog::warn("auto: the attestation of backup {} cannot be read: {}", backup.name, e.what());
+    return false;
+  }
+}
+
+// Which change log segments an auto-restore replays: those a CA key here tagged; untagged ones
+// too only where this host takes unsigned records; a forged tag never.
+std::function<bool(const changelog::SegmentName&)> Controller::segment_acceptance() const {
+  return
+      [keyring = keyring_copy(), accept_unsigned = options_.accept_unsigned_records](const changelog::SegmentName& s) {
+        const RecordTrust trust = keyring.check_tag(changelog::segment_tag_message(s), s.tag);
+        return trust == RecordTrust::kAuthentic || (trust == RecordTrust::kUnsigned && accept_unsigned);
+      };
 }
 
 void Controller::refuse_record(const std::string& why) {
@@ -232,6 +269,13 @@ std::string Controller::backup_through(const Decision& d, std::chrono::seconds m
   const std::string command = "etcdadm backup save --store " + store_->url();
   try {
     auto r = backup_before_change(cluster, *store_, &catalog_, b);
+    if (r.saved) {
+      try {
+        attest_backup(*store_, *r.saved);
+      } catch (const Error& e) {
+        spdlog::error("auto: backup {} is not attested, so no auto-restore takes it: {}", r.name, e.what());
+      }
+    }
     if (r.taken)
       record("backup", std::string("before ") + step_name(d.step) + ": " + d.reason, command, "done: " + r.name);
     return r.name;

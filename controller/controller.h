@@ -20,6 +20,7 @@
 #include <string>
 
 #include "backup/save.h"
+#include "changelog/segment.h"
 #include "controller/decide.h"
 #include "etcd/client_pool.h"
 #include "etcdadm/init_system.h"
@@ -79,6 +80,16 @@ class Controller {
   // call (where a signal thread takes the signals: `auto` with its backups, sidecar/signals.h).
   void run();
   void request_stop() { stop_requested_ = true; }
+  // For the sidecar beside the controller (another thread), with the CA key the controller signs
+  // with: attests a backup the sidecar saved (controller/backup_attestation.h), and tags each
+  // change log segment it writes (changelog/segment.h), so that an auto-restore can tell the
+  // cluster's own backups and log from what a store writer planted.
+  void attest_backup(BlobStore& store, const BackupMeta& saved);
+  std::string tag_segment(const std::string& message);
+  // What the sidecar's change log starts from and continues (thread-safe): an attested backup, a
+  // tagged segment (or unsigned ones, with --accept-unsigned-records), as an auto-restore takes them.
+  bool backup_attested(BlobStore& store, const BackupRecord& backup) const;
+  std::function<bool(const changelog::SegmentName&)> segment_acceptance() const;
   // The controller's gauges in Prometheus text (served beside the sidecar's on --listen): whether
   // it acts, waits, sees a total loss, is paused; its last round; its failed rounds. Any thread.
   std::string metrics_text() const;
@@ -192,8 +203,12 @@ class Controller {
   // The CA keys this host holds (read again with every store view: a CA switch adds one), and a
   // rotation's new key once this host could open it: what makes and checks the records' authenticators.
   RecordKeyring keyring_;
+  // Guards keyring_ against the sidecar's thread: taken by load_keyring (the only writer, on the
+  // controller's thread) and by the sidecar's readers; the controller's own reads need no lock.
+  mutable std::mutex keyring_mu_;
   std::string rotation_key_pem_;
   RecordPolicy record_policy() const { return {&keyring_, options_.accept_unsigned_records}; }
+  RecordKeyring keyring_copy() const;
   void load_keyring();
   // A record this host will not act on, said once per reason (a refused record is read every round).
   void refuse_record(const std::string& why);

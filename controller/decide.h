@@ -125,6 +125,8 @@ struct Observation {
     double revisions_per_second = 0;
     int64_t complete_until_unix = 0;  // the log known complete until then
     std::string problem;              // why there is nothing to restore ("" when there is)
+    std::string passed_over;          // newer backups not taken, and why (unattested: "" when none)
+    int64_t untagged_segments = 0;    // change log segments not taken (no or a forged tag)
   };
   std::optional<AutoRestoreCandidate> auto_restore;
   std::vector<HostView> hosts;  // this host's own record among them

@@ -138,7 +138,11 @@ Decision auto_restore(const Observation& o, const std::string& token) {
              " on " + names_of(d.plan.members) + "; a Kubernetes keyspace comes back at revision " +
              std::to_string(target + static_cast<int64_t>(a.bump)) + " (moved " + std::to_string(a.bump) +
              " past it: the log showed " + fmt::format("{:.1f}", a.revisions_per_second) +
-             " revisions/s, and its writes since it was last known complete are unknown)" + c.notes;
+             " revisions/s, and its writes since it was last known complete are unknown)" + c.notes +
+             (a.passed_over.empty() ? "" : "; not restored: " + a.passed_over) +
+             (a.untagged_segments > 0 ? "; " + std::to_string(a.untagged_segments) +
+                                            " change log segments without this cluster's tag were not replayed"
+                                      : "");
   d.command = "etcdadm init --from-backup " + a.backup + " --store " + o.store_url +
               (a.to_revision > 0 ? " --to-revision " + std::to_string(a.to_revision) : "") + " --initial-cluster " +
               d.plan.initial_cluster() + " --initial-cluster-token " + token + " --bump-revision " +

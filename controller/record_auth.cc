@@ -99,6 +99,29 @@ RecordTrust RecordKeyring::check(const std::string& key, const std::string& json
   return RecordTrust::kForged;
 }
 
+namespace {
+constexpr size_t kTagBytes = 16;
+std::string short_tag(const std::string& auth_key, const std::string& message) {
+  const std::string mac = hmac_sha256(auth_key, message);
+  return to_hex(reinterpret_cast<const uint8_t*>(mac.data()), kTagBytes);
+}
+}  // namespace
+
+std::string RecordKeyring::tag(const std::string& message) const {
+  if (!signs_) throw Error(ErrorKind::kInternal, "no CA key to sign with");
+  return short_tag(keys_.front(), message);
+}
+
+RecordTrust RecordKeyring::check_tag(const std::string& message, const std::string& tag) const {
+  if (tag.empty()) return RecordTrust::kUnsigned;
+  for (const auto& k : keys_) {
+    const std::string expected = short_tag(k, message);
+    if (tag.size() == expected.size() && CRYPTO_memcmp(tag.data(), expected.data(), tag.size()) == 0)
+      return RecordTrust::kAuthentic;
+  }
+  return RecordTrust::kForged;
+}
+
 std::string RecordPolicy::refusal(const std::string& key, const std::string& text) const {
   const RecordTrust trust = keyring != nullptr ? keyring->check(key, text) : RecordTrust::kForged;
   if (trust == RecordTrust::kAuthentic) return "";

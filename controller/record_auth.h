@@ -39,6 +39,13 @@ class RecordKeyring {
   std::string sign(const std::string& key, const std::string& json_text) const;
   // kCorrupt when `json_text` is not a JSON object (the record's own parser names it further).
   RecordTrust check(const std::string& key, const std::string& json_text) const;
+  // A short authenticator of `message` for where a whole record does not fit (a change log
+  // segment's name, changelog/segment.h): the first 16 bytes of HMAC-SHA-256 under the signing
+  // key, 32 lower-case hex digits. The message's own first line names what it is (its protocol), so
+  // that no tag verifies as another kind. kInternal without a CA key.
+  std::string tag(const std::string& message) const;
+  // kAuthentic when a key here made `tag` for `message`; kUnsigned for an empty tag; else kForged.
+  RecordTrust check_tag(const std::string& message, const std::string& tag) const;
 
  private:
   std::vector<std::string> keys_;  // derived authentication keys; keys_[0] signs when signs_

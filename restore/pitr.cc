@@ -253,6 +253,7 @@ ReplayResult replay_to(const BackupStore& backups, const BackupRecord& backup, c
   }
   std::vector<changelog::LateWindow> late_windows;
   auto segments = changelog::list_segments(store, backup.cluster_id, nullptr, &late_windows);
+  if (target.segment_accepted) std::erase_if(segments, [&](const auto& s) { return !target.segment_accepted(s); });
   changelog::LogChain chain = changelog::chain_from(segments, r.snapshot_revision, target.revision);
   if (target.revision > 0 && chain.reaches < target.revision) {
     throw Error(ErrorKind::kNotFound,

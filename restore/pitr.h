@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -22,6 +23,9 @@ struct PointInTime {
   int64_t revision = 0;            // --to-revision N (0: not given)
   std::optional<SystemTime> time;  // --to-time
   bool log_end = false;            // --to-revision end: as far as the change log reaches
+  // When set, the replay takes only the segments it accepts, as if the others were not in the
+  // store (an auto-restore: the segments the cluster's controllers tagged, changelog/segment.h).
+  std::function<bool(const changelog::SegmentName&)> segment_accepted;
   bool given() const { return revision > 0 || time.has_value() || log_end; }
   std::string describe() const;  // "revision 1234" / "2026-11-24T22:00:00Z" / "the end of the change log"
 };

@@ -74,10 +74,14 @@ std::optional<ChangeLogLoop::Continuation> ChangeLogLoop::start_revision(const s
       continue;  // unreadable: `backup list` reports it
     }
     if (b.cluster_id != cluster_id || !b.revision) continue;
+    if (options_.backup_accepted && !options_.backup_accepted(b)) continue;
     std::vector<changelog::LateWindow> late;
     bool heartbeat_listed = false;
-    auto chain =
-        changelog::chain_from(changelog::list_segments(store_, cluster_id, &heartbeat_listed, &late), *b.revision);
+    auto segments = changelog::list_segments(store_, cluster_id, &heartbeat_listed, &late);
+    if (options_.segment_accepted) {
+      std::erase_if(segments, [&](const auto& s) { return !options_.segment_accepted(s); });
+    }
+    auto chain = changelog::chain_from(segments, *b.revision);
     const auto heartbeat = heartbeat_listed ? changelog::read_heartbeat(store_, cluster_id) : std::nullopt;
     const int64_t until = changelog::complete_until_micros(chain, heartbeat, late);
     return Continuation{chain.reaches + 1, until > 0 ? until : b.taken_at_micros};

@@ -28,6 +28,7 @@
 #include "store/blob_store.h"
 #include "store/catalog.h"
 #include "store/encryption.h"
+#include "store/layout.h"
 
 namespace etcdadm {
 
@@ -39,6 +40,11 @@ struct ChangeLogLoopOptions {
   changelog::CaptureOptions capture;
   EncryptionRequest writer;          // the passphrase of a passphrase store
   std::chrono::seconds max_rpo{60};  // readiness fails beyond it
+  // Which backups the log may start from and which segments carry it on (`etcdadm auto`: attested
+  // backups and tagged segments, what its auto-restore replays, so that a backup or a segment a
+  // store writer planted neither anchors the log nor makes it skip ahead); unset: every one.
+  std::function<bool(const BackupRecord&)> backup_accepted;
+  std::function<bool(const changelog::SegmentName&)> segment_accepted;
 };
 
 struct ChangeLogLoopStatus {

@@ -304,6 +304,13 @@ void Sidecar::tick(const std::string& why) {
     saved_revision = r.meta.revision.value_or(0);
     bool verify_now = options_.verify && options_.verify_every > 0 && (backups_done_ % options_.verify_every) == 0;
     if (verify_now) options_.verify(r.meta.name);
+    if (options_.attest) {
+      try {
+        options_.attest(r.meta);
+      } catch (const std::exception& e) {
+        spdlog::error("backup {} is not attested, so no auto-restore takes it: {}", r.meta.name, e.what());
+      }
+    }
     {
       std::lock_guard<std::mutex> lock(mu_);
       ++backups_done_;

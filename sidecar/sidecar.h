@@ -76,6 +76,10 @@ struct SidecarOptions {
   // The second store's own retention (--copy-retention), applied after each successful copy.
   BlobStore* copy_store = nullptr;
   std::optional<RetentionPolicy> copy_retention;
+  // Called with each backup this sidecar saved (and verified, when it verifies), before retention:
+  // `etcdadm auto` attests it (controller/backup_attestation.h). A throw is logged; the backup
+  // stands (only an auto-restore needs the attestation).
+  std::function<void(const BackupMeta& saved)> attest;
   // More Prometheus text appended to /metrics (`etcdadm auto`: its controller's gauges); empty: none.
   std::function<std::string()> more_metrics;
 };

@@ -14,6 +14,7 @@
 #include <random>
 #include <thread>
 
+#include "changelog/segment.h"
 #include "common/fs.h"
 #include "common/subprocess.h"
 #include "etcd/client.h"
@@ -280,12 +281,19 @@ TEST_F(Auto, AKilledMemberIsRestartedAPauseHoldsATotalLossWaitsAndTheCommandQueu
 // the newest backup and its change log to its end on every host at once. Every write the log holds
 // is back with its own revision (every write acknowledged up to the log's end, nothing after it),
 // the members agree, and the revision is the log's last one moved on by the bump the plan sized
-// from the log's write rate.
+// from the log's write rate. What a store writer planted (a newer backup no controller attested, a
+// segment no controller tagged) is passed over and named (failed before: the newest backup and
+// the furthest segment were restored, whoever wrote them).
 TEST_F(Auto, ATotalLossWithAutoRestoreComesBackAtTheChangeLogsLastRevision) {
   backups_ = {"--schedule", "@every 720h", "--continuous", "--segment-interval", "1s"};
   ASSERT_NO_FATAL_FAILURE(bootstrap_three({"--auto-restore", "on", "--auto-restore-delay", "3s"}));
   for (int i = 0; i < 50; ++i) ASSERT_EQ(etcdctl(hosts_[0], {"put", "/registry/pods/p" + std::to_string(i), "v"}).exit_code, 0);
   auto conn = connection({&hosts_[0], &hosts_[1], &hosts_[2]});
+  // A person's backup once the log runs: the newest backup, and no controller's.
+  ASSERT_TRUE(eventually(60s, [&] {
+    LocalStore s(store_);
+    return !s.list("changelog/").empty();
+  }, "the change log begun")) << logs();
   auto saved = etcdadm({"backup", "save", "--store", store_, "--endpoints", hosts_[0].client_url(), "--cacert", conn.cacert,
                         "--cert", conn.cert, "--key", conn.key});
   ASSERT_EQ(saved.exit_code, 0) << saved.output;
@@ -335,6 +343,39 @@ TEST_F(Auto, ATotalLossWithAutoRestoreComesBackAtTheChangeLogsLastRevision) {
     make_dirs(h.data(), 0700);
   }
   ASSERT_GT(acked.size(), 20u);
+  // What a store writer without the CA key can add, and the auto-restore must not take: the newest
+  // backup is the person's `backup save` above (not attested), and a segment extending the log
+  // by one revision that writes a key of theirs (untagged).
+  std::string newest, unattested;
+  int64_t log_end = 0;
+  std::string cluster_id;
+  {
+    LocalStore s(store_);
+    for (const auto& blob : s.list("")) {
+      if (blob.key.size() > 20 && blob.key.ends_with("/etcdadm-backup.json"))
+        newest = std::max(newest, blob.key.substr(0, blob.key.find('/')));
+      if (auto seg = changelog::parse_segment_key(blob.key)) {
+        EXPECT_FALSE(seg->tag.empty()) << blob.key << ": the controllers' sidecar tags what it writes";
+        if (seg->last_revision > log_end) log_end = seg->last_revision, cluster_id = seg->cluster_id;
+      }
+    }
+    ASSERT_GT(log_end, 0) << "the sidecar wrote a change log";
+    ASSERT_FALSE(s.stat(newest + "/etcdadm-attestation.json")) << newest << " is the person's backup";
+    unattested = newest;
+    changelog::Record forged;
+    forged.set_revision(log_end + 1);
+    forged.set_observed_unix_micros(to_unix_micros(std::chrono::system_clock::now()));
+    auto* e = forged.add_events();
+    e->set_type(etcdserverpb::Event::PUT);
+    e->mutable_kv()->set_key("/registry/events/planted-by-a-store-writer");
+    e->mutable_kv()->set_value("theirs");
+    e->mutable_kv()->set_create_revision(log_end + 1);
+    e->mutable_kv()->set_mod_revision(log_end + 1);
+    e->mutable_kv()->set_version(1);
+    changelog::SegmentBuilder b(Compression::kGzip, std::nullopt);
+    b.add(forged);
+    b.write(s, cluster_id);
+  }
   ASSERT_EQ(with_store({"auto", "resume"}).exit_code, 0);
   const auto resumed = std::chrono::steady_clock::now();
   ASSERT_TRUE(eventually(120s, [&] {
@@ -347,7 +388,7 @@ TEST_F(Auto, ATotalLossWithAutoRestoreComesBackAtTheChangeLogsLastRevision) {
   LocalStore store(store_);
   const ClusterPlan plan = parse_cluster_plan(store.read_small(kAutoPlanKey), "plan");
   const int64_t last = plan.to_revision;
-  ASSERT_GT(last, 0) << "the change log reached past the backup";
+  ASSERT_GT(last, 0) << "the change log reached past the backup\n" << logs();
   EXPECT_GE(plan.kubernetes_revision_bump, kMinimumSizedBump);
   int64_t lost = 0;
   for (const auto& [n, rev] : acked) lost += rev > last;
@@ -375,12 +416,21 @@ TEST_F(Auto, ATotalLossWithAutoRestoreComesBackAtTheChangeLogsLastRevision) {
   }
   for (const auto& [key, rev] : restored) EXPECT_LE(rev, last) << key;
   EXPECT_NE(keys_of(hosts_[0]).find("/registry/pods/p49"), std::string::npos) << "the backup's keys";
+  EXPECT_NE(plan.backup, unattested) << "the newest backup is no controller's: not restored without a person";
+  EXPECT_EQ(plan.to_revision, log_end) << "the untagged segment is not replayed";
+  EXPECT_EQ(keys_of(hosts_[0]).find("planted-by-a-store-writer"), std::string::npos);
   ASSERT_NO_FATAL_FAILURE(put_applied_everywhere({&hosts_[0], &hosts_[1], &hosts_[2]}, "/registry/after"));
   auto hashes = hash_kv({&hosts_[0], &hosts_[1], &hosts_[2]});
   for (const auto& [name, hash] : hashes) EXPECT_EQ(hash, hashes.begin()->second) << name;
   bool planned = false;
-  for (const auto& e : done("plan-restore")) planned = planned || e.reason.find("auto-restore after 3 s") != std::string::npos;
+  bool named = false;
+  for (const auto& e : done("plan-restore")) {
+    planned = planned || e.reason.find("auto-restore after 3 s") != std::string::npos;
+    named = named || (e.reason.find("not restored: backup " + unattested + " is not attested") != std::string::npos &&
+                      e.reason.find("1 change log segments without this cluster's tag") != std::string::npos);
+  }
   EXPECT_TRUE(planned) << logs();
+  EXPECT_TRUE(named) << "the plan names what it passed over\n" << logs();
 }
 
 TEST_F(Auto, ControllersKilledAtEachStepOfARestoreFinishItWhenRestarted) {

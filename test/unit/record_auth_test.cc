@@ -67,6 +67,29 @@ TEST(RecordAuth, TheAuthenticatorIsWhatTheProtocolSaysByTheOpensslCommandLine) {
   }
 }
 
+// The short tag of a change log segment's name: the first 16 bytes of the same HMAC over the
+// message as given.
+TEST(RecordAuth, ASegmentTagIsTheHmacsFirstSixteenBytesByTheOpensslCommandLine) {
+  test::TempDir dir, other;
+  ensure_ca(dir.path());
+  ensure_ca(other.path());
+  const auto ring = RecordKeyring::of_certs_dir(dir.path());
+  const std::string message = "etcdadm-changelog-segment/1\ncdf818194e3a8c32\n1001\n1500\n1795242990123\n" +
+                              std::string(64, 'a') + "\n";
+  write_file_atomic(dir / "message", message);
+  const std::string full =
+      oracle_hmac("openssl ec -in '" + (dir / "ca.key") + "' -outform DER 2>/dev/null", dir / "message");
+  const std::string tag = ring.tag(message);
+  EXPECT_EQ(tag, full.substr(0, 32));
+  EXPECT_EQ(ring.check_tag(message, tag), RecordTrust::kAuthentic);
+  EXPECT_EQ(ring.check_tag(message, ""), RecordTrust::kUnsigned);
+  EXPECT_EQ(ring.check_tag(message + "x", tag), RecordTrust::kForged) << "another name";
+  EXPECT_EQ(ring.check_tag(message, RecordKeyring::of_certs_dir(other.path()).tag(message)), RecordTrust::kForged)
+      << "another cluster's CA";
+  EXPECT_EQ(ring.check_tag(message, full), RecordTrust::kForged) << "the whole HMAC is not the tag";
+  EXPECT_THROW(RecordKeyring().tag(message), Error);
+}
+
 TEST(RecordAuth, EveryWayARecordIsNotAuthentic) {
   test::TempDir dir, other;
   ensure_ca(dir.path());

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <vector>
+
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/sha256.h"
@@ -28,16 +31,22 @@ std::vector<int64_t> revisions_of(const BackupStore& store, const SegmentName& s
 }
 std::vector<int64_t> revisions_of(BlobStore& store, const SegmentName& s) { return revisions_of(BackupStore(store), s); }
 
-}  // namespace
-
-TEST(ChangeLogSegment, NamesCarryTheRangeTimeAndDigestAndParseBack) {
+// Revisions 1001..1500 of cluster cdf818194e3a8c32, the last received at 1795242990123 ms.
+SegmentName example_name(Compression compression) {
   SegmentName s;
   s.cluster_id = "cdf818194e3a8c32";
   s.first_revision = 1001;
   s.last_revision = 1500;
   s.last_observed_ms = 1795242990123;
   s.sha256 = std::string(64, 'a');
-  s.compression = Compression::kGzip;
+  s.compression = compression;
+  return s;
+}
+
+}  // namespace
+
+TEST(ChangeLogSegment, NamesCarryTheRangeTimeAndDigestAndParseBack) {
+  SegmentName s = example_name(Compression::kGzip);
   s.encrypted = true;
   EXPECT_EQ(s.key(), "changelog/cdf818194e3a8c32/00000000000000001001-00000000000000001500-1795242990123-" +
                          std::string(64, 'a') + ".seg.gz.age");
@@ -66,6 +75,45 @@ TEST(ChangeLogSegment, NamesCarryTheRangeTimeAndDigestAndParseBack) {
                           "changelog/cdf8/00000000000000001501-00000000000000001500-1795242990123-"
                           "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.seg.gz"}) {
     EXPECT_FALSE(parse_segment_key(bad)) << bad;
+  }
+}
+
+// The tag (store-format.md §8, "Authenticated segments") follows the key ID, before the
+// extensions; its message covers the name's fields but not the key ID.
+TEST(ChangeLogSegment, ATaggedNameParsesBackAndTheTagCoversTheRangeTimeAndDigest) {
+  SegmentName s = example_name(Compression::kZstd);
+  s.tag = "0123456789abcdef0123456789abcdef";
+  const std::string prefix =
+      "changelog/cdf818194e3a8c32/00000000000000001001-00000000000000001500-1795242990123-" + std::string(64, 'a');
+  EXPECT_EQ(s.key(), prefix + "-m0123456789abcdef0123456789abcdef.seg.zst");
+  auto back = parse_segment_key(s.key());
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->tag, s.tag);
+  EXPECT_EQ(back->key(), s.key());
+  s.encrypted = true;
+  s.key_id = "fedcba9876543210";
+  EXPECT_EQ(s.key(), prefix + "-fedcba9876543210-m0123456789abcdef0123456789abcdef.seg.zst.age");
+  back = parse_segment_key(s.key());
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->key_id, s.key_id);
+  EXPECT_EQ(back->tag, s.tag);
+  for (const std::string bad : {prefix + "-m0123456789abcdef0123456789abcdeg.seg.zst",  // not hex
+                                prefix + "-m0123456789abcdef.seg.zst",                  // too short
+                                prefix + "-m0123456789ABCDEF0123456789abcdef.seg.zst"}) {  // upper case
+    EXPECT_FALSE(parse_segment_key(bad)) << bad;
+  }
+  EXPECT_EQ(segment_tag_message(s),
+            "etcdadm-changelog-segment/1\ncdf818194e3a8c32\n1001\n1500\n1795242990123\n" + std::string(64, 'a') + "\n");
+  SegmentName rekeyed = s;
+  rekeyed.key_id = "0000000000000000";
+  EXPECT_EQ(segment_tag_message(rekeyed), segment_tag_message(s));
+  for (auto change : std::vector<std::function<void(SegmentName&)>>{
+           [](SegmentName& n) { n.cluster_id = "cdf818194e3a8c33"; }, [](SegmentName& n) { ++n.first_revision; },
+           [](SegmentName& n) { ++n.last_revision; }, [](SegmentName& n) { ++n.last_observed_ms; },
+           [](SegmentName& n) { n.sha256[0] = 'b'; }}) {
+    SegmentName other = s;
+    change(other);
+    EXPECT_NE(segment_tag_message(other), segment_tag_message(s));
   }
 }
 
