@@ -828,8 +828,9 @@ class AutoVersion : public Auto {
 // one after): refused first for a step etcd does not allow (two minors), nothing stopped; then
 // one member at a time while a client writes, followers first and the leader's host last, each
 // after the backup taken before the first, which restores with the old version's own tools; every
-// controller killed -9 at its steps of the change and restarted, finishing it. Then back down: on
-// 3.6+ through etcd's downgrade API, member by member; from 3.5, refused, nothing stopped.
+// controller killed -9 at its steps of the change and restarted, finishing it; a turn a store
+// writer wrote for the leader's member beforehand is refused. Then back down: on 3.6+ through
+// etcd's downgrade API, member by member; from 3.5, refused, nothing stopped.
 TEST_F(AutoVersion, SeedOneMinorUpChangesEveryMemberInTurnLeaderLastUnderWritesAndKills) {
   const std::string minor = etcd_under_test().minor;
   std::string from_minor = pinned_minor_beside(minor, -1), to_minor = minor;
@@ -890,6 +891,10 @@ TEST_F(AutoVersion, SeedOneMinorUpChangesEveryMemberInTurnLeaderLastUnderWritesA
     autos_[h.name].stop(5000ms);
     start_with_next_kill(h);
   }
+  // A turn no controller gave, for the leader's member: refused (as if none were given), so the
+  // followers still go first.
+  VersionTurn forged_turn{5, leader_host, leader, release_.version, target, "m9", std::time(nullptr)};
+  LocalStore(store_).write_small(kAutoVersionTurnKey, version_turn_json(forged_turn), /*overwrite=*/true);
   auto seeded = etcdadm({"seed", "--store", store_, "--version", target, "--certs-dir", hosts_[0].certs()});
   ASSERT_EQ(seeded.exit_code, 0) << seeded.output;
   int killed = 0;
@@ -937,6 +942,12 @@ TEST_F(AutoVersion, SeedOneMinorUpChangesEveryMemberInTurnLeaderLastUnderWritesA
   }
   EXPECT_EQ(changed.size(), 3u);
   EXPECT_EQ(changes.back().host, leader_host);
+  bool turn_refused = false;
+  for (const auto& e : events()) {
+    turn_refused = turn_refused || (e.action == "ignore-record" &&
+                                    e.reason.find("version-turn.json carries no authenticator") != std::string::npos);
+  }
+  EXPECT_TRUE(turn_refused) << "the forged turn named in an event";
   // One backup before the first change, reused by the others (younger than the pre-change age).
   const auto backups = done("backup");
   ASSERT_EQ(backups.size(), 1u) << logs();

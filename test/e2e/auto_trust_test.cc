@@ -165,7 +165,7 @@ TEST_F(AutoTrust, ASecondHostUnderATakenNameIsRefusedAndWritesNothing) {
 // record_auth.h). Each kind a store writer could forge or replay here is refused by every host,
 // named in an event, and the cluster stays as it was: a spec changed beside seed, an old spec
 // written back, a restore plan, a queued restore without an approval or with a forged one, a host
-// record.
+// record, a maintenance record (a lease, a member entered as corrupt).
 TEST_F(AutoTrust, ForgedOrReplayedRecordsAreRefusedAndTheClusterStaysAsItWas) {
   ASSERT_NO_FATAL_FAILURE(bootstrap_three());
   LocalStore store(store_);
@@ -245,6 +245,25 @@ TEST_F(AutoTrust, ForgedOrReplayedRecordsAreRefusedAndTheClusterStaysAsItWas) {
   EXPECT_TRUE(eventually(30s, [&] {
     return read_file(log_of(hosts_[0])).find("hosts/m9.json carries no authenticator") != std::string::npos;
   }, "the acting host refusing the stranger's record"));
+
+  // A maintenance record no controller wrote: a lease that would hold every defrag for 900 s, and
+  // m2's member entered as found corrupt (its host would set its data aside). Taken as empty: the
+  // scheduled defrag runs on every member, and m2 keeps its member.
+  const auto m2_status = etcdctl_answer(etcdctl(hosts_[1], {"endpoint", "status", "-w", "json"}).output);
+  const uint64_t m2_id = m2_status["Status"]["header"]["member_id"].get<uint64_t>();
+  MaintenanceRecord forged;
+  forged.in_progress = MaintenanceLease{"defrag", "m9", std::time(nullptr) + 600};
+  forged.corrupt[m2_id] = CorruptMember{std::time(nullptr), "m9", 1, 1, 2};
+  forged.sequence = 99;
+  store.write_small(kAutoMaintenanceKey, maintenance_record_json(forged), /*overwrite=*/true);
+  seed(3, {"--defrag-schedule", "@hourly"});
+  EXPECT_TRUE(eventually(90s, [&] {
+    const std::string text = store.read_small(kAutoMaintenanceKey);
+    const auto m = parse_maintenance_record(text, "maintenance");
+    return text.find("\"auth\"") != std::string::npos && m.defrags.size() == 3 && !m.in_progress && m.corrupt.empty();
+  }, "every member defragmented on schedule over the forged lease")) << logs();
+  EXPECT_NE(read_file(log_of(hosts_[1])).find("ignoring the maintenance record: etcdadm-auto/maintenance.json carries no authenticator"),
+            std::string::npos);
 
   std::this_thread::sleep_for(5s);
   EXPECT_EQ(member_ids(), members_before) << "no member restored, added or removed";
