@@ -94,9 +94,11 @@ struct StoreFlags {
   // Everything given to open encrypted backups; nullptr when nothing was.
   std::shared_ptr<const age::Identities> keys() const;
   // The store, its handle holding keys() when the command takes them.
-  BackupStore open() const {
+  // `idle_timeout`: ObjectStoreSettings::idle_timeout, when not the default.
+  BackupStore open(std::optional<std::chrono::milliseconds> idle_timeout = std::nullopt) const {
     StoreOptions o = options;
     o.object.part_size = static_cast<size_t>(part_size_mib) << 20;
+    if (idle_timeout) o.object.idle_timeout = *idle_timeout;
     return BackupStore(std::shared_ptr<BlobStore>(open_store(store, o)), key_flags_ ? keys() : nullptr);
   }
   // --object-lock-days writes through S3's Object Lock only: refused (kInvalidArgument) for a

@@ -453,6 +453,9 @@ Decision Controller::tick() {
   }
   // The record first: a host that registers is counted by the others before it acts. Only its
   // local duties go on when the store refuses the record (the heartbeat never holds them back).
+  // This host's own member is started again first: a store that hangs must not hold it back.
+  const bool started_first = d.step == Step::kStartLocalMember;
+  if (started_first) act(d, o);
   try {
     if (store_reachable() && o.name_conflict.empty()) write_host_record(o, d);
   } catch (const Error& e) {
@@ -461,7 +464,7 @@ Decision Controller::tick() {
     if (!local || e.kind() == ErrorKind::kInterrupted || e.kind() == ErrorKind::kInUse) throw;
     spdlog::warn("auto: could not write this host's record (its heartbeat) to {}: {}", store_->url(), e.what());
   }
-  act(d, o);
+  if (!started_first) act(d, o);
   pool_.forget_unused();
   return d;
 }

@@ -31,6 +31,11 @@
 
 namespace etcdadm {
 
+// How long a request of the controller's to the store may move no byte before it fails and is
+// retried (ObjectStoreSettings::idle_timeout; 60 s elsewhere): its records are small, and a round
+// held by a hung request is a round in which this host's crashed etcd is not started again.
+inline constexpr std::chrono::milliseconds kControllerStoreIdleTimeout{15000};
+
 struct ControllerOptions {
   // This host's member: where it lives, how it runs, where etcd comes from. Its version is the
   // spec's (a plan's) when the controller creates it.
@@ -154,8 +159,8 @@ class Controller {
   // The spec the command asks for (Decision::new_spec) written where it differs, then the command deleted.
   void finish_restore(const Decision& d, const Observation& o);
   void write_command_spec(const Decision& d, const Observation& o);
-  // What an auto-restore would restore now: the newest backup and its change log's end (its bump
-  // sized for a gap widened by the clock skew seen between the hosts).
+  // What an auto-restore would restore now: the newest attested backup and its tagged change log's
+  // end (its bump sized for a gap widened by the clock skew seen between the hosts).
   Observation::AutoRestoreCandidate auto_restore_candidate(int64_t now_unix, int64_t clock_skew_seconds);
 
   // ---- versions (act_versions.cc) ----

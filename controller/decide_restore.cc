@@ -1,6 +1,6 @@
 // Restores (rule 3 and rules R1-R3 of controller/decide.cc): the command queue's restore planned
 // once and carried out by every host, and the total loss, which waits for a person or, with the
-// spec's autoRestore, restores the newest backup and its change log.
+// spec's autoRestore, restores the newest attested backup and its tagged change log.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -94,11 +94,11 @@ Decision plan_restore(const Observation& o, const std::string& token) {
 std::string manual_restore_commands(const Observation& o) {
   return "etcdadm etcd-manager restore-backup latest --store " + o.store_url +
          " (every host's controller restores the newest backup), or etcdadm seed --auto-restore on --store " +
-         o.store_url + " (the newest backup and its change log to its end, on every host at once)";
+         o.store_url + " (the newest attested backup and its change log to its end, on every host at once)";
 }
 
 // A total loss with the spec's autoRestore on: wait out its delay, then plan the restore of the
-// newest backup and its change log to the end the log reaches, on the live hosts, once.
+// newest attested backup and its tagged change log to the end the log reaches, on the live hosts, once.
 Decision auto_restore(const Observation& o, const std::string& token) {
   const int64_t delay = o.auto_spec.auto_restore_delay_seconds;
   const std::string loss =
@@ -115,7 +115,7 @@ Decision auto_restore(const Observation& o, const std::string& token) {
   if (o.total_loss_seconds < delay) {
     return make(Step::kWait,
                 loss + " for " + std::to_string(o.total_loss_seconds) +
-                    " s: auto-restore restores the newest backup and its "
+                    " s: auto-restore restores the newest attested backup and its "
                     "change log once it has lasted " +
                     std::to_string(delay) + " s, unless a member comes back",
                 manual_restore_commands(o));

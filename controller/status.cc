@@ -431,10 +431,11 @@ SeedResult seed_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& cha
         std::string(r.effect.empty() ? "" : "; ") +
         (r.auto_spec.auto_restore
              ? "auto-restore on: after a total loss lasting " + delay +
-                   " the hosts restore the newest backup and its change log to its end, all at once, with no "
+                   " the hosts restore the newest backup their controllers attested and its change log to its end, all "
+                   "at once, with no "
                    "person: the cluster comes back at the log's last revision (the writes of the last seconds "
                    "before the loss that the log had not stored are lost), its revision moved past any a client saw; "
-                   "the trade-off is that nobody checks first that the store's newest backup is the one to restore"
+                   "the trade-off is that nobody checks first that the newest attested backup is the point to restore"
              : "auto-restore off: after a total loss the hosts wait and name the commands a person runs");
   }
   r.auto_spec.generation = status.auto_spec.generation + 1;

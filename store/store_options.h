@@ -5,6 +5,7 @@
 // backends so that a command naming a store compiles none of them.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <string>
 
@@ -16,6 +17,10 @@ struct ObjectStoreSettings {
   // --upload-part-size: S3's first part, GCS's chunk, Azure's block, Swift's first segment.
   size_t part_size = size_t{8} << 20;
   int concurrency = 4;  // --upload-concurrency: parts uploading at once (GCS chunks go in order)
+  // A request that moves no byte for this long fails (and is retried as its backend retries): a
+  // stalled server or a dead connection. `etcdadm auto`'s controller sets it shorter, so that a
+  // hung request cannot hold back its host's own duties for a minute.
+  std::chrono::milliseconds idle_timeout{60000};
 };
 
 struct S3Settings {

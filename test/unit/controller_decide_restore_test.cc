@@ -51,7 +51,7 @@ TEST(ControllerDecide, TotalLossWaitsForARestoreAndNeverPlansAnEmptyCluster) {
   EXPECT_EQ(d.reason.rfind("total loss", 0), 0u) << d.reason;
   EXPECT_EQ(d.command,
             "etcdadm etcd-manager restore-backup latest --store s3://b/c (every host's controller restores the newest backup), "
-            "or etcdadm seed --auto-restore on --store s3://b/c (the newest backup and its change log to its end, on every "
+            "or etcdadm seed --auto-restore on --store s3://b/c (the newest attested backup and its change log to its end, on every "
             "host at once)");
   EXPECT_NE(d.reason.find("auto-restore is off"), std::string::npos) << d.reason;
   // Without a plan (etcd-manager created it), and with every data dir empty: the same.
@@ -80,7 +80,7 @@ TEST(ControllerDecide, AnAutoRestoreWaitsItsDelayThenPlansTheNewestBackupToTheLo
   EXPECT_EQ(d.step, Step::kWait);
   EXPECT_TRUE(d.total_loss);
   EXPECT_FALSE(d.waits_on_a_person) << "a total loss is followed every round: another host's plan comes through the store";
-  EXPECT_NE(d.reason.find("for 20 s: auto-restore restores the newest backup and its change log once it has lasted 60 s"),
+  EXPECT_NE(d.reason.find("for 20 s: auto-restore restores the newest attested backup and its change log once it has lasted 60 s"),
             std::string::npos) << d.reason;
   o.total_loss_seconds = 61;
   d = decide(o, "etcd-auto-new");

@@ -132,6 +132,7 @@ AzureConfig resolve_azure_config(const AzureSettings& settings, const Environmen
   AzureConfig c;
   c.http.ca_file = object.ca_bundle;
   c.http.verify_tls = !object.insecure_skip_verify;
+  c.http.idle_timeout = object.idle_timeout;
   std::map<std::string, std::string> cs;
   if (std::string text = env.value("AZURE_STORAGE_CONNECTION_STRING"); !text.empty()) {
     cs = parse_azure_connection_string(text);

@@ -215,6 +215,7 @@ GcsConfig resolve_gcs_config(const GcsSettings& settings, const Environment& env
   }
   c.http.ca_file = object.ca_bundle;
   c.http.verify_tls = !object.insecure_skip_verify;
+  c.http.idle_timeout = object.idle_timeout;
   return c;
 }
 

@@ -259,6 +259,7 @@ S3Config resolve_s3_config(const S3Settings& s, const Environment& env, const Ob
   }
   c.http.ca_file = first_non_empty({object.ca_bundle, env.value("AWS_CA_BUNDLE")});
   c.http.verify_tls = !object.insecure_skip_verify;
+  c.http.idle_timeout = object.idle_timeout;
   c.unsigned_payload = s.unsigned_payload;
   if (!s.sse.empty() && s.sse != "AES256" && s.sse != "aws:kms") {
     throw Error(ErrorKind::kInvalidArgument, "unknown S3 server-side encryption " + s.sse, "use AES256 or aws:kms");

@@ -213,6 +213,7 @@ std::unique_ptr<SwiftStore> open_swift_store(const std::string& container, const
   HttpOptions http;
   http.ca_file = object.ca_bundle;
   http.verify_tls = !object.insecure_skip_verify;
+  http.idle_timeout = object.idle_timeout;
   auto session = std::make_shared<SwiftSession>(resolve_swift_auth(env), http);
   auto client = std::make_shared<SwiftClient>(session);
   return std::make_unique<SwiftStore>(client, container, prefix, object.part_size, object.concurrency);
