@@ -106,13 +106,14 @@ void add_seed(CLI::App& app) {
                 "stopping writes for the seconds of the restart; off (the default): the step waits for a person")
       ->check(CLI::IsMember({"on", "off"}));
   auto* r = c->add_option_group("Recovery from a total loss");
-  r->add_option("--auto-restore", f->auto_restore,
-                "on: after a total loss (no member answers, no host holds a member's data, for --auto-restore-delay) "
-                "the hosts restore the newest backup their controllers attested and its change log to its end, at once, "
-                "without a person (backups and log segments anyone else wrote are passed over). The trade-off: the "
-                "cluster comes back minutes after a loss at the last revision the log holds (a few seconds' writes "
-                "may be missing), and nobody checks first that it is the point to restore; off (the default): the "
-                "hosts wait and say what to run")
+  r->add_option(
+       "--auto-restore", f->auto_restore,
+       "on: after a total loss (no member answers, no host holds a member's data, for --auto-restore-delay) "
+       "the hosts restore the newest backup their controllers attested and its change log to its end, at once, "
+       "without a person (backups and log segments anyone else wrote are passed over). The trade-off: the "
+       "cluster comes back minutes after a loss at the last revision the log holds (a few seconds' writes "
+       "may be missing), and nobody checks first that it is the point to restore; off (the default): the "
+       "hosts wait and say what to run")
       ->check(CLI::IsMember({"on", "off"}));
   r->add_option("--auto-restore-delay", f->auto_restore_delay,
                 "how long a total loss must last before the restore (default 5m; kept when not given)");
@@ -157,7 +158,8 @@ template <typename Flags>
 void run_with_backups(const Flags& f, ControllerOptions o) {
   SidecarSignals signals;  // before any other thread exists
   const MemberConfig member = o.lifecycle.member;
-  Controller controller(f.store.open(kControllerStoreIdleTimeout), std::move(o));  // issues this host's certificates first
+  Controller controller(f.store.open(kControllerStoreIdleTimeout),
+                        std::move(o));  // issues this host's certificates first
   auto store = f.store.open();
   Catalog catalog = f.store.open_catalog();
   EtcdClient client(local_connection(member));
