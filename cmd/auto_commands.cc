@@ -370,7 +370,8 @@ void add_approve_restore(CLI::App& group) {
     append_auto_event(*store,
                       AutoEvent{to_unix_micros(std::chrono::system_clock::now()), a.approved_by, "approve-restore",
                                 a.command_key + ": backup " + a.backup + " (db SHA-256 " + a.backup_db_sha256 +
-                                    (approved.verified ? ", verified)" : ", as its metadata records it)"),
+                                    (approved.verified ? ", verified" : ", as its metadata records it") +
+                                    (approved.not_attested.empty() ? ", attested)" : ", not attested)"),
                                 "etcdadm auto approve-restore " + a.command_key, "done"});
     std::cout << render::restore_approved_text(approved);
   });

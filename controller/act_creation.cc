@@ -35,9 +35,10 @@ void Controller::plan_cluster(const Decision& d) {
 void Controller::start_planned_member(const ClusterPlan& plan) {
   // The device the member is made on is recorded now, not at the next round: a host that restarts
   // in between with its data volume not mounted yet must not take the empty mount point for an
-  // empty host (found by the robustness harness, seed 10).
-  write_auto_local_state(member_.config_dir,
-                         AutoLocalState{plan.cluster_token, false, 0, 0, 0, device_of_path(member_.data_dir)});
+  // empty host (found by the robustness harness, seed 10). The plan's sequence too: it fences off
+  // any older plan written back into the store (a replayed restore plan is never carried out here).
+  write_auto_local_state(member_.config_dir, AutoLocalState{plan.cluster_token, false, 0, 0, plan.sequence,
+                                                            device_of_path(member_.data_dir)});
   LifecycleOptions o = options_.lifecycle;
   o.member.version = plan.etcd_version;
   o.release.version = plan.etcd_version;

@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "common/text.h"
 #include "common/timefmt.h"
+#include "controller/backup_attestation.h"
 #include "controller/decide.h"
 #include "etcd/etcd_version.h"
 #include "restore/damage.h"
@@ -468,8 +469,13 @@ ApprovedRestore approve_restore_command(const BackupStore& store, Catalog& catal
         RestoreApproval{cmd.key, cmd.restore_backup->backup, "", cmd.restore_backup->cluster_spec, who, now_unix};
     out.approval.backup_db_sha256 = verified_db_sha256;
     out.verified = !verified_db_sha256.empty();
+    const BackupRecord b = find_backup(*store, catalog, cmd.restore_backup->backup);
+    try {
+      out.not_attested = backup_attestation_refusal(*store, b, RecordPolicy{&keyring, false});
+    } catch (const Error& e) {
+      out.not_attested = "the attestation of backup " + b.name + " cannot be read: " + e.what();
+    }
     if (!out.verified) {
-      const BackupRecord b = find_backup(*store, catalog, cmd.restore_backup->backup);
       if (b.encrypted() && store.keys() == nullptr) {
         out.approval.backup_db_sha256 = b.db_sha256;
       } else {

@@ -86,6 +86,9 @@ SeedResult seed_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& cha
 struct ApprovedRestore {
   RestoreApproval approval;
   bool verified = false;
+  // "" when the backup is attested (controller/backup_attestation.h: one of this cluster's
+  // controllers took it), else why not: the approver is told to make sure of it.
+  std::string not_attested;
 };
 ApprovedRestore approve_restore_command(const BackupStore& store, Catalog& catalog, const std::string& command_key,
                                         const RecordKeyring& keyring, const std::string& who, int64_t now_unix,

@@ -15,6 +15,9 @@ std::string restore_approved_text(const ApprovedRestore& approved) {
          (approved.verified
               ? " (verified now)"
               : " (as the backup's metadata records it: encrypted, and no --identity to verify it with)") +
+         "\n  " +
+         (approved.not_attested.empty() ? "attested: one of this cluster's controllers took it"
+                                        : approved.not_attested + ": make sure it is the backup you mean") +
          "\n";
 }
 

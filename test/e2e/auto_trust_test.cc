@@ -177,6 +177,11 @@ TEST_F(AutoTrust, ForgedOrReplayedRecordsAreRefusedAndTheClusterStaysAsItWas) {
   };
   const auto members_before = member_ids();
   ASSERT_EQ(members_before.size(), 3u);
+  // Each host's fence against an older plan written back: the sequence of the plan it was made by.
+  const uint64_t creation = parse_cluster_plan(store.read_small(kAutoPlanKey), "plan").sequence;
+  for (const auto& h : hosts_) {
+    EXPECT_EQ(nlohmann::json::parse(read_file(h.conf() + "/etcdadm-auto.json"))["planSequence"], creation) << h.name;
+  }
   auto refused_by_all = [&](const std::string& words) {
     std::set<std::string> hosts;
     for (const auto& e : events()) {
@@ -301,6 +306,8 @@ TEST_F(AutoTrust, ARestoreOfABackupReplacedAfterItsApprovalCostsTheClusterNothin
   auto approval = etcdadm({"auto", "approve-restore", "--store", store_, "--certs-dir", hosts_[0].certs()});
   EXPECT_EQ(approval.exit_code, 0) << approval.output;
   EXPECT_NE(approval.output.find("(verified now)"), std::string::npos) << approval.output;
+  EXPECT_NE(approval.output.find("is not attested"), std::string::npos)
+      << "a person's backup: the approver is told to make sure of it\n" << approval.output;
   for (const auto& e : std::filesystem::directory_iterator(store_ + "/" + approved)) std::filesystem::remove(e.path());
   for (const auto& e : std::filesystem::directory_iterator(store_ + "/" + other))
     std::filesystem::copy_file(e.path(), store_ + "/" + approved + "/" + e.path().filename().string());

@@ -127,6 +127,21 @@ TEST(ControllerDecide, AnAutoRestoreWaitsItsDelayThenPlansTheNewestBackupToTheLo
   EXPECT_EQ(d.plan.backup_db_sha256, std::string(64, 'b')) << "the db its approval binds";
 }
 
+// A signed restore plan written back into the store after a later plan made this host's member (a
+// replay): its sequence is below the host's own, so it is neither restored nor set aside; the
+// same plan above it is carried out.
+TEST(ControllerDecide, AnOlderSignedPlanWrittenBackIsNeverCarriedOut) {
+  Observation o = acting({member(1, "h1"), member(2, "h2"), member(3, "h3")});
+  o.local.plan_sequence = 5;  // the plan that created the member
+  o.plan = restore_plan_of({"h1", "h2", "h3"});  // sequence 4
+  o.plan->command_key.clear();
+  Decision d = decide(o, "t");
+  EXPECT_NE(d.step, Step::kRestoreMember) << d.reason;
+  EXPECT_NE(d.step, Step::kSetAsideData) << d.reason;
+  o.local.plan_sequence = 3;
+  EXPECT_EQ(decide(o, "t").step, Step::kRestoreMember);
+}
+
 // Rounds come faster only while a lost cluster's way back is made of them: auto-restore on and
 // nobody answering (for at most the delay plus kHurrySeconds), and a young restore plan carried out.
 TEST(ControllerDecide, RoundsAreHurriedOnlyWhileALostClusterCanComeBackByThem) {
