@@ -7,6 +7,7 @@
 #include "common/text.h"
 #include "render/backup_record.h"
 #include "render/change_log.h"
+#include "restore/resolve.h"
 
 namespace etcdadm::render {
 
@@ -43,18 +44,26 @@ std::string backup_list_text(const std::vector<BackupRecord>& backups, const std
   std::string out =
       fmt::sprintf("%-27s  %-8s  %-8s  %-10s  %-10s  %-10s  %-10s  %-8s  %-8s  %-8s  %-14s  %s\n", "NAME", "AGE",
                    "STATUS", "REVISION", "KEYS", "DB SIZE", "STORED", "FORMAT", "ETCD", "SOURCE", "DRILLED", "LOG TO");
-  int damaged = 0, failed_drills = 0;
+  int damaged = 0, failed_drills = 0, never_latest = 0;
   for (const auto& r : backups) {
-    std::string age = r.taken_at_micros ? format_duration_short(std::chrono::duration_cast<std::chrono::seconds>(
-                                              now - from_unix_micros(r.taken_at_micros)))
-                                        : "?";
+    // A date ahead of this host's clock is no age ("0s" would read as the freshest backup).
+    const bool future = r.taken_at_micros > to_unix_micros(now);
+    std::string age = !r.taken_at_micros ? "?"
+                      : future           ? "future"
+                                         : format_duration_short(std::chrono::duration_cast<std::chrono::seconds>(
+                                     now - from_unix_micros(r.taken_at_micros)));
     // A verified backup's revision was read from its snapshot: exact, whatever the metadata says.
     std::string rev = r.verification ? std::to_string(r.verification->revision)
                       : r.revision   ? std::to_string(*r.revision) + (r.revision_exact ? "" : "+")
                                      : "-";
     std::string keys = r.verification ? std::to_string(r.verification->live_keys) : "-";
-    const char* status = r.damage ? "DAMAGED" : r.verification ? "verified" : "-";
+    const bool latest_never = !r.damage && !why_not_latest(r, now).empty();
+    const char* status = r.damage         ? "DAMAGED"
+                         : latest_never   ? (r.data_file.empty() ? "NO DATA" : "FUTURE")
+                         : r.verification ? "verified"
+                                          : "-";
     damaged += r.damage ? 1 : 0;
+    never_latest += latest_never ? 1 : 0;
     // "gzip", or "gzip+age" for an encrypted backup.
     std::string format = std::string(compression_name(r.compression)) + (r.encrypted() ? "+" + r.encryption : "");
     // How far a point-in-time restore from this backup reaches: "1234 (12s ago)", "+ gap" after it.
@@ -85,6 +94,13 @@ std::string backup_list_text(const std::vector<BackupRecord>& backups, const std
     out += fmt::sprintf("\n%d damaged (`latest` skips them):\n", damaged);
     for (const auto& r : backups) {
       if (r.damage) out += fmt::sprintf("  %s: %s\n", r.name, r.damage->reason);
+    }
+  }
+  if (never_latest > 0) {
+    out += fmt::sprintf("\n%d that are no backup to restore (`latest` skips them):\n", never_latest);
+    for (const auto& r : backups) {
+      if (std::string why = r.damage ? "" : why_not_latest(r, now); !why.empty())
+        out += fmt::sprintf("  %s: %s\n", r.name, why);
     }
   }
   // Late windows, each once: backups of one cluster share its log, and each backup's window holds

@@ -5,6 +5,7 @@
 
 #include "changelog/segment.h"
 #include "common/error.h"
+#include "restore/resolve.h"
 
 namespace etcdadm {
 
@@ -49,7 +50,7 @@ void clear_damage(BlobStore& store, Catalog& catalog, const BackupRecord& b) {
 std::optional<BackupRecord> next_intact_candidate(const std::vector<BackupRecord>& backups, const std::string& name) {
   bool past = false;
   for (const auto& r : backups) {
-    if (past && !r.damage) return r;
+    if (past && why_not_latest(r, std::chrono::system_clock::now()).empty()) return r;
     if (r.name == name) past = true;
   }
   return std::nullopt;

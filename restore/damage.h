@@ -25,7 +25,8 @@ void record_damage(BlobStore& store, Catalog& catalog, const BackupRecord& b, co
 // Clears a damage record of `b` after a full verification passed.
 void clear_damage(BlobStore& store, Catalog& catalog, const BackupRecord& b);
 
-// The newest backup older than `b` that is not known to be damaged (`backups` newest first).
+// The newest backup older than `b` that `latest` could be (restore/resolve.h why_not_latest;
+// `backups` newest first).
 std::optional<BackupRecord> next_intact_candidate(const std::vector<BackupRecord>& backups, const std::string& name);
 
 // For the hint of a failure: how to run the same operation on another backup.

@@ -147,8 +147,9 @@ BackupRecord choose_backup_for(BlobStore& store, const std::vector<BackupRecord>
   // target no log reaches.
   const BackupRecord* oldest = nullptr;
   const BackupRecord* next_after = nullptr;
+  const SystemTime now = std::chrono::system_clock::now();
   for (const auto& b : backups) {  // newest first
-    if (b.damage || !b.revision || b.cluster_id.empty()) continue;
+    if (!why_not_latest(b, now).empty() || !b.revision || b.cluster_id.empty()) continue;
     oldest = &b;
     if ((target.revision > 0 && *b.revision > target.revision) ||
         (target.time && b.taken_at_micros > to_unix_micros(*target.time))) {

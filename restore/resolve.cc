@@ -16,8 +16,24 @@ static std::string list_names(const std::vector<const BackupRecord*>& items) {
   return s;
 }
 
+std::string why_not_latest(const BackupRecord& r, SystemTime now) {
+  if (r.damage) {
+    return "recorded as damaged" +
+           (r.damage->detected_at_micros
+                ? " at " + format_rfc3339_seconds(from_unix_micros(r.damage->detected_at_micros))
+                : std::string()) +
+           ": " + r.damage->reason;
+  }
+  if (r.data_file.empty()) return "its metadata names no data file the store holds";
+  if (r.taken_at_micros > to_unix_micros(now + kLatestFutureTolerance)) {
+    return "dated " + format_rfc3339_seconds(from_unix_micros(r.taken_at_micros)) +
+           ", in the future by this host's clock (a clock that was wrong, or not a backup)";
+  }
+  return "";
+}
+
 const BackupRecord& resolve_backup(const std::vector<BackupRecord>& backups, const std::string& query,
-                                   const std::string& store_url) {
+                                   const std::string& store_url, SystemTime now) {
   if (backups.empty()) {
     throw Error(ErrorKind::kNotFound, "store " + store_url + " holds no backups",
                 "check --store, or take one with `etcdadm backup save`");
@@ -25,16 +41,15 @@ const BackupRecord& resolve_backup(const std::vector<BackupRecord>& backups, con
   if (query.empty())
     throw Error(ErrorKind::kInvalidArgument, "no backup named", "give a backup name, a prefix of one, or 'latest'");
   if (query == "latest") {
-    // The newest backup not known to be damaged; what it passes over is said, never hidden.
+    // The newest backup that can be one; what it passes over is said, never hidden.
     for (const auto& r : backups) {
-      if (!r.damage) return r;
-      spdlog::warn("latest: skipping backup {}: recorded as damaged{}: {}", r.name,
-                   r.damage->detected_at_micros
-                       ? " at " + format_rfc3339_seconds(from_unix_micros(r.damage->detected_at_micros))
-                       : std::string(),
-                   r.damage->reason);
+      const std::string why = why_not_latest(r, now);
+      if (why.empty()) return r;
+      spdlog::warn("latest: skipping backup {}: {}", r.name, why);
     }
-    throw Error(ErrorKind::kCorrupt, "every backup in " + store_url + " is recorded as damaged",
+    throw Error(ErrorKind::kCorrupt,
+                "every backup in " + store_url +
+                    " is recorded as damaged, names no data file the store holds, or is dated in the future",
                 "`etcdadm backup list --store " + store_url +
                     "` shows why; `etcdadm backup verify NAME` checks one again (and clears the record if it passes)");
   }

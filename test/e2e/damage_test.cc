@@ -3,6 +3,8 @@
 // the exact command for it. A verification that passes again clears the record.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "common/fs.h"
 #include "restore/damage.h"
 #include "restore/fetch.h"
@@ -104,6 +106,42 @@ TEST_F(Damage, LatestSkipsARecordedDamagedBackupAndTheErrorNamesTheNext) {
   auto latest = cli({"backup", "restore", "latest", "--store", store_, "--output", dir_ / "latest.db"});
   EXPECT_EQ(latest.exit_code, 0) << latest.output;
   EXPECT_NE(latest.output.find("Fetched backup " + newest), std::string::npos) << latest.output;
+}
+
+// Two directories named 2099-... holding `{}` as `_etcd_backup.meta` (a store's garbage, or a
+// writer whose clock is wrong): `latest` passes over both and restores the real newest backup the
+// first time, naming each (failed before: two failed restores, each recording one fake as damaged
+// and naming the other as the next candidate); nothing is recorded against them; the list shows
+// them apart, never aged "0s".
+TEST_F(Damage, AStoresGarbageIsNeverLatest) {
+  auto& m = start_member();
+  EtcdClient client(m.connection());
+  load_keys(client, "/registry/pods/", 50, 200, 3);
+  const std::string real = save(m)["backup"];
+  const std::vector<std::string> fakes = {"2099-01-01T00:00:00Z-000001", "2099-01-02T00:00:00Z-000001"};
+  LocalStore store(store_);
+  for (const auto& f : fakes) store.write_small(f + "/_etcd_backup.meta", "{}");
+
+  std::string out = dir_ / "snap.db";
+  auto r = cli({"backup", "restore", "latest", "--store", store_, "--output", out});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Fetched backup " + real), std::string::npos) << r.output;
+  for (const auto& f : fakes) {
+    EXPECT_NE(r.output.find("latest: skipping backup " + f + ": its metadata names no data file"), std::string::npos)
+        << r.output;
+    EXPECT_FALSE(path_exists(store_ + "/" + f + "/etcdadm-damage.json")) << "garbage is no damaged backup: " << f;
+  }
+  auto table = cli({"backup", "list", "--store", store_});
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_NE(table.output.find("2 that are no backup to restore (`latest` skips them):"), std::string::npos)
+      << table.output;
+  std::istringstream lines(table.output);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("2099")) continue;
+    EXPECT_NE(line.find(" future "), std::string::npos) << line;
+    EXPECT_NE(line.find("NO DATA"), std::string::npos) << line;
+    EXPECT_EQ(line.find(" 0s "), std::string::npos) << line;
+  }
 }
 
 // A store announcing 0 bytes (or too few) for an intact backup is asked again, then reported as

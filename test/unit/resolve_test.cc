@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "common/error.h"
+#include "restore/damage.h"
 #include "restore/resolve.h"
 
 namespace etcdadm {
@@ -10,6 +13,7 @@ static std::vector<BackupRecord> records(std::initializer_list<const char*> name
   for (const char* n : names) {
     BackupRecord r;
     r.name = n;
+    r.data_file = "etcd.backup.gz";
     r.taken_at_micros = to_unix_micros(parse_backup_name(n)->time);
     out.push_back(r);
   }
@@ -82,6 +86,32 @@ TEST(Resolve, LatestSkipsDamagedBackups) {
     EXPECT_EQ(e.kind(), ErrorKind::kCorrupt);
     EXPECT_NE(std::string(e.what()).find("every backup"), std::string::npos) << e.what();
   }
+}
+
+// A store's garbage is never `latest`: a directory dated in the future holding only an
+// `_etcd_backup.meta` of `{}` (no data file), or a whole one dated beyond a clock's tolerance.
+// The next candidate after a damaged one skips them too.
+TEST(Resolve, LatestIsNeverAnEntryWithoutDataOrDatedInTheFuture) {
+  auto rs = records({"2099-01-01T00:00:00Z-000001", "2099-01-01T00:00:00Z-000002", "2026-11-21T10:00:00Z-000003",
+                     "2026-11-21T11:30:00Z-000004"});
+  const SystemTime now = parse_backup_name("2026-11-21T12:00:00Z-000000")->time;
+  auto named = [&](const std::string& name) -> BackupRecord& {
+    return *std::find_if(rs.begin(), rs.end(), [&](const BackupRecord& r) { return r.name == name; });
+  };
+  named("2099-01-01T00:00:00Z-000001").data_file.clear();  // `{}` as _etcd_backup.meta
+  EXPECT_EQ(resolve_backup(rs, "latest", "s", now).name, "2026-11-21T11:30:00Z-000004");
+  const std::string no_data = why_not_latest(named("2099-01-01T00:00:00Z-000001"), now);
+  EXPECT_NE(no_data.find("names no data file"), std::string::npos) << no_data;
+  const std::string future = why_not_latest(named("2099-01-01T00:00:00Z-000002"), now);
+  EXPECT_NE(future.find("in the future"), std::string::npos) << future;
+  ASSERT_EQ(rs[2].name, "2026-11-21T11:30:00Z-000004");
+  // Seconds ahead (another writer's clock) are no future: within the tolerance.
+  EXPECT_EQ(why_not_latest(rs[2], parse_backup_name("2026-11-21T11:28:00Z-000000")->time), "");
+  EXPECT_NE(why_not_latest(rs[2], parse_backup_name("2026-11-21T11:20:00Z-000000")->time), "");
+  rs[2].damage = DamageRecord{1, "bad", "", true};
+  EXPECT_EQ(next_intact_candidate(rs, rs[2].name)->name, "2026-11-21T10:00:00Z-000003");
+  EXPECT_EQ(next_intact_candidate(rs, rs[0].name)->name, "2026-11-21T10:00:00Z-000003")
+      << "the 2099 entries are passed over, wherever the search starts";
 }
 
 }  // namespace etcdadm
