@@ -159,8 +159,13 @@ Observation::AutoRestoreCandidate Controller::auto_restore_candidate(int64_t now
   const RecordPolicy policy = record_policy();
   std::vector<std::string> passed_over;
   std::optional<BackupRecord> chosen;
+  // Each look is one read of the store, every round of a total loss: a store of a person's (or a
+  // plain sidecar's) backups is searched this deep, no deeper.
+  constexpr size_t kBackupsLookedAt = 100;
+  size_t looked_at = 0;
   for (const auto& b : catalog_.backups(store_->url())) {  // newest first
     if (b.damage || !b.revision || b.cluster_id.empty()) continue;
+    if (++looked_at > kBackupsLookedAt) break;
     if (std::string why = backup_attestation_refusal(*store_, b, policy); !why.empty()) {
       passed_over.push_back(why);
       continue;
@@ -169,13 +174,15 @@ Observation::AutoRestoreCandidate Controller::auto_restore_candidate(int64_t now
     break;
   }
   auto passed = [&] {
+    constexpr size_t kNamed = 3;
     std::string out;
-    for (const auto& why : passed_over) out += (out.empty() ? "" : "; ") + why;
+    for (size_t i = 0; i < passed_over.size() && i < kNamed; ++i) out += (out.empty() ? "" : "; ") + passed_over[i];
+    if (passed_over.size() > kNamed) out += "; and " + std::to_string(passed_over.size() - kNamed) + " more";
     return out;
   };
   if (!chosen) {
-    c.problem = "the store holds no attested backup of a cluster" +
-                (passed_over.empty() ? std::string() : " (" + passed() + ")");
+    c.problem = "the store holds no attested backup of a cluster among its " + std::to_string(kBackupsLookedAt) +
+                " newest" + (passed_over.empty() ? std::string() : " (" + passed() + ")");
     return c;
   }
   const BackupRecord& b = *chosen;
