@@ -19,6 +19,7 @@
 #include "etcd/client.h"
 #include "etcdadm/lifecycle/init_join.h"
 #include "etcdadm/lifecycle/local_member.h"
+#include "etcdadm/lifecycle/recover.h"
 #include "etcdadm/lifecycle/reset.h"
 #include "etcdadm/member_health.h"
 #include "etcdadm/member_remove.h"
@@ -244,6 +245,30 @@ void add_reset(CLI::App& app) {
   });
 }
 
+void add_recover(CLI::App& app) {
+  struct Flags {
+    LocationFlags location;
+    RecoverOptions recover;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* c = app.add_subcommand(
+      "recover",
+      "when most members are gone for good: make this host's surviving member a cluster of one from its own "
+      "data (etcd's --force-new-cluster for one start; its data dir copied aside first), then join the others "
+      "to it. Refused while a quorum answers");
+  f->location.add_to(c);
+  c->add_flag("--force", f->recover.force,
+              "recover here even though another member that answers is further along (what it has more is lost)");
+  c->callback([f] {
+    if (!f->location.names_a_member()) {
+      throw f->location.no_member_state("", "point --config-dir at the surviving member's config dir");
+    }
+    RecoverOptions o = f->recover;
+    o.member = f->location.located();
+    std::cout << render::recover_result_text(o.member, run_recover(o));
+  });
+}
+
 void add_info(CLI::App& app) {
   struct Flags {
     LocationFlags location;
@@ -442,6 +467,7 @@ void add_lifecycle_commands(CLI::App& app) {
   add_phased_command<JoinFlags>(app, "join", "add this host as a new member of an existing cluster", join_phases(),
                                 add_join_flags, run_join_command);
   add_reset(app);
+  add_recover(app);
   add_info(app);
   add_download(app);
   add_upgrade(app);

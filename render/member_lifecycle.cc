@@ -38,6 +38,26 @@ std::string reset_result_text(const MemberConfig& member, const ResetResult& r) 
   return out;
 }
 
+std::string recover_result_text(const MemberConfig& member, const RecoverResult& r) {
+  std::string out = "Recovered: member " + member.name + " (" + id_hex(r.member_id) +
+                    ") is a cluster of one now, from its own data (cluster " + id_hex(r.cluster_id) +
+                    " kept): revision " + std::to_string(r.revision) + ", it served " +
+                    std::to_string(r.revision_before) + " before; every write it had committed is kept\n";
+  out += "  its data dir as it was: " + r.set_aside + " (never deleted by etcdadm)\n";
+  for (const auto& why : r.overridden) out += "  --force overrode: " + why + "\n";
+  if (r.removed.empty()) return out;
+  std::string names;
+  for (const auto& lost : r.removed) names += (names.empty() ? "" : ", ") + lost.name;
+  out += "  removed from the membership: " + names + "\n";
+  out +=
+      "Grow it back: on each of those hosts, with this cluster's ca.crt and ca.key in its certs dir (what is "
+      "left of its old member first removed with `etcdadm reset --skip-remove-member`):\n";
+  for (const auto& lost : r.removed) {
+    out += "  etcdadm join " + r.client_url + (lost.name.empty() ? "" : " --name " + lost.name) + "\n";
+  }
+  return out;
+}
+
 nlohmann::json cluster_info_json(const MemberConfig& m, const ClusterInfo& info) {
   nlohmann::json members = nlohmann::json::array();
   for (const auto& x : info.members) {

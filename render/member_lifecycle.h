@@ -7,6 +7,7 @@
 
 #include "etcdadm/lifecycle/init_join.h"
 #include "etcdadm/lifecycle/local_member.h"
+#include "etcdadm/lifecycle/recover.h"
 #include "etcdadm/lifecycle/reset.h"
 #include "etcdadm/member_remove.h"
 
@@ -17,6 +18,10 @@ nlohmann::json lifecycle_result_json(const MemberConfig& member, const Lifecycle
 std::string lifecycle_result_text(const char* verb, const MemberConfig& member, const LifecycleResult& r);
 
 std::string reset_result_text(const MemberConfig& member, const ResetResult& r);
+
+// `etcdadm recover`: which data the new cluster serves, what was set aside and removed, and the
+// commands that grow it back.
+std::string recover_result_text(const MemberConfig& member, const RecoverResult& r);
 
 // `local`: this host's member as its state file records it.
 nlohmann::json cluster_info_json(const MemberConfig& local, const ClusterInfo& info);

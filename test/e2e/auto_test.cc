@@ -400,12 +400,7 @@ TEST_F(Auto, ATotalLossWithAutoRestoreComesBackAtTheChangeLogsLastRevision) {
   }
   // Every acknowledged write the log holds is back with its revision, and none after it.
   EtcdClient client(conn);
-  etcdserverpb::RangeRequest events;
-  events.set_key("/registry/events/");
-  events.set_range_end("/registry/events0");
-  std::map<std::string, int64_t> restored;
-  const auto response = client.range(events);
-  for (const auto& kv : response.kvs()) restored[kv.key()] = kv.mod_revision();
+  std::map<std::string, int64_t> restored = mod_revisions(client, "/registry/events/");
   for (const auto& [n, rev] : acked) {
     const std::string key = fmt::format("/registry/events/w-{:06d}", n);
     if (rev <= last) {

@@ -71,6 +71,7 @@ TEST_F(ExitCodes, Row3NotFoundRow4AlreadyExistsRow9ExternalTool) {
   make_dirs(dir_ / "no-member", 0700);
   expect({"reset", "--config-dir", dir_ / "no-member", "--skip-remove-member", "--certs-dir", dir_ / "no-member-pki"}, 3,
          "no etcdadm member state in");
+  expect({"recover", "--config-dir", dir_ / "no-member"}, 3, "no etcdadm member state in");
   std::string data = dir_ / "data";
   make_dirs(data);
   write_file_atomic(data + "/keep", "x");

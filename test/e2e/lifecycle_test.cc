@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -420,6 +421,74 @@ TEST_F(Lifecycle, ChangeLogHandsOverAtALeaderChangeAndTheClusterComesBackToItsLa
     EXPECT_EQ(restored.status(h.client_url()).header().revision(), last + 1000000000) << h.name;
   }
   EXPECT_EQ(all_key_fields(restored, 0), fields_at_last);
+}
+
+// The worst day (issue "The worst days"): two of three hosts gone for good, their members with
+// them, while a client writes; the third survives with its data. `etcdadm recover` there (refused
+// before, while the quorum answered) makes it a cluster of one from its own data: every write
+// acknowledged before the loss back with its revision, its member and cluster IDs kept, its data
+// dir copied aside. The two rebuilt hosts join it with the printed commands.
+TEST_F(Lifecycle, RecoverMakesTheSurvivorAClusterOfOneWithEveryWriteItCommitted) {
+  ASSERT_NO_FATAL_FAILURE(three_member_cluster());
+  auto refused = etcdadm({"recover", "--config-dir", hosts_[0].conf()});
+  EXPECT_EQ(refused.exit_code, 4) << refused.output;
+  EXPECT_NE(refused.output.find("the cluster has a quorum: 3 of 3 voters answer"), std::string::npos) << refused.output;
+  EXPECT_EQ(member_list(hosts_[0]).size(), 3u);
+
+  const auto conn = connection({&hosts_[0], &hosts_[1], &hosts_[2]});
+  std::vector<std::pair<std::string, int64_t>> acked;  // key, revision
+  std::atomic<bool> writing{true};
+  std::thread writer([&] {
+    ConnectionConfig c = conn;
+    c.dial_timeout = std::chrono::milliseconds(500);
+    c.command_timeout = std::chrono::seconds(1);
+    EtcdClient client(c);
+    for (int n = 0; writing.load(); ++n) {
+      const std::string key = fmt::format("/registry/events/w-{:06d}", n);
+      try {
+        acked.emplace_back(key, client.put(key, "v").header().revision());
+      } catch (const std::exception&) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  // m2 and m3 gone for good: killed, their hosts' files gone.
+  for (const Host* h : {&hosts_[1], &hosts_[2]}) {
+    const int pid = running_pid(h->conf() + "/etcd.pid", bin() + "/etcd");
+    ASSERT_GT(pid, 0) << h->name;
+    ::kill(pid, SIGKILL);
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  writing = false;
+  writer.join();
+  for (const Host* h : {&hosts_[1], &hosts_[2]}) remove_all(h->root);
+  ASSERT_GT(acked.size(), 20u);
+  const std::string cluster_id = info(hosts_[0])["clusterId"];
+
+  auto recovered = etcdadm({"recover", "--config-dir", hosts_[0].conf()});
+  ASSERT_EQ(recovered.exit_code, 0) << recovered.output;
+  EXPECT_NE(recovered.output.find("is a cluster of one now, from its own data"), std::string::npos) << recovered.output;
+  EXPECT_NE(recovered.output.find("removed from the membership: m2, m3"), std::string::npos) << recovered.output;
+  ASSERT_EQ(member_list(hosts_[0]).size(), 1u);
+  EXPECT_EQ(info(hosts_[0])["clusterId"], cluster_id) << "the cluster goes on";
+  bool set_aside = false;
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(hosts_[0].data()).parent_path())) {
+    set_aside = set_aside || e.path().filename().string().starts_with(
+                                 std::filesystem::path(hosts_[0].data()).filename().string() + ".set-aside-recover-");
+  }
+  EXPECT_TRUE(set_aside) << "the data dir as it was is kept";
+  {
+    EtcdClient client(connection({&hosts_[0]}));
+    std::map<std::string, int64_t> served = mod_revisions(client, "/registry/events/");
+    for (const auto& [key, rev] : acked) EXPECT_EQ(served[key], rev) << key << ": acknowledged at revision " << rev;
+  }
+
+  // The lost hosts, rebuilt, join it again.
+  for (Host* h : {&hosts_[1], &hosts_[2]}) ASSERT_NO_FATAL_FAILURE(join(*h, hosts_[0]));
+  ASSERT_EQ(member_list(hosts_[0]).size(), 3u);
+  auto got = etcdctl(hosts_[2], {"get", acked.back().first, "--print-value-only", "--consistency", "s"});
+  EXPECT_EQ(got.output, "v\n") << "the joined member has the data";
 }
 
 // 3. reset of one member shrinks the cluster; it can join again; the last member refuses a reset.

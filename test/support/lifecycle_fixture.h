@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -113,6 +114,20 @@ class LifecycleFixture : public ::testing::Test {
   void init(const Host& h, std::vector<std::string> extra = {}) {
     auto r = run_with_member_flags({"init"}, h, extra);
     ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+
+  // Each key under `prefix` (a prefix ending in '/') with the revision that last wrote it, as
+  // `client`'s cluster serves them: what acknowledged writes are checked against.
+  static std::map<std::string, int64_t> mod_revisions(EtcdClient& client, const std::string& prefix) {
+    etcdserverpb::RangeRequest range;
+    range.set_key(prefix);
+    std::string end = prefix;
+    end.back() = static_cast<char>(end.back() + 1);
+    range.set_range_end(end);
+    std::map<std::string, int64_t> out;
+    const auto response = client.range(range);  // kept: kvs() refers into it
+    for (const auto& kv : response.kvs()) out[kv.key()] = kv.mod_revision();
+    return out;
   }
 
   void copy_ca(const Host& from, const Host& to) {
