@@ -175,10 +175,7 @@ void run_with_backups(const Flags& f, ControllerOptions o) {
     log->backup_accepted = [&controller, &store](const BackupRecord& b) {
       return controller.backup_attested(*store, b);
     };
-    // Asked anew each time: a CA switch changes the keys that tag.
-    log->segment_accepted = [&controller](const changelog::SegmentName& s) {
-      return controller.segment_acceptance()(s);
-    };
+    log->segment_accepted = [&controller](const changelog::SegmentName& s) { return controller.segment_accepted(s); };
   }
   Sidecar sidecar(client, *store, &catalog, prepared->options);
   std::unique_ptr<SidecarHttp> http;

@@ -104,7 +104,7 @@ std::string Controller::restore_planned_member(const ClusterPlan& plan, const Ob
   PointInTime target;
   target.revision = plan.to_revision;
   // The planner chained the tagged segments only: every host replays exactly those.
-  if (plan.purpose == "auto-restore") target.segment_accepted = segment_acceptance();
+  if (plan.purpose == "auto-restore") target.segment_accepted = [this](const auto& s) { return segment_accepted(s); };
   o.restore_snapshot = prefetched_backup_restorer(store_, backup, member_.data_dir, plan.etcd_version, method, target);
   stop_and_set_aside(set_aside_label(plan));
   failpoint("auto/restore/set-aside");
@@ -192,7 +192,7 @@ Observation::AutoRestoreCandidate Controller::auto_restore_candidate(int64_t now
   c.passed_over = passed();
   std::vector<changelog::SegmentName> segments = changelog::list_segments(*store_, b.cluster_id);
   const size_t listed = segments.size();
-  std::erase_if(segments, [accepted = segment_acceptance()](const auto& s) { return !accepted(s); });
+  std::erase_if(segments, [this](const auto& s) { return !segment_accepted(s); });
   c.untagged_segments = static_cast<int64_t>(listed - segments.size());
   const changelog::LogChain chain = changelog::chain_from(segments, c.backup_revision);
   // The log is known complete until its last tagged segment's receipt: the heartbeat, which no

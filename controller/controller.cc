@@ -186,12 +186,10 @@ bool Controller::backup_attested(BlobStore& store, const BackupRecord& backup) c
 
 // Which change log segments an auto-restore replays: those a CA key here tagged; untagged ones
 // too only where this host takes unsigned records; a forged tag never.
-std::function<bool(const changelog::SegmentName&)> Controller::segment_acceptance() const {
-  return
-      [keyring = keyring_copy(), accept_unsigned = options_.accept_unsigned_records](const changelog::SegmentName& s) {
-        const RecordTrust trust = keyring.check_tag(changelog::segment_tag_message(s), s.tag);
-        return trust == RecordTrust::kAuthentic || (trust == RecordTrust::kUnsigned && accept_unsigned);
-      };
+bool Controller::segment_accepted(const changelog::SegmentName& segment) const {
+  std::lock_guard<std::mutex> lock(keyring_mu_);
+  const RecordTrust trust = keyring_.check_tag(changelog::segment_tag_message(segment), segment.tag);
+  return trust == RecordTrust::kAuthentic || (trust == RecordTrust::kUnsigned && options_.accept_unsigned_records);
 }
 
 void Controller::refuse_record(const std::string& why) {

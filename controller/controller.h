@@ -94,7 +94,7 @@ class Controller {
   // What the sidecar's change log starts from and continues (thread-safe): an attested backup, a
   // tagged segment (or unsigned ones, with --accept-unsigned-records), as an auto-restore takes them.
   bool backup_attested(BlobStore& store, const BackupRecord& backup) const;
-  std::function<bool(const changelog::SegmentName&)> segment_acceptance() const;
+  bool segment_accepted(const changelog::SegmentName& segment) const;
   // The controller's gauges in Prometheus text (served beside the sidecar's on --listen): whether
   // it acts, waits, sees a total loss, is paused; its last round; its failed rounds. Any thread.
   std::string metrics_text() const;
