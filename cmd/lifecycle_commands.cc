@@ -19,7 +19,6 @@
 #include "etcd/client.h"
 #include "etcdadm/lifecycle/init_join.h"
 #include "etcdadm/lifecycle/local_member.h"
-#include "etcdadm/lifecycle/recover.h"
 #include "etcdadm/lifecycle/reset.h"
 #include "etcdadm/member_health.h"
 #include "etcdadm/member_remove.h"
@@ -31,6 +30,7 @@
 #include "restore/damage.h"
 #include "restore/member_restore.h"
 #include "restore/new_cluster.h"
+#include "restore/recover.h"
 #include "restore/resolve.h"
 
 namespace etcdadm::cli {
@@ -227,6 +227,9 @@ void add_reset(CLI::App& app) {
   c->add_flag("--force", f->reset.force, "also reset the last member of a cluster (its data is gone afterwards)");
   c->add_flag("--remove-ca", f->reset.remove_ca, "delete ca.crt and ca.key too");
   c->add_flag("--remove-binaries", f->reset.remove_binaries, "delete etcd, etcdctl and etcdutl from --install-dir");
+  c->add_flag("--keep-data", f->reset.keep_data,
+              "set the data dir aside (renamed to <data-dir>.set-aside-reset-<time>) instead of deleting it: a "
+              "member whose cluster was recovered elsewhere, before it joins that cluster");
   c->add_option("--endpoints", f->endpoints,
                 "other members' client URLs, to reach the cluster when this member is down");
   c->callback([f] {
@@ -249,14 +252,17 @@ void add_recover(CLI::App& app) {
   struct Flags {
     LocationFlags location;
     RecoverOptions recover;
+    StoreFlags store;
   };
   auto f = std::make_shared<Flags>();
   auto* c = app.add_subcommand(
       "recover",
       "when most members are gone for good: make this host's surviving member a cluster of one from its own "
       "data (etcd's --force-new-cluster for one start; its data dir copied aside first), then join the others "
-      "to it. Refused while a quorum answers");
+      "to it. With --store, when the change log there reaches further than the member, from the member's db plus "
+      "the log after it. Refused while a quorum answers");
   f->location.add_to(c);
+  f->store.add_to(c, /*with_output=*/false);
   c->add_flag("--force", f->recover.force,
               "recover here even though another member that answers is further along (what it has more is lost)");
   c->callback([f] {
@@ -265,6 +271,7 @@ void add_recover(CLI::App& app) {
     }
     RecoverOptions o = f->recover;
     o.member = f->location.located();
+    if (!f->store.store.empty()) o.store = f->store.open();
     std::cout << render::recover_result_text(o.member, run_recover(o));
   });
 }

@@ -34,15 +34,31 @@ std::string lifecycle_result_text(const char* verb, const MemberConfig& member, 
 
 std::string reset_result_text(const MemberConfig& member, const ResetResult& r) {
   std::string out = "Reset member " + member.name + (r.member_removed ? " (removed from the cluster)" : "") + "\n";
+  if (!r.data_set_aside.empty()) out += "  data dir set aside as " + r.data_set_aside + "\n";
   for (const auto& p : r.removed_paths) out += "  removed " + p + "\n";
   return out;
 }
 
 std::string recover_result_text(const MemberConfig& member, const RecoverResult& r) {
-  std::string out = "Recovered: member " + member.name + " (" + id_hex(r.member_id) +
-                    ") is a cluster of one now, from its own data (cluster " + id_hex(r.cluster_id) +
-                    " kept): revision " + std::to_string(r.revision) + ", it served " +
-                    std::to_string(r.revision_before) + " before; every write it had committed is kept\n";
+  std::string out;
+  if (r.source == RecoverResult::Source::kChangeLog) {
+    out = "Recovered: member " + member.name + " (" + id_hex(r.member_id) + ") is a new cluster of one (cluster " +
+          id_hex(r.cluster_id) + ", was " + id_hex(r.previous_cluster_id) +
+          ") from the change log, which reached further than the member: its db plus " + std::to_string(r.log_records) +
+          " revisions of the log, to revision " + std::to_string(r.log_reaches) + " (the member had served " +
+          std::to_string(r.revision_before) + "); it serves revision " + std::to_string(r.revision) + "\n";
+    out += "  revision: " + r.revision_bump.explanation() + "\n";
+  } else {
+    out = "Recovered: member " + member.name + " (" + id_hex(r.member_id) +
+          ") is a cluster of one now, from its own data (cluster " + id_hex(r.cluster_id) + " kept): revision " +
+          std::to_string(r.revision) + ", it served " + std::to_string(r.revision_before) +
+          " before; every write it had committed is kept\n";
+    if (r.log_reaches > 0) {
+      out += "  the change log in the store reaches revision " + std::to_string(r.log_reaches) +
+             ", not past the member's\n";
+    }
+  }
+  if (!r.log_not_taken.empty()) out += "  not taken: " + r.log_not_taken + "\n";
   out += "  its data dir as it was: " + r.set_aside + " (never deleted by etcdadm)\n";
   for (const auto& why : r.overridden) out += "  --force overrode: " + why + "\n";
   if (r.removed.empty()) return out;
@@ -51,7 +67,8 @@ std::string recover_result_text(const MemberConfig& member, const RecoverResult&
   out += "  removed from the membership: " + names + "\n";
   out +=
       "Grow it back: on each of those hosts, with this cluster's ca.crt and ca.key in its certs dir (what is "
-      "left of its old member first removed with `etcdadm reset --skip-remove-member`):\n";
+      "left of its old member first reset with `etcdadm reset --skip-remove-member --keep-data`, which sets its "
+      "data dir aside):\n";
   for (const auto& lost : r.removed) {
     out += "  etcdadm join " + r.client_url + (lost.name.empty() ? "" : " --name " + lost.name) + "\n";
   }

@@ -7,9 +7,9 @@
 
 #include "etcdadm/lifecycle/init_join.h"
 #include "etcdadm/lifecycle/local_member.h"
-#include "etcdadm/lifecycle/recover.h"
 #include "etcdadm/lifecycle/reset.h"
 #include "etcdadm/member_remove.h"
+#include "restore/recover.h"
 
 namespace etcdadm::render {
 

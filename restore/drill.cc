@@ -1,19 +1,17 @@
 #include "restore/drill.h"
 
 #include <spdlog/spdlog.h>
-#include <sys/socket.h>
 #include <sys/statvfs.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <optional>
-#include <random>
 #include <thread>
 
 #include "common/failpoint.h"
 #include "common/fs.h"
 #include "common/interrupt.h"
+#include "common/sha256.h"
 #include "common/subprocess.h"
 #include "common/text.h"
 #include "common/timefmt.h"
@@ -23,8 +21,7 @@
 #include "etcd/etcd_version.h"
 #include "restore/damage.h"
 #include "restore/data_dir.h"
-
-extern char** environ;
+#include "restore/private_etcd.h"
 
 namespace etcdadm {
 
@@ -56,154 +53,6 @@ void require_scratch_space(const std::string& dir, uint64_t db_bytes, bool db_si
                 "give a directory with room with --scratch-dir");
   }
 }
-
-// etcd's sockets, relative to its working directory (the socket directory): etcd 3.4 wants a
-// unix URL of the form unix://host:port, whose host:port is then the socket's file name.
-constexpr const char* kClientSocket = "client:2379";
-constexpr const char* kPeerSocket = "peer:2380";
-
-// Where etcd's sockets go: the 0700 scratch dir, unless its path is too long for a socket address
-// (sun_path, 108 bytes with its NUL), then a 0700 directory of their own in /tmp.
-class SocketDir {
- public:
-  explicit SocketDir(const std::string& scratch) : path_(scratch) {
-    if (path_.size() + 1 + std::string(kClientSocket).size() >= sizeof(sockaddr_un{}.sun_path)) {
-      own_.emplace("etcdadm-drill-sockets", "/tmp");
-      path_ = own_->path();
-    }
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-  std::optional<ScratchDir> own_;
-};
-
-std::string random_hex(int digits) {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  std::string out;
-  for (int i = 0; i < digits; ++i) out += "0123456789abcdef"[rng() % 16];
-  return out;
-}
-
-// The last lines of etcd's log, for errors.
-std::string log_tail(const std::string& path, size_t lines = 8) {
-  std::ifstream in(path);
-  std::vector<std::string> all;
-  for (std::string line; std::getline(in, line);) all.push_back(line);
-  std::string out;
-  for (size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i) out += "\n  " + all[i];
-  return out;
-}
-
-// The drill's member: one etcd process serving the restored data dir on unix sockets in a 0700
-// directory and on no TCP port, since it serves every Secret of the backup without TLS or auth
-// (docs/security.md); stopped (and reaped) by the destructor however the drill ends.
-class PrivateEtcd {
- public:
-  PrivateEtcd(std::string binary, std::string data_dir, std::string name, std::string log_path, std::string socket_dir,
-              uint64_t db_bytes, const std::atomic<bool>* cancel)
-      : binary_(std::move(binary)),
-        data_dir_(std::move(data_dir)),
-        name_(std::move(name)),
-        log_path_(std::move(log_path)),
-        socket_dir_(std::move(socket_dir)),
-        db_bytes_(db_bytes),
-        cancel_(cancel),
-        client_url_("unix://" + socket_dir_ + "/" + kClientSocket) {}
-  ~PrivateEtcd() {
-    if (started_) {
-      int code = child_.stop(std::chrono::seconds(10));
-      spdlog::debug("drill etcd (pid {}) stopped, exit {}", child_.pid(), code);
-    }
-  }
-  PrivateEtcd(const PrivateEtcd&) = delete;
-  PrivateEtcd& operator=(const PrivateEtcd&) = delete;
-
-  // unix:///<socket dir>/client:2379, for EtcdClient.
-  const std::string& client_url() const { return client_url_; }
-
-  // Starts etcd and waits until it has a leader and answers a linearizable read.
-  void start_and_wait(std::chrono::seconds timeout) {
-    const std::string client = std::string("unix://") + kClientSocket, peer = std::string("unix://") + kPeerSocket;
-    // The data dir's WAL fixes the membership: the --initial-* flags are not read on a restored
-    // member, and a single member never dials the peer URL it advertises.
-    std::vector<std::string> argv = {binary_, "--name", name_, "--data-dir", data_dir_, "--listen-client-urls", client,
-                                     "--advertise-client-urls", client, "--listen-peer-urls", peer,
-                                     "--initial-advertise-peer-urls", peer, "--initial-cluster", name_ + "=" + peer,
-                                     // Alone, it elects itself after one election timeout: a short one
-                                     // (etcd's 1 s default is sized for networks) is most of the start.
-                                     "--heartbeat-interval", "10", "--election-timeout", "100"};
-    // Above etcd's default quota (2 GiB) a restored db would raise NOSPACE at once.
-    if (db_bytes_ > (3ull << 29))
-      argv.insert(argv.end(), {"--quota-backend-bytes", std::to_string(db_bytes_ + (1ull << 30))});
-    RunOptions ro;
-    ro.working_dir = socket_dir_;  // the sockets' relative names resolve there
-    // The operator's ETCD_* variables (a shell that runs etcd by hand) are not the drill's.
-    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-      std::string_view var(*e);
-      if (var.rfind("ETCD_", 0) == 0) ro.unset_env.emplace_back(var.substr(0, var.find('=')));
-    }
-    child_ = ChildProcess::start(argv, log_path_, ro);
-    started_ = true;
-    spdlog::info("drill etcd started (pid {}), serving {} at {}", child_.pid(), data_dir_, client_url_);
-    if (wait_healthy(timeout)) return;
-    const std::string tail = log_tail(log_path_);
-    child_.stop(std::chrono::seconds(5));
-    started_ = false;
-    throw Error(failed_kind_, failure_ + "; its log (" + log_path_ + ") ends with:" + tail,
-                "check that " + binary_ +
-                    " runs on this machine and can serve data of the backup's etcd version "
-                    "(or drill with --etcd-binary)");
-  }
-
- private:
-  bool wait_healthy(std::chrono::seconds timeout) {
-    ConnectionConfig c;
-    c.endpoints = {client_url_};
-    c.dial_timeout = std::chrono::milliseconds(1000);
-    c.command_timeout = std::chrono::milliseconds(3000);
-    EtcdClient client(c);
-    const auto deadline = Clock::now() + timeout;
-    std::string last = "no answer yet";
-    while (Clock::now() < deadline) {
-      throw_if_interrupted("backup drill");
-      throw_if_cancelled(cancel_);
-      if (!child_.running()) {
-        failed_kind_ = ErrorKind::kExternalTool;
-        failure_ = "etcd " + binary_ + " exited while starting on the restored data";
-        return false;
-      }
-      try {
-        auto st = client.status(client_url_);
-        if (st.leader() != 0) {
-          etcdserverpb::RangeRequest probe;  // linearizable: applied through raft
-          probe.set_key("\0", 1);
-          probe.set_range_end("\0", 1);
-          probe.set_count_only(true);
-          client.range(probe);
-          return true;
-        }
-        last = "no leader yet";
-      } catch (const Error& e) {
-        last = e.what();
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    failed_kind_ = ErrorKind::kTimeout;
-    failure_ = "etcd did not serve the restored data within " + std::to_string(timeout.count()) + "s (" + last + ")";
-    return false;
-  }
-
-  std::string binary_, data_dir_, name_, log_path_, socket_dir_;
-  uint64_t db_bytes_;
-  const std::atomic<bool>* cancel_;
-  std::string client_url_;
-  ChildProcess child_;
-  bool started_ = false;
-  ErrorKind failed_kind_ = ErrorKind::kUnavailable;
-  std::string failure_;
-};
 
 DrillCheck check_equal(const std::string& name, int64_t expected, int64_t served) {
   DrillCheck c;
@@ -267,13 +116,13 @@ DrillReport run_drill(const BackupStore& backups, const BackupRecord& listed, co
                  backup.etcd_version.empty() ? "of unknown version" : backup.etcd_version, report.etcd.version,
                  report.etcd.path);
 
-    const std::string name = "drill-" + random_hex(8);
+    const std::string name = "drill-" + random_hex(4);
     RestoreOptions ro;
     ro.data_dir = scratch.path() + "/" + name + ".etcd";
     ro.name = name;
     // The peer URL recorded in the restored membership; the member listens where PrivateEtcd says.
     ro.initial_advertise_peer_urls = "http://127.0.0.1:2380";
-    ro.initial_cluster_token = "etcdadm-drill-" + random_hex(12);
+    ro.initial_cluster_token = "etcdadm-drill-" + random_hex(6);
     ro.target_version = report.etcd.version;
     ro.point_in_time = options.point_in_time;
     // The backup's own revision: the drill compares the member's HashKV with the backup's, and no
@@ -296,8 +145,8 @@ DrillReport run_drill(const BackupStore& backups, const BackupRecord& listed, co
     Phase start_phase{report, "start"};
     throw_if_cancelled(options.cancel);
     SocketDir sockets(scratch.path());
-    PrivateEtcd member(report.etcd.path, ro.data_dir, name, scratch.path() + "/etcd.log", sockets.path(),
-                       restored.db_size, options.cancel);
+    PrivateEtcd member("backup drill", report.etcd.path, ro.data_dir, name, scratch.path() + "/etcd.log",
+                       sockets.path(), restored.db_size, options.cancel);
     member.start_and_wait(options.start_timeout);
     failpoint("drill/member/serving", options.cancel);
     start_phase.done();

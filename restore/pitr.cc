@@ -239,6 +239,11 @@ ChangeLogCheck verify_change_log(const BackupStore& backups, const BackupRecord&
 
 ReplayResult replay_to(const BackupStore& backups, const BackupRecord& backup, const std::string& db_path,
                        uint64_t db_bytes, const PointInTime& target) {
+  return replay_log_onto(backups, ReplayBase{backup.cluster_id, "backup " + backup.name}, db_path, db_bytes, target);
+}
+
+ReplayResult replay_log_onto(const BackupStore& backups, const ReplayBase& base, const std::string& db_path,
+                             uint64_t db_bytes, const PointInTime& target) {
   BlobStore& store = *backups;
   ReplayResult r;
   {
@@ -247,18 +252,18 @@ ReplayResult replay_to(const BackupStore& backups, const BackupRecord& backup, c
   }
   r.revision = r.snapshot_revision;
   if (target.revision > 0 && target.revision < r.snapshot_revision) {
-    throw Error(ErrorKind::kInvalidArgument,
-                "backup " + backup.name + " already holds revision " + std::to_string(r.snapshot_revision) + ", past " +
-                    target.describe(),
-                "restore an older backup to reach it");
+    throw Error(
+        ErrorKind::kInvalidArgument,
+        base.what + " already holds revision " + std::to_string(r.snapshot_revision) + ", past " + target.describe(),
+        "restore an older backup to reach it");
   }
   std::vector<changelog::LateWindow> late_windows;
-  auto segments = changelog::list_segments(store, backup.cluster_id, nullptr, &late_windows);
+  auto segments = changelog::list_segments(store, base.cluster_id, nullptr, &late_windows);
   if (target.segment_accepted) std::erase_if(segments, [&](const auto& s) { return !target.segment_accepted(s); });
   changelog::LogChain chain = changelog::chain_from(segments, r.snapshot_revision, target.revision);
   if (target.revision > 0 && chain.reaches < target.revision) {
     throw Error(ErrorKind::kNotFound,
-                target.describe() + " is beyond the change log of backup " + backup.name +
+                target.describe() + " is beyond the change log of " + base.what +
                     ": the newest reachable revision is " + std::to_string(chain.reaches) + " (received " +
                     when_ms(chain.reaches_observed_ms) + ")" +
                     (chain.next_segment_start
@@ -269,10 +274,10 @@ ReplayResult replay_to(const BackupStore& backups, const BackupRecord& backup, c
   const int64_t until_micros = target.time ? to_unix_micros(*target.time) : INT64_MAX;
   if (target.time && chain.reaches_observed_ms * 1000 < until_micros) {
     const int64_t complete_until =
-        changelog::complete_until_micros(chain, changelog::read_heartbeat(store, backup.cluster_id), late_windows);
+        changelog::complete_until_micros(chain, changelog::read_heartbeat(store, base.cluster_id), late_windows);
     if (complete_until < until_micros) {
       throw Error(ErrorKind::kNotFound,
-                  target.describe() + " is beyond the change log of backup " + backup.name + ": it is complete until " +
+                  target.describe() + " is beyond the change log of " + base.what + ": it is complete until " +
                       when_ms(complete_until / 1000) + " (revision " + std::to_string(chain.reaches) + ")",
                   "pick a time at or before " + when_ms(complete_until / 1000));
     }
@@ -280,7 +285,7 @@ ReplayResult replay_to(const BackupStore& backups, const BackupRecord& backup, c
   const auto started = std::chrono::steady_clock::now();
   LogReplay replay(db_path, db_bytes, r.snapshot_revision);
   const int64_t last = target.revision > 0 ? target.revision : chain.reaches;
-  Progress progress("replay of the change log onto backup " + backup.name, ProgressUnit::kRevisions,
+  Progress progress("replay of the change log onto " + base.what, ProgressUnit::kRevisions,
                     last > r.snapshot_revision ? static_cast<uint64_t>(last - r.snapshot_revision) : 0);
   // Segments are read and decoded on other threads while this one writes the db.
   const size_t readers = SegmentReadAhead::default_threads();
@@ -318,12 +323,12 @@ ReplayResult replay_to(const BackupStore& backups, const BackupRecord& backup, c
   r.events = replay.events();
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (target.revision > 0 && r.revision != target.revision) {
-    throw changelog::SegmentError(ErrorKind::kCorrupt, "the change log of backup " + backup.name +
-                                                           " ended at revision " + std::to_string(r.revision) +
-                                                           ", short of " + target.describe());
+    throw changelog::SegmentError(ErrorKind::kCorrupt, "the change log of " + base.what + " ended at revision " +
+                                                           std::to_string(r.revision) + ", short of " +
+                                                           target.describe());
   }
-  spdlog::info("replayed {} revisions ({} events, {} segments) onto backup {} in {:.2f}s: revision {} -> {}", r.records,
-               r.events, r.segments, backup.name, r.seconds, r.snapshot_revision, r.revision);
+  spdlog::info("replayed {} revisions ({} events, {} segments) onto {} in {:.2f}s: revision {} -> {}", r.records,
+               r.events, r.segments, base.what, r.seconds, r.snapshot_revision, r.revision);
   if (r.late) {
     spdlog::warn(
         "{} falls inside a window where commit times are known only approximately: revisions {}..{} were "

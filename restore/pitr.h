@@ -101,4 +101,15 @@ struct ReplayResult {
 ReplayResult replay_to(const BackupStore& backups, const BackupRecord& backup, const std::string& db_path,
                        uint64_t db_bytes, const PointInTime& target);
 
+// What a replay extends: a snapshot of the cluster `cluster_id` (hex, as the store names it),
+// called `what` in messages ("backup NAME", "member m1's data").
+struct ReplayBase {
+  std::string cluster_id;
+  std::string what;
+};
+// The same onto any snapshot of the cluster (`etcdadm recover`: a surviving member's own db, which
+// the log may have gone past). replay_to is this with the backup as the base.
+ReplayResult replay_log_onto(const BackupStore& backups, const ReplayBase& base, const std::string& db_path,
+                             uint64_t db_bytes, const PointInTime& target);
+
 }  // namespace etcdadm

@@ -411,6 +411,35 @@ SnapshotStatus snapshot_status(const BoltReader& db, StatusSemantics semantics) 
   return s;
 }
 
+std::vector<SnapshotMember> snapshot_members(const BoltReader& db) {
+  std::vector<SnapshotMember> members;
+  if (db.has_bucket({"members"})) {
+    db.for_each({"members"}, [&](std::string_view k, std::string_view v, bool is_bucket) {
+      if (is_bucket) return true;
+      nlohmann::json j = nlohmann::json::parse(v, nullptr, false);
+      if (j.is_discarded() || !j.is_object()) throw corrupt("member " + std::string(k) + " is not JSON");
+      SnapshotMember m;
+      try {
+        if (j.contains("id"))
+          m.id = j["id"].get<uint64_t>();
+        else
+          m.id = std::stoull(std::string(k), nullptr, 16);
+        m.name = j.value("name", "");
+        if (j.contains("peerURLs") && !j["peerURLs"].is_null())
+          m.peer_urls = j["peerURLs"].get<std::vector<std::string>>();
+        if (j.contains("clientURLs") && !j["clientURLs"].is_null())
+          m.client_urls = j["clientURLs"].get<std::vector<std::string>>();
+        m.learner = j.value("isLearner", false);
+      } catch (const std::exception& e) {
+        throw corrupt("member " + std::string(k) + ": " + e.what());
+      }
+      members.push_back(std::move(m));
+      return true;
+    });
+  }
+  return members;
+}
+
 SnapshotInspection inspect_snapshot(const BoltReader& db, int prefix_depth, size_t in_memory_keys) {
   SnapshotInspection r;
   // One walk: the status hash over every bucket, and, while in `key`, each key's latest state. The
@@ -488,30 +517,7 @@ SnapshotInspection inspect_snapshot(const BoltReader& db, int prefix_depth, size
     spilled->replay([&] { partition = LatestTable(); }, [&](const KeyRevision& e) { apply(partition, &latest, e); });
   }
 
-  if (db.has_bucket({"members"})) {
-    db.for_each({"members"}, [&](std::string_view k, std::string_view v, bool is_bucket) {
-      if (is_bucket) return true;
-      nlohmann::json j = nlohmann::json::parse(v, nullptr, false);
-      if (j.is_discarded() || !j.is_object()) throw corrupt("member " + std::string(k) + " is not JSON");
-      SnapshotMember m;
-      try {
-        if (j.contains("id"))
-          m.id = j["id"].get<uint64_t>();
-        else
-          m.id = std::stoull(std::string(k), nullptr, 16);
-        m.name = j.value("name", "");
-        if (j.contains("peerURLs") && !j["peerURLs"].is_null())
-          m.peer_urls = j["peerURLs"].get<std::vector<std::string>>();
-        if (j.contains("clientURLs") && !j["clientURLs"].is_null())
-          m.client_urls = j["clientURLs"].get<std::vector<std::string>>();
-        m.learner = j.value("isLearner", false);
-      } catch (const std::exception& e) {
-        throw corrupt("member " + std::string(k) + ": " + e.what());
-      }
-      r.members.push_back(std::move(m));
-      return true;
-    });
-  }
+  r.members = snapshot_members(db);
   if (db.has_bucket({"members_removed"})) {
     db.for_each({"members_removed"}, [&](std::string_view k, std::string_view, bool) {
       try {

@@ -76,6 +76,10 @@ struct SnapshotInspection {
   std::vector<std::string> alarms;  // "NOSPACE on member 8e9e05c52164694d"
 };
 
+// The membership the db records (bucket `members`; etcd 3.4+ keeps it there beside the WAL), as
+// the cluster last had it when the db was written. Throws kCorrupt for a member that is not JSON.
+std::vector<SnapshotMember> snapshot_members(const BoltReader& db);
+
 // `prefix_depth`: how many '/'-separated levels make a prefix ("/registry/pods" is 2). One walk over
 // the database (the status hash and the per-key latest state together). Memory: a 16-byte hash slot
 // per distinct key, not the keys themselves, up to `in_memory_keys` keys (8 MiB of table by

@@ -30,23 +30,6 @@
 
 namespace etcdadm::test {
 
-// etcdctl's -w json answer among what it printed: a client warning may come first as a JSON log
-// line of its own (the member it asked was just stopped).
-inline nlohmann::json etcdctl_answer(const std::string& output) {
-  size_t start = 0;
-  while (start < output.size()) {
-    size_t end = output.find('\n', start);
-    if (end == std::string::npos) end = output.size();
-    const std::string line = output.substr(start, end - start);
-    start = end + 1;
-    if (line.empty() || (line[0] != '{' && line[0] != '[')) continue;
-    auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded() || (j.is_object() && j.contains("level"))) continue;
-    return j.is_array() ? j[0] : j;
-  }
-  return nlohmann::json::object();
-}
-
 class AutoFixture : public LifecycleFixture {
  protected:
   void SetUp() override {
@@ -249,35 +232,6 @@ class AutoFixture : public LifecycleFixture {
     return cluster_ids.size() == 1;
   }
 
-  void add_host() {
-    Host h;
-    h.name = "m" + std::to_string(hosts_.size() + 1);
-    h.root = dir_ / h.name;
-    h.client_port = free_port();
-    h.peer_port = free_port();
-    hosts_.push_back(h);
-    copy_ca(hosts_[0], hosts_.back());
-  }
-
-  // The members' KV hashes at one revision, by host: equal when they hold the same data.
-  std::map<std::string, uint64_t> hash_kv(const std::vector<const Host*>& hosts) {
-    auto st = etcdctl(*hosts[0], {"endpoint", "status", "-w", "json"});
-    auto j = etcdctl_answer(st.output);
-    const int64_t rev = j["Status"]["header"]["revision"].get<int64_t>();
-    std::map<std::string, uint64_t> out;
-    for (const auto* h : hosts) {
-      auto r = etcdctl(*h, {"endpoint", "hashkv", "--rev", std::to_string(rev), "-w", "json"});
-      EXPECT_EQ(r.exit_code, 0) << r.output;
-      auto hj = etcdctl_answer(r.output);
-      out[h->name] = hj["HashKV"]["hash"].get<uint64_t>();
-    }
-    return out;
-  }
-
-  int64_t revision_of(const Host& h) {
-    auto st = etcdctl(h, {"endpoint", "status", "-w", "json"});
-    return etcdctl_answer(st.output)["Status"]["header"]["revision"].get<int64_t>();
-  }
   std::string keys_of(const Host& h) { return etcdctl(h, {"get", "/", "--prefix", "--keys-only"}).output; }
 
   // Puts `key` through the first host and waits until every host has applied it (a follower does

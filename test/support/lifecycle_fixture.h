@@ -44,6 +44,23 @@ struct Host {
   std::string own_bin;  // its own install dir (upgrades); empty: the fixture's shared one
 };
 
+// etcdctl's -w json answer among what it printed: a client warning may come first as a JSON log
+// line of its own (the member it asked was just stopped).
+inline nlohmann::json etcdctl_answer(const std::string& output) {
+  size_t start = 0;
+  while (start < output.size()) {
+    size_t end = output.find('\n', start);
+    if (end == std::string::npos) end = output.size();
+    const std::string line = output.substr(start, end - start);
+    start = end + 1;
+    if (line.empty() || (line[0] != '{' && line[0] != '[')) continue;
+    auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || (j.is_object() && j.contains("level"))) continue;
+    return j.is_array() ? j[0] : j;
+  }
+  return nlohmann::json::object();
+}
+
 class LifecycleFixture : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -116,6 +133,25 @@ class LifecycleFixture : public ::testing::Test {
     ASSERT_EQ(r.exit_code, 0) << r.output;
   }
 
+  // The members' KV hashes at one revision, by host: equal when they hold the same data.
+  std::map<std::string, uint64_t> hash_kv(const std::vector<const Host*>& hosts) {
+    auto st = etcdctl(*hosts[0], {"endpoint", "status", "-w", "json"});
+    auto j = etcdctl_answer(st.output);
+    const int64_t rev = j["Status"]["header"]["revision"].get<int64_t>();
+    std::map<std::string, uint64_t> out;
+    for (const auto* h : hosts) {
+      auto r = etcdctl(*h, {"endpoint", "hashkv", "--rev", std::to_string(rev), "-w", "json"});
+      EXPECT_EQ(r.exit_code, 0) << r.output;
+      auto hj = etcdctl_answer(r.output);
+      out[h->name] = hj["HashKV"]["hash"].get<uint64_t>();
+    }
+    return out;
+  }
+
+  int64_t revision_of(const Host& h) {
+    auto st = etcdctl(h, {"endpoint", "status", "-w", "json"});
+    return etcdctl_answer(st.output)["Status"]["header"]["revision"].get<int64_t>();
+  }
   // Each key under `prefix` (a prefix ending in '/') with the revision that last wrote it, as
   // `client`'s cluster serves them: what acknowledged writes are checked against.
   static std::map<std::string, int64_t> mod_revisions(EtcdClient& client, const std::string& prefix) {
@@ -141,6 +177,17 @@ class LifecycleFixture : public ::testing::Test {
     copy_ca(via, h);
     auto r = run_with_member_flags({"join", via.client_url()}, h, extra);
     ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+
+  // One more host, named after its place (m4, m5, ...), with the first host's CA.
+  void add_host() {
+    Host h;
+    h.name = "m" + std::to_string(hosts_.size() + 1);
+    h.root = dir_ / h.name;
+    h.client_port = free_port();
+    h.peer_port = free_port();
+    hosts_.push_back(h);
+    copy_ca(hosts_[0], hosts_.back());
   }
 
   // `extra`: more member flags for every member.
