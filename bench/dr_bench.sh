@@ -71,13 +71,7 @@ fi
 # --keep-revision: the loader's keys are Kubernetes-like (/registry/), which a restore would bump
 # and mark compacted by default; the bench compares HashKV at the restored revision itself.
 
-# A release tarball of the local binaries, as the etcd project publishes them.
-VER=$("$ETCD" --version | awk '/^etcd Version/ { print $3 }')
-ARCH=$(uname -m | sed 's/x86_64/amd64/; s/aarch64/arm64/')
-NAME="etcd-v$VER-linux-$ARCH"
-mkdir -p "$WORK/rel/v$VER/$NAME"
-cp "$ETCD" "$ETCDCTL" "$WORK/rel/v$VER/$NAME/"
-(cd "$WORK/rel/v$VER" && tar czf "$NAME.tar.gz" "$NAME" && rm -rf "$NAME" && sha256sum "$NAME.tar.gz" >SHA256SUMS)
+make_local_release
 
 # The floor: etcdctl restoring the same snapshot from a local file.
 "$ETCDADM" --log-level warn backup restore latest --store "$WORK/store" --output "$WORK/snap.db" >/dev/null

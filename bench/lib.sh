@@ -144,6 +144,19 @@ load_etcd() {
   LOADED_NEXT=$next
 }
 
+# make_local_release: a release tarball of the local etcd and etcdctl in $WORK/rel, laid out as the
+# etcd project publishes them (v<version>/etcd-v<version>-linux-<arch>.tar.gz and SHA256SUMS), for
+# etcdadm's --release-url file://$WORK/rel; sets VER to that version.
+make_local_release() {
+  VER=$("$ETCD" --version | awk '/^etcd Version/ { print $3 }')
+  local arch name
+  arch=$(uname -m | sed 's/x86_64/amd64/; s/aarch64/arm64/')
+  name="etcd-v$VER-linux-$arch"
+  mkdir -p "$WORK/rel/v$VER/$name"
+  cp "$ETCD" "$ETCDCTL" "$WORK/rel/v$VER/$name/"
+  (cd "$WORK/rel/v$VER" && tar czf "$name.tar.gz" "$name" && rm -rf "$name" && sha256sum "$name.tar.gz" >SHA256SUMS)
+}
+
 db_bytes() {
   "$ETCDCTL" --endpoints "$EP" endpoint status -w json |
     python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["Status"]["dbSize"])'

@@ -415,6 +415,10 @@ std::string Controller::metrics_text() const {
       "1 while the store says a cluster was created, no member answers and no host holds its data: restore a backup "
       "(etcdadm etcd-manager restore-backup latest).",
       g.total_loss);
+  out.gauge("etcdadm_auto_quorum_lost",
+            "1 while the cluster has answered without a leader for longer than the spec's replaceAfter: a quorum lost "
+            "for good (auto status names the survivors and the etcdadm recover to run).",
+            g.quorum_lost);
   out.gauge("etcdadm_auto_paused", "1 while the controllers are paused (etcdadm auto pause).", g.paused);
   out.gauge("etcdadm_auto_last_round_timestamp_seconds", "Unix time of the controller's last completed round.",
             static_cast<double>(g.last_round_unix));
@@ -444,6 +448,7 @@ Decision Controller::tick() {
     gauges_.acting = is_acting(o);
     gauges_.waiting = d.step == Step::kWait;
     gauges_.total_loss = d.total_loss;
+    gauges_.quorum_lost = d.quorum_lost;
     gauges_.paused = o.pause.has_value();
     gauges_.last_round_unix = o.now_unix;
     gauges_.ca_expires_unix = o.local.ca_expires_unix;

@@ -128,6 +128,7 @@ class Controller {
   void track_health(Observation& o);
   std::vector<HostView> judge_liveness(const std::vector<HostRecord>& records, int64_t now_unix);
   std::vector<std::string> other_members(const std::vector<HostView>& hosts) const;
+  int64_t quorum_loss_log_end(const Observation& o);
   // Observation::replaced_cluster_leader: every other member asked on its own (the restored
   // cluster's members answer too, under another cluster ID).
   std::string replaced_cluster_leader(const Observation& o);
@@ -287,6 +288,12 @@ class Controller {
   std::string refused_;
   std::optional<std::chrono::steady_clock::time_point> total_loss_since_;
   std::optional<std::chrono::steady_clock::time_point> unanswered_since_;
+  // Since when this controller has seen a lost quorum (quorum_loss), and the change log's end it
+  // last read for it (read again at most every kQuorumLossLogRead).
+  std::optional<std::chrono::steady_clock::time_point> quorum_lost_since_;
+  std::optional<std::chrono::steady_clock::time_point> quorum_loss_log_read_;
+  int64_t quorum_loss_log_end_ = 0;
+  static constexpr std::chrono::seconds kQuorumLossLogRead{60};
   static constexpr std::chrono::seconds kCorruptAlarmCheck{10};
   HostRecord last_written_;
   std::chrono::steady_clock::time_point last_heartbeat_{};
@@ -315,7 +322,7 @@ class Controller {
   std::atomic<bool> stop_requested_{false};
   // What metrics_text() reports, set after every round.
   struct Gauges {
-    bool acting = false, waiting = false, total_loss = false, paused = false;
+    bool acting = false, waiting = false, total_loss = false, quorum_lost = false, paused = false;
     int64_t last_round_unix = 0;
     uint64_t failed_rounds = 0;
     int64_t ca_expires_unix = 0;

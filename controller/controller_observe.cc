@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <functional>
 
+#include "changelog/segment.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/text.h"
 #include "common/timefmt.h"
 #include "controller/controller.h"
 #include "controller/controller_internal.h"
@@ -424,10 +426,32 @@ Observation Controller::observe() {
                                           live_same_ca >= quorum_of(o.spec->member_count));
   o.unanswered_seconds = held_for_seconds(unanswered_since_, o.created_marker && !o.cluster.answered);
   o.total_loss_seconds = held_for_seconds(total_loss_since_, lost);
+  o.quorum_lost_seconds = held_for_seconds(quorum_lost_since_, quorum_loss(o).has_value());
+  if (o.spec && o.quorum_lost_seconds >= o.auto_spec.replace_after_seconds)
+    o.quorum_loss_log_end = quorum_loss_log_end(o);
   if (lost && o.spec && o.auto_spec.auto_restore && o.total_loss_seconds >= o.auto_spec.auto_restore_delay_seconds) {
     o.auto_restore = auto_restore_candidate(o.now_unix, o.clock_skew_seconds);
   }
   return o;
+}
+
+// The last revision of the lost cluster's change log (its tagged segments), for the report of a
+// quorum lost for good: read at most once a minute (a listing of the cluster's log).
+int64_t Controller::quorum_loss_log_end(const Observation& o) {
+  const auto now = std::chrono::steady_clock::now();
+  if (quorum_loss_log_read_ && now - *quorum_loss_log_read_ < kQuorumLossLogRead) return quorum_loss_log_end_;
+  quorum_loss_log_read_ = now;
+  try {
+    int64_t end = 0;
+    for (const auto& s : changelog::list_segments(*store_, id_hex(o.cluster.info.cluster_id))) {
+      if (segment_accepted(s)) end = std::max(end, s.last_revision);
+    }
+    quorum_loss_log_end_ = end;
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kInterrupted) throw;
+    spdlog::warn("auto: the change log of the cluster could not be listed: {}", e.what());
+  }
+  return quorum_loss_log_end_;
 }
 
 // The client URLs of the other hosts that hold a member: more ways to reach the cluster.

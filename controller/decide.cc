@@ -39,6 +39,10 @@
 //   8. no marker, no plan, no member anywhere, enough live hosts (all the spec's, or a quorum for
 //      longer than the settle window)        -> plan the cluster (conditional write: one plan);
 //      no member answers                     -> wait for the plan's members, or a quorum back
+//   L. the cluster answers but no member names a leader, for longer than several elections -> wait,
+//      naming the voters that answer (with their revisions) and those that do not; after the
+//      spec's replaceAfter: the quorum lost for good, reported (gauge, auto status) with the
+//      change log's end and what a person runs (`etcdadm recover` on the survivor furthest along)
 //   C. this host's certificates expire within the spec's window, every member healthy -> renew them;
 //      a CA rotation this host holds the old CA of -> re-issue its leaves, then switch (the lease)
 //   A. this host's member leads: the acting controller, one change at a time:
@@ -168,6 +172,7 @@ Decision decide(const Observation& o, const std::string& new_token) {
   if (auto join = join_as_added(o, me)) return *join;
   if (auto mark = mark_created(o)) return *mark;
   if (auto cluster = create_or_wait_for_cluster(o, new_token)) return *cluster;
+  if (auto lost = lost_quorum(o)) return *lost;
   if (auto renew = renew_own_certs(o, me)) return *renew;
   if (auto rotation = rotate_own_ca(o)) return *rotation;
   // The controller beside the Raft leader acts for the cluster: etcd itself chose it, a minority

@@ -116,6 +116,11 @@ struct Observation {
   // How long this controller has seen no member answer while the store says a cluster was created
   // (0: it answers, or it was never created).
   int64_t unanswered_seconds = 0;
+  // How long this controller has seen a lost quorum (quorum_loss; 0: not now), and, once it lasted
+  // the spec's replaceAfter, the last revision of the cluster's change log in the store (its
+  // tagged segments; 0: none).
+  int64_t quorum_lost_seconds = 0;
+  int64_t quorum_loss_log_end = 0;
   struct AutoRestoreCandidate {
     std::string backup;
     std::string backup_db_sha256;  // as its metadata records it ("" when it records none)
@@ -226,7 +231,8 @@ struct Decision {
   // kIdle: the cluster is as the spec says and nothing is under way, so the store is read only
   // every idle interval.
   bool settled = false;
-  bool total_loss = false;  // kWait: the total loss (its own gauge)
+  bool total_loss = false;   // kWait: the total loss (its own gauge)
+  bool quorum_lost = false;  // kWait: a quorum lost for good (its own gauge)
   // The next round comes after kHurriedRound, not the interval (hurried_round()).
   bool hurry = false;
   // kWait for what only a person does (a resume, a record fixed, a volume mounted): the store is
@@ -249,6 +255,25 @@ bool is_acting(const Observation& o);
 // Rule 3's total loss: the store says a cluster was created, no member answers, and no host (this
 // one included) holds a member's data.
 bool total_loss(const Observation& o);
+
+// Rule L's lost quorum: the store says a cluster was created and the cluster answers, but no member
+// this host reaches names a leader. Its voters that answer (the survivors, furthest along first)
+// and those that do not; nullopt when the cluster has a leader, or no voter answers.
+struct QuorumLoss {
+  struct Survivor {
+    std::string member;  // its name (its ID in hex when it has none yet)
+    std::string host;    // the host whose record names its peer URL ("" when none does)
+    uint64_t id = 0;
+    int64_t revision = 0;  // as its Status says
+  };
+  std::vector<Survivor> survivors;
+  std::vector<std::string> unreachable;
+};
+std::optional<QuorumLoss> quorum_loss(const Observation& o);
+// A leaderless cluster is taken for a lost quorum once this controller has seen it so for this long:
+// several elections (etcd's default election timeout is 1 s), so that an election or a leader's
+// restart is never reported as one.
+inline constexpr int64_t kQuorumLostAfterSeconds = 10;
 
 // An auto-restore is planned at most once in this long (a restore that failed waits for a person).
 inline constexpr int64_t kAutoRestoreRetrySeconds = 3600;

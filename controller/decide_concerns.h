@@ -64,6 +64,11 @@ std::optional<Decision> run_queue(const Observation& o, const std::string& token
 // Rule 3: the total loss waits for a person, or (autoRestore) plans the newest backup's restore.
 Decision after_total_loss(const Observation& o, const std::string& token);
 
+// ---- a lost quorum (decide_quorum.cc) ----
+// Rule L: the cluster answers without a leader for longer than kQuorumLostAfterSeconds: wait and
+// say who answers; after the spec's replaceAfter, report it lost for good with what a person runs.
+std::optional<Decision> lost_quorum(const Observation& o);
+
 // ---- versions (decide_versions.cc) ----
 // This host's part of a version change: its turn, or a change stopped part way; nullopt otherwise.
 std::optional<Decision> change_own_version(const Observation& o, const MemberInfo* me);

@@ -298,16 +298,19 @@ Decision idle(const Observation& o, const MemberInfo* me) {
   if (o.local.data == DataState::kMember) {
     Decision d = make(
         Step::kIdle, "member " + id_hex(o.local.member_id) + " of a cluster of " + std::to_string(info.members.size()) +
-                         " (spec: " + std::to_string(o.spec->member_count) + "); the leader's controller acts");
+                         " (spec: " + std::to_string(o.spec->member_count) + ")" +
+                         (info.leader_id != 0 ? "; the leader's controller acts" : "; no member names a leader yet"));
     // A member not on the spec's version yet reads the store every round: its turn may come.
-    d.settled = me != nullptr && version_text(me->version) == version_text(o.spec->etcd_version);
+    d.settled = me != nullptr && info.leader_id != 0 && version_text(me->version) == version_text(o.spec->etcd_version);
     return d;
   }
   Decision d = make(Step::kIdle, "spare host: the cluster has " + std::to_string(info.members.size()) +
-                                     " members, the spec asks for " + std::to_string(o.spec->member_count));
+                                     " members, the spec asks for " + std::to_string(o.spec->member_count) +
+                                     (info.leader_id != 0 ? "" : "; no member names a leader yet"));
   // A spare learns it was added from the cluster, which is asked every round: while the cluster is
   // whole it reads the store only every idle interval, like a member (it read it every round).
-  d.settled = o.cluster.answered && static_cast<int>(info.members.size()) >= o.spec->member_count;
+  d.settled =
+      o.cluster.answered && info.leader_id != 0 && static_cast<int>(info.members.size()) >= o.spec->member_count;
   return d;
 }
 

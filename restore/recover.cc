@@ -25,16 +25,6 @@ namespace etcdadm {
 
 namespace {
 
-constexpr const char* kForceNewCluster = "ETCD_FORCE_NEW_CLUSTER";
-
-// The member's env file with ETCD_FORCE_NEW_CLUSTER set (`on`) or gone.
-void set_force_new_cluster(const MemberConfig& m, bool on) {
-  EnvVars env = parse_env_file(read_file(m.env_file()));
-  std::erase_if(env, [](const auto& kv) { return kv.first == kForceNewCluster; });
-  if (on) env.emplace_back(kForceNewCluster, "true");
-  write_file_atomic(m.env_file(), render_env_file(env), 0600, /*overwrite=*/true);
-}
-
 std::string member_names(const std::vector<const MemberInfo*>& members) {
   std::string out;
   for (const auto* m : members) out += (out.empty() ? "" : ", ") + (m->name.empty() ? id_hex(m->id) : m->name);
@@ -50,12 +40,14 @@ std::string member_names(const std::vector<const MemberInfo*>& members) {
 etcdserverpb::StatusResponse probe_member(const MemberConfig& m, const std::string& scratch,
                                           std::chrono::seconds timeout) {
   const std::string data = scratch + "/data";
+  make_dirs(data, 0700);
   std::error_code ec;
-  std::filesystem::copy(m.data_dir, data,
+  std::filesystem::copy(m.data_dir + "/member", data + "/member",
                         std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks, ec);
   if (ec) {
-    throw Error(ErrorKind::kIo, "copying " + m.data_dir + " to " + data + " to read what it holds: " + ec.message(),
-                "free room for a copy of the data dir beside it (nothing was changed)");
+    throw Error(ErrorKind::kIo,
+                "copying " + m.data_dir + "/member to " + data + " to read what it holds: " + ec.message(),
+                "free room for a copy of the member's data beside its data dir (nothing was changed)");
   }
   SocketDir sockets(scratch);
   PrivateEtcd probe("recover", m.etcd_binary(), data, m.name, scratch + "/etcd.log", sockets.path(),
@@ -88,22 +80,11 @@ LogReach log_reach(const RecoverOptions& o, const std::string& cluster_hex, cons
   return r;
 }
 
-// The member's db plus the log after it, restored natively into its data dir as a new one-member
-// cluster that keeps the member's name and peer URL. The data dir is replaced only once all of it
-// is written (data_dir.h); the original was copied aside before.
-void restore_from_log(const RecoverOptions& o, const std::string& cluster_hex, const std::string& member_db,
-                      RecoverResult& r) {
+// The member's db with the log replayed onto it (`db`, consumed), restored natively into its data
+// dir (set aside before: absent, or a mount root emptied of its member) as a new one-member cluster
+// that keeps the member's name and peer URL.
+void restore_from_log(const RecoverOptions& o, const std::string& db, RecoverResult& r) {
   const MemberConfig& m = o.member;
-  std::string db;
-  StagingDir staging(restore_staging_parent(resolved_data_dir(m.data_dir)));
-  db = staging.path() + "/member.db";
-  std::filesystem::copy_file(member_db, db);
-  PointInTime end;
-  end.log_end = true;
-  end.segment_accepted = o.segment_accepted;
-  const ReplayResult replayed =
-      replay_log_onto(*o.store, ReplayBase{cluster_hex, "member " + m.name + "'s data"}, db, 0, end);
-  r.log_records = replayed.records;
   RestoreOptions ro;
   ro.data_dir = m.data_dir;
   ro.name = m.name;
@@ -123,6 +104,42 @@ void restore_from_log(const RecoverOptions& o, const std::string& cluster_hex, c
     if (k == "ETCD_INITIAL_CLUSTER_STATE") v = "new";
   }
   write_file_atomic(m.env_file(), render_env_file(env), 0600, /*overwrite=*/true);
+}
+
+// A data dir that is its filesystem's root (its own disk): no rename moves it, and the staging
+// dir is inside it (restore_staging_parent).
+bool is_mount_root(const std::string& data_dir) {
+  const std::string resolved = resolved_data_dir(data_dir);
+  return restore_staging_parent(resolved) == resolved;
+}
+
+// The data dir as it was, kept at `aside` (beside it): renamed there; a mount root's `member`
+// copied there and then removed from it.
+void set_data_dir_aside(const std::string& data_dir, const std::string& aside) {
+  std::error_code ec;
+  if (!is_mount_root(data_dir)) {
+    std::filesystem::rename(data_dir, aside, ec);
+  } else {
+    make_dirs(aside, 0700);
+    std::filesystem::copy(data_dir + "/member", aside + "/member",
+                          std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks, ec);
+    if (!ec) std::filesystem::remove_all(data_dir + "/member", ec);
+  }
+  if (ec) {
+    throw Error(
+        ErrorKind::kIo, "setting " + data_dir + " aside as " + aside + ": " + ec.message(),
+        "free room beside the data dir (the member is stopped; its data is unchanged unless " + aside + " holds it)");
+  }
+  fsync_dir(std::filesystem::path(aside).parent_path().string());
+}
+
+// The probe's data (`probed`, holding member/) made the member's: renamed into the data dir.
+void move_member_in(const std::string& probed, const std::string& data_dir) {
+  make_dirs(data_dir, 0700);
+  std::error_code ec;
+  std::filesystem::rename(probed + "/member", data_dir + "/member", ec);
+  if (ec) throw Error(ErrorKind::kIo, "moving " + probed + "/member into " + data_dir + ": " + ec.message());
+  fsync_dir(data_dir);
 }
 
 }  // namespace
@@ -187,84 +204,69 @@ RecoverResult run_recover(const RecoverOptions& options) {
     }
   }
 
-  // What the member holds: what it answered, or what it serves when forced alone in private.
-  if (was_running) init_system->stop(m, std::chrono::milliseconds(10000));
-  std::optional<StagingDir> probe_dir;
-  std::string member_db = m.data_dir + "/member/snap/db";
-  etcdserverpb::StatusResponse held;
-  if (own) {
-    held = *own;
-  } else {
-    probe_dir.emplace(restore_staging_parent(resolved_data_dir(m.data_dir)));
-    held = probe_member(m, probe_dir->path(), options.timeout);
-    member_db = probe_dir->path() + "/data/member/snap/db";
-  }
-  r.member_id = held.header().member_id();
-  r.cluster_id = held.header().cluster_id();
-  r.previous_cluster_id = r.cluster_id;
-  r.revision_before = held.header().revision();
-  spdlog::info("recover: member {} ({}) holds revision {} of cluster {}", m.name, id_hex(r.member_id),
-               r.revision_before, id_hex(r.cluster_id));
-
-  // Refusals that need what it holds; nothing is changed yet (a stopped member is started again).
-  std::vector<std::string> refusal;  // {why, hint}
-  std::vector<SnapshotMember> recorded;
-  if (info) {
+  // Refusals: nothing is changed (a stopped member stays stopped, a running one runs on).
+  auto check_refusals = [&](const etcdserverpb::StatusResponse& held) {
+    r.member_id = held.header().member_id();
+    r.cluster_id = held.header().cluster_id();
+    r.previous_cluster_id = r.cluster_id;
+    r.revision_before = held.header().revision();
+    if (!info) return;
     std::vector<const MemberInfo*> ahead;
     for (const auto& mi : info->members) {
       if (mi.id == r.member_id && mi.learner) {
-        refusal = {"member " + m.name + " is a learner: it may not hold every committed write",
-                   "recover on a voting member (etcdadm info lists them)"};
+        throw Error(ErrorKind::kInUse, "member " + m.name + " is a learner: it may not hold every committed write",
+                    "recover on a voting member (etcdadm info lists them)");
       }
       if (mi.reachable && mi.id != r.member_id && !mi.learner && mi.revision > r.revision_before) ahead.push_back(&mi);
-      recorded.push_back({mi.id, mi.name, mi.peer_urls, mi.client_urls, mi.learner});
     }
-    if (refusal.empty() && !ahead.empty()) {
-      std::string who;
-      for (const auto* a : ahead) {
-        who += (who.empty() ? "" : ", ") + a->name + " (revision " + std::to_string(a->revision) + ")";
-      }
-      const std::string why = "other members that answer are further along than " + m.name + " (revision " +
-                              std::to_string(r.revision_before) + "): " + who;
-      if (!options.force) {
-        refusal = {why, "recover on the member furthest along, or give --force to lose what it has"};
-      } else {
-        r.overridden.push_back(why);
-        spdlog::warn("recover: --force: {}", why);
-      }
+    if (ahead.empty()) return;
+    std::string who;
+    for (const auto* a : ahead)
+      who += (who.empty() ? "" : ", ") + a->name + " (revision " + std::to_string(a->revision) + ")";
+    const std::string why = "other members that answer are further along than " + m.name + " (revision " +
+                            std::to_string(r.revision_before) + "): " + who;
+    if (!options.force) {
+      throw Error(ErrorKind::kInUse, why, "recover on the member furthest along, or give --force to lose what it has");
     }
+    if (r.overridden.empty()) {
+      r.overridden.push_back(why);
+      spdlog::warn("recover: --force: {}", why);
+    }
+  };
+  if (own) check_refusals(*own);
+
+  // What the member holds, read by etcd itself: a copy of its data forced alone in private. The
+  // copy, stopped cleanly, is what the new cluster starts from.
+  if (was_running) init_system->stop(m, std::chrono::milliseconds(10000));
+  StagingDir probe_dir(restore_staging_parent(resolved_data_dir(m.data_dir)));
+  const std::string probed = probe_dir.path() + "/data";
+  try {
+    const auto held = probe_member(m, probe_dir.path(), options.timeout);
+    check_refusals(held);
+  } catch (...) {
+    if (was_running) init_system->start(m);
+    throw;
+  }
+  spdlog::info("recover: member {} ({}) holds revision {} of cluster {}", m.name, id_hex(r.member_id),
+               r.revision_before, id_hex(r.cluster_id));
+  std::vector<SnapshotMember> recorded;
+  if (info) {
+    for (const auto& mi : info->members) recorded.push_back({mi.id, mi.name, mi.peer_urls, mi.client_urls, mi.learner});
   } else {
     // Nobody answers: the members as the member's db last recorded them (the names of the lost).
     auto db = BoltReader::open(m.data_dir + "/member/snap/db");
     recorded = snapshot_members(*db);
-  }
-  if (!refusal.empty()) {
-    if (was_running) init_system->start(m);
-    throw Error(ErrorKind::kInUse, refusal[0], refusal[1]);
   }
   for (const auto& mi : recorded) {
     if (mi.id != r.member_id) r.removed.push_back({mi.name.empty() ? id_hex(mi.id) : mi.name, mi.id, mi.peer_urls});
   }
   std::sort(r.removed.begin(), r.removed.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
 
-  // Copied aside while stopped: the data as it was, whatever the recovery does to it.
-  r.set_aside =
-      m.data_dir + ".set-aside-recover-" + std::to_string(to_unix_micros(std::chrono::system_clock::now()) / 1000000);
-  std::error_code ec;
-  std::filesystem::copy(m.data_dir, r.set_aside,
-                        std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks, ec);
-  if (ec) {
-    throw Error(ErrorKind::kIo, "copying " + m.data_dir + " aside to " + r.set_aside + ": " + ec.message(),
-                "free room for a copy of the data dir (nothing was changed yet; the member is stopped: start it "
-                "with `etcdadm member restart` or its service)");
-  }
-  spdlog::info("recover: {} copied aside to {}", m.data_dir, r.set_aside);
-
   // The newest of the two sources: the member's data, or its db plus the change log after it.
   const std::string cluster_hex = id_hex(r.previous_cluster_id);
-  if (own) member_db = r.set_aside + "/member/snap/db";  // stopped cleanly just now: all it had applied
+  const std::string probed_db = probed + "/member/snap/db";
   if (options.store) {
-    const LogReach reach = log_reach(options, cluster_hex, member_db);
+    const LogReach reach = log_reach(options, cluster_hex, probed_db);
     r.log_reaches = reach.chain.segments.empty() ? 0 : reach.chain.reaches;
     if (r.log_reaches > r.revision_before) {
       r.source = RecoverResult::Source::kChangeLog;
@@ -278,24 +280,34 @@ RecoverResult run_recover(const RecoverOptions& options) {
                  r.revision_before, r.log_reaches,
                  r.source == RecoverResult::Source::kChangeLog ? "the change log" : "the member's data");
   }
+
+  // The log replayed onto the probe's db before anything of the member's is moved: a damaged
+  // segment fails here, with the member's data dir as it was.
+  std::optional<ReplayResult> replayed;
   if (r.source == RecoverResult::Source::kChangeLog) {
-    restore_from_log(options, cluster_hex, member_db, r);
-    init_system->start(m);
-    wait_member_healthy(m, local, *init_system, options.timeout);
-  } else {
-    // One start with --force-new-cluster, then the member as it always runs. The flag goes from the
-    // env file whatever happens: a later restart must never force again.
-    try {
-      set_force_new_cluster(m, true);
-      init_system->start(m);
-      wait_member_healthy(m, local, *init_system, options.timeout);
-      set_force_new_cluster(m, false);
-    } catch (...) {
-      set_force_new_cluster(m, false);
-      throw;
-    }
-    restart_member(m, *init_system, options.timeout);
+    PointInTime end;
+    end.log_end = true;
+    end.segment_accepted = options.segment_accepted;
+    replayed =
+        replay_log_onto(*options.store, ReplayBase{cluster_hex, "member " + m.name + "'s data"}, probed_db, 0, end);
+    r.log_records = replayed->records;
   }
+  r.set_aside =
+      m.data_dir + ".set-aside-recover-" + std::to_string(to_unix_micros(std::chrono::system_clock::now()) / 1000000);
+  set_data_dir_aside(m.data_dir, r.set_aside);
+  spdlog::info("recover: {} set aside as {}", m.data_dir, r.set_aside);
+  try {
+    if (r.source == RecoverResult::Source::kChangeLog) {
+      restore_from_log(options, probed_db, r);
+    } else {
+      move_member_in(probed, m.data_dir);
+    }
+  } catch (const Error& e) {
+    throw Error(e.kind(), std::string(e.what()) + " (the member's data as it was is in " + r.set_aside + ")",
+                "move " + r.set_aside + " back to " + m.data_dir + " to start the member on its own data again");
+  }
+  init_system->start(m);
+  wait_member_healthy(m, local, *init_system, options.timeout);
   const auto now = local.status(m.loopback_client_url());
   r.revision = now.header().revision();
   r.cluster_id = now.header().cluster_id();

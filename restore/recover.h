@@ -1,21 +1,26 @@
 // etcdadm recover: the day most of the cluster is gone for good and this host's member survived
-// with its data. The member becomes a new one-member cluster through etcd's own way of doing it
-// (`--force-new-cluster` for one start: its WAL is replayed, so every write it had committed is
-// kept, and the lost members are removed by configuration changes it commits itself); its member
-// ID, cluster ID and revisions continue, so a Kubernetes API server's watch caches stay valid.
-// The lost hosts then join it again. Its data dir is copied aside first and never deleted.
+// with its data. What the member holds is read by etcd itself: a copy of its data (member/) is
+// started once alone with `--force-new-cluster` as a private member on unix sockets that no client
+// reaches (restore/private_etcd.h): etcd replays its WAL, keeps every write the member had
+// committed, and removes the lost members by configuration changes it commits itself. That copy,
+// stopped cleanly, becomes the member's data; the data dir as it was is set aside (renamed beside
+// it, never deleted) and the member starts as it always runs: a cluster of one whose member ID,
+// cluster ID and revisions continue, so a Kubernetes API server's watch caches stay valid. The lost
+// hosts then join it again. Reading in private also serves a stopped member, which without its
+// peers would never serve (etcd waits for a quorum before it opens its client port).
 //
 // With a store (`--store`), the change log may hold more than the member: the sidecar of a member
 // now lost kept capturing after this one fell behind (stopped, partitioned away). When the log,
-// replayed from the member's own db, reaches past what the member served, the new cluster starts
-// from that: the member's db plus the log's records after it, restored natively as a new
-// one-member cluster (new member and cluster IDs; a Kubernetes keyspace's revision bumped, as any
-// restore's, since the log may end short of what the lost members served). Otherwise the member's
-// own data wins and its revisions continue. The result says which source won and both revisions.
+// replayed from the copy's db, reaches past what the member held, the new cluster starts from
+// that: the db plus the log's records after it, restored natively as a new one-member cluster (new
+// member and cluster IDs; a Kubernetes keyspace's revision bumped, as any restore's, since the log
+// may end short of what the lost members served). Otherwise the member's own data wins. The
+// result says which source won and both revisions.
 //
-// Refused while a quorum of the voters answers with a leader (nothing is lost: replace the lost
-// members instead), and while another member that answers has a higher revision than this one
-// (recover there: it holds more), unless forced; the result names what a force overrode.
+// Refused, with nothing changed, while a quorum of the voters answers with a leader (nothing is
+// lost: replace the lost members instead), and while another member that answers has a higher
+// revision than this one (recover there: it holds more), unless forced; the result names what a
+// force overrode.
 #pragma once
 
 #include <chrono>

@@ -1,6 +1,8 @@
 #include "etcdadm/lifecycle/local_member.h"
 
 #include <algorithm>
+#include <future>
+#include <vector>
 
 #include "common/error.h"
 #include "common/fs.h"
@@ -86,7 +88,19 @@ ClusterInfo cluster_info(EtcdClientPool& pool, const std::vector<std::string>& e
   }
   ClusterInfo info;
   info.cluster_id = list.header().cluster_id();
+  // Every member's Status at once: one that is down costs its dial timeout, not each in turn.
+  std::vector<std::future<etcdserverpb::StatusResponse>> statuses;
   for (const auto& m : list.members()) {
+    if (m.clienturls().empty()) {
+      statuses.emplace_back();
+      continue;
+    }
+    const std::string url = m.clienturls(0);
+    EtcdClient* client = &pool.client(url);
+    statuses.push_back(std::async(std::launch::async, [client, url] { return client->status(url); }));
+  }
+  for (int i = 0; i < list.members_size(); ++i) {
+    const auto& m = list.members(i);
     MemberInfo mi;
     mi.id = m.id();
     mi.name = m.name();
@@ -94,9 +108,9 @@ ClusterInfo cluster_info(EtcdClientPool& pool, const std::vector<std::string>& e
     mi.client_urls.assign(m.clienturls().begin(), m.clienturls().end());
     mi.learner = m.islearner();
     mi.local = m.id() == local_member_id;
-    if (!mi.client_urls.empty()) {
+    if (statuses[i].valid()) {
       try {
-        auto st = pool.client(mi.client_urls.front()).status(mi.client_urls.front());
+        auto st = statuses[i].get();
         mi.reachable = true;
         mi.version = st.version();
         mi.revision = st.header().revision();

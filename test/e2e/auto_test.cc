@@ -640,6 +640,75 @@ TEST_F(Auto, AWipedMemberIsReplacedAfterTheGraceAndASpareTakesTheDeadHostsPlace)
   EXPECT_GE(json::parse(list.output.substr(list.output.find('['))).size(), 1u) << list.output;
 }
 
+// The worst day under `etcdadm auto` (issue "The worst days"), without the opt-in: m2's and m3's
+// hosts lost for good (controllers and etcd killed, data disks gone), m1 surviving without a leader.
+// Its controller sees a lost quorum, never "the leader's controller acts", and, past the spec's
+// replaceAfter, reports it lost for good (auto status, the gauge) naming m1 with its revision and
+// the recover command; nothing else happens (m1's member runs on with its three members, no plan,
+// no data set aside). The report's commands then bring the cluster back: pause, `etcdadm recover`
+// on m1, resume; m2 and m3, back on empty data disks, forget their old members and join as spares;
+// every acknowledged write is served.
+TEST_F(Auto, ALostQuorumIsReportedWithTheRecoverCommandAndNothingElseHappens) {
+  backups_ = {"--schedule", "@every 720h"};  // for /metrics
+  ASSERT_NO_FATAL_FAILURE(bootstrap_three({"--replace-after", "15s"}));
+  std::vector<std::pair<std::string, int64_t>> acked;
+  {
+    EtcdClient client(connection({&hosts_[0], &hosts_[1], &hosts_[2]}));
+    for (int i = 0; i < 100; ++i) {
+      const std::string key = "/registry/events/e" + std::to_string(i);
+      acked.emplace_back(key, client.put(key, "v").header().revision());
+    }
+  }
+  for (Host* h : {&hosts_[1], &hosts_[2]}) {
+    autos_[h->name].stop(0ms);
+    stop_pid_file(h->conf() + "/etcd.pid", bin() + "/etcd", 0ms);
+    remove_all(h->data());
+    make_dirs(h->data(), 0700);
+  }
+  const Host& m1 = hosts_[0];
+  auto m1_waits_for = [&](const std::string& what) {
+    for (const auto& r : host_records()) {
+      if (r.name == m1.name && r.waiting_for.find(what) != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(eventually(40s, [&] { return m1_waits_for("quorum lost, waiting for it to come back"); },
+                         "m1 seeing the lost quorum"));
+  EXPECT_TRUE(eventually(40s, [&] { return m1_waits_for("quorum lost for good"); }, "m1 reporting it lost for good"));
+  EXPECT_TRUE(eventually(10s, [&] { return gauge(m1, "etcdadm_auto_quorum_lost") == "1"; }, "the gauge"));
+  const std::string last = std::to_string(acked.back().second);
+  const auto status = with_store({"auto", "status"});
+  EXPECT_NE(status.output.find("the voters that answer are m1 (revision " + last + ", host m1); those that do not: m2, m3"),
+            std::string::npos)
+      << status.output;
+  EXPECT_NE(status.output.find("then on host m1 (the furthest along): etcdadm recover --store"), std::string::npos)
+      << status.output;
+  EXPECT_EQ(status.output.find("the leader's controller acts"), std::string::npos) << status.output;
+  // Nothing else: m1's member runs on as a member of three, its data where it was, the plan the first.
+  std::this_thread::sleep_for(3s);
+  EXPECT_GT(running_pid(m1.conf() + "/etcd.pid", bin() + "/etcd"), 0);
+  EXPECT_EQ(EtcdClient(connection({&m1})).member_list().members_size(), 3);
+  LocalStore store(store_);
+  EXPECT_EQ(parse_cluster_plan(store.read_small(kAutoPlanKey), "plan").sequence, 1u);
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(m1.data()).parent_path())) {
+    EXPECT_EQ(e.path().filename().string().find("set-aside"), std::string::npos) << e.path();
+  }
+
+  // What the report says to run.
+  ASSERT_EQ(with_store({"auto", "pause", "--reason", "recovering m1"}).exit_code, 0);
+  ASSERT_TRUE(eventually(20s, [&] { return m1_waits_for("recovering m1"); }, "m1's controller paused"));
+  auto recovered = with_store({"recover", "--config-dir", m1.conf()});
+  ASSERT_EQ(recovered.exit_code, 0) << recovered.output;
+  EXPECT_NE(recovered.output.find("from its own data"), std::string::npos) << recovered.output;
+  for (Host* h : {&hosts_[1], &hosts_[2]}) start_auto(*h);  // their hosts rebuilt on new data disks
+  ASSERT_EQ(with_store({"auto", "resume"}).exit_code, 0);
+  ASSERT_TRUE(eventually(90s, [&] { return one_healthy_cluster(3); }, "three healthy voters again"));
+  EXPECT_TRUE(eventually(10s, [&] { return gauge(m1, "etcdadm_auto_quorum_lost") == "0"; }, "the gauge back to 0"));
+  EtcdClient client(connection({&hosts_[2]}));
+  std::map<std::string, int64_t> served = mod_revisions(client, "/registry/events/");
+  for (const auto& [key, rev] : acked) EXPECT_EQ(served[key], rev) << key;
+}
+
 // A minority host's etcd frozen (SIGSTOP) while its controller runs on: the majority keeps
 // serving; the cut-off host's controller sees a member that does not answer and a cluster led
 // elsewhere, and does nothing (no start over a running etcd, no plan, no removal); nobody else acts

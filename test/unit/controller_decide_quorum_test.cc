@@ -1,0 +1,124 @@
+// A lost quorum (rule L, controller/decide_quorum.cc): a cluster that answers without a leader is
+// seen as a lost quorum after several elections, never as "the leader's controller acts", and is
+// reported as lost for good after the spec's replaceAfter, with the survivors' revisions, the
+// change log's end and the `etcdadm recover` a person runs. No controller recovers it by itself.
+#include <gtest/gtest.h>
+
+#include "controller/decide.h"
+#include "test/support/controller_observations.h"
+
+namespace etcdadm {
+namespace {
+
+using namespace decide_test;
+
+// Two of three members gone, the survivor h1 answering without a leader (etcd answers Status
+// without one), as seen from h1's own controller.
+Observation leaderless() {
+  Observation o = acting({member(1, "h1"), member(2, "h2", false), member(3, "h3", false)});
+  o.cluster.info.leader_id = 0;
+  for (auto& m : o.cluster.info.members) m.leader = false;
+  o.cluster.info.members[0].revision = 1234;
+  o.local.has_leader = false;
+  o.auto_spec.replace_after_seconds = 600;
+  o.store_url = "s3://b/etcd";
+  return o;
+}
+
+TEST(ControllerDecideQuorum, ALeaderlessClusterIsALostQuorumAfterSeveralElectionsNeverTheLeadersControllerActing) {
+  Observation o = leaderless();
+  auto loss = quorum_loss(o);
+  ASSERT_TRUE(loss);
+  ASSERT_EQ(loss->survivors.size(), 1u);
+  EXPECT_EQ(loss->survivors[0].member, "h1");
+  EXPECT_EQ(loss->survivors[0].host, "h1");
+  EXPECT_EQ(loss->survivors[0].revision, 1234);
+  EXPECT_EQ(loss->unreachable, (std::vector<std::string>{"h2", "h3"}));
+  // An election's seconds: idle, and it says there is no leader (the trial's record said "the
+  // leader's controller acts" for minutes).
+  o.quorum_lost_seconds = kQuorumLostAfterSeconds - 1;
+  Decision d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kIdle) << d.reason;
+  EXPECT_EQ(d.reason.find("the leader's controller acts"), std::string::npos) << d.reason;
+  EXPECT_NE(d.reason.find("no member names a leader yet"), std::string::npos) << d.reason;
+  EXPECT_FALSE(d.settled) << "the store is read every round meanwhile";
+  // Longer: a lost quorum, waited for.
+  o.quorum_lost_seconds = kQuorumLostAfterSeconds;
+  d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kWait) << d.reason;
+  EXPECT_NE(d.reason.find("no member names a leader for 10 s: the voters that answer are h1 (revision 1234, host "
+                          "h1); those that do not: h2, h3: quorum lost, waiting for it to come back (reported as lost "
+                          "for good after 600 s"),
+            std::string::npos)
+      << d.reason;
+  EXPECT_FALSE(d.quorum_lost);
+  // A spare host sees the same, not "spare host: the cluster has 3 members".
+  Observation spare = o;
+  spare.local = LocalView{};
+  spare.self = "h4";
+  d = decide(spare, "t");
+  EXPECT_EQ(d.step, Step::kWait) << d.reason;
+  EXPECT_NE(d.reason.find("quorum lost"), std::string::npos) << d.reason;
+}
+
+TEST(ControllerDecideQuorum, AQuorumLostPastReplaceAfterIsReportedWithTheSurvivorsTheLogsEndAndTheRecoverCommand) {
+  Observation o = leaderless();
+  // Two survivors of five, the furthest named first and chosen for the command.
+  o = acting({member(1, "h1"), member(2, "h2", false), member(3, "h3", false), member(4, "h4", false),
+              member(5, "h5")},
+             5);
+  o.cluster.info.leader_id = 0;
+  for (auto& m : o.cluster.info.members) m.leader = false;
+  o.cluster.info.members[0].revision = 900;
+  o.cluster.info.members[4].revision = 1500;
+  o.auto_spec.replace_after_seconds = 600;
+  o.store_url = "s3://b/etcd";
+  o.quorum_lost_seconds = 600;
+  o.quorum_loss_log_end = 1498;
+  const Decision d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kWait) << d.reason;
+  EXPECT_TRUE(d.quorum_lost);
+  EXPECT_TRUE(d.waits_on_a_person);
+  EXPECT_NE(d.reason.find("quorum lost for good: no member names a leader for 600 s: the voters that answer are h5 "
+                          "(revision 1500, host h5), h1 (revision 900, host h1); those that do not: h2, h3, h4; the "
+                          "change log in the store reaches revision 1498"),
+            std::string::npos)
+      << d.reason;
+  EXPECT_NE(d.reason.find("No controller recovers it by itself"), std::string::npos) << d.reason;
+  EXPECT_EQ(d.command,
+            "if h2, h3, h4 are gone for good: etcdadm auto pause --store s3://b/etcd, then on host h5 (the furthest "
+            "along): etcdadm recover --store s3://b/etcd; on every other host whose member survived: etcdadm reset "
+            "--skip-remove-member --keep-data; then etcdadm auto resume --store s3://b/etcd (the acting controller adds "
+            "the hosts without a member as the spec asks)");
+}
+
+TEST(ControllerDecideQuorum, ALeaderAnywhereOrAYoungRestorePlanIsNoLostQuorum) {
+  Observation o = leaderless();
+  o.quorum_lost_seconds = 900;
+  // A leader named by any member that answers: a quorum exists.
+  o.cluster.info.leader_id = 1;
+  EXPECT_FALSE(quorum_loss(o));
+  // Never created (a cluster being made): no loss.
+  o = leaderless();
+  o.created_marker = false;
+  EXPECT_FALSE(quorum_loss(o));
+  // No voter answers: the no-answer wait (rule 8's), not this rule.
+  o = leaderless();
+  o.cluster.info.members[0].reachable = false;
+  EXPECT_FALSE(quorum_loss(o));
+  // The members of a restore plan written a minute ago elect as they come: no report yet.
+  o = leaderless();
+  o.quorum_lost_seconds = 60;
+  o.now_unix = 10000;
+  o.plan = plan_of({"h1", "h2", "h3"});
+  o.plan->purpose = "restore";
+  o.plan->sequence = 3;
+  o.plan->written_unix = 9940;
+  o.local.plan_sequence = 3;
+  const Decision d = decide(o, "t");
+  EXPECT_NE(d.step, Step::kWait) << d.reason;
+  EXPECT_FALSE(d.quorum_lost);
+}
+
+}  // namespace
+}  // namespace etcdadm
