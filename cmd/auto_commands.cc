@@ -53,6 +53,7 @@ void add_seed(CLI::App& app) {
     std::string auto_restore;
     std::string restart_without_quorum;
     std::string auto_restore_delay;
+    std::string recover_quorum;
     std::string certs_dir = MemberConfig{}.certs_dir;
     std::string cert_renew_before;
     std::string ca_warn_before;
@@ -105,7 +106,7 @@ void add_seed(CLI::App& app) {
                 "on: a 1- or 2-member cluster's member may be restarted by its controller (the CA switch), "
                 "stopping writes for the seconds of the restart; off (the default): the step waits for a person")
       ->check(CLI::IsMember({"on", "off"}));
-  auto* r = c->add_option_group("Recovery from a total loss");
+  auto* r = c->add_option_group("Recovery from a total loss or a lost quorum");
   r->add_option(
        "--auto-restore", f->auto_restore,
        "on: after a total loss (no member answers, no host holds a member's data, for --auto-restore-delay) "
@@ -117,6 +118,16 @@ void add_seed(CLI::App& app) {
       ->check(CLI::IsMember({"on", "off"}));
   r->add_option("--auto-restore-delay", f->auto_restore_delay,
                 "how long a total loss must last before the restore (default 5m; kept when not given)");
+  r->add_option(
+       "--recover-quorum", f->recover_quorum,
+       "on: after a lost quorum (the cluster answers without a leader for --replace-after) whose members that do "
+       "not answer are all on hosts whose records say they hold no data (rebuilt hosts), the survivor furthest along "
+       "becomes a cluster of one (etcdadm recover, with the change log when it reaches further) and the other hosts "
+       "join it, without a person. The trade-off: what the lost members had committed beyond the survivor and the log "
+       "is lost; a host that may still hold data and cannot be asked (its record not live) blocks it, as a majority "
+       "behind a partition would otherwise go on as a second cluster. Off (the default): the hosts report the loss "
+       "and name the commands")
+      ->check(CLI::IsMember({"on", "off"}));
   c->add_option("--certs-dir", f->certs_dir,
                 "where the cluster's ca.key is: the spec is signed with it, and the controllers obey no other")
       ->capture_default_str();
@@ -136,6 +147,7 @@ void add_seed(CLI::App& app) {
     auto_changes.nospace_disarm_below_percent = f->nospace_disarm_below_percent;
     if (!f->auto_restore.empty()) auto_changes.auto_restore = f->auto_restore == "on";
     if (!f->restart_without_quorum.empty()) auto_changes.restart_without_quorum = f->restart_without_quorum == "on";
+    if (!f->recover_quorum.empty()) auto_changes.recover_quorum = f->recover_quorum == "on";
     auto_changes.cert_renew_before_seconds = seconds_flag("--cert-renew-before", f->cert_renew_before);
     auto_changes.ca_warn_before_seconds = seconds_flag("--ca-warn-before", f->ca_warn_before);
     auto_changes.ca_rotate_before_seconds = seconds_flag("--ca-rotate-before", f->ca_rotate_before);

@@ -334,32 +334,18 @@ void Controller::act(const Decision& d, const Observation& o) {
     case Step::kPlanRestore:
       plan_restore(d, o);
       return;
-    case Step::kRestoreMember: {
+    case Step::kRestoreMember:
       // A restore that failed (a damaged backup, a store down) fetches the whole backup again on
-      // its next try: tried again after 30 s, doubling to 10 minutes, not every round.
-      auto& failed = restore_failures_[d.plan.sequence];
-      if (failed.count > 0 && steady_clock::now() < failed.retry_at) {
-        spdlog::debug("auto: restore plan {} failed {} time(s): tried again in {} s", d.plan.sequence, failed.count,
-                      seconds_until(failed.retry_at));
-        return;
-      }
-      // Seconds to minutes (fetch, verify, the log's replay, etcd's start): said when it begins.
-      spdlog::info("auto: {} (starting): {}", step_name(d.step), d.reason);
-      try {
-        recorded_with(d, [&] { return restore_planned_member(d.plan, o); });
-      } catch (const Error& e) {
-        if (e.kind() == ErrorKind::kInterrupted) throw;
-        ++failed.count;
-        const auto wait = std::min<std::chrono::seconds>(
-            kRestoreRetryMax, kRestoreRetryFirst * (1 << std::min<uint64_t>(failed.count - 1, 5)));
-        failed.retry_at = steady_clock::now() + wait;
-        spdlog::warn("auto: restore plan {} failed here ({} time(s)); trying again in {} s", d.plan.sequence,
-                     failed.count, wait.count());
-        throw;
-      }
-      store_view_.reset();
+      // its next try.
+      with_plan_backoff(d, [&] { recorded_with(d, [&] { return restore_planned_member(d.plan, o); }); });
       return;
-    }
+    case Step::kPlanQuorumRecovery:
+      plan_quorum_recovery(d);
+      return;
+    case Step::kRecoverQuorum:
+      // A recovery that failed copied the member's data and started it in private: not every round.
+      with_plan_backoff(d, [&] { recorded_with(d, [&] { return recover_quorum_here(d.plan); }); });
+      return;
     case Step::kSetAsideData:
       recorded(d, [&] { set_aside_data(d.plan); });
       return;
@@ -397,6 +383,31 @@ void Controller::act(const Decision& d, const Observation& o) {
       mark_created(d);
       return;
   }
+}
+
+// This host's part of plan `d.plan` (seconds to minutes: said when it begins), unless its last
+// failure asks to wait: tried again after 30 s, doubling to 10 minutes, not every round.
+void Controller::with_plan_backoff(const Decision& d, const std::function<void()>& part) {
+  auto& failed = restore_failures_[d.plan.sequence];
+  if (failed.count > 0 && steady_clock::now() < failed.retry_at) {
+    spdlog::debug("auto: plan {} failed {} time(s) here: tried again in {} s", d.plan.sequence, failed.count,
+                  seconds_until(failed.retry_at));
+    return;
+  }
+  spdlog::info("auto: {} (starting): {}", step_name(d.step), d.reason);
+  try {
+    part();
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kInterrupted) throw;
+    ++failed.count;
+    const auto wait = std::min<std::chrono::seconds>(
+        kRestoreRetryMax, kRestoreRetryFirst * (1 << std::min<uint64_t>(failed.count - 1, 5)));
+    failed.retry_at = steady_clock::now() + wait;
+    spdlog::warn("auto: plan {} failed here ({} time(s)); trying again in {} s", d.plan.sequence, failed.count,
+                 wait.count());
+    throw;
+  }
+  store_view_.reset();
 }
 
 std::string Controller::metrics_text() const {

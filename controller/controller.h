@@ -157,6 +157,9 @@ class Controller {
   // replaces has a leader (Observation::replaced_cluster_leader).
   std::string restore_planned_member(const ClusterPlan& plan, const Observation& seen);
   void set_aside_data(const ClusterPlan& plan);
+  void with_plan_backoff(const Decision& d, const std::function<void()>& part);
+  void plan_quorum_recovery(const Decision& d);
+  std::string recover_quorum_here(const ClusterPlan& plan);
   // The spec the command asks for (Decision::new_spec) written where it differs, then the command deleted.
   void finish_restore(const Decision& d, const Observation& o);
   void write_command_spec(const Decision& d, const Observation& o);
@@ -293,6 +296,9 @@ class Controller {
   std::optional<std::chrono::steady_clock::time_point> quorum_lost_since_;
   std::optional<std::chrono::steady_clock::time_point> quorum_loss_log_read_;
   int64_t quorum_loss_log_end_ = 0;
+  // Each host's record sequence at the first store read after the quorum was lost (the baseline of
+  // Observation::rewritten_since_quorum_loss); empty while there is no loss.
+  std::optional<std::map<std::string, uint64_t>> quorum_loss_baseline_;
   static constexpr std::chrono::seconds kQuorumLossLogRead{60};
   static constexpr std::chrono::seconds kCorruptAlarmCheck{10};
   HostRecord last_written_;

@@ -427,6 +427,21 @@ Observation Controller::observe() {
   o.unanswered_seconds = held_for_seconds(unanswered_since_, o.created_marker && !o.cluster.answered);
   o.total_loss_seconds = held_for_seconds(total_loss_since_, lost);
   o.quorum_lost_seconds = held_for_seconds(quorum_lost_since_, quorum_loss(o).has_value());
+  if (o.quorum_lost_seconds == 0 && !quorum_lost_since_) {
+    quorum_loss_baseline_.reset();
+  } else if (!quorum_loss_baseline_) {
+    if (store_view_ && quorum_lost_since_ && store_view_->read_at > *quorum_lost_since_) {
+      quorum_loss_baseline_.emplace();
+      for (const auto& h : o.hosts) (*quorum_loss_baseline_)[h.record.name] = h.record.sequence;
+    }
+  } else {
+    for (const auto& h : o.hosts) {
+      const auto b = quorum_loss_baseline_->find(h.record.name);
+      if (b == quorum_loss_baseline_->end() || h.record.sequence > b->second) {
+        o.rewritten_since_quorum_loss.insert(h.record.name);
+      }
+    }
+  }
   if (o.spec && o.quorum_lost_seconds >= o.auto_spec.replace_after_seconds)
     o.quorum_loss_log_end = quorum_loss_log_end(o);
   if (lost && o.spec && o.auto_spec.auto_restore && o.total_loss_seconds >= o.auto_spec.auto_restore_delay_seconds) {

@@ -19,6 +19,9 @@
 //      R2. a restore plan newer than this host's data -> restore this host's member from its backup
 //          when the plan lists it, else set this host's old data aside
 //      R3. this host's restored member has a leader and the command is still queued -> delete it
+//   RQ. a recover-quorum plan newer than this host's data -> the listed host (the survivor furthest
+//      along) makes its member a cluster of one (`etcdadm recover`); any other host with data
+//      sets it aside (a spare, joined by the recovered member's controller)
 //   3. total loss: the created marker is present, no member answers, no host holds a member's data
 //                                            -> wait, say the restore commands (never an empty
 //                                               cluster over a store that had one); with the spec's
@@ -42,7 +45,9 @@
 //   L. the cluster answers but no member names a leader, for longer than several elections -> wait,
 //      naming the voters that answer (with their revisions) and those that do not; after the
 //      spec's replaceAfter: the quorum lost for good, reported (gauge, auto status) with the
-//      change log's end and what a person runs (`etcdadm recover` on the survivor furthest along)
+//      change log's end and what a person runs (`etcdadm recover` on the survivor furthest along);
+//      with the spec's recoverQuorum on and every voter that does not answer on a live host whose
+//      record says it holds no data, the furthest survivor's host plans its recovery (rule RQ)
 //   C. this host's certificates expire within the spec's window, every member healthy -> renew them;
 //      a CA rotation this host holds the old CA of -> re-issue its leaves, then switch (the lease)
 //   A. this host's member leads: the acting controller, one change at a time:
@@ -111,6 +116,10 @@ const char* step_name(Step step) {
       return "ca-switch";
     case Step::kCompleteCaRotation:
       return "complete-ca-rotation";
+    case Step::kPlanQuorumRecovery:
+      return "plan-recover-quorum";
+    case Step::kRecoverQuorum:
+      return "recover-quorum";
   }
   return "?";
 }
@@ -162,6 +171,7 @@ Decision decide(const Observation& o, const std::string& new_token) {
                 "etcdadm seed --store " + o.store_url + " --members 3 --version <etcd version>");
   }
   if (auto queued = run_queue(o, new_token)) return *queued;
+  if (auto recovery = carry_out_quorum_recovery(o)) return *recovery;
   if (total_loss(o)) return after_total_loss(o, new_token);
 
   const MemberInfo* me = o.cluster.answered ? find_member_by_peer_url(o.cluster.info, o.self_peer_url) : nullptr;
@@ -172,7 +182,7 @@ Decision decide(const Observation& o, const std::string& new_token) {
   if (auto join = join_as_added(o, me)) return *join;
   if (auto mark = mark_created(o)) return *mark;
   if (auto cluster = create_or_wait_for_cluster(o, new_token)) return *cluster;
-  if (auto lost = lost_quorum(o)) return *lost;
+  if (auto lost = lost_quorum(o, new_token)) return *lost;
   if (auto renew = renew_own_certs(o, me)) return *renew;
   if (auto rotation = rotate_own_ca(o)) return *rotation;
   // The controller beside the Raft leader acts for the cluster: etcd itself chose it, a minority

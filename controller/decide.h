@@ -121,6 +121,10 @@ struct Observation {
   // tagged segments; 0: none).
   int64_t quorum_lost_seconds = 0;
   int64_t quorum_loss_log_end = 0;
+  // The hosts whose records were written again since this controller first read the store after
+  // the quorum was lost (a sequence above the one it held then): only such a record speaks of its
+  // host's data since; an older one may say "empty" of a member it made a moment before it died.
+  std::set<std::string> rewritten_since_quorum_loss;
   struct AutoRestoreCandidate {
     std::string backup;
     std::string backup_db_sha256;  // as its metadata records it ("" when it records none)
@@ -205,6 +209,8 @@ enum class Step {
   kCaReissue,           // this host's leaves are re-issued by the rotation's new CA (no restart)
   kCaSwitch,            // every member's host re-issued: this host takes the new CA, etcd restarts on it (the lease)
   kCompleteCaRotation,  // acting: every member's host switched: the rotation is marked completed
+  kPlanQuorumRecovery,  // the furthest survivor's host: write `plan` (purpose recover-quorum, replace-if-match)
+  kRecoverQuorum,       // the plan lists this host: its member becomes a cluster of one (etcdadm recover)
 };
 const char* step_name(Step step);
 
@@ -212,7 +218,9 @@ struct Decision {
   Step step = Step::kIdle;
   std::string reason;
   std::string command;  // the etcdadm command a person would run for the same effect ("" for none)
-  ClusterPlan plan;  // kStartPlannedMember, kPlanCluster, kPlanRestore, kRestoreMember, kSetAsideData, kFinishRestore
+  // kStartPlannedMember, kPlanCluster, kPlanRestore, kRestoreMember, kSetAsideData, kFinishRestore,
+  // kPlanQuorumRecovery, kRecoverQuorum
+  ClusterPlan plan;
   // kPlanRestore, kFinishRestore: the command's cluster spec, written as the store's when it differs
   // (etcd-manager restores into the spec its command carries).
   std::optional<EtcdManagerClusterSpec> new_spec;

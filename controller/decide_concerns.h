@@ -67,7 +67,10 @@ Decision after_total_loss(const Observation& o, const std::string& token);
 // ---- a lost quorum (decide_quorum.cc) ----
 // Rule L: the cluster answers without a leader for longer than kQuorumLostAfterSeconds: wait and
 // say who answers; after the spec's replaceAfter, report it lost for good with what a person runs.
-std::optional<Decision> lost_quorum(const Observation& o);
+std::optional<Decision> lost_quorum(const Observation& o, const std::string& token);
+// Rule RQ: a recover-quorum plan newer than this host's data: recover (the listed survivor) or set
+// this host's data aside; nullopt when there is none or it has no part here.
+std::optional<Decision> carry_out_quorum_recovery(const Observation& o);
 
 // ---- versions (decide_versions.cc) ----
 // This host's part of a version change: its turn, or a change stopped part way; nullopt otherwise.

@@ -146,6 +146,7 @@ std::string auto_spec_json(const AutoSpec& s) {
             {"autoRestore", s.auto_restore},
             {"restartWithoutQuorum", s.restart_without_quorum},
             {"autoRestoreDelaySeconds", s.auto_restore_delay_seconds},
+            {"recoverQuorum", s.recover_quorum},
             {"certRenewBeforeSeconds", s.cert_renew_before_seconds},
             {"caWarnBeforeSeconds", s.ca_warn_before_seconds},
             {"caRotateBeforeSeconds", s.ca_rotate_before_seconds},
@@ -184,6 +185,7 @@ AutoSpec parse_auto_spec(const std::string& text, const std::string& where) {
   }
   s.auto_restore = bool_field(j, "autoRestore", where);
   s.restart_without_quorum = bool_field(j, "restartWithoutQuorum", where);
+  s.recover_quorum = bool_field(j, "recoverQuorum", where);
   for (auto [field, value] : {std::pair{"certRenewBeforeSeconds", &s.cert_renew_before_seconds},
                               std::pair{"caWarnBeforeSeconds", &s.ca_warn_before_seconds},
                               std::pair{"caRotateBeforeSeconds", &s.ca_rotate_before_seconds}}) {
@@ -361,6 +363,11 @@ std::string cluster_plan_json(const ClusterPlan& p) {
     if (p.replaces_cluster_id != 0) j["replacesClusterID"] = p.replaces_cluster_id;
     if (!p.backup_db_sha256.empty()) j["backupDbSha256"] = p.backup_db_sha256;
   }
+  if (p.purpose == "recover-quorum") {
+    j["recoversMemberID"] = p.recovers_member_id;
+    j["survivorRevision"] = p.survivor_revision;
+    j["replacesClusterID"] = p.replaces_cluster_id;
+  }
   if (p.purpose == "restore") j["command"] = p.command_key;
   if (p.purpose == "auto-restore") j["toRevision"] = p.to_revision;
   return j.dump(2) + "\n";
@@ -371,7 +378,7 @@ ClusterPlan parse_cluster_plan(const std::string& text, const std::string& where
   ClusterPlan p;
   p.sequence = required_integer<uint64_t>(j, "sequence", where);
   p.purpose = required_string(j, "purpose", where);
-  if (p.purpose != "create" && p.purpose != "restore" && p.purpose != "auto-restore") {
+  if (p.purpose != "create" && p.purpose != "restore" && p.purpose != "auto-restore" && p.purpose != "recover-quorum") {
     throw Error(ErrorKind::kCorrupt, where + ": purpose \"" + p.purpose + "\" is not one this etcdadm knows",
                 "run the same etcdadm version on every host");
   }
@@ -401,6 +408,11 @@ ClusterPlan parse_cluster_plan(const std::string& text, const std::string& where
     if (p.purpose == "auto-restore") p.to_revision = required_integer<int64_t>(j, "toRevision", where);
     if (p.to_revision < 0) throw Error(ErrorKind::kCorrupt, where + ": \"toRevision\" is negative");
   }
+  if (p.purpose == "recover-quorum") {
+    p.recovers_member_id = required_integer<uint64_t>(j, "recoversMemberID", where);
+    p.survivor_revision = required_integer<int64_t>(j, "survivorRevision", where);
+    p.replaces_cluster_id = required_integer<uint64_t>(j, "replacesClusterID", where);
+  }
   p.cluster_token = required_string(j, "clusterToken", where);
   check_name(p.cluster_token, where);
   p.etcd_version = required_string(j, "etcdVersion", where);
@@ -427,6 +439,9 @@ ClusterPlan parse_cluster_plan(const std::string& text, const std::string& where
       }
     }
     p.members.push_back(std::move(pm));
+  }
+  if (p.purpose == "recover-quorum" && p.members.size() != 1) {
+    throw Error(ErrorKind::kCorrupt, where + ": a recover-quorum plan lists the one survivor that recovers");
   }
   return p;
 }

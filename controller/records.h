@@ -92,6 +92,11 @@ struct AutoSpec {
   // log to its end, all at once, without a person. Off, they wait and name the commands.
   bool auto_restore = false;
   int64_t auto_restore_delay_seconds = 300;
+  // Opt-in recovery from a lost quorum (off by default): once the cluster has answered without a
+  // leader for replace_after_seconds, and every voter that does not answer is known to hold no data
+  // (its host's live record says so), the survivor furthest along becomes a cluster of one
+  // (`etcdadm recover`) and the other hosts join it. Off, they wait and name the commands.
+  bool recover_quorum = false;
   // Each host renews its member's certificates (server, peer, the two client ones) once the first
   // of them expires within this long, one host at a time (the maintenance lease), with every
   // member healthy; etcd reads them on its next handshake, so nothing restarts. 0: never.
@@ -226,6 +231,12 @@ struct ClusterPlan {
   int64_t to_revision = 0;
   // "restore" and "auto-restore": every listed host restores `backup`.
   bool restores() const { return purpose == "restore" || purpose == "auto-restore"; }
+  // "recover-quorum" (a lost quorum, the spec's recoverQuorum on): the one listed host's member,
+  // `recovers_member_id` of cluster `replaces_cluster_id`, the survivor furthest along (at
+  // `survivor_revision` when planned), becomes a cluster of one (`etcdadm recover`, with the change
+  // log when it reaches further); every other host with data sets it aside and joins as a spare.
+  uint64_t recovers_member_id = 0;
+  int64_t survivor_revision = 0;
   // "restore" and "auto-restore": the ID of the cluster the plan replaces, as its planner saw it
   // answer (0: none answered). A listed host starts its restored member only while no member of
   // that cluster answers with a leader, so that two clusters never serve at once (the hosts of the

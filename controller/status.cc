@@ -194,6 +194,7 @@ json auto_status_json(const AutoStatus& s) {
           {"autoRestore", s.auto_spec.auto_restore},
           {"restartWithoutQuorum", s.auto_spec.restart_without_quorum},
           {"autoRestoreDelaySeconds", s.auto_spec.auto_restore_delay_seconds},
+          {"recoverQuorum", s.auto_spec.recover_quorum},
           {"certRenewBeforeSeconds", s.auto_spec.cert_renew_before_seconds},
           {"caWarnBeforeSeconds", s.auto_spec.ca_warn_before_seconds},
           {"caRotateBeforeSeconds", s.auto_spec.ca_rotate_before_seconds},
@@ -404,6 +405,7 @@ SeedResult seed_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& cha
   }
   a.auto_restore = auto_changes.auto_restore.value_or(a.auto_restore);
   a.restart_without_quorum = auto_changes.restart_without_quorum.value_or(a.restart_without_quorum);
+  a.recover_quorum = auto_changes.recover_quorum.value_or(a.recover_quorum);
   a.auto_restore_delay_seconds = auto_changes.auto_restore_delay_seconds.value_or(a.auto_restore_delay_seconds);
   if (a.auto_restore_delay_seconds <= 0) throw Error(ErrorKind::kInvalidArgument, "--auto-restore-delay must be > 0");
   if (a.defrag_free_percent < 0 || a.defrag_free_percent > 100) {
@@ -438,6 +440,19 @@ SeedResult seed_cluster_spec(BlobStore& store, const EtcdManagerClusterSpec& cha
                    "before the loss that the log had not stored are lost), its revision moved past any a client saw; "
                    "the trade-off is that nobody checks first that the newest attested backup is the point to restore"
              : "auto-restore off: after a total loss the hosts wait and name the commands a person runs");
+  }
+  if (r.auto_spec.recover_quorum != status.auto_spec.recover_quorum) {
+    const std::string delay = std::to_string(r.auto_spec.replace_after_seconds) + " s";
+    r.effect +=
+        std::string(r.effect.empty() ? "" : "; ") +
+        (r.auto_spec.recover_quorum
+             ? "recover-quorum on: once the cluster has answered without a leader for " + delay +
+                   " (replaceAfter) and every member that does not answer is on a host whose record says it "
+                   "holds no data, the survivor furthest along becomes a cluster of one (etcdadm recover) and "
+                   "the other hosts join it, with no person: the trade-off is that what the lost members had "
+                   "committed beyond the survivor and the change log is lost, and a host that cannot be asked "
+                   "still blocks it"
+             : "recover-quorum off: after a lost quorum the hosts report it and name the commands a person runs");
   }
   r.auto_spec.generation = status.auto_spec.generation + 1;
   r.auto_spec.cluster_spec = r.after;

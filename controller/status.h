@@ -56,6 +56,7 @@ struct AutoSpecChanges {
   std::optional<int64_t> corrupt_check_seconds;  // 0: no check of the members' HashKV
   std::optional<bool> auto_restore;
   std::optional<bool> restart_without_quorum;
+  std::optional<bool> recover_quorum;
   std::optional<int64_t> auto_restore_delay_seconds;
   std::optional<int64_t> cert_renew_before_seconds;  // 0: never
   std::optional<int64_t> ca_warn_before_seconds;

@@ -90,7 +90,7 @@ void restore_from_log(const RecoverOptions& o, const std::string& db, RecoverRes
   ro.name = m.name;
   ro.initial_advertise_peer_urls = m.peer_url();
   ro.initial_cluster = m.name + "=" + m.peer_url();
-  ro.initial_cluster_token = "etcdadm-recover-" + random_hex(8);
+  ro.initial_cluster_token = o.cluster_token.empty() ? "etcdadm-recover-" + random_hex(8) : o.cluster_token;
   ro.force = true;
   ro.method = o.method;
   ro.target_version = m.version;

@@ -47,7 +47,8 @@ struct RecoverOptions {
   std::optional<BackupStore> store;
   // The log's segments that count (unset: all of them; the controllers: those their cluster tagged).
   std::function<bool(const changelog::SegmentName&)> segment_accepted;
-  RestoreMethod method;  // the revision bump when the log wins (default: the Kubernetes rule)
+  RestoreMethod method;       // the revision bump when the log wins (default: the Kubernetes rule)
+  std::string cluster_token;  // the new cluster's token when the log wins ("": a fresh one)
 };
 
 struct RecoverResult {

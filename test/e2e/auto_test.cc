@@ -709,6 +709,59 @@ TEST_F(Auto, ALostQuorumIsReportedWithTheRecoverCommandAndNothingElseHappens) {
   for (const auto& [key, rev] : acked) EXPECT_EQ(served[key], rev) << key;
 }
 
+// The same day with `seed --recover-quorum on`: while m2's and m3's hosts are down (their records
+// not live: they might serve behind a partition) the controllers only report, naming what blocks
+// them; once those hosts are back on empty data disks, m1's controller plans the recovery (one
+// plan), makes its member a cluster of one with every acknowledged write, and m2 and m3 set their
+// old data aside and are joined as spares: three healthy voters, the cluster ID kept.
+TEST_F(Auto, WithRecoverQuorumTheSurvivorRecoversOnceTheLostHostsAreKnownEmpty) {
+  ASSERT_NO_FATAL_FAILURE(bootstrap_three({"--replace-after", "15s", "--recover-quorum", "on"}));
+  std::vector<std::pair<std::string, int64_t>> acked;
+  {
+    EtcdClient client(connection({&hosts_[0], &hosts_[1], &hosts_[2]}));
+    for (int i = 0; i < 100; ++i) {
+      const std::string key = "/registry/events/e" + std::to_string(i);
+      acked.emplace_back(key, client.put(key, "v").header().revision());
+    }
+  }
+  const Host& m1 = hosts_[0];
+  const std::string cluster_id = info(m1)["clusterId"];
+  for (Host* h : {&hosts_[1], &hosts_[2]}) {
+    autos_[h->name].stop(0ms);
+    stop_pid_file(h->conf() + "/etcd.pid", bin() + "/etcd", 0ms);
+    remove_all(h->data());
+    make_dirs(h->data(), 0700);
+  }
+  auto m1_waits_for = [&](const std::string& what) {
+    for (const auto& r : host_records()) {
+      if (r.name == m1.name && r.waiting_for.find(what) != std::string::npos) return true;
+    }
+    return false;
+  };
+  // Their records, written before they died, may even say "empty" of the members they had just made:
+  // only a record written since the loss counts.
+  EXPECT_TRUE(eventually(60s, [&] { return m1_waits_for("may still hold data that cannot be asked: m2 (its host m2 "); },
+                         "m1 naming what blocks the recovery"));
+  LocalStore store(store_);
+  EXPECT_EQ(parse_cluster_plan(store.read_small(kAutoPlanKey), "plan").sequence, 1u) << "no plan while blocked";
+
+  // The hosts back on empty disks: their records say so, and the recovery goes ahead.
+  for (Host* h : {&hosts_[1], &hosts_[2]}) start_auto(*h);
+  ASSERT_TRUE(eventually(60s, [&] { return !done("recover-quorum").empty(); }, "m1's recover-quorum"));
+  const ClusterPlan plan = parse_cluster_plan(store.read_small(kAutoPlanKey), "plan");
+  EXPECT_EQ(plan.purpose, "recover-quorum");
+  EXPECT_EQ(plan.sequence, 2u);
+  ASSERT_EQ(plan.members.size(), 1u);
+  EXPECT_EQ(plan.members[0].name, "m1");
+  EXPECT_EQ(plan.survivor_revision, acked.back().second);
+  ASSERT_TRUE(eventually(90s, [&] { return one_healthy_cluster(3); }, "three healthy voters again"));
+  EXPECT_EQ(info(m1)["clusterId"], cluster_id) << "the survivor's data won: the cluster goes on";
+  EXPECT_EQ(done("plan-recover-quorum").size(), 1u);
+  EtcdClient client(connection({&hosts_[2]}));
+  std::map<std::string, int64_t> served = mod_revisions(client, "/registry/events/");
+  for (const auto& [key, rev] : acked) EXPECT_EQ(served[key], rev) << key;
+}
+
 // A minority host's etcd frozen (SIGSTOP) while its controller runs on: the majority keeps
 // serving; the cut-off host's controller sees a member that does not answer and a cluster led
 // elsewhere, and does nothing (no start over a running etcd, no plan, no removal); nobody else acts

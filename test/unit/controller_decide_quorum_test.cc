@@ -120,5 +120,99 @@ TEST(ControllerDecideQuorum, ALeaderAnywhereOrAYoungRestorePlanIsNoLostQuorum) {
   EXPECT_FALSE(d.quorum_lost);
 }
 
+// recoverQuorum on: the furthest survivor's host plans (one plan, replace-if-match) only when every
+// voter that does not answer is on a live host that says it holds no data; anything that may still
+// hold data and cannot be asked blocks it, named.
+TEST(ControllerDecideQuorum, WithRecoverQuorumTheFurthestSurvivorPlansOnlyWhenNoLostMemberMayHoldData) {
+  Observation o = leaderless();
+  o.auto_spec.recover_quorum = true;
+  o.quorum_lost_seconds = 600;
+  o.self_peer_url = "https://10.0.0.1:2380";
+  o.self_client_url = "https://10.0.0.1:2379";
+  o.spec = EtcdManagerClusterSpec{3, "3.5.17"};
+  o.plan = plan_of({"h1", "h2", "h3"});
+  o.plan->sequence = 1;
+  // h2's and h3's records still say they hold their members' data (dead hosts, their last word).
+  for (auto& h : o.hosts) h.record.data = DataState::kMember;
+  o.hosts[1].live = false;
+  Decision d = decide(o, "tok");
+  ASSERT_EQ(d.step, Step::kWait) << d.reason;
+  EXPECT_TRUE(d.quorum_lost);
+  EXPECT_NE(d.reason.find("recover-quorum is on, but the controllers do not recover it while a member may still hold "
+                          "data that cannot be asked: h2 (its host h2's record is not live: it may hold the member's "
+                          "data behind a partition), h3 (its host h3 has not written its record since the quorum was lost"),
+            std::string::npos)
+      << d.reason;
+  // Records that say "lost" and "empty", live, but written before the loss: no word on since (a
+  // host's record may say "empty" of a member it made a moment before it died).
+  o.hosts[1].live = true;
+  o.hosts[1].record.data = DataState::kLost;
+  o.hosts[2].record.data = DataState::kEmpty;
+  d = decide(o, "tok");
+  ASSERT_EQ(d.step, Step::kWait) << d.reason;
+  EXPECT_NE(d.reason.find("h2 (its host h2 has not written its record since the quorum was lost: it may hold the "
+                          "member's data), h3 (its host h3 has not written"),
+            std::string::npos)
+      << d.reason;
+  // Rebuilt on empty disks, their records written since: h1 plans the recovery of its own member.
+  o.rewritten_since_quorum_loss = {"h2", "h3"};
+  d = decide(o, "tok");
+  ASSERT_EQ(d.step, Step::kPlanQuorumRecovery) << d.reason;
+  EXPECT_EQ(d.plan.purpose, "recover-quorum");
+  EXPECT_EQ(d.plan.sequence, 2u);
+  EXPECT_EQ(d.plan.recovers_member_id, 1u);
+  EXPECT_EQ(d.plan.survivor_revision, 1234);
+  EXPECT_EQ(d.plan.replaces_cluster_id, 77u);
+  EXPECT_EQ(d.plan.cluster_token, "tok");
+  ASSERT_EQ(d.plan.members.size(), 1u);
+  EXPECT_EQ(d.plan.members[0].name, "h1");
+  // The plan round-trips through its record.
+  const ClusterPlan back = parse_cluster_plan(cluster_plan_json(d.plan), "plan");
+  EXPECT_EQ(back.recovers_member_id, 1u);
+  EXPECT_EQ(back.survivor_revision, 1234);
+  EXPECT_EQ(back.replaces_cluster_id, 77u);
+  // Another host (a spare) waits for h1's plan; it never plans itself. (h2, its data lost, waits to
+  // be replaced, as rule 4 has it.)
+  Observation other = o;
+  other.self = "h4";
+  other.local = LocalView{};
+  d = decide(other, "tok");
+  EXPECT_EQ(d.step, Step::kWait) << d.reason;
+  EXPECT_NE(d.reason.find("recover-quorum: host h1 (the furthest along) recovers it"), std::string::npos) << d.reason;
+  // Off: the report only.
+  o.auto_spec.recover_quorum = false;
+  EXPECT_EQ(decide(o, "tok").step, Step::kWait);
+}
+
+TEST(ControllerDecideQuorum, ARecoverQuorumPlanIsCarriedOutByItsSurvivorAndTheOthersSetTheirDataAside) {
+  Observation o = leaderless();
+  ClusterPlan plan = plan_of({"h1"});
+  plan.purpose = "recover-quorum";
+  plan.sequence = 2;
+  plan.recovers_member_id = 1;
+  plan.survivor_revision = 1234;
+  plan.replaces_cluster_id = 77;
+  o.plan = plan;
+  o.local.plan_sequence = 1;
+  Decision d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kRecoverQuorum) << d.reason;
+  EXPECT_EQ(d.command, "etcdadm recover --store s3://b/etcd");
+  // Its member is another one now (replaced meanwhile): a person decides.
+  o.local.member_id = 9;
+  EXPECT_EQ(decide(o, "t").step, Step::kWait);
+  // Another host with data sets it aside; one without has nothing to do here.
+  Observation other = leaderless();
+  other.plan = plan;
+  other.self = "h2";
+  other.local = LocalView{DataState::kLost};
+  d = decide(other, "t");
+  EXPECT_EQ(d.step, Step::kSetAsideData) << d.reason;
+  other.local.plan_sequence = 2;
+  EXPECT_NE(decide(other, "t").step, Step::kSetAsideData);
+  // A plan listing two members is no recover-quorum plan.
+  plan.members.push_back(plan_of({"h2"}).members[0]);
+  EXPECT_THROW(parse_cluster_plan(cluster_plan_json(plan), "plan"), Error);
+}
+
 }  // namespace
 }  // namespace etcdadm
