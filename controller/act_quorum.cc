@@ -11,20 +11,13 @@
 #include "controller/controller.h"
 #include "controller/controller_internal.h"
 #include "restore/recover.h"
-#include "store/blob_capabilities.h"
 
 namespace etcdadm {
 
 using namespace controller_internal;
 
 void Controller::plan_quorum_recovery(const Decision& d) {
-  auto& conditional = *capability<ConditionalWrites>(*store_);
-  const std::string text = keyring_.sign(kAutoPlanKey, cluster_plan_json(d.plan));
-  if (!conditional.write_if(kAutoPlanKey, text, store_view_ ? store_view_->plan_version : "")) {
-    spdlog::info("auto: the plan changed while this host planned the quorum's recovery: reading it again");
-    store_view_.reset();
-    return;
-  }
+  if (!replace_plan(d, "the quorum's recovery")) return;
   failpoint("auto/recover-quorum/planned");
   record(step_name(d.step), d.reason, d.command, "done: plan " + std::to_string(d.plan.sequence));
   store_view_.reset();

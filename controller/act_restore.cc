@@ -43,17 +43,22 @@ void Controller::plan_restore(const Decision& d, const Observation& o) {
         "auto: the cluster answers without a leader: no backup is taken before the restore (a member "
         "without a leader may be behind)");
   }
-  auto& conditional = *capability<ConditionalWrites>(*store_);
-  const std::string text = keyring_.sign(kAutoPlanKey, cluster_plan_json(d.plan));
-  if (!conditional.write_if(kAutoPlanKey, text, store_view_ ? store_view_->plan_version : "")) {
-    spdlog::info("auto: the plan changed while this host planned the restore: reading it again");
-    store_view_.reset();
-    return;
-  }
+  if (!replace_plan(d, "the restore")) return;
   failpoint("auto/restore/planned");
   record(step_name(d.step), d.reason, d.command, "done: plan " + std::to_string(d.plan.sequence));
   write_command_spec(d, o);
   store_view_.reset();
+}
+
+// `d.plan`, signed, written over the plan this round read (replace-if-match): false, and the store
+// read again next round, when another host's plan got there first.
+bool Controller::replace_plan(const Decision& d, const std::string& what) {
+  auto& conditional = *capability<ConditionalWrites>(*store_);
+  const std::string text = keyring_.sign(kAutoPlanKey, cluster_plan_json(d.plan));
+  if (conditional.write_if(kAutoPlanKey, text, store_view_ ? store_view_->plan_version : "")) return true;
+  spdlog::info("auto: the plan changed while this host planned {}: reading it again", what);
+  store_view_.reset();
+  return false;
 }
 
 // The spec the restore command asks for, as the store's (seed's way: the signed copy, its next

@@ -159,6 +159,7 @@ class Controller {
   void set_aside_data(const ClusterPlan& plan);
   void with_plan_backoff(const Decision& d, const std::function<void()>& part);
   void plan_quorum_recovery(const Decision& d);
+  bool replace_plan(const Decision& d, const std::string& what);
   std::string recover_quorum_here(const ClusterPlan& plan);
   // The spec the command asks for (Decision::new_spec) written where it differs, then the command deleted.
   void finish_restore(const Decision& d, const Observation& o);

@@ -25,6 +25,33 @@ namespace etcdadm {
 
 namespace {
 
+constexpr const char* kForceNewCluster = "ETCD_FORCE_NEW_CLUSTER";
+// A member's answer on a network etcd runs on comes within this (TCP and TLS handshakes).
+constexpr std::chrono::milliseconds kSurveyDialTimeout{1000};
+
+// The member's env file with ETCD_FORCE_NEW_CLUSTER set (`on`) or gone: the flag goes whatever
+// happens, so a later restart never forces again (etcd reads it only as it starts).
+void set_force_new_cluster(const MemberConfig& m, bool on) {
+  EnvVars env = parse_env_file(read_file(m.env_file()));
+  std::erase_if(env, [](const auto& kv) { return kv.first == kForceNewCluster; });
+  if (on) env.emplace_back(kForceNewCluster, "true");
+  write_file_atomic(m.env_file(), render_env_file(env), 0600, /*overwrite=*/true);
+}
+
+// A copy of the stopped member's data dir at `aside` (beside it, on any filesystem), synced.
+void copy_data_dir_aside(const std::string& data_dir, const std::string& aside) {
+  std::error_code ec;
+  std::filesystem::copy(data_dir, aside,
+                        std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks, ec);
+  if (ec) {
+    throw Error(ErrorKind::kIo, "copying " + data_dir + " aside to " + aside + ": " + ec.message(),
+                "free room for a copy of the data dir (nothing was changed; the member is stopped: start it with "
+                "`etcdadm member restart` or its service)");
+  }
+  fsync_dir(std::filesystem::path(aside).parent_path().string());
+  spdlog::info("recover: {} copied aside to {}", data_dir, aside);
+}
+
 std::string member_names(const std::vector<const MemberInfo*>& members) {
   std::string out;
   for (const auto* m : members) out += (out.empty() ? "" : ", ") + (m->name.empty() ? id_hex(m->id) : m->name);
@@ -52,7 +79,10 @@ etcdserverpb::StatusResponse probe_member(const MemberConfig& m, const std::stri
   SocketDir sockets(scratch);
   PrivateEtcd probe("recover", m.etcd_binary(), data, m.name, scratch + "/etcd.log", sockets.path(),
                     std::filesystem::file_size(data + "/member/snap/db"));
-  probe.start_and_wait(timeout, {"--force-new-cluster"});
+  // --snapshot-count 1: the forced start's configuration changes, once applied, make etcd take a
+  // raft snapshot, so that the member's own start on this copy replays its WAL from there, not the
+  // whole of it a second time.
+  probe.start_and_wait(timeout, {"--force-new-cluster", "--snapshot-count", "1"});
   ConnectionConfig c;
   c.endpoints = {probe.client_url()};
   auto status = EtcdClient(c).status(probe.client_url());
@@ -180,6 +210,8 @@ RecoverResult run_recover(const RecoverOptions& options) {
   {
     ConnectionConfig conn = local_connection(m);
     conn.endpoints = cluster_endpoints_of(m, {});
+    // Most members are gone: each that does not answer costs the survey its dial timeout.
+    conn.dial_timeout = std::min(conn.dial_timeout, kSurveyDialTimeout);
     if (own) conn.endpoints.insert(conn.endpoints.begin(), m.loopback_client_url());
     try {
       info = cluster_info(conn, own ? own->header().member_id() : 0);
@@ -235,17 +267,22 @@ RecoverResult run_recover(const RecoverOptions& options) {
   };
   if (own) check_refusals(*own);
 
-  // What the member holds, read by etcd itself: a copy of its data forced alone in private. The
-  // copy, stopped cleanly, is what the new cluster starts from.
+  // What the member holds: what it answered (a running member answers Status without a leader,
+  // and a clean stop leaves its db at that revision), or, for one that does not answer, what etcd
+  // itself serves from a copy of its data forced alone in private; that copy, stopped cleanly, is
+  // what the new cluster starts from.
   if (was_running) init_system->stop(m, std::chrono::milliseconds(10000));
-  StagingDir probe_dir(restore_staging_parent(resolved_data_dir(m.data_dir)));
-  const std::string probed = probe_dir.path() + "/data";
-  try {
-    const auto held = probe_member(m, probe_dir.path(), options.timeout);
-    check_refusals(held);
-  } catch (...) {
-    if (was_running) init_system->start(m);
-    throw;
+  StagingDir staging(restore_staging_parent(resolved_data_dir(m.data_dir)));
+  const std::string probed = staging.path() + "/data";
+  std::string base_db = m.data_dir + "/member/snap/db";
+  if (!own) {
+    try {
+      check_refusals(probe_member(m, staging.path(), options.timeout));
+    } catch (...) {
+      if (was_running) init_system->start(m);
+      throw;
+    }
+    base_db = probed + "/member/snap/db";
   }
   spdlog::info("recover: member {} ({}) holds revision {} of cluster {}", m.name, id_hex(r.member_id),
                r.revision_before, id_hex(r.cluster_id));
@@ -264,9 +301,8 @@ RecoverResult run_recover(const RecoverOptions& options) {
 
   // The newest of the two sources: the member's data, or its db plus the change log after it.
   const std::string cluster_hex = id_hex(r.previous_cluster_id);
-  const std::string probed_db = probed + "/member/snap/db";
   if (options.store) {
-    const LogReach reach = log_reach(options, cluster_hex, probed_db);
+    const LogReach reach = log_reach(options, cluster_hex, base_db);
     r.log_reaches = reach.chain.segments.empty() ? 0 : reach.chain.reaches;
     if (r.log_reaches > r.revision_before) {
       r.source = RecoverResult::Source::kChangeLog;
@@ -281,33 +317,52 @@ RecoverResult run_recover(const RecoverOptions& options) {
                  r.source == RecoverResult::Source::kChangeLog ? "the change log" : "the member's data");
   }
 
-  // The log replayed onto the probe's db before anything of the member's is moved: a damaged
+  // The log replayed onto a copy of the db before anything of the member's is moved: a damaged
   // segment fails here, with the member's data dir as it was.
-  std::optional<ReplayResult> replayed;
   if (r.source == RecoverResult::Source::kChangeLog) {
+    if (own) {
+      make_dirs(probed + "/member/snap", 0700);
+      std::filesystem::copy_file(base_db, probed + "/member/snap/db");
+      base_db = probed + "/member/snap/db";
+    }
     PointInTime end;
     end.log_end = true;
     end.segment_accepted = options.segment_accepted;
-    replayed =
-        replay_log_onto(*options.store, ReplayBase{cluster_hex, "member " + m.name + "'s data"}, probed_db, 0, end);
-    r.log_records = replayed->records;
+    r.log_records =
+        replay_log_onto(*options.store, ReplayBase{cluster_hex, "member " + m.name + "'s data"}, base_db, 0, end)
+            .records;
   }
   r.set_aside =
       m.data_dir + ".set-aside-recover-" + std::to_string(to_unix_micros(std::chrono::system_clock::now()) / 1000000);
-  set_data_dir_aside(m.data_dir, r.set_aside);
-  spdlog::info("recover: {} set aside as {}", m.data_dir, r.set_aside);
-  try {
-    if (r.source == RecoverResult::Source::kChangeLog) {
-      restore_from_log(options, probed_db, r);
-    } else {
-      move_member_in(probed, m.data_dir);
+  if (own && r.source == RecoverResult::Source::kMember) {
+    // Copied aside, then forced alone in place for the one start it runs on: etcd replays its log
+    // once, not twice (a survivor's log may hold every entry since its last raft snapshot).
+    copy_data_dir_aside(m.data_dir, r.set_aside);
+    try {
+      set_force_new_cluster(m, true);
+      init_system->start(m);
+      wait_member_healthy(m, local, *init_system, options.timeout);
+      set_force_new_cluster(m, false);
+    } catch (...) {
+      set_force_new_cluster(m, false);
+      throw;
     }
-  } catch (const Error& e) {
-    throw Error(e.kind(), std::string(e.what()) + " (the member's data as it was is in " + r.set_aside + ")",
-                "move " + r.set_aside + " back to " + m.data_dir + " to start the member on its own data again");
+  } else {
+    set_data_dir_aside(m.data_dir, r.set_aside);
+    spdlog::info("recover: {} set aside as {}", m.data_dir, r.set_aside);
+    try {
+      if (r.source == RecoverResult::Source::kChangeLog) {
+        restore_from_log(options, base_db, r);
+      } else {
+        move_member_in(probed, m.data_dir);
+      }
+    } catch (const Error& e) {
+      throw Error(e.kind(), std::string(e.what()) + " (the member's data as it was is in " + r.set_aside + ")",
+                  "move " + r.set_aside + " back to " + m.data_dir + " to start the member on its own data again");
+    }
+    init_system->start(m);
+    wait_member_healthy(m, local, *init_system, options.timeout);
   }
-  init_system->start(m);
-  wait_member_healthy(m, local, *init_system, options.timeout);
   const auto now = local.status(m.loopback_client_url());
   r.revision = now.header().revision();
   r.cluster_id = now.header().cluster_id();

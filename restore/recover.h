@@ -1,13 +1,14 @@
 // etcdadm recover: the day most of the cluster is gone for good and this host's member survived
-// with its data. What the member holds is read by etcd itself: a copy of its data (member/) is
-// started once alone with `--force-new-cluster` as a private member on unix sockets that no client
-// reaches (restore/private_etcd.h): etcd replays its WAL, keeps every write the member had
-// committed, and removes the lost members by configuration changes it commits itself. That copy,
-// stopped cleanly, becomes the member's data; the data dir as it was is set aside (renamed beside
-// it, never deleted) and the member starts as it always runs: a cluster of one whose member ID,
-// cluster ID and revisions continue, so a Kubernetes API server's watch caches stay valid. The lost
-// hosts then join it again. Reading in private also serves a stopped member, which without its
-// peers would never serve (etcd waits for a quorum before it opens its client port).
+// with its data. The member becomes a cluster of one through etcd's own way (`--force-new-cluster`
+// for one start: etcd replays its WAL, keeps every write the member had committed, and removes the
+// lost members by configuration changes it commits itself); its member ID, cluster ID and revisions
+// continue, so a Kubernetes API server's watch caches stay valid. The data dir as it was is kept
+// aside, never deleted. A running member (it answers Status without a leader) is stopped, copied
+// aside and started once forced. A stopped one would never serve without its peers (etcd waits for
+// a quorum before it opens its client port), so what it holds is read by a copy of its data started
+// alone, forced, as a private member on unix sockets no client reaches
+// (restore/private_etcd.h); that copy, stopped cleanly, moves into place and the original is renamed
+// aside. The lost hosts then join it again.
 //
 // With a store (`--store`), the change log may hold more than the member: the sidecar of a member
 // now lost kept capturing after this one fell behind (stopped, partitioned away). When the log,
