@@ -20,13 +20,14 @@ std::chrono::milliseconds backoff_delay(const RetryPolicy& policy, int attempt) 
 }
 
 void with_retries(const RetryPolicy& policy, const std::string& what, const std::function<void()>& fn) {
+  const auto started = std::chrono::steady_clock::now();
   for (int attempt = 1;; ++attempt) {
     try {
       fn();
       return;
     } catch (const Error& e) {
       if (!is_retryable(e)) throw;
-      if (attempt >= policy.max_attempts) {
+      if (attempt >= policy.max_attempts && std::chrono::steady_clock::now() - started >= policy.min_elapsed) {
         throw Error(e.kind(), what + " failed after " + std::to_string(attempt) + " attempts: " + e.what(), e.hint());
       }
       auto wait = backoff_delay(policy, attempt);

@@ -19,6 +19,10 @@ struct RetryPolicy {
   int max_attempts = 6;  // total tries, including the first
   std::chrono::milliseconds base_delay{250};
   std::chrono::milliseconds max_delay{15000};
+  // Retries go on past max_attempts until this long has passed since the first try: full jitter
+  // may draw waits of a few milliseconds, and some refusals last a known time (etcd refuses a
+  // membership change until every member has been connected for 5 s). 0: attempts alone count.
+  std::chrono::milliseconds min_elapsed{0};
 };
 
 bool is_retryable(const Error& e);

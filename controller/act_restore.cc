@@ -168,8 +168,10 @@ Observation::AutoRestoreCandidate Controller::auto_restore_candidate(int64_t now
   // plain sidecar's) backups is searched this deep, no deeper.
   constexpr size_t kBackupsLookedAt = 100;
   size_t looked_at = 0;
+  const auto now = std::chrono::system_clock::now();
   for (const auto& b : catalog_.backups(store_->url())) {  // newest first
-    if (b.damage || !b.revision || b.cluster_id.empty()) continue;
+    // What is never `latest` (no data file, dated in the future: a store's garbage) costs no read.
+    if (!b.revision || b.cluster_id.empty() || !why_not_latest(b, now).empty()) continue;
     if (++looked_at > kBackupsLookedAt) break;
     if (std::string why = backup_attestation_refusal(*store_, b, policy); !why.empty()) {
       passed_over.push_back(why);

@@ -403,6 +403,9 @@ BackupRecord load_backup_record(BlobStore& store, const BackupListing& l) {
     std::string key = l.name + "/" + kBackupMetaFile;
     r = record_from_meta(backup_meta_from_json(store.read_small(key), store.url() + "/" + key));
     r.name = l.name;
+    // Metadata naming a data file the listing lacks: no backup to restore (restore/resolve.h,
+    // why_not_latest), whatever it says of itself.
+    if (l.data_key.empty()) r.data_file.clear();
   } else {
     std::string key = l.name + "/" + kEtcdManagerMetaFile;
     EtcdManagerMeta em = parse_etcd_manager_meta(store.read_small(key), store.url() + "/" + key);

@@ -121,6 +121,14 @@ TEST_F(Damage, AStoresGarbageIsNeverLatest) {
   const std::vector<std::string> fakes = {"2099-01-01T00:00:00Z-000001", "2099-01-02T00:00:00Z-000001"};
   LocalStore store(store_);
   for (const auto& f : fakes) store.write_small(f + "/_etcd_backup.meta", "{}");
+  // And one newer than the real one, dated now, whose metadata (the real one's) names a data file
+  // its directory lacks.
+  const std::string hollow = real.substr(0, real.size() - 6) + "999999";
+  store.write_small(hollow + "/" + kBackupMetaFile, store.read_small(real + "/" + kBackupMetaFile));
+  // etcd-manager's file ends a directory etcd-manager could restore (a backup of 3.5 or older).
+  store.write_small(hollow + "/" + kEtcdManagerMetaFile, path_exists(store_ + "/" + real + "/" + kEtcdManagerMetaFile)
+                                                             ? store.read_small(real + "/" + kEtcdManagerMetaFile)
+                                                             : "{}");
 
   std::string out = dir_ / "snap.db";
   auto r = cli({"backup", "restore", "latest", "--store", store_, "--output", out});
@@ -133,7 +141,9 @@ TEST_F(Damage, AStoresGarbageIsNeverLatest) {
   }
   auto table = cli({"backup", "list", "--store", store_});
   ASSERT_EQ(table.exit_code, 0) << table.output;
-  EXPECT_NE(table.output.find("2 that are no backup to restore (`latest` skips them):"), std::string::npos)
+  EXPECT_NE(r.output.find("latest: skipping backup " + hollow + ": its metadata names no data file"), std::string::npos)
+      << r.output;
+  EXPECT_NE(table.output.find("3 that are no backup to restore (`latest` skips them):"), std::string::npos)
       << table.output;
   std::istringstream lines(table.output);
   for (std::string line; std::getline(lines, line);) {
