@@ -135,7 +135,7 @@ TEST_F(BadInput, MissingDataFile) {
   auto r = cli({"backup", "verify", name, "--store", store_});
   EXPECT_NE(r.exit_code, 0) << r.output;
   if (path_exists(store_ + "/" + name + "/_etcd_backup.meta")) {
-    EXPECT_NE(r.output.find("not found"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("has no data file (etcd.backup.gz)"), std::string::npos) << r.output;
   } else {
     // Complete only by its metadata beside the data file (etcd 3.7, which etcd-manager does not
     // restore): without the data file it is no backup at all.
