@@ -136,33 +136,6 @@ void restore_from_log(const RecoverOptions& o, const std::string& db, RecoverRes
   write_file_atomic(m.env_file(), render_env_file(env), 0600, /*overwrite=*/true);
 }
 
-// A data dir that is its filesystem's root (its own disk): no rename moves it, and the staging
-// dir is inside it (restore_staging_parent).
-bool is_mount_root(const std::string& data_dir) {
-  const std::string resolved = resolved_data_dir(data_dir);
-  return restore_staging_parent(resolved) == resolved;
-}
-
-// The data dir as it was, kept at `aside` (beside it): renamed there; a mount root's `member`
-// copied there and then removed from it.
-void set_data_dir_aside(const std::string& data_dir, const std::string& aside) {
-  std::error_code ec;
-  if (!is_mount_root(data_dir)) {
-    std::filesystem::rename(data_dir, aside, ec);
-  } else {
-    make_dirs(aside, 0700);
-    std::filesystem::copy(data_dir + "/member", aside + "/member",
-                          std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks, ec);
-    if (!ec) std::filesystem::remove_all(data_dir + "/member", ec);
-  }
-  if (ec) {
-    throw Error(
-        ErrorKind::kIo, "setting " + data_dir + " aside as " + aside + ": " + ec.message(),
-        "free room beside the data dir (the member is stopped; its data is unchanged unless " + aside + " holds it)");
-  }
-  fsync_dir(std::filesystem::path(aside).parent_path().string());
-}
-
 // The probe's data (`probed`, holding member/) made the member's: renamed into the data dir.
 void move_member_in(const std::string& probed, const std::string& data_dir) {
   make_dirs(data_dir, 0700);
@@ -332,9 +305,9 @@ RecoverResult run_recover(const RecoverOptions& options) {
         replay_log_onto(*options.store, ReplayBase{cluster_hex, "member " + m.name + "'s data"}, base_db, 0, end)
             .records;
   }
-  r.set_aside =
-      m.data_dir + ".set-aside-recover-" + std::to_string(to_unix_micros(std::chrono::system_clock::now()) / 1000000);
+  const std::string label = "recover-" + std::to_string(to_unix_micros(std::chrono::system_clock::now()) / 1000000);
   if (own && r.source == RecoverResult::Source::kMember) {
+    r.set_aside = m.data_dir + ".set-aside-" + label;
     // Copied aside, then forced alone in place for the one start it runs on: etcd replays its log
     // once, not twice (a survivor's log may hold every entry since its last raft snapshot).
     copy_data_dir_aside(m.data_dir, r.set_aside);
@@ -348,7 +321,8 @@ RecoverResult run_recover(const RecoverOptions& options) {
       throw;
     }
   } else {
-    set_data_dir_aside(m.data_dir, r.set_aside);
+    // Renamed beside it (moved inside it when it is its disk's root), left empty (common/fs.h).
+    r.set_aside = set_aside_data_dir(m.data_dir, label);
     spdlog::info("recover: {} set aside as {}", m.data_dir, r.set_aside);
     try {
       if (r.source == RecoverResult::Source::kChangeLog) {

@@ -122,26 +122,6 @@ void remove_from_cluster(const ResetOptions& o, ResetResult& result) {
 
 }  // namespace
 
-namespace {
-
-// --keep-data: the data dir renamed to `<data-dir>.set-aside-reset-<unix time>` beside it. A data
-// dir that cannot be renamed (the mount point of its own disk) is refused, nothing else removed.
-std::string set_aside_data_dir(const std::string& data_dir) {
-  const std::string aside =
-      data_dir + ".set-aside-reset-" + std::to_string(to_unix_micros(std::chrono::system_clock::now()) / 1000000);
-  std::error_code ec;
-  std::filesystem::rename(data_dir, aside, ec);
-  if (ec) {
-    throw Error(ErrorKind::kIo, "setting " + data_dir + " aside as " + aside + ": " + ec.message(),
-                "move its contents elsewhere by hand (a data dir on a disk of its own cannot be renamed), then run "
-                "reset again without --keep-data");
-  }
-  fsync_dir(std::filesystem::path(data_dir).parent_path().string());
-  return aside;
-}
-
-}  // namespace
-
 ResetResult run_reset(const ResetOptions& o) {
   ResetResult result;
   const MemberConfig& m = o.member;
@@ -180,7 +160,9 @@ ResetResult run_reset(const ResetOptions& o) {
   for (const auto& p : paths) {
     if (!path_exists(p)) continue;
     if (p == m.data_dir && o.keep_data) {
-      result.data_set_aside = set_aside_data_dir(p);
+      // Renamed beside it (moved inside it when it is its disk's root), left empty (common/fs.h).
+      result.data_set_aside =
+          set_aside_data_dir(p, "reset-" + std::to_string(to_unix_micros(std::chrono::system_clock::now()) / 1000000));
       continue;
     }
     if (p == m.data_dir) {

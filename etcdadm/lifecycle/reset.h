@@ -16,7 +16,7 @@ struct ResetOptions {
   bool force = false;                  // also reset the last voting member (the cluster's data goes)
   bool remove_ca = false;              // delete ca.crt/ca.key too
   bool remove_binaries = false;        // delete etcd/etcdctl/etcdutl (and the releases upgrade kept) from install-dir
-  bool keep_data = false;              // set the data dir aside (renamed beside it) instead of deleting it
+  bool keep_data = false;              // set the data dir aside (common/fs.h set_aside_data_dir), not deleted
   std::vector<std::string> endpoints;  // other members to reach the cluster through when this one is down
   std::chrono::milliseconds stop_grace{10000};
 };
