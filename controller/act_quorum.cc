@@ -16,10 +16,11 @@ namespace etcdadm {
 
 using namespace controller_internal;
 
-void Controller::plan_quorum_recovery(const Decision& d) {
+void Controller::plan_quorum_recovery(const Decision& d, const Observation& o) {
   if (!replace_plan(d, "the quorum's recovery")) return;
   failpoint("auto/recover-quorum/planned");
   record(step_name(d.step), d.reason, d.command, "done: plan " + std::to_string(d.plan.sequence));
+  write_command_spec(d, o);  // planned for a queued restore that asks for another spec
   store_view_.reset();
 }
 

@@ -340,7 +340,7 @@ void Controller::act(const Decision& d, const Observation& o) {
       with_plan_backoff(d, [&] { recorded_with(d, [&] { return restore_planned_member(d.plan, o); }); });
       return;
     case Step::kPlanQuorumRecovery:
-      plan_quorum_recovery(d);
+      plan_quorum_recovery(d, o);
       return;
     case Step::kRecoverQuorum:
       // A recovery that failed copied the member's data and started it in private: not every round.

@@ -129,6 +129,7 @@ class Controller {
   std::vector<HostView> judge_liveness(const std::vector<HostRecord>& records, int64_t now_unix);
   std::vector<std::string> other_members(const std::vector<HostView>& hosts) const;
   int64_t quorum_loss_log_end(const Observation& o);
+  std::optional<int64_t> queued_backup_revision(const Observation& o);
   // Observation::replaced_cluster_leader: every other member asked on its own (the restored
   // cluster's members answer too, under another cluster ID).
   std::string replaced_cluster_leader(const Observation& o);
@@ -158,7 +159,7 @@ class Controller {
   std::string restore_planned_member(const ClusterPlan& plan, const Observation& seen);
   void set_aside_data(const ClusterPlan& plan);
   void with_plan_backoff(const Decision& d, const std::function<void()>& part);
-  void plan_quorum_recovery(const Decision& d);
+  void plan_quorum_recovery(const Decision& d, const Observation& o);
   bool replace_plan(const Decision& d, const std::string& what);
   std::string recover_quorum_here(const ClusterPlan& plan);
   // The spec the command asks for (Decision::new_spec) written where it differs, then the command deleted.
@@ -295,8 +296,11 @@ class Controller {
   // Since when this controller has seen a lost quorum (quorum_loss), and the change log's end it
   // last read for it (read again at most every kQuorumLossLogRead).
   std::optional<std::chrono::steady_clock::time_point> quorum_lost_since_;
+  uint64_t led_since_plan_sequence_ = 0;  // the newest plan sequence under which a leader was seen
   std::optional<std::chrono::steady_clock::time_point> quorum_loss_log_read_;
   int64_t quorum_loss_log_end_ = 0;
+  // "<command key> <backup>" and that backup's recorded revision (queued_backup_revision).
+  std::optional<std::pair<std::string, std::optional<int64_t>>> queued_backup_revision_;
   // Each host's record sequence at the first store read after the quorum was lost (the baseline of
   // Observation::rewritten_since_quorum_loss); empty while there is no loss.
   std::optional<std::map<std::string, uint64_t>> quorum_loss_baseline_;

@@ -17,6 +17,7 @@
 #include "etcdadm/member_health.h"
 #include "etcdadm/pki.h"
 #include "etcdadm/upgrade/upgrade.h"
+#include "restore/resolve.h"
 #include "store/blob_capabilities.h"
 #include "store/etcd_manager.h"
 
@@ -426,6 +427,10 @@ Observation Controller::observe() {
                                           live_same_ca >= quorum_of(o.spec->member_count));
   o.unanswered_seconds = held_for_seconds(unanswered_since_, o.created_marker && !o.cluster.answered);
   o.total_loss_seconds = held_for_seconds(total_loss_since_, lost);
+  if (o.plan && o.cluster.answered && o.cluster.info.leader_id != 0) {
+    led_since_plan_sequence_ = std::max(led_since_plan_sequence_, o.plan->sequence);
+  }
+  o.led_since_plan = o.plan && led_since_plan_sequence_ >= o.plan->sequence;
   o.quorum_lost_seconds = held_for_seconds(quorum_lost_since_, quorum_loss(o).has_value());
   if (o.quorum_lost_seconds == 0 && !quorum_lost_since_) {
     quorum_loss_baseline_.reset();
@@ -444,6 +449,7 @@ Observation Controller::observe() {
   }
   if (o.spec && o.quorum_lost_seconds >= o.auto_spec.replace_after_seconds)
     o.quorum_loss_log_end = quorum_loss_log_end(o);
+  if (restore_unplanned && o.quorum_lost_seconds > 0) o.restore_backup_revision = queued_backup_revision(o);
   if (lost && o.spec && o.auto_spec.auto_restore && o.total_loss_seconds >= o.auto_spec.auto_restore_delay_seconds) {
     o.auto_restore = auto_restore_candidate(o.now_unix, o.clock_skew_seconds);
   }
@@ -467,6 +473,25 @@ int64_t Controller::quorum_loss_log_end(const Observation& o) {
     spdlog::warn("auto: the change log of the cluster could not be listed: {}", e.what());
   }
   return quorum_loss_log_end_;
+}
+
+// The revision of the queued restore's backup, as its metadata records it: read once per command
+// (a listing of the store), none when it records none or cannot be read (said in the log).
+std::optional<int64_t> Controller::queued_backup_revision(const Observation& o) {
+  const std::string& backup = o.restore_command->restore_backup->backup;
+  if (queued_backup_revision_ && queued_backup_revision_->first == o.restore_command->key + " " + backup) {
+    return queued_backup_revision_->second;
+  }
+  std::optional<int64_t> revision;
+  try {
+    revision = find_backup(*store_, catalog_, backup).revision;
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kInterrupted) throw;
+    spdlog::warn("auto: the revision of backup {} (queued to restore) could not be read: {}", backup, e.what());
+    return std::nullopt;
+  }
+  queued_backup_revision_.emplace(o.restore_command->key + " " + backup, revision);
+  return revision;
 }
 
 // The client URLs of the other hosts that hold a member: more ways to reach the cluster.

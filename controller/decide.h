@@ -83,6 +83,10 @@ struct Observation {
   std::optional<EtcdManagerCommand> restore_command;
   // The SHA-256 of its backup's db that its approval binds ("" where unsigned records are accepted).
   std::string restore_db_sha256;
+  // Its backup's revision as its metadata records it, read only while the quorum is lost and the
+  // restore is not planned yet (none: not read, or not recorded): a survivor at or past it is the
+  // restore's source instead (run_queue).
+  std::optional<int64_t> restore_backup_revision;
   // The shared records this host cannot act on, each "<what>: <why>": the store that cannot be
   // read, a record that does not parse (the spec, the plan, the pause, the version turn, the CA
   // rotation, a queued command), a queued command outside what the controllers obey. decide()
@@ -125,6 +129,9 @@ struct Observation {
   // the quorum was lost (a sequence above the one it held then): only such a record speaks of its
   // host's data since; an older one may say "empty" of a member it made a moment before it died.
   std::set<std::string> rewritten_since_quorum_loss;
+  // This controller has seen a member name a leader since the plan read was written (the plan's
+  // cluster formed): a leaderless cluster is no longer a restore's members still electing.
+  bool led_since_plan = false;
   struct AutoRestoreCandidate {
     std::string backup;
     std::string backup_db_sha256;  // as its metadata records it ("" when it records none)

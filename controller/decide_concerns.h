@@ -71,6 +71,9 @@ std::optional<Decision> lost_quorum(const Observation& o, const std::string& tok
 // Rule RQ: a recover-quorum plan newer than this host's data: recover (the listed survivor) or set
 // this host's data aside; nullopt when there is none or it has no part here.
 std::optional<Decision> carry_out_quorum_recovery(const Observation& o);
+// The plan (kPlanQuorumRecovery, written by this host, `furthest`'s) that makes survivor `furthest`
+// a cluster of one, the other hosts setting their data aside to join it as spares.
+Decision quorum_recovery_plan(const Observation& o, const QuorumLoss::Survivor& furthest, const std::string& token);
 
 // ---- versions (decide_versions.cc) ----
 // This host's part of a version change: its turn, or a change stopped part way; nullopt otherwise.

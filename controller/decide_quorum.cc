@@ -97,20 +97,8 @@ Decision recover_quorum(const Observation& o, const QuorumLoss& loss, const std:
     d.quorum_lost = true;
     return d;
   }
-  Decision d;
-  d.step = Step::kPlanQuorumRecovery;
+  Decision d = quorum_recovery_plan(o, furthest, token);
   d.quorum_lost = true;
-  d.plan.sequence = (o.plan ? o.plan->sequence : 0) + 1;
-  d.plan.purpose = "recover-quorum";
-  d.plan.recovers_member_id = furthest.id;
-  d.plan.survivor_revision = furthest.revision;
-  d.plan.replaces_cluster_id = o.cluster.info.cluster_id;
-  d.plan.cluster_token = token;
-  d.plan.etcd_version = o.spec->etcd_version;
-  d.plan.ca_sha256 = o.ca_sha256;
-  d.plan.members = {{o.self, o.self_peer_url, o.self_client_url}};
-  d.plan.written_by = o.self;
-  d.plan.written_unix = o.now_unix;
   d.reason = "quorum lost for good: " + seen + "; recover-quorum: planning member " + furthest.member + " (revision " +
              std::to_string(furthest.revision) + ", the furthest along) as a cluster of one, the others to join it" +
              (o.quorum_loss_log_end > furthest.revision
@@ -122,6 +110,23 @@ Decision recover_quorum(const Observation& o, const QuorumLoss& loss, const std:
 }
 
 }  // namespace
+
+Decision quorum_recovery_plan(const Observation& o, const QuorumLoss::Survivor& furthest, const std::string& token) {
+  Decision d;
+  d.step = Step::kPlanQuorumRecovery;
+  d.plan.sequence = (o.plan ? o.plan->sequence : 0) + 1;
+  d.plan.purpose = "recover-quorum";
+  d.plan.recovers_member_id = furthest.id;
+  d.plan.survivor_revision = furthest.revision;
+  d.plan.replaces_cluster_id = o.cluster.info.cluster_id;
+  d.plan.cluster_token = token;
+  d.plan.etcd_version = o.spec->etcd_version;
+  d.plan.ca_sha256 = o.ca_sha256;
+  d.plan.members = {{o.self, o.self_peer_url, o.self_client_url}};
+  d.plan.written_by = o.self;
+  d.plan.written_unix = o.now_unix;
+  return d;
+}
 
 std::optional<Decision> carry_out_quorum_recovery(const Observation& o) {
   if (!o.plan || o.plan->purpose != "recover-quorum" || o.local.plan_sequence >= o.plan->sequence) return std::nullopt;
@@ -161,8 +166,9 @@ std::optional<Decision> carry_out_quorum_recovery(const Observation& o) {
 std::optional<Decision> lost_quorum(const Observation& o, const std::string& token) {
   const auto loss = quorum_loss(o);
   if (!loss || o.quorum_lost_seconds < kQuorumLostAfterSeconds) return std::nullopt;
-  // The members of a restore plan elect their leader as they come: not a loss while it is young.
-  if (o.plan && (o.plan->restores() || o.plan->purpose == "recover-quorum") &&
+  // The members of a restore plan elect their leader as they come: not a loss while it is young,
+  // unless its cluster had a leader since (a loss after the restore is one).
+  if (o.plan && (o.plan->restores() || o.plan->purpose == "recover-quorum") && !o.led_since_plan &&
       o.now_unix - o.plan->written_unix < o.auto_spec.replace_after_seconds) {
     return std::nullopt;
   }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "common/text.h"
 #include "controller/decide_concerns.h"
 #include "restore/restore_method.h"
 
@@ -90,6 +91,44 @@ Decision plan_restore(const Observation& o, const std::string& token) {
   return d;
 }
 
+// The queued restore while the quorum is lost: a survivor whose data reaches the backup's revision
+// holds every write the backup does and those since, so it is the restore's source, as the newest
+// source wins in `etcdadm recover` (a person who wants the older backup stops that member's etcd
+// first: with no member answering, the backup is restored). nullopt: the backup is the source (no
+// survivor answers, the backup is further along, or its revision is not recorded).
+std::optional<Decision> restore_from_survivor(const Observation& o, const std::string& token) {
+  const auto loss = quorum_loss(o);
+  if (!loss || !o.restore_backup_revision || loss->survivors.front().revision < *o.restore_backup_revision) {
+    return std::nullopt;
+  }
+  const QuorumLoss::Survivor& furthest = loss->survivors.front();
+  const EtcdManagerCommand& cmd = *o.restore_command;
+  const std::string why = "a restore of backup " + cmd.restore_backup->backup + " (revision " +
+                          std::to_string(*o.restore_backup_revision) + ") is queued (" + cmd.key +
+                          ") while the quorum is lost, and member " + furthest.member + " holds revision " +
+                          std::to_string(furthest.revision) + ": its data is the newer source";
+  const std::string instead = "etcdadm recover --store " + o.store_url + " on the host of member " + furthest.member +
+                              " (etcdadm auto pause first), or, to restore the older backup instead, stop etcd on it";
+  bool live = false;
+  for (const auto& h : o.hosts) live = live || (h.record.name == furthest.host && h.live);
+  if (!live) {
+    return make(Step::kWait,
+                why + ", and no live controller runs beside it (host " +
+                    (furthest.host.empty() ? std::string("unknown") : furthest.host) + ")",
+                instead);
+  }
+  if (furthest.host != o.self) return make(Step::kWait, why + ": host " + furthest.host + " plans its recovery");
+  Decision d = quorum_recovery_plan(o, furthest, token);
+  d.plan.command_key = cmd.key;
+  const EtcdManagerClusterSpec into = command_spec(o);
+  d.plan.etcd_version = into.etcd_version;
+  if (!(into == *o.spec)) d.new_spec = into;
+  d.reason = why + ": planning it as a cluster of one (its data dir set aside first), the other hosts to join it" +
+             (into.member_count > 1 ? " as the spec's " + std::to_string(into.member_count) + " members" : "");
+  d.command = instead;
+  return d;
+}
+
 // What a person runs after a total loss: the backup alone, or with its change log to its end.
 std::string manual_restore_commands(const Observation& o) {
   return "etcdadm etcd-manager restore-backup latest --store " + o.store_url +
@@ -154,7 +193,8 @@ Decision auto_restore(const Observation& o, const std::string& token) {
 
 std::optional<Decision> run_queue(const Observation& o, const std::string& token) {
   const ClusterPlan* restore = o.plan && o.plan->restores() ? &*o.plan : nullptr;
-  const bool planned = o.restore_command && restore && restore->command_key == o.restore_command->key;
+  // Planned as a restore of its backup, or as the recovery of a survivor further along.
+  const bool planned = o.restore_command && o.plan && o.plan->command_key == o.restore_command->key;
   if (o.restore_command && !planned) {
     // A cluster with a leader plans through its leader's controller; without one, any host may:
     // the replace-if-match write lets one plan through.
@@ -162,6 +202,9 @@ std::optional<Decision> run_queue(const Observation& o, const std::string& token
     if (led && !is_acting(o)) {
       return make(Step::kIdle, "a restore of backup " + o.restore_command->restore_backup->backup +
                                    " is queued: the leader's controller plans it");
+    }
+    if (!led) {
+      if (auto survivor = restore_from_survivor(o, token)) return survivor;
     }
     return plan_restore(o, token);
   }
@@ -194,12 +237,18 @@ std::optional<Decision> run_queue(const Observation& o, const std::string& token
       return d;
     }
   }
-  if (planned && o.local.plan_sequence == restore->sequence && o.local.data == DataState::kMember &&
-      o.local.has_leader && o.local.cluster_token == restore->cluster_token) {
-    Decision d = make(Step::kFinishRestore,
-                      "the cluster restored from backup " + restore->backup + " has a leader: the command is done",
-                      "etcdadm etcd-manager delete-command " + restore->command_key + " --store " + o.store_url);
-    d.plan = *restore;
+  // The restored members carry the plan's token; a recovered survivor keeps its cluster's (unless
+  // the change log was its source): the one host the plan lists finishes it.
+  if (planned && o.local.plan_sequence == o.plan->sequence && o.local.data == DataState::kMember &&
+      o.local.has_leader &&
+      (restore ? o.local.cluster_token == restore->cluster_token : o.plan->member(o.self) != nullptr)) {
+    Decision d =
+        make(Step::kFinishRestore,
+             (restore ? "the cluster restored from backup " + restore->backup
+                      : "the cluster recovered from member " + id_hex(o.plan->recovers_member_id) + "'s data") +
+                 " has a leader: the command is done",
+             "etcdadm etcd-manager delete-command " + o.plan->command_key + " --store " + o.store_url);
+    d.plan = *o.plan;
     // The planner writes the spec the command asks for after the plan; killed between the two, it
     // is written here, before the command (the only record of it) goes.
     if (const auto into = command_spec(o); o.spec && !(into == *o.spec)) d.new_spec = into;

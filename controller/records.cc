@@ -367,6 +367,8 @@ std::string cluster_plan_json(const ClusterPlan& p) {
     j["recoversMemberID"] = p.recovers_member_id;
     j["survivorRevision"] = p.survivor_revision;
     j["replacesClusterID"] = p.replaces_cluster_id;
+    // Planned for a queued restore whose backup this survivor is further along than.
+    if (!p.command_key.empty()) j["command"] = p.command_key;
   }
   if (p.purpose == "restore") j["command"] = p.command_key;
   if (p.purpose == "auto-restore") j["toRevision"] = p.to_revision;
@@ -388,12 +390,6 @@ ClusterPlan parse_cluster_plan(const std::string& text, const std::string& where
     for (char c : p.backup) ok = ok && c > ' ' && c < 0x7f && c != '/' && c != '\\';
     if (!ok) throw Error(ErrorKind::kCorrupt, where + ": \"" + p.backup + "\" is no backup name");
     if (p.purpose == "restore") p.command_key = required_string(j, "command", where);
-    if (p.purpose == "restore" &&
-        (!p.command_key.starts_with(std::string(kEtcdManagerControlDir) + "/") ||
-         !p.command_key.ends_with(kEtcdManagerCommandFile) || p.command_key.find("..") != std::string::npos)) {
-      throw Error(ErrorKind::kCorrupt,
-                  where + ": \"command\" is not a command key of control/ (" + p.command_key + ")");
-    }
     p.kubernetes_revision_bump = integer_field<uint64_t>(j, "kubernetesRevisionBump", where).value_or(0);
     if (p.kubernetes_revision_bump > static_cast<uint64_t>(INT64_MAX / 2)) {
       throw Error(ErrorKind::kCorrupt, where + ": \"kubernetesRevisionBump\" " +
@@ -412,6 +408,12 @@ ClusterPlan parse_cluster_plan(const std::string& text, const std::string& where
     p.recovers_member_id = required_integer<uint64_t>(j, "recoversMemberID", where);
     p.survivor_revision = required_integer<int64_t>(j, "survivorRevision", where);
     p.replaces_cluster_id = required_integer<uint64_t>(j, "replacesClusterID", where);
+    p.command_key = string_field(j, "command", where);
+  }
+  if ((p.purpose == "restore" || !p.command_key.empty()) &&
+      (!p.command_key.starts_with(std::string(kEtcdManagerControlDir) + "/") ||
+       !p.command_key.ends_with(kEtcdManagerCommandFile) || p.command_key.find("..") != std::string::npos)) {
+    throw Error(ErrorKind::kCorrupt, where + ": \"command\" is not a command key of control/ (" + p.command_key + ")");
   }
   p.cluster_token = required_string(j, "clusterToken", where);
   check_name(p.cluster_token, where);

@@ -220,8 +220,10 @@ struct PlannedMember {
 struct ClusterPlan {
   uint64_t sequence = 1;
   std::string purpose = "create";
-  std::string backup;       // "restore": the backup every member restores
-  std::string command_key;  // "restore": control/<dir>/_command.json, deleted once the cluster is back
+  std::string backup;  // "restore": the backup every member restores
+  // "restore" (and "recover-quorum" planned for a queued restore whose backup the survivor is
+  // further along than): control/<dir>/_command.json, deleted once the cluster is back.
+  std::string command_key;
   // "restore": the bump every member's restore gives a keyspace with Kubernetes' keys
   // (restore/restore_method.h), the same on every host; 0 (a plan without the field, written before
   // it existed) restores every keyspace at its own revision, as those plans' hosts did.
@@ -231,7 +233,8 @@ struct ClusterPlan {
   int64_t to_revision = 0;
   // "restore" and "auto-restore": every listed host restores `backup`.
   bool restores() const { return purpose == "restore" || purpose == "auto-restore"; }
-  // "recover-quorum" (a lost quorum, the spec's recoverQuorum on): the one listed host's member,
+  // "recover-quorum" (a lost quorum, the spec's recoverQuorum on, or a restore queued meanwhile
+  // whose backup is behind the survivor): the one listed host's member,
   // `recovers_member_id` of cluster `replaces_cluster_id`, the survivor furthest along (at
   // `survivor_revision` when planned), becomes a cluster of one (`etcdadm recover`, with the change
   // log when it reaches further); every other host with data sets it aside and joins as a spare.

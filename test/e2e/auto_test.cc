@@ -767,6 +767,120 @@ TEST_F(Auto, WithRecoverQuorumTheSurvivorRecoversOnceTheLostHostsAreKnownEmpty) 
   for (const auto& [key, rev] : acked) EXPECT_EQ(served[key], rev) << key;
 }
 
+// A restore queued (`etcd-manager restore-backup latest`, approved) while a leaderless survivor
+// runs, as the trial did (it deadlocked: every host wanted a backup first, which no leaderless
+// member gives). The newest source wins, as in `etcdadm recover`: first m1 holds 100 writes past
+// the backup, so its own data is recovered as a cluster of one (the plan names the command, which
+// is deleted once it leads; no revision bump, the cluster ID kept) and m2 and m3, back on empty
+// disks, join it. Then m1 is the one behind (frozen while the others took writes and a backup, then
+// thawed alone): the backup is restored on all three, m1 stopped first and its data set aside.
+TEST_F(Auto, ARestoreQueuedWhileALeaderlessSurvivorRunsRestoresTheNewestSource) {
+  ASSERT_NO_FATAL_FAILURE(bootstrap_three());
+  const Host& m1 = hosts_[0];
+  auto save_backup = [&](const Host& through) {
+    auto c = connection({&through});
+    auto saved = etcdadm({"backup", "save", "--store", store_, "--endpoints", through.client_url(), "--cacert",
+                          c.cacert, "--cert", c.cert, "--key", c.key});
+    ASSERT_EQ(saved.exit_code, 0) << saved.output;
+  };
+  for (int i = 0; i < 50; ++i) ASSERT_EQ(etcdctl(m1, {"put", "/registry/pods/p" + std::to_string(i), "v"}).exit_code, 0);
+  ASSERT_NO_FATAL_FAILURE(save_backup(m1));
+  std::vector<std::pair<std::string, int64_t>> acked;
+  {
+    EtcdClient client(connection({&hosts_[0], &hosts_[1], &hosts_[2]}));
+    for (int i = 0; i < 100; ++i) {
+      const std::string key = "/registry/events/e" + std::to_string(i);
+      acked.emplace_back(key, client.put(key, "v").header().revision());
+    }
+  }
+  const std::string cluster_id = info(m1)["clusterId"];
+  auto lose = [&](std::initializer_list<Host*> lost) {
+    for (Host* h : lost) {
+      autos_[h->name].stop(0ms);
+      stop_pid_file(h->conf() + "/etcd.pid", bin() + "/etcd", 0ms);
+      remove_all(h->data());
+      make_dirs(h->data(), 0700);
+    }
+  };
+  auto m1_waits_for = [&](const std::string& what) {
+    for (const auto& r : host_records()) {
+      if (r.name == m1.name && r.waiting_for.find(what) != std::string::npos) return true;
+    }
+    return false;
+  };
+  auto queue_latest = [&] {
+    auto queued = etcdadm({"etcd-manager", "restore-backup", "latest", "--store", store_, "--certs-dir", m1.certs()});
+    ASSERT_EQ(queued.exit_code, 0) << queued.output;
+  };
+  auto queue_empty = [&] {
+    LocalStore s(store_);
+    return list_etcd_manager_commands(s).empty();
+  };
+  LocalStore store(store_);
+
+  // m1 further along than the backup.
+  lose({&hosts_[1], &hosts_[2]});
+  ASSERT_TRUE(eventually(40s, [&] { return m1_waits_for("quorum lost, waiting for it to come back"); },
+                         "m1 seeing the lost quorum"));
+  ASSERT_NO_FATAL_FAILURE(queue_latest());
+  ASSERT_TRUE(eventually(60s, [&] { return queue_empty() && one_healthy_cluster(1); },
+                         "m1 recovered as a cluster of one and the command deleted"));
+  ClusterPlan plan = parse_cluster_plan(store.read_small(kAutoPlanKey), "plan");
+  EXPECT_EQ(plan.purpose, "recover-quorum");
+  EXPECT_EQ(plan.survivor_revision, acked.back().second);
+  EXPECT_FALSE(plan.command_key.empty());
+  ASSERT_EQ(done("plan-recover-quorum").size(), 1u);
+  EXPECT_NE(done("plan-recover-quorum")[0].reason.find(", and member m1 holds revision " +
+                                                         std::to_string(acked.back().second) +
+                                                         ": its data is the newer source"),
+            std::string::npos)
+      << done("plan-recover-quorum")[0].reason;
+  EXPECT_TRUE(done("plan-restore").empty());
+  EXPECT_EQ(info(m1)["clusterId"], cluster_id) << "the survivor's data won: the cluster goes on";
+  EXPECT_EQ(revision_of(m1), acked.back().second) << "no bump: nothing was lost";
+  for (Host* h : {&hosts_[1], &hosts_[2]}) start_auto(*h);  // their hosts rebuilt on new data disks
+  ASSERT_TRUE(eventually(90s, [&] { return one_healthy_cluster(3); }, "three healthy voters again"));
+  {
+    EtcdClient client(connection({&hosts_[2]}));
+    std::map<std::string, int64_t> served = mod_revisions(client, "/registry/events/");
+    for (const auto& [key, rev] : acked) EXPECT_EQ(served[key], rev) << key;
+  }
+
+  // m1 behind the backup: frozen while m2 and m3 take writes and a backup, then the only one left.
+  const int m1_etcd = running_pid(m1.conf() + "/etcd.pid", bin() + "/etcd");
+  ASSERT_GT(m1_etcd, 0);
+  ASSERT_EQ(::kill(m1_etcd, SIGSTOP), 0);
+  // m1 led the cluster it recovered: m2 and m3 elect a leader of their own first.
+  ASSERT_TRUE(eventually(30s, [&] { return etcdctl(hosts_[1], {"put", "/registry/later/first", "v"}).exit_code == 0; },
+                         "m2 and m3 taking writes without m1"));
+  for (int i = 0; i < 30; ++i) {
+    ASSERT_EQ(etcdctl(hosts_[1], {"put", "/registry/later/l" + std::to_string(i), "v"}).exit_code, 0);
+  }
+  ASSERT_NO_FATAL_FAILURE(save_backup(hosts_[1]));
+  const int64_t backup_revision = revision_of(hosts_[1]);
+  const std::string backup_keys = keys_of(hosts_[1]);
+  lose({&hosts_[1], &hosts_[2]});
+  ASSERT_EQ(::kill(m1_etcd, SIGCONT), 0);
+  ASSERT_LT(revision_of(m1), backup_revision);
+  for (Host* h : {&hosts_[1], &hosts_[2]}) start_auto(*h);
+  ASSERT_TRUE(eventually(40s, [&] { return m1_waits_for("quorum lost, waiting for it to come back"); },
+                         "m1 seeing the lost quorum again"));
+  ASSERT_NO_FATAL_FAILURE(queue_latest());
+  ASSERT_TRUE(eventually(90s, [&] { return queue_empty() && one_healthy_cluster(3); },
+                         "the backup restored on three hosts and the command deleted"));
+  plan = parse_cluster_plan(store.read_small(kAutoPlanKey), "plan");
+  EXPECT_EQ(plan.purpose, "restore");
+  ASSERT_NO_FATAL_FAILURE(expect_restored_with_bump({&hosts_[0], &hosts_[1], &hosts_[2]}, backup_revision, backup_keys));
+  bool aside = false;
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(m1.data()).parent_path())) {
+    aside = aside || e.path().filename().string().rfind(
+                         std::filesystem::path(m1.data()).filename().string() +
+                             ".set-aside-plan" + std::to_string(plan.sequence) + "-",
+                         0) == 0;
+  }
+  EXPECT_TRUE(aside) << "m1's older data is kept";
+}
+
 // A minority host's etcd frozen (SIGSTOP) while its controller runs on: the majority keeps
 // serving; the cut-off host's controller sees a member that does not answer and a cluster led
 // elsewhere, and does nothing (no start over a running etcd, no plan, no removal); nobody else acts

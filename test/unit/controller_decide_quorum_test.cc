@@ -115,9 +115,14 @@ TEST(ControllerDecideQuorum, ALeaderAnywhereOrAYoungRestorePlanIsNoLostQuorum) {
   o.plan->sequence = 3;
   o.plan->written_unix = 9940;
   o.local.plan_sequence = 3;
-  const Decision d = decide(o, "t");
+  Decision d = decide(o, "t");
   EXPECT_NE(d.step, Step::kWait) << d.reason;
   EXPECT_FALSE(d.quorum_lost);
+  // Unless its cluster had a leader since: a quorum lost after the restore is one.
+  o.led_since_plan = true;
+  d = decide(o, "t");
+  EXPECT_EQ(d.step, Step::kWait) << d.reason;
+  EXPECT_NE(d.reason.find("quorum lost, waiting for it to come back"), std::string::npos) << d.reason;
 }
 
 // recoverQuorum on: the furthest survivor's host plans (one plan, replace-if-match) only when every
@@ -212,6 +217,88 @@ TEST(ControllerDecideQuorum, ARecoverQuorumPlanIsCarriedOutByItsSurvivorAndTheOt
   // A plan listing two members is no recover-quorum plan.
   plan.members.push_back(plan_of({"h2"}).members[0]);
   EXPECT_THROW(parse_cluster_plan(cluster_plan_json(plan), "plan"), Error);
+}
+
+// A restore queued (and approved) while the quorum is lost: the newest source wins, as in `etcdadm
+// recover`. The survivor at or past the backup's revision is recovered as a cluster of one (the
+// plan names the command, which is done once that member has a leader); a backup further along is
+// restored as asked, and so is one whose revision is not recorded.
+TEST(ControllerDecideQuorum, ARestoreQueuedDuringALostQuorumTakesTheSurvivorWhenItIsFurtherAlong) {
+  Observation o = leaderless();
+  o.spec = EtcdManagerClusterSpec{3, "3.5.17"};
+  o.plan = plan_of({"h1", "h2", "h3"});
+  o.plan->sequence = 1;
+  o.self_peer_url = "https://10.0.0.1:2380";
+  EtcdManagerCommand cmd;
+  cmd.key = "control/2027-01-15T08:00:00Z-000000/_command.json";
+  cmd.restore_backup = EtcdManagerRestoreCommand{{0, ""}, "b1"};
+  o.restore_command = cmd;
+  o.restore_backup_revision = 1000;  // h1 is at 1234
+  Decision d = decide(o, "tok");
+  ASSERT_EQ(d.step, Step::kPlanQuorumRecovery) << d.reason;
+  EXPECT_EQ(d.reason,
+            "a restore of backup b1 (revision 1000) is queued (" + cmd.key +
+                ") while the quorum is lost, and member h1 holds revision 1234: its data is the newer source: planning "
+                "it as a cluster of one (its data dir set aside first), the other hosts to join it as the spec's 3 "
+                "members");
+  EXPECT_EQ(d.plan.purpose, "recover-quorum");
+  EXPECT_EQ(d.plan.command_key, cmd.key);
+  EXPECT_EQ(d.plan.recovers_member_id, 1u);
+  EXPECT_EQ(d.plan.survivor_revision, 1234);
+  EXPECT_EQ(d.plan.sequence, 2u);
+  EXPECT_FALSE(d.new_spec);
+  // The plan's record keeps the command (so it is planned once) and refuses a key outside control/.
+  EXPECT_EQ(parse_cluster_plan(cluster_plan_json(d.plan), "plan").command_key, cmd.key);
+  ClusterPlan forged = d.plan;
+  forged.command_key = "control/../etcdadm-auto/plan.json";
+  EXPECT_THROW(parse_cluster_plan(cluster_plan_json(forged), "plan"), Error);
+  // A command asking for another version: the plan's, and the spec written after it.
+  o.restore_command->restore_backup->cluster_spec.etcd_version = "3.6.5";
+  d = decide(o, "tok");
+  EXPECT_EQ(d.plan.etcd_version, "3.6.5");
+  ASSERT_TRUE(d.new_spec);
+  EXPECT_EQ(d.new_spec->etcd_version, "3.6.5");
+  o.restore_command->restore_backup->cluster_spec.etcd_version = "";
+  // Another host waits for h1's plan.
+  Observation other = o;
+  other.self = "h2";
+  other.local = LocalView{};
+  d = decide(other, "tok");
+  EXPECT_EQ(d.step, Step::kWait) << d.reason;
+  EXPECT_NE(d.reason.find(": host h1 plans its recovery"), std::string::npos) << d.reason;
+  // h1's controller gone: nobody plans; the person is told what to run.
+  other.hosts[0].live = false;
+  d = decide(other, "tok");
+  EXPECT_EQ(d.step, Step::kWait) << d.reason;
+  EXPECT_NE(d.reason.find("no live controller runs beside it (host h1)"), std::string::npos) << d.reason;
+  EXPECT_NE(d.command.find("to restore the older backup instead, stop etcd on it"), std::string::npos) << d.command;
+
+  // Planned: h1 carries it out (rule RQ), then, its member leading again, finishes the command.
+  ClusterPlan plan = decide(o, "tok").plan;
+  o.plan = plan;
+  o.local.plan_sequence = 1;
+  d = decide(o, "tok");
+  EXPECT_EQ(d.step, Step::kRecoverQuorum) << d.reason;
+  Observation done = o;
+  done.local.plan_sequence = 2;
+  done.local.has_leader = true;
+  done.cluster.info.leader_id = 1;
+  done.cluster.info.members = {done.cluster.info.members[0]};
+  done.cluster.info.members[0].leader = true;
+  d = decide(done, "tok");
+  ASSERT_EQ(d.step, Step::kFinishRestore) << d.reason;
+  EXPECT_EQ(d.reason, "the cluster recovered from member 1's data has a leader: the command is done");
+  EXPECT_EQ(d.command, "etcdadm etcd-manager delete-command " + cmd.key + " --store s3://b/etcd");
+
+  // The backup further along than every survivor, or its revision unknown: restored as asked.
+  o.plan = plan_of({"h1", "h2", "h3"});
+  o.plan->sequence = 1;
+  o.restore_backup_revision = 1300;
+  d = decide(o, "tok");
+  EXPECT_EQ(d.step, Step::kPlanRestore) << d.reason;
+  EXPECT_EQ(d.plan.backup, "b1");
+  o.restore_backup_revision.reset();
+  EXPECT_EQ(decide(o, "tok").step, Step::kPlanRestore);
 }
 
 }  // namespace
