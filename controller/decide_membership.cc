@@ -71,7 +71,7 @@ std::optional<Decision> start_stopped_member(const Observation& o) {
         "etcdadm hashkv (on a healthy member's host)");
   }
   return make(Step::kStartLocalMember, "this host's member is not running",
-              "etcdadm member restart (or start its service)");
+              "start its service (systemctl start etcd), or etcdadm init phase start with the member's flags");
 }
 
 std::optional<Decision> join_as_added(const Observation& o, const MemberInfo* me) {

@@ -127,8 +127,8 @@ EtcdClient::Conn& EtcdClient::conn(const std::string& url) {
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
   // Each EtcdClient gets its own connections (no sharing of a subchannel across clients).
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   // No gRPC-level retries: every call goes through our own failover (call_cluster) instead. With
   // retries on (gRPC's default), each call passes through the retry filter, whose trailing-metadata
   // handling in Debian's gRPC 1.51 dereferences an empty optional<grpc_status_code> when a member

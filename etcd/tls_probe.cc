@@ -17,18 +17,13 @@
 
 #include "common/error.h"
 #include "common/openssl_ptr.h"
+#include "common/unique_fd.h"
 #include "etcd/connection.h"
+#include "etcd/tcp_connect.h"
 
 namespace etcdadm {
 
 namespace {
-
-struct Fd {
-  int fd = -1;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 std::string openssl_errors() {
   std::string out;
@@ -56,49 +51,6 @@ std::string first_cert_subject(const std::string& pem_file) {
   return cert ? name_of(X509_get_subject_name(cert.get())) : "?";
 }
 
-// TCP connect with a deadline; the socket is left blocking with send/receive timeouts set.
-int connect_with_timeout(const std::string& host, const std::string& port, std::chrono::milliseconds timeout,
-                         const std::string& where) {
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &res);
-  if (rc != 0) throw Error(ErrorKind::kUnavailable, "cannot resolve " + where + ": " + gai_strerror(rc));
-  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> guard(res, freeaddrinfo);
-  std::string last_error = "no address";
-  for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
-    int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
-    if (fd < 0) continue;
-    Fd sock{fd};
-    if (::connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
-      if (errno != EINPROGRESS) {
-        last_error = std::strerror(errno);
-        continue;
-      }
-      pollfd p{fd, POLLOUT, 0};
-      int n = ::poll(&p, 1, static_cast<int>(timeout.count()));
-      if (n == 0)
-        throw Error(ErrorKind::kTimeout,
-                    "no answer from " + where + " within " + std::to_string(timeout.count()) + " ms");
-      int err = 0;
-      socklen_t len = sizeof(err);
-      ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
-      if (n < 0 || err != 0) {
-        last_error = std::strerror(n < 0 ? errno : err);
-        continue;
-      }
-    }
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-    timeval tv{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    sock.fd = -1;
-    return fd;
-  }
-  throw Error(ErrorKind::kUnavailable, "cannot connect to " + where + ": " + last_error,
-              "check that the member is running and the address and port are right");
-}
-
 }  // namespace
 
 TlsProbeResult probe_tls_endpoint(const std::string& endpoint, const std::string& ca_file,
@@ -108,10 +60,7 @@ TlsProbeResult probe_tls_endpoint(const std::string& endpoint, const std::string
   if (!ep.tls) {
     throw Error(ErrorKind::kInvalidArgument, endpoint + " is not a TLS endpoint", "etcdadm members serve https://");
   }
-  size_t colon = ep.target.rfind(':');
-  std::string host = ep.target.substr(0, colon);
-  std::string port = colon == std::string::npos ? "2379" : ep.target.substr(colon + 1);
-  if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  const auto [host, port] = host_and_port(ep);
 
   SslCtxPtr ctx(SSL_CTX_new(TLS_client_method()));
   if (!ctx) throw Error(ErrorKind::kInternal, "SSL_CTX_new failed: " + openssl_errors());
@@ -128,9 +77,9 @@ TlsProbeResult probe_tls_endpoint(const std::string& endpoint, const std::string
   // can name the certificate the server actually presented.
   SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_NONE, nullptr);
 
-  Fd sock{connect_with_timeout(host, port, timeout, endpoint)};
+  UniqueFd sock(connect_with_timeout(host, port, timeout, endpoint));
   SslPtr ssl(SSL_new(ctx.get()));
-  SSL_set_fd(ssl.get(), sock.fd);
+  SSL_set_fd(ssl.get(), sock.get());
   in6_addr scratch{};
   bool is_ip = ::inet_pton(AF_INET, host.c_str(), &scratch) == 1 || ::inet_pton(AF_INET6, host.c_str(), &scratch) == 1;
   X509_VERIFY_PARAM* param = SSL_get0_param(ssl.get());

@@ -53,7 +53,7 @@ void wait_until(const std::string& what, std::chrono::seconds timeout, const std
       }
       spdlog::debug("{}: {}", what, e.what());
     }
-    std::this_thread::sleep_for(500ms);
+    std::this_thread::sleep_for(200ms);
   }
 }
 

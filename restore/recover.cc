@@ -25,32 +25,8 @@ namespace etcdadm {
 
 namespace {
 
-constexpr const char* kForceNewCluster = "ETCD_FORCE_NEW_CLUSTER";
 // A member's answer on a network etcd runs on comes within this (TCP and TLS handshakes).
 constexpr std::chrono::milliseconds kSurveyDialTimeout{1000};
-
-// The member's env file with ETCD_FORCE_NEW_CLUSTER set (`on`) or gone: the flag goes whatever
-// happens, so a later restart never forces again (etcd reads it only as it starts).
-void set_force_new_cluster(const MemberConfig& m, bool on) {
-  EnvVars env = parse_env_file(read_file(m.env_file()));
-  std::erase_if(env, [](const auto& kv) { return kv.first == kForceNewCluster; });
-  if (on) env.emplace_back(kForceNewCluster, "true");
-  write_file_atomic(m.env_file(), render_env_file(env), 0600, /*overwrite=*/true);
-}
-
-// A copy of the stopped member's data dir at `aside` (beside it, on any filesystem), synced.
-void copy_data_dir_aside(const std::string& data_dir, const std::string& aside) {
-  std::error_code ec;
-  std::filesystem::copy(data_dir, aside,
-                        std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks, ec);
-  if (ec) {
-    throw Error(ErrorKind::kIo, "copying " + data_dir + " aside to " + aside + ": " + ec.message(),
-                "free room for a copy of the data dir (nothing was changed; the member is stopped: start it with "
-                "`etcdadm member restart` or its service)");
-  }
-  fsync_dir(std::filesystem::path(aside).parent_path().string());
-  spdlog::info("recover: {} copied aside to {}", data_dir, aside);
-}
 
 std::string member_names(const std::vector<const MemberInfo*>& members) {
   std::string out;
@@ -81,7 +57,8 @@ etcdserverpb::StatusResponse probe_member(const MemberConfig& m, const std::stri
                     std::filesystem::file_size(data + "/member/snap/db"));
   // --snapshot-count 1: the forced start's configuration changes, once applied, make etcd take a
   // raft snapshot, so that the member's own start on this copy replays its WAL from there, not the
-  // whole of it a second time.
+  // whole of it a second time, and keeps no log from before it: a member that joins is sent the
+  // snapshot (the db), so it holds exactly what the db holds.
   probe.start_and_wait(timeout, {"--force-new-cluster", "--snapshot-count", "1"});
   ConnectionConfig c;
   c.endpoints = {probe.client_url()};
@@ -169,11 +146,12 @@ RecoverResult run_recover(const RecoverOptions& options) {
 
   // What answers: this member (running without a leader, it still answers Status) and the others.
   const bool was_running = init_system->running(m);
-  EtcdClient local(local_connection(m));
   std::optional<etcdserverpb::StatusResponse> own;
   if (was_running) {
     try {
-      own = local.status(m.loopback_client_url());
+      // A client of its own, gone before the member stops: etcd's graceful stop waits for the
+      // connections it serves over TLS to go (a second and more with one left open).
+      own = EtcdClient(local_connection(m)).status(m.loopback_client_url());
     } catch (const Error& e) {
       spdlog::info("recover: member {} does not answer ({}): what it holds is read from its data dir", m.name,
                    e.what());
@@ -183,11 +161,12 @@ RecoverResult run_recover(const RecoverOptions& options) {
   {
     ConnectionConfig conn = local_connection(m);
     conn.endpoints = cluster_endpoints_of(m, {});
-    // Most members are gone: each that does not answer costs the survey its dial timeout.
+    // Most members are gone: one whose host refuses the connection is passed over at once, and
+    // one that does not answer at all costs the survey its (short) dial timeout.
     conn.dial_timeout = std::min(conn.dial_timeout, kSurveyDialTimeout);
     if (own) conn.endpoints.insert(conn.endpoints.begin(), m.loopback_client_url());
     try {
-      info = cluster_info(conn, own ? own->header().member_id() : 0);
+      info = cluster_info_failing_fast(conn, own ? own->header().member_id() : 0);
     } catch (const Error& e) {
       spdlog::info("recover: no member answers ({})", e.what());
     }
@@ -240,22 +219,31 @@ RecoverResult run_recover(const RecoverOptions& options) {
   };
   if (own) check_refusals(*own);
 
-  // What the member holds: what it answered (a running member answers Status without a leader,
-  // and a clean stop leaves its db at that revision), or, for one that does not answer, what etcd
-  // itself serves from a copy of its data forced alone in private; that copy, stopped cleanly, is
-  // what the new cluster starts from.
+  // What the member holds, read by etcd itself: a copy of its data forced alone in private (the
+  // member stopped first, gracefully: etcd writes a commit index it learns without new entries to
+  // its WAL unsynced, so a kill can leave a db that applied entries its WAL does not hold as
+  // committed, which the forced start then discards from the log while the db keeps them; seen as
+  // a joiner missing the last write). The private run ends in a raft snapshot, so the member's
+  // own start replays its WAL from there and every joiner is sent that snapshot, never a log
+  // without those entries; that copy, stopped cleanly, is what the new cluster starts from.
   if (was_running) init_system->stop(m, std::chrono::milliseconds(10000));
   StagingDir staging(restore_staging_parent(resolved_data_dir(m.data_dir)));
   const std::string probed = staging.path() + "/data";
-  std::string base_db = m.data_dir + "/member/snap/db";
-  if (!own) {
-    try {
-      check_refusals(probe_member(m, staging.path(), options.timeout));
-    } catch (...) {
-      if (was_running) init_system->start(m);
-      throw;
+  const std::string base_db = probed + "/member/snap/db";
+  try {
+    const etcdserverpb::StatusResponse held = probe_member(m, staging.path(), options.timeout);
+    if (own && held.header().revision() < own->header().revision()) {
+      throw Error(ErrorKind::kCorrupt,
+                  "member " + m.name + " served revision " + std::to_string(own->header().revision()) +
+                      ", but its data, stopped and started alone, holds revision " +
+                      std::to_string(held.header().revision()),
+                  "nothing was changed: read its log (" + member_log_hint(m) +
+                      ") before recovering from it, or recover on another survivor");
     }
-    base_db = probed + "/member/snap/db";
+    if (!own) check_refusals(held);
+  } catch (...) {
+    if (was_running) init_system->start(m);
+    throw;
   }
   spdlog::info("recover: member {} ({}) holds revision {} of cluster {}", m.name, id_hex(r.member_id),
                r.revision_before, id_hex(r.cluster_id));
@@ -290,14 +278,9 @@ RecoverResult run_recover(const RecoverOptions& options) {
                  r.source == RecoverResult::Source::kChangeLog ? "the change log" : "the member's data");
   }
 
-  // The log replayed onto a copy of the db before anything of the member's is moved: a damaged
-  // segment fails here, with the member's data dir as it was.
+  // The log replayed onto the private copy's db before anything of the member's is moved: a
+  // damaged segment fails here, with the member's data dir as it was.
   if (r.source == RecoverResult::Source::kChangeLog) {
-    if (own) {
-      make_dirs(probed + "/member/snap", 0700);
-      std::filesystem::copy_file(base_db, probed + "/member/snap/db");
-      base_db = probed + "/member/snap/db";
-    }
     PointInTime end;
     end.log_end = true;
     end.segment_accepted = options.segment_accepted;
@@ -306,37 +289,22 @@ RecoverResult run_recover(const RecoverOptions& options) {
             .records;
   }
   const std::string label = "recover-" + std::to_string(to_unix_micros(std::chrono::system_clock::now()) / 1000000);
-  if (own && r.source == RecoverResult::Source::kMember) {
-    r.set_aside = m.data_dir + ".set-aside-" + label;
-    // Copied aside, then forced alone in place for the one start it runs on: etcd replays its log
-    // once, not twice (a survivor's log may hold every entry since its last raft snapshot).
-    copy_data_dir_aside(m.data_dir, r.set_aside);
-    try {
-      set_force_new_cluster(m, true);
-      init_system->start(m);
-      wait_member_healthy(m, local, *init_system, options.timeout);
-      set_force_new_cluster(m, false);
-    } catch (...) {
-      set_force_new_cluster(m, false);
-      throw;
+  // Renamed beside it (moved inside it when it is its disk's root), left empty (common/fs.h).
+  r.set_aside = set_aside_data_dir(m.data_dir, label);
+  spdlog::info("recover: {} set aside as {}", m.data_dir, r.set_aside);
+  try {
+    if (r.source == RecoverResult::Source::kChangeLog) {
+      restore_from_log(options, base_db, r);
+    } else {
+      move_member_in(probed, m.data_dir);
     }
-  } else {
-    // Renamed beside it (moved inside it when it is its disk's root), left empty (common/fs.h).
-    r.set_aside = set_aside_data_dir(m.data_dir, label);
-    spdlog::info("recover: {} set aside as {}", m.data_dir, r.set_aside);
-    try {
-      if (r.source == RecoverResult::Source::kChangeLog) {
-        restore_from_log(options, base_db, r);
-      } else {
-        move_member_in(probed, m.data_dir);
-      }
-    } catch (const Error& e) {
-      throw Error(e.kind(), std::string(e.what()) + " (the member's data as it was is in " + r.set_aside + ")",
-                  "move " + r.set_aside + " back to " + m.data_dir + " to start the member on its own data again");
-    }
-    init_system->start(m);
-    wait_member_healthy(m, local, *init_system, options.timeout);
+  } catch (const Error& e) {
+    throw Error(e.kind(), std::string(e.what()) + " (the member's data as it was is in " + r.set_aside + ")",
+                "move " + r.set_aside + " back to " + m.data_dir + " to start the member on its own data again");
   }
+  init_system->start(m);
+  EtcdClient local(local_connection(m));
+  wait_member_healthy(m, local, *init_system, options.timeout);
   const auto now = local.status(m.loopback_client_url());
   r.revision = now.header().revision();
   r.cluster_id = now.header().cluster_id();

@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "etcd/client.h"
+#include "etcd/tcp_connect.h"
 #include "etcdadm/init_system.h"
 #include "etcdadm/member_health.h"
 
@@ -62,18 +63,25 @@ ConnectionConfig with_member_endpoints(ConnectionConfig connection, const Cluste
   return connection;
 }
 
-ClusterInfo cluster_info(const ConnectionConfig& connection, uint64_t local_member_id) {
-  EtcdClientPool pool(connection);
-  return cluster_info(pool, connection.endpoints, local_member_id);
-}
+namespace {
 
-ClusterInfo cluster_info(EtcdClientPool& pool, const std::vector<std::string>& endpoints, uint64_t local_member_id) {
+// How long the survey gives a member's host to say whether anything listens on its client port.
+constexpr std::chrono::milliseconds kRefusalProbe{300};
+
+// cluster_info; with `fail_fast`, a member whose client port refuses connections is not dialled.
+ClusterInfo survey(EtcdClientPool& pool, const std::vector<std::string>& endpoints, uint64_t local_member_id,
+                   bool fail_fast) {
+  auto refused = [&](const std::string& url) { return fail_fast && refuses_connections(url, kRefusalProbe); };
   // Each endpoint in turn, whatever the failure: a learner refuses MemberList, and a stuck join is
   // exactly when an operator asks for info.
   etcdserverpb::MemberListResponse list;
   std::string failures;
   bool listed = false;
   for (const auto& ep : endpoints) {
+    if (refused(ep)) {
+      failures += (failures.empty() ? "" : "; ") + ep + ": connection refused";
+      continue;
+    }
     try {
       list = pool.client(ep).member_list();
       listed = true;
@@ -97,7 +105,10 @@ ClusterInfo cluster_info(EtcdClientPool& pool, const std::vector<std::string>& e
     }
     const std::string url = m.clienturls(0);
     EtcdClient* client = &pool.client(url);
-    statuses.push_back(std::async(std::launch::async, [client, url] { return client->status(url); }));
+    statuses.push_back(std::async(std::launch::async, [client, url, &refused] {
+      if (refused(url)) throw Error(ErrorKind::kUnavailable, url + ": connection refused (its etcd is not running)");
+      return client->status(url);
+    }));
   }
   for (int i = 0; i < list.members_size(); ++i) {
     const auto& m = list.members(i);
@@ -136,6 +147,22 @@ ClusterInfo cluster_info(EtcdClientPool& pool, const std::vector<std::string>& e
   }
   for (auto& mi : info.members) mi.leader = mi.id == info.leader_id;
   return info;
+}
+
+}  // namespace
+
+ClusterInfo cluster_info(const ConnectionConfig& connection, uint64_t local_member_id) {
+  EtcdClientPool pool(connection);
+  return survey(pool, connection.endpoints, local_member_id, false);
+}
+
+ClusterInfo cluster_info(EtcdClientPool& pool, const std::vector<std::string>& endpoints, uint64_t local_member_id) {
+  return survey(pool, endpoints, local_member_id, false);
+}
+
+ClusterInfo cluster_info_failing_fast(const ConnectionConfig& connection, uint64_t local_member_id) {
+  EtcdClientPool pool(connection);
+  return survey(pool, connection.endpoints, local_member_id, true);
 }
 
 }  // namespace etcdadm

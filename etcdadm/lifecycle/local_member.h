@@ -70,6 +70,10 @@ ClusterInfo cluster_info(const ConnectionConfig& connection, uint64_t local_memb
 // The same through the clients of `pool` (connections kept across calls), listing through
 // `endpoints` in turn.
 ClusterInfo cluster_info(EtcdClientPool& pool, const std::vector<std::string>& endpoints, uint64_t local_member_id);
+// The same for a survey where most members may be gone (`etcdadm recover`): a member whose host
+// says nothing listens on its client port (connection refused) is taken as not answering at once,
+// instead of after the connection's dial timeout (gRPC waits that out even on a refusal).
+ClusterInfo cluster_info_failing_fast(const ConnectionConfig& connection, uint64_t local_member_id);
 
 // `connection` with every member's client URLs of `info` added to its endpoints (after its own,
 // each once): a cluster call then reaches any member that answers.

@@ -26,10 +26,11 @@ namespace {
 class Recover : public LifecycleFixture {};
 
 // The worst day (issue "The worst days"): two of three hosts gone for good, their members with
-// them, while a client writes; the third survives with its data. `etcdadm recover` there (refused
-// before, while the quorum answered) makes it a cluster of one from its own data: every write
-// acknowledged before the loss back with its revision, its member and cluster IDs kept, its data
-// dir copied aside. The two rebuilt hosts join it with the printed commands.
+// them, while a client writes; the third survives with its data, crashes too and is started
+// again. `etcdadm recover` there (refused before, while the quorum answered) makes it a cluster of
+// one from its own data: every write acknowledged before the loss back with its revision, its
+// member and cluster IDs kept, its data dir set aside. The two rebuilt hosts join it with the
+// printed commands and serve every write too.
 TEST_F(Recover, MakesTheSurvivorAClusterOfOneWithEveryWriteItCommitted) {
   ASSERT_NO_FATAL_FAILURE(three_member_cluster());
   auto refused = etcdadm({"recover", "--config-dir", hosts_[0].conf()});
@@ -67,6 +68,18 @@ TEST_F(Recover, MakesTheSurvivorAClusterOfOneWithEveryWriteItCommitted) {
   for (const Host* h : {&hosts_[1], &hosts_[2]}) remove_all(h->root);
   ASSERT_GT(acked.size(), 20u);
   const std::string cluster_id = info(hosts_[0])["clusterId"];
+  // m1 crashes too and its init system starts it again. etcd wrote the commit index of its last
+  // writes, learned without a new entry, to its WAL unsynced: its WAL now holds them as uncommitted
+  // while its db has applied them, and a forced start drops them from the log but not from the db.
+  // The members that join must be sent the db, not that log. (Without a quorum it never opens its
+  // client port: recover reads it in private.)
+  const int m1_pid = running_pid(hosts_[0].conf() + "/etcd.pid", bin() + "/etcd");
+  ASSERT_GT(m1_pid, 0);
+  ::kill(m1_pid, SIGKILL);
+  while (::kill(m1_pid, 0) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  auto restarted = run_with_member_flags({"init", "phase", "start"}, hosts_[0]);
+  ASSERT_EQ(restarted.exit_code, 0) << restarted.output;
+  std::this_thread::sleep_for(std::chrono::seconds(1));
 
   auto recovered = etcdadm({"recover", "--config-dir", hosts_[0].conf()});
   ASSERT_EQ(recovered.exit_code, 0) << recovered.output;
@@ -86,11 +99,15 @@ TEST_F(Recover, MakesTheSurvivorAClusterOfOneWithEveryWriteItCommitted) {
     for (const auto& [key, rev] : acked) EXPECT_EQ(served[key], rev) << key << ": acknowledged at revision " << rev;
   }
 
-  // The lost hosts, rebuilt, join it again.
+  // The lost hosts, rebuilt, join it again, and serve every write.
   for (Host* h : {&hosts_[1], &hosts_[2]}) ASSERT_NO_FATAL_FAILURE(join(*h, hosts_[0]));
   ASSERT_EQ(member_list(hosts_[0]).size(), 3u);
-  auto got = etcdctl(hosts_[2], {"get", acked.back().first, "--print-value-only", "--consistency", "s"});
-  EXPECT_EQ(got.output, "v\n") << "the joined member has the data";
+  for (const Host* h : {&hosts_[1], &hosts_[2]}) {
+    ConnectionConfig c = connection({h});
+    EtcdClient client(c);
+    std::map<std::string, int64_t> served = mod_revisions(client, "/registry/events/");
+    for (const auto& [key, rev] : acked) EXPECT_EQ(served[key], rev) << h->name << " " << key;
+  }
 }
 
 // The worst day with the change log ahead of the survivor: m1 is stopped first (a disk it waits

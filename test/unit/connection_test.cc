@@ -1,11 +1,17 @@
-// Tests of etcd/connection.{h,cc}: endpoints and the connection settings (flags, ETCDCTL_*).
+// Tests of etcd/connection.{h,cc}: endpoints and the connection settings (flags, ETCDCTL_*); and
+// of etcd/tcp_connect.{h,cc}: whether anything listens.
 #include "etcd/connection.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <cstdlib>
 
 #include "common/error.h"
+#include "common/unique_fd.h"
+#include "etcd/tcp_connect.h"
 
 namespace etcdadm {
 
@@ -56,6 +62,31 @@ TEST(ConnectionConfig, EnvAndUserPassword) {
   ConnectionConfig nopw;
   nopw.user = "root";
   EXPECT_THROW(nopw.validate(), Error);
+}
+
+// A port with a listener: something listens. The same port once closed: refused, told at once.
+// What cannot be told (a unix socket, a name that does not resolve) is never "refused".
+TEST(TcpConnect, RefusesConnectionsOnlyWhenTheHostSaysNothingListens) {
+  UniqueFd listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  ASSERT_GE(listener.get(), 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(listener.get(), 4), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string url = "https://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  EXPECT_FALSE(refuses_connections(url, std::chrono::milliseconds(500)));
+  listener.reset();
+  EXPECT_TRUE(refuses_connections(url, std::chrono::milliseconds(500)));
+  EXPECT_FALSE(refuses_connections("unix:///tmp/etcdadm-no-such.sock", std::chrono::milliseconds(500)));
+  EXPECT_FALSE(refuses_connections("https://no-such-host.invalid:2379", std::chrono::milliseconds(500)));
+  EXPECT_EQ(host_and_port(parse_endpoint("https://[::1]:2379", false)),
+            std::make_pair(std::string("::1"), std::string("2379")));
+  EXPECT_THROW(
+      connect_with_timeout("127.0.0.1", std::to_string(ntohs(addr.sin_port)), std::chrono::milliseconds(500), url),
+      Error);
 }
 
 }  // namespace etcdadm

@@ -14,6 +14,7 @@
 #include "common/fs.h"
 #include "common/sha256.h"
 #include "common/text.h"
+#include "common/unique_fd.h"
 
 namespace etcdadm {
 
@@ -74,25 +75,6 @@ class LocalReader : public BlobReader {
   uint64_t size_ = 0;
 };
 
-class ScopedFd {
- public:
-  explicit ScopedFd(int fd = -1) : fd_(fd) {}
-  ScopedFd(const ScopedFd&) = delete;
-  ScopedFd& operator=(const ScopedFd&) = delete;
-  ~ScopedFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  void reset(int fd) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-  int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
-
 [[noreturn]] void throw_link(const std::string& path) {
   throw Error(ErrorKind::kCorrupt,
               path + " is a symbolic link; a backup store holds only regular files and directories",
@@ -104,7 +86,7 @@ class ScopedFd {
 // writer's `name/link -> /var/lib/etcd/member/snap` would make a root restore read `name/link/db`,
 // the live database. -1 with errno ENOENT/ENOTDIR when a directory on the way does not exist.
 std::pair<int, std::string> open_parent_beneath(const std::string& root, const std::string& key) {
-  ScopedFd dir(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));  // the root itself is the user's path
+  UniqueFd dir(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));  // the root itself is the user's path
   if (dir.get() < 0) return {-1, ""};
   size_t start = 0;
   for (size_t slash; (slash = key.find('/', start)) != std::string::npos; start = slash + 1) {
@@ -249,7 +231,7 @@ std::unique_ptr<BlobReader> LocalStore::open(const std::string& key) {
     if (errno == ENOENT || errno == ENOTDIR) throw Error(ErrorKind::kNotFound, key + " not found in " + url());
     throw_errno("cannot open", path, errno);
   }
-  ScopedFd dir(dir_fd);
+  UniqueFd dir(dir_fd);
   int fd = ::openat(dir.get(), leaf.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0 && errno == ELOOP) throw_link(path);
   if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
@@ -265,7 +247,7 @@ std::optional<BlobInfo> LocalStore::stat(const std::string& key) {
     if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
     throw_errno("cannot stat", path, errno);
   }
-  ScopedFd dir(dir_fd);
+  UniqueFd dir(dir_fd);
   struct stat st;
   if (::fstatat(dir.get(), leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {  // a link is no blob
     if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
@@ -346,7 +328,7 @@ void LocalStore::remove(const std::string& key) {
     if (errno == ENOENT || errno == ENOTDIR) return;
     throw_errno("cannot remove", path, errno);
   }
-  ScopedFd parent(dir_fd);
+  UniqueFd parent(dir_fd);
   if (::unlinkat(parent.get(), leaf.c_str(), 0) != 0) {
     if (errno == ENOENT) return;  // nothing removed: a directory another writer just made stays
     throw_errno("cannot remove", path, errno);
@@ -381,9 +363,9 @@ std::optional<std::string> LocalStore::write_if(const std::string& key, const st
   auto writer = create(key, /*overwrite=*/true);
   auto [dir_fd, leaf] = open_parent_beneath(root_, key);
   if (dir_fd < 0) throw_errno("cannot open", parent_dir(path), errno);
-  ScopedFd dir(dir_fd);
+  UniqueFd dir(dir_fd);
   const std::string lock_name = lock_name_of(leaf);
-  ScopedFd lock(::openat(dir.get(), lock_name.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, file_mode_ & 0666));
+  UniqueFd lock(::openat(dir.get(), lock_name.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, file_mode_ & 0666));
   if (lock.get() < 0) throw_errno("cannot open", parent_dir(path) + "/" + lock_name, errno);
   while (::flock(lock.get(), LOCK_EX) != 0) {
     if (errno != EINTR) throw_errno("cannot lock", parent_dir(path) + "/" + lock_name, errno);
