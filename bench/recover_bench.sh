@@ -15,11 +15,14 @@
 #   - recover, stopped: the same with m1 killed too; recover reads it in private first (a copy of
 #     its data dir started alone with --force-new-cluster on unix sockets), then recovers it;
 #   - init --from-backup latest of one member on a fresh host (install, PKI, fetch + verify +
-#     restore, start, health): the anchor.
+#     restore, start, health): the anchor, from the local store;
+#   - the same from an S3 store (MinIO on loopback, when scripts/go-test-tools.sh built it), where
+#     backups live in production: its fetch crosses HTTP, which recover never pays (loopback is
+#     the best case of a network).
 # Each recovered member must serve as many keys as the backup holds.
 #
 # Environment: BENCH_DB_MB (default 400), BENCH_RUNS (3), BENCH_THREADS (6), BENCH_TMPDIR,
-# BENCH_RESULTS, ETCDADM, ETCD, ETCDCTL.
+# BENCH_RESULTS, BENCH_S3 (auto: when MinIO is built; 0: not), ETCDADM, ETCD, ETCDCTL.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -30,11 +33,30 @@ repo="$(cd "$here/.." && pwd)"
 bench_settings
 make_workdir
 
+MINIO="$(ls -d "${XDG_CACHE_HOME:-$HOME/.cache}"/etcdadm/go-tools/minio-*/minio 2>/dev/null | head -1)"
+S3=()
+if [[ "${BENCH_S3:-auto}" != 0 && -x "$MINIO" ]]; then
+  export AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench-secret-key AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
+  export AWS_CONFIG_FILE=/nonexistent AWS_SHARED_CREDENTIALS_FILE=/nonexistent
+  unset AWS_CA_BUNDLE || true
+  MINIO_PORT=$(free_port)
+  MINIO_ROOT_USER=$AWS_ACCESS_KEY_ID MINIO_ROOT_PASSWORD=$AWS_SECRET_ACCESS_KEY MINIO_BROWSER=off MINIO_UPDATE=off HOME="$WORK" \
+    "$MINIO" server "$WORK/minio" --address "127.0.0.1:$MINIO_PORT" --console-address "127.0.0.1:$(free_port)" --quiet \
+    >"$WORK/minio.log" 2>&1 &
+  BENCH_PIDS+=($!)
+  for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$MINIO_PORT/minio/health/live" >/dev/null && break; sleep 0.2; done
+  aws --endpoint-url "http://127.0.0.1:$MINIO_PORT" s3 mb s3://bench >/dev/null
+  S3=(--store s3://bench/main --s3-endpoint "http://127.0.0.1:$MINIO_PORT")
+fi
+
 start_etcd
 load_etcd "$DB_MB"
 KEYS=$("$ETCDCTL" --endpoints "$EP" get "" --prefix --keys-only --limit=1 -w json | python3 -c 'import json,sys; print(json.load(sys.stdin)["count"])')
 "$ETCDADM" --log-level warn backup save --store "$WORK/store" --endpoints "$EP" -o json >"$WORK/save.json"
 BACKUP=$(json_field "$WORK/save.json" backup)
+if [[ ${#S3[@]} -gt 0 ]]; then
+  "$ETCDADM" --log-level warn backup save "${S3[@]}" --endpoints "$EP" >/dev/null
+fi
 stop_pid "$ETCD_PID"
 make_local_release
 
@@ -106,6 +128,16 @@ for run in $(seq 1 "$RUNS"); do
     $(host_flags "$d" m1 "$(free_port)" "$(free_port)")
   got=$(keys_served "$d/m1"); [[ "$got" == "$KEYS" ]] || die "restored member serves $got keys, the backup $KEYS"
   stop_hosts "$d"
+
+  if [[ ${#S3[@]} -gt 0 ]]; then
+    d="$WORK/init_s3$run"
+    BENCH_PID_FILES+=("$d/m1/conf/etcd.pid")
+    # shellcheck disable=SC2046
+    measure init_s3 "$ETCDADM" --log-level warn init --from-backup latest "${S3[@]}" --keep-revision \
+      $(host_flags "$d" m1 "$(free_port)" "$(free_port)")
+    got=$(keys_served "$d/m1"); [[ "$got" == "$KEYS" ]] || die "restored member serves $got keys, the backup $KEYS"
+    stop_hosts "$d"
+  fi
 done
 
 DB=$(json_field "$WORK/save.json" dbSize)
@@ -123,3 +155,10 @@ cat <<EOR | tee "${BENCH_RESULTS:-/dev/null}"
 | etcdadm recover, survivor stopped (read in private first) | $(wall recover_stopped) | $(allruns "$WORK/m.recover_stopped.wall") | $(rss_max_mib recover_stopped) | $(ratio "$(wall recover_stopped)" "$(wall init)") |
 | etcdadm init --from-backup latest (the anchor) | $(wall init) | $(allruns "$WORK/m.init.wall") | $(rss_max_mib init) | 1.00 |
 EOR
+if [[ ${#S3[@]} -gt 0 ]]; then
+  figure "recover, s: etcdadm recover on a running survivor / etcdadm init --from-backup from S3 (MinIO on loopback)" "$(wall recover_running)" "$(wall init_s3)" "<= 1.0x"
+  figure "recover, s: etcdadm recover on a stopped survivor / etcdadm init --from-backup from S3 (MinIO on loopback)" "$(wall recover_stopped)" "$(wall init_s3)" "<= 1.0x"
+  cat <<EOR | tee -a "${BENCH_RESULTS:-/dev/null}"
+| etcdadm init --from-backup latest from S3 (MinIO on loopback) | $(wall init_s3) | $(allruns "$WORK/m.init_s3.wall") | $(rss_max_mib init_s3) | running $(ratio "$(wall recover_running)" "$(wall init_s3)"), stopped $(ratio "$(wall recover_stopped)" "$(wall init_s3)") (recover / this) |
+EOR
+fi

@@ -411,6 +411,10 @@ SnapshotStatus snapshot_status(const BoltReader& db, StatusSemantics semantics) 
   return s;
 }
 
+uint64_t snapshot_consistent_index(const BoltReader& db) {
+  return db.has_bucket({"meta"}) ? get_be64(db, "meta", "consistent_index").value_or(0) : 0;
+}
+
 std::vector<SnapshotMember> snapshot_members(const BoltReader& db) {
   std::vector<SnapshotMember> members;
   if (db.has_bucket({"members"})) {
@@ -532,7 +536,7 @@ SnapshotInspection inspect_snapshot(const BoltReader& db, int prefix_depth, size
     if (auto v = db.get({"cluster"}, "clusterVersion")) r.cluster_version = *v;
   }
   if (db.has_bucket({"meta"})) {
-    r.consistent_index = get_be64(db, "meta", "consistent_index").value_or(0);
+    r.consistent_index = snapshot_consistent_index(db);
     r.term = get_be64(db, "meta", "term").value_or(0);
     r.scheduled_compact_revision = get_revision(db, "scheduledCompactRev");
     r.finished_compact_revision = get_revision(db, "finishedCompactRev");

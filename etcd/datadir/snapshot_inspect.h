@@ -80,6 +80,9 @@ struct SnapshotInspection {
 // the cluster last had it when the db was written. Throws kCorrupt for a member that is not JSON.
 std::vector<SnapshotMember> snapshot_members(const BoltReader& db);
 
+// The raft index of the last entry the db has applied (meta/consistent_index; 0 when absent).
+uint64_t snapshot_consistent_index(const BoltReader& db);
+
 // `prefix_depth`: how many '/'-separated levels make a prefix ("/registry/pods" is 2). One walk over
 // the database (the status hash and the per-key latest state together). Memory: a 16-byte hash slot
 // per distinct key, not the keys themselves, up to `in_memory_keys` keys (8 MiB of table by
