@@ -25,8 +25,32 @@ namespace etcdadm {
 
 namespace {
 
+constexpr const char* kForceNewCluster = "ETCD_FORCE_NEW_CLUSTER";
 // A member's answer on a network etcd runs on comes within this (TCP and TLS handshakes).
 constexpr std::chrono::milliseconds kSurveyDialTimeout{1000};
+
+// The member's env file with ETCD_FORCE_NEW_CLUSTER set (`on`) or gone: the flag goes whatever
+// happens, so a later restart never forces again (etcd reads it only as it starts).
+void set_force_new_cluster(const MemberConfig& m, bool on) {
+  EnvVars env = parse_env_file(read_file(m.env_file()));
+  std::erase_if(env, [](const auto& kv) { return kv.first == kForceNewCluster; });
+  if (on) env.emplace_back(kForceNewCluster, "true");
+  write_file_atomic(m.env_file(), render_env_file(env), 0600, /*overwrite=*/true);
+}
+
+// A copy of the stopped member's data dir at `aside` (beside it, on any filesystem), synced.
+void copy_data_dir_aside(const std::string& data_dir, const std::string& aside) {
+  std::error_code ec;
+  std::filesystem::copy(data_dir, aside,
+                        std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks, ec);
+  if (ec) {
+    std::filesystem::remove_all(aside, ec);
+    throw Error(ErrorKind::kIo, "copying " + data_dir + " aside to " + aside + ": " + ec.message(),
+                "free room for a copy of the data dir (nothing was changed; the member was started again)");
+  }
+  fsync_dir(std::filesystem::path(aside).parent_path().string());
+  spdlog::info("recover: {} copied aside to {}", data_dir, aside);
+}
 
 std::string member_names(const std::vector<const MemberInfo*>& members) {
   std::string out;
@@ -219,31 +243,44 @@ RecoverResult run_recover(const RecoverOptions& options) {
   };
   if (own) check_refusals(*own);
 
-  // What the member holds, read by etcd itself: a copy of its data forced alone in private (the
-  // member stopped first, gracefully: etcd writes a commit index it learns without new entries to
-  // its WAL unsynced, so a kill can leave a db that applied entries its WAL does not hold as
-  // committed, which the forced start then discards from the log while the db keeps them; seen as
-  // a joiner missing the last write). The private run ends in a raft snapshot, so the member's
-  // own start replays its WAL from there and every joiner is sent that snapshot, never a log
-  // without those entries; that copy, stopped cleanly, is what the new cluster starts from.
+  // What the member holds. The member is stopped gracefully, never killed: etcd writes a commit
+  // index it learns without new entries to its WAL unsynced, so a killed (or crashed) member's WAL
+  // may hold as uncommitted entries its db has applied; a forced start drops those from the log
+  // and keeps them in the db, and a member that joins later is sent that log and misses them.
+  // A member that answered, stopped gracefully, has its commit index flushed: when its db applied
+  // nothing past the commit index it answered with (Status raftIndex), it is forced alone in place
+  // (one start). Otherwise (it does not answer, or it restarted since it last heard the commit
+  // index) a copy of its data is forced alone in private first with a raft snapshot at once, so
+  // that every joiner is sent the db, never such a log; that copy moves into place.
   if (was_running) init_system->stop(m, std::chrono::milliseconds(10000));
+  bool in_place = false;
+  if (own) {
+    const uint64_t applied = snapshot_consistent_index(*BoltReader::open(m.data_dir + "/member/snap/db", 0));
+    in_place = applied <= own->raftindex();
+    if (!in_place) {
+      spdlog::info("recover: {}'s db applied entry {}, past the commit index {} it answered with: read in private",
+                   m.name, applied, own->raftindex());
+    }
+  }
   StagingDir staging(restore_staging_parent(resolved_data_dir(m.data_dir)));
   const std::string probed = staging.path() + "/data";
-  const std::string base_db = probed + "/member/snap/db";
-  try {
-    const etcdserverpb::StatusResponse held = probe_member(m, staging.path(), options.timeout);
-    if (own && held.header().revision() < own->header().revision()) {
-      throw Error(ErrorKind::kCorrupt,
-                  "member " + m.name + " served revision " + std::to_string(own->header().revision()) +
-                      ", but its data, stopped and started alone, holds revision " +
-                      std::to_string(held.header().revision()),
-                  "nothing was changed: read its log (" + member_log_hint(m) +
-                      ") before recovering from it, or recover on another survivor");
+  std::string base_db = (in_place ? m.data_dir : probed) + "/member/snap/db";
+  if (!in_place) {
+    try {
+      const etcdserverpb::StatusResponse held = probe_member(m, staging.path(), options.timeout);
+      if (own && held.header().revision() < own->header().revision()) {
+        throw Error(ErrorKind::kCorrupt,
+                    "member " + m.name + " served revision " + std::to_string(own->header().revision()) +
+                        ", but its data, stopped and started alone, holds revision " +
+                        std::to_string(held.header().revision()),
+                    "nothing was changed: read its log (" + member_log_hint(m) +
+                        ") before recovering from it, or recover on another survivor");
+      }
+      if (!own) check_refusals(held);
+    } catch (...) {
+      if (was_running) init_system->start(m);
+      throw;
     }
-    if (!own) check_refusals(held);
-  } catch (...) {
-    if (was_running) init_system->start(m);
-    throw;
   }
   spdlog::info("recover: member {} ({}) holds revision {} of cluster {}", m.name, id_hex(r.member_id),
                r.revision_before, id_hex(r.cluster_id));
@@ -278,9 +315,14 @@ RecoverResult run_recover(const RecoverOptions& options) {
                  r.source == RecoverResult::Source::kChangeLog ? "the change log" : "the member's data");
   }
 
-  // The log replayed onto the private copy's db before anything of the member's is moved: a
+  // The log replayed onto a copy of the member's db before anything of the member's is moved: a
   // damaged segment fails here, with the member's data dir as it was.
   if (r.source == RecoverResult::Source::kChangeLog) {
+    if (in_place) {
+      make_dirs(probed + "/member/snap", 0700);
+      std::filesystem::copy_file(base_db, probed + "/member/snap/db");
+      base_db = probed + "/member/snap/db";
+    }
     PointInTime end;
     end.log_end = true;
     end.segment_accepted = options.segment_accepted;
@@ -289,22 +331,44 @@ RecoverResult run_recover(const RecoverOptions& options) {
             .records;
   }
   const std::string label = "recover-" + std::to_string(to_unix_micros(std::chrono::system_clock::now()) / 1000000);
-  // Renamed beside it (moved inside it when it is its disk's root), left empty (common/fs.h).
-  r.set_aside = set_aside_data_dir(m.data_dir, label);
-  spdlog::info("recover: {} set aside as {}", m.data_dir, r.set_aside);
-  try {
-    if (r.source == RecoverResult::Source::kChangeLog) {
-      restore_from_log(options, base_db, r);
-    } else {
-      move_member_in(probed, m.data_dir);
+  if (in_place && r.source == RecoverResult::Source::kMember) {
+    r.set_aside = m.data_dir + ".set-aside-" + label;
+    try {
+      copy_data_dir_aside(m.data_dir, r.set_aside);
+    } catch (...) {
+      init_system->start(m);
+      throw;
     }
-  } catch (const Error& e) {
-    throw Error(e.kind(), std::string(e.what()) + " (the member's data as it was is in " + r.set_aside + ")",
-                "move " + r.set_aside + " back to " + m.data_dir + " to start the member on its own data again");
+    set_force_new_cluster(m, true);
+  } else {
+    // Renamed beside it (moved inside it when it is its disk's root), left empty (common/fs.h).
+    r.set_aside = set_aside_data_dir(m.data_dir, label);
+    spdlog::info("recover: {} set aside as {}", m.data_dir, r.set_aside);
+    try {
+      if (r.source == RecoverResult::Source::kChangeLog) {
+        restore_from_log(options, base_db, r);
+      } else {
+        move_member_in(probed, m.data_dir);
+      }
+    } catch (const Error& e) {
+      throw Error(e.kind(), std::string(e.what()) + " (the member's data as it was is in " + r.set_aside + ")",
+                  "move " + r.set_aside + " back to " + m.data_dir + " to start the member on its own data again");
+    }
   }
-  init_system->start(m);
+  try {
+    init_system->start(m);
+  } catch (...) {
+    set_force_new_cluster(m, false);
+    throw;
+  }
   EtcdClient local(local_connection(m));
-  wait_member_healthy(m, local, *init_system, options.timeout);
+  try {
+    wait_member_healthy(m, local, *init_system, options.timeout);
+  } catch (...) {
+    set_force_new_cluster(m, false);
+    throw;
+  }
+  set_force_new_cluster(m, false);  // read at start only: a later restart is an ordinary one
   const auto now = local.status(m.loopback_client_url());
   r.revision = now.header().revision();
   r.cluster_id = now.header().cluster_id();
