@@ -15,11 +15,14 @@
 // one-way loss between two hosts; the store down, stalled or slow (MinIO behind the fault proxy);
 // a host restarted with its data volume not mounted yet; its data volume full; its controller's
 // clock set wrong (libfaketime). docs/testing.md, "Robustness", has the table.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <memory>
 #include <random>
@@ -28,6 +31,7 @@
 #include <thread>
 
 #include "common/fs.h"
+#include "common/unique_fd.h"
 #include "test/support/auto_fixture.h"
 #include "test/support/kv_workload.h"
 #include "test/support/fault_proxy.h"
@@ -228,11 +232,23 @@ class Robustness : public AutoFixture {
                std::to_string(hold.count() + 2000) + " ms";
       }
       case kDiskFull: {  // its data volume fills up: etcd fails its writes, then gets room back
+        // All but a MiB at once, then the rest written until the volume refuses: etcd writes on
+        // meanwhile, so a fallocate of all the room it had a moment before may no longer fit (it
+        // failed so in CI, allocating nothing).
         const std::string filler = volume(*target) + "/filler";
         const auto room = std::filesystem::space(volume(*target)).available;
-        run_or_throw({"fallocate", "-l", std::to_string(room), filler});
+        if (room > (1u << 20)) run_or_throw({"fallocate", "-l", std::to_string(room - (1u << 20)), filler});
+        {
+          UniqueFd rest(::open((filler + "-rest").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+          if (rest.get() < 0) throw std::runtime_error(filler + "-rest: " + std::strerror(errno));
+          const std::string zeros(64 * 1024, '\0');
+          while (::write(rest.get(), zeros.data(), zeros.size()) > 0) {
+          }
+          ::fsync(rest.get());
+        }
         std::this_thread::sleep_for(hold + std::chrono::seconds(1));
         std::filesystem::remove(filler);
+        std::filesystem::remove(filler + "-rest");
         return "fill the data volume of " + target->name + " " + std::to_string(hold.count() + 1000) + " ms";
       }
       case kClockSkew: {  // its controller restarted with a clock that is off, then set right
