@@ -664,19 +664,9 @@ TEST_F(Auto, ALostQuorumIsReportedWithTheRecoverCommandAndNothingElseHappens) {
       acked.emplace_back(key, client.put(key, "v").header().revision());
     }
   }
-  for (Host* h : {&hosts_[1], &hosts_[2]}) {
-    autos_[h->name].stop(0ms);
-    stop_pid_file(h->conf() + "/etcd.pid", bin() + "/etcd", 0ms);
-    remove_all(h->data());
-    make_dirs(h->data(), 0700);
-  }
+  lose_for_good({&hosts_[1], &hosts_[2]});
   const Host& m1 = hosts_[0];
-  auto m1_waits_for = [&](const std::string& what) {
-    for (const auto& r : host_records()) {
-      if (r.name == m1.name && r.waiting_for.find(what) != std::string::npos) return true;
-    }
-    return false;
-  };
+  auto m1_waits_for = [&](const std::string& what) { return waits_for(m1, what); };
   EXPECT_TRUE(eventually(40s, [&] { return m1_waits_for("quorum lost, waiting for it to come back"); },
                          "m1 seeing the lost quorum"));
   EXPECT_TRUE(eventually(40s, [&] { return m1_waits_for("quorum lost for good"); }, "m1 reporting it lost for good"));
@@ -739,18 +729,8 @@ TEST_F(Auto, WithRecoverQuorumTheSurvivorRecoversOnceTheLostHostsAreKnownEmpty) 
   }
   const Host& m1 = hosts_[0];
   const std::string cluster_id = info(m1)["clusterId"];
-  for (Host* h : {&hosts_[1], &hosts_[2]}) {
-    autos_[h->name].stop(0ms);
-    stop_pid_file(h->conf() + "/etcd.pid", bin() + "/etcd", 0ms);
-    remove_all(h->data());
-    make_dirs(h->data(), 0700);
-  }
-  auto m1_waits_for = [&](const std::string& what) {
-    for (const auto& r : host_records()) {
-      if (r.name == m1.name && r.waiting_for.find(what) != std::string::npos) return true;
-    }
-    return false;
-  };
+  lose_for_good({&hosts_[1], &hosts_[2]});
+  auto m1_waits_for = [&](const std::string& what) { return waits_for(m1, what); };
   // Their records, written before they died, may even say "empty" of the members they had just made:
   // only a record written since the loss counts.
   EXPECT_TRUE(eventually(60s, [&] { return m1_waits_for("may still hold data that cannot be asked: m2 (its host m2 "); },
@@ -802,20 +782,7 @@ TEST_F(Auto, ARestoreQueuedWhileALeaderlessSurvivorRunsRestoresTheNewestSource) 
     }
   }
   const std::string cluster_id = info(m1)["clusterId"];
-  auto lose = [&](std::initializer_list<Host*> lost) {
-    for (Host* h : lost) {
-      autos_[h->name].stop(0ms);
-      stop_pid_file(h->conf() + "/etcd.pid", bin() + "/etcd", 0ms);
-      remove_all(h->data());
-      make_dirs(h->data(), 0700);
-    }
-  };
-  auto m1_waits_for = [&](const std::string& what) {
-    for (const auto& r : host_records()) {
-      if (r.name == m1.name && r.waiting_for.find(what) != std::string::npos) return true;
-    }
-    return false;
-  };
+  auto m1_waits_for = [&](const std::string& what) { return waits_for(m1, what); };
   auto queue_latest = [&] {
     auto queued = etcdadm({"etcd-manager", "restore-backup", "latest", "--store", store_, "--certs-dir", m1.certs()});
     ASSERT_EQ(queued.exit_code, 0) << queued.output;
@@ -827,7 +794,7 @@ TEST_F(Auto, ARestoreQueuedWhileALeaderlessSurvivorRunsRestoresTheNewestSource) 
   LocalStore store(store_);
 
   // m1 further along than the backup.
-  lose({&hosts_[1], &hosts_[2]});
+  lose_for_good({&hosts_[1], &hosts_[2]});
   ASSERT_TRUE(eventually(40s, [&] { return m1_waits_for("quorum lost, waiting for it to come back"); },
                          "m1 seeing the lost quorum"));
   ASSERT_NO_FATAL_FAILURE(queue_latest());
@@ -867,7 +834,7 @@ TEST_F(Auto, ARestoreQueuedWhileALeaderlessSurvivorRunsRestoresTheNewestSource) 
   ASSERT_NO_FATAL_FAILURE(save_backup(hosts_[1]));
   const int64_t backup_revision = revision_of(hosts_[1]);
   const std::string backup_keys = keys_of(hosts_[1]);
-  lose({&hosts_[1], &hosts_[2]});
+  lose_for_good({&hosts_[1], &hosts_[2]});
   ASSERT_EQ(::kill(m1_etcd, SIGCONT), 0);
   ASSERT_LT(revision_of(m1), backup_revision);
   for (Host* h : {&hosts_[1], &hosts_[2]}) start_auto(*h);

@@ -234,6 +234,24 @@ class AutoFixture : public LifecycleFixture {
 
   std::string keys_of(const Host& h) { return etcdctl(h, {"get", "/", "--prefix", "--keys-only"}).output; }
 
+  // Hosts lost for good: their controllers and etcd stopped at once, their data disks replaced by
+  // empty ones.
+  void lose_for_good(std::initializer_list<Host*> lost) {
+    for (Host* h : lost) {
+      autos_[h->name].stop(std::chrono::milliseconds(0));
+      stop_pid_file(h->conf() + "/etcd.pid", bin() + "/etcd", std::chrono::milliseconds(0));
+      remove_all(h->data());
+      make_dirs(h->data(), 0700);
+    }
+  }
+  // Whether host `h`'s record waits for something that says `what`.
+  bool waits_for(const Host& h, const std::string& what) {
+    for (const auto& r : host_records()) {
+      if (r.name == h.name && r.waiting_for.find(what) != std::string::npos) return true;
+    }
+    return false;
+  }
+
   // Puts `key` through the first host and waits until every host has applied it (a follower does
   // a moment after the leader answered): then their HashKV at the newest revision compare.
   void put_applied_everywhere(const std::vector<const Host*>& hosts, const std::string& key) {
