@@ -13,6 +13,7 @@
 #include "etcd/client.h"
 #include "etcd/datadir/bolt_reader.h"
 #include "etcd/datadir/mvcc.h"
+#include "etcd/datadir/raft_files.h"
 #include "etcd/datadir/snapshot_inspect.h"
 #include "etcdadm/init_system.h"
 #include "etcdadm/lifecycle/local_member.h"
@@ -247,19 +248,43 @@ RecoverResult run_recover(const RecoverOptions& options) {
   // index it learns without new entries to its WAL unsynced, so a killed (or crashed) member's WAL
   // may hold as uncommitted entries its db has applied; a forced start drops those from the log
   // and keeps them in the db, and a member that joins later is sent that log and misses them.
-  // A member that answered, stopped gracefully, has its commit index flushed: when its db applied
-  // nothing past the commit index it answered with (Status raftIndex), it is forced alone in place
-  // (one start). Otherwise (it does not answer, or it restarted since it last heard the commit
-  // index) a copy of its data is forced alone in private first with a raft snapshot at once, so
-  // that every joiner is sent the db, never such a log; that copy moves into place.
+  // The member is forced alone in place (one start) when either holds:
+  // - it answered and, stopped gracefully (which flushes its commit index), its db applied nothing
+  //   past the commit index it answered with (Status raftIndex): its log lacks nothing its db has;
+  // - its data holds a raft snapshot: its log then begins after that snapshot, so every member
+  //   that joins is sent the db (etcd's snapshot message, at its applied index), never the log
+  //   whose last entries the forced start dropped.
+  // Otherwise (a member that never took a raft snapshot, killed or restarted since it last heard
+  // the commit index) a copy of its data is forced alone in private first with a raft snapshot at
+  // once (--snapshot-count 1), and that copy moves into place: two starts.
   if (was_running) init_system->stop(m, std::chrono::milliseconds(10000));
-  bool in_place = false;
-  if (own) {
+  const uint64_t raft_snapshot = newest_raft_snapshot_index(m.data_dir + "/member/snap");
+  bool in_place = raft_snapshot > 0;
+  if (in_place) {
+    spdlog::info("recover: {}'s raft log begins after its raft snapshot at index {}: forced alone in place", m.name,
+                 raft_snapshot);
+  } else if (own) {
     const uint64_t applied = snapshot_consistent_index(*BoltReader::open(m.data_dir + "/member/snap/db", 0));
     in_place = applied <= own->raftindex();
     if (!in_place) {
-      spdlog::info("recover: {}'s db applied entry {}, past the commit index {} it answered with: read in private",
-                   m.name, applied, own->raftindex());
+      spdlog::info(
+          "recover: {}'s db applied entry {}, past the commit index {} it answered with, and it holds no "
+          "raft snapshot: read in private",
+          m.name, applied, own->raftindex());
+    }
+  }
+  if (in_place && !own) {
+    // What it holds, from its files: its IDs from its WAL, its revision from its db.
+    try {
+      const WalIdentity id = wal_identity(m.data_dir + "/member/wal");
+      etcdserverpb::StatusResponse held;
+      held.mutable_header()->set_member_id(id.member_id);
+      held.mutable_header()->set_cluster_id(id.cluster_id);
+      held.mutable_header()->set_revision(store_revision(*BoltReader::open(m.data_dir + "/member/snap/db", 0)));
+      check_refusals(held);
+    } catch (...) {
+      if (was_running) init_system->start(m);
+      throw;
     }
   }
   StagingDir staging(restore_staging_parent(resolved_data_dir(m.data_dir)));

@@ -3,12 +3,15 @@
 // for one start: etcd replays its WAL, keeps every write the member had committed, and removes the
 // lost members by configuration changes it commits itself); its member ID, cluster ID and revisions
 // continue, so a Kubernetes API server's watch caches stay valid. The data dir as it was is kept
-// aside, never deleted. A running member (it answers Status without a leader) is stopped, copied
-// aside and started once forced. A stopped one would never serve without its peers (etcd waits for
-// a quorum before it opens its client port), so what it holds is read by a copy of its data started
-// alone, forced, as a private member on unix sockets no client reaches
-// (restore/private_etcd.h); that copy, stopped cleanly, moves into place and the original is renamed
-// aside. The lost hosts then join it again.
+// aside, never deleted. The member is stopped gracefully, copied aside and started once forced in
+// place when the members that join it later are sure to be sent its db rather than its raft log
+// (whose last entries a forced start may drop while its db keeps them: a killed etcd's WAL may hold
+// as uncommitted entries its db applied): when its data holds a raft snapshot (its log then begins
+// after it), or when it answered and its db applied nothing past the commit index it answered
+// with. Otherwise (a young member, killed or restarted since it last heard the commit index) a copy
+// of its data is started alone, forced, with a raft snapshot at once, as a private member on unix
+// sockets no client reaches (restore/private_etcd.h); that copy, stopped cleanly, moves into place
+// and the original is renamed aside. The lost hosts then join it again.
 //
 // With a store (`--store`), the change log may hold more than the member: the sidecar of a member
 // now lost kept capturing after this one fell behind (stopped, partitioned away). When the log,
