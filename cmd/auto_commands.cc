@@ -100,8 +100,9 @@ void add_seed(CLI::App& app) {
                 "when not given)");
   m->add_option("--ca-rotate-before", f->ca_rotate_before,
                 "rotate the cluster CA once it expires within this long: a new CA cross-signed by the current one, "
-                "every host re-issued, then switched and restarted one at a time (default 720h; 0: only by `auto "
-                "rotate-ca`; kept when not given)");
+                "every host re-issued, then switched and restarted one at a time; clients still on the old CA keep "
+                "working until it expires, the time they have to be restarted on the new one (default 8760h; 0: "
+                "only by `auto rotate-ca`; kept when not given)");
   m->add_option("--restart-without-quorum", f->restart_without_quorum,
                 "on: a 1- or 2-member cluster's member may be restarted by its controller (the CA switch), "
                 "stopping writes for the seconds of the restart; off (the default): the step waits for a person")

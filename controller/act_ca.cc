@@ -59,6 +59,9 @@ void Controller::ca_switch(const Decision& d, const Observation& o) {
     const CaRotationRecord& r = *o.ca_rotation;
     const RotationCa ca = open_ca_rotation(r, member_.certs_dir);
     switch_to_rotation_ca(r, ca, member_.certs_dir, member_.config_dir);
+    trust_retired_ca_for_clients(r, member_);
+    // A static pod's flags are its manifest's: written again from the env file.
+    if (init_system_->kind() == InitSystemKind::kKubelet) init_system_->configure(member_);
     failpoint("auto/ca-rotation/switched-files");
     std::string moved;
     if (o.local.data == DataState::kMember && init_system_->running(member_)) {

@@ -104,11 +104,13 @@ struct AutoSpec {
   // ... and warns (log, metric, auto status) once the CA expires within this long.
   int64_t ca_warn_before_seconds = 90 * 24 * 3600;
   // ... and the acting controller starts the CA's rotation (CaRotationRecord) once it expires within
-  // this long, every member healthy on one CA. Clients that trust only the old CA keep verifying
-  // the members through the cross certificate until the old CA expires, which is when they would
-  // have failed anyway; a client certificate the old CA issued that no host re-issues is refused
-  // once the members switched. 0: never (a person runs `etcdadm auto rotate-ca`).
-  int64_t ca_rotate_before_seconds = 30 * 24 * 3600;
+  // this long, every member healthy on one CA. Clients that trust only the old CA (a
+  // kube-apiserver loads its --etcd-cafile once) keep verifying the members through the cross
+  // certificate, and the members keep accepting client certificates the old CA issued, until the
+  // old CA expires: this long is the time such a client has to be restarted on the new CA. A
+  // year: a Kubernetes control plane restarts its API servers at least as often as its own
+  // certificates (one year, kubeadm's) are renewed. 0: never (a person runs `etcdadm auto rotate-ca`).
+  int64_t ca_rotate_before_seconds = 365 * 24 * 3600;
   // A step that restarts a member (the CA switch) where the others cannot keep quorum meanwhile
   // (a cluster of 1 or 2): writes stop for the seconds of the restart. Off: the step waits for a
   // person to turn this on.

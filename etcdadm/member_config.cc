@@ -163,6 +163,13 @@ constexpr const char* kCompactHashCheck = "ETCD_EXPERIMENTAL_COMPACT_HASH_CHECK_
 constexpr const char* kFeatureGates = "ETCD_FEATURE_GATES";
 }  // namespace
 
+void set_member_env(const MemberConfig& config, const std::string& name, const std::optional<std::string>& value) {
+  EnvVars env = parse_env_file(read_file(config.env_file()));
+  std::erase_if(env, [&](const auto& kv) { return kv.first == name; });
+  if (value) env.emplace_back(name, *value);
+  write_file_atomic(config.env_file(), render_env_file(env), 0600, /*overwrite=*/true);
+}
+
 EnvVars corruption_check_env(const std::string& version) {
   auto v = EtcdVersion::parse(version);
   // 3.4's initial check asks the peers' client URLs without TLS: under etcdadm's client-certificate

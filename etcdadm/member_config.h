@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -117,6 +118,9 @@ EnvVars etcdctl_env(const MemberConfig& config);
 // Parsing ignores blank lines and # comments and accepts optional "export " and double quotes.
 std::string render_env_file(const EnvVars& vars);
 EnvVars parse_env_file(const std::string& text);
+// Sets `name` in the member's env file to `value` (nullopt: removes it), the rest kept; read by
+// etcd at its next start.
+void set_member_env(const MemberConfig& config, const std::string& name, const std::optional<std::string>& value);
 // The value of `name` in `vars`, or "" when absent.
 std::string env_value(const EnvVars& vars, const std::string& name);
 

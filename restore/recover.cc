@@ -33,10 +33,7 @@ constexpr std::chrono::milliseconds kSurveyDialTimeout{1000};
 // The member's env file with ETCD_FORCE_NEW_CLUSTER set (`on`) or gone: the flag goes whatever
 // happens, so a later restart never forces again (etcd reads it only as it starts).
 void set_force_new_cluster(const MemberConfig& m, bool on) {
-  EnvVars env = parse_env_file(read_file(m.env_file()));
-  std::erase_if(env, [](const auto& kv) { return kv.first == kForceNewCluster; });
-  if (on) env.emplace_back(kForceNewCluster, "true");
-  write_file_atomic(m.env_file(), render_env_file(env), 0600, /*overwrite=*/true);
+  set_member_env(m, kForceNewCluster, on ? std::optional<std::string>("true") : std::nullopt);
 }
 
 // A copy of the stopped member's data dir at `aside` (beside it, on any filesystem), synced.

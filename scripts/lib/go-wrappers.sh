@@ -16,17 +16,19 @@ require_go() {
 }
 
 # build_wrapper WRAPPER_DIR OUT_DIR CHECK_FN NAME=PACKAGE ...
-# Builds each PACKAGE of the wrapper (or source) module as NAME (static, -trimpath, as release builds are)
+# Builds each PACKAGE of the wrapper (or source) module as NAME (static, -trimpath, as release builds
+# are; with -ldflags from the wrapper's `ldflags` file when it has one)
 # into a temporary directory beside OUT_DIR, runs `CHECK_FN TMPDIR` on the result, and only then
 # renames it to OUT_DIR: an interrupted or failed build never leaves a directory that looks done.
 build_wrapper() {
-  local wrapper="$1" out="$2" check="$3" tmp spec
+  local wrapper="$1" out="$2" check="$3" tmp spec ldflags=""
   shift 3
+  if [ -f "$wrapper/ldflags" ]; then ldflags="$(cat "$wrapper/ldflags")"; fi
   mkdir -p "$(dirname "$out")"
   tmp="$(mktemp -d "$(dirname "$out")/.build-$(basename "$out")-XXXXXX")"
   trap 'rm -rf "$tmp"' EXIT
   for spec in "$@"; do
-    (cd "$wrapper" && CGO_ENABLED=0 go build -trimpath -o "$tmp/${spec%%=*}" "${spec#*=}") ||
+    (cd "$wrapper" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$tmp/${spec%%=*}" "${spec#*=}") ||
       die "building ${spec#*=} failed (wrapper $wrapper)"
   done
   "$check" "$tmp" || die "what was just built from $wrapper fails its check"

@@ -537,8 +537,10 @@ TEST_F(AutoMaintenance, CertificatesAboutToExpireAreRenewedOneHostAtATimeWithout
 // switches to the new CA and restarts its etcd, one host at a time, while a client writes; one
 // controller is killed -9 right after its switch's file steps and finishes the switch when it comes
 // back. Oracles: openssl (the served chain verifies against the new CA alone and against the old
-// alone), etcdctl with the old client certificate (refused: the old CA is no longer trusted) and
-// with the new (answers), etcd's PIDs (each restarted), HashKV (equal).
+// alone), etcdctl with a copy of the old client certificate and the old CA (answers: a switched
+// member trusts client certificates of the old CA until it expires, for clients such as a
+// kube-apiserver whose copies no host re-issues) and with the new (answers), etcd's PIDs (each
+// restarted), HashKV (equal).
 TEST_F(AutoMaintenance, TheClusterCaIsRotatedReissuedEverywhereThenSwitchedOneHostAtATime) {
   ASSERT_NO_FATAL_FAILURE(bootstrap_three({"--ca-rotate-before", "0"}));
   const std::string old_ca = read_file(hosts_[0].certs() + "/ca.crt");
@@ -585,10 +587,13 @@ TEST_F(AutoMaintenance, TheClusterCaIsRotatedReissuedEverywhereThenSwitchedOneHo
                                                    "/etcdctl-etcd-client.key </dev/null 2>&1 | grep 'Verify return code'"});
       EXPECT_NE(verified.output.find("Verify return code: 0 (ok)"), std::string::npos) << h.name << " with " << ca << ": " << verified.output;
     }
-    auto old_client = run_process({bin_of(h) + "/etcdctl", "--endpoints", "https://" + at, "--cacert", h.certs() + "/ca.crt",
+    auto old_client = run_process({bin_of(h) + "/etcdctl", "--endpoints", "https://" + at, "--cacert", dir_ / "old-ca.crt",
                                    "--cert", dir_ / "old-client.crt", "--key", dir_ / "old-client.key", "--command-timeout", "3s",
                                    "endpoint", "health"});
-    EXPECT_NE(old_client.exit_code, 0) << h.name << " accepts a client certificate of the old CA: " << old_client.output;
+    EXPECT_EQ(old_client.exit_code, 0) << h.name << " refuses a client of the old CA before it expires: " << old_client.output;
+    EXPECT_NE(read_file(h.conf() + "/etcd.env").find("ETCD_TRUSTED_CA_FILE=" + h.certs() + "/clients-ca.crt"), std::string::npos)
+        << h.name;
+    EXPECT_EQ(read_file(h.certs() + "/clients-ca.crt"), new_ca + old_ca) << h.name;
     auto health = etcdctl(h, {"endpoint", "health"});
     EXPECT_EQ(health.exit_code, 0) << h.name << ": " << health.output;
   }

@@ -11,8 +11,6 @@
 
 namespace etcdadm::test {
 
-namespace {
-
 std::string tail_of(const std::string& path) {
   try {
     std::string log = read_file(path);
@@ -21,6 +19,8 @@ std::string tail_of(const std::string& path) {
     return "";
   }
 }
+
+namespace {
 
 // Starts a server that writes `ready_file` (JSON) once it serves, waits for it, returns its JSON.
 nlohmann::json start_server(ChildProcess& process, const std::vector<std::string>& argv, const std::string& log,
@@ -142,8 +142,9 @@ GcsEmulator::~GcsEmulator() { process_.stop(std::chrono::milliseconds(10000)); }
 
 std::string GcsEmulator::log_tail() const { return tail_of(dir_ / "emulator.log"); }
 
-std::string go_test_tool(const std::string& name) {
-  auto r = run_process({"bash", std::string(ETCDADM_SOURCE_DIR) + "/scripts/go-test-tools.sh", "--where", name});
+std::string go_test_tool(const std::string& name, const std::string& binary) {
+  auto r = run_process({"bash", std::string(ETCDADM_SOURCE_DIR) + "/scripts/go-test-tools.sh", "--where", name,
+                        binary.empty() ? name : binary});
   std::string path = r.output.substr(0, r.output.find('\n'));
   if (r.exit_code != 0 || !path_exists(path)) {
     throw std::runtime_error("the test tool " + name + " is not built (" + r.output +

@@ -148,8 +148,12 @@ class AzuriteServer {
   std::optional<Tls> tls_;
 };
 
-// The binary of a Go test tool pinned in test/go-tools/tools; throws, naming the command that
-// builds it, when it is missing.
-std::string go_test_tool(const std::string& name);
+// The binary of a Go test tool pinned in test/go-tools/tools (`binary`: one of the programs of a
+// tool that builds several, such as kubernetes's kube-apiserver; default: the tool's name);
+// throws, naming the command that builds it, when it is missing.
+std::string go_test_tool(const std::string& name, const std::string& binary = "");
+
+// The last 4000 bytes of a log file ("" when it cannot be read): for failure messages.
+std::string tail_of(const std::string& path);
 
 }  // namespace etcdadm::test

@@ -146,9 +146,9 @@ TEST(ControllerDecide, ACaSwitchRestartsOnlyWhereTheOthersKeepQuorumAndNeverBesi
 
 TEST(ControllerDecide, TheActingControllerStartsARotationWhenTheCaExpiresWithinTheWindow) {
   Observation o = acting({member(1, "h1"), member(2, "h2"), member(3, "h3")});
-  o.local.ca_expires_unix = o.now_unix + 40 * 86400;
-  EXPECT_EQ(decide(o, "t").step, Step::kIdle) << "40 days left, a 30-day window";
-  o.local.ca_expires_unix = o.now_unix + 20 * 86400;
+  o.local.ca_expires_unix = o.now_unix + 400 * 86400;
+  EXPECT_EQ(decide(o, "t").step, Step::kIdle) << "400 days left, the default window of a year";
+  o.local.ca_expires_unix = o.now_unix + 300 * 86400;
   Decision d = decide(o, "t");
   ASSERT_EQ(d.step, Step::kStartCaRotation) << d.reason;
   EXPECT_EQ(d.command, "etcdadm auto rotate-ca --store s3://b/c");
@@ -161,7 +161,7 @@ TEST(ControllerDecide, TheActingControllerStartsARotationWhenTheCaExpiresWithinT
   o.auto_spec.ca_rotate_before_seconds = 0;
   EXPECT_EQ(decide(o, "t").step, Step::kIdle) << "0: never";
   Observation follower = o;
-  follower.auto_spec.ca_rotate_before_seconds = 30 * 86400;
+  follower.auto_spec.ca_rotate_before_seconds = 365 * 86400;
   follower.cluster.info.leader_id = 2;
   for (auto& m : follower.cluster.info.members) m.leader = m.id == 2;
   EXPECT_EQ(decide(follower, "t").step, Step::kIdle) << "only the acting controller starts one";
