@@ -215,35 +215,19 @@ TEST_F(Lifecycle, WholeClusterRestoredAtOnceAndAHostWithAnotherBackupIsRefused) 
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // backup names have one-second resolution
   const std::string other = save()["backup"];
 
-  auto lose_everything = [&] {
-    for (const auto& h : hosts_) {
-      stop_pid_file(h.conf() + "/etcd.pid", bin() + "/etcd", std::chrono::milliseconds(100));
-      auto r = reset(h, {"--skip-remove-member", "--force"});
-      ASSERT_EQ(r.exit_code, 0) << r.output;
-    }
-  };
-  std::string initial_cluster;
-  for (const auto& h : hosts_) {
-    initial_cluster += (initial_cluster.empty() ? "" : ",") + h.name + "=https://127.0.0.1:" + std::to_string(h.peer_port);
-  }
+  const std::string initial_cluster = initial_cluster_of_all();
   auto restore_flags = [&](const std::string& name, const std::string& token) {
     return std::vector<std::string>{"--from-backup", name, "--store", store, "--initial-cluster", initial_cluster,
                                     "--initial-cluster-token", token};
   };
-  // Every host at once; each init returns once its member serves, with a majority up.
-  auto init_together = [&](const std::vector<size_t>& which, const std::vector<std::string>& backups, const std::string& token) {
-    std::vector<ProcessResult> results(which.size());
-    std::vector<std::thread> threads;
-    for (size_t i = 0; i < which.size(); ++i) {
-      threads.emplace_back([&, i] {
-        results[i] = run_with_member_flags({"init"}, hosts_[which[i]], restore_flags(backups[i], token));
-      });
-    }
-    for (auto& t : threads) t.join();
-    return results;
+  auto restore_together = [&](const std::vector<size_t>& which, const std::vector<std::string>& backups,
+                              const std::string& token) {
+    std::vector<std::vector<std::string>> flags;
+    for (const auto& b : backups) flags.push_back(restore_flags(b, token));
+    return init_together(which, flags);
   };
 
-  ASSERT_NO_FATAL_FAILURE(lose_everything());
+  ASSERT_NO_FATAL_FAILURE(lose_every_member());
   // Without a shared token the hosts would make three different clusters: refused up front.
   auto no_token = run_with_member_flags({"init"}, hosts_[0], {"--from-backup", backup, "--store", store,
                                                               "--initial-cluster", initial_cluster});
@@ -251,7 +235,7 @@ TEST_F(Lifecycle, WholeClusterRestoredAtOnceAndAHostWithAnotherBackupIsRefused) 
   EXPECT_FALSE(path_exists(hosts_[0].data() + "/member"));
 
   const auto t0 = std::chrono::steady_clock::now();
-  auto results = init_together({0, 1, 2}, {backup, backup, backup}, "restored-at-once");
+  auto results = restore_together({0, 1, 2}, {backup, backup, backup}, "restored-at-once");
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (const auto& r : results) ASSERT_EQ(r.exit_code, 0) << r.output;
   std::printf("[one-step restore] 3 members serving in %.2f s\n", seconds);
@@ -277,8 +261,8 @@ TEST_F(Lifecycle, WholeClusterRestoredAtOnceAndAHostWithAnotherBackupIsRefused) 
   }
 
   // Again, but the third host restores the later backup: it is refused once it sees its peers.
-  ASSERT_NO_FATAL_FAILURE(lose_everything());
-  auto two = init_together({0, 1}, {backup, backup}, "restored-again");
+  ASSERT_NO_FATAL_FAILURE(lose_every_member());
+  auto two = restore_together({0, 1}, {backup, backup}, "restored-again");
   for (const auto& r : two) ASSERT_EQ(r.exit_code, 0) << r.output;
   auto odd = run_with_member_flags({"init"}, hosts_[2], restore_flags(other, "restored-again"));
   EXPECT_EQ(odd.exit_code, 5) << odd.output;

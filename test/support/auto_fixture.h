@@ -202,10 +202,7 @@ class AutoFixture : public LifecycleFixture {
 
   // Until `check` holds (polling every 250 ms), or fails the test with every host's log.
   bool eventually(std::chrono::seconds timeout, const std::function<bool()>& check, const std::string& what) {
-    for (auto until = std::chrono::steady_clock::now() + timeout; std::chrono::steady_clock::now() < until;) {
-      if (check()) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(250));
-    }
+    if (holds_within(timeout, check)) return true;
     ADD_FAILURE() << what << " did not happen within " << timeout.count() << " s\n" << logs();
     return false;
   }

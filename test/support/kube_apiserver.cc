@@ -120,7 +120,8 @@ KubeWatch::KubeWatch(const KubeApiServer& server, const std::string& ns, std::ch
     }
   }
   process_ = ChildProcess::start({go_test_tool("kubewatch"), "-kubeconfig", server.kubeconfig(), "-namespace", ns,
-                                  "-out", dir_ / "summary.json", "-ready", dir_ / "ready", "-write-every",
+                                  "-out", dir_ / "summary.json", "-ready", dir_ / "ready", "-status",
+                                  dir_ / "status.json", "-write-every",
                                   std::to_string(write_every.count()) + "ms"},
                                  dir_ / "kubewatch.log");
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -145,6 +146,14 @@ nlohmann::json KubeWatch::stop() {
     throw std::runtime_error("kubewatch ended with " + std::to_string(code) + " and no summary:\n" + log_tail());
   }
   return nlohmann::json::parse(read_file(dir_ / "summary.json"));
+}
+
+nlohmann::json KubeWatch::status() const {
+  try {
+    return nlohmann::json::parse(read_file(dir_ / "status.json"));
+  } catch (const std::exception&) {
+    return nlohmann::json::object();
+  }
 }
 
 std::string KubeWatch::log_tail() const { return tail_of(dir_ / "kubewatch.log"); }

@@ -61,6 +61,9 @@ class KubeWatch {
   ~KubeWatch();
   KubeWatch(const KubeWatch&) = delete;
   KubeWatch& operator=(const KubeWatch&) = delete;
+  // What the clients have seen so far (the summary without "acked", at most 250 ms old; an empty
+  // object before the first).
+  nlohmann::json status() const;
   // SIGTERM, then its summary (the JSON documented in test/go-tools/kubewatch/main.go).
   nlohmann::json stop();
   std::string log_tail() const;

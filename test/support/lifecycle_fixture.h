@@ -203,6 +203,37 @@ class LifecycleFixture : public ::testing::Test {
     return etcdadm(args);
   }
 
+  // Every member lost at once: etcd killed, each host reset as after a disk loss (its CA kept).
+  void lose_every_member() {
+    for (const auto& h : hosts_) {
+      stop_pid_file(h.conf() + "/etcd.pid", bin_of(h) + "/etcd", std::chrono::milliseconds(100));
+      auto r = reset(h, {"--skip-remove-member", "--force"});
+      ASSERT_EQ(r.exit_code, 0) << r.output;
+    }
+  }
+
+  // --initial-cluster naming every host's peer URL.
+  std::string initial_cluster_of_all() const {
+    std::string out;
+    for (const auto& h : hosts_) {
+      out += (out.empty() ? "" : ",") + h.name + "=https://127.0.0.1:" + std::to_string(h.peer_port);
+    }
+    return out;
+  }
+
+  // `init` on the hosts `which` at once, each with its own extra flags (a restore of a whole
+  // cluster: each init returns once its member serves, with a majority up).
+  std::vector<ProcessResult> init_together(const std::vector<size_t>& which,
+                                           const std::vector<std::vector<std::string>>& flags) {
+    std::vector<ProcessResult> results(which.size());
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < which.size(); ++i) {
+      threads.emplace_back([&, i] { results[i] = run_with_member_flags({"init"}, hosts_[which[i]], flags[i]); });
+    }
+    for (auto& t : threads) t.join();
+    return results;
+  }
+
   // etcdctl through the wrapper etcdadm wrote (its env file carries endpoint and client cert).
   ProcessResult etcdctl(const Host& h, std::vector<std::string> args) {
     args.insert(args.begin(), h.etcdctl_wrapper());

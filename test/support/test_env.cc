@@ -97,6 +97,14 @@ bool reserve_port(int port) {
 // Picked below the ephemeral range: a port there cannot be taken by one of the many outgoing loopback
 // connections of the tests running in parallel between this check and the server's own bind (a port
 // from bind(0) can, and the server then fails to start).
+bool holds_within(std::chrono::milliseconds timeout, const std::function<bool()>& check) {
+  for (auto until = std::chrono::steady_clock::now() + timeout; std::chrono::steady_clock::now() < until;) {
+    if (check()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  return check();
+}
+
 int free_port() {
   thread_local std::mt19937 rng{std::random_device{}()};
   std::uniform_int_distribution<int> pick(10000, ephemeral_range_start() - 1);

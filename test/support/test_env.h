@@ -8,6 +8,7 @@
 #include <set>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -32,6 +33,9 @@ class TempDir {
  private:
   std::string path_;
 };
+
+// Whether `check` holds within `timeout`, asked every 250 ms (and once more at the end).
+bool holds_within(std::chrono::milliseconds timeout, const std::function<bool()>& check);
 
 // A TCP port on 127.0.0.1 that was free a moment ago, below the kernel's ephemeral range, and
 // reserved for this process: no other free_port() call, here or in a concurrent test process, returns it.

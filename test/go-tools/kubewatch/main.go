@@ -3,7 +3,7 @@
 // scripts/go-test-tools.sh (test/go-tools/tools); found with `scripts/go-test-tools.sh --where
 // kubewatch`.
 //
-//	kubewatch -kubeconfig FILE -namespace NS -out FILE [-write-every 100ms] [-ready FILE]
+//	kubewatch -kubeconfig FILE -namespace NS -out FILE [-write-every 100ms] [-ready FILE] [-status FILE]
 //
 // Until SIGTERM or SIGINT it runs, in one namespace, through client-go as a controller would:
 //   - a writer (with -write-every) creating ConfigMaps `w-<n>` one at a time, each request with a
@@ -19,6 +19,8 @@
 // each of its lists after the first is a re-list that can be counted.
 //
 // With -ready FILE, the file is written once the informer has synced and the raw watch started.
+// With -status FILE, the summary so far (without "acked"; watch.missingAcked not computed) is
+// written there every 250 ms, replaced atomically, so that a test can wait for what the clients see.
 // On SIGTERM the writer stops, the watch is given 5 s to deliver the last acknowledged write,
 // and a summary is written to -out as JSON (then exit 0):
 //
@@ -347,6 +349,7 @@ func main() {
 	out := flag.String("out", "", "file the summary is written to on SIGTERM (required)")
 	ready := flag.String("ready", "", "file written once the informer synced and the raw watch started")
 	every := flag.Duration("write-every", 0, "create a ConfigMap this often (0: no writes)")
+	status := flag.String("status", "", "file the summary so far is written to every 250 ms")
 	flag.Parse()
 	if *kubeconfig == "" || *out == "" || flag.NArg() != 0 {
 		fail("usage: kubewatch -kubeconfig FILE -out FILE [-namespace NS] [-write-every D] [-ready FILE]")
@@ -386,6 +389,9 @@ func main() {
 		if err := os.WriteFile(*ready, []byte("ready\n"), 0o644); err != nil {
 			fail("%v", err)
 		}
+	}
+	if *status != "" {
+		go rec.writeStatus(watchCtx, inf, *status)
 	}
 	var writing sync.WaitGroup
 	if *every > 0 {
@@ -434,6 +440,28 @@ func main() {
 	}
 	if err := os.Rename(tmp, *out); err != nil {
 		fail("%v", err)
+	}
+}
+
+// writeStatus replaces `path` with the summary so far every 250 ms until ctx ends.
+func (r *recorder) writeStatus(ctx context.Context, inf cache.SharedIndexInformer, path string) {
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		r.mu.Lock()
+		s := r.s
+		s.Acked = nil
+		s.Informer.Objects = len(inf.GetStore().ListKeys())
+		data, err := json.Marshal(s)
+		r.mu.Unlock()
+		if err == nil && os.WriteFile(path+".tmp", data, 0o644) == nil {
+			_ = os.Rename(path+".tmp", path)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
 	}
 }
 
