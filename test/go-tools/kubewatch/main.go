@@ -204,45 +204,39 @@ func (r *recorder) rawWatch(ctx context.Context, cs *kubernetes.Clientset, ns st
 	}
 	close(started)
 	relisted := false
+	// A watch error is counted; a 410 (the resourceVersion is compacted away) makes it list again.
+	// Returns whether it did.
+	onError := func(err error) bool {
+		r.mu.Lock()
+		r.s.Watch.WatchErrors++
+		gone := apierrors.IsResourceExpired(err) || apierrors.IsGone(err)
+		if gone {
+			r.s.Watch.Gone++
+		}
+		r.mu.Unlock()
+		if gone {
+			for !relist(false) && ctx.Err() == nil {
+				time.Sleep(200 * time.Millisecond)
+			}
+			relisted = true
+		}
+		return gone
+	}
 	for ctx.Err() == nil {
 		w, err := api.Watch(ctx, metav1.ListOptions{ResourceVersion: strconv.FormatUint(last, 10), AllowWatchBookmarks: true})
 		if err != nil && ctx.Err() != nil {
 			break // stopped
 		}
 		if err != nil {
-			r.mu.Lock()
-			r.s.Watch.WatchErrors++
-			gone := apierrors.IsResourceExpired(err) || apierrors.IsGone(err)
-			if gone {
-				r.s.Watch.Gone++
-			}
-			r.mu.Unlock()
-			if gone {
-				for !relist(false) && ctx.Err() == nil {
-					time.Sleep(200 * time.Millisecond)
-				}
-				relisted = true
-			} else {
+			if !onError(err) {
 				time.Sleep(200 * time.Millisecond)
 			}
 			continue
 		}
 		for ev := range w.ResultChan() {
 			if ev.Type == watch.Error {
-				err := apierrors.FromObject(ev.Object)
-				r.mu.Lock()
-				r.s.Watch.WatchErrors++
-				gone := apierrors.IsResourceExpired(err) || apierrors.IsGone(err)
-				if gone {
-					r.s.Watch.Gone++
-				}
-				r.mu.Unlock()
-				if gone {
+				if onError(apierrors.FromObject(ev.Object)) {
 					w.Stop()
-					for !relist(false) && ctx.Err() == nil {
-						time.Sleep(200 * time.Millisecond)
-					}
-					relisted = true
 				}
 				continue
 			}
