@@ -11,6 +11,7 @@
 #include "common/fs.h"
 #include "common/http_client.h"
 #include "common/timefmt.h"
+#include "etcd/datadir/raft_files.h"
 #include "etcdadm/init_system.h"
 #include "etcdadm/maintenance/alarms.h"
 #include "etcdadm/member_health.h"
@@ -435,11 +436,47 @@ class VersionChange {
     check("leadership moved from " + m_.name + " to " + label(*best));
   }
 
+  // etcd 3.7 reads every entry of its log as a v3 request, and panics at start on the v2 requests
+  // 3.5 (and 3.6 before its cluster version was decided) wrote, which a member keeps in its WAL
+  // until its next raft snapshot (every 10,000 entries on 3.6): before a member leaves 3.6 for 3.7
+  // it starts once more on 3.6 with --snapshot-count 1, which takes a snapshot at its first apply
+  // (its own attributes, published at start), so that 3.7 replays its log from there.
+  bool snapshot_before_switch_needed() const {
+    const auto from = EtcdVersion::parse(from_), to = EtcdVersion::parse(target_);
+    return from && to && *from < EtcdVersion{3, 7, 0} && !(*to < EtcdVersion{3, 7, 0});
+  }
+
+  void snapshot_on_current_binary() {
+    if (m_.init_system == InitSystemKind::kKubelet) return;  // its flags are the manifest's
+    if (version_in(m_.install_dir) == target_) return;       // switched already (a run again)
+    uint64_t applied = 0;
+    try {
+      applied = EtcdClient(local_connection(m_)).status(m_.loopback_client_url()).raftappliedindex();
+    } catch (const Error& e) {
+      spdlog::info("member {} does not answer ({}): its raft snapshot is taken at its next start", m_.name, e.what());
+    }
+    set_member_env(m_, "ETCD_SNAPSHOT_COUNT", "1");
+    recheck_quorum();
+    init_system_->stop(m_, o_.stop_grace);
+    init_system_->start(m_);
+    const std::string snap_dir = m_.data_dir + "/member/snap";
+    wait_until(
+        "a raft snapshot of member " + m_.name + " at or past index " + std::to_string(applied), o_.health_timeout,
+        [&] {
+          if (newest_raft_snapshot_index(snap_dir) <= applied) throw Error(ErrorKind::kUnavailable, "not yet");
+        },
+        [&] { return member_alive(m_, *init_system_); }, member_log_hint(m_));
+    set_member_env(m_, "ETCD_SNAPSHOT_COUNT", std::nullopt);
+    check("a raft snapshot of member " + m_.name + " at index " + std::to_string(newest_raft_snapshot_index(snap_dir)) +
+          " on etcd " + from_ + ": etcd " + target_ + " replays no entry from before it");
+  }
+
   void switch_binaries() {
     const std::string to_dir = kept_release_dir(m_, target_);
     if (version_in(to_dir) != target_) {
       throw Error(ErrorKind::kNotFound, "etcd " + target_ + " is not in " + to_dir, "run the install phase first");
     }
+    if (snapshot_before_switch_needed()) snapshot_on_current_binary();
     // Renamed in one by one: the running etcd keeps its old file, and a binary is always there.
     ReleaseSpec from_kept;
     from_kept.binaries_dir = to_dir;

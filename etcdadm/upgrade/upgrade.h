@@ -18,9 +18,11 @@
 //               storage version lowered by etcd, before its binary changes
 //   leadership  when this member leads: leadership moved to a healthy voter (MoveLeader), so that
 //               the restart costs no election
-//   switch      the target's binaries renamed into <install-dir> (a running etcd keeps its file;
-//               there is always a binary in place), the member's config rewritten (state file,
-//               etcdctl.env, unit or manifest) and etcd restarted
+//   switch      (from before 3.7 to 3.7 or later: first one start on the current binary with
+//               --snapshot-count 1, so that 3.7 replays none of the v2 requests older members
+//               wrote, on which it panics) the target's binaries renamed into <install-dir> (a
+//               running etcd keeps its file; there is always a binary in place), the member's
+//               config rewritten (state file, etcdctl.env, unit or manifest) and etcd restarted
 //   health      until the member serves linearizable reads, reports version V and has applied
 //               everything the leader had committed when it came back
 //

@@ -1023,16 +1023,6 @@ class AutoVersion : public Auto {
     for (const auto& h : hosts_) out[h.name] = read_file(h.conf() + "/etcd.pid");
     return out;
   }
-  // What each member runs, by member ID (etcdctl endpoint status --cluster).
-  std::set<std::string> versions_running() {
-    std::set<std::string> out;
-    auto r = etcdctl(hosts_[0], {"endpoint", "status", "--cluster", "-w", "json"});
-    if (r.exit_code != 0) return {"?"};
-    auto j = json::parse(r.output.substr(r.output.find('[')), nullptr, false);
-    if (!j.is_array() || j.size() != 3) return {"?"};
-    for (const auto& e : j) out.insert(e["Status"]["version"].get<std::string>());
-    return out;
-  }
 };
 
 // `seed --version` one minor up (the minor under test from the one before it; on the oldest, to the

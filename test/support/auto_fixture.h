@@ -207,6 +207,18 @@ class AutoFixture : public LifecycleFixture {
     return false;
   }
 
+  // The versions the three members run (etcdctl endpoint status --cluster through m1); {"?"} when
+  // it does not answer for three.
+  std::set<std::string> versions_running() {
+    std::set<std::string> out;
+    auto r = etcdctl(hosts_[0], {"endpoint", "status", "--cluster", "-w", "json"});
+    if (r.exit_code != 0) return {"?"};
+    auto j = nlohmann::json::parse(r.output.substr(r.output.find('[')), nullptr, false);
+    if (!j.is_array() || j.size() != 3) return {"?"};
+    for (const auto& e : j) out.insert(e["Status"]["version"].get<std::string>());
+    return out;
+  }
+
   // Every host's member started, answering, in one cluster of `count` started members.
   bool one_healthy_cluster(size_t count) {
     std::set<std::string> cluster_ids;
