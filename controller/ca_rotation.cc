@@ -155,8 +155,6 @@ void switch_to_rotation_ca(const CaRotationRecord& r, const RotationCa& ca, cons
   adopt_rotation_ca(certs_dir, ca, r.id);
 }
 
-std::string clients_ca_path(const std::string& certs_dir) { return certs_dir + "/clients-ca.crt"; }
-
 void trust_retired_ca_for_clients(const CaRotationRecord& r, const MemberConfig& member) {
   auto pem = [](std::string text) {
     if (!text.empty() && text.back() != '\n') text += '\n';
@@ -164,8 +162,8 @@ void trust_retired_ca_for_clients(const CaRotationRecord& r, const MemberConfig&
   };
   const std::string bundle =
       pem(read_file(member.ca_cert())) + pem(read_file(member.certs_dir + "/ca.retired-" + r.id + ".crt"));
-  write_file_atomic(clients_ca_path(member.certs_dir), bundle, 0644, /*overwrite=*/true);
-  set_member_env(member, "ETCD_TRUSTED_CA_FILE", clients_ca_path(member.certs_dir));
+  write_file_atomic(member.clients_ca_cert(), bundle, 0644, /*overwrite=*/true);
+  set_member_env(member, "ETCD_TRUSTED_CA_FILE", member.clients_ca_cert());
 }
 
 void finish_ca_switch(const CaRotationRecord& r, const std::string& config_dir) {

@@ -60,13 +60,12 @@ void switch_to_rotation_ca(const CaRotationRecord& rotation, const RotationCa& c
                            const std::string& config_dir);
 void finish_ca_switch(const CaRotationRecord& rotation, const std::string& config_dir);
 
-// The client CAs a switched member trusts: `<certs>/clients-ca.crt`, the new CA then the retired
-// one, set as the member's ETCD_TRUSTED_CA_FILE (read at its restart; its peers keep trusting the
-// new CA alone, every peer certificate being re-issued). A client certificate the old CA issued
-// that no host re-issues (a kube-apiserver's copy of apiserver-etcd-client outside the certs dir,
-// a backup job's) is accepted until the old CA expires, as the members' chains (the cross
-// certificate) verify for clients that trust only the old CA until then. Idempotent.
+// The client CAs a switched member trusts: `<certs>/clients-ca.crt` (MemberConfig::clients_ca_cert), the new CA then
+// the retired one, set as the member's ETCD_TRUSTED_CA_FILE (read at its restart; its peers keep trusting the new CA
+// alone, every peer certificate being re-issued). A client certificate the old CA issued that no host re-issues (a
+// kube-apiserver's copy of apiserver-etcd-client outside the certs dir, a backup job's) is accepted until the old CA
+// expires, as the members' chains (the cross certificate) verify for clients that trust only the old CA until then.
+// Idempotent.
 void trust_retired_ca_for_clients(const CaRotationRecord& rotation, const MemberConfig& member);
-std::string clients_ca_path(const std::string& certs_dir);
 
 }  // namespace etcdadm

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
@@ -129,6 +130,23 @@ void MemberConfig::complete() {
   }
 }
 
+namespace {
+// A bundle left by an earlier rotation, whose CA the certs dir no longer holds, would refuse every
+// current client: it counts only while its first certificate is the current CA.
+std::string trusted_clients_ca(const MemberConfig& c) {
+  std::error_code ec;
+  if (!std::filesystem::exists(c.clients_ca_cert(), ec)) return c.ca_cert();
+  try {
+    const std::string ca = read_file(c.ca_cert());
+    const std::string bundle = read_file(c.clients_ca_cert());
+    const std::string head = trim_space(ca);
+    if (!head.empty() && bundle.compare(0, head.size(), head) == 0) return c.clients_ca_cert();
+  } catch (const Error&) {
+  }
+  return c.ca_cert();
+}
+}  // namespace
+
 EnvVars member_env(const MemberConfig& c, const ClusterBootstrap& b) {
   std::string listen_clients;
   for (const auto& u : c.listen_client_urls()) listen_clients += (listen_clients.empty() ? "" : ",") + u;
@@ -143,7 +161,7 @@ EnvVars member_env(const MemberConfig& c, const ClusterBootstrap& b) {
       {"ETCD_ADVERTISE_CLIENT_URLS", c.client_url()},
       {"ETCD_LISTEN_CLIENT_URLS", listen_clients},
       {"ETCD_CLIENT_CERT_AUTH", "true"},
-      {"ETCD_TRUSTED_CA_FILE", c.ca_cert()},
+      {"ETCD_TRUSTED_CA_FILE", trusted_clients_ca(c)},
       {"ETCD_CERT_FILE", c.cert("server")},
       {"ETCD_KEY_FILE", c.key("server")},
       {"ETCD_PEER_CLIENT_CERT_AUTH", "true"},

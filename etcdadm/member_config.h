@@ -65,6 +65,9 @@ struct MemberConfig {
   std::string log_file() const { return config_dir + "/" + service_name + ".log"; }  // process init system
   std::string ca_cert() const { return certs_dir + "/ca.crt"; }
   std::string ca_key() const { return certs_dir + "/ca.key"; }
+  // The client CAs a member trusts after a CA rotation's switch: the new CA then the retired one
+  // (controller/ca_rotation.h, trust_retired_ca_for_clients).
+  std::string clients_ca_cert() const { return certs_dir + "/clients-ca.crt"; }
   std::string cert(const std::string& stem) const { return certs_dir + "/" + stem + ".crt"; }
   std::string key(const std::string& stem) const { return certs_dir + "/" + stem + ".key"; }
 
@@ -84,7 +87,9 @@ struct ClusterBootstrap {
 };
 
 // The ETCD_* variables of the member (etcdadm's env file, TLS on client and peer URLs with
-// client-cert auth, strict reconfig check), in a stable order.
+// client-cert auth, strict reconfig check), in a stable order. Clients are trusted by
+// clients_ca_cert() when that bundle begins with the current CA (a host whose CA rotation kept the
+// retired CA for clients keeps it across a new init or join), by ca_cert() otherwise.
 EnvVars member_env(const MemberConfig& config, const ClusterBootstrap& bootstrap);
 
 // etcd's own corruption checks, as etcd `version` names them: the initial check (a member

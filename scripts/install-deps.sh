@@ -35,6 +35,9 @@ if $with_test_servers; then
   packages+=(python3-prometheus-client prometheus)
   # Debian's package checker and the manual page renderer check the .deb (test/package/deb_test.sh)
   packages+=(lintian groff-base)
+  # the container image made from it without a daemon (packaging/oci-image.sh: mmdebstrap, umoci)
+  # and run by an OCI runtime (crun); the manifests read with PyYAML (test/package/oci_image_test.sh)
+  packages+=(mmdebstrap umoci crun python3-yaml)
   # the format check (scripts/check-format.sh): .clang-format as Debian 12's clang-format 14 reads it
   packages+=(clang-format)
   # the robustness harness: hosts in network namespaces (ip), a skewed clock (libfaketime)

@@ -436,16 +436,10 @@ class VersionChange {
     check("leadership moved from " + m_.name + " to " + label(*best));
   }
 
-  // etcd 3.7 reads every entry of its log as a v3 request, and panics at start on the v2 requests
-  // 3.5 (and 3.6 before its cluster version was decided) wrote, which a member keeps in its WAL
-  // until its next raft snapshot (every 10,000 entries on 3.6): before a member leaves 3.6 for 3.7
-  // it starts once more on 3.6 with --snapshot-count 1, which takes a snapshot at its first apply
-  // (its own attributes, published at start), so that 3.7 replays its log from there.
-  bool snapshot_before_switch_needed() const {
-    const auto from = EtcdVersion::parse(from_), to = EtcdVersion::parse(target_);
-    return from && to && *from < EtcdVersion{3, 7, 0} && !(*to < EtcdVersion{3, 7, 0});
-  }
-
+  // raft_snapshot_due_before_switch (upgrade.h): a snapshot every 10,000 entries on 3.6 leaves a
+  // quiet cluster's v2 entries in the log for good, so the member starts once more on its current
+  // binary with --snapshot-count 1, which takes a snapshot at its first apply (its own attributes,
+  // published at start), and 3.7 replays its log from there.
   void snapshot_on_current_binary() {
     if (m_.init_system == InitSystemKind::kKubelet) return;  // its flags are the manifest's
     if (version_in(m_.install_dir) == target_) return;       // switched already (a run again)
@@ -455,17 +449,36 @@ class VersionChange {
     } catch (const Error& e) {
       spdlog::info("member {} does not answer ({}): its raft snapshot is taken at its next start", m_.name, e.what());
     }
-    set_member_env(m_, "ETCD_SNAPSHOT_COUNT", "1");
-    recheck_quorum();
-    init_system_->stop(m_, o_.stop_grace);
-    init_system_->start(m_);
     const std::string snap_dir = m_.data_dir + "/member/snap";
-    wait_until(
-        "a raft snapshot of member " + m_.name + " at or past index " + std::to_string(applied), o_.health_timeout,
-        [&] {
-          if (newest_raft_snapshot_index(snap_dir) <= applied) throw Error(ErrorKind::kUnavailable, "not yet");
-        },
-        [&] { return member_alive(m_, *init_system_); }, member_log_hint(m_));
+    // A member that did not answer says nothing of its applied index: the snapshot it has now is
+    // the floor (its start applies at least its own attributes past it).
+    const uint64_t past = std::max(applied, newest_raft_snapshot_index(snap_dir));
+    recheck_quorum();
+    set_member_env(m_, "ETCD_SNAPSHOT_COUNT", "1");
+    try {
+      init_system_->stop(m_, o_.stop_grace);
+      init_system_->start(m_);
+      wait_until(
+          "a raft snapshot of member " + m_.name + " past index " + std::to_string(past), o_.health_timeout,
+          [&] {
+            if (newest_raft_snapshot_index(snap_dir) <= past) throw Error(ErrorKind::kUnavailable, "not yet");
+          },
+          [&] { return member_alive(m_, *init_system_); }, member_log_hint(m_));
+    } catch (const Error&) {
+      // Never left behind: a member on --snapshot-count 1 writes a snapshot at every apply. It
+      // starts again as configured before the error is told (when it runs at all).
+      set_member_env(m_, "ETCD_SNAPSHOT_COUNT", std::nullopt);
+      if (member_alive(m_, *init_system_)) {
+        spdlog::warn("member {} restarts without --snapshot-count 1 after the failed wait", m_.name);
+        try {
+          init_system_->stop(m_, o_.stop_grace);
+          init_system_->start(m_);
+        } catch (const Error& e) {
+          spdlog::warn("member {} did not restart: {}", m_.name, e.what());
+        }
+      }
+      throw;
+    }
     set_member_env(m_, "ETCD_SNAPSHOT_COUNT", std::nullopt);
     check("a raft snapshot of member " + m_.name + " at index " + std::to_string(newest_raft_snapshot_index(snap_dir)) +
           " on etcd " + from_ + ": etcd " + target_ + " replays no entry from before it");
@@ -476,7 +489,7 @@ class VersionChange {
     if (version_in(to_dir) != target_) {
       throw Error(ErrorKind::kNotFound, "etcd " + target_ + " is not in " + to_dir, "run the install phase first");
     }
-    if (snapshot_before_switch_needed()) snapshot_on_current_binary();
+    if (raft_snapshot_due_before_switch(from_, target_)) snapshot_on_current_binary();
     // Renamed in one by one: the running etcd keeps its old file, and a binary is always there.
     ReleaseSpec from_kept;
     from_kept.binaries_dir = to_dir;
@@ -571,6 +584,11 @@ class VersionChange {
 };
 
 }  // namespace
+
+bool raft_snapshot_due_before_switch(const std::string& from, const std::string& to) {
+  const auto f = EtcdVersion::parse(from), t = EtcdVersion::parse(to);
+  return f && t && *f < EtcdVersion{3, 7, 0} && !(*t < EtcdVersion{3, 7, 0});
+}
 
 std::string kept_release_dir(const MemberConfig& m, const std::string& version) {
   return m.install_dir + "/etcd-releases/v" + normalise_version(version);

@@ -126,6 +126,13 @@ struct InterruptedChange {
 };
 std::optional<InterruptedChange> change_in_progress(const MemberConfig& member);
 
+// Whether a member switched from etcd `from` to `to` first starts once more on `from` with
+// --snapshot-count 1 and waits for a raft snapshot: etcd 3.7 reads every entry of its log as a v3
+// request and panics at start on the v2 requests 3.5 (and 3.6 before its cluster version was
+// decided) wrote, which a member keeps in its WAL until its next raft snapshot. So: leaving a
+// release below 3.7 for 3.7 or later. Versions that do not parse: false (the switch refuses them).
+bool raft_snapshot_due_before_switch(const std::string& from, const std::string& to);
+
 // <install-dir>/etcd-releases/v<version>: the binaries of one release, kept for switching.
 std::string kept_release_dir(const MemberConfig& m, const std::string& version);
 

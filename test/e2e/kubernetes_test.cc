@@ -14,9 +14,12 @@
 #include <sstream>
 
 #include "common/fs.h"
+#include "common/timefmt.h"
+#include "etcd/client.h"
 #include "test/support/auto_fixture.h"
 #include "test/support/kube_apiserver.h"
 #include "test/support/lifecycle_fixture.h"
+#include "test/support/object_servers.h"
 #include "test/support/skips.h"
 
 namespace etcdadm::test {
@@ -66,6 +69,42 @@ std::set<std::string> numbered(const std::string& prefix, int count) {
   std::set<std::string> out;
   for (int i = 0; i < count; ++i) out.insert(prefix + std::to_string(i));
   return out;
+}
+
+// Waits (60 s at most) until the API server is ready and lists exactly `wanted` in `ns`, and says
+// how long after `since` that was.
+void expect_listed_once_ready(const KubeApiServer& api, const std::string& ns, const std::set<std::string>& wanted,
+                              std::chrono::steady_clock::time_point since, const std::string& what) {
+  std::set<std::string> listed;
+  holds_within(60s, [&] { return api.get("/readyz").first == 200 && (listed = configmap_names(api, ns)) == wanted; });
+  std::printf("the API server lists what was restored %.1f s after %s\n",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count(), what.c_str());
+  EXPECT_EQ(listed, wanted) << api.log_tail();
+}
+
+// After a restore that moved the revision on (the default bump), with the API server serving
+// again: a write through it, then every client has listed again by itself (the raw watch got 410
+// Gone and listed, the informer listed a second time) and holds `objects` (what the restore
+// brought back, and that write), and no resourceVersion either saw went backwards.
+void expect_every_client_listed_again(const KubeApiServer& api, KubeWatch& clients, const std::string& ns,
+                                      int objects, std::chrono::steady_clock::time_point since,
+                                      const std::string& what) {
+  auto after = api.kubectl({"create", "configmap", "after-restore", "-n", ns});
+  EXPECT_EQ(after.exit_code, 0) << after.output;
+  EXPECT_TRUE(holds_within(120s, [&] {
+    const auto s = clients.status();
+    return s.contains("informer") && s["informer"]["lists"].get<int>() >= 2 &&
+           s["informer"]["objects"].get<int>() == objects && s["watch"]["relists"].get<int>() >= 1;
+  })) << clients.status().dump(2);
+  std::printf("the clients listed again %.1f s after %s\n",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count(), what.c_str());
+  const nlohmann::json seen = clients.stop();
+  std::printf("clients through the restore: %s\n", seen.dump().c_str());
+  EXPECT_GE(seen["watch"]["gone"].get<int>(), 1) << seen.dump(2);
+  EXPECT_EQ(seen["watch"]["backwards"].get<int>(), 0) << seen.dump(2);
+  EXPECT_EQ(seen["informer"]["rvBackwards"].get<int>(), 0) << seen.dump(2);
+  EXPECT_EQ(seen["informer"]["objects"].get<int>(), objects) << "what the restore brought back and one write after: "
+                                                              << seen.dump(2);
 }
 
 class Kubernetes : public AutoFixture {
@@ -214,16 +253,147 @@ TEST_F(Kubernetes, ARollingUpgradeThroughThreeMinorsByAutoCostsTheApiServerAtMos
   EXPECT_EQ(api->get("/readyz").first, 200) << api->log_tail();
 }
 
+// A restore queued for the controllers (`etcdadm etcd-manager restore-backup`, approved by the CA
+// key's holder) while the cluster runs under an API server that is never restarted: every host
+// fetches and verifies the backup, stops its old member, and starts the restored one once the old
+// cluster has no leader. The API server then lists the backup's objects (those made after it are
+// gone), its clients list again, and no resourceVersion they see goes backwards.
+TEST_F(Kubernetes, ARestoreQueuedForTheControllersMakesEveryClientListAgainAndTheApiServerServesTheBackup) {
+  ASSERT_NO_FATAL_FAILURE(bootstrap_three());
+  auto api = api_server_reading(hosts_[0].certs());
+  const std::string ns = "queued";
+  auto made = api->kubectl({"create", "namespace", ns});
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  create_configmaps(*api, dir_.path(), ns, "before-", 20);
+  const auto conn = connection({&hosts_[0], &hosts_[1], &hosts_[2]});
+  auto saved = etcdadm({"backup", "save", "--store", store_, "--endpoints", hosts_[0].client_url(), "--cacert",
+                        conn.cacert, "--cert", conn.cert, "--key", conn.key});
+  ASSERT_EQ(saved.exit_code, 0) << saved.output;
+  create_configmaps(*api, dir_.path(), ns, "after-", 10);
+  KubeWatch clients(*api, ns);
+  auto queued =
+      etcdadm({"etcd-manager", "restore-backup", "latest", "--store", store_, "--certs-dir", hosts_[0].certs()});
+  ASSERT_EQ(queued.exit_code, 0) << queued.output;
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(eventually(120s, [&] { return !done("finish-restore").empty() && one_healthy_cluster(3); },
+                         "the restore finished"));
+  std::printf("the controllers restored the cluster %.1f s after the restore was queued\n",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  expect_listed_once_ready(*api, ns, numbered("before-", 20), t0, "the restore was queued");
+  expect_every_client_listed_again(*api, clients, ns, 21, t0, "the restore was queued");
+}
+
+// The controllers' maintenance under a running API server and its clients, on one cluster with a
+// 32 MiB quota, a client of each phase (a writer every 100 ms, a raw watch, an informer) connected
+// through it: every member defragmented (a schedule, followers first, the leader last); NOSPACE
+// raised by a writer beside the API server and recovered by the controllers (compacted to the
+// spec's margin, defragmented, disarmed); the cluster grown to five members and shrunk back to
+// three. Each phase's refused writes and longest gap between two acknowledged writes are measured
+// and bounded, and the watch and the informer miss and repeat nothing.
+TEST_F(Kubernetes, DefragNospaceAndAResizeByAutoCostTheApiServerOnlyWhatTheAlarmRefuses) {
+  const int64_t quota = 32 << 20;
+  member_extra_ = {"--quota-backend-bytes", std::to_string(quota)};
+  // A margin of 100 revisions rather than the default 1000: the fill below is 500 revisions of
+  // 64 KiB, of which the margin keeps what it keeps.
+  ASSERT_NO_FATAL_FAILURE(bootstrap_three({"--nospace-keep-revisions", "100"}));
+  auto api = api_server_reading(hosts_[0].certs());
+  auto bounded = [&](const char* phase, const nlohmann::json& seen, int max_failed, int max_gap_ms) {
+    const auto& w = seen["writes"];
+    std::printf("%s: writes ok %d, failed %d, longest gap %d ms; watch events %d; informer lists %d\n", phase,
+                w["ok"].get<int>(), w["failed"].get<int>(), w["longestGapMs"].get<int>(),
+                seen["watch"]["events"].get<int>(), seen["informer"]["lists"].get<int>());
+    EXPECT_GT(w["ok"].get<int>(), 20) << phase << ": " << seen.dump(2);
+    EXPECT_LE(w["failed"].get<int>(), max_failed) << phase << ": " << seen.dump(2);
+    EXPECT_LT(w["longestGapMs"].get<int>(), max_gap_ms) << phase << ": " << seen.dump(2);
+    EXPECT_EQ(seen["watch"]["duplicates"].get<int>(), 0) << phase << ": " << seen.dump(2);
+    EXPECT_EQ(seen["watch"]["missingAcked"].get<int>(), 0) << phase << ": " << seen.dump(2);
+    EXPECT_EQ(seen["watch"]["relists"].get<int>(), 0) << phase << ": " << seen.dump(2);
+    EXPECT_EQ(seen["informer"]["rvBackwards"].get<int>(), 0) << phase << ": " << seen.dump(2);
+    EXPECT_EQ(seen["informer"]["lists"].get<int>(), 1) << phase << ": no relist: " << seen.dump(2);
+  };
+  auto ended = [](KubeWatch& clients) {
+    nlohmann::json seen = clients.stop();
+    seen.erase("acked");
+    return seen;
+  };
+
+  // Defragmented on a schedule: every member once, the leader last, with a client of the API
+  // server writing all along.
+  {
+    KubeWatch clients(*api, "defrag", 100ms);
+    std::this_thread::sleep_for(2s);
+    seed(3, {"--defrag-free-percent", "0", "--defrag-schedule", "@every 3s"});
+    ASSERT_TRUE(eventually(90s, [&] { return done("defrag").size() >= 3; }, "every member defragmented"));
+    seed(3, {"--defrag-schedule", ""});
+    std::this_thread::sleep_for(4s);  // the schedule's last run finished
+    bounded("defrag", ended(clients), 0, 3000);
+  }
+
+  // NOSPACE: the API server's writes are refused from the alarm until the controllers disarm it.
+  {
+    KubeWatch clients(*api, "nospace", 100ms);
+    std::this_thread::sleep_for(2s);
+    EtcdClient client(connection({&hosts_[0], &hosts_[1], &hosts_[2]}));
+    ASSERT_GT(fill_until_nospace(client, [](int) { return std::string("/hot"); }), 5);
+    const auto alarm = std::chrono::steady_clock::now();
+    ASSERT_TRUE(eventually(90s, [&] { return done("recover-space").size() == 1; }, "the controllers' recovery"))
+        << logs();
+    const double recovered = std::chrono::duration<double>(std::chrono::steady_clock::now() - alarm).count();
+    EXPECT_NE(done("recover-space")[0].outcome.find("NOSPACE disarmed"), std::string::npos)
+        << done("recover-space")[0].outcome;
+    std::this_thread::sleep_for(3s);
+    const nlohmann::json seen = ended(clients);
+    std::printf("NOSPACE recovered by the controllers %.1f s after the alarm\n", recovered);
+    // The writes refused are those of the alarm's time: at most one every 100 ms until it ended.
+    bounded("nospace", seen, static_cast<int>(recovered * 10) + 10, static_cast<int>(recovered * 1000) + 3000);
+    EXPECT_GT(seen["writes"]["failed"].get<int>(), 0) << "the alarm refused writes: " << seen.dump(2);
+  }
+
+  // Five members, then three again: the API server's members (m1-m3) stay, m4 and m5 come and go.
+  {
+    KubeWatch clients(*api, "resize", 100ms);
+    std::this_thread::sleep_for(2s);
+    ASSERT_NO_FATAL_FAILURE(add_host());
+    ASSERT_NO_FATAL_FAILURE(add_host());
+    start_auto(hosts_[3]);
+    start_auto(hosts_[4]);
+    auto voters = [&] {
+      auto list = etcdctl(hosts_[0], {"member", "list", "-w", "json"});
+      int n = 0;
+      if (list.exit_code != 0) return n;
+      for (const auto& m : etcdctl_answer(list.output).value("members", nlohmann::json::array())) {
+        n += !m.value("isLearner", false);
+      }
+      return n;
+    };
+    seed(5);
+    ASSERT_TRUE(eventually(120s, [&] { return one_healthy_cluster(5) && voters() == 5; }, "five voters"));
+    seed(3);
+    ASSERT_TRUE(eventually(120s, [&] { return done("remove-member").size() == 2 && one_healthy_cluster(3); },
+                           "three voters again"));
+    std::this_thread::sleep_for(2s);
+    bounded("resize", ended(clients), 0, 3000);
+  }
+  EXPECT_EQ(api->get("/readyz").first, 200) << api->log_tail();
+}
+
 class KubernetesCli : public LifecycleFixture {
  protected:
   // A cluster of three under an API server (m1's certs dir), the namespace `ns` holding
-  // before-0..19 (all in the backup) and after-0..9 (made after it), and the backup's name.
-  std::string cluster_with_a_backup_between(std::unique_ptr<KubeApiServer>& api, const std::string& ns) {
+  // <prefix>0 .. <prefix>(count-1).
+  std::unique_ptr<KubeApiServer> three_members_serving(const std::string& ns, const std::string& prefix, int count) {
     three_member_cluster();
-    api = api_server_over(hosts_, hosts_[0].certs());
+    auto api = api_server_over(hosts_, hosts_[0].certs());
     auto made = api->kubectl({"create", "namespace", ns});
     EXPECT_EQ(made.exit_code, 0) << made.output;
-    create_configmaps(*api, dir_.path(), ns, "before-", 20);
+    create_configmaps(*api, dir_.path(), ns, prefix, count);
+    return api;
+  }
+
+  // A cluster of three under an API server (m1's certs dir), the namespace `ns` holding
+  // before-0..19 (all in the backup) and after-0..9 (made after it), and the backup's name.
+  std::string cluster_with_a_backup_between(std::unique_ptr<KubeApiServer>& api, const std::string& ns) {
+    api = three_members_serving(ns, "before-", 20);
     const auto conn = connection({&hosts_[0], &hosts_[1], &hosts_[2]});
     auto saved = etcdadm({"backup", "save", "--store", store_, "--endpoints", hosts_[0].client_url(), "--cacert",
                           conn.cacert, "--cert", conn.cert, "--key", conn.key, "-o", "json"});
@@ -258,13 +428,7 @@ TEST_F(KubernetesCli, AWholeClusterRestoreMakesEveryClientListAgainAndTheApiServ
   KubeWatch clients(*api, ns);
   ASSERT_NO_FATAL_FAILURE(restore_whole_cluster(backup, {}));
   const auto t0 = std::chrono::steady_clock::now();
-  std::set<std::string> listed;
-  holds_within(60s, [&] {
-    return api->get("/readyz").first == 200 && (listed = configmap_names(*api, ns)) == numbered("before-", 20);
-  });
-  std::printf("the API server lists the backup's objects %.1f s after the restore returned\n",
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  EXPECT_EQ(listed, numbered("before-", 20)) << api->log_tail();
+  expect_listed_once_ready(*api, ns, numbered("before-", 20), t0, "the restore returned");
   auto after = api->kubectl({"create", "configmap", "after-restore", "-n", ns});
   EXPECT_EQ(after.exit_code, 0) << after.output;
   // The clients learn it on their own time: the API server's watch cache lists etcd again once its
@@ -326,17 +490,92 @@ TEST_F(KubernetesCli, WithKeepRevisionNothingTellsTheClientsAndTheyServeWhatWasR
                                                             "what was made after it: " << seen.dump(2);
 }
 
+// `etcdadm backup restore` of every member's data dir, as the runbook for members restored by hand
+// goes (etcd stopped on every host, each data dir restored from the same backup with the same
+// --initial-cluster and token, etcd started again), to a point in time (`--to-time`) that the
+// change log the members' sidecars keep (--continuous) reaches, under an API server that is never
+// restarted. Restored with the default bump: the API server lists the backup's objects and those
+// written until that time, none written after; its clients list again, no resourceVersion goes
+// backwards, and a write after the restore reaches them.
+TEST_F(KubernetesCli, EveryMembersDataDirRestoredToAPointInTimeBringsBackWhatWasWrittenUntilThen) {
+  const std::string ns = "pitr";
+  auto api = three_members_serving(ns, "before-", 20);
+  ASSERT_FALSE(HasFailure());
+  const auto conn = connection({&hosts_[0], &hosts_[1], &hosts_[2]});
+  const std::vector<std::string> tls = {"--cacert", conn.cacert, "--cert", conn.cert, "--key", conn.key};
+  auto with_tls = [&](std::vector<std::string> args) {
+    args.insert(args.end(), tls.begin(), tls.end());
+    return args;
+  };
+  auto saved = etcdadm(with_tls({"backup", "save", "--store", store_, "--endpoints", hosts_[0].client_url()}));
+  ASSERT_EQ(saved.exit_code, 0) << saved.output;
+  // A sidecar beside every member (only the leader's writes the log), on a schedule that takes no
+  // backup during the test.
+  std::vector<ChildProcess> sidecars;
+  for (const auto& h : hosts_) {
+    RunOptions ro;
+    ro.env["ETCDADM_CATALOG"] = dir_ / ("sidecar-catalog-" + h.name + ".db");
+    sidecars.push_back(ChildProcess::start(
+        {ETCDADM_BIN, "backup", "sidecar", "--store", store_, "--endpoints", h.client_url(), "--cacert", conn.cacert,
+         "--cert", conn.cert, "--key", conn.key, "--continuous", "--schedule", "@yearly", "--listen", "",
+         "--segment-interval", "1s"},
+        dir_ / ("sidecar-" + h.name + ".log"), ro));
+  }
+  auto log_reaches = [&] {
+    auto listed = etcdadm({"backup", "list", "--store", store_, "-o", "json"});
+    if (listed.exit_code != 0) return int64_t{0};
+    const auto j = nlohmann::json::parse(listed.output.substr(listed.output.find('[')), nullptr, false);
+    if (!j.is_array() || j.empty() || !j[0]["changeLog"].is_object()) return int64_t{0};
+    return j[0]["changeLog"].value("revision", int64_t{0});
+  };
+  auto revision_now = [&] {
+    EtcdClient c(conn);
+    return c.status(hosts_[0].client_url()).header().revision();
+  };
+  create_configmaps(*api, dir_.path(), ns, "logged-", 10);
+  const int64_t logged = revision_now();
+  ASSERT_TRUE(holds_within(30s, [&] { return log_reaches() >= logged; })) << "the log reaches " << log_reaches();
+  std::this_thread::sleep_for(1200ms);
+  const std::string at = format_rfc3339_micros(std::chrono::system_clock::now());
+  std::this_thread::sleep_for(300ms);
+  create_configmaps(*api, dir_.path(), ns, "late-", 10);
+  const int64_t late = revision_now();
+  ASSERT_TRUE(holds_within(30s, [&] { return log_reaches() >= late; })) << "the log reaches " << log_reaches();
+  for (auto& s : sidecars) s.stop(10000ms);
+
+  KubeWatch clients(*api, ns);
+  for (const auto& h : hosts_) stop_pid_file(h.conf() + "/etcd.pid", bin_of(h) + "/etcd", 100ms);
+  for (const auto& h : hosts_) {
+    remove_all(h.data());
+    auto r = etcdadm({"backup", "restore", "latest", "--store", store_, "--to-time", at, "--data-dir", h.data(),
+                      "--name", h.name, "--initial-cluster", initial_cluster_of_all(),
+                      "--initial-advertise-peer-urls", "https://127.0.0.1:" + std::to_string(h.peer_port),
+                      "--initial-cluster-token", "restored-to-a-time", "-o", "json"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto j = json_of(r);
+    EXPECT_EQ(j["revisionBump"]["by"].get<int64_t>(), 1000000000) << j.dump();
+    EXPECT_EQ(j["revisionBump"]["reason"], "kubernetes-keys") << j.dump();
+    EXPECT_GT(j["replay"]["revisions"].get<int64_t>(), 0) << "the change log replayed: " << j.dump();
+  }
+  for (const auto& h : hosts_) {
+    auto started = run_with_member_flags({"init", "phase", "start"}, h);
+    ASSERT_EQ(started.exit_code, 0) << started.output;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  std::set<std::string> wanted = numbered("before-", 20);
+  for (const auto& n : numbered("logged-", 10)) wanted.insert(n);
+  expect_listed_once_ready(*api, ns, wanted, t0, "etcd started");
+  expect_every_client_listed_again(*api, clients, ns, 31, t0, "etcd started");
+}
+
 // `etcdadm backup restore-keys` of a deleted namespace's objects under a running API server: the
 // namespace and its ConfigMaps deleted through the API (the namespace finalized by hand: no
 // kube-controller-manager runs here), then both prefixes put back from the backup. The API server
 // serves them again, and an informer connected throughout sees each ConfigMap deleted, then added.
 TEST_F(KubernetesCli, RestoreKeysBringsADeletedNamespaceBackAndInformersSeeItAdded) {
-  three_member_cluster();
-  auto api = api_server_over(hosts_, hosts_[0].certs());
   const std::string ns = "gone";
-  auto made = api->kubectl({"create", "namespace", ns});
-  ASSERT_EQ(made.exit_code, 0) << made.output;
-  create_configmaps(*api, dir_.path(), ns, "cm-", 10);
+  auto api = three_members_serving(ns, "cm-", 10);
+  ASSERT_FALSE(HasFailure());
   const auto conn = connection({&hosts_[0], &hosts_[1], &hosts_[2]});
   const std::vector<std::string> tls = {"--endpoints", hosts_[0].client_url(), "--cacert", conn.cacert,
                                         "--cert",      conn.cert,             "--key",    conn.key};
@@ -379,7 +618,13 @@ TEST_F(KubernetesCli, RestoreKeysBringsADeletedNamespaceBackAndInformersSeeItAdd
 
 // The static-pod manifests docs/deploy/kubernetes ships, checked by the API server itself
 // (`kubectl apply --dry-run=server`: decoding, defaulting, validation and admission, nothing
-// stored): every one is a Pod the API server would take as it is.
+// stored): every one is a Pod the API server would take as it is. The sidecar's pod is kubeadm's
+// etcd pod with a container added: its etcd part must be what kubeadm of the same build writes
+// (`kubeadm init phase etcd local`, run in a mount namespace of its own over an empty
+// /etc/kubernetes), and its sidecar's args, run against a member with only the store, the
+// endpoint, the certificate files and the port put in for this test's own, answer the liveness
+// probe the manifest declares and export every metric the alert rules of docs/sidecar.md read
+// for what those args turn on.
 TEST_F(KubernetesCli, TheDeployManifestsPassTheApiServersOwnChecks) {
   ASSERT_NO_FATAL_FAILURE(init(hosts_[0]));
   auto api = api_server_over(std::vector<Host>{hosts_[0]}, hosts_[0].certs());
@@ -387,8 +632,9 @@ TEST_F(KubernetesCli, TheDeployManifestsPassTheApiServersOwnChecks) {
   // the ServiceAccount admission looks up for any Pod (a kubelet's mirror pod is exempt).
   auto account = api->kubectl({"create", "serviceaccount", "default", "-n", "kube-system"});
   ASSERT_EQ(account.exit_code, 0) << account.output;
+  const std::string manifests = std::string(ETCDADM_SOURCE_DIR) + "/docs/deploy/kubernetes";
   int checked = 0;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(ETCDADM_SOURCE_DIR) + "/docs/deploy/kubernetes")) {
+  for (const auto& e : std::filesystem::directory_iterator(manifests)) {
     if (e.path().extension() != ".yaml") continue;
     auto r = api->kubectl({"apply", "--dry-run=server", "-f", e.path().string()});
     EXPECT_EQ(r.exit_code, 0) << e.path() << ": " << r.output;
@@ -396,6 +642,115 @@ TEST_F(KubernetesCli, TheDeployManifestsPassTheApiServersOwnChecks) {
     ++checked;
   }
   EXPECT_GE(checked, 2);
+
+  // The pod as kubectl reads it (no defaults added), and kubeadm's own for the node it names.
+  auto pod_of = [&](const std::string& file) {
+    auto r = api->kubectl({"create", "--dry-run=client", "-o", "json", "-f", file});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  };
+  const nlohmann::json ours = pod_of(manifests + "/etcd-static-pod-with-backup-sidecar.yaml");
+  write_file_atomic(dir_ / "kubeadm.yaml",
+                    "apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\nlocalAPIEndpoint:\n"
+                    "  advertiseAddress: 10.0.0.1\n  bindPort: 6443\nnodeRegistration:\n  name: cp-1\n---\n"
+                    "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.2\n",
+                    0600);
+  const std::string kubeadm_out = dir_ / "kubeadm-etcd.yaml";
+  auto written = run_process(
+      {"unshare", "--mount", "--propagation", "private", "sh", "-c",
+       "mkdir -p /etc/kubernetes && mount -t tmpfs kubeadm /etc/kubernetes && \"$1\" init phase etcd local --config "
+       "\"$2\" && cp /etc/kubernetes/manifests/etcd.yaml \"$3\"",
+       "sh", go_test_tool("kubernetes", "kubeadm"), dir_ / "kubeadm.yaml", kubeadm_out});
+  ASSERT_EQ(written.exit_code, 0) << written.output;
+  const nlohmann::json kubeadms = pod_of(kubeadm_out);
+  EXPECT_EQ(ours["spec"]["containers"][0], kubeadms["spec"]["containers"][0]) << "the etcd container is kubeadm's";
+  for (const auto& v : kubeadms["spec"]["volumes"]) {
+    const auto& vs = ours["spec"]["volumes"];
+    EXPECT_NE(std::find(vs.begin(), vs.end(), v), vs.end()) << "kubeadm's volume " << v.dump();
+  }
+  for (const char* field : {"hostNetwork", "priorityClassName", "priority", "securityContext"}) {
+    EXPECT_EQ(ours["spec"][field], kubeadms["spec"][field]) << field;
+  }
+  EXPECT_EQ(ours["metadata"], kubeadms["metadata"]);
+
+  // The sidecar's args against m1, the files and addresses of this test put in.
+  const auto& sidecar = ours["spec"]["containers"][1];
+  const auto& probe = sidecar["livenessProbe"]["httpGet"];
+  const std::string port = std::to_string(free_port());
+  const std::map<std::string, std::string> ours_for = {
+      {"--store", dir_ / "store"},
+      {"--endpoints", hosts_[0].client_url()},
+      {"--cacert", hosts_[0].certs() + "/ca.crt"},
+      {"--cert", hosts_[0].certs() + "/etcdctl-etcd-client.crt"},
+      {"--key", hosts_[0].certs() + "/etcdctl-etcd-client.key"},
+      {"--listen", "127.0.0.1:" + port}};
+  std::vector<std::string> argv = {ETCDADM_BIN};
+  std::set<std::string> flags;
+  for (const auto& a : sidecar["args"]) {
+    std::string arg = a.get<std::string>();
+    const std::string flag = arg.substr(0, arg.find('='));
+    flags.insert(flag);
+    if (flag == "--listen") {
+      EXPECT_EQ(arg, "--listen=" + probe["host"].get<std::string>() + ":" + std::to_string(probe["port"].get<int>()))
+          << "the liveness probe asks where the sidecar listens";
+    }
+    if (ours_for.count(flag)) arg = flag + "=" + ours_for.at(flag);
+    argv.push_back(arg);
+  }
+  for (const auto& [flag, value] : ours_for) EXPECT_TRUE(flags.count(flag)) << flag << " in the sidecar's args";
+  RunOptions ro;
+  for (const auto& env : sidecar["env"]) {
+    ro.env[env["name"].get<std::string>()] = env["value"].get<std::string>();
+  }
+  EXPECT_EQ(ro.env["ETCDADM_CATALOG"], "/var/cache/etcdadm/catalog.db");
+  EXPECT_NE(std::find_if(sidecar["volumeMounts"].begin(), sidecar["volumeMounts"].end(),
+                         [](const nlohmann::json& m) { return m["mountPath"] == "/var/cache/etcdadm"; }),
+            sidecar["volumeMounts"].end())
+      << "the catalog's dir is a volume";
+  ro.env["ETCDADM_CATALOG"] = dir_ / "sidecar-catalog.db";
+  ChildProcess running = ChildProcess::start(argv, dir_ / "sidecar.log", ro);
+  const std::string base = "http://127.0.0.1:" + port;
+  auto status_of = [&](const std::string& path) {
+    try {
+      return http("GET", base + path).status;
+    } catch (const Error&) {
+      return 0L;  // not listening yet
+    }
+  };
+  const bool live = holds_within(30s, [&] { return status_of(probe["path"].get<std::string>()) == 200; });
+  if (!live) running.stop(10000ms);
+  ASSERT_TRUE(live) << read_file(dir_ / "sidecar.log");
+  // Its first backup (a sidecar backs up at start when the store has none): the metrics of a
+  // sidecar that has done its work.
+  std::string metrics;
+  holds_within(60s, [&] {
+    try {
+      metrics = http("GET", base + "/metrics").body;
+    } catch (const Error&) {
+    }
+    return metrics.find("\netcdadm_backup_newest_timestamp_seconds ") != std::string::npos;
+  });
+  running.stop(10000ms);
+  // Every etcdadm_* name the alert rules read: exported, unless the flag that turns its feature on
+  // is not in the manifest's args.
+  const std::string doc = read_file(std::string(ETCDADM_SOURCE_DIR) + "/docs/sidecar.md");
+  const auto rules_at = doc.find("```yaml\ngroups:");
+  ASSERT_NE(rules_at, std::string::npos);
+  const std::string rules = doc.substr(rules_at, doc.find("```", rules_at + 3) - rules_at);
+  const std::map<std::string, std::string> feature_flag = {
+      {"etcdadm_changelog_", "--continuous"}, {"etcdadm_copy_", "--copy-to"}, {"etcdadm_drill_", "--drill-schedule"}};
+  int names = 0;
+  for (size_t at = rules.find("etcdadm_"); at != std::string::npos; at = rules.find("etcdadm_", at + 1)) {
+    const std::string name = rules.substr(at, rules.find_first_not_of("abcdefghijklmnopqrstuvwxyz_", at) - at);
+    ++names;
+    bool off = false;
+    for (const auto& [prefix, flag] : feature_flag) off = off || (name.rfind(prefix, 0) == 0 && !flags.count(flag));
+    if (off) continue;
+    // A sample, or the TYPE line of a labelled family with no sample yet (no failure counted).
+    EXPECT_TRUE(metrics.find("\n" + name) != std::string::npos || metrics.find("# TYPE " + name + " ") != std::string::npos)
+        << name << " in /metrics:\n" << metrics;
+  }
+  EXPECT_GT(names, 5);
 }
 
 }  // namespace

@@ -95,6 +95,27 @@ TEST(MemberConfig, JoiningMemberSaysExistingAndLoopbackIsNotListedTwice) {
   EXPECT_EQ(env_value(env, "ETCD_NOT_THERE"), "");
 }
 
+// After a CA rotation's switch a host trusts clients by clients-ca.crt (new CA, then the retired
+// one); a later init or join on that host keeps it, but never a bundle from an earlier rotation
+// that does not begin with the CA the certs dir holds now (it would refuse every current client).
+TEST(MemberConfig, ClientsAreTrustedByTheRotationBundleOnlyWhileItBeginsWithTheCurrentCa) {
+  test::TempDir dir;
+  MemberConfig m = sample();
+  m.certs_dir = dir.path();
+  const ClusterBootstrap b{"etcd-a=https://10.0.0.5:2380", "t", false};
+  write_file_atomic(m.ca_cert(), "-----BEGIN CERTIFICATE-----\nNEW\n-----END CERTIFICATE-----\n", 0644);
+  EXPECT_EQ(env_value(member_env(m, b), "ETCD_TRUSTED_CA_FILE"), m.ca_cert()) << "no bundle";
+  write_file_atomic(m.clients_ca_cert(),
+                    "-----BEGIN CERTIFICATE-----\nNEW\n-----END CERTIFICATE-----\n"
+                    "-----BEGIN CERTIFICATE-----\nOLD\n-----END CERTIFICATE-----\n",
+                    0644);
+  EXPECT_EQ(env_value(member_env(m, b), "ETCD_TRUSTED_CA_FILE"), m.clients_ca_cert());
+  EXPECT_EQ(env_value(member_env(m, b), "ETCD_PEER_TRUSTED_CA_FILE"), m.ca_cert()) << "peers: the current CA alone";
+  write_file_atomic(m.ca_cert(), "-----BEGIN CERTIFICATE-----\nNEWER\n-----END CERTIFICATE-----\n", 0644,
+                    /*overwrite=*/true);
+  EXPECT_EQ(env_value(member_env(m, b), "ETCD_TRUSTED_CA_FILE"), m.ca_cert()) << "a stale bundle";
+}
+
 TEST(MemberConfig, Ipv6AddressesAreBracketedInUrls) {
   MemberConfig m = sample();
   m.bind_address = "fd00::5";
