@@ -137,6 +137,7 @@ struct MemberFlags {
   std::string extra_sans;
   std::string key_algorithm;
   bool no_disk_priorities = false;
+  std::string cipher_suites;
   std::string start_timeout = "2m";
   std::string promote_timeout = "5m";
   std::string output = "table";
@@ -162,6 +163,9 @@ struct MemberFlags {
                   "recommends at most 8 GiB)")
         ->capture_default_str()
         ->check(CLI::NonNegativeNumber);
+    g->add_option("--cipher-suites", cipher_suites,
+                  "etcd's --cipher-suites: the TLS 1.2 cipher suites of its client and peer listeners, Go's names, "
+                  "comma-separated (default: Go's; TLS 1.3 is always on)");
     g->add_option("--start-timeout", start_timeout, "how long to wait for the started member to answer")
         ->capture_default_str();
     add_output_format_option(c, output);
@@ -175,6 +179,7 @@ struct MemberFlags {
     o.member.disk_priorities = !no_disk_priorities;
     for (const auto& s : split_endpoints(extra_sans)) o.member.server_cert_extra_sans.push_back(s);
     if (!key_algorithm.empty()) o.key_algorithm = parse_key_algorithm(key_algorithm);
+    o.member.cipher_suites = parse_cipher_suites(cipher_suites);
     o.member.complete();
     o.start_timeout = duration_flag("--start-timeout", start_timeout, false);
     o.promote_timeout = duration_flag("--promote-timeout", promote_timeout, false);

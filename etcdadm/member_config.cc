@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -147,6 +148,65 @@ std::string trusted_clients_ca(const MemberConfig& c) {
 }
 }  // namespace
 
+const std::vector<std::string>& etcd_cipher_suite_names() {
+  static const std::vector<std::string> names = {
+      // Go's tls.CipherSuites(): TLS 1.3's three, then TLS 1.2's.
+      "TLS_AES_128_GCM_SHA256",
+      "TLS_AES_256_GCM_SHA384",
+      "TLS_CHACHA20_POLY1305_SHA256",
+      "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA",
+      "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA",
+      "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA",
+      "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA",
+      "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+      "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+      "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+      "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+      "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+      "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+      // Go's tls.InsecureCipherSuites().
+      "TLS_RSA_WITH_RC4_128_SHA",
+      "TLS_RSA_WITH_3DES_EDE_CBC_SHA",
+      "TLS_RSA_WITH_AES_128_CBC_SHA",
+      "TLS_RSA_WITH_AES_256_CBC_SHA",
+      "TLS_RSA_WITH_AES_128_CBC_SHA256",
+      "TLS_RSA_WITH_AES_128_GCM_SHA256",
+      "TLS_RSA_WITH_AES_256_GCM_SHA384",
+      "TLS_ECDHE_ECDSA_WITH_RC4_128_SHA",
+      "TLS_ECDHE_RSA_WITH_RC4_128_SHA",
+      "TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA",
+      "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256",
+      "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256",
+      // The names etcd maps by itself (Go's before 1.14).
+      "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305",
+      "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305",
+  };
+  return names;
+}
+
+std::vector<std::string> parse_cipher_suites(const std::string& list) {
+  std::vector<std::string> suites;
+  for (const auto& name : split_list(list)) {
+    const auto& known = etcd_cipher_suite_names();
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      throw Error(ErrorKind::kInvalidArgument,
+                  "--cipher-suites: '" + name.substr(0, 80) + "' is not a TLS cipher suite etcd knows",
+                  "use Go's names, e.g. TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256");
+    }
+    if (std::find(suites.begin(), suites.end(), name) == suites.end()) suites.push_back(name);
+  }
+  return suites;
+}
+
+bool cipher_suites_fit_key(const std::vector<std::string>& suites, const std::string& key_algorithm) {
+  const bool ecdsa_key = key_algorithm.rfind("ec", 0) == 0;
+  for (const auto& s : suites) {
+    if (s.find("_WITH_") == std::string::npos) continue;  // a TLS 1.3 name
+    if ((s.rfind("TLS_ECDHE_ECDSA_", 0) == 0) == ecdsa_key) return true;
+  }
+  return false;
+}
+
 EnvVars member_env(const MemberConfig& c, const ClusterBootstrap& b) {
   std::string listen_clients;
   for (const auto& u : c.listen_client_urls()) listen_clients += (listen_clients.empty() ? "" : ",") + u;
@@ -171,6 +231,11 @@ EnvVars member_env(const MemberConfig& c, const ClusterBootstrap& b) {
       {"ETCD_STRICT_RECONFIG_CHECK", "true"},
   };
   if (c.quota_backend_bytes > 0) env.push_back({"ETCD_QUOTA_BACKEND_BYTES", std::to_string(c.quota_backend_bytes)});
+  if (!c.cipher_suites.empty()) {
+    std::string suites;
+    for (const auto& s : c.cipher_suites) suites += (suites.empty() ? "" : ",") + s;
+    env.push_back({"ETCD_CIPHER_SUITES", suites});
+  }
   for (auto& kv : corruption_check_env(c.version)) env.push_back(std::move(kv));
   return env;
 }
@@ -302,6 +367,7 @@ void save_member_state(const MemberConfig& c) {
                       {"imageRepository", c.image_repository},
                       {"diskPriorities", c.disk_priorities},
                       {"quotaBackendBytes", c.quota_backend_bytes},
+                      {"cipherSuites", c.cipher_suites},
                       {"clusterEndpoints", c.cluster_endpoints}};
   make_dirs(c.config_dir);
   write_file_atomic(c.state_file(), j.dump(2) + "\n", 0600, /*overwrite=*/true);
@@ -329,6 +395,7 @@ bool load_member_state(const std::string& config_dir, MemberConfig& c) {
     c.image_repository = j.value("imageRepository", c.image_repository);
     c.disk_priorities = j.value("diskPriorities", true);
     c.quota_backend_bytes = j.value("quotaBackendBytes", int64_t{0});
+    c.cipher_suites = j.value("cipherSuites", std::vector<std::string>{});
     c.cluster_endpoints = j.value("clusterEndpoints", std::vector<std::string>{});
   } catch (const nlohmann::json::exception& e) {
     throw Error(ErrorKind::kCorrupt, "member state file " + path + " is unreadable: " + e.what(),

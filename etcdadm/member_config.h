@@ -43,6 +43,10 @@ struct MemberConfig {
   // etcd's --quota-backend-bytes (ETCD_QUOTA_BACKEND_BYTES); 0: etcd's default (2 GiB). What the
   // NOSPACE alarm compares a member's db file with.
   int64_t quota_backend_bytes = 0;
+  // etcd's --cipher-suites (ETCD_CIPHER_SUITES), for its client and peer listeners: Go's names of
+  // the TLS 1.2 suites it may negotiate (TLS 1.3 has its own, which Go does not let one choose);
+  // empty: Go's defaults. What Cluster API's etcdadm bootstrap provider passes.
+  std::vector<std::string> cipher_suites;
   // Client URLs of the cluster's members as known at init/join time: how reset reaches the
   // cluster when this member is down.
   std::vector<std::string> cluster_endpoints;
@@ -78,6 +82,18 @@ struct MemberConfig {
 
 // 1-63 letters, digits, '-', '_' or '.': a name that can go into certificate names, URLs and store keys.
 bool is_usable_member_name(const std::string& name);
+
+// The TLS cipher suite names etcd accepts for --cipher-suites (Go's crypto/tls names, the secure and
+// the insecure ones, and the two short ChaCha20 names etcd also maps), in Go's order.
+const std::vector<std::string>& etcd_cipher_suite_names();
+// A comma-separated --cipher-suites list, each name checked against etcd_cipher_suite_names()
+// (kInvalidArgument naming the first unknown one; a name etcd rejects would stop etcd at start).
+std::vector<std::string> parse_cipher_suites(const std::string& list);
+// Whether one of `suites` can be negotiated over TLS 1.2 with a server key of `key_algorithm` (as
+// key_algorithm_of_cert names it: "rsa-2048", "ecdsa-p256", "ec-secp384r1"): an ECDHE_ECDSA suite
+// needs an EC key, the others an RSA key; TLS 1.3 names do not count (Go negotiates TLS 1.3
+// whatever the list says).
+bool cipher_suites_fit_key(const std::vector<std::string>& suites, const std::string& key_algorithm);
 
 // How the member joins: a new cluster or an existing one.
 struct ClusterBootstrap {

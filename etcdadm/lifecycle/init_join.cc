@@ -400,6 +400,17 @@ class Runner {
     spec.key_algorithm = o_.key_algorithm;
     auto issued = ensure_member_certs(spec);
     for (const auto& s : issued) spdlog::info("issued {} ({} key)", m_.cert(s), key_algorithm_of_cert(m_.cert(s)));
+    // A list no TLS 1.2 client could use with this key: etcd would start, and refuse every client
+    // (etcdctl 3.4, libraries without TLS 1.3) that does not speak TLS 1.3.
+    const std::string server_key = key_algorithm_of_cert(m_.cert("server"));
+    if (!m_.cipher_suites.empty() && !cipher_suites_fit_key(m_.cipher_suites, server_key)) {
+      throw Error(ErrorKind::kInvalidArgument,
+                  "none of --cipher-suites can be used with the server certificate's " + server_key +
+                      " key: TLS 1.2 clients could not connect",
+                  server_key.rfind("ec", 0) == 0
+                      ? "add a TLS_ECDHE_ECDSA_ suite"
+                      : "add a TLS_ECDHE_RSA_ suite, or --key-algorithm ecdsa-p256 for a new CA");
+    }
   }
 
   ClusterBootstrap init_bootstrap() {

@@ -112,6 +112,20 @@ class Kubernetes : public AutoFixture {
   std::unique_ptr<KubeApiServer> api_server_reading(const std::string& certs_dir) {
     return api_server_over(hosts_, certs_dir);
   }
+
+  // The host of the highest name whose member does not lead (each member's own Status says).
+  const Host* a_follower_host() {
+    const Host* found = nullptr;
+    for (const auto& h : hosts_) {
+      auto r = etcdctl(h, {"endpoint", "status", "-w", "json"});
+      if (r.exit_code != 0) continue;
+      const auto st = etcdctl_answer(r.output).value("Status", nlohmann::json::object());
+      const auto header = st.value("header", nlohmann::json::object());
+      const uint64_t leader = st.value("leader", uint64_t{0});
+      if (leader != 0 && leader != header.value("member_id", uint64_t{0})) found = &h;
+    }
+    return found;
+  }
 };
 
 // The cluster CA rotated by the controllers (`etcdadm auto rotate-ca`) under running API servers
@@ -165,26 +179,31 @@ TEST_F(Kubernetes, ApiServersServeThroughACaRotationByAutoWithoutARestart) {
   EXPECT_EQ(seen["informer"]["rvBackwards"].get<int>(), 0) << seen.dump(2);
 }
 
-// A member replaced by the controllers under a running API server and its clients: m3's host
-// rebuilt on a new disk (controller and etcd stopped, data dir wiped, controller back), so after
-// the grace m3's member is removed, its host added again as a learner, joined and promoted. The
-// API server's error rate and longest unavailability for writes are measured and bounded, and its
-// raw watch and informer, connected throughout, miss and repeat nothing.
+// A member replaced by the controllers under a running API server and its clients: a follower's
+// host rebuilt on a new disk (controller and etcd stopped, data dir wiped, controller back), so
+// after the grace its member is removed, its host added again as a learner, joined and promoted.
+// The API server's error rate and longest unavailability for writes are measured and bounded, and
+// its raw watch and informer, connected throughout, miss and repeat nothing. A follower: what is
+// measured is what the replacement costs. A leader's death costs more by itself (a write in flight
+// through it is lost to etcd's request timeout, 5 s: seen once in CI at 11b34d9, when the member
+// killed here was whichever m3 was and it led), whoever replaces it; docs/operations.md says so.
 TEST_F(Kubernetes, AMemberReplacedByAutoCostsTheApiServerNoWriteAndNoEvent) {
   ASSERT_NO_FATAL_FAILURE(bootstrap_three({"--replace-after", "10s"}));
   auto api = api_server_reading(hosts_[0].certs());
   KubeWatch clients(*api, "replace", 100ms);
-  const Host& m3 = hosts_[2];
+  const Host* follower = a_follower_host();
+  ASSERT_NE(follower, nullptr) << "no member names a leader";
+  const Host& rebuilt = *follower;
   ASSERT_TRUE(eventually(30s, [&] {
     const auto records = host_records();
     return std::any_of(records.begin(), records.end(),
-                       [&](const HostRecord& r) { return r.name == m3.name && r.data == DataState::kMember; });
-  }, "m3's record saying its member started"));
-  autos_[m3.name].stop(5000ms);
-  stop_pid_file(m3.conf() + "/etcd.pid", bin() + "/etcd", 0ms);
-  remove_all(m3.data());
-  make_dirs(m3.data(), 0700);
-  start_auto(m3);
+                       [&](const HostRecord& r) { return r.name == rebuilt.name && r.data == DataState::kMember; });
+  }, "the rebuilt host's record saying its member started"));
+  autos_[rebuilt.name].stop(5000ms);
+  stop_pid_file(rebuilt.conf() + "/etcd.pid", bin() + "/etcd", 0ms);
+  remove_all(rebuilt.data());
+  make_dirs(rebuilt.data(), 0700);
+  start_auto(rebuilt);
   std::this_thread::sleep_for(3s);
   ASSERT_TRUE(eventually(90s, [&] { return one_healthy_cluster(3); }, "three healthy voters after the wipe"));
   std::this_thread::sleep_for(3s);

@@ -116,6 +116,45 @@ TEST(MemberConfig, ClientsAreTrustedByTheRotationBundleOnlyWhileItBeginsWithTheC
   EXPECT_EQ(env_value(member_env(m, b), "ETCD_TRUSTED_CA_FILE"), m.ca_cert()) << "a stale bundle";
 }
 
+// --cipher-suites as Cluster API's bootstrap provider passes it: Go's names, checked against the set
+// etcd accepts (a name it rejects would stop etcd at start), kept in order without repeats, and
+// given to etcd as ETCD_CIPHER_SUITES; a list no TLS 1.2 client could use with the server's key.
+TEST(MemberConfig, CipherSuitesAreEtcdsNamesPassedAsTheyCameAndMustFitTheServerKey) {
+  EXPECT_EQ(parse_cipher_suites(""), std::vector<std::string>{});
+  const auto suites = parse_cipher_suites(
+      " TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,"
+      "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305");
+  EXPECT_EQ(suites, (std::vector<std::string>{"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+                                              "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+                                              "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305"}));
+  for (const char* bad : {"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA384", "ECDHE-ECDSA-AES128-GCM-SHA256", "tls_aes_128_gcm_sha256"}) {
+    try {
+      parse_cipher_suites(std::string("TLS_AES_128_GCM_SHA256,") + bad);
+      ADD_FAILURE() << bad << " was taken";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(etcd_cipher_suite_names().size(), 27u);
+
+  MemberConfig m = sample();
+  m.cipher_suites = suites;
+  const auto env = member_env(m, {"etcd-a=https://10.0.0.5:2380", "t", false});
+  EXPECT_EQ(env_value(env, "ETCD_CIPHER_SUITES"),
+            "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,"
+            "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305");
+  EXPECT_EQ(env_value(member_env(sample(), {"etcd-a=https://10.0.0.5:2380", "t", false}), "ETCD_CIPHER_SUITES"), "")
+      << "none given: etcd's (Go's) defaults";
+
+  EXPECT_TRUE(cipher_suites_fit_key(suites, "rsa-2048"));
+  EXPECT_TRUE(cipher_suites_fit_key(suites, "ecdsa-p256"));
+  const std::vector<std::string> ecdsa_only = {"TLS_AES_128_GCM_SHA256", "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"};
+  EXPECT_FALSE(cipher_suites_fit_key(ecdsa_only, "rsa-2048")) << "TLS 1.3 names do not count";
+  EXPECT_TRUE(cipher_suites_fit_key(ecdsa_only, "ec-secp384r1"));
+  EXPECT_FALSE(cipher_suites_fit_key({"TLS_RSA_WITH_AES_128_GCM_SHA256"}, "ecdsa-p256"));
+}
+
 TEST(MemberConfig, Ipv6AddressesAreBracketedInUrls) {
   MemberConfig m = sample();
   m.bind_address = "fd00::5";
@@ -181,6 +220,7 @@ TEST(MemberConfig, StateFileRoundTripsAndIsPrivate) {
   m.server_cert_extra_sans = {"etcd.example.com"};
   m.cluster_endpoints = {"https://10.0.0.5:2379", "https://10.0.0.6:2379"};
   m.disk_priorities = false;
+  m.cipher_suites = {"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"};
   save_member_state(m);
   struct stat st {};
   ASSERT_EQ(::stat(m.state_file().c_str(), &st), 0);
@@ -193,6 +233,7 @@ TEST(MemberConfig, StateFileRoundTripsAndIsPrivate) {
   EXPECT_EQ(back.server_cert_extra_sans, m.server_cert_extra_sans);
   EXPECT_EQ(back.cluster_endpoints, m.cluster_endpoints);
   EXPECT_FALSE(back.disk_priorities);
+  EXPECT_EQ(back.cipher_suites, m.cipher_suites);
   EXPECT_FALSE(load_member_state(dir / "nothing", back));
   make_dirs(dir / "broken");
   write_file_atomic(dir / "broken/etcdadm.json", "{not json", 0600);
