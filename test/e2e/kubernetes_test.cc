@@ -128,17 +128,23 @@ class Kubernetes : public AutoFixture {
   }
 };
 
-// The cluster CA rotated by the controllers (`etcdadm auto rotate-ca`) under running API servers
-// that are never restarted: every host re-issues its leaves by the new CA, then each switches and
-// restarts its etcd. Two API servers: one reads m1's certs dir (its apiserver-etcd-client is
-// re-issued in place, and its etcd client reads that file again on each new connection), the
-// other copies of the same files made before the rotation, as kubeadm keeps them in
-// /etc/kubernetes/pki (no host re-issues them). Both load their trust (the old ca.crt) once.
-// Both must keep serving without a restart: they verify the members through the cross
-// certificate, and the members must accept what they present. Before switched members trusted
-// client certificates of the old CA (until it expires), the second lost etcd at the first switch.
-TEST_F(Kubernetes, ApiServersServeThroughACaRotationByAutoWithoutARestart) {
-  ASSERT_NO_FATAL_FAILURE(bootstrap_three({"--ca-rotate-before", "0"}));
+// Certificates renewed, then the cluster CA rotated, by the controllers under running API servers
+// that are never restarted. First every host's leaves (made to expire within the hour) are renewed
+// in place (`--cert-renew-before`), etcd not restarted; then `etcdadm auto rotate-ca`: every host
+// re-issues its leaves by the new CA, then each switches and restarts its etcd. Two API servers:
+// one reads m1's certs dir (its apiserver-etcd-client is re-issued in place, and its etcd client
+// reads that file again on each new connection), the other copies of the same files made at the
+// start, as kubeadm keeps them in /etc/kubernetes/pki (no host re-issues them). Both load their
+// trust (the old ca.crt) once. Both must keep serving without a restart: they verify the members
+// through the cross certificate, and the members must accept what they present. Before switched
+// members trusted client certificates of the old CA (until it expires), the second lost etcd at
+// the first switch.
+TEST_F(Kubernetes, ApiServersServeThroughCertificateRenewalAndACaRotationByAutoWithoutARestart) {
+  ASSERT_NO_FATAL_FAILURE(bootstrap_three({"--ca-rotate-before", "0", "--cert-renew-before", "0"}));
+  for (const auto& h : hosts_) {
+    auto r = etcdadm({"certs", "renew", "all", "--certs-dir", h.certs(), "--validity", "1h"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
   const std::string copies = dir_ / "kubeadm-pki";
   make_dirs(copies, 0700);
   for (const char* f : {"/ca.crt", "/apiserver-etcd-client.crt", "/apiserver-etcd-client.key"}) {
@@ -149,6 +155,10 @@ TEST_F(Kubernetes, ApiServersServeThroughACaRotationByAutoWithoutARestart) {
   const int api_pid = api->pid(), copied_pid = copied->pid();
   KubeWatch clients(*api, "rotation", 100ms);
   std::this_thread::sleep_for(2s);
+  seed(3, {"--cert-renew-before", "2h"});
+  ASSERT_TRUE(eventually(90s, [&] { return done("renew-certs").size() >= 3; }, "every host's certificates renewed"));
+  EXPECT_EQ(api->get("/readyz").first, 200) << "through the renewal: " << api->log_tail();
+  EXPECT_EQ(copied->get("/readyz").first, 200) << "through the renewal: " << copied->log_tail();
   auto started = with_store({"auto", "rotate-ca", "--certs-dir", hosts_[0].certs(), "--reason", "test"});
   ASSERT_EQ(started.exit_code, 0) << started.output;
   ASSERT_TRUE(eventually(240s, [&] { return !auto_status()["caRotation"]["completed"].is_null(); }, "the rotation completed"))
