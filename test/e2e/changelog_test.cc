@@ -551,11 +551,9 @@ TEST_F(ChangeLog, CaptureResumesWhenTheMemberServesAgainAndSaysSoOnce) {
   if (!std::filesystem::exists("/usr/bin/promtool")) {
     ETCDADM_SKIP_OUTSIDE_CI() << "promtool (Debian's prometheus, scripts/install-deps.sh) is not installed";
   }
-  const std::string doc = read_file(std::string(ETCDADM_SOURCE_DIR) + "/docs/sidecar.md");
-  const auto rules_at = doc.find("```yaml\ngroups:");
-  ASSERT_NE(rules_at, std::string::npos) << "docs/sidecar.md has no alert rules";
-  const auto rules_start = doc.find('\n', rules_at) + 1;
-  write_file_atomic(dir_ / "rules.yml", doc.substr(rules_start, doc.find("```", rules_start) - rules_start), 0644);
+  const std::string rules = documented_alert_rules();
+  ASSERT_FALSE(rules.empty()) << "docs/sidecar.md has no alert rules";
+  write_file_atomic(dir_ / "rules.yml", rules, 0644);
   auto checked = run_process({"/usr/bin/promtool", "check", "rules", dir_ / "rules.yml"});
   ASSERT_EQ(checked.exit_code, 0) << checked.output;
   const double resumed_rpo = rpo_after_resume;

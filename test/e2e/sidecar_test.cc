@@ -217,8 +217,8 @@ TEST_F(Sidecar, AttemptHistorySurvivesRestarts) {
   EXPECT_GE(successes, 2u);
   EXPECT_EQ(history[0]["backup"], backups().back().name);  // newest first
 
-  // Restarted with the same catalog and an hourly schedule (no tick due): its counters continue.
-  auto s2 = start_sidecar(m, "@hourly", {}, catalog);
+  // Restarted with the same catalog and a yearly schedule (no tick due): its counters continue.
+  auto s2 = start_sidecar(m, "@yearly", {}, catalog);
   std::string metrics = http("GET", s2.url("/metrics")).body;
   std::smatch match;
   ASSERT_TRUE(std::regex_search(metrics, match, std::regex(R"(etcdadm_backup_attempts_total\{result="success"\} (\d+))")));
@@ -238,8 +238,10 @@ TEST_F(Sidecar, MetricsAreExactAndCountOnlySidecarAttempts) {
   env.env["ETCDADM_CATALOG"] = catalog;
   auto manual = run_etcdadm({"backup", "save", "--store", store_, "--endpoints", m.client_url()}, catalog, env);
   ASSERT_EQ(manual.exit_code, 0) << manual.output;
-  // Hourly schedule and a fresh backup in the store: no tick is due, so no sidecar attempt yet.
-  auto s = start_sidecar(m, "@hourly", {}, catalog);
+  // A yearly schedule and a fresh backup in the store: no tick is due, so no sidecar attempt yet.
+  // (Schedules here are yearly: an hourly one fired once at a full hour inside this test and made
+  // a third backup the newest.)
+  auto s = start_sidecar(m, "@yearly", {}, catalog);
   std::this_thread::sleep_for(1100ms);  // backup names have one-second resolution
   // Exactly what `curl -X POST URL` sends: no body, no Content-Length.
   std::string post = run_process({"python3", "-c", R"(
@@ -288,7 +290,7 @@ print(json.dumps(out))
   EXPECT_EQ(s.process.stop(10000ms), 0);
 
   // Restarted on the same catalog: still only the sidecar's one attempt, not the manual save.
-  auto s2 = start_sidecar(m, "@hourly", {}, catalog);
+  auto s2 = start_sidecar(m, "@yearly", {}, catalog);
   std::string again = http("GET", s2.url("/metrics")).body;
   EXPECT_NE(again.find("etcdadm_backup_attempts_total{result=\"success\"} 1\n"), std::string::npos) << again;
   EXPECT_EQ(s2.process.stop(10000ms), 0);
@@ -296,7 +298,7 @@ print(json.dumps(out))
 
 TEST_F(Sidecar, TriggersReadinessAndHistory) {
   auto& m = start_member();
-  auto s = start_sidecar(m, "@hourly", {"--ready-max-age", "3s"});
+  auto s = start_sidecar(m, "@yearly", {"--ready-max-age", "3s"});
   // Empty store: the first backup is taken at once.
   for (int i = 0; i < 100 && backups().empty(); ++i) std::this_thread::sleep_for(50ms);
   ASSERT_EQ(backups().size(), 1u);
@@ -499,7 +501,7 @@ TEST_F(Sidecar, BeyondLoopbackMetricsAndBackupsNeedTheToken) {
   auto& m = start_member();
   write_file_atomic(dir_ / "token", "s3cret-token\n", 0600);
   listen_host_ = "0.0.0.0";
-  auto s = start_sidecar(m, "@hourly", {"--trigger-token-file", dir_ / "token"});
+  auto s = start_sidecar(m, "@yearly", {"--trigger-token-file", dir_ / "token"});
   HttpClient client;
   auto get = [&](const std::string& path, const std::string& token) {
     HttpRequest req;
@@ -580,7 +582,7 @@ size_t http_connections_held(pid_t pid, int port) {
 // /healthz keeps answering the liveness probe, and its descriptors stay bounded.
 TEST_F(Sidecar, TwoHundredIdleConnectionsNeitherStarveHealthzNorGrowDescriptors) {
   auto& m = start_member();
-  auto s = start_sidecar(m, "@hourly");
+  auto s = start_sidecar(m, "@yearly");
   ASSERT_EQ(healthz_within(s.port, 5s), "HTTP/1.1 200 OK");
   std::vector<int> idle;
   for (int i = 0; i < 200; ++i) {
@@ -612,7 +614,7 @@ TEST_F(Sidecar, TwoHundredIdleConnectionsNeitherStarveHealthzNorGrowDescriptors)
 TEST_F(Sidecar, HttpBoundsHostileRequestsAndTellsThemNothing) {
   auto& m = start_member();
   write_file_atomic(dir_ / "token", "s3cret-token\n", 0600);
-  auto s = start_sidecar(m, "@hourly", {"--trigger-token-file", dir_ / "token"});
+  auto s = start_sidecar(m, "@yearly", {"--trigger-token-file", dir_ / "token"});
   HttpClient client;
   auto post = [&](const std::string& token, std::string_view body = {}) {
     HttpRequest req;
@@ -734,7 +736,7 @@ TEST_F(Sidecar, SigtermDuringAnUploadLeavesNoPartialBackup) {
   // The save stops (common/failpoint.h) once the first piece of the snapshot went to its data file,
   // and SIGTERM comes while it waits there: mid-upload, whatever the machine's speed.
   FailpointPause pause(dir_.path(), "save/snapshot/streaming");
-  auto s = start_sidecar(m, "@hourly", {"--shutdown-grace", "0s"}, "", pause.env());
+  auto s = start_sidecar(m, "@yearly", {"--shutdown-grace", "0s"}, "", pause.env());
   ASSERT_TRUE(pause.reached()) << read_file(s.log);
   // The guard: the data file is half written when the signal lands.
   for (int i = 0; i < 400 && !has_temp_data_file(store_); ++i) std::this_thread::sleep_for(10ms);

@@ -148,6 +148,10 @@ std::set<std::string> socket_inodes_of(pid_t pid);
 // hands the file out in pieces: a socket that moves in its table meanwhile may be listed twice.
 std::vector<std::vector<std::string>> proc_net_rows(const std::string& table);
 
+// The Prometheus alert rules docs/sidecar.md gives (the YAML of its ```yaml block that begins with
+// `groups:`), "" when the doc has none: what the tests hand to promtool and check the metrics of.
+std::string documented_alert_rules();
+
 // One plain HTTP request (the sidecar's endpoints); throws Error when nothing answers.
 HttpResponse http(const std::string& method, const std::string& url);
 

@@ -24,7 +24,8 @@
 // On SIGTERM the writer stops, the watch is given 5 s to deliver the last acknowledged write,
 // and a summary is written to -out as JSON (then exit 0):
 //
-//	{"writes": {"ok", "failed", "errors": {reason: count}, "longestGapMs", "lastAckedRv"},
+//	{"writes": {"ok", "failed", "errors": {reason: count}, "longestGapMs", "longestGapEnd",
+//	            "failures": [{"at", "reason"}, ...], "lastAckedRv"},
 //	 "watch": {"events", "duplicates", "backwards", "gone", "relists", "reconnects",
 //	           "watchErrors", "missingAcked", "firstMissing", "maxRv"},
 //	 "informer": {"lists", "watchErrors", "expired", "rvBackwards", "firstRv", "lastRv",
@@ -32,7 +33,9 @@
 //	 "acked": ["name@rv", ...]}
 //
 // writes.longestGapMs: the longest time between two acknowledged writes (the API's longest
-// unavailability for writes, plus at most one -write-every). watch.duplicates: an event whose
+// unavailability for writes, plus at most one -write-every); longestGapEnd: when it ended (RFC 3339,
+// nanoseconds, UTC), and failures: when the first 20 failed writes gave up and why, so that a test
+// can set them beside the logs of what the cluster did then. watch.duplicates: an event whose
 // resourceVersion is not above the last one this watch saw (before any relist); watch.backwards:
 // a resourceVersion below the highest seen, from a list or an event after a relist (the revision
 // went backwards); watch.missingAcked: acknowledged writes whose ADDED event never came (only
@@ -68,12 +71,21 @@ import (
 )
 
 type writeSummary struct {
-	OK           int            `json:"ok"`
-	Failed       int            `json:"failed"`
-	Errors       map[string]int `json:"errors"`
-	LongestGapMs int64          `json:"longestGapMs"`
-	LastAckedRv  uint64         `json:"lastAckedRv"`
+	OK            int            `json:"ok"`
+	Failed        int            `json:"failed"`
+	Errors        map[string]int `json:"errors"`
+	LongestGapMs  int64          `json:"longestGapMs"`
+	LongestGapEnd string         `json:"longestGapEnd"`
+	Failures      []writeFailure `json:"failures"`
+	LastAckedRv   uint64         `json:"lastAckedRv"`
 }
+
+type writeFailure struct {
+	At     string `json:"at"`
+	Reason string `json:"reason"`
+}
+
+const keptFailures = 20
 
 type watchSummary struct {
 	Events       int    `json:"events"`
@@ -156,12 +168,17 @@ func (r *recorder) write(ctx context.Context, cs *kubernetes.Clientset, ns strin
 			}
 			if gap := now.Sub(lastOK).Milliseconds(); gap > r.s.Writes.LongestGapMs {
 				r.s.Writes.LongestGapMs = gap
+				r.s.Writes.LongestGapEnd = now.UTC().Format(time.RFC3339Nano)
 			}
 			lastOK = now
 		case ctx.Err() != nil: // stopped mid-request: not the server's failure
 		default:
 			r.s.Writes.Failed++
 			r.s.Writes.Errors[errorReason(err)]++
+			if len(r.s.Writes.Failures) < keptFailures {
+				r.s.Writes.Failures = append(r.s.Writes.Failures,
+					writeFailure{At: now.UTC().Format(time.RFC3339Nano), Reason: errorReason(err)})
+			}
 			// A name whose create timed out may exist; the next write takes a fresh name.
 		}
 		r.mu.Unlock()
@@ -362,6 +379,7 @@ func main() {
 
 	rec := &recorder{acked: map[string]uint64{}, seenAdds: map[string]uint64{}}
 	rec.s.Writes.Errors = map[string]int{}
+	rec.s.Writes.Failures = []writeFailure{}
 	rec.s.Acked = []string{}
 	stop, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer cancel()
