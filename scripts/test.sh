@@ -33,6 +33,10 @@ bash scripts/go-test-tools.sh
 phase "test tools (Go)"
 bash scripts/build.sh
 phase "C++ build"
+# The Debian root tree the systemd hosts boot in (mmdebstrap, cached; its packages follow the
+# libraries the binary links): test/support/systemd_host.h
+bash scripts/systemd-root.sh build/cmd/etcdadm
+phase "systemd root (mmdebstrap)"
 
 # No server a test started may outlive the run: every test process and what it starts carries
 # ETCDADM_TEST_PROCESS=<pid of its test binary's reaper> in its environment (test/support/reaper.h).

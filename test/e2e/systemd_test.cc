@@ -1,0 +1,152 @@
+// etcdadm's default init system under a real systemd: each host is Debian 12's systemd 252 booted
+// as PID 1 of namespaces of its own over an overlay of a cached root tree (test/support/
+// systemd_host.h; never on the machine's own root). etcdadm runs inside a host as an operator's
+// shell would run it there; systemctl and journalctl, asked inside, are the oracles of what the
+// units are and what systemd did with them. The hosts share the machine's loopback (distinct
+// ports) and the test's temp dir (each host's etcdadm dirs, the release files).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <thread>
+
+#include "common/fs.h"
+#include "test/support/lifecycle_fixture.h"
+#include "test/support/skips.h"
+#include "test/support/systemd_host.h"
+
+namespace etcdadm::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+class Systemd : public LifecycleFixture {
+ protected:
+  void SetUp() override {
+    LifecycleFixture::SetUp();
+    const std::string why = SystemdHost::unavailable();
+    if (!why.empty()) ETCDADM_SKIP_OUTSIDE_CI() << why;
+  }
+
+  // Every host booted at once (each takes a second or two).
+  void boot_hosts() {
+    machines_.resize(hosts_.size());
+    std::vector<std::thread> booting;
+    std::vector<std::string> errors(hosts_.size());
+    for (size_t i = 0; i < hosts_.size(); ++i) {
+      booting.emplace_back([&, i] {
+        try {
+          machines_[i] = std::make_unique<SystemdHost>(dir_ / ("systemd-" + hosts_[i].name), hosts_[i].name, "",
+                                                       std::vector<std::string>{dir_.path()});
+        } catch (const std::exception& e) {
+          errors[i] = e.what();
+        }
+      });
+    }
+    for (auto& t : booting) t.join();
+    for (const auto& e : errors) ASSERT_TRUE(e.empty()) << e;
+  }
+
+  // etcdadm run inside host i's systemd, with the member flags of its Host.
+  ProcessResult etcdadm_in(size_t i, std::vector<std::string> args, std::vector<std::string> extra = {}) {
+    auto flags = member_flags(hosts_[i], "systemd");
+    args.insert(args.begin(), "etcdadm");
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.insert(args.end(), extra.begin(), extra.end());
+    RunOptions o;
+    o.timeout = 120s;
+    o.env["ETCDADM_CATALOG"] = dir_ / ("catalog-" + hosts_[i].name + ".db");
+    return machines_[i]->run(args, o);
+  }
+
+  std::string unit(size_t i, const std::string& property) const {
+    return machines_[i]->unit_property("etcd.service", property);
+  }
+
+  bool within(std::chrono::seconds limit, const std::function<bool()>& check) {
+    for (auto until = std::chrono::steady_clock::now() + limit; std::chrono::steady_clock::now() < until;
+         std::this_thread::sleep_for(200ms)) {
+      if (check()) return true;
+    }
+    return check();
+  }
+
+  void TearDown() override {
+    machines_.clear();  // each host's PID 1 killed: its etcd goes with it
+    LifecycleFixture::TearDown();
+  }
+
+  std::vector<std::unique_ptr<SystemdHost>> machines_;
+};
+
+// init on the first host and join on the others, each inside its own systemd: every member is
+// etcd.service, active, of Type=notify (so `systemctl start` returned only once etcd said it was
+// ready), enabled for the next boot, and the three form one healthy cluster. etcd killed -9 is
+// started again by systemd (Restart=on-failure): systemd counts the restart and logs the kill in
+// the journal beside etcd's own lines, and the member serves again. `etcdadm reset` stops and
+// disables the unit, removes its file, and the member leaves the cluster.
+//
+// And the machine stays as it was: systemd-sysctl, which would write the machine's kernel settings
+// (a sysctl is not namespaced), finds /proc/sys read-only and does not run.
+TEST_F(Systemd, MembersRunAsUnitsSystemdRestartsAKilledOneAndResetRemovesIt) {
+  const std::vector<std::string> settings = {"fs/protected_regular", "fs/protected_fifos", "fs/protected_hardlinks",
+                                             "fs/protected_symlinks", "kernel/pid_max"};
+  std::map<std::string, std::string> before;
+  for (const auto& s : settings) before[s] = read_file("/proc/sys/" + s);
+  ASSERT_NO_FATAL_FAILURE(boot_hosts());
+  for (const auto& m : machines_) {
+    EXPECT_EQ(m->unit_property("systemd-sysctl.service", "ConditionResult"), "no") << m->name();
+  }
+  for (const auto& s : settings) EXPECT_EQ(read_file("/proc/sys/" + s), before[s]) << s << " was changed";
+  auto made = etcdadm_in(0, {"init"});
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  for (size_t i = 1; i < hosts_.size(); ++i) {
+    copy_ca(hosts_[0], hosts_[i]);
+    auto joined = etcdadm_in(i, {"join", hosts_[0].client_url()});
+    ASSERT_EQ(joined.exit_code, 0) << joined.output;
+  }
+  for (size_t i = 0; i < hosts_.size(); ++i) {
+    SCOPED_TRACE(hosts_[i].name);
+    EXPECT_EQ(unit(i, "ActiveState"), "active");
+    EXPECT_EQ(unit(i, "Type"), "notify");
+    EXPECT_EQ(unit(i, "UnitFileState"), "enabled");
+    EXPECT_EQ(unit(i, "Restart"), "on-failure");
+    EXPECT_EQ(unit(i, "FragmentPath"), "/etc/systemd/system/etcd.service");
+  }
+  auto health = etcdctl(hosts_[0], {"endpoint", "health", "--cluster"});
+  EXPECT_EQ(health.exit_code, 0) << health.output;
+
+  // kill -9, from inside the host: systemd restarts it.
+  const std::string killed = unit(1, "MainPID");
+  ASSERT_NE(killed, "0");
+  auto kill = machines_[1]->run({"kill", "-9", killed});
+  ASSERT_EQ(kill.exit_code, 0) << kill.output;
+  const bool back = within(60s, [&] {
+    return unit(1, "NRestarts") == "1" && unit(1, "ActiveState") == "active" && unit(1, "MainPID") != killed;
+  });
+  EXPECT_TRUE(back) << unit(1, "ActiveState") << " NRestarts=" << unit(1, "NRestarts");
+  const std::string journal =
+      machines_[1]->run({"journalctl", "-u", "etcd.service", "--no-pager", "-o", "cat"}).output;
+  EXPECT_NE(journal.find("Main process exited, code=killed, status=9/KILL"), std::string::npos) << journal;
+  // etcd's own lines (3.4 logs them as text, 3.5+ as JSON): it read its settings from the env file
+  // the unit names.
+  EXPECT_NE(journal.find("recognized and used environment variable"), std::string::npos) << journal;
+  EXPECT_TRUE(within(30s, [&] { return etcdctl(hosts_[1], {"endpoint", "health"}).exit_code == 0; }));
+
+  // reset on the third host, inside it.
+  RunOptions o;
+  o.timeout = 120s;
+  auto reset = machines_[2]->run({"etcdadm", "reset", "--config-dir", hosts_[2].conf()}, o);
+  ASSERT_EQ(reset.exit_code, 0) << reset.output;
+  EXPECT_EQ(unit(2, "LoadState"), "not-found");
+  EXPECT_EQ(unit(2, "ActiveState"), "inactive");
+  EXPECT_FALSE(path_exists(machines_[2]->outside("/etc/systemd/system/etcd.service")));
+  auto members = etcdctl_json(hosts_[0], {"member", "list"});
+  EXPECT_EQ(members["members"].size(), 2u) << members.dump();
+}
+
+}  // namespace
+}  // namespace etcdadm::test
