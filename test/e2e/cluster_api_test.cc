@@ -50,7 +50,8 @@ class ClusterApi : public LifecycleFixture {
 // client held to those suites. A name etcd does not know is refused before anything is written; a
 // list no TLS 1.2 client could use with the members' keys, once the certificates show the key,
 // before etcd's settings are written or the cluster is asked to add the member. (The provider's
-// `--init-system systemd` is the process init system here until systemd runs in the tests.)
+// `--init-system systemd` is the process init system here; its command lines verbatim, under a
+// real systemd on machines of their own: Systemd.ClusterApisCommandLines..., systemd_test.cc.)
 TEST_F(ClusterApi, InitAndJoinWithTheProvidersFlagsMakeMembersItsHealthCheckAccepts) {
   ASSERT_NO_FATAL_FAILURE(init(hosts_[0], provider_flags()));
   ASSERT_NO_FATAL_FAILURE(join(hosts_[1], hosts_[0], provider_flags()));

@@ -10,11 +10,13 @@
 
 #include <chrono>
 #include <map>
+#include <set>
 #include <memory>
 #include <thread>
 
 #include "common/fs.h"
 #include "test/support/lifecycle_fixture.h"
+#include "test/support/netns_lab.h"
 #include "test/support/skips.h"
 #include "test/support/systemd_host.h"
 
@@ -146,6 +148,80 @@ TEST_F(Systemd, MembersRunAsUnitsSystemdRestartsAKilledOneAndResetRemovesIt) {
   EXPECT_FALSE(path_exists(machines_[2]->outside("/etc/systemd/system/etcd.service")));
   auto members = etcdctl_json(hosts_[0], {"member", "list"});
   EXPECT_EQ(members["members"].size(), 2u) << members.dump();
+}
+
+// Cluster API's etcdadm bootstrap provider as its cloud-init runs it (facts:
+// ../shared/reference/adoption.md): the cluster's CA written to /etc/etcd/pki/ca.crt and ca.key
+// first; then on the first machine `etcdadm init --init-system systemd --version V --release-url
+// URL --install-dir DIR --cipher-suites S && <sentinel>`, on the others `etcdadm join <the first
+// machine's client URL>` with the same flags and sentinel. Each machine is a host of its own:
+// systemd its init, a network namespace and an address of its own, so etcdadm's defaults are what
+// run (its name the hostname, the machine's address, ports 2379 and 2380, /etc/etcd, /var/lib/etcd).
+// The CA and the controller's client certificate are OpenSSL's; the controller's check is curl's
+// `GET /health` with that certificate, which must answer {"health":"true"} on every machine.
+TEST_F(Systemd, ClusterApisCommandLinesBootstrapMachinesItsControllerFindsHealthy) {
+  if (!NetnsLab::unavailable().empty()) ETCDADM_SKIP_OUTSIDE_CI() << NetnsLab::unavailable();
+  NetnsLab lab(3);
+  const std::string pki = dir_ / "cluster-api-pki";
+  make_dirs(pki, 0700);
+  write_file_atomic(pki + "/client.ext", "extendedKeyUsage=clientAuth\n", 0644);
+  for (const std::vector<std::string>& step : std::vector<std::vector<std::string>>{
+           {"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", pki + "/ca.key", "-out",
+            pki + "/ca.crt", "-days", "30", "-subj", "/CN=etcd-ca", "-addext",
+            "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"},
+           {"openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", pki + "/client.key", "-out",
+            pki + "/client.csr", "-subj", "/CN=etcdadm-controller"},
+           {"openssl", "x509", "-req", "-in", pki + "/client.csr", "-CA", pki + "/ca.crt", "-CAkey", pki + "/ca.key",
+            "-CAcreateserial", "-out", pki + "/client.crt", "-days", "30", "-extfile", pki + "/client.ext"}}) {
+    auto r = run_process(step);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  machines_.resize(3);
+  for (int i = 0; i < 3; ++i) {
+    lab.route_test_net_through_lab(i);
+    machines_[i] = std::make_unique<SystemdHost>(dir_ / ("machine-" + std::to_string(i)), "machine-" + std::to_string(i),
+                                                 lab.netns(i), std::vector<std::string>{dir_.path()});
+    // What cloud-init writes from the cluster's Secret before etcdadm runs.
+    make_dirs(machines_[i]->outside("/etc/etcd/pki"), 0755);
+    write_file_atomic(machines_[i]->outside("/etc/etcd/pki/ca.crt"), read_file(pki + "/ca.crt"), 0640);
+    write_file_atomic(machines_[i]->outside("/etc/etcd/pki/ca.key"), read_file(pki + "/ca.key"), 0600);
+  }
+  const std::string flags = "--init-system systemd --version " + release_.version + " --release-url " +
+                            release_.base_url + " --install-dir /opt/bin --cipher-suites " +
+                            "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256";
+  const std::string sentinel = "mkdir -p /run/cluster-api && echo success > /run/cluster-api/bootstrap-success.complete";
+  RunOptions o;
+  o.timeout = 180s;
+  for (int i = 0; i < 3; ++i) {
+    const std::string command = i == 0 ? "etcdadm init " + flags
+                                       : "etcdadm join https://" + lab.address(0) + ":2379 " + flags;
+    auto r = machines_[i]->run({"sh", "-c", command + " && " + sentinel}, o);
+    ASSERT_EQ(r.exit_code, 0) << command << "\n" << r.output;
+    EXPECT_TRUE(path_exists(machines_[i]->outside("/run/cluster-api/bootstrap-success.complete")));
+    EXPECT_EQ(machines_[i]->unit_property("etcd.service", "ActiveState"), "active");
+    EXPECT_EQ(machines_[i]->unit_property("etcd.service", "ExecStart").find("path=/opt/bin/etcd ;") != std::string::npos,
+              true)
+        << machines_[i]->unit_property("etcd.service", "ExecStart");
+  }
+  for (int i = 0; i < 3; ++i) {
+    SCOPED_TRACE("machine-" + std::to_string(i));
+    auto r = run_process({"curl", "--silent", "--show-error", "--max-time", "10", "--cacert", pki + "/ca.crt", "--cert",
+                          pki + "/client.crt", "--key", pki + "/client.key",
+                          "https://" + lab.address(i) + ":2379/health"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto health = nlohmann::json::parse(r.output, nullptr, false);
+    EXPECT_EQ(health.is_object() ? health.value("health", "") : "", "true") << r.output;
+  }
+  auto listed = run_process({"curl", "--silent", "--show-error", "--max-time", "10", "--cacert", pki + "/ca.crt",
+                             "--cert", pki + "/client.crt", "--key", pki + "/client.key", "-X", "POST", "-d", "{}",
+                             "https://" + lab.address(0) + ":2379/v3/cluster/member/list"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.output;
+  const auto members = nlohmann::json::parse(listed.output, nullptr, false);
+  ASSERT_TRUE(members.is_object() && members.contains("members")) << listed.output;
+  std::set<std::string> names;
+  for (const auto& m : members["members"]) names.insert(m.value("name", ""));
+  EXPECT_EQ(names, (std::set<std::string>{"machine-0", "machine-1", "machine-2"})) << listed.output;
+  machines_.clear();  // before the lab's namespaces go
 }
 
 }  // namespace

@@ -59,7 +59,7 @@ class NetnsLab {
     for (int i = 0; i < hosts; ++i) {
       const std::string ns = "etx" + tag_ + "-" + std::to_string(i);
       const std::string outer = "etxv" + tag_ + "h" + std::to_string(i);
-      const std::string inner = "etxi" + tag_ + "h" + std::to_string(i);
+      const std::string inner = inner_link(i);
       ip({"netns", "add", ns});
       namespaces_.push_back(ns);
       ip({"link", "add", outer, "type", "veth", "peer", "name", inner});
@@ -88,6 +88,14 @@ class NetnsLab {
     return argv;
   }
 
+  // Host i's lab address becomes the one its programs see as "the machine's address": a route to
+  // TEST-NET-1 (192.0.2.0/24, RFC 5737, never routed) on its lab link, no gateway, so a UDP
+  // connect() there picks the lab address as its source, as on a machine with a default route
+  // (etcdadm's default --bind-address is found so); nothing sent there reaches anything.
+  void route_test_net_through_lab(int i) {
+    in(i, {"ip", "route", "add", "192.0.2.0/24", "dev", inner_link(i)});
+  }
+
   // What host `from` sends to host `to` is dropped.
   void cut(int from, int to) {
     if (cuts_.insert({from, to}).second) in(from, {"ip", "route", "add", "blackhole", address(to) + "/32"});
@@ -107,6 +115,8 @@ class NetnsLab {
   }
 
  private:
+  // Host i's end of its veth pair, inside its namespace.
+  std::string inner_link(int i) const { return "etxi" + tag_ + "h" + std::to_string(i); }
   static std::string dotted(uint32_t a) {
     return std::to_string(a >> 24) + "." + std::to_string((a >> 16) & 255) + "." + std::to_string((a >> 8) & 255) +
            "." + std::to_string(a & 255);

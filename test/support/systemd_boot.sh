@@ -9,18 +9,22 @@
 # host's cgroup namespace. unshare's --kill-child: when this process dies, so does PID 1, and with
 # it every process of the host.
 #
-# Usage: systemd_boot.sh TREE HOST_DIR NAME CGROUP ETCDADM_BINARY [SHARED_DIR...]
+# Usage: systemd_boot.sh TREE HOST_DIR NAME CGROUP ETCDADM_BINARY NETNS [SHARED_DIR...]
 #   HOST_DIR gets upper/, work/ and root/ (the overlay's mount point); CGROUP is the cgroup2
-#   directory to make and run in; each SHARED_DIR is bind-mounted at its own path inside (the
-#   test's temp dir: its release files, its store). Run it in a network namespace (`ip netns
-#   exec`) for a host with addresses of its own.
+#   directory to make and run in; NETNS the network namespace (`ip netns`) of a host with
+#   addresses of its own, "" for the machine's; each SHARED_DIR is bind-mounted at its own path
+#   inside (the test's temp dir: its release files, its store).
 set -euo pipefail
-[ $# -ge 5 ] || { echo "usage: systemd_boot.sh TREE HOST_DIR NAME CGROUP ETCDADM_BINARY [SHARED_DIR...]" >&2; exit 2; }
-tree=$1 host_dir=$2 name=$3 cgroup=$4 binary=$5
-shift 5
+[ $# -ge 6 ] || { echo "usage: systemd_boot.sh TREE HOST_DIR NAME CGROUP ETCDADM_BINARY NETNS [SHARED_DIR...]" >&2; exit 2; }
+tree=$1 host_dir=$2 name=$3 cgroup=$4 binary=$5 netns=$6
+shift 6
 mkdir -p "$host_dir/upper" "$host_dir/work" "$host_dir/root" "$cgroup"
 echo $$ >"$cgroup/cgroup.procs"
-exec unshare --kill-child --pid --fork --mount --cgroup --uts --ipc --propagation private -- bash -c '
+# Into the network namespace after the cgroup: `ip netns exec` mounts a sysfs of that namespace
+# over /sys, which hides the machine's cgroup hierarchy. It execs, so the PID stays this one.
+enter_netns=()
+[ -z "$netns" ] || enter_netns=(ip netns exec "$netns")
+exec "${enter_netns[@]}" unshare --kill-child --pid --fork --mount --cgroup --uts --ipc --propagation private -- bash -c '
 set -euo pipefail
 tree=$1 host_dir=$2 name=$3 binary=$4
 shift 4

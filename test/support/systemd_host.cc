@@ -81,10 +81,8 @@ SystemdHost::SystemdHost(const std::string& dir, const std::string& name, const 
   remove_abandoned_cgroups(root);
   cgroup_ = root + "/etcdadm-test-" + std::to_string(::getpid()) + "-" + name;
   make_dirs(dir_);
-  std::vector<std::string> argv;
-  if (!netns.empty()) argv = {"ip", "netns", "exec", netns};  // execs: the PID stays the script's
-  argv.insert(argv.end(), {"bash", std::string(ETCDADM_SOURCE_DIR) + "/test/support/systemd_boot.sh",
-                           std::filesystem::canonical(tree_link()), dir_, name_, cgroup_, ETCDADM_BIN});
+  std::vector<std::string> argv = {"bash", std::string(ETCDADM_SOURCE_DIR) + "/test/support/systemd_boot.sh",
+                                   std::filesystem::canonical(tree_link()), dir_, name_, cgroup_, ETCDADM_BIN, netns};
   argv.insert(argv.end(), shared_dirs.begin(), shared_dirs.end());
   boot_ = ChildProcess::start(argv, dir_ + "/boot.log");
 
