@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <set>
@@ -17,6 +18,7 @@
 #include "common/fs.h"
 #include "test/support/lifecycle_fixture.h"
 #include "test/support/netns_lab.h"
+#include "test/support/release_fixture.h"
 #include "test/support/skips.h"
 #include "test/support/systemd_host.h"
 
@@ -52,9 +54,12 @@ class Systemd : public LifecycleFixture {
     for (const auto& e : errors) ASSERT_TRUE(e.empty()) << e;
   }
 
-  // etcdadm run inside host i's systemd, with the member flags of its Host.
+  // etcdadm run inside host i's systemd, with the member flags of its Host (and version_, when
+  // set, for the fixture's release).
   ProcessResult etcdadm_in(size_t i, std::vector<std::string> args, std::vector<std::string> extra = {}) {
     auto flags = member_flags(hosts_[i], "systemd");
+    const auto version = std::find(flags.begin(), flags.end(), "--version");
+    if (!version_.empty() && version != flags.end()) *(version + 1) = version_;
     args.insert(args.begin(), "etcdadm");
     args.insert(args.end(), flags.begin(), flags.end());
     args.insert(args.end(), extra.begin(), extra.end());
@@ -82,6 +87,7 @@ class Systemd : public LifecycleFixture {
   }
 
   std::vector<std::unique_ptr<SystemdHost>> machines_;
+  std::string version_;  // init's and join's --version ("": the fixture's release)
 };
 
 // init on the first host and join on the others, each inside its own systemd: every member is
@@ -148,6 +154,88 @@ TEST_F(Systemd, MembersRunAsUnitsSystemdRestartsAKilledOneAndResetRemovesIt) {
   EXPECT_FALSE(path_exists(machines_[2]->outside("/etc/systemd/system/etcd.service")));
   auto members = etcdctl_json(hosts_[0], {"member", "list"});
   EXPECT_EQ(members["members"].size(), 2u) << members.dump();
+}
+
+// A minor change and its way back through systemd: a cluster made on one pinned minor (the one
+// below the etcd under test, or the test's own when it is the oldest), each member's binaries its
+// host's own. `upgrade apply` on each host in turn, inside its systemd: its etcd.service runs the
+// new version under a new main PID, never left failed; `upgrade rollback` on the second host puts
+// its unit back on the kept old binaries; the second and third apply finish the change (from 3.6
+// to 3.7 each member also starts once on --snapshot-count 1 through its unit). Then `certs renew
+// --restart` on the first host restarts its unit on the new certificates. Oracles: systemctl show
+// (ActiveState, MainPID, NRestarts: no restart of systemd's own), etcdctl's endpoint status.
+TEST_F(Systemd, UpgradeRollbackAndARenewalRestartGoThroughTheUnits) {
+  const EtcdRelease& under = etcd_under_test();
+  std::string from = pinned_minor_beside(under.minor, -1), to = under.minor;
+  if (from.empty()) {
+    from = under.minor;
+    to = pinned_minor_beside(under.minor, 1);
+  }
+  const std::string from_version = make_local_release(dir_ / "releases", etcd_release(from)).version;
+  const std::string to_version = make_local_release(dir_ / "releases", etcd_release(to)).version;
+  for (auto& h : hosts_) h.own_bin = h.root + "/bin";
+  version_ = from_version;
+  ASSERT_NO_FATAL_FAILURE(boot_hosts());
+  auto made = etcdadm_in(0, {"init"});
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  for (size_t i = 1; i < hosts_.size(); ++i) {
+    copy_ca(hosts_[0], hosts_[i]);
+    auto joined = etcdadm_in(i, {"join", hosts_[0].client_url()});
+    ASSERT_EQ(joined.exit_code, 0) << joined.output;
+  }
+  auto running = [&](size_t i) {
+    auto st = etcdctl(hosts_[i], {"endpoint", "status", "-w", "json"});
+    return st.exit_code == 0 ? etcdctl_answer(st.output).value("Status", nlohmann::json::object()).value("version", "")
+                             : "";
+  };
+  auto upgrade = [&](size_t i, const std::string& verb, const std::string& version) {
+    std::vector<std::string> args = {"etcdadm", "upgrade", verb, "--config-dir", hosts_[i].conf(), "--release-url",
+                                     release_.base_url, "--cache-dir", dir_ / "cache"};
+    if (!version.empty()) args.insert(args.end(), {"--version", version});
+    if (verb == "apply") args.insert(args.end(), {"--store", dir_ / "store"});  // the backup before each change
+    RunOptions o;
+    o.timeout = 180s;
+    o.env["ETCDADM_CATALOG"] = dir_ / ("catalog-" + hosts_[i].name + ".db");
+    return machines_[i]->run(args, o);
+  };
+  auto expect_unit_runs = [&](size_t i, const std::string& version, const std::string& old_pid) {
+    SCOPED_TRACE(hosts_[i].name + " on " + version);
+    EXPECT_EQ(unit(i, "ActiveState"), "active");
+    EXPECT_NE(unit(i, "MainPID"), old_pid);
+    EXPECT_EQ(unit(i, "NRestarts"), "0") << "systemd restarted it by itself";
+    EXPECT_TRUE(within(30s, [&] { return running(i) == version; })) << running(i);
+  };
+
+  std::string pid = unit(0, "MainPID");
+  auto applied = upgrade(0, "apply", to_version);
+  ASSERT_EQ(applied.exit_code, 0) << applied.output;
+  expect_unit_runs(0, to_version, pid);
+  pid = unit(1, "MainPID");
+  applied = upgrade(1, "apply", to_version);
+  ASSERT_EQ(applied.exit_code, 0) << applied.output;
+  expect_unit_runs(1, to_version, pid);
+  pid = unit(1, "MainPID");
+  auto rolled = upgrade(1, "rollback", "");
+  ASSERT_EQ(rolled.exit_code, 0) << rolled.output;
+  expect_unit_runs(1, from_version, pid);
+  for (size_t i : {size_t{1}, size_t{2}}) {
+    pid = unit(i, "MainPID");
+    applied = upgrade(i, "apply", to_version);
+    ASSERT_EQ(applied.exit_code, 0) << applied.output;
+    expect_unit_runs(i, to_version, pid);
+  }
+  auto health = etcdctl(hosts_[0], {"endpoint", "health", "--cluster"});
+  EXPECT_EQ(health.exit_code, 0) << health.output;
+
+  const std::string serial_before = read_file(hosts_[0].certs() + "/server.crt");
+  pid = unit(0, "MainPID");
+  RunOptions o;
+  o.timeout = 120s;
+  auto renewed = machines_[0]->run(
+      {"etcdadm", "certs", "renew", "--validity", "30d", "--restart", "--config-dir", hosts_[0].conf()}, o);
+  ASSERT_EQ(renewed.exit_code, 0) << renewed.output;
+  EXPECT_NE(read_file(hosts_[0].certs() + "/server.crt"), serial_before);
+  expect_unit_runs(0, to_version, pid);
 }
 
 // Cluster API's etcdadm bootstrap provider as its cloud-init runs it (facts:
