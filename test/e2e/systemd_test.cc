@@ -69,16 +69,19 @@ class Systemd : public LifecycleFixture {
     return machines_[i]->run(args, o);
   }
 
-  std::string unit(size_t i, const std::string& property) const {
-    return machines_[i]->unit_property("etcd.service", property);
+  // init on the first host and a join on each other one, each inside its own systemd.
+  void cluster_under_systemd() {
+    auto made = etcdadm_in(0, {"init"});
+    ASSERT_EQ(made.exit_code, 0) << made.output;
+    for (size_t i = 1; i < hosts_.size(); ++i) {
+      copy_ca(hosts_[0], hosts_[i]);
+      auto joined = etcdadm_in(i, {"join", hosts_[0].client_url()});
+      ASSERT_EQ(joined.exit_code, 0) << joined.output;
+    }
   }
 
-  bool within(std::chrono::seconds limit, const std::function<bool()>& check) {
-    for (auto until = std::chrono::steady_clock::now() + limit; std::chrono::steady_clock::now() < until;
-         std::this_thread::sleep_for(200ms)) {
-      if (check()) return true;
-    }
-    return check();
+  std::string unit(size_t i, const std::string& property) const {
+    return machines_[i]->unit_property("etcd.service", property);
   }
 
   void TearDown() override {
@@ -109,13 +112,7 @@ TEST_F(Systemd, MembersRunAsUnitsSystemdRestartsAKilledOneAndResetRemovesIt) {
     EXPECT_EQ(m->unit_property("systemd-sysctl.service", "ConditionResult"), "no") << m->name();
   }
   for (const auto& s : settings) EXPECT_EQ(read_file("/proc/sys/" + s), before[s]) << s << " was changed";
-  auto made = etcdadm_in(0, {"init"});
-  ASSERT_EQ(made.exit_code, 0) << made.output;
-  for (size_t i = 1; i < hosts_.size(); ++i) {
-    copy_ca(hosts_[0], hosts_[i]);
-    auto joined = etcdadm_in(i, {"join", hosts_[0].client_url()});
-    ASSERT_EQ(joined.exit_code, 0) << joined.output;
-  }
+  ASSERT_NO_FATAL_FAILURE(cluster_under_systemd());
   for (size_t i = 0; i < hosts_.size(); ++i) {
     SCOPED_TRACE(hosts_[i].name);
     EXPECT_EQ(unit(i, "ActiveState"), "active");
@@ -132,7 +129,7 @@ TEST_F(Systemd, MembersRunAsUnitsSystemdRestartsAKilledOneAndResetRemovesIt) {
   ASSERT_NE(killed, "0");
   auto kill = machines_[1]->run({"kill", "-9", killed});
   ASSERT_EQ(kill.exit_code, 0) << kill.output;
-  const bool back = within(60s, [&] {
+  const bool back = holds_within(60s, [&] {
     return unit(1, "NRestarts") == "1" && unit(1, "ActiveState") == "active" && unit(1, "MainPID") != killed;
   });
   EXPECT_TRUE(back) << unit(1, "ActiveState") << " NRestarts=" << unit(1, "NRestarts");
@@ -142,7 +139,7 @@ TEST_F(Systemd, MembersRunAsUnitsSystemdRestartsAKilledOneAndResetRemovesIt) {
   // etcd's own lines (3.4 logs them as text, 3.5+ as JSON): it read its settings from the env file
   // the unit names.
   EXPECT_NE(journal.find("recognized and used environment variable"), std::string::npos) << journal;
-  EXPECT_TRUE(within(30s, [&] { return etcdctl(hosts_[1], {"endpoint", "health"}).exit_code == 0; }));
+  EXPECT_TRUE(holds_within(30s, [&] { return etcdctl(hosts_[1], {"endpoint", "health"}).exit_code == 0; }));
 
   // reset on the third host, inside it.
   RunOptions o;
@@ -176,13 +173,7 @@ TEST_F(Systemd, UpgradeRollbackAndARenewalRestartGoThroughTheUnits) {
   for (auto& h : hosts_) h.own_bin = h.root + "/bin";
   version_ = from_version;
   ASSERT_NO_FATAL_FAILURE(boot_hosts());
-  auto made = etcdadm_in(0, {"init"});
-  ASSERT_EQ(made.exit_code, 0) << made.output;
-  for (size_t i = 1; i < hosts_.size(); ++i) {
-    copy_ca(hosts_[0], hosts_[i]);
-    auto joined = etcdadm_in(i, {"join", hosts_[0].client_url()});
-    ASSERT_EQ(joined.exit_code, 0) << joined.output;
-  }
+  ASSERT_NO_FATAL_FAILURE(cluster_under_systemd());
   auto running = [&](size_t i) {
     auto st = etcdctl(hosts_[i], {"endpoint", "status", "-w", "json"});
     return st.exit_code == 0 ? etcdctl_answer(st.output).value("Status", nlohmann::json::object()).value("version", "")
@@ -203,7 +194,7 @@ TEST_F(Systemd, UpgradeRollbackAndARenewalRestartGoThroughTheUnits) {
     EXPECT_EQ(unit(i, "ActiveState"), "active");
     EXPECT_NE(unit(i, "MainPID"), old_pid);
     EXPECT_EQ(unit(i, "NRestarts"), "0") << "systemd restarted it by itself";
-    EXPECT_TRUE(within(30s, [&] { return running(i) == version; })) << running(i);
+    EXPECT_TRUE(holds_within(30s, [&] { return running(i) == version; })) << running(i);
   };
 
   std::string pid = unit(0, "MainPID");
