@@ -10,6 +10,8 @@
 #include "controller/controller.h"
 #include "controller/controller_internal.h"
 #include "etcdadm/lifecycle/local_member.h"
+#include "etcdadm/member_health.h"
+#include "etcdadm/quorum.h"
 
 namespace etcdadm {
 
@@ -89,9 +91,9 @@ bool Controller::still_leads(const Decision& d) {
 }
 
 // The acting controller's membership changes, each through the members as etcd sees them now.
-void Controller::change_membership(const Decision& d) {
+void Controller::change_membership(const Decision& d, const Observation& o) {
   if (!still_leads(d)) return;
-  EtcdClient& client = pool_.client(member_.loopback_client_url());
+  EtcdClient* through = &pool_.client(member_.loopback_client_url());
   const char* action = step_name(d.step);
   // No backup before a corrupt member's removal: its data is kept whole on its host, the data that
   // stays is the majority's, and a backup now might be streamed from the corrupt member itself.
@@ -103,14 +105,26 @@ void Controller::change_membership(const Decision& d) {
   }
   try {
     if (d.step == Step::kAddMember) {
-      auto r = client.member_add({d.host.peer_url}, /*learner=*/true);
+      auto r = through->member_add({d.host.peer_url}, /*learner=*/true);
       failpoint("auto/member/added");
       record(action, d.reason, d.command, "done: learner " + id_hex(r.member().id()));
     } else if (d.step == Step::kPromoteMember) {
-      client.member_promote(d.member_id);
+      through->member_promote(d.member_id);
       record(action, d.reason, d.command, "done");
     } else {
-      client.member_remove(d.member_id);
+      if (d.leadership_to != 0) {
+        // This host's own member leads and goes: its leadership first, then the removal through
+        // the new leader (a member removing itself may stop before it answers).
+        const MemberInfo* next = nullptr;
+        for (const auto& m : o.cluster.info.members)
+          if (m.id == d.leadership_to) next = &m;
+        if (next == nullptr || next->client_urls.empty())
+          throw Error(ErrorKind::kUnavailable, "member " + id_hex(d.leadership_to) + " has no client URL");
+        hand_leadership(*through, member_.loopback_client_url(), member_.name, next->id, member_label(*next),
+                        member_log_hint(member_));
+        through = &pool_.client(next->client_urls.front());
+      }
+      through->member_remove(d.member_id);
       if (!d.replaced_peer_url.empty()) replaced_at_[d.replaced_peer_url] = steady_clock::now();
       failpoint("auto/member/removed");
       record(action, d.reason, d.command, "done");
@@ -123,6 +137,11 @@ void Controller::change_membership(const Decision& d) {
     }
     if (d.step == Step::kPromoteMember && e.mentions("can only promote a learner member"))
       return;  // its host was first
+    // Leadership handed over, the new leader's controller may remove the same member first.
+    if (d.step == Step::kRemoveMember && d.leadership_to != 0 && e.mentions("member not found")) {
+      record(action, d.reason, d.command, "already removed by the new leader's controller");
+      return;
+    }
     // etcd's strict reconfiguration check: it takes a change only once every member has been
     // connected for a while (and never one that would leave too few started members). Waiting.
     if (e.mentions("unhealthy cluster") || e.mentions("not enough started members")) {

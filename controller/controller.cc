@@ -22,6 +22,7 @@
 #include "common/timefmt.h"
 #include "controller/backup_attestation.h"
 #include "controller/controller_internal.h"
+#include "etcdadm/maintenance/alarms.h"
 #include "etcdadm/member_health.h"
 #include "etcdadm/pki.h"
 #include "store/blob_capabilities.h"
@@ -285,6 +286,18 @@ std::string Controller::backup_through(const Decision& d, std::chrono::seconds m
 }
 
 void Controller::act(const Decision& d, const Observation& o) {
+  // A failed NOSPACE recovery is held against its own alarm only: once the cluster answers with no
+  // NOSPACE (another controller recovered it, or a person), the next alarm is a new one, acted on
+  // at once. (Found: a learner replaying the log that once filled the quota raised NOSPACE again
+  // after a recovery, and the host whose earlier attempt had failed waited 10 minutes, every
+  // other change held back behind it.)
+  if (o.cluster.answered) {
+    const auto alarms = alarms_in_status(o.cluster.info);
+    if (std::none_of(alarms.begin(), alarms.end(), [](const MemberAlarm& a) { return a.alarm == "NOSPACE"; }))
+      std::erase_if(maintenance_failed_, [](const auto& entry) {
+        return entry.first.rfind(std::string(step_name(Step::kRecoverSpace)) + "|", 0) == 0;
+      });
+  }
   // A pause written while this round observed wins over what it decided; this host's own member
   // is started again even when the store cannot say (rule Q).
   if (d.step != Step::kIdle && d.step != Step::kWait) {
@@ -329,7 +342,7 @@ void Controller::act(const Decision& d, const Observation& o) {
     case Step::kAddMember:
     case Step::kPromoteMember:
     case Step::kRemoveMember:
-      change_membership(d);
+      change_membership(d, o);
       return;
     case Step::kPlanRestore:
       plan_restore(d, o);

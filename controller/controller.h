@@ -150,7 +150,7 @@ class Controller {
   // Stops this host's etcd (when it runs one) and moves its data out of the way, kept for a person.
   void stop_and_set_aside(const std::string& label);
   bool still_leads(const Decision& d);
-  void change_membership(const Decision& d);
+  void change_membership(const Decision& d, const Observation& o);
 
   // ---- restores (act_restore.cc) ----
   void plan_restore(const Decision& d, const Observation& o);

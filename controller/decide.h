@@ -233,8 +233,10 @@ struct Decision {
   std::optional<EtcdManagerClusterSpec> new_spec;
   // kRemoveMember of an unhealthy voter after the grace: its peer URL (Observation::replaced_seconds_ago).
   std::string replaced_peer_url;
-  HostRecord host;            // kAddMember
-  uint64_t member_id = 0;     // kPromoteMember, kRemoveMember; kJoinAsAdded: the learner this host becomes
+  HostRecord host;         // kAddMember
+  uint64_t member_id = 0;  // kPromoteMember, kRemoveMember; kJoinAsAdded: the learner this host becomes
+  // kRemoveMember of the leader itself (a shrink): the voter its leadership is handed to first.
+  uint64_t leadership_to = 0;
   std::string join_endpoint;  // kJoinAsAdded: a healthy member's client URL
   VersionTurn turn;           // kGiveVersionTurn, kChangeVersion
   std::vector<uint64_t>

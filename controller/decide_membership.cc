@@ -264,24 +264,39 @@ Decision act_on_cluster(const Observation& o) {
     return d;
   }
   if (static_cast<int>(voters.size()) > n) {
-    // The highest name that is not the leader: the leader is never removed first.
-    const MemberInfo* victim = nullptr;
-    for (const auto* m : voters) {
-      if (m->id != info.leader_id && (victim == nullptr || m->name > victim->name)) victim = m;
+    // The highest names go, one at a time: the reverse of the order a grow adds spares in, so that
+    // the members a client was configured with before a grow are the ones a shrink keeps. The
+    // leader is no exception: its leadership goes first to a voter that stays (one transfer, not
+    // an election), and the next victim is never the one that just took it over.
+    std::vector<const MemberInfo*> by_name(voters.begin(), voters.end());
+    std::sort(by_name.begin(), by_name.end(),
+              [](const MemberInfo* a, const MemberInfo* b) { return a->name > b->name; });
+    std::vector<uint64_t> leaving;
+    for (size_t i = 0; i + n < by_name.size(); ++i) leaving.push_back(by_name[i]->id);
+    const MemberInfo* victim = by_name.front();
+    QuorumCheck q = check_remove(info, victim->id);
+    if (!q.safe)
+      return make(Step::kWait, "one member too many, but removing " + member_label(*victim) +
+                                   " would cost quorum: " + q.explanation);
+    const MemberInfo* successor = nullptr;
+    if (victim->id == info.leader_id) {
+      successor = leadership_successor(info, victim->id, leaving);
+      if (successor == nullptr)
+        return make(Step::kWait, "one member too many, but " + member_label(*victim) +
+                                     " leads and no healthy voter that stays can take its leadership over");
     }
-    if (victim != nullptr) {
-      QuorumCheck q = check_remove(info, victim->id);
-      if (!q.safe)
-        return make(Step::kWait, "one member too many, but removing " + member_label(*victim) +
-                                     " would cost quorum: " + q.explanation);
-      Decision d = make(Step::kRemoveMember,
-                        "the cluster has " + std::to_string(voters.size()) + " members, the spec " + std::to_string(n) +
-                            ": removing " + member_label(*victim) + " (" + q.explanation + ")" +
-                            tolerance_change(static_cast<int>(voters.size()), n),
-                        "etcdadm reset (on " + victim->name + ")");
-      d.member_id = victim->id;
-      return d;
-    }
+    Decision d =
+        make(Step::kRemoveMember,
+             "the cluster has " + std::to_string(voters.size()) + " members, the spec " + std::to_string(n) +
+                 ": removing " + member_label(*victim) +
+                 (successor != nullptr ? " (the leader: its leadership moves to " + member_label(*successor) + " first)"
+                                       : "") +
+                 " (" + q.explanation + ")" + tolerance_change(static_cast<int>(voters.size()), n),
+             (successor != nullptr ? "etcdctl move-leader " + id_hex(successor->id) + " && " : "") +
+                 "etcdadm reset (on " + victim->name + ")");
+    d.member_id = victim->id;
+    if (successor != nullptr) d.leadership_to = successor->id;
+    return d;
   }
   if (auto version = change_versions(o)) return *version;
   if (auto maintenance = maintain(o)) return *maintenance;

@@ -246,10 +246,14 @@ constexpr const char* kCompactHashCheck = "ETCD_EXPERIMENTAL_COMPACT_HASH_CHECK_
 constexpr const char* kFeatureGates = "ETCD_FEATURE_GATES";
 }  // namespace
 
+EnvVars with_env_value(EnvVars vars, const std::string& name, const std::optional<std::string>& value) {
+  std::erase_if(vars, [&](const auto& kv) { return kv.first == name; });
+  if (value) vars.emplace_back(name, *value);
+  return vars;
+}
+
 void set_member_env(const MemberConfig& config, const std::string& name, const std::optional<std::string>& value) {
-  EnvVars env = parse_env_file(read_file(config.env_file()));
-  std::erase_if(env, [&](const auto& kv) { return kv.first == name; });
-  if (value) env.emplace_back(name, *value);
+  const EnvVars env = with_env_value(parse_env_file(read_file(config.env_file())), name, value);
   write_file_atomic(config.env_file(), render_env_file(env), 0600, /*overwrite=*/true);
 }
 

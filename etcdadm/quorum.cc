@@ -50,10 +50,12 @@ bool member_healthy(const MemberInfo& m) {
   return true;
 }
 
-const MemberInfo* leadership_successor(const ClusterInfo& info, uint64_t leader_id) {
+const MemberInfo* leadership_successor(const ClusterInfo& info, uint64_t leader_id,
+                                       const std::vector<uint64_t>& leaving) {
   const MemberInfo* best = nullptr;
   for (const auto& x : info.members) {
     if (x.id == leader_id || x.learner || !member_healthy(x)) continue;
+    if (std::find(leaving.begin(), leaving.end(), x.id) != leaving.end()) continue;
     if (best == nullptr || x.raft_index > best->raft_index) best = &x;
   }
   return best;

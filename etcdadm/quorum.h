@@ -50,8 +50,10 @@ const char* member_role(const MemberInfo& m);
 // A member is healthy when it answered Status without "no leader" among its errors.
 bool member_healthy(const MemberInfo& m);
 
-// The healthy voter other than `leader_id` the furthest along (the highest raft index): who takes
-// over a leadership handed away before a restart or a defrag; nullptr when no other voter can.
-const MemberInfo* leadership_successor(const ClusterInfo& info, uint64_t leader_id);
+// The healthy voter other than `leader_id` (and those in `leaving`) the furthest along (the highest
+// raft index): who takes over a leadership handed away before a restart, a defrag or the leader's
+// removal; nullptr when no other voter can.
+const MemberInfo* leadership_successor(const ClusterInfo& info, uint64_t leader_id,
+                                       const std::vector<uint64_t>& leaving = {});
 
 }  // namespace etcdadm

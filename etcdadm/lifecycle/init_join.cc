@@ -13,11 +13,13 @@
 #include "common/fs.h"
 #include "common/retry.h"
 #include "common/shell.h"
+#include "common/subprocess.h"
 #include "common/text.h"
 #include "etcd/client.h"
 #include "etcd/tls_probe.h"
 #include "etcdadm/init_system.h"
 #include "etcdadm/lifecycle/local_member.h"
+#include "etcdadm/maintenance/space.h"
 #include "etcdadm/member_health.h"
 #include "etcdadm/member_remove.h"
 #include "etcdadm/pki.h"
@@ -550,6 +552,7 @@ class Runner {
           throw Error(ErrorKind::kNotFound, "member " + m_.peer_url() + " is not in the cluster",
                       "run the membership phase first");
         }
+        learner_ = me->islearner();
         record_cluster(list.members());
       } else {
         bootstrap_ = init_bootstrap();
@@ -561,6 +564,11 @@ class Runner {
     make_dirs(m_.config_dir);
     EnvVars env = member_env(m_, *bootstrap_);
     if (first_start_of_restore()) env = without_initial_corruption_check(env);
+    if (join_ && learner_) {
+      env = with_env_value(env, kQuotaVar, std::to_string(catch_up_quota()));
+      spdlog::info("the learner catches up under twice the quota ({} bytes); promoted on the quota itself",
+                   catch_up_quota());
+    }
     write_file_atomic(m_.env_file(), render_env_file(env), 0600, /*overwrite=*/true);
     save_member_state(m_);
     auto files = init_system_->configure(m_);
@@ -670,11 +678,77 @@ class Runner {
     return "revision " + std::to_string(served) + ", " + std::to_string(client.range(all).count()) + " keys";
   }
 
-  void promote() {
-    EtcdClient local(local_connection(m_));
+  // A learner catches up by replaying the leader's raft log (etcd sends it a snapshot only once the
+  // leader's log no longer holds what it lacks). Replayed without the defragmentations the others
+  // had, a history that once came near the quota leaves its db file as large as that peak, and
+  // etcd's quota check compares the file's size (not what is in use): the learner raises NOSPACE
+  // on the next write, and the whole cluster refuses writes because a member joined (seen on 3.5
+  // after a NOSPACE recovery: every join raised it again). So a learner catches up under twice
+  // the quota (configure), is defragmented when its file would not fit the real quota, and starts
+  // again on the real quota before it is promoted: one restart of a member that has no vote yet.
+  static constexpr const char* kQuotaVar = "ETCD_QUOTA_BACKEND_BYTES";
+  int64_t quota() const { return m_.quota_backend_bytes > 0 ? m_.quota_backend_bytes : kEtcdDefaultQuotaBytes; }
+  int64_t catch_up_quota() const { return 2 * quota(); }
+
+  void wait_started(EtcdClient& local) {
     wait_until(
         "start of member " + m_.name, o_.start_timeout, [&] { local.status(m_.loopback_client_url()); },
         [&] { return alive(); }, start_hint());
+  }
+
+  // etcd serves a learner no Defragment: its data dir is defragmented while it is stopped, by the
+  // release's own tool (etcdutl from 3.5, etcdctl before).
+  void defragment_stopped_learner() {
+    const bool etcdutl = path_exists(m_.install_dir + "/etcdutl");
+    RunOptions ro;
+    ro.timeout = std::chrono::minutes(30);
+    if (!etcdutl) ro.env["ETCDCTL_API"] = "3";
+    const auto r = run_process(
+        {etcdutl ? m_.install_dir + "/etcdutl" : m_.etcdctl_binary(), "defrag", "--data-dir", m_.data_dir}, ro);
+    if (r.exit_code != 0)
+      throw Error(ErrorKind::kExternalTool, "defragmenting the stopped learner's data dir failed: " + r.output,
+                  "run join again: the learner catches up under twice the quota again first");
+  }
+
+  void leave_catch_up_quota(std::unique_ptr<EtcdClient>& local, const etcdserverpb::MemberListResponse& list) {
+    const std::optional<std::string> real =
+        m_.quota_backend_bytes > 0 ? std::optional(std::to_string(m_.quota_backend_bytes)) : std::nullopt;
+    if (env_value(parse_env_file(read_file(m_.env_file())), kQuotaVar) == real.value_or("")) return;
+    wait_caught_up(
+        *local, m_.loopback_client_url(), "catching up of learner " + m_.name,
+        [&](uint64_t id) {
+          for (const auto& x : list.members())
+            if (x.id() == id && x.clienturls_size() > 0) return x.clienturls(0);
+          return std::string();
+        },
+        o_.promote_timeout, [&] { return alive(); }, start_hint());
+    const auto st = local->status(m_.loopback_client_url());
+    // etcd's quota check refuses a write once the file and the write reach the quota: a file over
+    // 90% of it leaves too little room.
+    const bool too_large = st.dbsize() >= quota() / 10 * 9;
+    set_member_env(m_, kQuotaVar, real);
+    init_system_->configure(m_);  // a static pod's flags are its manifest's: written again from the env file
+    // Closed first: etcd's graceful stop waits for open client connections (measured: 1.6 s with one).
+    local.reset();
+    init_system_->stop(m_, std::chrono::milliseconds(10000));
+    failpoint("join/catch-up-quota/stopped");
+    if (too_large) {
+      spdlog::info(
+          "learner {} caught up with a db file of {} bytes ({} in use), over 90% of the quota ({}): "
+          "defragmenting it, stopped, before its promotion",
+          m_.name, st.dbsize(), st.dbsizeinuse(), quota());
+      defragment_stopped_learner();
+    }
+    init_system_->start(m_);
+    local = std::make_unique<EtcdClient>(local_connection(m_));
+    wait_started(*local);
+    spdlog::info("learner {} runs on the quota itself ({} bytes){}", m_.name, quota(),
+                 too_large ? ", its db file defragmented" : "");
+  }
+
+  void promote() {
+    auto local = std::make_unique<EtcdClient>(local_connection(m_));
+    wait_started(*local);
     auto client = cluster_client();
     if (member_id_ == 0) {
       auto list = client->member_list();
@@ -683,6 +757,7 @@ class Runner {
       member_id_ = me->id();
       learner_ = me->islearner();
     }
+    if (learner_) leave_catch_up_quota(local, client->member_list());
     if (learner_) {
       wait_until(
           "promotion of learner " + m_.name, o_.promote_timeout,
@@ -703,7 +778,7 @@ class Runner {
                    e.mentions("not enough started members") || is_retryable(e);
           });
     }
-    wait_healthy(local);
+    wait_healthy(*local);
     result_.member_id = member_id_;
     // Now a voter: remember the current members, through which reset reaches the cluster later.
     record_cluster(client->member_list().members());

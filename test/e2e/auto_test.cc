@@ -958,7 +958,8 @@ TEST_F(Auto, SeedFiveThenThreeGrowsAndShrinksKeepingQuorumAtEveryStep) {
   start_auto(hosts_[3]);
   start_auto(hosts_[4]);
 
-  // A writer through m1 (never removed: the lowest name, and the highest names go first).
+  // A writer through m1 (never removed: the highest names go first, a leader among them after
+  // handing its leadership on).
   Writer writer(connection({&hosts_[0]}));
   auto voters = [&] {
     auto list = etcdctl(hosts_[0], {"member", "list", "-w", "json"});
@@ -971,12 +972,34 @@ TEST_F(Auto, SeedFiveThenThreeGrowsAndShrinksKeepingQuorumAtEveryStep) {
   };
   ASSERT_NO_FATAL_FAILURE(seed(5));
   EXPECT_TRUE(eventually(120s, [&] { return voters().size() == 5 && one_healthy_cluster(5); }, "five voters"));
+  // m5 leads (moved there by hand): the shrink removes it all the same, its leadership handed first
+  // to a member that stays.
+  {
+    EtcdClient statuses(connection({&hosts_[0]}));
+    uint64_t m5 = 0;
+    size_t leader = hosts_.size();
+    for (size_t i = 0; i < hosts_.size(); ++i) {
+      const auto st = statuses.status(hosts_[i].client_url());
+      if (hosts_[i].name == "m5") m5 = st.header().member_id();
+      if (st.leader() == st.header().member_id()) leader = i;
+    }
+    ASSERT_LT(leader, hosts_.size());
+    if (hosts_[leader].name != "m5") {
+      auto moved = etcdctl(hosts_[leader], {"move-leader", fmt::format("{:x}", m5)});
+      ASSERT_EQ(moved.exit_code, 0) << moved.output;
+    }
+    ASSERT_TRUE(eventually(10s, [&] {
+      const auto st = statuses.status(hosts_[4].client_url());
+      return st.leader() == st.header().member_id();
+    }, "m5 leads"));
+  }
   ASSERT_NO_FATAL_FAILURE(seed(3));
   std::set<std::string> kept;
   EXPECT_TRUE(eventually(120s, [&] {
     kept = voters();
-    return kept.size() == 3 && kept.count("m1") > 0;
+    return kept.size() == 3;
   }, "back to three voters"));
+  EXPECT_EQ(kept, (std::set<std::string>{"m1", "m2", "m3"})) << logs();
   writer.stop();
   std::cout << "longest gap between two acknowledged writes: " << writer.longest_outage().count() << " ms\n";
   EXPECT_GT(writer.writes(), 100);
@@ -1007,6 +1030,13 @@ TEST_F(Auto, SeedFiveThenThreeGrowsAndShrinksKeepingQuorumAtEveryStep) {
   }
   EXPECT_EQ(adds, 2) << logs();
   EXPECT_EQ(removes, 2) << logs();
+  bool leader_removed = false;
+  for (const auto& e : events()) {
+    leader_removed |= e.action == "remove-member" && e.outcome.rfind("done", 0) == 0 &&
+                      e.reason.find("removing m5 (") != std::string::npos &&
+                      e.reason.find("(the leader: its leadership moves to m") != std::string::npos;
+  }
+  EXPECT_TRUE(leader_removed) << "m5 led and went, its leadership handed on first\n" << logs();
   auto listed = etcdadm({"backup", "list", "--store", store_, "-o", "json"});
   ASSERT_EQ(listed.exit_code, 0) << listed.output;
   const auto backups = json::parse(listed.output.substr(listed.output.find('[')));

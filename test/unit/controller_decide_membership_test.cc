@@ -67,7 +67,7 @@ TEST(ControllerDecide, AHostReplacedLatelyIsReplacedAgainOnlyAfterALongerGrace) 
   EXPECT_EQ(d.replaced_peer_url, "");
 }
 
-TEST(ControllerDecide, GrowsWithALiveSpareLearnerFirstThenPromotesAndShrinksNeverTheLeaderFirst) {
+TEST(ControllerDecide, GrowsWithALiveSpareLearnerFirstThenPromotesAndShrinksTheHighestNamesMovingAVictimsLeadershipFirst) {
   Observation o = acting({member(1, "h1"), member(2, "h2")}, 4);
   o.hosts[2].record.data = DataState::kEmpty;  // h3: a spare
   o.hosts[3].record.data = DataState::kEmpty;  // h4: a spare, not live
@@ -88,15 +88,44 @@ TEST(ControllerDecide, GrowsWithALiveSpareLearnerFirstThenPromotesAndShrinksNeve
   d = decide(o, "t");
   EXPECT_EQ(d.step, Step::kWait);
   EXPECT_NE(d.reason.find("no live spare host"), std::string::npos) << d.reason;
-  // Five members, spec three: the highest name that is not the leader goes, one at a time.
+  // Five members, spec three: the highest names go, one at a time, the leader too: its leadership
+  // first goes to the voter furthest along among those that stay (h4 goes next, so never h4).
   o = acting({member(1, "h1"), member(2, "h2"), member(3, "h3"), member(4, "h4"), member(5, "h5")}, 5);
   o.cluster.info.leader_id = 5;
   o.local.member_id = 5;
   o.self = "h5";
   o.self_peer_url = "https://10.0.0.5:2380";
+  for (auto& m : o.cluster.info.members) m.raft_index = 100 + m.id;  // h4 the furthest along of the others
+  o.cluster.info.members[1].raft_index = 103;                         // h2 ties h3's 103: the first found
+  o.spec->member_count = 3;
+  d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kRemoveMember) << d.reason;
+  EXPECT_EQ(d.member_id, 5u);
+  EXPECT_EQ(d.leadership_to, 2u) << d.reason;
+  EXPECT_NE(d.reason.find("removing h5 (5) (the leader: its leadership moves to h2 (2) first)"), std::string::npos)
+      << d.reason;
+  EXPECT_EQ(d.command, "etcdctl move-leader 2 && etcdadm reset (on h5)");
+  // Not the leader: no transfer (h1 leads and acts).
+  o.cluster.info.leader_id = 1;
+  o.local.member_id = 1;
+  o.self = "h1";
+  o.self_peer_url = "https://10.0.0.1:2380";
+  d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kRemoveMember) << d.reason;
+  EXPECT_EQ(d.member_id, 5u);
+  EXPECT_EQ(d.leadership_to, 0u);
+  EXPECT_EQ(d.command, "etcdadm reset (on h5)");
+  // Four left, h4 leads: it goes next, its leadership to h3 (the furthest along of h1-h3).
+  o.cluster.info.members.pop_back();
+  o.cluster.info.leader_id = 4;
+  o.local.member_id = 4;
+  o.self = "h4";
+  o.self_peer_url = "https://10.0.0.4:2380";
+  o.cluster.info.members[1].raft_index = 102;
   d = decide(o, "t");
   ASSERT_EQ(d.step, Step::kRemoveMember) << d.reason;
   EXPECT_EQ(d.member_id, 4u);
+  EXPECT_EQ(d.leadership_to, 3u);
   // An unhealthy one goes first, at once, when there are too many.
   o.cluster.info.members[1].reachable = false;
   d = decide(o, "t");
