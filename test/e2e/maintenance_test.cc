@@ -392,15 +392,7 @@ TEST_F(AutoMaintenance, ACorruptMemberIsFoundReplacedFromTheHealthyOnesAndItsDat
     ASSERT_EQ(with_store({"auto", "pause", "--reason", "damaging a disk"}).exit_code, 0);
     std::this_thread::sleep_for(2s);  // the round under way finishes
     stop_pid_file(victim.conf() + "/etcd.pid", bin_of(victim) + "/etcd", 5000ms);
-    const std::string db = victim.data() + "/member/snap/db";
-    std::string bytes = read_file(db);
-    int copies = 0;
-    for (size_t at = bytes.find(written); at != std::string::npos; at = bytes.find(written, at + written.size())) {
-      bytes.replace(at, written.size(), damaged);
-      ++copies;
-    }
-    ASSERT_GE(copies, 1) << "the value is in the db file";
-    write_file_atomic(db, bytes, 0600, /*overwrite=*/true);
+    ASSERT_GE(overwrite_in_place(victim.data() + "/member/snap/db", written, damaged), 1) << "the value is in the db file";
   };
   ASSERT_NO_FATAL_FAILURE(damage());
   // Without etcd's own initial check (a member configured before etcdadm turned it on), the damaged

@@ -457,15 +457,8 @@ TEST_F(Systemd, TheShippedAutoAndSidecarUnitsRunAClusterAndItsBackups) {
     ASSERT_EQ(paused.exit_code, 0) << paused.output;
     std::this_thread::sleep_for(3s);  // the round under way finishes
     ASSERT_EQ(damaged_host.run({"systemctl", "stop", "etcd"}).exit_code, 0);
-    const std::string db = damaged_host.outside("/var/lib/etcd/member/snap/db");
-    std::string bytes = read_file(db);
-    int copies = 0;
-    for (size_t at = bytes.find(written); at != std::string::npos; at = bytes.find(written, at + written.size())) {
-      bytes.replace(at, written.size(), damaged);
-      ++copies;
-    }
-    ASSERT_GE(copies, 1) << "the value is in the db file";
-    write_file_atomic(db, bytes, 0600, /*overwrite=*/true);
+    ASSERT_GE(overwrite_in_place(damaged_host.outside("/var/lib/etcd/member/snap/db"), written, damaged), 1)
+        << "the value is in the db file";
     auto resumed = etcdadm({"auto", "resume", "--store", store, "--certs-dir", pki});
     ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
     auto journal_of = [&](const std::string& unit) {

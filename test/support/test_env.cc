@@ -522,6 +522,17 @@ void enable_auth_with_root(const EtcdMember& member, const std::string& password
   }
 }
 
+int overwrite_in_place(const std::string& path, const std::string& value, const std::string& damaged) {
+  std::string bytes = read_file(path);
+  int copies = 0;
+  for (size_t at = bytes.find(value); at != std::string::npos; at = bytes.find(value, at + value.size())) {
+    bytes.replace(at, value.size(), damaged);
+    ++copies;
+  }
+  if (copies > 0) write_file_atomic(path, bytes, 0600, /*overwrite=*/true);
+  return copies;
+}
+
 std::string documented_alert_rules() {
   const std::string doc = read_file(std::string(ETCDADM_SOURCE_DIR) + "/docs/sidecar.md");
   const auto fence = doc.find("```yaml\ngroups:");

@@ -148,6 +148,11 @@ std::set<std::string> socket_inodes_of(pid_t pid);
 // hands the file out in pieces: a socket that moves in its table meanwhile may be listed twice.
 std::vector<std::vector<std::string>> proc_net_rows(const std::string& table);
 
+// A disk's damage that bbolt cannot notice (it keeps no checksum of its pages): every copy of
+// `value` in the file at `path` overwritten in place by `damaged` (the same length); returns how
+// many copies there were.
+int overwrite_in_place(const std::string& path, const std::string& value, const std::string& damaged);
+
 // The Prometheus alert rules docs/sidecar.md gives (the YAML of its ```yaml block that begins with
 // `groups:`), "" when the doc has none: what the tests hand to promtool and check the metrics of.
 std::string documented_alert_rules();
