@@ -230,7 +230,7 @@ EnvVars member_env(const MemberConfig& c, const ClusterBootstrap& b) {
       {"ETCD_PEER_KEY_FILE", c.key("peer")},
       {"ETCD_STRICT_RECONFIG_CHECK", "true"},
   };
-  if (c.quota_backend_bytes > 0) env.push_back({"ETCD_QUOTA_BACKEND_BYTES", std::to_string(c.quota_backend_bytes)});
+  if (c.quota_backend_bytes > 0) env.push_back({kQuotaBackendBytesVar, std::to_string(c.quota_backend_bytes)});
   if (!c.cipher_suites.empty()) {
     std::string suites;
     for (const auto& s : c.cipher_suites) suites += (suites.empty() ? "" : ",") + s;

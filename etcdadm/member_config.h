@@ -139,6 +139,8 @@ EnvVars etcdctl_env(const MemberConfig& config);
 // Parsing ignores blank lines and # comments and accepts optional "export " and double quotes.
 std::string render_env_file(const EnvVars& vars);
 EnvVars parse_env_file(const std::string& text);
+// The env file's variable for etcd's --quota-backend-bytes.
+inline constexpr const char* kQuotaBackendBytesVar = "ETCD_QUOTA_BACKEND_BYTES";
 // `vars` with `name` set to `value` (nullopt: removed), the rest kept in their order.
 EnvVars with_env_value(EnvVars vars, const std::string& name, const std::optional<std::string>& value);
 // Sets `name` in the member's env file to `value` (nullopt: removes it), the rest kept; read by

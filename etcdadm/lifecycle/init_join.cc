@@ -16,6 +16,7 @@
 #include "common/subprocess.h"
 #include "common/text.h"
 #include "etcd/client.h"
+#include "etcd/etcd_version.h"
 #include "etcd/tls_probe.h"
 #include "etcdadm/init_system.h"
 #include "etcdadm/lifecycle/local_member.h"
@@ -155,7 +156,9 @@ class Runner {
          [](Runner& r, bool) { r.configure(); }},
         {{"start", "start etcd through the init system"}, [](Runner& r, bool) { r.start(); }},
         {{"etcdctl", "write etcdctl.env and the etcdctl.sh wrapper"}, [](Runner& r, bool) { r.etcdctl(); }},
-        {{"promote", "wait until the learner has caught up, promote it, check its health"},
+        {{"promote",
+          "wait until the learner has caught up, start it again on the quota (defragmented if its file would not "
+          "fit), promote it, check its health"},
          [](Runner& r, bool) { r.promote(); }},
     };
     return steps;
@@ -565,7 +568,7 @@ class Runner {
     EnvVars env = member_env(m_, *bootstrap_);
     if (first_start_of_restore()) env = without_initial_corruption_check(env);
     if (join_ && learner_) {
-      env = with_env_value(env, kQuotaVar, std::to_string(catch_up_quota()));
+      env = with_env_value(env, kQuotaBackendBytesVar, std::to_string(catch_up_quota()));
       spdlog::info("the learner catches up under twice the quota ({} bytes); promoted on the quota itself",
                    catch_up_quota());
     }
@@ -686,7 +689,6 @@ class Runner {
   // after a NOSPACE recovery: every join raised it again). So a learner catches up under twice
   // the quota (configure), is defragmented when its file would not fit the real quota, and starts
   // again on the real quota before it is promoted: one restart of a member that has no vote yet.
-  static constexpr const char* kQuotaVar = "ETCD_QUOTA_BACKEND_BYTES";
   int64_t quota() const { return m_.quota_backend_bytes > 0 ? m_.quota_backend_bytes : kEtcdDefaultQuotaBytes; }
   int64_t catch_up_quota() const { return 2 * quota(); }
 
@@ -702,7 +704,7 @@ class Runner {
     const bool etcdutl = path_exists(m_.install_dir + "/etcdutl");
     RunOptions ro;
     ro.timeout = std::chrono::minutes(30);
-    if (!etcdutl) ro.env["ETCDCTL_API"] = "3";
+    if (!etcdutl && wants_etcdctl_api_variable(m_.version)) ro.env["ETCDCTL_API"] = "3";
     const auto r = run_process(
         {etcdutl ? m_.install_dir + "/etcdutl" : m_.etcdctl_binary(), "defrag", "--data-dir", m_.data_dir}, ro);
     if (r.exit_code != 0)
@@ -713,7 +715,7 @@ class Runner {
   void leave_catch_up_quota(std::unique_ptr<EtcdClient>& local, const etcdserverpb::MemberListResponse& list) {
     const std::optional<std::string> real =
         m_.quota_backend_bytes > 0 ? std::optional(std::to_string(m_.quota_backend_bytes)) : std::nullopt;
-    if (env_value(parse_env_file(read_file(m_.env_file())), kQuotaVar) == real.value_or("")) return;
+    if (env_value(parse_env_file(read_file(m_.env_file())), kQuotaBackendBytesVar) == real.value_or("")) return;
     wait_caught_up(
         *local, m_.loopback_client_url(), "catching up of learner " + m_.name,
         [&](uint64_t id) {
@@ -726,7 +728,7 @@ class Runner {
     // etcd's quota check refuses a write once the file and the write reach the quota: a file over
     // 90% of it leaves too little room.
     const bool too_large = st.dbsize() >= quota() / 10 * 9;
-    set_member_env(m_, kQuotaVar, real);
+    set_member_env(m_, kQuotaBackendBytesVar, real);
     init_system_->configure(m_);  // a static pod's flags are its manifest's: written again from the env file
     // Closed first: etcd's graceful stop waits for open client connections (measured: 1.6 s with one).
     local.reset();
@@ -757,8 +759,8 @@ class Runner {
       member_id_ = me->id();
       learner_ = me->islearner();
     }
-    if (learner_) leave_catch_up_quota(local, client->member_list());
     if (learner_) {
+      leave_catch_up_quota(local, client->member_list());
       wait_until(
           "promotion of learner " + m_.name, o_.promote_timeout,
           [&] {

@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "common/base64.h"
@@ -116,6 +117,28 @@ class Systemd : public LifecycleFixture {
       write_file_atomic(machines_[i]->outside("/etc/etcd/pki/ca.crt"), read_file(pki + "/ca.crt"), 0640);
       write_file_atomic(machines_[i]->outside("/etc/etcd/pki/ca.key"), read_file(pki + "/ca.key"), 0600);
     }
+  }
+
+  // curl with `pki`'s client certificate to a machine's client URL path: a GET, or a POST of
+  // `body` (etcd's JSON gateway); what etcd answered, as JSON (null when curl failed or it was not
+  // JSON). The way Cluster API's controller and an operator's curl reach a member.
+  static nlohmann::json etcd_https(const std::string& pki, const std::string& url,
+                                   const std::optional<nlohmann::json>& body = std::nullopt) {
+    std::vector<std::string> argv = {"curl",   "--silent", "--max-time", "10", "--cacert", pki + "/ca.crt",
+                                     "--cert", pki + "/client.crt", "--key", pki + "/client.key"};
+    if (body) argv.insert(argv.end(), {"-X", "POST", "-d", body->dump()});
+    argv.push_back(url);
+    const auto r = run_process(argv);
+    return r.exit_code == 0 ? nlohmann::json::parse(r.output, nullptr, false) : nlohmann::json();
+  }
+
+  // The names in member `i`'s member list (empty when it does not answer).
+  static std::set<std::string> member_names(const NetnsLab& lab, int i, const std::string& pki) {
+    const auto j = etcd_https(pki, "https://" + lab.address(i) + ":2379/v3/cluster/member/list", nlohmann::json::object());
+    std::set<std::string> names;
+    if (!j.is_object()) return names;
+    for (const auto& m : j.value("members", nlohmann::json::array())) names.insert(m.value("name", ""));
+    return names;
   }
 
   // A file of docs/deploy/systemd as shipped, with `set` lines (NAME=value) in place of those of
@@ -323,22 +346,10 @@ TEST_F(Systemd, ClusterApisCommandLinesBootstrapMachinesItsControllerFindsHealth
   }
   for (int i = 0; i < 3; ++i) {
     SCOPED_TRACE("machine-" + std::to_string(i));
-    auto r = run_process({"curl", "--silent", "--show-error", "--max-time", "10", "--cacert", pki + "/ca.crt", "--cert",
-                          pki + "/client.crt", "--key", pki + "/client.key",
-                          "https://" + lab.address(i) + ":2379/health"});
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    const auto health = nlohmann::json::parse(r.output, nullptr, false);
-    EXPECT_EQ(health.is_object() ? health.value("health", "") : "", "true") << r.output;
+    const auto health = etcd_https(pki, "https://" + lab.address(i) + ":2379/health");
+    EXPECT_EQ(health.is_object() ? health.value("health", "") : "", "true") << health.dump();
   }
-  auto listed = run_process({"curl", "--silent", "--show-error", "--max-time", "10", "--cacert", pki + "/ca.crt",
-                             "--cert", pki + "/client.crt", "--key", pki + "/client.key", "-X", "POST", "-d", "{}",
-                             "https://" + lab.address(0) + ":2379/v3/cluster/member/list"});
-  ASSERT_EQ(listed.exit_code, 0) << listed.output;
-  const auto members = nlohmann::json::parse(listed.output, nullptr, false);
-  ASSERT_TRUE(members.is_object() && members.contains("members")) << listed.output;
-  std::set<std::string> names;
-  for (const auto& m : members["members"]) names.insert(m.value("name", ""));
-  EXPECT_EQ(names, (std::set<std::string>{"machine-0", "machine-1", "machine-2"})) << listed.output;
+  EXPECT_EQ(member_names(lab, 0, pki), (std::set<std::string>{"machine-0", "machine-1", "machine-2"}));
   machines_.clear();  // before the lab's namespaces go
 }
 
@@ -380,16 +391,7 @@ TEST_F(Systemd, TheShippedAutoAndSidecarUnitsRunAClusterAndItsBackups) {
     auto r = m->run({"systemctl", "enable", "--now", "etcdadm-auto"});
     ASSERT_EQ(r.exit_code, 0) << m->name() << ": " << r.output;
   }
-  auto members = [&] {
-    auto r = run_process({"curl", "--silent", "--max-time", "5", "--cacert", pki + "/ca.crt", "--cert",
-                          pki + "/client.crt", "--key", pki + "/client.key", "-X", "POST", "-d", "{}",
-                          "https://" + lab.address(0) + ":2379/v3/cluster/member/list"});
-    std::set<std::string> names;
-    const auto j = nlohmann::json::parse(r.output, nullptr, false);
-    if (r.exit_code != 0 || !j.is_object()) return names;
-    for (const auto& m : j.value("members", nlohmann::json::array())) names.insert(m.value("name", ""));
-    return names;
-  };
+  auto members = [&] { return member_names(lab, 0, pki); };
   const std::set<std::string> all = {"machine-0", "machine-1", "machine-2"};
   ASSERT_TRUE(holds_within(180s, [&] {
     if (members() != all) return false;
@@ -426,10 +428,7 @@ TEST_F(Systemd, TheShippedAutoAndSidecarUnitsRunAClusterAndItsBackups) {
     const std::string key = "/registry/secrets/default/canary";
     const std::string written(3000, 'C'), damaged(3000, 'D');
     auto gateway = [&](int i, const std::string& path, const nlohmann::json& body) {
-      auto r = run_process({"curl", "--silent", "--max-time", "5", "--cacert", pki + "/ca.crt", "--cert",
-                            pki + "/client.crt", "--key", pki + "/client.key", "-X", "POST", "-d", body.dump(),
-                            "https://" + lab.address(i) + ":2379" + path});
-      return r.exit_code == 0 ? nlohmann::json::parse(r.output, nullptr, false) : nlohmann::json();
+      return etcd_https(pki, "https://" + lab.address(i) + ":2379" + path, body);
     };
     auto b64 = [](const std::string& text) { return base64(text); };
     ASSERT_TRUE(gateway(0, "/v3/kv/put", {{"key", b64(key)}, {"value", b64(written)}}).is_object());
