@@ -462,24 +462,8 @@ std::string Controller::metrics_text() const {
 }
 
 Decision Controller::tick() {
-  const auto round_start = steady_clock::now();
   Observation o = observe();
   Decision d = decide(o, new_cluster_token());
-  // A settled host keeps its store view for an idle interval: one that now has something to do
-  // (its member just took over the leadership, say) would act on the spec as it was. Found: a
-  // shrink handed the leadership to a controller that still saw the old member count and added a
-  // removed member back. Every change waits for a store read of its own round; this host's own
-  // member is started at once.
-  if (d.step != Step::kIdle && d.step != Step::kWait && d.step != Step::kStartLocalMember && store_view_ &&
-      store_view_->read_at < round_start) {
-    spdlog::info("auto: {} decided on a store view read {} s ago: reading the store again first", step_name(d.step),
-                 std::chrono::duration_cast<std::chrono::seconds>(round_start - store_view_->read_at).count());
-    store_view_.reset();
-    Decision fresh;
-    fresh.step = Step::kIdle;
-    fresh.reason = std::string("reading the store again before ") + step_name(d.step);
-    d = fresh;
-  }
   d.hurry = hurried_round(o);
   // A rotation under way moves through the other hosts' records: the store is read every round.
   if (o.ca_rotation && o.ca_rotation->completed_unix == 0) d.settled = false;
