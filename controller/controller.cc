@@ -462,7 +462,17 @@ std::string Controller::metrics_text() const {
 }
 
 Decision Controller::tick() {
+  const auto round_start = steady_clock::now();
   Observation o = observe();
+  // Leadership just came here (a hand-over, an election): the spec, plan or marker cached as a
+  // follower may be older than what the last acting controller acted on (a shrink's spec: acted
+  // on, it would add back the member just removed). Observed again on a fresh read, once.
+  if (is_acting(o) && !was_acting_ && store_view_ && store_view_->read_at < round_start) {
+    spdlog::info("auto: this host's member leads now: reading the store again before acting on it");
+    store_view_.reset();
+    o = observe();
+  }
+  was_acting_ = is_acting(o);
   Decision d = decide(o, new_cluster_token());
   d.hurry = hurried_round(o);
   // A rotation under way moves through the other hosts' records: the store is read every round.

@@ -265,6 +265,10 @@ class Controller {
   // The last round found nothing the store could change soon: the cluster as the spec says, or a
   // wait for a person (Decision::waits_on_a_person). The store is then read every idle interval.
   bool settled_ = false;
+  // Whether the last round's controller acted for the cluster (its member led). One that takes
+  // over may hold a store view read while it was settled as a follower, up to an idle interval
+  // old: it reads the store again before its first round as the acting controller.
+  bool was_acting_ = false;
   std::map<std::string, Seen> seen_;  // host -> when its record last changed, as this host saw it
   // How long this controller has known a record written with another host's clock, by an identity
   // of it ("plan 4", "lease defrag m2 1800000000"): the first call starts the count.

@@ -102,6 +102,7 @@ class AutoFixture : public LifecycleFixture {
   // restores below must know which backup is the latest.
   std::vector<std::string> backups_ = {"--no-backups"};
   std::vector<std::string> member_extra_;  // more member flags of every `auto` (e.g. --quota-backend-bytes)
+  std::string idle_interval_ = "3s";      // how long a settled controller goes without reading the store
   std::map<std::string, int> metrics_port_;
   // The value of the gauge `name` on host `h`'s /metrics ("" when it does not answer).
   std::string gauge(const Host& h, const std::string& name) {
@@ -122,7 +123,7 @@ class AutoFixture : public LifecycleFixture {
     if (as.empty()) as = h.name;
     std::vector<std::string> argv;
     if (!h.netns.empty()) argv = {"ip", "netns", "exec", h.netns};  // execs: the PID stays the controller's
-    argv.insert(argv.end(), {ETCDADM_BIN, "auto", "--store", store_, "--interval", "1s", "--idle-interval", "3s", "--heartbeat", "5s"});
+    argv.insert(argv.end(), {ETCDADM_BIN, "auto", "--store", store_, "--interval", "1s", "--idle-interval", idle_interval_, "--heartbeat", "5s"});
     argv.insert(argv.end(), store_flags_.begin(), store_flags_.end());
     argv.insert(argv.end(), backups_.begin(), backups_.end());
     if (backups_.front() != "--no-backups") {  // the sidecar's HTTP: /metrics
