@@ -14,12 +14,14 @@
 #include "common/error.h"
 #include "common/text.h"
 #include "common/timefmt.h"
+#include "controller/adopt.h"
 #include "controller/ca_rotation.h"
 #include "controller/controller.h"
 #include "controller/records.h"
 #include "controller/status.h"
 #include "etcd/client.h"
 #include "etcdadm/lifecycle/local_member.h"
+#include "etcdadm/member_health.h"
 #include "render/auto_control.h"
 #include "render/seed_result.h"
 #include "sidecar/sidecar.h"
@@ -387,6 +389,49 @@ void add_approve_restore(CLI::App& group) {
   });
 }
 
+void add_adopt(CLI::App& group) {
+  struct Flags {
+    StoreFlags store;
+    std::string certs_dir = MemberConfig{}.certs_dir;
+    std::string endpoints;
+    bool dry_run = false;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* c = group.add_subcommand(
+      "adopt",
+      "hand a running cluster that the controllers did not create (made with etcdadm init/join, by kubeadm) to "
+      "the controllers of this store, in place: refused unless it is healthy and every member's host runs etcdadm "
+      "auto with the cluster's CA; writes the spec (from what runs, unless seed wrote one), a plan of purpose "
+      "adopt and the created marker (docs/self-management.md)");
+  f->store.add_to(c);
+  c->add_option("--certs-dir", f->certs_dir,
+                "the cluster's ca.crt and ca.key (which sign the records) and an etcdctl-etcd-client certificate")
+      ->capture_default_str();
+  c->add_option("--endpoints", f->endpoints,
+                "client URLs of the cluster, comma-separated (default: those of the hosts' records)");
+  c->add_flag("--dry-run", f->dry_run, "check and say what would be written; write nothing");
+  c->callback([f] {
+    auto fmt = parse_output_format(f->store.output);
+    auto store = f->store.open();
+    MemberConfig certs;
+    certs.certs_dir = f->certs_dir;
+    AdoptRequest request;
+    request.connection = connection_to(certs, split_list(f->endpoints));
+    request.ca_sha256 = ca_fingerprint(certs.ca_cert());
+    request.host_timeout = ControllerOptions{}.host_timeout;
+    request.by = user_at_host();
+    request.now_unix =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    request.dry_run = f->dry_run;
+    const AdoptResult r = adopt_running_cluster(*store, RecordKeyring::of_certs_dir(f->certs_dir), request);
+    if (fmt == OutputFormat::kJson) {
+      std::cout << render::adoption_json(r, f->dry_run).dump(2) << "\n";
+    } else {
+      std::cout << render::adoption_text(r, store->url(), f->dry_run);
+    }
+  });
+}
+
 }  // namespace
 
 void add_auto_commands(CLI::App& app) {
@@ -398,6 +443,7 @@ void add_auto_commands(CLI::App& app) {
   add_status(*c);
   add_pause_resume(*c);
   add_rotate_ca(*c);
+  add_adopt(*c);
   add_approve_restore(*c);
 }
 

@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/timefmt.h"
+#include "etcdadm/static_pod.h"
 
 namespace etcdadm::cli {
 
@@ -26,6 +27,10 @@ void ConnectionFlags::add_to(CLI::App* a) {
   a->add_flag("--insecure-skip-tls-verify", insecure_skip_tls_verify,
               "TLS to etcd without verifying the server certificate, as etcdctl's flag (env "
               "ETCDCTL_INSECURE_SKIP_TLS_VERIFY; tests only)");
+  a->add_option("--kubeadm-manifest", kubeadm_manifest,
+                "etcd's static pod manifest (kubeadm's /etc/kubernetes/manifests/etcd.yaml): the member's local "
+                "client URL, its CA and kubeadm's health-check client certificate beside the CA, read from it "
+                "(flags given as well win)");
   a->add_option("--dial-timeout", dial_timeout, "connection timeout, e.g. 2s (env ETCDCTL_DIAL_TIMEOUT)");
   a->add_option("--command-timeout", command_timeout, "per-request timeout, e.g. 5s (env ETCDCTL_COMMAND_TIMEOUT)");
 }
@@ -61,6 +66,13 @@ ConnectionConfig ConnectionFlags::resolve() const {
   ConnectionConfig c;
   apply_etcdctl_env(c);
   auto given = [&](const char* flag) { return app != nullptr && app->count(flag) > 0; };
+  if (given("--kubeadm-manifest")) {
+    const ConnectionConfig from = read_static_pod_etcd(kubeadm_manifest).connection();
+    c.endpoints = from.endpoints;
+    c.cacert = from.cacert;
+    c.cert = from.cert;
+    c.key = from.key;
+  }
   if (given("--endpoints")) c.endpoints = split_endpoints(endpoints);
   if (given("--cacert")) c.cacert = cacert;
   if (given("--cert")) c.cert = cert;

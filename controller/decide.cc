@@ -12,6 +12,9 @@
 //   U. this host's data dir is unavailable (not on its member's device, unreadable) -> wait: never
 //      started, set aside or restored; the others count it as data that may exist
 //   2. no spec                               -> wait (say the seed command)
+//   O. this host runs a member no plan made (its local planSequence is 0), and the store holds no
+//      plan and no created marker (a cluster made by hand, by kubeadm) -> wait for `etcdadm auto
+//      adopt`; nothing is done with the member, not even a restart
 //   R. the command queue (restore):
 //      R1. a restore is queued and no plan restores it -> plan the restore (replace-if-match,
 //          sequence + 1): the acting controller when a cluster answers (after a backup of it), any
@@ -38,7 +41,9 @@
 //   6. a plan lists this host, its data is empty, and the cluster does not know this member as
 //      started                               -> create this member from the plan
 //   J. this host was added as a learner      -> join (the learner-joins rule)
-//   7. this host's member has a leader and the created marker is missing -> write the marker
+//   7. this host's member has a leader, the created marker is missing and a plan made the cluster
+//      (the store's, or the one its local planSequence names) or adopts it (this host's member in
+//      the adopted cluster)                   -> write the marker
 //   8. no marker, no plan, no member anywhere, enough live hosts (all the spec's, or a quorum for
 //      longer than the settle window)        -> plan the cluster (conditional write: one plan);
 //      no member answers                     -> wait for the plan's members, or a quorum back
@@ -170,6 +175,7 @@ Decision decide(const Observation& o, const std::string& new_token) {
     return make(Step::kWait, "the store has no cluster spec (control/etcd-cluster-spec)",
                 "etcdadm seed --store " + o.store_url + " --members 3 --version <etcd version>");
   }
+  if (auto foreign = not_adopted(o)) return *foreign;
   if (auto queued = run_queue(o, new_token)) return *queued;
   if (auto recovery = carry_out_quorum_recovery(o)) return *recovery;
   if (total_loss(o)) return after_total_loss(o, new_token);

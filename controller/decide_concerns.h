@@ -39,7 +39,13 @@ Decision unusable_records(const Observation& o, const std::vector<std::string>& 
 // This host's part of a plan: its member created from it while the planned cluster does not exist
 // yet, or (started late) exists and still waits for this member as a voter.
 std::optional<Decision> start_planned_member(const Observation& o, const MemberInfo* me);
-// The cluster has a leader and the store lacks etcd-manager's etcd-cluster-created marker.
+// This host runs a member that no plan of these controllers made (its local planSequence is 0),
+// and the store holds no plan and no created marker: a cluster made by hand (init/join, kubeadm)
+// waits for `etcdadm auto adopt`, untouched.
+std::optional<Decision> not_adopted(const Observation& o);
+// The cluster a plan made (the store's, or the one this host's member recorded making it from) or
+// adopted (this host's member in it) has a leader and the store lacks etcd-manager's
+// etcd-cluster-created marker.
 std::optional<Decision> mark_created(const Observation& o);
 // No cluster answers: a new cluster planned when none was ever created and no host holds data,
 // else what this host waits for; nullopt when the cluster answers.

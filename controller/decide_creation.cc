@@ -61,9 +61,39 @@ std::optional<Decision> start_planned_member(const Observation& o, const MemberI
   return d;
 }
 
+std::optional<Decision> not_adopted(const Observation& o) {
+  // A member a plan of these controllers made says so itself (its local planSequence), even once
+  // that plan is gone from the store.
+  if (o.local.data != DataState::kMember || o.created_marker || o.plan || o.local.plan_sequence > 0)
+    return std::nullopt;
+  Decision d =
+      make(Step::kWait,
+           "this host's member" + (o.local.cluster_id != 0 ? " (cluster " + id_hex(o.local.cluster_id) + ")" : "") +
+               " was made without this store's controllers and is not adopted: nothing is done with it, not even a "
+               "restart, until a person hands the cluster over",
+           "etcdadm auto adopt --store " + o.store_url +
+               " --certs-dir <the cluster CA's dir> (once every member's "
+               "host runs etcdadm auto)");
+  d.waits_on_a_person = true;
+  return d;
+}
+
 std::optional<Decision> mark_created(const Observation& o) {
   if (o.local.data != DataState::kMember || !o.local.has_leader || o.created_marker) return std::nullopt;
-  return make(Step::kMarkCreated, "the cluster has a leader and the store does not say it was created yet",
+  if (!o.plan && o.local.plan_sequence == 0) return std::nullopt;  // rule O's: a person adopts it
+  if (o.plan && o.plan->purpose == "adopt" && o.local.cluster_id != o.plan->adopts_cluster_id) {
+    Decision d = make(Step::kWait,
+                      "plan " + std::to_string(o.plan->sequence) + " adopts cluster " +
+                          id_hex(o.plan->adopts_cluster_id) + ", but this host's member belongs to cluster " +
+                          id_hex(o.local.cluster_id) + ": not marking either created",
+                      "etcdadm auto status --store " + o.store_url);
+    d.waits_on_a_person = true;
+    return d;
+  }
+  return make(Step::kMarkCreated,
+              o.plan && o.plan->purpose == "adopt"
+                  ? "the adopted cluster has a leader and the store does not say so yet"
+                  : "the cluster has a leader and the store does not say it was created yet",
               "etcdadm etcd-manager get --store " + o.store_url + " (shows etcd-cluster-created)");
 }
 

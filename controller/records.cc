@@ -372,6 +372,7 @@ std::string cluster_plan_json(const ClusterPlan& p) {
   }
   if (p.purpose == "restore") j["command"] = p.command_key;
   if (p.purpose == "auto-restore") j["toRevision"] = p.to_revision;
+  if (p.purpose == "adopt") j["adoptsClusterID"] = p.adopts_cluster_id;
   return j.dump(2) + "\n";
 }
 
@@ -380,7 +381,8 @@ ClusterPlan parse_cluster_plan(const std::string& text, const std::string& where
   ClusterPlan p;
   p.sequence = required_integer<uint64_t>(j, "sequence", where);
   p.purpose = required_string(j, "purpose", where);
-  if (p.purpose != "create" && p.purpose != "restore" && p.purpose != "auto-restore" && p.purpose != "recover-quorum") {
+  if (p.purpose != "create" && p.purpose != "restore" && p.purpose != "auto-restore" && p.purpose != "recover-quorum" &&
+      p.purpose != "adopt") {
     throw Error(ErrorKind::kCorrupt, where + ": purpose \"" + p.purpose + "\" is not one this etcdadm knows",
                 "run the same etcdadm version on every host");
   }
@@ -409,6 +411,10 @@ ClusterPlan parse_cluster_plan(const std::string& text, const std::string& where
     p.survivor_revision = required_integer<int64_t>(j, "survivorRevision", where);
     p.replaces_cluster_id = required_integer<uint64_t>(j, "replacesClusterID", where);
     p.command_key = string_field(j, "command", where);
+  }
+  if (p.purpose == "adopt") {
+    p.adopts_cluster_id = required_integer<uint64_t>(j, "adoptsClusterID", where);
+    if (p.adopts_cluster_id == 0) throw Error(ErrorKind::kCorrupt, where + ": \"adoptsClusterID\" is 0");
   }
   if ((p.purpose == "restore" || !p.command_key.empty()) &&
       (!p.command_key.starts_with(std::string(kEtcdManagerControlDir) + "/") ||

@@ -218,7 +218,8 @@ struct PlannedMember {
 // purpose "create": a new, empty cluster (sequence 1, written create-if-absent). purpose
 // "restore": the cluster is replaced by one restored from `backup` on every listed host at once,
 // as the queued etcd-manager command `command_key` asks; written by replace-if-match against the
-// plan read, with the sequence one higher, so two hosts can never plan two restores.
+// plan read, with the sequence one higher, so two hosts can never plan two restores. purpose
+// "adopt": a running cluster described as it runs (sequence 1, create-if-absent, like "create").
 struct ClusterPlan {
   uint64_t sequence = 1;
   std::string purpose = "create";
@@ -247,6 +248,11 @@ struct ClusterPlan {
   // that cluster answers with a leader, so that two clusters never serve at once (the hosts of the
   // old cluster's voters that the plan leaves out stop theirs, unless their controllers are down).
   uint64_t replaces_cluster_id = 0;
+  // "adopt" (`etcdadm auto adopt`: a running cluster the controllers did not create, handed to them
+  // in place): the ID of that cluster. Its members are the cluster's voters as they ran; nobody
+  // starts, restores or sets aside anything for it, and a host marks the cluster created only
+  // while its own member belongs to this cluster.
+  uint64_t adopts_cluster_id = 0;
   // "restore" and "auto-restore": the SHA-256 of the backup's db every listed host must fetch (the
   // approval's for a restore command, the backup metadata's as the planner read it for an
   // auto-restore; "" in plans written before it existed: the metadata's, as those hosts did).

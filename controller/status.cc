@@ -154,6 +154,7 @@ json auto_status_json(const AutoStatus& s) {
     }
     if (s.plan->purpose == "restore") plan["command"] = s.plan->command_key;
     if (s.plan->purpose == "auto-restore") plan["toRevision"] = s.plan->to_revision;
+    if (s.plan->purpose == "adopt") plan["adoptsClusterID"] = id_hex(s.plan->adopts_cluster_id);
   }
   json defrags = json::array();
   for (const auto& [id, d] : s.maintenance.defrags) {

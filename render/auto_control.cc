@@ -1,5 +1,7 @@
 #include "render/auto_control.h"
 
+#include "common/text.h"
+
 namespace etcdadm::render {
 
 std::string auto_paused_text(const std::string& store_url) {
@@ -36,6 +38,43 @@ std::string ca_rotation_started_text(const CaRotationRecord& r, const std::strin
   return "CA rotation " + r.id + " started: new CA " + r.new_ca_sha256.substr(0, 12) + "... replaces " +
          r.old_ca_sha256.substr(0, 12) + "...; every host re-issues its certificates, then switches one at a time " +
          "(`etcdadm auto status --store " + store_url + "` shows each host's step)\n";
+}
+
+}  // namespace etcdadm::render
+
+namespace etcdadm::render {
+
+std::string adoption_text(const AdoptResult& r, const std::string& store_url, bool dry_run) {
+  std::string out;
+  if (r.already_adopted) {
+    out = "Already adopted: cluster " + id_hex(r.plan.adopts_cluster_id) + " is run by the controllers of " +
+          store_url + " (plan " + std::to_string(r.plan.sequence) + ", by " + r.plan.written_by + ")\n";
+  } else {
+    out = std::string(dry_run ? "Would adopt" : "Adopted") + " cluster " + id_hex(r.cluster.cluster_id) +
+          " in place (no member restarted): its controllers on " + store_url + " run it from now\n";
+  }
+  for (const auto& m : r.plan.members) out += "  " + m.name + "  " + m.peer_url + "  " + m.client_url + "\n";
+  out += "  etcd " + r.plan.etcd_version + "; spec: " + std::to_string(r.spec.member_count) + " members of etcd " +
+         r.spec.etcd_version +
+         (r.seeded ? std::string(dry_run ? " (would be written" : " (written") + " from the running cluster)"
+                   : " (the store's, kept)") +
+         "\n  " + r.effect +
+         "\n  the way back: stop etcdadm auto on every host; each member goes on as the etcdadm CLI made it\n";
+  return out;
+}
+
+nlohmann::json adoption_json(const AdoptResult& r, bool dry_run) {
+  nlohmann::json members = nlohmann::json::array();
+  for (const auto& m : r.plan.members)
+    members.push_back({{"name", m.name}, {"peerURL", m.peer_url}, {"clientURL", m.client_url}});
+  return {{"dryRun", dry_run},
+          {"alreadyAdopted", r.already_adopted},
+          {"clusterID", id_hex(r.cluster.cluster_id)},
+          {"etcdVersion", r.plan.etcd_version},
+          {"members", members},
+          {"spec", {{"memberCount", r.spec.member_count}, {"etcdVersion", r.spec.etcd_version}}},
+          {"specWritten", r.seeded.has_value()},
+          {"effect", r.effect}};
 }
 
 }  // namespace etcdadm::render

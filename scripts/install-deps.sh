@@ -17,7 +17,7 @@ packages=(
   build-essential cmake pkg-config git ca-certificates dpkg-dev ccache
   # libraries
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libcurl4-openssl-dev libxml2-dev libssl-dev zlib1g-dev libzstd-dev libisal-dev libarchive-dev
+  libcurl4-openssl-dev libxml2-dev libssl-dev zlib1g-dev libzstd-dev libisal-dev libarchive-dev libyaml-cpp-dev
   nlohmann-json3-dev libspdlog-dev libfmt-dev libsqlite3-dev libcli11-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev
   # real etcd for the tests and the quick start, plus tools the tests use as oracles

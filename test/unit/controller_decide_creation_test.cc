@@ -82,5 +82,49 @@ TEST(ControllerDecide, NoMarkerButDataSomewhereIsNeverPlannedOver) {
   EXPECT_NE(d.reason.find("hosts hold member data (h2 (member))"), std::string::npos) << d.reason;
 }
 
+// Rule O: a member made by hand (no plan in the store, no created marker) is left alone, even
+// stopped, until `etcdadm auto adopt` writes the plan that names its cluster; a controller marks an
+// adopted cluster created only while its own member belongs to it.
+TEST(ControllerDecide, AHandMadeMemberWaitsForAdoptionUntouchedAndOnlyItsAdoptedClusterIsMarked) {
+  Observation o = acting({member(1, "h1"), member(2, "h2"), member(3, "h3")});
+  o.created_marker = false;
+  Decision d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kWait) << d.reason;
+  EXPECT_NE(d.reason.find("this host's member (cluster 4d) was made without this store's controllers and is not adopted"),
+            std::string::npos) << d.reason;
+  EXPECT_NE(d.command.find("etcdadm auto adopt --store s3://b/c"), std::string::npos) << d.command;
+  EXPECT_TRUE(d.waits_on_a_person);
+  o.local.etcd_running = false;  // stopped by its owner: not started again
+  o.local.has_leader = false;
+  EXPECT_EQ(decide(o, "t").step, Step::kWait);
+  o.restore_command = EtcdManagerCommand{};  // nor restored over by a queued restore
+  o.restore_command->key = "control/2027-01-15T08:00:00Z-000000/_command.json";
+  o.restore_command->restore_backup = EtcdManagerRestoreCommand{{0, ""}, "b1"};
+  EXPECT_EQ(decide(o, "t").step, Step::kWait);
+  o.restore_command.reset();
+  o.local.plan_sequence = 1;  // made from plan 1 of these controllers, the plan since deleted
+  o.local.etcd_running = true;
+  o.local.has_leader = true;
+  EXPECT_EQ(decide(o, "t").step, Step::kMarkCreated);
+  o.local.plan_sequence = 0;
+  o.local.has_leader = true;
+  o.plan = plan_of({"h1", "h2", "h3"});
+  o.plan->purpose = "adopt";
+  o.plan->adopts_cluster_id = 78;  // another cluster's adoption
+  d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kWait) << d.reason;
+  EXPECT_NE(d.reason.find("plan 1 adopts cluster 4e, but this host's member belongs to cluster 4d"), std::string::npos)
+      << d.reason;
+  o.plan->adopts_cluster_id = 77;
+  d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kMarkCreated) << d.reason;
+  EXPECT_NE(d.reason.find("the adopted cluster has a leader"), std::string::npos) << d.reason;
+  o.created_marker = true;  // adopted: acted on like any created cluster
+  EXPECT_EQ(decide(o, "t").step, Step::kIdle);
+  o.local.etcd_running = false;
+  o.local.has_leader = false;
+  EXPECT_EQ(decide(o, "t").step, Step::kStartLocalMember);
+}
+
 }  // namespace
 }  // namespace etcdadm

@@ -48,6 +48,20 @@ TEST(ControllerRecords, RoundTripAndHostileInputIsRefusedByName) {
     no_target["toRevision"] = -1;
     EXPECT_THROW(parse_cluster_plan(no_target.dump(), "plan"), Error);
   }
+  {
+    // `etcdadm auto adopt`'s plan: the cluster it names is required, and kept.
+    ClusterPlan a = p;
+    a.purpose = "adopt";
+    a.adopts_cluster_id = 0x8e9e05c52164694d;
+    const std::string aj = cluster_plan_json(a);
+    EXPECT_NE(aj.find("\"adoptsClusterID\": 10276657743932975437"), std::string::npos) << aj;
+    EXPECT_EQ(parse_cluster_plan(aj, "plan"), a);
+    auto none = nlohmann::json::parse(aj);
+    none["adoptsClusterID"] = 0;
+    EXPECT_THROW(parse_cluster_plan(none.dump(), "plan"), Error);
+    none.erase("adoptsClusterID");
+    EXPECT_THROW(parse_cluster_plan(none.dump(), "plan"), Error);
+  }
   const std::string rj = cluster_plan_json(r);
   // A restore plan written before the field existed: its hosts restored every keyspace as it was.
   {

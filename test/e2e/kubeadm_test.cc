@@ -1,0 +1,120 @@
+// kubeadm's stacked etcd as kubeadm itself writes it: its certificates (`kubeadm init phase certs
+// etcd-ca|etcd-server|etcd-peer|etcd-healthcheck-client|apiserver-etcd-client`) and its static pod
+// manifest (`kubeadm init phase etcd local`), kubeadm v1.37.2 built from the k8s.io/kubernetes
+// module (scripts/go-test-tools.sh). The manifest's command runs under a small kubelet of the
+// test's own (test/support/mini_kubelet.h) in a network namespace of its own, on kubeadm's ports.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/fs.h"
+#include "common/subprocess.h"
+#include "test/support/lifecycle_fixture.h"
+#include "test/support/mini_kubelet.h"
+#include "test/support/netns_lab.h"
+#include "test/support/object_servers.h"
+#include "test/support/skips.h"
+
+namespace etcdadm::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+class Kubeadm : public LifecycleFixture {
+ protected:
+  void SetUp() override {
+    LifecycleFixture::SetUp();
+    if (const std::string why = NetnsLab::unavailable(); !why.empty()) ETCDADM_SKIP_OUTSIDE_CI() << why;
+  }
+
+  // kubeadm's files for control-plane node `name` at `address`, under `root` as if it were /:
+  // certificatesDir root/etc/kubernetes/pki, etcd's dataDir root/var/lib/etcd, the manifest
+  // root/etc/kubernetes/manifests/etcd.yaml (returned). kubeadm writes manifests only into
+  // /etc/kubernetes: it runs in a mount namespace of its own over an empty one, and the file is
+  // copied out.
+  std::string stacked_etcd(const std::string& root, const std::string& name, const std::string& address) {
+    const std::string config = root + "/kubeadm.yaml";
+    make_dirs(root, 0755);
+    write_file_atomic(config,
+                      "apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\nlocalAPIEndpoint:\n"
+                      "  advertiseAddress: " + address + "\nnodeRegistration:\n  name: " + name + "\n---\n"
+                      "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.2\n"
+                      "certificatesDir: " + root + "/etc/kubernetes/pki\netcd:\n  local:\n    dataDir: " + root +
+                          "/var/lib/etcd\n",
+                      0600);
+    auto written = run_process(
+        {"unshare", "--mount", "--propagation", "private", "sh", "-c",
+         "mkdir -p /etc/kubernetes && mount -t tmpfs kubeadm /etc/kubernetes && "
+         "for cert in etcd-ca etcd-server etcd-peer etcd-healthcheck-client apiserver-etcd-client; do "
+         "\"$1\" init phase certs $cert --config \"$2\" || exit 1; done && "
+         "\"$1\" init phase etcd local --config \"$2\" && mkdir -p \"$3\" && cp /etc/kubernetes/manifests/etcd.yaml \"$3\"/",
+         "sh", go_test_tool("kubernetes", "kubeadm"), config, root + "/etc/kubernetes/manifests"});
+    EXPECT_EQ(written.exit_code, 0) << written.output;
+    return root + "/etc/kubernetes/manifests/etcd.yaml";
+  }
+
+  // etcdadm `args` inside host `i`'s network namespace (a kubeadm node's own view: 127.0.0.1:2379).
+  ProcessResult on_node(const NetnsLab& lab, int i, std::vector<std::string> args) {
+    args.insert(args.begin(), {"ip", "netns", "exec", lab.netns(i), ETCDADM_BIN});
+    RunOptions ro = catalog_env(std::to_string(i));
+    ro.timeout = 120s;
+    return run_process(args, ro);
+  }
+  RunOptions catalog_env(const std::string& whose) {
+    RunOptions ro;
+    ro.env["ETCDADM_CATALOG"] = dir_ / ("catalog-" + whose + ".db");
+    return ro;
+  }
+};
+
+// A backup save, a list and the sidecar given kubeadm's manifest alone: the member's loopback
+// client URL, the etcd CA and kubeadm's health-check client pair beside it come from the manifest,
+// never from a flag. A manifest that is not etcd's, or a node without the pair, is refused by name.
+TEST_F(Kubeadm, BackupsAndTheSidecarTakeTheEndpointAndCertificatesFromKubeadmsManifest) {
+  if (etcd_under_test().minor_number() < 6) ETCDADM_SKIP_BY_DESIGN() << "kubeadm v1.37.2's manifest passes --feature-gates, a 3.6+ flag";
+  NetnsLab lab(1);
+  const std::string root = dir_ / "cp1";
+  const std::string manifest = stacked_etcd(root, "cp1", lab.address(0));
+  ASSERT_FALSE(HasFailure());
+  MiniKubelet kubelet(manifest, etcd_under_test().bin_dir, lab.netns(0), dir_ / "etcd-cp1.log");
+  const std::string store = dir_ / "store";
+  ProcessResult saved;
+  ASSERT_TRUE(holds_within(60s, [&] {
+    saved = on_node(lab, 0, {"backup", "save", "--store", store, "--kubeadm-manifest", manifest});
+    return saved.exit_code == 0;
+  })) << "a backup of kubeadm's etcd: " << saved.output << "\n" << kubelet.last_error() << tail_of(dir_ / "etcd-cp1.log");
+
+  // The sidecar, with the same flag, takes one on POST /backup.
+  const std::string listen = "127.0.0.1:9791";  // the node's own loopback: no token needed
+  auto sidecar = ChildProcess::start({"ip", "netns", "exec", lab.netns(0), ETCDADM_BIN, "backup", "sidecar", "--store",
+                                      store, "--kubeadm-manifest", manifest, "--schedule", "@yearly", "--listen", listen},
+                                     dir_ / "sidecar.log", catalog_env("sidecar"));
+  ProcessResult posted;
+  ASSERT_TRUE(holds_within(30s, [&] {
+    posted = run_process({"ip", "netns", "exec", lab.netns(0), "curl", "-sf", "-X", "POST", "http://" + listen + "/backup"});
+    return posted.exit_code == 0;
+  })) << "the sidecar's POST /backup: " << posted.output << tail_of(dir_ / "sidecar.log");
+  ProcessResult listed;
+  EXPECT_TRUE(holds_within(30s, [&] {  // 202: queued
+    listed = etcdadm({"backup", "list", "--store", store, "-o", "json"});
+    return listed.exit_code == 0 && nlohmann::json::parse(listed.output.substr(listed.output.find('['))).size() == 2;
+  })) << "the sidecar's backup listed beside the first: " << listed.output << tail_of(dir_ / "sidecar.log");
+  sidecar.stop();
+  EXPECT_EQ(kubelet.starts(), 1) << "etcd ran once, as kubeadm configured it";
+
+  // Refused by name: a manifest that runs no etcd, and a node whose health-check pair is gone.
+  const std::string other = dir_ / "other.yaml";
+  write_file_atomic(other, "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: x\n    command: [sleep]\n", 0600);
+  auto refused = on_node(lab, 0, {"backup", "save", "--store", store, "--kubeadm-manifest", other});
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.output.find(other + ": no container runs etcd"), std::string::npos) << refused.output;
+  std::filesystem::remove(root + "/etc/kubernetes/pki/etcd/healthcheck-client.key");
+  refused = on_node(lab, 0, {"backup", "save", "--store", store, "--kubeadm-manifest", manifest});
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.output.find("healthcheck-client.key does not exist on this host"), std::string::npos)
+      << refused.output;
+}
+
+}  // namespace
+}  // namespace etcdadm::test
