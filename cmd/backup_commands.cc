@@ -40,6 +40,7 @@
 #include "restore/fetch.h"
 #include "restore/new_cluster.h"
 #include "restore/resolve.h"
+#include "restore/static_pod_restore.h"
 #include "restore/verify.h"
 #include "sidecar/checks.h"
 #include "sidecar/sidecar.h"
@@ -336,7 +337,7 @@ void add_copy(CLI::App& backup) {
 void add_restore(CLI::App& backup) {
   struct Flags {
     StoreFlags store;
-    std::string query, output_file, to_revision, to_time;
+    std::string query, output_file, to_revision, to_time, kubeadm_manifest;
     RestoreOptions restore;
   };
   auto f = std::make_shared<Flags>();
@@ -360,6 +361,11 @@ void add_restore(CLI::App& backup) {
         }
         return "";
       });
+  c->add_option("--kubeadm-manifest", f->kubeadm_manifest,
+                "restore the member the kubelet runs from this static pod manifest (kubeadm's "
+                "/etc/kubernetes/manifests/etcd.yaml), as kubeadm's runbook does: verified first, the manifest moved "
+                "aside until the kubelet stopped etcd, the old data set aside, the backup restored as the manifest's "
+                "member into its data dir, the manifest back (docs/operations.md)");
   c->add_option("--name", f->restore.name, "member name")->capture_default_str();
   c->add_option("--initial-cluster", f->restore.initial_cluster,
                 "name=peerURL,... (default: <name>=<advertise peer URL>)");
@@ -377,10 +383,22 @@ void add_restore(CLI::App& backup) {
       ->check([](const std::string& v) {
         return EtcdVersion::parse(v) ? std::string() : "'" + v + "' is not an etcd version (3.6.16)";
       });
-  c->callback([f] {
+  c->callback([f, c] {
     auto fmt = parse_output_format(f->store.output);
-    if (f->restore.data_dir.empty() == f->output_file.empty()) {
-      throw Error(ErrorKind::kInvalidArgument, "give exactly one of --data-dir and --output-file");
+    if ((f->restore.data_dir.empty() ? 0 : 1) + (f->output_file.empty() ? 0 : 1) +
+            (f->kubeadm_manifest.empty() ? 0 : 1) !=
+        1) {
+      throw Error(ErrorKind::kInvalidArgument, "give exactly one of --data-dir, --output-file and --kubeadm-manifest");
+    }
+    if (!f->kubeadm_manifest.empty()) {
+      for (const char* from_manifest : {"--name", "--initial-advertise-peer-urls", "--force", "--restore-tool"}) {
+        if (c->count(from_manifest) > 0) {
+          throw Error(ErrorKind::kInvalidArgument,
+                      std::string(from_manifest) +
+                          " does not go with --kubeadm-manifest: the member, its data dir "
+                          "and its etcd are the manifest's, and the old data is set aside");
+        }
+      }
     }
     if (!f->output_file.empty() && f->restore.method.any_given()) {
       throw Error(ErrorKind::kInvalidArgument,
@@ -407,6 +425,23 @@ void add_restore(CLI::App& backup) {
       } else {
         std::cout << render::fetched_snapshot_text(b.name, f->output_file, r);
       }
+      return;
+    }
+    if (!f->kubeadm_manifest.empty()) {
+      StaticPodRestoreOptions o;
+      o.manifest = f->kubeadm_manifest;
+      if (c->count("--initial-cluster") > 0) o.initial_cluster = f->restore.initial_cluster;
+      if (c->count("--initial-cluster-token") > 0) o.initial_cluster_token = f->restore.initial_cluster_token;
+      o.method = f->restore.method;
+      o.point_in_time = f->restore.point_in_time;
+      o.target_version = f->restore.target_version;
+      StaticPodRestoreResult r;
+      with_damage_recorded(
+          *store, catalog, b, [&] { r = restore_static_pod_member(store, b, o); }, same_command_for(f->query));
+      if (fmt == OutputFormat::kJson)
+        std::cout << render::static_pod_restore_json(r, store->url()).dump(2) << "\n";
+      else
+        std::cout << render::static_pod_restore_text(r);
       return;
     }
     RestoreResult r;

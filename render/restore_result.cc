@@ -88,6 +88,41 @@ std::string restore_result_text(const RestoreResult& r, const std::string& membe
   return o.str();
 }
 
+nlohmann::json static_pod_restore_json(const StaticPodRestoreResult& r, const std::string& store_url) {
+  nlohmann::json j = restore_result_json(r.restored, store_url);
+  j["manifest"] = r.manifest;
+  j["setAside"] = r.set_aside.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.set_aside);
+  j["resumed"] = r.resumed;
+  j["serving"] = r.serving;
+  j["hasLeader"] = r.has_leader;
+  return j;
+}
+
+std::string static_pod_restore_text(const StaticPodRestoreResult& r) {
+  std::ostringstream o;
+  const RestoreResult& x = r.restored;
+  o << (r.resumed ? "Carried on with the restore an earlier run began: " : "") << "Restored backup " << x.backup_name
+    << " into " << x.data_dir << " (" << human_bytes(x.db_size) << " db"
+    << (x.native ? ", member " + id_hex(x.member_id) + ", cluster " + id_hex(x.cluster_id) + ", revision " +
+                       std::to_string(x.revision)
+                 : ", " + x.tool.path + " " + x.tool.version)
+    << ") while the kubelet had stopped etcd; " << r.manifest << " is back\n";
+  if (!r.set_aside.empty()) o << "The member's old data is kept in " << r.set_aside << " (remove it once not needed)\n";
+  o << x.revision_bump.explanation() << ".\n";
+  if (!r.serving) {
+    o << "The restored member does not answer yet: see the kubelet's log and `crictl logs` of the etcd container\n";
+  } else if (!r.has_leader) {
+    o << "The restored member answers without a leader: restore every other member of the cluster from the same "
+         "backup with the same --initial-cluster and --initial-cluster-token\n";
+  } else {
+    o << "The restored member answers with a leader.\n";
+  }
+  if (x.revision_bump.by > 0) {
+    o << "Restart every kube-apiserver and the components that keep watches, so that they re-list at once.\n";
+  }
+  return o.str();
+}
+
 nlohmann::json fetched_snapshot_json(const std::string& backup, const std::string& store_url,
                                      const std::string& output_file, const FetchResult& r) {
   return {{"backup", backup},

@@ -74,9 +74,9 @@ SnapshotRestorer snapshot_file_restorer(std::string snapshot_file, bool skip_has
   };
 }
 
-SnapshotRestorer prefetched_backup_restorer(const BackupStore& store, const BackupRecord& backup,
-                                            const std::string& data_dir, const std::string& target_version,
-                                            const RestoreMethod& method, const PointInTime& point_in_time) {
+PrefetchedBackup prefetch_backup(const BackupStore& store, const BackupRecord& backup, const std::string& data_dir,
+                                 const std::string& target_version, const RestoreMethod& method,
+                                 const PointInTime& point_in_time) {
   check_method(method, target_version);
   if (point_in_time.given() && !method.native()) {
     throw Error(ErrorKind::kInvalidArgument,
@@ -103,12 +103,22 @@ SnapshotRestorer prefetched_backup_restorer(const BackupStore& store, const Back
   }
   std::string name = backup.name;
   std::string recorded = backup.etcd_version;
-  return [scratch, snapshot, db_bytes, name, recorded, method](const MemberConfig& m, const ClusterBootstrap& b) {
+  return [scratch, snapshot, db_bytes, name, recorded, method](RestoreOptions o) {
+    o.method = method;
+    o.snapshot_etcd_version = recorded;
     // The scratch copy is moved into the data dir (same filesystem): no second 400 MB write.
-    auto r = restore_verified_snapshot_file(snapshot, db_bytes, member_restore_options(m, b, recorded, method),
-                                            /*consume=*/true);
+    auto r = restore_verified_snapshot_file(snapshot, db_bytes, o, /*consume=*/true);
     spdlog::info("restored backup {} ({} bytes db) {}", name, r.db_size, how(r));
-    return r.revision;
+    return r;
+  };
+}
+
+SnapshotRestorer prefetched_backup_restorer(const BackupStore& store, const BackupRecord& backup,
+                                            const std::string& data_dir, const std::string& target_version,
+                                            const RestoreMethod& method, const PointInTime& point_in_time) {
+  PrefetchedBackup restore = prefetch_backup(store, backup, data_dir, target_version, method, point_in_time);
+  return [restore, recorded = backup.etcd_version, method](const MemberConfig& m, const ClusterBootstrap& b) {
+    return restore(member_restore_options(m, b, recorded, method)).revision;
   };
 }
 

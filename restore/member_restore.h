@@ -5,6 +5,7 @@
 // that install's etcdutl/etcdctl when the RestoreMethod asks for a tool.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -32,6 +33,13 @@ SnapshotRestorer snapshot_file_restorer(std::string snapshot_file, bool skip_has
 // With a point in time (native restores only), the backup's change log is replayed onto the
 // verified copy then too, every segment checked as it is read: nothing is installed before the
 // whole log the target needs has been read and found intact.
+// The same fetch, verification and replay, for a caller that says where and as which member: the
+// returned function restores the verified copy with `options` (its method and recorded version
+// set here), once.
+using PrefetchedBackup = std::function<RestoreResult(RestoreOptions options)>;
+PrefetchedBackup prefetch_backup(const BackupStore& store, const BackupRecord& backup, const std::string& data_dir,
+                                 const std::string& target_version, const RestoreMethod& method,
+                                 const PointInTime& point_in_time = {});
 SnapshotRestorer prefetched_backup_restorer(const BackupStore& store, const BackupRecord& backup,
                                             const std::string& data_dir, const std::string& target_version,
                                             const RestoreMethod& method, const PointInTime& point_in_time = {});

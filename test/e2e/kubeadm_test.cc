@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 #include "common/fs.h"
 #include "common/subprocess.h"
@@ -15,6 +16,8 @@
 #include "test/support/netns_lab.h"
 #include "test/support/object_servers.h"
 #include "test/support/skips.h"
+#include "etcd/client.h"
+#include "restore/static_pod_restore.h"
 
 namespace etcdadm::test {
 namespace {
@@ -26,6 +29,24 @@ class Kubeadm : public LifecycleFixture {
   void SetUp() override {
     LifecycleFixture::SetUp();
     if (const std::string why = NetnsLab::unavailable(); !why.empty()) ETCDADM_SKIP_OUTSIDE_CI() << why;
+  }
+  void TearDown() override {
+    kubelet_.reset();  // etcd stopped before its namespace and its files go
+    lab_.reset();
+    LifecycleFixture::TearDown();
+  }
+
+  // One control-plane node, cp1, in a network namespace of its own: kubeadm's files under
+  // dir_/cp1 (stacked_etcd), its etcd run by the small kubelet. The caller checks IsSkipped().
+  void start_node() {
+    if (etcd_under_test().minor_number() < 6) {
+      ETCDADM_SKIP_BY_DESIGN() << "kubeadm v1.37.2's manifest passes --feature-gates, a 3.6+ flag";
+    }
+    lab_ = std::make_unique<NetnsLab>(1);
+    root_ = dir_ / "cp1";
+    manifest_ = stacked_etcd(root_, "cp1", lab_->address(0));
+    ASSERT_FALSE(HasFailure());
+    kubelet_ = std::make_unique<MiniKubelet>(manifest_, etcd_under_test().bin_dir, lab_->netns(0), log_path());
   }
 
   // kubeadm's files for control-plane node `name` at `address`, under `root` as if it were /:
@@ -66,33 +87,34 @@ class Kubeadm : public LifecycleFixture {
     ro.env["ETCDADM_CATALOG"] = dir_ / ("catalog-" + whose + ".db");
     return ro;
   }
+
+  std::unique_ptr<NetnsLab> lab_;
+  std::string root_, manifest_;
+  std::string log_path() const { return dir_ / "etcd-cp1.log"; }
+  std::unique_ptr<MiniKubelet> kubelet_;
 };
 
 // A backup save, a list and the sidecar given kubeadm's manifest alone: the member's loopback
 // client URL, the etcd CA and kubeadm's health-check client pair beside it come from the manifest,
 // never from a flag. A manifest that is not etcd's, or a node without the pair, is refused by name.
 TEST_F(Kubeadm, BackupsAndTheSidecarTakeTheEndpointAndCertificatesFromKubeadmsManifest) {
-  if (etcd_under_test().minor_number() < 6) ETCDADM_SKIP_BY_DESIGN() << "kubeadm v1.37.2's manifest passes --feature-gates, a 3.6+ flag";
-  NetnsLab lab(1);
-  const std::string root = dir_ / "cp1";
-  const std::string manifest = stacked_etcd(root, "cp1", lab.address(0));
-  ASSERT_FALSE(HasFailure());
-  MiniKubelet kubelet(manifest, etcd_under_test().bin_dir, lab.netns(0), dir_ / "etcd-cp1.log");
+  ASSERT_NO_FATAL_FAILURE(start_node());
+  if (IsSkipped()) return;
   const std::string store = dir_ / "store";
   ProcessResult saved;
   ASSERT_TRUE(holds_within(60s, [&] {
-    saved = on_node(lab, 0, {"backup", "save", "--store", store, "--kubeadm-manifest", manifest});
+    saved = on_node(*lab_, 0, {"backup", "save", "--store", store, "--kubeadm-manifest", manifest_});
     return saved.exit_code == 0;
-  })) << "a backup of kubeadm's etcd: " << saved.output << "\n" << kubelet.last_error() << tail_of(dir_ / "etcd-cp1.log");
+  })) << "a backup of kubeadm's etcd: " << saved.output << "\n" << kubelet_->last_error() << tail_of(log_path());
 
   // The sidecar, with the same flag, takes one on POST /backup.
   const std::string listen = "127.0.0.1:9791";  // the node's own loopback: no token needed
-  auto sidecar = ChildProcess::start({"ip", "netns", "exec", lab.netns(0), ETCDADM_BIN, "backup", "sidecar", "--store",
-                                      store, "--kubeadm-manifest", manifest, "--schedule", "@yearly", "--listen", listen},
+  auto sidecar = ChildProcess::start({"ip", "netns", "exec", lab_->netns(0), ETCDADM_BIN, "backup", "sidecar", "--store",
+                                      store, "--kubeadm-manifest", manifest_, "--schedule", "@yearly", "--listen", listen},
                                      dir_ / "sidecar.log", catalog_env("sidecar"));
   ProcessResult posted;
   ASSERT_TRUE(holds_within(30s, [&] {
-    posted = run_process({"ip", "netns", "exec", lab.netns(0), "curl", "-sf", "-X", "POST", "http://" + listen + "/backup"});
+    posted = run_process({"ip", "netns", "exec", lab_->netns(0), "curl", "-sf", "-X", "POST", "http://" + listen + "/backup"});
     return posted.exit_code == 0;
   })) << "the sidecar's POST /backup: " << posted.output << tail_of(dir_ / "sidecar.log");
   ProcessResult listed;
@@ -101,19 +123,83 @@ TEST_F(Kubeadm, BackupsAndTheSidecarTakeTheEndpointAndCertificatesFromKubeadmsMa
     return listed.exit_code == 0 && nlohmann::json::parse(listed.output.substr(listed.output.find('['))).size() == 2;
   })) << "the sidecar's backup listed beside the first: " << listed.output << tail_of(dir_ / "sidecar.log");
   sidecar.stop();
-  EXPECT_EQ(kubelet.starts(), 1) << "etcd ran once, as kubeadm configured it";
+  EXPECT_EQ(kubelet_->starts(), 1) << "etcd ran once, as kubeadm configured it";
 
-  // Refused by name: a manifest that runs no etcd, and a node whose health-check pair is gone.
+  // Refused by name: a manifest_ that runs no etcd, and a node whose health-check pair is gone.
   const std::string other = dir_ / "other.yaml";
   write_file_atomic(other, "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: x\n    command: [sleep]\n", 0600);
-  auto refused = on_node(lab, 0, {"backup", "save", "--store", store, "--kubeadm-manifest", other});
+  auto refused = on_node(*lab_, 0, {"backup", "save", "--store", store, "--kubeadm-manifest", other});
   EXPECT_NE(refused.exit_code, 0);
   EXPECT_NE(refused.output.find(other + ": no container runs etcd"), std::string::npos) << refused.output;
-  std::filesystem::remove(root + "/etc/kubernetes/pki/etcd/healthcheck-client.key");
-  refused = on_node(lab, 0, {"backup", "save", "--store", store, "--kubeadm-manifest", manifest});
+  std::filesystem::remove(root_ + "/etc/kubernetes/pki/etcd/healthcheck-client.key");
+  refused = on_node(*lab_, 0, {"backup", "save", "--store", store, "--kubeadm-manifest", manifest_});
   EXPECT_NE(refused.exit_code, 0);
   EXPECT_NE(refused.output.find("healthcheck-client.key does not exist on this host"), std::string::npos)
       << refused.output;
+}
+
+// kubeadm's restore runbook as one command: `backup restore latest --kubeadm-manifest`, killed
+// once right after it moved the manifest_ away (the kubelet stops etcd) and run again: it carries on
+// from the parked manifest_, sets the old data aside, restores the backup as the manifest_'s member
+// (a Kubernetes keyspace: the revision moved forward, older ones compacted), and the kubelet starts
+// etcd on it once the manifest_ is back. The write after the backup is gone, the one before it there.
+TEST_F(Kubeadm, ItsRestoreRunbookIsOneCommandThatAKillMidwayDoesNotBreak) {
+  ASSERT_NO_FATAL_FAILURE(start_node());
+  if (IsSkipped()) return;
+  const std::string pki = root_ + "/etc/kubernetes/pki/etcd";
+  ConnectionConfig from_outside;  // the node's address, from the test's own namespace
+  from_outside.endpoints = {"https://" + lab_->address(0) + ":2379"};
+  from_outside.cacert = pki + "/ca.crt";
+  from_outside.cert = pki + "/healthcheck-client.crt";
+  from_outside.key = pki + "/healthcheck-client.key";
+  auto value_of = [&](const std::string& key) -> std::optional<std::string> {
+    EtcdClient client(from_outside);
+    etcdserverpb::RangeRequest get;
+    get.set_key(key);
+    const auto r = client.range(get);
+    if (r.kvs_size() == 0) return std::nullopt;
+    return r.kvs(0).value();
+  };
+  ASSERT_TRUE(holds_within(60s, [&] {
+    try {
+      EtcdClient(from_outside).put("/registry/configmaps/default/before", "1");
+      return true;
+    } catch (const Error&) {
+      return false;
+    }
+  })) << "kubeadm's etcd serving: " << kubelet_->last_error() << tail_of(log_path());
+  const std::string store = dir_ / "store";
+  auto saved = on_node(*lab_, 0, {"backup", "save", "--store", store, "--kubeadm-manifest", manifest_});
+  ASSERT_EQ(saved.exit_code, 0) << saved.output;
+  EtcdClient(from_outside).put("/registry/configmaps/default/after", "2");
+
+  std::vector<std::string> restore = {"backup", "restore", "latest", "--store", store, "--kubeadm-manifest", manifest_};
+  auto killed = run_process([&] {
+    std::vector<std::string> argv = {"ip", "netns", "exec", lab_->netns(0), ETCDADM_BIN};
+    argv.insert(argv.end(), restore.begin(), restore.end());
+    return argv;
+  }(), [&] {
+    RunOptions ro = catalog_env("0");
+    ro.env["ETCDADM_FAILPOINTS"] = "kubeadm-restore/parked=kill";
+    return ro;
+  }());
+  EXPECT_NE(killed.exit_code, 0) << killed.output;
+  EXPECT_FALSE(path_exists(manifest_)) << "killed with the manifest_ parked";
+  restore.insert(restore.end(), {"-o", "json"});
+  auto restored = on_node(*lab_, 0, restore);
+  ASSERT_EQ(restored.exit_code, 0) << restored.output << tail_of(log_path());
+  const auto answer = nlohmann::json::parse(restored.output.substr(restored.output.find('{')));
+  EXPECT_TRUE(answer["resumed"].get<bool>()) << restored.output;
+  EXPECT_TRUE(answer["serving"].get<bool>()) << restored.output;
+  EXPECT_TRUE(answer["hasLeader"].get<bool>()) << restored.output;
+  EXPECT_GT(answer["revision"].get<int64_t>(), 1000000000) << "a Kubernetes keyspace comes back bumped";
+  ASSERT_TRUE(answer["setAside"].is_string()) << restored.output;
+  EXPECT_TRUE(path_exists(answer["setAside"].get<std::string>() + "/member/snap/db")) << "the old data kept";
+  EXPECT_TRUE(path_exists(manifest_));
+  EXPECT_FALSE(path_exists(parked_manifest_path(manifest_)));
+  EXPECT_EQ(value_of("/registry/configmaps/default/before"), "1");
+  EXPECT_EQ(value_of("/registry/configmaps/default/after"), std::nullopt) << "written after the backup";
+  EXPECT_EQ(kubelet_->starts(), 2) << "stopped once for the restore, started once on it";
 }
 
 }  // namespace
