@@ -337,7 +337,7 @@ void add_copy(CLI::App& backup) {
 void add_restore(CLI::App& backup) {
   struct Flags {
     StoreFlags store;
-    std::string query, output_file, to_revision, to_time, kubeadm_manifest;
+    std::string query, output_file, to_revision, to_time, kubeadm_manifest, stop_timeout = "2m";
     RestoreOptions restore;
   };
   auto f = std::make_shared<Flags>();
@@ -366,6 +366,10 @@ void add_restore(CLI::App& backup) {
                 "/etc/kubernetes/manifests/etcd.yaml), as kubeadm's runbook does: verified first, the manifest moved "
                 "aside until the kubelet stopped etcd, the old data set aside, the backup restored as the manifest's "
                 "member into its data dir, the manifest back (docs/operations.md)");
+  c->add_option("--stop-timeout", f->stop_timeout,
+                "with --kubeadm-manifest: how long the kubelet may take to stop etcd once its manifest is parked "
+                "(then the manifest goes back and nothing is changed)")
+      ->capture_default_str();
   c->add_option("--name", f->restore.name, "member name")->capture_default_str();
   c->add_option("--initial-cluster", f->restore.initial_cluster,
                 "name=peerURL,... (default: <name>=<advertise peer URL>)");
@@ -389,6 +393,9 @@ void add_restore(CLI::App& backup) {
             (f->kubeadm_manifest.empty() ? 0 : 1) !=
         1) {
       throw Error(ErrorKind::kInvalidArgument, "give exactly one of --data-dir, --output-file and --kubeadm-manifest");
+    }
+    if (f->kubeadm_manifest.empty() && c->count("--stop-timeout") > 0) {
+      throw Error(ErrorKind::kInvalidArgument, "--stop-timeout goes with --kubeadm-manifest");
     }
     if (!f->kubeadm_manifest.empty()) {
       for (const char* from_manifest : {"--name", "--initial-advertise-peer-urls", "--force", "--restore-tool"}) {
@@ -435,6 +442,7 @@ void add_restore(CLI::App& backup) {
       o.method = f->restore.method;
       o.point_in_time = f->restore.point_in_time;
       o.target_version = f->restore.target_version;
+      o.stop_timeout = duration_flag("--stop-timeout", f->stop_timeout, false);
       StaticPodRestoreResult r;
       with_damage_recorded(
           *store, catalog, b, [&] { r = restore_static_pod_member(store, b, o); }, same_command_for(f->query));

@@ -32,7 +32,7 @@ struct StaticPodRestoreOptions {
   RestoreMethod method;
   PointInTime point_in_time;
   std::string target_version;                 // default: the version of the manifest's image tag (3.7.0-0 -> 3.7.0)
-  std::chrono::seconds stop_timeout{120};     // for the kubelet to stop etcd (its grace is 30 s)
+  std::chrono::seconds stop_timeout{120};     // for the kubelet to stop etcd (its grace is 30 s): --stop-timeout
   std::chrono::seconds serving_timeout{120};  // for the restored member to answer
 };
 

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <memory>
 
+#include "common/file_users.h"
 #include "common/fs.h"
 #include "common/subprocess.h"
 #include "test/support/lifecycle_fixture.h"
@@ -200,6 +201,37 @@ TEST_F(Kubeadm, ItsRestoreRunbookIsOneCommandThatAKillMidwayDoesNotBreak) {
   EXPECT_EQ(value_of("/registry/configmaps/default/before"), "1");
   EXPECT_EQ(value_of("/registry/configmaps/default/after"), std::nullopt) << "written after the backup";
   EXPECT_EQ(kubelet_->starts(), 2) << "stopped once for the restore, started once on it";
+}
+
+// A kubelet that does not stop etcd (here: none runs, and another process holds the member's db
+// open): the restore waits --stop-timeout, puts the manifest back and changes nothing.
+TEST_F(Kubeadm, ARestoreWhoseEtcdDoesNotStopPutsTheManifestBackAndChangesNothing) {
+  ASSERT_NO_FATAL_FAILURE(start_node());
+  if (IsSkipped()) return;
+  const std::string store = dir_ / "store";
+  ProcessResult saved;
+  ASSERT_TRUE(holds_within(60s, [&] {
+    saved = on_node(*lab_, 0, {"backup", "save", "--store", store, "--kubeadm-manifest", manifest_});
+    return saved.exit_code == 0;
+  })) << saved.output;
+  kubelet_.reset();  // etcd stopped with it: a kubelet that is gone
+  const std::string db = root_ + "/var/lib/etcd/member/snap/db";
+  const std::string before = read_file(db);
+  auto holder = ChildProcess::start({"sh", "-c", "exec 3<\"$0\"; exec sleep 60", db}, dir_ / "holder.log");
+  ASSERT_TRUE(holds_within(5s, [&] { return !processes_holding(root_ + "/var/lib/etcd").empty(); })) << "the db held open";
+  auto refused = on_node(*lab_, 0, {"backup", "restore", "latest", "--store", store, "--kubeadm-manifest", manifest_,
+                                    "--stop-timeout", "2s"});
+  holder.stop();
+  EXPECT_NE(refused.exit_code, 0) << refused.output;
+  EXPECT_NE(refused.output.find("etcd did not stop within 2 s of its manifest leaving"), std::string::npos)
+      << refused.output;
+  EXPECT_NE(refused.output.find("the manifest is back, nothing was changed"), std::string::npos) << refused.output;
+  EXPECT_TRUE(path_exists(manifest_));
+  EXPECT_FALSE(path_exists(parked_manifest_path(manifest_)));
+  EXPECT_EQ(read_file(db), before) << "the member's data untouched";
+  for (const auto& e : std::filesystem::directory_iterator(root_ + "/var/lib")) {
+    EXPECT_EQ(e.path().filename().string().find("set-aside"), std::string::npos) << e.path();
+  }
 }
 
 }  // namespace
