@@ -30,6 +30,17 @@ std::vector<std::string> rotation_behind(const Observation& o, const CaRotationR
 
 }  // namespace
 
+bool joinable_ca(const Observation& o, const std::string& ca_sha256) {
+  if (ca_sha256 == o.ca_sha256) return true;
+  // A host without a member switches as soon as every member's host re-issued its leaves, and a
+  // member switches only where the others keep quorum: a spare that switched could otherwise never
+  // join a cluster one member short, whose members wait for it to restart safely (found:
+  // Systemd.TheShippedAutoAndSidecarUnits..., a corrupt member replaced during a rotation).
+  const auto& r = o.ca_rotation;
+  return r && r->completed_unix == 0 && ca_sha256 == r->new_ca_sha256 && o.ca_sha256 == r->old_ca_sha256 &&
+         rotation_behind(o, *r, "reissued").empty();
+}
+
 std::optional<Decision> renew_own_certs(const Observation& o, const MemberInfo* me) {
   const int64_t window = o.auto_spec.cert_renew_before_seconds;
   if (window == 0 || me == nullptr || o.local.data != DataState::kMember || !o.local.has_leader ||
@@ -100,6 +111,11 @@ std::optional<Decision> rotate_own_ca(const Observation& o) {
     const MemberInfo* me = find_member_by_peer_url(o.cluster.info, o.self_peer_url);
     if (me != nullptr && !me->learner) {
       const QuorumCheck q = check_stop(o.cluster.info, me->id);
+      // A member short of the spec: the acting controller adds a spare first (joinable_ca), after
+      // which the switch keeps quorum.
+      if (!q.safe && !o.auto_spec.restart_without_quorum && o.spec && q.voters < o.spec->member_count) {
+        return std::nullopt;
+      }
       if (!q.safe && !o.auto_spec.restart_without_quorum) {
         return make(Step::kWait,
                     "CA rotation " + r.id +

@@ -88,6 +88,11 @@ std::optional<Decision> change_own_version(const Observation& o, const MemberInf
 std::optional<Decision> change_versions(const Observation& o);
 
 // ---- certificates and the CA (decide_ca.cc) ----
+// Whether a spare holding CA `ca_sha256` may be added to this host's cluster: it holds this host's
+// CA, or, during a rotation this host has not switched in yet, the rotation's new CA once every
+// member's host re-issued its leaves by it (each side then verifies the other: the members' new
+// leaves directly, the spare's through their cross certificates).
+bool joinable_ca(const Observation& o, const std::string& ca_sha256);
 std::optional<Decision> renew_own_certs(const Observation& o, const MemberInfo* me);
 std::optional<Decision> rotate_own_ca(const Observation& o);
 std::optional<Decision> rotate_cluster_ca(const Observation& o);

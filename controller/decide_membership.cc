@@ -244,7 +244,7 @@ Decision act_on_cluster(const Observation& o) {
   if (static_cast<int>(voters.size()) < n) {
     std::vector<const HostRecord*> spares;
     for (const auto& h : o.hosts) {
-      if (h.live && h.record.data == DataState::kEmpty && h.record.ca_sha256 == o.ca_sha256 &&
+      if (h.live && h.record.data == DataState::kEmpty && joinable_ca(o, h.record.ca_sha256) &&
           find_member_by_peer_url(info, h.record.peer_url) == nullptr) {
         spares.push_back(&h.record);
       }

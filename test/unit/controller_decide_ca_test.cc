@@ -144,6 +144,43 @@ TEST(ControllerDecide, ACaSwitchRestartsOnlyWhereTheOthersKeepQuorumAndNeverBesi
       << d.reason;
 }
 
+// Found by Systemd.TheShippedAutoAndSidecarUnits...: a corrupt member replaced during a rotation. Its
+// host, a spare now, switched to the new CA (no etcd to restart) while the two members left could
+// not restart one at a time without losing quorum, and the acting controller added no spare of
+// another CA: neither could go on. The spare of the rotation's new CA is added (every member's
+// host re-issued by it), and the members' switches wait for it rather than for a person.
+TEST(ControllerDecide, ASpareThatSwitchedDuringARotationJoinsAClusterOneMemberShort) {
+  Observation o = acting({member(1, "h1"), member(2, "h2")}, 3);
+  CaRotationRecord r;
+  r.id = "20261202T100000Z";
+  r.old_ca_sha256 = kCa;
+  r.new_ca_sha256 = std::string(64, 'b');
+  o.ca_rotation = r;
+  o.ca_rotation_state = CaRotationState::kReissued;
+  for (auto& h : o.hosts) {
+    h.record.ca_rotation_id = r.id;
+    h.record.ca_rotation_step = "reissued";
+  }
+  HostRecord& spare = o.hosts[2].record;
+  spare.data = DataState::kEmpty;
+  spare.ca_sha256 = r.new_ca_sha256;
+  spare.ca_rotation_step = "switched";
+  Decision d = decide(o, "t");
+  ASSERT_EQ(d.step, Step::kAddMember) << d.reason;
+  EXPECT_NE(d.reason.find("adding h3 as a learner"), std::string::npos) << d.reason;
+  // Not before every member's host re-issued by the new CA (the spare would not verify them).
+  o.hosts[1].record.ca_rotation_step = "";
+  EXPECT_NE(decide(o, "t").step, Step::kAddMember);
+  o.hosts[1].record.ca_rotation_step = "reissued";
+  // Another CA than the rotation's two: never.
+  spare.ca_sha256 = std::string(64, 'c');
+  EXPECT_NE(decide(o, "t").step, Step::kAddMember);
+  // A rotation completed: the new CA is every member's, or the spare is a stranger's.
+  spare.ca_sha256 = r.new_ca_sha256;
+  o.ca_rotation->completed_unix = o.now_unix;
+  EXPECT_NE(decide(o, "t").step, Step::kAddMember);
+}
+
 TEST(ControllerDecide, TheActingControllerStartsARotationWhenTheCaExpiresWithinTheWindow) {
   Observation o = acting({member(1, "h1"), member(2, "h2"), member(3, "h3")});
   o.local.ca_expires_unix = o.now_unix + 400 * 86400;
