@@ -83,6 +83,15 @@ class Kubeadm : public LifecycleFixture {
     ro.timeout = 120s;
     return run_process(args, ro);
   }
+  // `backup save` with the manifest alone, once kubeadm's etcd serves.
+  void first_backup(const std::string& store) {
+    ProcessResult saved;
+    ASSERT_TRUE(holds_within(60s, [&] {
+      saved = on_node(*lab_, 0, {"backup", "save", "--store", store, "--kubeadm-manifest", manifest_});
+      return saved.exit_code == 0;
+    })) << "a backup of kubeadm's etcd: " << saved.output << "\n"
+        << kubelet_->last_error() << tail_of(log_path());
+  }
   RunOptions catalog_env(const std::string& whose) {
     RunOptions ro;
     ro.env["ETCDADM_CATALOG"] = dir_ / ("catalog-" + whose + ".db");
@@ -102,11 +111,7 @@ TEST_F(Kubeadm, BackupsAndTheSidecarTakeTheEndpointAndCertificatesFromKubeadmsMa
   ASSERT_NO_FATAL_FAILURE(start_node());
   if (IsSkipped()) return;
   const std::string store = dir_ / "store";
-  ProcessResult saved;
-  ASSERT_TRUE(holds_within(60s, [&] {
-    saved = on_node(*lab_, 0, {"backup", "save", "--store", store, "--kubeadm-manifest", manifest_});
-    return saved.exit_code == 0;
-  })) << "a backup of kubeadm's etcd: " << saved.output << "\n" << kubelet_->last_error() << tail_of(log_path());
+  ASSERT_NO_FATAL_FAILURE(first_backup(store));
 
   // The sidecar, with the same flag, takes one on POST /backup.
   const std::string listen = "127.0.0.1:9791";  // the node's own loopback: no token needed
@@ -209,11 +214,7 @@ TEST_F(Kubeadm, ARestoreWhoseEtcdDoesNotStopPutsTheManifestBackAndChangesNothing
   ASSERT_NO_FATAL_FAILURE(start_node());
   if (IsSkipped()) return;
   const std::string store = dir_ / "store";
-  ProcessResult saved;
-  ASSERT_TRUE(holds_within(60s, [&] {
-    saved = on_node(*lab_, 0, {"backup", "save", "--store", store, "--kubeadm-manifest", manifest_});
-    return saved.exit_code == 0;
-  })) << saved.output;
+  ASSERT_NO_FATAL_FAILURE(first_backup(store));
   kubelet_.reset();  // etcd stopped with it: a kubelet that is gone
   const std::string db = root_ + "/var/lib/etcd/member/snap/db";
   const std::string before = read_file(db);

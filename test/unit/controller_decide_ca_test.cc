@@ -94,21 +94,24 @@ TEST(ControllerDecide, ACaRotationReissuesEverywhereThenSwitchesThenCompletes) {
   EXPECT_EQ(decide(o, "t").step, Step::kIdle);
 }
 
+// Rotation 20261202T100000Z from kCa to "bb...b", every host's leaves re-issued by it, this host's too.
+CaRotationRecord reissued_everywhere(Observation& o) {
+  CaRotationRecord r;
+  r.id = "20261202T100000Z";
+  r.old_ca_sha256 = kCa;
+  r.new_ca_sha256 = std::string(64, 'b');
+  o.ca_rotation = r;
+  o.ca_rotation_state = CaRotationState::kReissued;
+  for (auto& h : o.hosts) {
+    h.record.ca_rotation_id = r.id;
+    h.record.ca_rotation_step = "reissued";
+  }
+  return r;
+}
+
 // Found in review: the switch restarted a member with no quorum check, beside a version change on
 // another host, and restarted 1- and 2-member clusters on its own.
 TEST(ControllerDecide, ACaSwitchRestartsOnlyWhereTheOthersKeepQuorumAndNeverBesideAVersionChange) {
-  auto reissued_everywhere = [](Observation& o) {
-    CaRotationRecord r;
-    r.id = "20261202T100000Z";
-    r.old_ca_sha256 = kCa;
-    r.new_ca_sha256 = std::string(64, 'b');
-    o.ca_rotation = r;
-    o.ca_rotation_state = CaRotationState::kReissued;
-    for (auto& h : o.hosts) {
-      h.record.ca_rotation_id = r.id;
-      h.record.ca_rotation_step = "reissued";
-    }
-  };
   // Two members: the other cannot keep quorum alone. Waits for a person, unless the spec allows it.
   Observation o = acting({member(1, "h1"), member(2, "h2")}, 2);
   o.spec->member_count = 2;
@@ -151,16 +154,7 @@ TEST(ControllerDecide, ACaSwitchRestartsOnlyWhereTheOthersKeepQuorumAndNeverBesi
 // host re-issued by it), and the members' switches wait for it rather than for a person.
 TEST(ControllerDecide, ASpareThatSwitchedDuringARotationJoinsAClusterOneMemberShort) {
   Observation o = acting({member(1, "h1"), member(2, "h2")}, 3);
-  CaRotationRecord r;
-  r.id = "20261202T100000Z";
-  r.old_ca_sha256 = kCa;
-  r.new_ca_sha256 = std::string(64, 'b');
-  o.ca_rotation = r;
-  o.ca_rotation_state = CaRotationState::kReissued;
-  for (auto& h : o.hosts) {
-    h.record.ca_rotation_id = r.id;
-    h.record.ca_rotation_step = "reissued";
-  }
+  const CaRotationRecord r = reissued_everywhere(o);
   HostRecord& spare = o.hosts[2].record;
   spare.data = DataState::kEmpty;
   spare.ca_sha256 = r.new_ca_sha256;
