@@ -144,11 +144,11 @@ AdoptResult adopt_running_cluster(BlobStore& store, const RecordKeyring& keyring
                 "adopt into a store of its own");
   }
 
-  AutoStatus status = read_auto_status(store, 0);
+  const std::optional<EtcdManagerClusterSpec> spec = read_etcd_manager_cluster_spec(store);
   if (ours && created) {  // a re-run: said, whatever the cluster's health now
     r.plan = *plan;
     r.already_adopted = true;
-    if (status.spec) r.spec = *status.spec;
+    if (spec) r.spec = *spec;
     r.effect = "the controllers run it as the spec says";
     return r;
   }
@@ -165,8 +165,8 @@ AdoptResult adopt_running_cluster(BlobStore& store, const RecordKeyring& keyring
   std::sort(voters.begin(), voters.end(), [](auto* a, auto* b) { return a->name < b->name; });
   const std::string version = voters.front()->version;
 
-  if (status.spec) {
-    r.spec = *status.spec;
+  if (spec) {
+    r.spec = *spec;
   } else {
     r.seeded = seed_cluster_spec(store, EtcdManagerClusterSpec{static_cast<int>(voters.size()), version}, {}, keyring,
                                  request.dry_run);

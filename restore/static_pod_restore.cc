@@ -10,6 +10,7 @@
 #include "common/failpoint.h"
 #include "common/file_users.h"
 #include "common/fs.h"
+#include "common/sha256.h"
 #include "etcd/client.h"
 #include "etcd/etcd_version.h"
 #include "etcdadm/static_pod.h"
@@ -77,11 +78,7 @@ StaticPodRestoreResult restore_static_pod_member(const BackupStore& store, const
   into.initial_cluster =
       o.initial_cluster.empty() ? pod.name + "=" + into.initial_advertise_peer_urls : o.initial_cluster;
   into.initial_cluster_token =
-      o.initial_cluster_token.empty()
-          ? "etcd-restored-" + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
-                                                  std::chrono::system_clock::now().time_since_epoch())
-                                                  .count())
-          : o.initial_cluster_token;
+      o.initial_cluster_token.empty() ? "etcdadm-restored-" + random_hex(8) : o.initial_cluster_token;
   into.target_version = o.target_version.empty() ? image_version(pod.image) : o.target_version;
 
   // 1. While etcd serves: a backup that is missing or damaged fails here.
@@ -108,10 +105,9 @@ StaticPodRestoreResult restore_static_pod_member(const BackupStore& store, const
   }
 
   // 3. The old data kept for a person, the backup in its place.
-  r.set_aside = set_aside_data_dir(pod.data_dir,
-                                   "restore-" + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
-                                                                   std::chrono::system_clock::now().time_since_epoch())
-                                                                   .count()));
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  r.set_aside = set_aside_data_dir(
+      pod.data_dir, "restore-" + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now).count()));
   if (!r.set_aside.empty()) spdlog::info("the member's old data is kept in {}", r.set_aside);
   r.restored = restore(into);
   failpoint("kubeadm-restore/restored");
