@@ -123,7 +123,11 @@ int listen_on(const std::string& host_in, int port) {
     }
     int one = 1;
     ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 128) == 0) {
+    // The kernel's whole accept queue (net.core.somaxconn caps it): with 128, a burst of
+    // connections the poll loop had not yet accepted filled it, and a probe's SYN was dropped and
+    // sent again only after 1 s, a kubelet's whole probe timeout. The loop's own bound
+    // (max_connections) still limits what is held open.
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, SOMAXCONN) == 0) {
       ::freeaddrinfo(found);
       return fd;
     }
