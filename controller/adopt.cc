@@ -154,6 +154,23 @@ AdoptResult adopt_running_cluster(BlobStore& store, const RecordKeyring& keyring
   }
   for (auto& w : adoption_refusals(r.cluster, hosts, request.ca_sha256, request.now_unix, request.host_timeout))
     why.push_back(std::move(w));
+  // A spec already in the store is kept, so it must be one the controllers obey: valid, and as
+  // `etcdadm seed` signed it (a store writer's spec would otherwise be adopted with the cluster,
+  // and the controllers would then refuse it and do nothing).
+  if (spec) {
+    uint64_t highest = 0;
+    for (const auto& h : hosts) highest = std::max(highest, h.spec_generation);
+    std::string problem = cluster_spec_problem(*spec);
+    if (problem.empty()) {
+      try {
+        problem = spec_authority_problem(*spec, read_auto_spec(store, &policy), false, highest);
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::kCorrupt) throw;
+        problem = e.what();  // a forged or garbled spec.json
+      }
+    }
+    if (!problem.empty()) why.push_back("the store's spec is not one the controllers obey: " + problem);
+  }
   if (!why.empty()) {
     std::string text = "cluster " + id_hex(r.cluster.cluster_id) + " cannot be adopted yet:";
     for (const auto& w : why) text += "\n  - " + w;

@@ -98,6 +98,19 @@ TEST_F(AutoAdopt, AHandMadeClusterIsTakenOverInPlaceOnlyWhenReadyAndLeftToTheCli
   autos_["m4"].stop(5000ms);
   std::filesystem::remove(store_ + "/" + host_record_key("m4"));
 
+  // A spec in the store that seed did not sign (etcd-manager-ctl's, or any store writer's): the
+  // controllers would not obey it, so it is not adopted with the cluster.
+  std::filesystem::create_directories(store_ + "/control");
+  write_file_atomic(store_ + "/control/etcd-cluster-spec",
+                    R"({"memberCount": 5, "etcdVersion": ")" + release_.version + R"("})", 0644);
+  r = adopt();
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("the store's spec is not one the controllers obey: control/etcd-cluster-spec (5 members"),
+            std::string::npos)
+      << r.output;
+  EXPECT_TRUE(nothing_written());
+  std::filesystem::remove(store_ + "/control/etcd-cluster-spec");
+
   r = adopt({"--dry-run"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("Would adopt cluster"), std::string::npos) << r.output;
