@@ -21,6 +21,7 @@
 #include "controller/status.h"
 #include "etcd/client.h"
 #include "etcdadm/lifecycle/local_member.h"
+#include "etcdadm/lifecycle/static_pod_member.h"
 #include "etcdadm/member_health.h"
 #include "render/auto_control.h"
 #include "render/seed_result.h"
@@ -218,10 +219,18 @@ void add_run(CLI::App* c) {
     bool accept_unsigned_records = false;
     bool backups = true;
     SidecarFlags sidecar;
+    std::string kubeadm_manifest;
   };
   auto f = std::make_shared<Flags>();
   f->store.add_to(c, /*with_output=*/false);
   f->member.add_to(c);
+  c->add_option(
+       "--kubeadm-manifest", f->kubeadm_manifest,
+       "this host's member is the one kubeadm's static pod manifest runs (/etc/kubernetes/manifests/etcd.yaml): "
+       "its name, address, ports, data and certificates folders and the kubelet init system come from the "
+       "manifest; etcdadm's files for it go into --config-dir (the manifest is left until the controllers "
+       "change the member; then they write their own). Then `etcdadm auto adopt` (docs/self-management.md)")
+      ->check(CLI::ExistingFile);
   auto* b = c->add_option_group("Backups (the sidecar's, run on the acting controller's host: the Raft leader's)");
   b->add_flag("--backups,!--no-backups", f->backups,
               "back up on --schedule with --retention, as `etcdadm backup sidecar` does (default true); the backup "
@@ -244,6 +253,12 @@ void add_run(CLI::App* c) {
     if (!c->get_subcommands().empty()) return;  // status, pause, resume
     ControllerOptions o;
     o.lifecycle = f->member.options();
+    if (!f->kubeadm_manifest.empty()) {
+      MemberConfig base = o.lifecycle.member;
+      base.version = f->member.release.version.empty() ? "" : normalise_version(f->member.release.version);
+      o.lifecycle.member = static_pod_member(f->kubeadm_manifest, base);
+      o.lifecycle.release.version = o.lifecycle.member.version;
+    }
     o.interval = duration_flag("--interval", f->interval, false);
     o.idle_interval = duration_flag("--idle-interval", f->idle_interval, false);
     o.heartbeat = duration_flag("--heartbeat", f->heartbeat, false);

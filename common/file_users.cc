@@ -15,6 +15,7 @@
 #include <functional>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "common/error.h"
 
@@ -236,6 +237,21 @@ void refuse_if_in_use(const std::string& dir, const std::string& what, const std
                     " is locked by a running process (one this user cannot see; etcd locks its db and WAL)",
                 hint);
   }
+}
+
+bool wait_until_released(const std::string& dir, std::chrono::milliseconds timeout) {
+  for (const auto until = std::chrono::steady_clock::now() + timeout; !processes_holding(dir).empty();) {
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return true;
+}
+
+std::string holders_of(const std::string& dir) {
+  std::string out;
+  for (const auto& h : processes_holding(dir))
+    out += (out.empty() ? "" : ", ") + std::to_string(h.pid) + " (" + h.command + ")";
+  return out;
 }
 
 }  // namespace etcdadm

@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,13 @@ struct FileHolder {
 // Processes other than this one with a file under `dir` open (from /proc/<pid>/fd; processes of
 // other users are visible only to root).
 std::vector<FileHolder> processes_holding(const std::string& dir);
+
+// Waits until no process holds a file under `dir` (processes_holding), polling; false when some
+// still do after `timeout`. How a caller that asked another process to stop etcd (a kubelet whose
+// manifest left its directory) knows the member's data is no longer in use.
+bool wait_until_released(const std::string& dir, std::chrono::milliseconds timeout);
+// "pid (command), ..." of the processes holding files under `dir`, for messages.
+std::string holders_of(const std::string& dir);
 
 // Paths under `dir` that carry a lock another open file description holds (flock, POSIX or OFD).
 // Sees locks of every process, also where /proc does not show the holder. Nothing in the entries of

@@ -110,6 +110,12 @@ void fsync_open_dir(int fd, const std::string& dir) {
 
 }  // namespace
 
+void rename_durably(const std::string& from, const std::string& to) {
+  if (::rename(from.c_str(), to.c_str()) != 0) throw_errno("cannot move " + from + " to", to, errno);
+  fsync_dir(std::filesystem::path(from).parent_path().string());
+  fsync_dir(std::filesystem::path(to).parent_path().string());
+}
+
 void fsync_dir(const std::string& dir) {
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) throw_errno("cannot open directory", dir, errno);

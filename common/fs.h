@@ -117,6 +117,9 @@ void write_new_synced_file(const std::string& path, const std::string& contents,
 
 // fsync() of a directory, so that renames/creations inside it survive a crash.
 void fsync_dir(const std::string& dir);
+// rename(2) of `from` to `to` (one file system), both directories then fsynced: the move survives a
+// crash. Throws kIo naming both.
+void rename_durably(const std::string& from, const std::string& to);
 
 // mkdir -p with exactly the given mode (umask not applied) for the directories it creates;
 // directories that exist keep theirs.

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "common/error.h"
+#include "common/file_users.h"
 #include "common/fs.h"
 #include "common/subprocess.h"
 
@@ -377,12 +378,20 @@ class KubeletInitSystem : public InitSystem {
     make_dirs(config.kubelet_manifest_dir);
     // 0600 like kubeadm's manifests: only the kubelet (root) needs to read it.
     write_file_atomic(path, render_kubelet_manifest(config, env), 0600);
+    remove_all(stopped_kubelet_manifest_path(config));  // superseded
     spdlog::info("wrote static pod manifest {}; the kubelet starts the pod", path);
     return {path};
   }
 
+  // The manifest a stop moved out of the kubelet's directory goes back.
   void start(const MemberConfig& config) override {
     std::string path = kubelet_manifest_path(config);
+    const std::string stopped = stopped_kubelet_manifest_path(config);
+    if (!path_exists(path) && path_exists(stopped)) {
+      rename_durably(stopped, path);
+      spdlog::info("moved {} back to {}; the kubelet starts the pod", stopped, path);
+      return;
+    }
     if (!path_exists(path)) {
       throw Error(ErrorKind::kNotFound, "static pod manifest " + path + " does not exist",
                   "write it first (the configure phase of etcdadm init/join)");
@@ -390,17 +399,36 @@ class KubeletInitSystem : public InitSystem {
     spdlog::info("static pod manifest {} is in place; the kubelet runs etcd from it", path);
   }
 
-  // The kubelet stops the pod once the manifest is gone (asynchronously: it watches the directory).
-  void stop(const MemberConfig& config, milliseconds) override {
+  // The kubelet stops the pod once the manifest is gone from its directory, in its own time: the
+  // manifest is moved beside the directory (kept for start) and the stop returns once no process
+  // holds the member's data any more, so that what follows (a data dir set aside, a restore) never
+  // races a running etcd. If etcd does not stop, the manifest goes back and nothing changed.
+  void stop(const MemberConfig& config, milliseconds grace) override {
     std::string path = kubelet_manifest_path(config);
     if (!path_exists(path)) return;
-    remove_all(path);
-    spdlog::info("removed static pod manifest {}; the kubelet stops the pod", path);
+    const std::string stopped = stopped_kubelet_manifest_path(config);
+    rename_durably(path, stopped);
+    spdlog::info("moved static pod manifest {} to {}; the kubelet stops the pod", path, stopped);
+    // The kubelet's own grace for a pod's containers (30 s by default) comes on top of the time it
+    // takes to notice the manifest has gone.
+    const auto wait = grace + std::chrono::seconds(60);
+    if (!wait_until_released(config.data_dir, std::chrono::duration_cast<milliseconds>(wait))) {
+      const std::string holders = holders_of(config.data_dir);
+      rename_durably(stopped, path);
+      throw Error(ErrorKind::kTimeout,
+                  "etcd did not stop within " +
+                      std::to_string(std::chrono::duration_cast<std::chrono::seconds>(wait).count()) +
+                      " s of its manifest leaving " + config.kubelet_manifest_dir + " (" + holders +
+                      " still hold files in " + config.data_dir + "); the manifest is back",
+                  "is the kubelet running, and is that its static pod directory?");
+    }
   }
 
   bool running(const MemberConfig& config) override { return path_exists(kubelet_manifest_path(config)); }
 
-  std::vector<std::string> files(const MemberConfig& config) const override { return {kubelet_manifest_path(config)}; }
+  std::vector<std::string> files(const MemberConfig& config) const override {
+    return {kubelet_manifest_path(config), stopped_kubelet_manifest_path(config)};
+  }
 };
 
 class ProcessInitSystem : public InitSystem {
@@ -553,13 +581,18 @@ spec:
   }
   return fmt::format(kPod, fmt::arg("name", yaml_quote(config.service_name + "-" + config.name)),
                      fmt::arg("config_dir", yaml_quote(config.config_dir)),
-                     fmt::arg("image", yaml_quote(config.image_repository + ":v" + config.version)),
-                     fmt::arg("env", env_yaml), fmt::arg("data_dir", yaml_quote(config.data_dir)),
+                     fmt::arg("image", yaml_quote(config.image())), fmt::arg("env", env_yaml),
+                     fmt::arg("data_dir", yaml_quote(config.data_dir)),
                      fmt::arg("certs_dir", yaml_quote(config.certs_dir)));
 }
 
 std::string kubelet_manifest_path(const MemberConfig& config) {
   return config.kubelet_manifest_dir + "/" + config.service_name + ".yaml";
+}
+
+std::string stopped_kubelet_manifest_path(const MemberConfig& config) {
+  return std::filesystem::path(config.kubelet_manifest_dir).parent_path().string() + "/" + config.service_name +
+         ".yaml.etcdadm-stopped";
 }
 
 int start_detached(const std::vector<std::string>& argv, const EnvVars& env, const std::string& log_file,

@@ -71,6 +71,10 @@ std::string systemd_unit_path(const MemberConfig& config);
 // data dir (DirectoryOrCreate) and the certs dir (read-only).
 std::string render_kubelet_manifest(const MemberConfig& config, const EnvVars& env);
 std::string kubelet_manifest_path(const MemberConfig& config);
+// Where the kubelet init system's stop keeps the manifest while the member is stopped: beside the
+// kubelet's directory (<manifest-dir>/../<service-name>.yaml.etcdadm-stopped), where the kubelet
+// does not look.
+std::string stopped_kubelet_manifest_path(const MemberConfig& config);
 
 // ---- the process init system's building blocks ----
 

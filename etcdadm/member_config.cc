@@ -237,7 +237,17 @@ EnvVars member_env(const MemberConfig& c, const ClusterBootstrap& b) {
     env.push_back({"ETCD_CIPHER_SUITES", suites});
   }
   for (auto& kv : corruption_check_env(c.version)) env.push_back(std::move(kv));
+  for (const auto& kv : c.extra_env) {
+    if (std::none_of(env.begin(), env.end(), [&](const auto& have) { return have.first == kv.first; }))
+      env.push_back(kv);
+  }
   return env;
+}
+
+std::string MemberConfig::image() const {
+  std::string tag = image_tag_format;
+  if (auto at = tag.find("{version}"); at != std::string::npos) tag.replace(at, 9, version);
+  return image_repository + ":" + tag;
 }
 
 namespace {
@@ -369,10 +379,13 @@ void save_member_state(const MemberConfig& c) {
                       {"serviceName", c.service_name},
                       {"kubeletManifestDir", c.kubelet_manifest_dir},
                       {"imageRepository", c.image_repository},
+                      {"imageTagFormat", c.image_tag_format},
                       {"diskPriorities", c.disk_priorities},
                       {"quotaBackendBytes", c.quota_backend_bytes},
                       {"cipherSuites", c.cipher_suites},
-                      {"clusterEndpoints", c.cluster_endpoints}};
+                      {"clusterEndpoints", c.cluster_endpoints},
+                      {"extraEnv", nlohmann::json::array()}};
+  for (const auto& [name, value] : c.extra_env) j["extraEnv"].push_back({{"name", name}, {"value", value}});
   make_dirs(c.config_dir);
   write_file_atomic(c.state_file(), j.dump(2) + "\n", 0600, /*overwrite=*/true);
 }
@@ -401,6 +414,10 @@ bool load_member_state(const std::string& config_dir, MemberConfig& c) {
     c.quota_backend_bytes = j.value("quotaBackendBytes", int64_t{0});
     c.cipher_suites = j.value("cipherSuites", std::vector<std::string>{});
     c.cluster_endpoints = j.value("clusterEndpoints", std::vector<std::string>{});
+    c.image_tag_format = j.value("imageTagFormat", c.image_tag_format);
+    c.extra_env.clear();
+    for (const auto& kv : j.value("extraEnv", nlohmann::json::array()))
+      c.extra_env.emplace_back(kv.at("name").get<std::string>(), kv.at("value").get<std::string>());
   } catch (const nlohmann::json::exception& e) {
     throw Error(ErrorKind::kCorrupt, "member state file " + path + " is unreadable: " + e.what(),
                 "fix or remove it and pass the member flags explicitly");

@@ -38,7 +38,10 @@ struct MemberConfig {
   InitSystemKind init_system = InitSystemKind::kSystemd;
   std::string service_name = "etcd";  // systemd unit / static pod / process name
   std::string kubelet_manifest_dir = "/etc/kubernetes/manifests";
-  std::string image_repository = "quay.io/coreos/etcd";  // kubelet: image <repo>:v<version>
+  std::string image_repository = "quay.io/coreos/etcd";  // kubelet: image <repo>:<tag>
+  // The image's tag, "{version}" standing for the member's version: etcdadm's images are tagged
+  // v3.7.0; registry.k8s.io's (a kubeadm member taken over) 3.7.0-0.
+  std::string image_tag_format = "v{version}";
   bool disk_priorities = true;  // systemd: Nice=-10, best-effort I/O class, priority 2 (etcdadm's)
   // etcd's --quota-backend-bytes (ETCD_QUOTA_BACKEND_BYTES); 0: etcd's default (2 GiB). What the
   // NOSPACE alarm compares a member's db file with.
@@ -50,6 +53,10 @@ struct MemberConfig {
   // Client URLs of the cluster's members as known at init/join time: how reset reaches the
   // cluster when this member is down.
   std::vector<std::string> cluster_endpoints;
+  // ETCD_* variables etcdadm does not set itself, passed to etcd as they are: the flags of a
+  // kubeadm member taken over that etcdadm has no setting for (--snapshot-count,
+  // --watch-progress-notify-interval, --listen-metrics-urls), kept across its rewrites.
+  EnvVars extra_env;
 
   // ---- derived ----
   std::string client_url() const;           // https://<bind>:<client-port>
@@ -72,6 +79,7 @@ struct MemberConfig {
   // The client CAs a member trusts after a CA rotation's switch: the new CA then the retired one
   // (controller/ca_rotation.h, trust_retired_ca_for_clients).
   std::string clients_ca_cert() const { return certs_dir + "/clients-ca.crt"; }
+  std::string image() const;  // image_repository:<image_tag_format with the version>
   std::string cert(const std::string& stem) const { return certs_dir + "/" + stem + ".crt"; }
   std::string key(const std::string& stem) const { return certs_dir + "/" + stem + ".key"; }
 

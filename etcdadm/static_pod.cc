@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/text.h"
+#include "etcd/etcd_version.h"
 
 namespace etcdadm {
 
@@ -182,6 +183,15 @@ StaticPodEtcd parse_static_pod_etcd(const std::string& text, const std::string& 
   if (e.listen_client_urls.empty())
     throw Error(ErrorKind::kCorrupt, where + ": the etcd command has no --listen-client-urls");
   return e;
+}
+
+std::string image_version(const std::string& image) {
+  const auto colon = image.rfind(':');
+  if (colon == std::string::npos || image.find('/', colon) != std::string::npos) return "";
+  std::string tag = image.substr(colon + 1);
+  if (!tag.empty() && tag[0] == 'v') tag.erase(0, 1);
+  tag = tag.substr(0, tag.find('-'));
+  return EtcdVersion::parse(tag) ? tag : "";
 }
 
 StaticPodEtcd read_static_pod_etcd(const std::string& path) {

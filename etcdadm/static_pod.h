@@ -41,6 +41,10 @@ struct StaticPodEtcd {
   ConnectionConfig connection() const;
 };
 
+// The etcd version an image's tag names: "registry.k8s.io/etcd:3.7.0-0" and
+// "quay.io/coreos/etcd:v3.7.0" -> "3.7.0"; "" when the tag is no etcd version.
+std::string image_version(const std::string& image);
+
 // Reads and checks `path`. kNotFound when it does not exist; kCorrupt (naming the file and what is
 // wrong) when it is no pod, has no etcd container, or lacks --data-dir or a client URL.
 StaticPodEtcd read_static_pod_etcd(const std::string& path);

@@ -22,29 +22,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-void move(const std::string& from, const std::string& to) {
-  if (::rename(from.c_str(), to.c_str()) != 0) throw_errno("cannot move " + from + " to", to, errno);
-  fsync_dir(std::filesystem::path(from).parent_path().string());
-  fsync_dir(std::filesystem::path(to).parent_path().string());
-}
-
-// "registry.k8s.io/etcd:3.7.0-0" -> "3.7.0"; "" when the tag is no etcd version.
-std::string image_version(const std::string& image) {
-  const auto colon = image.rfind(':');
-  if (colon == std::string::npos || image.find('/', colon) != std::string::npos) return "";
-  std::string tag = image.substr(colon + 1);
-  if (!tag.empty() && tag[0] == 'v') tag.erase(0, 1);
-  tag = tag.substr(0, tag.find('-'));
-  return EtcdVersion::parse(tag) ? tag : "";
-}
-
-std::string holders_of(const std::string& dir) {
-  std::string out;
-  for (const auto& h : processes_holding(dir))
-    out += (out.empty() ? "" : ", ") + std::to_string(h.pid) + " (" + h.command + ")";
-  return out;
-}
-
 }  // namespace
 
 std::string parked_manifest_path(const std::string& manifest) {
@@ -87,21 +64,18 @@ StaticPodRestoreResult restore_static_pod_member(const BackupStore& store, const
 
   // 2. The kubelet stops etcd once its manifest is gone from the directory it reads.
   if (live) {
-    move(o.manifest, parked);
+    rename_durably(o.manifest, parked);
     spdlog::info("moved {} to {}: the kubelet stops etcd", o.manifest, parked);
     failpoint("kubeadm-restore/parked");
   }
-  for (const auto until = Clock::now() + o.stop_timeout; !processes_holding(pod.data_dir).empty();) {
-    if (Clock::now() >= until) {
-      const std::string holders = holders_of(pod.data_dir);
-      move(parked, o.manifest);
-      throw Error(ErrorKind::kTimeout,
-                  "etcd did not stop within " + std::to_string(o.stop_timeout.count()) + " s of its manifest leaving " +
-                      std::filesystem::path(o.manifest).parent_path().string() + " (" + holders +
-                      " still hold files in " + pod.data_dir + "); the manifest is back, nothing was changed",
-                  "is the kubelet running, and is that its static pod directory?");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  if (!wait_until_released(pod.data_dir, o.stop_timeout)) {
+    const std::string holders = holders_of(pod.data_dir);
+    rename_durably(parked, o.manifest);
+    throw Error(ErrorKind::kTimeout,
+                "etcd did not stop within " + std::to_string(o.stop_timeout.count()) + " s of its manifest leaving " +
+                    std::filesystem::path(o.manifest).parent_path().string() + " (" + holders +
+                    " still hold files in " + pod.data_dir + "); the manifest is back, nothing was changed",
+                "is the kubelet running, and is that its static pod directory?");
   }
 
   // 3. The old data kept for a person, the backup in its place.
@@ -113,7 +87,7 @@ StaticPodRestoreResult restore_static_pod_member(const BackupStore& store, const
   failpoint("kubeadm-restore/restored");
 
   // 4. The kubelet starts etcd on the restored data.
-  move(parked, o.manifest);
+  rename_durably(parked, o.manifest);
   spdlog::info("moved the manifest back to {}: the kubelet starts etcd on the restored data", o.manifest);
   try {
     EtcdClient client(pod.connection());

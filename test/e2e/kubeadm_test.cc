@@ -17,6 +17,7 @@
 #include "test/support/netns_lab.h"
 #include "test/support/object_servers.h"
 #include "test/support/skips.h"
+#include "test/support/writer.h"
 #include "etcd/client.h"
 #include "restore/static_pod_restore.h"
 
@@ -55,15 +56,19 @@ class Kubeadm : public LifecycleFixture {
   // root/etc/kubernetes/manifests/etcd.yaml (returned). kubeadm writes manifests only into
   // /etc/kubernetes: it runs in a mount namespace of its own over an empty one, and the file is
   // copied out.
-  std::string stacked_etcd(const std::string& root, const std::string& name, const std::string& address) {
+  // `extra_args`: etcd.local.extraArgs (kubeadm's own flags overridden by name).
+  std::string stacked_etcd(const std::string& root, const std::string& name, const std::string& address,
+                           const std::map<std::string, std::string>& extra_args = {}) {
     const std::string config = root + "/kubeadm.yaml";
     make_dirs(root, 0755);
+    std::string extra;
+    for (const auto& [flag, value] : extra_args) extra += "    - name: " + flag + "\n      value: " + value + "\n";
     write_file_atomic(config,
                       "apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\nlocalAPIEndpoint:\n"
                       "  advertiseAddress: " + address + "\nnodeRegistration:\n  name: " + name + "\n---\n"
                       "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.2\n"
                       "certificatesDir: " + root + "/etc/kubernetes/pki\netcd:\n  local:\n    dataDir: " + root +
-                          "/var/lib/etcd\n",
+                          "/var/lib/etcd\n" + (extra.empty() ? "" : "    extraArgs:\n" + extra),
                       0600);
     auto written = run_process(
         {"unshare", "--mount", "--propagation", "private", "sh", "-c",
@@ -233,6 +238,146 @@ TEST_F(Kubeadm, ARestoreWhoseEtcdDoesNotStopPutsTheManifestBackAndChangesNothing
   for (const auto& e : std::filesystem::directory_iterator(root_ + "/var/lib")) {
     EXPECT_EQ(e.path().filename().string().find("set-aside"), std::string::npos) << e.path();
   }
+}
+
+// Three stacked control-plane members grown as kubeadm grows them, kubeadm writing every file: the
+// first node's certificates and manifest (`kubeadm init phase certs ...`, `init phase etcd local`);
+// each further node gets the cluster's etcd CA (what `kubeadm join --control-plane` copies), its own
+// certificates from kubeadm, is added as a learner through a member and promoted once it has caught
+// up (kubeadm join's etcd phase does both through its etcd client), its manifest from kubeadm with
+// the initial cluster and state join passes (`init phase etcd local` with them as extraArgs: `kubeadm
+// join` itself needs a running API server and kubelet). Then `etcdadm auto --kubeadm-manifest` on
+// every node takes the member over (etcdadm's files beside kubeadm's, the manifest untouched) and
+// `etcdadm auto adopt` hands the cluster to the controllers: no etcd restarted, no write failed.
+TEST_F(Kubeadm, ThreeStackedMembersAreTakenOverByAutoUnderTheKubeletAndAdoptedInPlace) {
+  if (etcd_under_test().minor_number() < 6) {
+    ETCDADM_SKIP_BY_DESIGN() << "kubeadm v1.37.2's manifest passes --feature-gates, a 3.6+ flag";
+    return;
+  }
+  constexpr int kNodes = 3;
+  lab_ = std::make_unique<NetnsLab>(kNodes);
+  std::vector<std::string> roots, manifests, names, as_kubeadm_wrote;
+  std::vector<std::unique_ptr<MiniKubelet>> kubelets;
+  for (int i = 0; i < kNodes; ++i) {
+    names.push_back("cp" + std::to_string(i + 1));
+    roots.push_back(dir_ / names.back());
+  }
+  auto pki = [&](int i) { return roots[i] + "/etc/kubernetes/pki/etcd"; };
+  auto peer_url = [&](int i) { return "https://" + lab_->address(i) + ":2380"; };
+  auto log_of = [&](int i) -> std::string { return dir_ / ("etcd-" + names[i] + ".log"); };
+  ConnectionConfig cluster;  // from the test's own namespace, with kubeadm's health-check pair
+  cluster.cacert = pki(0) + "/ca.crt";
+  cluster.cert = pki(0) + "/healthcheck-client.crt";
+  cluster.key = pki(0) + "/healthcheck-client.key";
+  cluster.endpoints.clear();  // each node's as it is made
+
+  std::string initial_cluster;
+  for (int i = 0; i < kNodes; ++i) {
+    initial_cluster += (i == 0 ? "" : ",") + names[i] + "=" + peer_url(i);
+    std::map<std::string, std::string> join_args;
+    uint64_t learner = 0;
+    if (i > 0) {
+      make_dirs(pki(i), 0755);
+      for (const char* f : {"ca.crt", "ca.key"}) std::filesystem::copy_file(pki(0) + "/" + f, pki(i) + "/" + f);
+      // Refused ("unhealthy cluster") until the member promoted last has been connected a while:
+      // kubeadm retries it too.
+      ASSERT_TRUE(holds_within(60s, [&] {
+        try {
+          learner = EtcdClient(cluster).member_add({peer_url(i)}, /*learner=*/true).member().id();
+          return true;
+        } catch (const Error&) {
+          return false;
+        }
+      })) << names[i] << " added as a learner";
+      join_args = {{"initial-cluster", initial_cluster}, {"initial-cluster-state", "existing"}};
+    }
+    manifests.push_back(stacked_etcd(roots[i], names[i], lab_->address(i), join_args));
+    ASSERT_FALSE(HasFailure());
+    as_kubeadm_wrote.push_back(read_file(manifests.back()));
+    kubelets.push_back(std::make_unique<MiniKubelet>(manifests[i], etcd_under_test().bin_dir, lab_->netns(i), log_of(i)));
+    cluster.endpoints.push_back("https://" + lab_->address(i) + ":2379");
+    if (i == 0) {
+      std::string why;
+      ASSERT_TRUE(holds_within(60s, [&] {
+        try {
+          return EtcdClient(cluster).status(cluster.endpoints[0]).leader() != 0;
+        } catch (const Error& e) {
+          why = e.what();
+          return false;
+        }
+      })) << "cp1 serving: " << why << kubelets[0]->last_error() << tail_of(log_of(0));
+    } else {
+      ASSERT_TRUE(holds_within(60s, [&] {
+        try {
+          EtcdClient(cluster).member_promote(learner);
+          return true;
+        } catch (const Error&) {
+          return false;  // not caught up yet
+        }
+      })) << names[i] << " promoted: " << kubelets[i]->last_error() << tail_of(log_of(i));
+    }
+  }
+  ASSERT_EQ(EtcdClient(cluster).member_list().members_size(), kNodes);
+  Writer writer(cluster);
+
+  // etcdadm auto on every node, told only where kubeadm's manifest is (and the store).
+  const std::string store = dir_ / "store";
+  std::vector<ChildProcess> autos;
+  struct StopAll {
+    std::vector<ChildProcess>& processes;
+    ~StopAll() {
+      for (auto& p : processes) p.stop(5000ms);
+    }
+  } stop_autos{autos};
+  for (int i = 0; i < kNodes; ++i) {
+    RunOptions ro = catalog_env(names[i]);
+    autos.push_back(ChildProcess::start(
+        {"ip", "netns", "exec", lab_->netns(i), ETCDADM_BIN, "auto", "--store", store, "--no-backups", "--interval", "1s",
+         "--idle-interval", "3s", "--heartbeat", "5s", "--kubeadm-manifest", manifests[i], "--config-dir",
+         roots[i] + "/etc/etcdadm", "--install-dir", roots[i] + "/opt/bin", "--binaries-dir", etcd_under_test().bin_dir},
+        dir_ / ("auto-" + names[i] + ".log"), ro));
+  }
+  auto logs = [&] {
+    std::string out;
+    for (int i = 0; i < kNodes; ++i) out += tail_of(dir_ / ("auto-" + names[i] + ".log"));
+    return out;
+  };
+  auto status = [&] {
+    auto r = etcdadm({"auto", "status", "--store", store, "-o", "json"});
+    return r.exit_code == 0 ? nlohmann::json::parse(r.output.substr(r.output.find('{'))) : nlohmann::json::object();
+  };
+  ASSERT_TRUE(holds_within(60s, [&] {
+    const auto hosts = status().value("hosts", nlohmann::json::array());
+    return hosts.size() == kNodes && std::all_of(hosts.begin(), hosts.end(), [](const auto& h) {
+             return h["data"] == "member" && h["etcdRunning"].template get<bool>();
+           });
+  })) << "every node's member registered: " << status().dump(2) << logs();
+  for (int i = 0; i < kNodes; ++i) {
+    // etcdadm's files for the member, beside kubeadm's; kubeadm's manifest as kubeadm wrote it.
+    EXPECT_TRUE(path_exists(roots[i] + "/etc/etcdadm/etcdadm.json")) << names[i];
+    EXPECT_TRUE(path_exists(pki(i) + "/etcdctl-etcd-client.crt")) << names[i];
+    const std::string env = read_file(roots[i] + "/etc/etcdadm/etcd.env");
+    EXPECT_NE(env.find("ETCD_WATCH_PROGRESS_NOTIFY_INTERVAL=5s"), std::string::npos) << env;
+    EXPECT_NE(env.find("ETCD_LISTEN_METRICS_URLS=http://127.0.0.1:2381"), std::string::npos) << env;
+    EXPECT_EQ(read_file(manifests[i]), as_kubeadm_wrote[i]) << "kubeadm's manifest changed";
+  }
+
+  auto adopted = etcdadm({"auto", "adopt", "--store", store, "--certs-dir", pki(0)});
+  ASSERT_EQ(adopted.exit_code, 0) << adopted.output << logs();
+  EXPECT_NE(adopted.output.find("3 members"), std::string::npos) << adopted.output;
+  ASSERT_TRUE(holds_within(60s, [&] {
+    const auto hosts = status().value("hosts", nlohmann::json::array());
+    return hosts.size() == kNodes && std::all_of(hosts.begin(), hosts.end(), [](const auto& h) {
+             const std::string w = h.value("waitingFor", "");
+             return w.find("healthy voters, as the spec asks") != std::string::npos ||
+                    w.find("the leader's controller acts") != std::string::npos;
+           });
+  })) << "the controllers running the adopted cluster: " << status().dump(2) << logs();
+  writer.stop();
+  std::cout << "writes while taken over and adopted: " << writer.writes() << ", longest gap "
+            << writer.longest_outage().count() << " ms\n";
+  EXPECT_EQ(writer.last_error(), "") << "a write failed";
+  for (int i = 0; i < kNodes; ++i) EXPECT_EQ(kubelets[i]->starts(), 1) << names[i] << "'s etcd was restarted";
 }
 
 }  // namespace

@@ -5,7 +5,8 @@
 // command started. The command is read by python3's yaml module, not by etcdadm's parser
 // (etcdadm/static_pod.h), so that the two readings are independent. hostPath volumes need nothing:
 // kubeadm mounts each at its own path, so the container's paths are the host's. No images, no
-// probes, no pod log: its output goes to `log`.
+// probes, no pod log: its output goes to `log`. The container's env is passed (etcdadm's manifests
+// give etcd its settings as ETCD_* variables).
 #pragma once
 
 #include <atomic>
@@ -58,22 +59,26 @@ class MiniKubelet {
     }
   }
 
-  std::vector<std::string> command_of(const std::string& path) {
+  // The etcd container's command then args, and its env (name -> value).
+  nlohmann::json container_of(const std::string& path) {
     auto r = run_process({"python3", "-c",
                           "import json, sys, yaml\n"
                           "pod = yaml.safe_load(open(sys.argv[1]))\n"
                           "c = [c for c in pod['spec']['containers'] if c['name'] == 'etcd'][0]\n"
-                          "print(json.dumps(c.get('command', []) + c.get('args', [])))\n",
+                          "print(json.dumps({'argv': c.get('command', []) + c.get('args', []),\n"
+                          "                  'env': {e['name']: e.get('value', '') for e in c.get('env') or []}}))\n",
                           path});
     if (r.exit_code != 0) throw std::runtime_error("the manifest's command: " + r.output);
-    return nlohmann::json::parse(r.output).get<std::vector<std::string>>();
+    return nlohmann::json::parse(r.output);
   }
 
   void start_pod(const std::string& contents) {
     std::vector<std::string> argv;
     if (!netns_.empty()) argv = {"ip", "netns", "exec", netns_};
-    for (const auto& a : command_of(manifest_)) argv.push_back(a);
+    const auto container = container_of(manifest_);
+    for (const auto& a : container["argv"]) argv.push_back(a.get<std::string>());
     RunOptions ro;
+    for (const auto& [name, value] : container["env"].items()) ro.env[name] = value.get<std::string>();
     ro.env["PATH"] = bin_dir_ + ":" + (std::getenv("PATH") != nullptr ? std::getenv("PATH") : "/usr/bin:/bin");
     std::lock_guard<std::mutex> lock(mu_);
     pod_ = ChildProcess::start(argv, log_, ro);

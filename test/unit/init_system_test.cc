@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "common/error.h"
+#include "common/file_users.h"
 #include "common/fs.h"
 #include "common/subprocess.h"
 #include "etcdadm/member_config.h"
@@ -337,11 +338,52 @@ TEST(KubeletInitSystem, ManifestFromTheEnvFileIsTheRunningState) {
   EXPECT_EQ(parse_yaml(path)["spec"]["containers"][0]["env"][1]["value"], c.data_dir);
   EXPECT_NO_THROW(init->start(c));
   EXPECT_TRUE(init->running(c));
-  EXPECT_EQ(init->files(c), std::vector<std::string>{path});
+  const std::string stopped = dir / "etcd-test.yaml.etcdadm-stopped";
+  EXPECT_EQ(stopped_kubelet_manifest_path(c), stopped);
+  EXPECT_EQ(init->files(c), (std::vector<std::string>{path, stopped}));
+  // Stopped: the manifest waits beside the kubelet's directory (nothing holds the data dir here),
+  // and start puts it back as it was.
   init->stop(c, 1s);
   EXPECT_FALSE(path_exists(path));
+  EXPECT_TRUE(path_exists(stopped));
   EXPECT_FALSE(init->running(c));
   EXPECT_NO_THROW(init->stop(c, 1s));
+  EXPECT_NO_THROW(init->start(c));
+  EXPECT_EQ(read_file(path), render_kubelet_manifest(c, env));
+  EXPECT_FALSE(path_exists(stopped));
+  // A configure supersedes a stopped manifest.
+  init->stop(c, 1s);
+  init->configure(c);
+  EXPECT_FALSE(path_exists(stopped));
+  EXPECT_TRUE(init->running(c));
+}
+
+// A stop returns only once etcd let go of the member's data; when the kubelet does not stop it
+// (here: a process of the test holds a file in the data dir), the manifest goes back.
+TEST(KubeletInitSystem, AStopThatEtcdDoesNotFollowPutsTheManifestBack) {
+  test::TempDir dir;
+  MemberConfig c = member(dir.path());
+  make_dirs(c.config_dir);
+  make_dirs(c.data_dir + "/member");
+  write_file_atomic(c.data_dir + "/member/db", "x", 0600);
+  write_file_atomic(c.env_file(), render_env_file({{"ETCD_NAME", "m1"}}), 0600);
+  auto init = make_init_system(InitSystemKind::kKubelet);
+  init->configure(c);
+  auto holder = ChildProcess::start({"sh", "-c", "exec 3<\"$0\"; exec sleep 120", c.data_dir + "/member/db"},
+                                    dir / "holder.log");
+  for (int i = 0; i < 50 && processes_holding(c.data_dir).empty(); ++i) std::this_thread::sleep_for(50ms);
+  ASSERT_FALSE(processes_holding(c.data_dir).empty());
+  try {
+    init->stop(c, -59s);  // waits grace + 60 s: 1 s here
+    ADD_FAILURE() << "a stop returned while the data dir was held";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kTimeout);
+    EXPECT_NE(std::string(e.what()).find("the manifest is back"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(init->running(c));
+  holder.stop();
+  init->stop(c, 1s);
+  EXPECT_FALSE(init->running(c));
 }
 
 // ---- process ----

@@ -1,0 +1,134 @@
+// A kubeadm member described in etcdadm's terms (etcdadm/lifecycle/static_pod_member.h): known
+// answers for kubeadm v1.37's flags, and each refusal by name. The e2e test Kubeadm.ThreeStacked...
+// takes over members kubeadm itself wrote.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "common/error.h"
+#include "etcdadm/lifecycle/static_pod_member.h"
+
+namespace etcdadm {
+namespace {
+
+// What `kubeadm join` writes for a second control-plane node (its flags as kubeadm v1.37.2 writes
+// them, sorted), certificates and data mounted at their own paths.
+std::string kubeadm_pod(const std::string& extra_flag = "") {
+  return R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: etcd
+  namespace: kube-system
+spec:
+  containers:
+  - name: etcd
+    image: registry.k8s.io/etcd:3.7.0-0
+    command:
+    - etcd
+    - --advertise-client-urls=https://10.0.0.6:2379
+    - --cert-file=/etc/kubernetes/pki/etcd/server.crt
+    - --client-cert-auth=true
+    - --data-dir=/var/lib/etcd
+    - --feature-gates=InitialCorruptCheck=true
+    - --initial-advertise-peer-urls=https://10.0.0.6:2380
+    - --initial-cluster=cp1=https://10.0.0.5:2380,cp2=https://10.0.0.6:2380
+    - --initial-cluster-state=existing
+    - --key-file=/etc/kubernetes/pki/etcd/server.key
+    - --listen-client-urls=https://127.0.0.1:2379,https://10.0.0.6:2379
+    - --listen-metrics-urls=http://127.0.0.1:2381
+    - --listen-peer-urls=https://10.0.0.6:2380
+    - --name=cp2
+    - --peer-cert-file=/etc/kubernetes/pki/etcd/peer.crt
+    - --peer-client-cert-auth=true
+    - --peer-key-file=/etc/kubernetes/pki/etcd/peer.key
+    - --peer-trusted-ca-file=/etc/kubernetes/pki/etcd/ca.crt
+    - --snapshot-count=10000
+    - --trusted-ca-file=/etc/kubernetes/pki/etcd/ca.crt
+    - --watch-progress-notify-interval=5s
+)" + extra_flag +
+         R"(    volumeMounts:
+    - mountPath: /var/lib/etcd
+      name: etcd-data
+    - mountPath: /etc/kubernetes/pki/etcd
+      name: etcd-certs
+  hostNetwork: true
+  volumes:
+  - hostPath:
+      path: /etc/kubernetes/pki/etcd
+      type: DirectoryOrCreate
+    name: etcd-certs
+  - hostPath:
+      path: /var/lib/etcd
+      type: DirectoryOrCreate
+    name: etcd-data
+)";
+}
+
+MemberConfig base() {
+  MemberConfig b;
+  b.config_dir = "/etc/etcdadm";
+  return b;
+}
+
+TEST(StaticPodMember, KubeadmsMemberInEtcdadmsTerms) {
+  const StaticPodEtcd pod = parse_static_pod_etcd(kubeadm_pod(), "/etc/kubernetes/manifests/etcd.yaml");
+  const MemberConfig m = member_of_static_pod(pod, base());
+  EXPECT_EQ(m.name, "cp2");
+  EXPECT_EQ(m.data_dir, "/var/lib/etcd");
+  EXPECT_EQ(m.certs_dir, "/etc/kubernetes/pki/etcd");
+  EXPECT_EQ(m.config_dir, "/etc/etcdadm");
+  EXPECT_EQ(m.bind_address, "10.0.0.6");
+  EXPECT_EQ(m.client_port, 2379);
+  EXPECT_EQ(m.peer_port, 2380);
+  EXPECT_EQ(m.init_system, InitSystemKind::kKubelet);
+  EXPECT_EQ(m.kubelet_manifest_dir, "/etc/kubernetes/manifests");
+  EXPECT_EQ(m.service_name, "etcd");
+  EXPECT_EQ(m.version, "3.7.0");
+  EXPECT_EQ(m.image(), "registry.k8s.io/etcd:3.7.0-0");
+  MemberConfig upgraded = m;
+  upgraded.version = "3.7.3";
+  EXPECT_EQ(upgraded.image(), "registry.k8s.io/etcd:3.7.3-0") << "the next version in kubeadm's tag style";
+  // The flags etcdadm has no setting for, passed on; its own (and the corruption check gate, which
+  // etcdadm sets by version) not.
+  EXPECT_EQ(m.extra_env, (EnvVars{{"ETCD_LISTEN_METRICS_URLS", "http://127.0.0.1:2381"},
+                                  {"ETCD_SNAPSHOT_COUNT", "10000"},
+                                  {"ETCD_WATCH_PROGRESS_NOTIFY_INTERVAL", "5s"}}));
+  const EnvVars env = member_env(m, ClusterBootstrap{"cp1=https://10.0.0.5:2380,cp2=https://10.0.0.6:2380", "t", true});
+  EXPECT_EQ(env.back(), (std::pair<std::string, std::string>{"ETCD_WATCH_PROGRESS_NOTIFY_INTERVAL", "5s"}));
+  // A version given wins over the image's.
+  MemberConfig given = base();
+  given.version = "3.7.3";
+  EXPECT_EQ(member_of_static_pod(pod, given).version, "3.7.3");
+}
+
+TEST(StaticPodMember, WhatEtcdadmWouldRunDifferentlyIsRefusedByName) {
+  auto refused = [](std::string text, const std::string& expected) {
+    try {
+      (void)member_of_static_pod(parse_static_pod_etcd(text, "etcd.yaml"), base());
+      ADD_FAILURE() << "taken: " << expected;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  };
+  auto replaced = [](std::string text, const std::string& from, const std::string& to) {
+    text.replace(text.find(from), from.size(), to);
+    return text;
+  };
+  refused(replaced(kubeadm_pod(), "pki/etcd/peer.crt", "pki/etcd/member.crt"),
+          "--peer-cert-file is /etc/kubernetes/pki/etcd/member.crt, where etcdadm keeps it at "
+          "/etc/kubernetes/pki/etcd/peer.crt");
+  refused(replaced(kubeadm_pod(), "--client-cert-auth=true", "--client-cert-auth=false"), "--client-cert-auth is not on");
+  refused(replaced(kubeadm_pod(), "--advertise-client-urls=https://10.0.0.6:2379",
+                   "--advertise-client-urls=https://etcd.example:2379"),
+          "clients are told etcd.example and peers 10.0.0.6");
+  refused(replaced(kubeadm_pod(), "https://127.0.0.1:2379,https://10.0.0.6:2379", "https://0.0.0.0:2379"),
+          "etcd listens for clients on https://0.0.0.0:2379");
+  refused(replaced(kubeadm_pod(), "InitialCorruptCheck=true", "InitialCorruptCheck=true,StopGRPCServiceOnDefrag=true"),
+          "--feature-gates sets StopGRPCServiceOnDefrag=true");
+  refused(replaced(kubeadm_pod(), "https://10.0.0.6:2380\n", "http://10.0.0.6:2380\n"), "is not https");
+  refused(replaced(kubeadm_pod(), "etcd:3.7.0-0", "etcd:latest"), "names no etcd version");
+}
+
+}  // namespace
+}  // namespace etcdadm
