@@ -60,11 +60,13 @@ void Controller::ca_switch(const Decision& d, const Observation& o) {
     const RotationCa ca = open_ca_rotation(r, member_.certs_dir);
     switch_to_rotation_ca(r, ca, member_.certs_dir, member_.config_dir);
     trust_retired_ca_for_clients(r, member_);
-    // A static pod's flags are its manifest's: written again from the env file.
-    if (init_system_->kind() == InitSystemKind::kKubelet) init_system_->configure(member_);
+    // A static pod's flags are its manifest's: written again from the env file, by the restart's
+    // start when there is one (configure now would restart etcd before its leadership moved).
+    const bool restart = o.local.data == DataState::kMember && init_system_->running(member_);
+    if (init_system_->kind() == InitSystemKind::kKubelet && !restart) init_system_->configure(member_);
     failpoint("auto/ca-rotation/switched-files");
     std::string moved;
-    if (o.local.data == DataState::kMember && init_system_->running(member_)) {
+    if (restart) {
       // The leader's restart would cost the cluster an election: its leadership goes first.
       const auto& info = o.cluster.info;
       if (o.local.member_id != 0 && info.leader_id == o.local.member_id) {

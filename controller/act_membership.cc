@@ -74,7 +74,9 @@ void Controller::forget_member(SetAside kind) {
 
 void Controller::stop_and_set_aside(const std::string& label) {
   MemberConfig recorded;
-  if (load_member_state(member_.config_dir, recorded) && init_system_->running(member_)) {
+  // A kubelet's even when not running: it may still be stopping an etcd whose manifest left earlier.
+  if (load_member_state(member_.config_dir, recorded) &&
+      (init_system_->kind() == InitSystemKind::kKubelet || init_system_->running(member_))) {
     init_system_->stop(member_, std::chrono::seconds(30));
   }
   const std::string aside = set_aside_data_dir(member_.data_dir, label);

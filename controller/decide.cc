@@ -171,11 +171,12 @@ Decision decide(const Observation& o, const std::string& new_token) {
     d.waits_on_a_person = true;
     return d;
   }
+  // Before the spec: adopt writes one from what runs, where seed would ask for a cluster of its own.
+  if (auto foreign = not_adopted(o)) return *foreign;
   if (!o.spec) {
     return make(Step::kWait, "the store has no cluster spec (control/etcd-cluster-spec)",
                 "etcdadm seed --store " + o.store_url + " --members 3 --version <etcd version>");
   }
-  if (auto foreign = not_adopted(o)) return *foreign;
   if (auto queued = run_queue(o, new_token)) return *queued;
   if (auto recovery = carry_out_quorum_recovery(o)) return *recovery;
   if (total_loss(o)) return after_total_loss(o, new_token);

@@ -383,32 +383,43 @@ class KubeletInitSystem : public InitSystem {
     return {path};
   }
 
-  // The manifest a stop moved out of the kubelet's directory goes back.
+  // Written again from the env file (what changed while etcd was stopped, a forced new cluster
+  // included, reaches the pod); the manifest a stop moved aside goes back only where there is no
+  // env file to write it from.
   void start(const MemberConfig& config) override {
     std::string path = kubelet_manifest_path(config);
     const std::string stopped = stopped_kubelet_manifest_path(config);
-    if (!path_exists(path) && path_exists(stopped)) {
+    if (path_exists(path)) {
+      spdlog::info("static pod manifest {} is in place; the kubelet runs etcd from it", path);
+      return;
+    }
+    if (path_exists(config.env_file())) {
+      configure(config);
+      return;
+    }
+    if (path_exists(stopped)) {
       rename_durably(stopped, path);
       spdlog::info("moved {} back to {}; the kubelet starts the pod", stopped, path);
       return;
     }
-    if (!path_exists(path)) {
-      throw Error(ErrorKind::kNotFound, "static pod manifest " + path + " does not exist",
-                  "write it first (the configure phase of etcdadm init/join)");
-    }
-    spdlog::info("static pod manifest {} is in place; the kubelet runs etcd from it", path);
+    throw Error(ErrorKind::kNotFound, "static pod manifest " + path + " does not exist",
+                "write it first (the configure phase of etcdadm init/join)");
   }
 
   // The kubelet stops the pod once the manifest is gone from its directory, in its own time: the
-  // manifest is moved beside the directory (kept for start) and the stop returns once no process
-  // holds the member's data any more, so that what follows (a data dir set aside, a restore) never
-  // races a running etcd. If etcd does not stop, the manifest goes back and nothing changed.
+  // manifest is moved beside the directory and the stop returns once no process holds the member's
+  // data any more, so that what follows (a data dir set aside, a restore) never races a running
+  // etcd. A manifest found moved aside already (a stop killed while it waited) is waited for the
+  // same way. If etcd does not stop, the manifest goes back and nothing changed.
   void stop(const MemberConfig& config, milliseconds grace) override {
     std::string path = kubelet_manifest_path(config);
-    if (!path_exists(path)) return;
     const std::string stopped = stopped_kubelet_manifest_path(config);
-    rename_durably(path, stopped);
-    spdlog::info("moved static pod manifest {} to {}; the kubelet stops the pod", path, stopped);
+    if (path_exists(path)) {
+      rename_durably(path, stopped);
+      spdlog::info("moved static pod manifest {} to {}; the kubelet stops the pod", path, stopped);
+    } else if (!path_exists(stopped)) {
+      return;
+    }
     // The kubelet's own grace for a pod's containers (30 s by default) comes on top of the time it
     // takes to notice the manifest has gone.
     const auto wait = grace + std::chrono::seconds(60);
@@ -424,7 +435,11 @@ class KubeletInitSystem : public InitSystem {
     }
   }
 
-  bool running(const MemberConfig& config) override { return path_exists(kubelet_manifest_path(config)); }
+  // While a stop waits for etcd to let go, the member is taken as running.
+  bool running(const MemberConfig& config) override {
+    return path_exists(kubelet_manifest_path(config)) ||
+           (path_exists(stopped_kubelet_manifest_path(config)) && !processes_holding(config.data_dir).empty());
+  }
 
   std::vector<std::string> files(const MemberConfig& config) const override {
     return {kubelet_manifest_path(config), stopped_kubelet_manifest_path(config)};
@@ -541,6 +556,7 @@ std::string systemd_unit_path(const MemberConfig& config) {
 std::string render_kubelet_manifest(const MemberConfig& config, const EnvVars& env) {
   static constexpr const char* kPod =
       R"(# Static pod written by etcdadm from the env file in the config dir below (etcdadm.io/config-dir).
+# kubeadm join --control-plane finds etcd's members by kubeadm's annotation, kept here.
 apiVersion: "v1"
 kind: "Pod"
 metadata:
@@ -551,6 +567,7 @@ metadata:
     tier: "control-plane"
   annotations:
     etcdadm.io/config-dir: {config_dir}
+    kubeadm.kubernetes.io/etcd.advertise-client-urls: {client_url}
 spec:
   hostNetwork: true
   priorityClassName: "system-node-critical"
@@ -581,6 +598,7 @@ spec:
   }
   return fmt::format(kPod, fmt::arg("name", yaml_quote(config.service_name + "-" + config.name)),
                      fmt::arg("config_dir", yaml_quote(config.config_dir)),
+                     fmt::arg("client_url", yaml_quote(config.client_url())),
                      fmt::arg("image", yaml_quote(config.image())), fmt::arg("env", env_yaml),
                      fmt::arg("data_dir", yaml_quote(config.data_dir)),
                      fmt::arg("certs_dir", yaml_quote(config.certs_dir)));
@@ -591,8 +609,9 @@ std::string kubelet_manifest_path(const MemberConfig& config) {
 }
 
 std::string stopped_kubelet_manifest_path(const MemberConfig& config) {
-  return std::filesystem::path(config.kubelet_manifest_dir).parent_path().string() + "/" + config.service_name +
-         ".yaml.etcdadm-stopped";
+  std::filesystem::path dir = std::filesystem::path(config.kubelet_manifest_dir).lexically_normal();
+  if (!dir.has_filename()) dir = dir.parent_path();  // "/etc/kubernetes/manifests/"
+  return (dir.parent_path() / (config.service_name + ".yaml.etcdadm-stopped")).string();
 }
 
 int start_detached(const std::vector<std::string>& argv, const EnvVars& env, const std::string& log_file,

@@ -145,7 +145,7 @@ StaticPodEtcd parse_static_pod_etcd(const std::string& text, const std::string& 
   if (e.command.empty()) throw Error(ErrorKind::kCorrupt, where + ": the etcd container has no command");
   for (size_t i = 1; i < e.command.size(); ++i) {
     const std::string& a = e.command[i];
-    if (a.rfind("--", 0) != 0 && a.rfind("-", 0) != 0) continue;
+    if (a.rfind("-", 0) != 0 || a.find_first_not_of('-') == std::string::npos) continue;
     const std::string bare = "--" + a.substr(a.find_first_not_of('-'));
     if (const auto eq = bare.find('='); eq != std::string::npos) {
       e.flags[bare.substr(0, eq)] = bare.substr(eq + 1);

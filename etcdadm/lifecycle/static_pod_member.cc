@@ -6,11 +6,13 @@
 #include <cctype>
 #include <filesystem>
 #include <set>
+#include <tuple>
 
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/http_client.h"
 #include "common/text.h"
+#include "etcdadm/init_system.h"
 #include "etcdadm/lifecycle/local_member.h"
 #include "etcdadm/pki.h"
 
@@ -48,6 +50,21 @@ const std::set<std::string>& managed_flags() {
   return flags;
 }
 
+// Flags etcdadm's manifest cannot carry over: the WAL in a folder etcdadm neither mounts nor moves
+// with the data, a config file (etcd then ignores every variable etcdadm sets), a forced new
+// cluster (applied again at every start), discovery instead of the initial cluster.
+const std::set<std::string>& refused_flags() {
+  static const std::set<std::string> flags = {"--wal-dir",       "--config-file",          "--force-new-cluster",
+                                              "--discovery",     "--discovery-srv",        "--discovery-srv-name",
+                                              "--discovery-token", "--discovery-endpoints", "--discovery-fallback",
+                                              "--discovery-proxy"};
+  return flags;
+}
+
+bool under(const std::string& path, const std::string& dir) {
+  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/');
+}
+
 struct HostPort {
   std::string host;
   int port = 0;
@@ -73,11 +90,12 @@ HostPort https_host_port(const std::string& url, const std::string& what, const 
   hp.host = u.authority.substr(0, colon);
   if (hp.host.size() >= 2 && hp.host.front() == '[' && hp.host.back() == ']')
     hp.host = hp.host.substr(1, hp.host.size() - 2);
-  try {
-    hp.port = std::stoi(u.authority.substr(colon + 1));
-  } catch (const std::exception&) {
+  const std::string port = u.authority.substr(colon + 1);
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoi(port) == 0 || std::stoi(port) > 65535) {
     throw Error(ErrorKind::kInvalidArgument, where + ": " + what + " " + url + " names no port");
   }
+  hp.port = std::stoi(port);
   return hp;
 }
 
@@ -97,7 +115,7 @@ EnvVars unmanaged_flags_of(const StaticPodEtcd& pod) {
   std::set<std::string> seen;
   for (size_t i = 1; i < pod.command.size(); ++i) {
     const std::string& a = pod.command[i];
-    if (a.rfind("-", 0) != 0) continue;
+    if (a.rfind("-", 0) != 0 || a.find_first_not_of('-') == std::string::npos) continue;
     const std::string bare = "--" + a.substr(a.find_first_not_of('-'));
     const std::string flag = bare.substr(0, bare.find('='));
     if (managed_flags().count(flag) || !seen.insert(flag).second) continue;
@@ -118,6 +136,23 @@ MemberConfig member_of_static_pod(const StaticPodEtcd& pod, MemberConfig base) {
     throw Error(ErrorKind::kInvalidArgument, where + ": etcdadm names a member's manifest <service-name>.yaml");
   }
   m.service_name = manifest_file.substr(0, manifest_file.size() - 5);
+
+  // etcdadm's manifest mounts each folder at its own path, and a stop waits for the host's path
+  // to be let go of: a folder mounted elsewhere in the container is not taken.
+  for (const auto& [flag, host] : {std::pair<std::string, std::string>{"--data-dir", pod.data_dir},
+                                   std::pair<std::string, std::string>{"--cert-file", pod.cert_file}}) {
+    if (pod.flag(flag) != host) {
+      throw Error(ErrorKind::kInvalidArgument,
+                  where + ": " + flag + " " + pod.flag(flag).value_or("") + " is the container's path of " + host +
+                      " on the host, where etcdadm mounts every folder at its own path (as kubeadm does)");
+    }
+  }
+  for (const auto& [flag, value] : pod.flags) {
+    if (refused_flags().count(flag)) {
+      throw Error(ErrorKind::kInvalidArgument, where + ": etcd runs with " + flag + ", which etcdadm does not carry over",
+                  "remove it from the manifest first, or keep this member out of etcdadm's hands");
+    }
+  }
 
   // Certificates: one folder, etcdadm's names.
   m.certs_dir = folder_of(pod.cert_file);
@@ -177,20 +212,25 @@ MemberConfig member_of_static_pod(const StaticPodEtcd& pod, MemberConfig base) {
                                                  ", where etcdadm would listen on " + m.peer_url());
   }
 
-  // Version and image.
+  // Version and image: the image's tag is what runs (an image pinned by digest alone says nothing
+  // etcdadm could write the next version's image from).
   const std::string image_says = image_version(pod.image);
-  if (m.version.empty()) m.version = image_says;
-  if (m.version.empty()) {
-    throw Error(ErrorKind::kInvalidArgument, where + ": the image " + pod.image + " names no etcd version",
-                "pass --version");
+  if (image_says.empty()) {
+    throw Error(ErrorKind::kInvalidArgument, where + ": the image " + pod.image + " names no etcd version in its tag",
+                "etcdadm writes the next version's image from the tag (registry.k8s.io/etcd:3.6.4-0)");
   }
+  if (!m.version.empty() && m.version != image_says) {
+    throw Error(ErrorKind::kInvalidArgument,
+                where + ": --version " + m.version + ", but the manifest runs etcd " + image_says +
+                    " (its image's tag): taking it over as " + m.version + " would change its version unplanned",
+                "leave --version out; change the version with `etcdadm seed --version` once adopted");
+  }
+  m.version = image_says;
   const auto colon = pod.image.rfind(':');
-  if (!image_says.empty() && colon != std::string::npos) {
-    m.image_repository = pod.image.substr(0, colon);
-    std::string tag = pod.image.substr(colon + 1);
-    tag.replace(tag.find(image_says), image_says.size(), "{version}");
-    m.image_tag_format = tag;
-  }
+  m.image_repository = pod.image.substr(0, colon);
+  std::string tag = pod.image.substr(colon + 1);
+  tag.replace(tag.find(image_says), image_says.size(), "{version}");
+  m.image_tag_format = tag;
 
   if (const auto q = pod.flag("--quota-backend-bytes")) {
     try {
@@ -212,6 +252,15 @@ MemberConfig member_of_static_pod(const StaticPodEtcd& pod, MemberConfig base) {
     }
   }
   m.extra_env = unmanaged_flags_of(pod);
+  for (size_t i = 0; i < m.extra_env.size(); ++i) {
+    const std::string& value = m.extra_env[i].second;
+    if (!value.empty() && value[0] == '/' && !under(value, m.data_dir) && !under(value, m.certs_dir)) {
+      throw Error(ErrorKind::kInvalidArgument,
+                  where + ": " + m.extra_env[i].first + " is " + value +
+                      ", a path outside the data and certificates folders, which etcdadm's manifest does not mount",
+                  "move it into " + m.certs_dir + ", or remove it from the manifest first");
+    }
+  }
   m.complete();
   return m;
 }
@@ -249,7 +298,36 @@ StaticPodTakeOver take_over_static_pod_member(const MemberConfig& member, const 
 
 MemberConfig static_pod_member(const std::string& manifest, const MemberConfig& base) {
   MemberConfig recorded;
-  if (load_member_state(base.config_dir, recorded)) return recorded;
+  if (load_member_state(base.config_dir, recorded)) {
+    // Taken over before. While the manifest is still kubeadm's (not written from this config
+    // dir), it must describe the member recorded: a state file of another member, or a manifest
+    // kubeadm wrote again since (kubeadm upgrade), would otherwise be run as the recorded member.
+    if (path_exists(manifest) &&
+        read_file(manifest).find("etcdadm.io/config-dir: \"" + base.config_dir + "\"") == std::string::npos) {
+      MemberConfig wanted = base;
+      wanted.version.clear();
+      const MemberConfig now = member_of_static_pod(read_static_pod_etcd(manifest), wanted);
+      const std::vector<std::tuple<const char*, std::string, std::string>> fields = {
+          {"name", recorded.name, now.name},
+          {"data dir", recorded.data_dir, now.data_dir},
+          {"certificates folder", recorded.certs_dir, now.certs_dir},
+          {"peer URL", recorded.peer_url(), now.peer_url()},
+          {"client URL", recorded.client_url(), now.client_url()},
+          {"etcd version", recorded.version, now.version},
+          {"manifest", kubelet_manifest_path(recorded), kubelet_manifest_path(now)}};
+      for (const auto& [what, was, is] : fields) {
+        if (was != is) {
+          throw Error(ErrorKind::kInvalidArgument,
+                      manifest + " runs " + what + " " + is + ", where the member etcdadm took over (" +
+                          recorded.state_file() + ") has " + was,
+                      "kubeadm wrote the manifest again (kubeadm upgrade without --etcd-upgrade=false?), or " +
+                          base.config_dir + " is another member's: set it right, or remove " +
+                          recorded.state_file() + " to take the member over again");
+        }
+      }
+    }
+    return recorded;
+  }
   const StaticPodEtcd pod = read_static_pod_etcd(manifest);
   MemberConfig member = member_of_static_pod(pod, base);
   take_over_static_pod_member(member, pod);

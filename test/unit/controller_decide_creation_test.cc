@@ -94,6 +94,9 @@ TEST(ControllerDecide, AHandMadeMemberWaitsForAdoptionUntouchedAndOnlyItsAdopted
             std::string::npos) << d.reason;
   EXPECT_NE(d.command.find("etcdadm auto adopt --store s3://b/c"), std::string::npos) << d.command;
   EXPECT_TRUE(d.waits_on_a_person);
+  auto without_spec = o;  // adopt writes the spec: no host asks for a seed of its own
+  without_spec.spec.reset();
+  EXPECT_NE(decide(without_spec, "t").command.find("etcdadm auto adopt"), std::string::npos);
   o.local.etcd_running = false;  // stopped by its owner: not started again
   o.local.has_leader = false;
   EXPECT_EQ(decide(o, "t").step, Step::kWait);

@@ -326,13 +326,13 @@ TEST(KubeletInitSystem, ManifestFromTheEnvFileIsTheRunningState) {
   test::TempDir dir;
   MemberConfig c = member(dir.path());
   make_dirs(c.config_dir);
-  EnvVars env = {{"ETCD_NAME", "m1"}, {"ETCD_DATA_DIR", c.data_dir}};
-  write_file_atomic(c.env_file(), render_env_file(env), 0600);
   auto init = make_init_system(InitSystemKind::kKubelet);
   std::string path = dir / "manifests/etcd-test.yaml";
   EXPECT_EQ(kubelet_manifest_path(c), path);
   EXPECT_THROW(init->start(c), Error);  // nothing to start from yet
   EXPECT_FALSE(init->running(c));
+  EnvVars env = {{"ETCD_NAME", "m1"}, {"ETCD_DATA_DIR", c.data_dir}};
+  write_file_atomic(c.env_file(), render_env_file(env), 0600);
   EXPECT_EQ(init->configure(c), std::vector<std::string>{path});
   EXPECT_EQ(read_file(path), render_kubelet_manifest(c, env));
   EXPECT_EQ(parse_yaml(path)["spec"]["containers"][0]["env"][1]["value"], c.data_dir);
@@ -342,15 +342,24 @@ TEST(KubeletInitSystem, ManifestFromTheEnvFileIsTheRunningState) {
   EXPECT_EQ(stopped_kubelet_manifest_path(c), stopped);
   EXPECT_EQ(init->files(c), (std::vector<std::string>{path, stopped}));
   // Stopped: the manifest waits beside the kubelet's directory (nothing holds the data dir here),
-  // and start puts it back as it was.
+  // and start writes it again from the env file, with what changed meanwhile.
   init->stop(c, 1s);
   EXPECT_FALSE(path_exists(path));
   EXPECT_TRUE(path_exists(stopped));
   EXPECT_FALSE(init->running(c));
   EXPECT_NO_THROW(init->stop(c, 1s));
+  env.emplace_back("ETCD_FORCE_NEW_CLUSTER", "true");
+  write_file_atomic(c.env_file(), render_env_file(env), 0600, /*overwrite=*/true);
   EXPECT_NO_THROW(init->start(c));
   EXPECT_EQ(read_file(path), render_kubelet_manifest(c, env));
   EXPECT_FALSE(path_exists(stopped));
+  // Without an env file (a manifest another tool wrote), the one moved aside goes back as it was.
+  write_file_atomic(path, "kind: Pod # another tool's\n", 0600, /*overwrite=*/true);
+  init->stop(c, 1s);
+  std::filesystem::remove(c.env_file());
+  EXPECT_NO_THROW(init->start(c));
+  EXPECT_EQ(read_file(path), "kind: Pod # another tool's\n");
+  write_file_atomic(c.env_file(), render_env_file(env), 0600);
   // A configure supersedes a stopped manifest.
   init->stop(c, 1s);
   init->configure(c);

@@ -6,7 +6,9 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/fs.h"
 #include "etcdadm/lifecycle/static_pod_member.h"
+#include "test/support/test_env.h"
 
 namespace etcdadm {
 namespace {
@@ -95,10 +97,18 @@ TEST(StaticPodMember, KubeadmsMemberInEtcdadmsTerms) {
                                   {"ETCD_WATCH_PROGRESS_NOTIFY_INTERVAL", "5s"}}));
   const EnvVars env = member_env(m, ClusterBootstrap{"cp1=https://10.0.0.5:2380,cp2=https://10.0.0.6:2380", "t", true});
   EXPECT_EQ(env.back(), (std::pair<std::string, std::string>{"ETCD_WATCH_PROGRESS_NOTIFY_INTERVAL", "5s"}));
-  // A version given wins over the image's.
+  // A version given must be the image's: anything else would change what runs, unplanned.
   MemberConfig given = base();
+  given.version = "3.7.0";
+  EXPECT_EQ(member_of_static_pod(pod, given).version, "3.7.0");
   given.version = "3.7.3";
-  EXPECT_EQ(member_of_static_pod(pod, given).version, "3.7.3");
+  try {
+    (void)member_of_static_pod(pod, given);
+    ADD_FAILURE() << "taken as another version";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--version 3.7.3, but the manifest runs etcd 3.7.0"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(StaticPodMember, WhatEtcdadmWouldRunDifferentlyIsRefusedByName) {
@@ -128,6 +138,48 @@ TEST(StaticPodMember, WhatEtcdadmWouldRunDifferentlyIsRefusedByName) {
           "--feature-gates sets StopGRPCServiceOnDefrag=true");
   refused(replaced(kubeadm_pod(), "https://10.0.0.6:2380\n", "http://10.0.0.6:2380\n"), "is not https");
   refused(replaced(kubeadm_pod(), "etcd:3.7.0-0", "etcd:latest"), "names no etcd version");
+  refused(replaced(kubeadm_pod(), "etcd:3.7.0-0", "etcd@sha256:0123abcd"), "names no etcd version");
+  refused(kubeadm_pod("    - --wal-dir=/var/lib/etcd-wal\n"), "etcd runs with --wal-dir, which etcdadm does not");
+  refused(kubeadm_pod("    - --force-new-cluster\n"), "--force-new-cluster");
+  refused(kubeadm_pod("    - --client-crl-file=/srv/crl.pem\n"),
+          "ETCD_CLIENT_CRL_FILE is /srv/crl.pem, a path outside the data and certificates folders");
+  refused(replaced(kubeadm_pod(), "      path: /var/lib/etcd\n", "      path: /srv/etcd\n"),
+          "--data-dir /var/lib/etcd is the container's path of");
+  refused(replaced(kubeadm_pod(), "https://10.0.0.6:2380\n", "https://10.0.0.6:80800\n"), "names no port");
+  // Inside the folders etcdadm mounts: carried over.
+  const auto crl = member_of_static_pod(
+      parse_static_pod_etcd(kubeadm_pod("    - --client-crl-file=/etc/kubernetes/pki/etcd/crl.pem\n"), "etcd.yaml"), base());
+  EXPECT_EQ(crl.extra_env.back(),
+            (std::pair<std::string, std::string>{"ETCD_CLIENT_CRL_FILE", "/etc/kubernetes/pki/etcd/crl.pem"}));
+}
+
+// Once taken over, `auto --kubeadm-manifest` runs the recorded member; while the manifest is still
+// kubeadm's, it must describe that member: one kubeadm wrote again since (kubeadm upgrade, a new
+// version) is refused by name rather than run as the recorded one.
+TEST(StaticPodMember, ARecordedMemberIsRunOnlyWhileKubeadmsManifestStillDescribesIt) {
+  test::TempDir dir;
+  const std::string manifest = dir / "manifests/etcd.yaml";
+  make_dirs(dir / "manifests", 0755);
+  write_file_atomic(manifest, kubeadm_pod(), 0600);
+  MemberConfig b = base();
+  b.config_dir = dir / "etcdadm";
+  MemberConfig taken = member_of_static_pod(read_static_pod_etcd(manifest), b);
+  save_member_state(taken);  // as take_over_static_pod_member leaves it
+  EXPECT_EQ(static_pod_member(manifest, b).name, "cp2");
+  std::string upgraded = kubeadm_pod();
+  upgraded.replace(upgraded.find("etcd:3.7.0-0"), 12, "etcd:3.7.3-0");
+  write_file_atomic(manifest, upgraded, 0600, /*overwrite=*/true);
+  try {
+    (void)static_pod_member(manifest, b);
+    ADD_FAILURE() << "a manifest kubeadm wrote again was run as the recorded member";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("runs etcd version 3.7.3, where the member etcdadm took over"),
+              std::string::npos)
+        << e.what();
+  }
+  // Parked by a stop, or etcdadm's own by now: the recorded member.
+  std::filesystem::remove(manifest);
+  EXPECT_EQ(static_pod_member(manifest, b).version, "3.7.0");
 }
 
 }  // namespace
