@@ -225,11 +225,11 @@ void add_run(CLI::App* c) {
   f->store.add_to(c, /*with_output=*/false);
   f->member.add_to(c);
   c->add_option(
-       "--kubeadm-manifest", f->kubeadm_manifest,
-       "this host's member is the one kubeadm's static pod manifest runs (/etc/kubernetes/manifests/etcd.yaml): "
-       "its name, address, ports, data and certificates folders and the kubelet init system come from the "
-       "manifest; etcdadm's files for it go into --config-dir (the manifest is left until the controllers "
-       "change the member; then they write their own). Then `etcdadm auto adopt` (docs/self-management.md)");
+      "--kubeadm-manifest", f->kubeadm_manifest,
+      "this host's member is the one kubeadm's static pod manifest runs (/etc/kubernetes/manifests/etcd.yaml): "
+      "its name, address, ports, data and certificates folders and the kubelet init system come from the "
+      "manifest; etcdadm's files for it go into --config-dir (the manifest is left until the controllers "
+      "change the member; then they write their own). Then `etcdadm auto adopt` (docs/self-management.md)");
   auto* b = c->add_option_group("Backups (the sidecar's, run on the acting controller's host: the Raft leader's)");
   b->add_flag("--backups,!--no-backups", f->backups,
               "back up on --schedule with --retention, as `etcdadm backup sidecar` does (default true); the backup "

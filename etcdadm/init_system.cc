@@ -596,12 +596,11 @@ spec:
   for (const auto& [name, value] : env) {
     env_yaml += "        - name: " + yaml_quote(name) + "\n          value: " + yaml_quote(value) + "\n";
   }
-  return fmt::format(kPod, fmt::arg("name", yaml_quote(config.service_name + "-" + config.name)),
-                     fmt::arg("config_dir", yaml_quote(config.config_dir)),
-                     fmt::arg("client_url", yaml_quote(config.client_url())),
-                     fmt::arg("image", yaml_quote(config.image())), fmt::arg("env", env_yaml),
-                     fmt::arg("data_dir", yaml_quote(config.data_dir)),
-                     fmt::arg("certs_dir", yaml_quote(config.certs_dir)));
+  return fmt::format(
+      kPod, fmt::arg("name", yaml_quote(config.service_name + "-" + config.name)),
+      fmt::arg("config_dir", yaml_quote(config.config_dir)), fmt::arg("client_url", yaml_quote(config.client_url())),
+      fmt::arg("image", yaml_quote(config.image())), fmt::arg("env", env_yaml),
+      fmt::arg("data_dir", yaml_quote(config.data_dir)), fmt::arg("certs_dir", yaml_quote(config.certs_dir)));
 }
 
 std::string kubelet_manifest_path(const MemberConfig& config) {

@@ -54,8 +54,8 @@ const std::set<std::string>& managed_flags() {
 // with the data, a config file (etcd then ignores every variable etcdadm sets), a forced new
 // cluster (applied again at every start), discovery instead of the initial cluster.
 const std::set<std::string>& refused_flags() {
-  static const std::set<std::string> flags = {"--wal-dir",       "--config-file",          "--force-new-cluster",
-                                              "--discovery",     "--discovery-srv",        "--discovery-srv-name",
+  static const std::set<std::string> flags = {"--wal-dir",         "--config-file",         "--force-new-cluster",
+                                              "--discovery",       "--discovery-srv",       "--discovery-srv-name",
                                               "--discovery-token", "--discovery-endpoints", "--discovery-fallback",
                                               "--discovery-proxy"};
   return flags;
@@ -149,7 +149,8 @@ MemberConfig member_of_static_pod(const StaticPodEtcd& pod, MemberConfig base) {
   }
   for (const auto& [flag, value] : pod.flags) {
     if (refused_flags().count(flag)) {
-      throw Error(ErrorKind::kInvalidArgument, where + ": etcd runs with " + flag + ", which etcdadm does not carry over",
+      throw Error(ErrorKind::kInvalidArgument,
+                  where + ": etcd runs with " + flag + ", which etcdadm does not carry over",
                   "remove it from the manifest first, or keep this member out of etcdadm's hands");
     }
   }
@@ -321,8 +322,8 @@ MemberConfig static_pod_member(const std::string& manifest, const MemberConfig& 
                       manifest + " runs " + what + " " + is + ", where the member etcdadm took over (" +
                           recorded.state_file() + ") has " + was,
                       "kubeadm wrote the manifest again (kubeadm upgrade without --etcd-upgrade=false?), or " +
-                          base.config_dir + " is another member's: set it right, or remove " +
-                          recorded.state_file() + " to take the member over again");
+                          base.config_dir + " is another member's: set it right, or remove " + recorded.state_file() +
+                          " to take the member over again");
         }
       }
     }
