@@ -441,8 +441,7 @@ class VersionChange {
   // binary with --snapshot-count 1, which takes a snapshot at its first apply (its own attributes,
   // published at start), and 3.7 replays its log from there.
   void snapshot_on_current_binary() {
-    if (m_.init_system == InitSystemKind::kKubelet) return;  // its flags are the manifest's
-    if (version_in(m_.install_dir) == target_) return;       // switched already (a run again)
+    if (version_in(m_.install_dir) == target_) return;  // switched already (a run again)
     uint64_t applied = 0;
     try {
       applied = EtcdClient(local_connection(m_)).status(m_.loopback_client_url()).raftappliedindex();
@@ -454,6 +453,11 @@ class VersionChange {
     // the floor (its start applies at least its own attributes past it).
     const uint64_t past = std::max(applied, newest_raft_snapshot_index(snap_dir));
     recheck_quorum();
+    // What the member ran with before (a kubeadm member's --snapshot-count, carried over) comes back.
+    std::optional<std::string> configured;
+    for (const auto& [name, value] : parse_env_file(read_file(m_.env_file()))) {
+      if (name == "ETCD_SNAPSHOT_COUNT") configured = value;
+    }
     set_member_env(m_, "ETCD_SNAPSHOT_COUNT", "1");
     try {
       init_system_->stop(m_, o_.stop_grace);
@@ -467,7 +471,7 @@ class VersionChange {
     } catch (const Error&) {
       // Never left behind: a member on --snapshot-count 1 writes a snapshot at every apply. It
       // starts again as configured before the error is told (when it runs at all).
-      set_member_env(m_, "ETCD_SNAPSHOT_COUNT", std::nullopt);
+      set_member_env(m_, "ETCD_SNAPSHOT_COUNT", configured);
       if (member_alive(m_, *init_system_)) {
         spdlog::warn("member {} restarts without --snapshot-count 1 after the failed wait", m_.name);
         try {
@@ -479,7 +483,7 @@ class VersionChange {
       }
       throw;
     }
-    set_member_env(m_, "ETCD_SNAPSHOT_COUNT", std::nullopt);
+    set_member_env(m_, "ETCD_SNAPSHOT_COUNT", configured);
     check("a raft snapshot of member " + m_.name + " at index " + std::to_string(newest_raft_snapshot_index(snap_dir)) +
           " on etcd " + from_ + ": etcd " + target_ + " replays no entry from before it");
   }

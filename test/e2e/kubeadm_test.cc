@@ -19,6 +19,7 @@
 #include "test/support/skips.h"
 #include "test/support/writer.h"
 #include "etcd/client.h"
+#include "etcdadm/lifecycle/local_member.h"
 #include "restore/static_pod_restore.h"
 
 namespace etcdadm::test {
@@ -33,6 +34,8 @@ class Kubeadm : public LifecycleFixture {
     if (const std::string why = NetnsLab::unavailable(); !why.empty()) ETCDADM_SKIP_OUTSIDE_CI() << why;
   }
   void TearDown() override {
+    for (auto& a : autos_) a.stop(5000ms);
+    kubelets_.clear();
     kubelet_.reset();  // etcd stopped before its namespace and its files go
     lab_.reset();
     LifecycleFixture::TearDown();
@@ -68,7 +71,7 @@ class Kubeadm : public LifecycleFixture {
                       "  advertiseAddress: " + address + "\nnodeRegistration:\n  name: " + name + "\n---\n"
                       "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.2\n"
                       "certificatesDir: " + root + "/etc/kubernetes/pki\netcd:\n  local:\n    dataDir: " + root +
-                          "/var/lib/etcd\n    imageTag: " + etcd_under_test().version + "-0\n" +
+                          "/var/lib/etcd\n    imageTag: " + (image_version_.empty() ? etcd_under_test().version : image_version_) + "-0\n" +
                           (extra.empty() ? "" : "    extraArgs:\n" + extra),
                       0600);
     auto written = run_process(
@@ -103,6 +106,122 @@ class Kubeadm : public LifecycleFixture {
     ro.env["ETCDADM_CATALOG"] = dir_ / ("catalog-" + whose + ".db");
     return ro;
   }
+
+  // Control-plane nodes cp1..cpN (kubeadm's files under dir_/cpI, etcd `release` by image tag, run
+  // by a small kubelet each), grown as kubeadm grows a stacked control plane: the first node's
+  // certificates and manifest (`kubeadm init phase certs ...`, `init phase etcd local`); each
+  // further node gets the cluster's etcd CA (what `kubeadm join --control-plane` copies), its own
+  // certificates from kubeadm, is added as a learner through a member and promoted once it has
+  // caught up (kubeadm join's etcd phase does both through its etcd client), its manifest from
+  // kubeadm with the initial cluster and state join passes (`init phase etcd local` with them as
+  // extraArgs: `kubeadm join` itself needs a running API server and kubelet). `stacked_` then
+  // reaches the cluster from the test's namespace with kubeadm's health-check pair.
+  void grow_stacked_control_plane(int nodes, const EtcdRelease& release) {
+    image_version_ = release.version;
+    lab_ = std::make_unique<NetnsLab>(nodes);
+    for (int i = 0; i < nodes; ++i) {
+      names_.push_back("cp" + std::to_string(i + 1));
+      roots_.push_back(dir_ / names_.back());
+    }
+    stacked_.cacert = pki(0) + "/ca.crt";
+    stacked_.cert = pki(0) + "/healthcheck-client.crt";
+    stacked_.key = pki(0) + "/healthcheck-client.key";
+    stacked_.endpoints.clear();  // each node's as it is made
+    std::map<std::string, std::string> bin_dirs;
+    for (const auto& minor : pinned_etcd_minors()) {
+      if (etcd_release_available(minor)) bin_dirs[etcd_release(minor).version] = etcd_release(minor).bin_dir;
+    }
+    std::string initial_cluster;
+    for (int i = 0; i < nodes; ++i) {
+      const std::string peer_url = "https://" + lab_->address(i) + ":2380";
+      initial_cluster += (i == 0 ? "" : ",") + names_[i] + "=" + peer_url;
+      std::map<std::string, std::string> join_args;
+      uint64_t learner = 0;
+      if (i > 0) {
+        make_dirs(pki(i), 0755);
+        for (const char* f : {"ca.crt", "ca.key"}) std::filesystem::copy_file(pki(0) + "/" + f, pki(i) + "/" + f);
+        // Refused ("unhealthy cluster") until the member promoted last has been connected a
+        // while: kubeadm retries it too.
+        ASSERT_TRUE(holds_within(60s, [&] {
+          try {
+            learner = EtcdClient(stacked_).member_add({peer_url}, /*learner=*/true).member().id();
+            return true;
+          } catch (const Error&) {
+            return false;
+          }
+        })) << names_[i] << " added as a learner";
+        join_args = {{"initial-cluster", initial_cluster}, {"initial-cluster-state", "existing"}};
+      }
+      manifests_.push_back(stacked_etcd(roots_[i], names_[i], lab_->address(i), join_args));
+      ASSERT_FALSE(HasFailure());
+      as_kubeadm_wrote_.push_back(read_file(manifests_.back()));
+      kubelets_.push_back(
+          std::make_unique<MiniKubelet>(manifests_[i], release.bin_dir, lab_->netns(i), etcd_log(i), bin_dirs));
+      stacked_.endpoints.push_back("https://" + lab_->address(i) + ":2379");
+      std::string why;
+      ASSERT_TRUE(holds_within(60s, [&] {
+        try {
+          if (i == 0) return EtcdClient(stacked_).status(stacked_.endpoints[0]).leader() != 0;
+          EtcdClient(stacked_).member_promote(learner);
+          return true;
+        } catch (const Error& e) {
+          why = e.what();  // not serving, or not caught up yet
+          return false;
+        }
+      })) << names_[i] << " serving as a voter: " << why << kubelets_[i]->last_error() << tail_of(etcd_log(i));
+    }
+    ASSERT_EQ(EtcdClient(stacked_).member_list().members_size(), nodes);
+  }
+  std::string pki(int i) const { return roots_[i] + "/etc/kubernetes/pki/etcd"; }
+  std::string etcd_log(int i) const { return dir_ / ("etcd-" + names_[i] + ".log"); }
+
+  // `etcdadm auto` on every node, told only where kubeadm's manifest is (and the store).
+  void start_autos(const std::string& store) {
+    for (size_t i = 0; i < names_.size(); ++i) {
+      autos_.push_back(ChildProcess::start(
+          {"ip", "netns", "exec", lab_->netns(static_cast<int>(i)), ETCDADM_BIN, "auto", "--store", store,
+           "--no-backups", "--interval", "1s", "--idle-interval", "3s", "--heartbeat", "5s", "--kubeadm-manifest",
+           manifests_[i], "--config-dir", roots_[i] + "/etc/etcdadm", "--install-dir", roots_[i] + "/opt/bin",
+           "--binaries-dir", etcd_under_test().bin_dir},
+          dir_ / ("auto-" + names_[i] + ".log"), catalog_env(names_[i])));
+    }
+  }
+  std::string auto_logs() const {
+    std::string out;
+    for (const auto& n : names_) out += tail_of(dir_ / ("auto-" + n + ".log"));
+    return out;
+  }
+  nlohmann::json auto_status(const std::string& store) {
+    auto r = etcdadm({"auto", "status", "--store", store, "-o", "json"});
+    return r.exit_code == 0 ? nlohmann::json::parse(r.output.substr(r.output.find('{'))) : nlohmann::json::object();
+  }
+  // Every node's controller registered with its member running, then `etcdadm auto adopt`, then
+  // every controller running the adopted cluster.
+  void adopt_stacked_control_plane(const std::string& store) {
+    ASSERT_TRUE(holds_within(60s, [&] {
+      const auto hosts = auto_status(store).value("hosts", nlohmann::json::array());
+      return hosts.size() == names_.size() && std::all_of(hosts.begin(), hosts.end(), [](const auto& h) {
+               return h["data"] == "member" && h["etcdRunning"].template get<bool>();
+             });
+    })) << "every node's member registered: " << auto_status(store).dump(2) << auto_logs();
+    auto adopted = etcdadm({"auto", "adopt", "--store", store, "--certs-dir", pki(0)});
+    ASSERT_EQ(adopted.exit_code, 0) << adopted.output << auto_logs();
+    EXPECT_NE(adopted.output.find(std::to_string(names_.size()) + " members"), std::string::npos) << adopted.output;
+    ASSERT_TRUE(holds_within(60s, [&] {
+      const auto hosts = auto_status(store).value("hosts", nlohmann::json::array());
+      return hosts.size() == names_.size() && std::all_of(hosts.begin(), hosts.end(), [](const auto& h) {
+               const std::string w = h.value("waitingFor", "");
+               return w.find("healthy voters, as the spec asks") != std::string::npos ||
+                      w.find("the leader's controller acts") != std::string::npos;
+             });
+    })) << "the controllers running the adopted cluster: " << auto_status(store).dump(2) << auto_logs();
+  }
+
+  std::vector<std::string> names_, roots_, manifests_, as_kubeadm_wrote_;
+  std::vector<std::unique_ptr<MiniKubelet>> kubelets_;
+  std::vector<ChildProcess> autos_;
+  ConnectionConfig stacked_;
+  std::string image_version_;  // the etcd version of kubeadm's image tag (etcd.local.imageTag)
 
   std::unique_ptr<NetnsLab> lab_;
   std::string root_, manifest_;
@@ -241,169 +360,102 @@ TEST_F(Kubeadm, ARestoreWhoseEtcdDoesNotStopPutsTheManifestBackAndChangesNothing
   }
 }
 
-// Three stacked control-plane members grown as kubeadm grows them, kubeadm writing every file: the
-// first node's certificates and manifest (`kubeadm init phase certs ...`, `init phase etcd local`);
-// each further node gets the cluster's etcd CA (what `kubeadm join --control-plane` copies), its own
-// certificates from kubeadm, is added as a learner through a member and promoted once it has caught
-// up (kubeadm join's etcd phase does both through its etcd client), its manifest from kubeadm with
-// the initial cluster and state join passes (`init phase etcd local` with them as extraArgs: `kubeadm
-// join` itself needs a running API server and kubelet). Then `etcdadm auto --kubeadm-manifest` on
-// every node takes the member over (etcdadm's files beside kubeadm's, the manifest untouched) and
-// `etcdadm auto adopt` hands the cluster to the controllers: no etcd restarted, no write failed.
+// Three stacked control-plane members grown as kubeadm grows them, kubeadm writing every file
+// (grow_stacked_control_plane). Then `etcdadm auto --kubeadm-manifest` on every node takes the
+// member over (etcdadm's files beside kubeadm's, the manifest untouched) and `etcdadm auto adopt`
+// hands the cluster to the controllers: no etcd restarted, no write failed. Then the controllers
+// own the manifests: a CA rotation switches each node in turn, rewriting its manifest as
+// etcdadm's and restarting etcd through the kubelet, never two at once.
 TEST_F(Kubeadm, ThreeStackedMembersAreTakenOverByAutoUnderTheKubeletAndAdoptedInPlace) {
   if (etcd_under_test().minor_number() < 6) {
     ETCDADM_SKIP_BY_DESIGN() << "kubeadm v1.37.2's manifest passes --feature-gates, a 3.6+ flag";
     return;
   }
-  constexpr int kNodes = 3;
-  lab_ = std::make_unique<NetnsLab>(kNodes);
-  std::vector<std::string> roots, manifests, names, as_kubeadm_wrote;
-  std::vector<std::unique_ptr<MiniKubelet>> kubelets;
-  for (int i = 0; i < kNodes; ++i) {
-    names.push_back("cp" + std::to_string(i + 1));
-    roots.push_back(dir_ / names.back());
-  }
-  auto pki = [&](int i) { return roots[i] + "/etc/kubernetes/pki/etcd"; };
-  auto peer_url = [&](int i) { return "https://" + lab_->address(i) + ":2380"; };
-  auto log_of = [&](int i) -> std::string { return dir_ / ("etcd-" + names[i] + ".log"); };
-  ConnectionConfig cluster;  // from the test's own namespace, with kubeadm's health-check pair
-  cluster.cacert = pki(0) + "/ca.crt";
-  cluster.cert = pki(0) + "/healthcheck-client.crt";
-  cluster.key = pki(0) + "/healthcheck-client.key";
-  cluster.endpoints.clear();  // each node's as it is made
-
-  std::string initial_cluster;
-  for (int i = 0; i < kNodes; ++i) {
-    initial_cluster += (i == 0 ? "" : ",") + names[i] + "=" + peer_url(i);
-    std::map<std::string, std::string> join_args;
-    uint64_t learner = 0;
-    if (i > 0) {
-      make_dirs(pki(i), 0755);
-      for (const char* f : {"ca.crt", "ca.key"}) std::filesystem::copy_file(pki(0) + "/" + f, pki(i) + "/" + f);
-      // Refused ("unhealthy cluster") until the member promoted last has been connected a while:
-      // kubeadm retries it too.
-      ASSERT_TRUE(holds_within(60s, [&] {
-        try {
-          learner = EtcdClient(cluster).member_add({peer_url(i)}, /*learner=*/true).member().id();
-          return true;
-        } catch (const Error&) {
-          return false;
-        }
-      })) << names[i] << " added as a learner";
-      join_args = {{"initial-cluster", initial_cluster}, {"initial-cluster-state", "existing"}};
-    }
-    manifests.push_back(stacked_etcd(roots[i], names[i], lab_->address(i), join_args));
-    ASSERT_FALSE(HasFailure());
-    as_kubeadm_wrote.push_back(read_file(manifests.back()));
-    kubelets.push_back(std::make_unique<MiniKubelet>(manifests[i], etcd_under_test().bin_dir, lab_->netns(i), log_of(i)));
-    cluster.endpoints.push_back("https://" + lab_->address(i) + ":2379");
-    if (i == 0) {
-      std::string why;
-      ASSERT_TRUE(holds_within(60s, [&] {
-        try {
-          return EtcdClient(cluster).status(cluster.endpoints[0]).leader() != 0;
-        } catch (const Error& e) {
-          why = e.what();
-          return false;
-        }
-      })) << "cp1 serving: " << why << kubelets[0]->last_error() << tail_of(log_of(0));
-    } else {
-      ASSERT_TRUE(holds_within(60s, [&] {
-        try {
-          EtcdClient(cluster).member_promote(learner);
-          return true;
-        } catch (const Error&) {
-          return false;  // not caught up yet
-        }
-      })) << names[i] << " promoted: " << kubelets[i]->last_error() << tail_of(log_of(i));
-    }
-  }
-  ASSERT_EQ(EtcdClient(cluster).member_list().members_size(), kNodes);
-  Writer writer(cluster);
-
-  // etcdadm auto on every node, told only where kubeadm's manifest is (and the store).
+  ASSERT_NO_FATAL_FAILURE(grow_stacked_control_plane(3, etcd_under_test()));
+  Writer writer(stacked_);
   const std::string store = dir_ / "store";
-  std::vector<ChildProcess> autos;
-  struct StopAll {
-    std::vector<ChildProcess>& processes;
-    ~StopAll() {
-      for (auto& p : processes) p.stop(5000ms);
-    }
-  } stop_autos{autos};
-  for (int i = 0; i < kNodes; ++i) {
-    RunOptions ro = catalog_env(names[i]);
-    autos.push_back(ChildProcess::start(
-        {"ip", "netns", "exec", lab_->netns(i), ETCDADM_BIN, "auto", "--store", store, "--no-backups", "--interval", "1s",
-         "--idle-interval", "3s", "--heartbeat", "5s", "--kubeadm-manifest", manifests[i], "--config-dir",
-         roots[i] + "/etc/etcdadm", "--install-dir", roots[i] + "/opt/bin", "--binaries-dir", etcd_under_test().bin_dir},
-        dir_ / ("auto-" + names[i] + ".log"), ro));
-  }
-  auto logs = [&] {
-    std::string out;
-    for (int i = 0; i < kNodes; ++i) out += tail_of(dir_ / ("auto-" + names[i] + ".log"));
-    return out;
-  };
-  auto status = [&] {
-    auto r = etcdadm({"auto", "status", "--store", store, "-o", "json"});
-    return r.exit_code == 0 ? nlohmann::json::parse(r.output.substr(r.output.find('{'))) : nlohmann::json::object();
-  };
-  ASSERT_TRUE(holds_within(60s, [&] {
-    const auto hosts = status().value("hosts", nlohmann::json::array());
-    return hosts.size() == kNodes && std::all_of(hosts.begin(), hosts.end(), [](const auto& h) {
-             return h["data"] == "member" && h["etcdRunning"].template get<bool>();
-           });
-  })) << "every node's member registered: " << status().dump(2) << logs();
-  for (int i = 0; i < kNodes; ++i) {
+  start_autos(store);
+  ASSERT_NO_FATAL_FAILURE(adopt_stacked_control_plane(store));
+  for (size_t i = 0; i < names_.size(); ++i) {
     // etcdadm's files for the member, beside kubeadm's; kubeadm's manifest as kubeadm wrote it.
-    EXPECT_TRUE(path_exists(roots[i] + "/etc/etcdadm/etcdadm.json")) << names[i];
-    EXPECT_TRUE(path_exists(pki(i) + "/etcdctl-etcd-client.crt")) << names[i];
-    const std::string env = read_file(roots[i] + "/etc/etcdadm/etcd.env");
+    EXPECT_TRUE(path_exists(roots_[i] + "/etc/etcdadm/etcdadm.json")) << names_[i];
+    EXPECT_TRUE(path_exists(pki(static_cast<int>(i)) + "/etcdctl-etcd-client.crt")) << names_[i];
+    const std::string env = read_file(roots_[i] + "/etc/etcdadm/etcd.env");
     EXPECT_NE(env.find("ETCD_WATCH_PROGRESS_NOTIFY_INTERVAL=5s"), std::string::npos) << env;
     EXPECT_NE(env.find("ETCD_LISTEN_METRICS_URLS=http://127.0.0.1:2381"), std::string::npos) << env;
-    EXPECT_EQ(read_file(manifests[i]), as_kubeadm_wrote[i]) << "kubeadm's manifest changed";
+    EXPECT_EQ(read_file(manifests_[i]), as_kubeadm_wrote_[i]) << "kubeadm's manifest changed";
   }
-
-  auto adopted = etcdadm({"auto", "adopt", "--store", store, "--certs-dir", pki(0)});
-  ASSERT_EQ(adopted.exit_code, 0) << adopted.output << logs();
-  EXPECT_NE(adopted.output.find("3 members"), std::string::npos) << adopted.output;
-  ASSERT_TRUE(holds_within(60s, [&] {
-    const auto hosts = status().value("hosts", nlohmann::json::array());
-    return hosts.size() == kNodes && std::all_of(hosts.begin(), hosts.end(), [](const auto& h) {
-             const std::string w = h.value("waitingFor", "");
-             return w.find("healthy voters, as the spec asks") != std::string::npos ||
-                    w.find("the leader's controller acts") != std::string::npos;
-           });
-  })) << "the controllers running the adopted cluster: " << status().dump(2) << logs();
   std::cout << "writes while taken over and adopted: " << writer.writes() << ", longest gap "
             << writer.longest_outage().count() << " ms\n";
   EXPECT_EQ(writer.last_error(), "") << "a write failed";
   EXPECT_LT(writer.longest_outage(), 1000ms);
-  for (int i = 0; i < kNodes; ++i) EXPECT_EQ(kubelets[i]->starts(), 1) << names[i] << "'s etcd was restarted";
+  for (size_t i = 0; i < names_.size(); ++i) EXPECT_EQ(kubelets_[i]->starts(), 1) << names_[i] << "'s etcd was restarted";
 
-  // Then the controllers own the manifests: a CA rotation switches each node in turn, rewriting
-  // its manifest as etcdadm's and restarting etcd through the kubelet, never two at once.
   const int writes_before = writer.writes();
   auto rotation = etcdadm({"auto", "rotate-ca", "--store", store, "--certs-dir", pki(0), "--reason", "test"});
   ASSERT_EQ(rotation.exit_code, 0) << rotation.output;
-  ASSERT_TRUE(holds_within(240s, [&] { return !status()["caRotation"]["completed"].is_null(); }))
-      << "the rotation completed: " << status().dump(2) << logs();
+  ASSERT_TRUE(holds_within(240s, [&] { return !auto_status(store)["caRotation"]["completed"].is_null(); }))
+      << "the rotation completed: " << auto_status(store).dump(2) << auto_logs();
   writer.stop();
   std::cout << "writes through the CA rotation: " << writer.writes() - writes_before << ", longest gap "
             << writer.longest_outage().count() << " ms, last error: " << writer.last_error() << "\n";
   EXPECT_LT(writer.longest_outage(), 3000ms) << "one member restarted at a time";
-  for (int i = 0; i < kNodes; ++i) {
-    const std::string now = read_file(manifests[i]);
-    EXPECT_NE(now.find("etcdadm.io/config-dir: \"" + roots[i] + "/etc/etcdadm\""), std::string::npos)
-        << names[i] << "'s manifest is etcdadm's now:\n" << now;
+  for (size_t i = 0; i < names_.size(); ++i) {
+    const std::string now = read_file(manifests_[i]);
+    EXPECT_NE(now.find("etcdadm.io/config-dir: \"" + roots_[i] + "/etc/etcdadm\""), std::string::npos)
+        << names_[i] << "'s manifest is etcdadm's now:\n" << now;
     EXPECT_NE(now.find("registry.k8s.io/etcd:" + etcd_under_test().version + "-0"), std::string::npos)
         << "kubeadm's image kept:\n" << now;
     EXPECT_NE(now.find("ETCD_WATCH_PROGRESS_NOTIFY_INTERVAL"), std::string::npos) << "kubeadm's flags kept:\n" << now;
-    EXPECT_GT(kubelets[i]->starts(), 1) << names[i] << " restarted on the new CA";
-    std::cout << names[i] << "'s etcd started by its kubelet " << kubelets[i]->starts() << " times\n";
-    EXPECT_FALSE(path_exists(roots[i] + "/etc/kubernetes/etcd.yaml.etcdadm-stopped")) << names[i];
+    EXPECT_GT(kubelets_[i]->starts(), 1) << names_[i] << " restarted on the new CA";
+    std::cout << names_[i] << "'s etcd started by its kubelet " << kubelets_[i]->starts() << " times\n";
+    EXPECT_FALSE(path_exists(roots_[i] + "/etc/kubernetes/etcd.yaml.etcdadm-stopped")) << names_[i];
   }
-  auto members = EtcdClient(cluster).member_list();
-  EXPECT_EQ(members.members_size(), kNodes) << "the same members, on the new CA";
+  EXPECT_EQ(EtcdClient(stacked_).member_list().members_size(), 3) << "the same members, on the new CA";
+}
+
+// A stacked control plane on the minor before the newest, taken over and adopted, then moved to the
+// newest by `etcdadm seed --version`: each node's turn writes etcdadm's manifest with kubeadm's
+// image of the new version (registry.k8s.io/etcd:<version>-0, which the test's kubelet runs as that
+// release), one node at a time, after a raft snapshot on the old binary (3.6 -> 3.7 replays no v2
+// entry). Newest minor only: it needs the one before.
+TEST_F(Kubeadm, AnAdoptedStackedControlPlaneChangesVersionThroughTheControllers) {
+  const std::string before = pinned_minor_beside(etcd_under_test().minor, -1);
+  if (etcd_under_test().minor_number() < 7 || pinned_minor_beside(etcd_under_test().minor, 1) != "") {
+    ETCDADM_SKIP_BY_DESIGN() << "runs from the newest minor (3.7), from the one before it";
+    return;
+  }
+  const EtcdRelease from = etcd_release(before);
+  ASSERT_NO_FATAL_FAILURE(grow_stacked_control_plane(3, from));
+  Writer writer(stacked_);
+  const std::string store = dir_ / "store";
+  start_autos(store);
+  ASSERT_NO_FATAL_FAILURE(adopt_stacked_control_plane(store));
+  const std::string to = etcd_under_test().version;
+  auto seeded = etcdadm({"seed", "--store", store, "--certs-dir", pki(0), "--version", to});
+  ASSERT_EQ(seeded.exit_code, 0) << seeded.output;
+  ASSERT_TRUE(holds_within(300s, [&] {
+    try {
+      const auto info = cluster_info(stacked_, 0);
+      return info.members.size() == 3 && std::all_of(info.members.begin(), info.members.end(), [&](const auto& m) {
+               return m.reachable && m.version == to;
+             });
+    } catch (const Error&) {
+      return false;
+    }
+  })) << "every member on " << to << ": " << auto_status(store).dump(2) << auto_logs();
+  writer.stop();
+  std::cout << "writes through " << from.version << " -> " << to << ": " << writer.writes() << ", longest gap "
+            << writer.longest_outage().count() << " ms, last error: " << writer.last_error() << "\n";
+  EXPECT_LT(writer.longest_outage(), 3000ms) << "one member restarted at a time";
+  for (size_t i = 0; i < names_.size(); ++i) {
+    const std::string now = read_file(manifests_[i]);
+    EXPECT_NE(now.find("image: \"registry.k8s.io/etcd:" + to + "-0\""), std::string::npos) << now;
+    EXPECT_NE(now.find("etcdadm.io/config-dir"), std::string::npos) << now;
+    EXPECT_EQ(now.find("ETCD_SNAPSHOT_COUNT\"\n          value: \"1\""), std::string::npos) << "left on 1:\n" << now;
+    EXPECT_NE(now.find("ETCD_SNAPSHOT_COUNT\"\n          value: \"10000\""), std::string::npos)
+        << "kubeadm's snapshot count kept:\n" << now;
+  }
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -28,8 +29,15 @@ class MiniKubelet {
  public:
   // `bin_dir` goes first on the command's PATH (where `etcd` is found); `netns`: the network
   // namespace it runs in ("" for this one's).
-  MiniKubelet(std::string manifest, std::string bin_dir, std::string netns, std::string log)
-      : manifest_(std::move(manifest)), bin_dir_(std::move(bin_dir)), netns_(std::move(netns)), log_(std::move(log)) {
+  // `bin_dirs_by_version` (when given): the bin dir of the version the container's image tag names
+  // ("registry.k8s.io/etcd:3.6.16-0" -> "3.6.16"), as a kubelet would run that image's etcd.
+  MiniKubelet(std::string manifest, std::string bin_dir, std::string netns, std::string log,
+              std::map<std::string, std::string> bin_dirs_by_version = {})
+      : manifest_(std::move(manifest)),
+        bin_dir_(std::move(bin_dir)),
+        netns_(std::move(netns)),
+        log_(std::move(log)),
+        bin_dirs_by_version_(std::move(bin_dirs_by_version)) {
     thread_ = std::thread([this] { loop(); });
   }
   ~MiniKubelet() {
@@ -65,7 +73,7 @@ class MiniKubelet {
                           "import json, sys, yaml\n"
                           "pod = yaml.safe_load(open(sys.argv[1]))\n"
                           "c = [c for c in pod['spec']['containers'] if c['name'] == 'etcd'][0]\n"
-                          "print(json.dumps({'argv': c.get('command', []) + c.get('args', []),\n"
+                          "print(json.dumps({'argv': c.get('command', []) + c.get('args', []), 'image': c.get('image', ''),\n"
                           "                  'env': {e['name']: e.get('value', '') for e in c.get('env') or []}}))\n",
                           path});
     if (r.exit_code != 0) throw std::runtime_error("the manifest's command: " + r.output);
@@ -79,7 +87,17 @@ class MiniKubelet {
     for (const auto& a : container["argv"]) argv.push_back(a.get<std::string>());
     RunOptions ro;
     for (const auto& [name, value] : container["env"].items()) ro.env[name] = value.get<std::string>();
-    ro.env["PATH"] = bin_dir_ + ":" + (std::getenv("PATH") != nullptr ? std::getenv("PATH") : "/usr/bin:/bin");
+    std::string bin_dir = bin_dir_;
+    if (!bin_dirs_by_version_.empty()) {
+      std::string tag = container["image"].get<std::string>();
+      tag = tag.substr(tag.rfind(':') + 1);
+      if (!tag.empty() && tag[0] == 'v') tag.erase(0, 1);
+      tag = tag.substr(0, tag.find('-'));
+      const auto it = bin_dirs_by_version_.find(tag);
+      if (it == bin_dirs_by_version_.end()) throw std::runtime_error("no etcd " + tag + " for the image " + container["image"].get<std::string>());
+      bin_dir = it->second;
+    }
+    ro.env["PATH"] = bin_dir + ":" + (std::getenv("PATH") != nullptr ? std::getenv("PATH") : "/usr/bin:/bin");
     std::lock_guard<std::mutex> lock(mu_);
     pod_ = ChildProcess::start(argv, log_, ro);
     running_ = true;
@@ -124,6 +142,7 @@ class MiniKubelet {
   }
 
   const std::string manifest_, bin_dir_, netns_, log_;
+  const std::map<std::string, std::string> bin_dirs_by_version_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::mutex mu_;
