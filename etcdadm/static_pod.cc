@@ -135,6 +135,18 @@ StaticPodEtcd parse_static_pod_etcd(const std::string& text, const std::string& 
   StaticPodEtcd e;
   e.manifest_path = where;
   if (container["image"]) e.image = scalar(container["image"], "the etcd container's image", where);
+  if (const YAML::Node env = container["env"]; env && !env.IsNull()) {
+    if (!env.IsSequence()) throw Error(ErrorKind::kCorrupt, where + ": the etcd container's env is not a list");
+    for (const auto& v : env) {
+      if (!v.IsMap() || !v["name"]) throw Error(ErrorKind::kCorrupt, where + ": an env entry has no name");
+      const std::string name = scalar(v["name"], "an env entry's name", where);
+      if (v["valueFrom"]) {
+        e.env_from.push_back(name);
+      } else {
+        e.env.emplace_back(name, v["value"] ? scalar(v["value"], "the value of env " + name, where) : "");
+      }
+    }
+  }
   for (const char* part : {"command", "args"}) {
     const YAML::Node list = container[part];
     if (!list) continue;

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "etcd/connection.h"
@@ -19,6 +20,10 @@ struct StaticPodEtcd {
   std::string image;                         // "registry.k8s.io/etcd:3.7.0-0"
   std::vector<std::string> command;          // the etcd container's command then args, as written
   std::map<std::string, std::string> flags;  // "--name" -> "cp1", from --flag=value or --flag value
+  // The container's env entries with a value (kubeadm's etcd.local.extraEnvs), in order; and the
+  // names of those taken from elsewhere (valueFrom: a secret, a field), which have no value here.
+  std::vector<std::pair<std::string, std::string>> env;
+  std::vector<std::string> env_from;
   // Read from `flags`, host paths (mapped through the volumes):
   std::string name;
   std::string data_dir;

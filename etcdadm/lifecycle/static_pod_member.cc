@@ -252,7 +252,19 @@ MemberConfig member_of_static_pod(const StaticPodEtcd& pod, MemberConfig base) {
       }
     }
   }
+  if (!pod.env_from.empty()) {
+    throw Error(ErrorKind::kInvalidArgument,
+                where + ": the etcd container takes " + join_list(pod.env_from) +
+                    " from elsewhere (valueFrom), which etcdadm's env file cannot hold",
+                "give it a value in the manifest first, or keep this member out of etcdadm's hands");
+  }
   m.extra_env = unmanaged_flags_of(pod);
+  // The container's own variables (kubeadm's extraEnvs) go on as they are, after the flags' (etcd
+  // takes a flag over its variable; a variable etcdadm sets itself is etcdadm's).
+  for (const auto& kv : pod.env) {
+    if (std::none_of(m.extra_env.begin(), m.extra_env.end(), [&](const auto& have) { return have.first == kv.first; }))
+      m.extra_env.push_back(kv);
+  }
   for (size_t i = 0; i < m.extra_env.size(); ++i) {
     const std::string& value = m.extra_env[i].second;
     if (!value.empty() && value[0] == '/' && !under(value, m.data_dir) && !under(value, m.certs_dir)) {

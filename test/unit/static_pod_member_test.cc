@@ -3,6 +3,7 @@
 // takes over members kubeadm itself wrote.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "common/error.h"
@@ -146,6 +147,21 @@ TEST(StaticPodMember, WhatEtcdadmWouldRunDifferentlyIsRefusedByName) {
   refused(replaced(kubeadm_pod(), "      path: /var/lib/etcd\n", "      path: /srv/etcd\n"),
           "--data-dir /var/lib/etcd is the container's path of");
   refused(replaced(kubeadm_pod(), "https://10.0.0.6:2380\n", "https://10.0.0.6:80800\n"), "names no port");
+  refused(replaced(kubeadm_pod(), "    volumeMounts:",
+                   "    env:\n    - name: ETCD_AUTH_TOKEN\n      valueFrom:\n        secretKeyRef: {name: x, key: y}\n"
+                   "    volumeMounts:"),
+          "the etcd container takes ETCD_AUTH_TOKEN from elsewhere (valueFrom)");
+  // The container's own variables (kubeadm's extraEnvs) go on; one etcdadm sets itself is its own.
+  const auto with_env = member_of_static_pod(
+      parse_static_pod_etcd(replaced(kubeadm_pod(), "    volumeMounts:",
+                                     "    env:\n    - name: GOMAXPROCS\n      value: \"2\"\n"
+                                     "    - name: ETCD_NAME\n      value: other\n    volumeMounts:"),
+                            "etcd.yaml"),
+      base());
+  EXPECT_EQ(with_env.extra_env.at(3), (std::pair<std::string, std::string>{"GOMAXPROCS", "2"}));
+  const EnvVars rendered = member_env(with_env, ClusterBootstrap{"cp2=https://10.0.0.6:2380", "t", true});
+  EXPECT_EQ(std::count_if(rendered.begin(), rendered.end(), [](const auto& kv) { return kv.first == "ETCD_NAME"; }), 1);
+  EXPECT_EQ(rendered.front(), (std::pair<std::string, std::string>{"ETCD_NAME", "cp2"}));
   // Inside the folders etcdadm mounts: carried over.
   const auto crl = member_of_static_pod(
       parse_static_pod_etcd(kubeadm_pod("    - --client-crl-file=/etc/kubernetes/pki/etcd/crl.pem\n"), "etcd.yaml"), base());
