@@ -597,7 +597,8 @@ spec:
     env_yaml += "        - name: " + yaml_quote(name) + "\n          value: " + yaml_quote(value) + "\n";
   }
   return fmt::format(
-      kPod, fmt::arg("name", yaml_quote(config.service_name + "-" + config.name)),
+      kPod,
+      fmt::arg("name", yaml_quote(config.pod_name.empty() ? config.service_name + "-" + config.name : config.pod_name)),
       fmt::arg("config_dir", yaml_quote(config.config_dir)), fmt::arg("client_url", yaml_quote(config.client_url())),
       fmt::arg("image", yaml_quote(config.image())), fmt::arg("env", env_yaml),
       fmt::arg("data_dir", yaml_quote(config.data_dir)), fmt::arg("certs_dir", yaml_quote(config.certs_dir)));

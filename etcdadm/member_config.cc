@@ -380,6 +380,7 @@ void save_member_state(const MemberConfig& c) {
                       {"kubeletManifestDir", c.kubelet_manifest_dir},
                       {"imageRepository", c.image_repository},
                       {"imageTagFormat", c.image_tag_format},
+                      {"podName", c.pod_name},
                       {"diskPriorities", c.disk_priorities},
                       {"quotaBackendBytes", c.quota_backend_bytes},
                       {"cipherSuites", c.cipher_suites},
@@ -415,6 +416,7 @@ bool load_member_state(const std::string& config_dir, MemberConfig& c) {
     c.cipher_suites = j.value("cipherSuites", std::vector<std::string>{});
     c.cluster_endpoints = j.value("clusterEndpoints", std::vector<std::string>{});
     c.image_tag_format = j.value("imageTagFormat", c.image_tag_format);
+    c.pod_name = j.value("podName", "");
     c.extra_env.clear();
     for (const auto& kv : j.value("extraEnv", nlohmann::json::array()))
       c.extra_env.emplace_back(kv.at("name").get<std::string>(), kv.at("value").get<std::string>());

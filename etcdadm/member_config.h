@@ -42,6 +42,10 @@ struct MemberConfig {
   // The image's tag, "{version}" standing for the member's version: etcdadm's images are tagged
   // v3.7.0; registry.k8s.io's (a kubeadm member taken over) 3.7.0-0.
   std::string image_tag_format = "v{version}";
+  // The static pod's name (kubelet): empty is etcdadm's <service-name>-<name>; a kubeadm member
+  // taken over keeps kubeadm's ("etcd", whose mirror pod is etcd-<node>, as kubectl users and
+  // kubeadm know it).
+  std::string pod_name;
   bool disk_priorities = true;  // systemd: Nice=-10, best-effort I/O class, priority 2 (etcdadm's)
   // etcd's --quota-backend-bytes (ETCD_QUOTA_BACKEND_BYTES); 0: etcd's default (2 GiB). What the
   // NOSPACE alarm compares a member's db file with.

@@ -134,6 +134,8 @@ StaticPodEtcd parse_static_pod_etcd(const std::string& text, const std::string& 
   const YAML::Node container = etcd_container(spec["containers"], where);
   StaticPodEtcd e;
   e.manifest_path = where;
+  if (pod["metadata"] && pod["metadata"].IsMap() && pod["metadata"]["name"])
+    e.pod_name = scalar(pod["metadata"]["name"], "the pod's name", where);
   if (container["image"]) e.image = scalar(container["image"], "the etcd container's image", where);
   if (const YAML::Node env = container["env"]; env && !env.IsNull()) {
     if (!env.IsSequence()) throw Error(ErrorKind::kCorrupt, where + ": the etcd container's env is not a list");

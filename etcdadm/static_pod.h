@@ -17,6 +17,7 @@ namespace etcdadm {
 
 struct StaticPodEtcd {
   std::string manifest_path;
+  std::string pod_name;                      // metadata.name ("etcd"; "" when absent)
   std::string image;                         // "registry.k8s.io/etcd:3.7.0-0"
   std::vector<std::string> command;          // the etcd container's command then args, as written
   std::map<std::string, std::string> flags;  // "--name" -> "cp1", from --flag=value or --flag value

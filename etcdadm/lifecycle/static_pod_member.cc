@@ -136,6 +136,7 @@ MemberConfig member_of_static_pod(const StaticPodEtcd& pod, MemberConfig base) {
     throw Error(ErrorKind::kInvalidArgument, where + ": etcdadm names a member's manifest <service-name>.yaml");
   }
   m.service_name = manifest_file.substr(0, manifest_file.size() - 5);
+  m.pod_name = pod.pod_name;
 
   // etcdadm's manifest mounts each folder at its own path, and a stop waits for the host's path
   // to be let go of: a folder mounted elsewhere in the container is not taken.

@@ -407,6 +407,7 @@ TEST_F(Kubeadm, ThreeStackedMembersAreTakenOverByAutoUnderTheKubeletAndAdoptedIn
     EXPECT_NE(now.find("registry.k8s.io/etcd:" + etcd_under_test().version + "-0"), std::string::npos)
         << "kubeadm's image kept:\n" << now;
     EXPECT_NE(now.find("ETCD_WATCH_PROGRESS_NOTIFY_INTERVAL"), std::string::npos) << "kubeadm's flags kept:\n" << now;
+    EXPECT_NE(now.find("\n  name: \"etcd\"\n"), std::string::npos) << "kubeadm's pod name kept:\n" << now;
     EXPECT_GT(kubelets_[i]->starts(), 1) << names_[i] << " restarted on the new CA";
     std::cout << names_[i] << "'s etcd started by its kubelet " << kubelets_[i]->starts() << " times\n";
     EXPECT_FALSE(path_exists(roots_[i] + "/etc/kubernetes/etcd.yaml.etcdadm-stopped")) << names_[i];

@@ -86,6 +86,7 @@ TEST(StaticPodMember, KubeadmsMemberInEtcdadmsTerms) {
   EXPECT_EQ(m.init_system, InitSystemKind::kKubelet);
   EXPECT_EQ(m.kubelet_manifest_dir, "/etc/kubernetes/manifests");
   EXPECT_EQ(m.service_name, "etcd");
+  EXPECT_EQ(m.pod_name, "etcd") << "kubeadm's pod name kept (its mirror pod etcd-<node>)";
   EXPECT_EQ(m.version, "3.7.0");
   EXPECT_EQ(m.image(), "registry.k8s.io/etcd:3.7.0-0");
   MemberConfig upgraded = m;
