@@ -112,14 +112,8 @@ std::string env_name_of(const std::string& flag) {
 
 EnvVars unmanaged_flags_of(const StaticPodEtcd& pod) {
   EnvVars out;
-  std::set<std::string> seen;
-  for (size_t i = 1; i < pod.command.size(); ++i) {
-    const std::string& a = pod.command[i];
-    if (a.rfind("-", 0) != 0 || a.find_first_not_of('-') == std::string::npos) continue;
-    const std::string bare = "--" + a.substr(a.find_first_not_of('-'));
-    const std::string flag = bare.substr(0, bare.find('='));
-    if (managed_flags().count(flag) || !seen.insert(flag).second) continue;
-    out.emplace_back(env_name_of(flag), *pod.flag(flag));
+  for (const auto& [flag, value] : pod.flags) {
+    if (!managed_flags().count(flag)) out.emplace_back(env_name_of(flag), value);
   }
   return out;
 }

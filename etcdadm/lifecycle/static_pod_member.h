@@ -26,7 +26,7 @@ namespace etcdadm {
 MemberConfig member_of_static_pod(const StaticPodEtcd& pod, MemberConfig base);
 
 // The etcd flags of `pod` that member_env() has no setting for, as ETCD_* variables (a flag
-// without a value is "true"), in the command's order.
+// without a value is "true"), in the flags' order.
 EnvVars unmanaged_flags_of(const StaticPodEtcd& pod);
 
 struct StaticPodTakeOver {
