@@ -974,8 +974,8 @@ TEST_F(Auto, SeedFiveThenThreeGrowsAndShrinksKeepingQuorumAtEveryStep) {
   EXPECT_TRUE(eventually(120s, [&] { return voters().size() == 5 && one_healthy_cluster(5); }, "five voters"));
   // m5 leads (moved there by hand): the shrink removes it all the same, its leadership handed first
   // to a member that stays.
-  {
-    EtcdClient statuses(connection({&hosts_[0]}));
+  EtcdClient statuses(connection({&hosts_[0]}));
+  auto make_m5_lead = [&] {
     uint64_t m5 = 0;
     size_t leader = hosts_.size();
     for (size_t i = 0; i < hosts_.size(); ++i) {
@@ -992,7 +992,8 @@ TEST_F(Auto, SeedFiveThenThreeGrowsAndShrinksKeepingQuorumAtEveryStep) {
       const auto st = statuses.status(hosts_[4].client_url());
       return st.leader() == st.header().member_id();
     }, "m5 leads"));
-  }
+  };
+  ASSERT_NO_FATAL_FAILURE(make_m5_lead());
   // The controllers that stay settle on the spec of five and keep it as they read it for a minute
   // (restarted with a long idle interval): the one that takes m5's leadership over holds a view
   // older than the shrink's spec, and must read the store again before it acts as the leader (it
@@ -1004,13 +1005,24 @@ TEST_F(Auto, SeedFiveThenThreeGrowsAndShrinksKeepingQuorumAtEveryStep) {
     log_before[hosts_[i].name] = read_file(log_of(hosts_[i])).size();
     start_auto(hosts_[i]);
   }
-  ASSERT_TRUE(eventually(30s, [&] {
-    for (size_t i = 0; i < 4; ++i) {
-      if (read_file(log_of(hosts_[i])).find("of a cluster of 5 (spec: 5)", log_before[hosts_[i].name]) ==
-          std::string::npos) return false;
-    }
-    return true;
-  }, "the four restarted controllers settled as followers of five members"));
+  // Each settles as a follower, or as the acting controller where an election moved the leadership
+  // to its member meanwhile (a loaded machine's fsync stalls: found in CI, on 3.4 and 3.7 at once).
+  auto since_restart = [&](const Host& h) { return read_file(log_of(h)).substr(log_before[h.name]); };
+  if (!holds_within(30s, [&] {
+        for (size_t i = 0; i < 4; ++i) {
+          const std::string log = since_restart(hosts_[i]);
+          if (log.find("of a cluster of 5 (spec: 5)") == std::string::npos &&
+              log.find("(the leader's controller, acting) of a cluster of 5 healthy voters") == std::string::npos)
+            return false;
+        }
+        return true;
+      })) {
+    std::string restarted;
+    for (size_t i = 0; i < 4; ++i) restarted += "---- " + hosts_[i].name + " since its restart\n" + since_restart(hosts_[i]);
+    FAIL() << "the four restarted controllers did not settle on the spec of five within 30 s\n" << restarted << logs();
+  }
+  // The shrink's hand-over is what this test is about: m5 leads again if an election moved it.
+  ASSERT_NO_FATAL_FAILURE(make_m5_lead());
   autos_[hosts_[4].name].stop(5000ms);
   ASSERT_NO_FATAL_FAILURE(seed(3));
   start_auto(hosts_[4]);
