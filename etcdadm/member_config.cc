@@ -75,6 +75,8 @@ std::string url_host(const std::string& address) {
   return address.find(':') != std::string::npos ? "[" + address + "]" : address;
 }
 
+bool is_member_loopback_address(const std::string& address) { return address == "127.0.0.1" || address == "::1"; }
+
 InitSystemKind parse_init_system(const std::string& name) {
   if (name == "systemd") return InitSystemKind::kSystemd;
   if (name == "kubelet") return InitSystemKind::kKubelet;
@@ -100,11 +102,14 @@ std::string MemberConfig::client_url() const {
 std::string MemberConfig::peer_url() const {
   return "https://" + url_host(bind_address) + ":" + std::to_string(peer_port);
 }
-std::string MemberConfig::loopback_client_url() const { return "https://127.0.0.1:" + std::to_string(client_port); }
+std::string MemberConfig::loopback_client_url() const {
+  return "https://" + url_host(loopback_address) + ":" + std::to_string(client_port);
+}
 
 std::vector<std::string> MemberConfig::listen_client_urls() const {
   std::vector<std::string> urls = {client_url()};
-  if (bind_address != "127.0.0.1" && bind_address != "0.0.0.0") urls.push_back(loopback_client_url());
+  if (bind_address != loopback_address && bind_address != "0.0.0.0" && bind_address != "::")
+    urls.push_back(loopback_client_url());
   return urls;
 }
 
@@ -118,6 +123,10 @@ void MemberConfig::complete() {
   if (!is_usable_member_name(name)) {
     throw Error(ErrorKind::kInvalidArgument, "member name '" + name + "' is not usable",
                 "use letters, digits, '-', '_' or '.' (it goes into certificate names and URLs)");
+  }
+  if (!is_member_loopback_address(loopback_address)) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "loopback address '" + loopback_address + "' is neither 127.0.0.1 nor ::1");
   }
   check_port(client_port, "--client-port");
   check_port(peer_port, "--peer-port");
@@ -372,6 +381,7 @@ void save_member_state(const MemberConfig& c) {
                       {"dataDir", c.data_dir},
                       {"configDir", c.config_dir},
                       {"bindAddress", c.bind_address},
+                      {"loopbackAddress", c.loopback_address},
                       {"clientPort", c.client_port},
                       {"peerPort", c.peer_port},
                       {"serverCertExtraSans", c.server_cert_extra_sans},
@@ -404,6 +414,7 @@ bool load_member_state(const std::string& config_dir, MemberConfig& c) {
     c.data_dir = j.at("dataDir").get<std::string>();
     c.config_dir = config_dir;
     c.bind_address = j.at("bindAddress").get<std::string>();
+    c.loopback_address = j.value("loopbackAddress", std::string("127.0.0.1"));
     c.client_port = j.at("clientPort").get<int>();
     c.peer_port = j.at("peerPort").get<int>();
     c.server_cert_extra_sans = j.value("serverCertExtraSans", std::vector<std::string>{});
@@ -423,6 +434,12 @@ bool load_member_state(const std::string& config_dir, MemberConfig& c) {
   } catch (const nlohmann::json::exception& e) {
     throw Error(ErrorKind::kCorrupt, "member state file " + path + " is unreadable: " + e.what(),
                 "fix or remove it and pass the member flags explicitly");
+  }
+  if (!is_member_loopback_address(c.loopback_address)) {
+    throw Error(
+        ErrorKind::kCorrupt,
+        "member state file " + path + " names loopback address '" + c.loopback_address + "', neither 127.0.0.1 nor ::1",
+        "fix or remove it and pass the member flags explicitly");
   }
   return true;
 }

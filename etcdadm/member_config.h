@@ -24,6 +24,9 @@ using EnvVars = std::vector<std::pair<std::string, std::string>>;
 // Host part of a URL as etcd wants it: IPv6 literals in brackets.
 std::string url_host(const std::string& address);
 
+// The loopback addresses a member may listen on beside its bind address: 127.0.0.1 and ::1.
+bool is_member_loopback_address(const std::string& address);
+
 struct MemberConfig {
   std::string name;     // default: the host name
   std::string version;  // etcd version, "3.5.17"
@@ -32,6 +35,11 @@ struct MemberConfig {
   std::string data_dir = "/var/lib/etcd";
   std::string config_dir = "/etc/etcd";
   std::string bind_address;  // the IP etcd listens and advertises on; default: the primary IPv4
+  // The loopback address etcd also listens on for clients, and that etcdadm, etcdctl and the
+  // sidecar reach the local member through: 127.0.0.1, or ::1 for a kubeadm member taken over
+  // from an IPv6 control plane (kubeadm listens on [::1] there, and its server certificates name
+  // both loopbacks).
+  std::string loopback_address = "127.0.0.1";
   int client_port = 2379;
   int peer_port = 2380;
   std::vector<std::string> server_cert_extra_sans;
@@ -65,8 +73,9 @@ struct MemberConfig {
   // ---- derived ----
   std::string client_url() const;           // https://<bind>:<client-port>
   std::string peer_url() const;             // https://<bind>:<peer-port>
-  std::string loopback_client_url() const;  // https://127.0.0.1:<client-port>
-  // The client URLs etcd listens on: the advertised one plus loopback (when different).
+  std::string loopback_client_url() const;  // https://<loopback>:<client-port>, [::1] bracketed
+  // The client URLs etcd listens on: the advertised one plus loopback (unless the bind address is
+  // that loopback, or every address).
   std::vector<std::string> listen_client_urls() const;
   std::string etcd_binary() const { return install_dir + "/etcd"; }
   std::string etcdctl_binary() const { return install_dir + "/etcdctl"; }

@@ -67,16 +67,6 @@ std::vector<std::string> client_urls_of(const google::protobuf::RepeatedPtrField
   return urls;
 }
 
-MemberPkiSpec pki_spec(const MemberConfig& m) {
-  MemberPkiSpec spec;
-  spec.certs_dir = m.certs_dir;
-  spec.name = m.name;
-  spec.client_hosts = {m.bind_address};
-  spec.peer_hosts = {m.bind_address};
-  spec.extra_sans = m.server_cert_extra_sans;
-  return spec;
-}
-
 // One init or join run: the phases share what earlier ones found out (the bootstrap, the member ID).
 }  // namespace
 
@@ -225,8 +215,7 @@ class Runner {
     };
     std::vector<Listen> listens = {{m_.bind_address, m_.client_port, "--client-port"},
                                    {m_.bind_address, m_.peer_port, "--peer-port"}};
-    if (m_.bind_address != "127.0.0.1" && m_.bind_address != "0.0.0.0")
-      listens.push_back({"127.0.0.1", m_.client_port, "--client-port"});
+    if (m_.listen_client_urls().size() > 1) listens.push_back({m_.loopback_address, m_.client_port, "--client-port"});
     std::error_code ec;
     const std::string own = std::filesystem::weakly_canonical(m_.etcd_binary(), ec).string();
     for (const auto& [address, port, flag] : listens) {
@@ -318,7 +307,7 @@ class Runner {
     MemberConfig t = m_;
     t.certs_dir = scratch->path();
     for (const char* f : {"/ca.crt", "/ca.key"}) write_file_atomic(t.certs_dir + f, read_file(m_.certs_dir + f), 0600);
-    ensure_member_certs(pki_spec(t));
+    ensure_member_certs(member_pki_spec(t));
     return t;
   }
 
@@ -401,7 +390,7 @@ class Runner {
                   "copy ca.crt and ca.key from a member of the cluster");
     }
     if (join_) ensure_ca(m_.certs_dir);  // checks that the key matches the certificate
-    MemberPkiSpec spec = pki_spec(m_);
+    MemberPkiSpec spec = member_pki_spec(m_);
     spec.key_algorithm = o_.key_algorithm;
     auto issued = ensure_member_certs(spec);
     for (const auto& s : issued) spdlog::info("issued {} ({} key)", m_.cert(s), key_algorithm_of_cert(m_.cert(s)));

@@ -13,6 +13,17 @@
 
 namespace etcdadm {
 
+MemberPkiSpec member_pki_spec(const MemberConfig& member) {
+  MemberPkiSpec spec;
+  spec.certs_dir = member.certs_dir;
+  spec.name = member.name;
+  spec.client_hosts = {member.bind_address};
+  spec.peer_hosts = {member.bind_address};
+  if (member.loopback_address != "127.0.0.1") spec.client_hosts.push_back(member.loopback_address);
+  spec.extra_sans = member.server_cert_extra_sans;
+  return spec;
+}
+
 const etcdserverpb::Member* find_by_peer_url(const etcdserverpb::MemberListResponse& list, const std::string& url) {
   for (const auto& m : list.members()) {
     for (const auto& u : m.peerurls()) {

@@ -12,6 +12,7 @@
 #include "etcd/connection.h"
 #include "etcdadm/init_system.h"
 #include "etcdadm/member_config.h"
+#include "etcdadm/pki.h"
 
 namespace etcdadm {
 
@@ -23,6 +24,10 @@ void write_etcdctl_files(const MemberConfig& member);
 // (with_corruption_checks), leaving every other variable; a missing env file, or one already so,
 // is left as it is. After a version change, and after a restored member's first start.
 void write_corruption_checks(const MemberConfig& member);
+
+// The certificates the member needs: the server and peer certificates name its bind address (and
+// its loopback where that is not 127.0.0.1, which every member's certificates name).
+MemberPkiSpec member_pki_spec(const MemberConfig& member);
 
 // The connection this host's member is reached with: its loopback client URL and the etcdctl
 // client certificate.

@@ -196,6 +196,12 @@ MemberConfig member_of_static_pod(const StaticPodEtcd& pod, MemberConfig base) {
   m.bind_address = client.host;
   m.client_port = client.port;
   m.peer_port = peer.port;
+  // kubeadm listens on the loopback of the advertised address's family: [::1] on an IPv6 control
+  // plane. etcdadm's tools then reach the member there too.
+  const std::string ipv6_loopback = "https://[::1]:" + std::to_string(client.port);
+  if (std::find(pod.listen_client_urls.begin(), pod.listen_client_urls.end(), ipv6_loopback) !=
+      pod.listen_client_urls.end())
+    m.loopback_address = "::1";
   const std::vector<std::string> listen_clients = m.listen_client_urls();
   if (std::set<std::string>(pod.listen_client_urls.begin(), pod.listen_client_urls.end()) !=
       std::set<std::string>(listen_clients.begin(), listen_clients.end())) {
@@ -280,12 +286,7 @@ StaticPodTakeOver take_over_static_pod_member(const MemberConfig& member, const 
     r.already = true;
     return r;
   }
-  MemberPkiSpec pki;
-  pki.certs_dir = member.certs_dir;
-  pki.name = member.name;
-  pki.client_hosts = {member.bind_address};
-  pki.peer_hosts = {member.bind_address};
-  r.issued = ensure_member_certs(pki);
+  r.issued = ensure_member_certs(member_pki_spec(member));
   for (const auto& stem : r.issued) r.written.push_back(member.cert(stem));
 
   ClusterBootstrap bootstrap;

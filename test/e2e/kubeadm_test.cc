@@ -20,6 +20,7 @@
 #include "test/support/writer.h"
 #include "etcd/client.h"
 #include "etcdadm/lifecycle/local_member.h"
+#include "etcdadm/member_config.h"
 #include "restore/static_pod_restore.h"
 
 namespace etcdadm::test {
@@ -65,10 +66,10 @@ class Kubeadm : public LifecycleFixture {
     const std::string config = root + "/kubeadm.yaml";
     make_dirs(root, 0755);
     std::string extra;
-    for (const auto& [flag, value] : extra_args) extra += "    - name: " + flag + "\n      value: " + value + "\n";
+    for (const auto& [flag, value] : extra_args) extra += "    - name: " + flag + "\n      value: \"" + value + "\"\n";
     write_file_atomic(config,
                       "apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\nlocalAPIEndpoint:\n"
-                      "  advertiseAddress: " + address + "\nnodeRegistration:\n  name: " + name + "\n---\n"
+                      "  advertiseAddress: \"" + address + "\"\nnodeRegistration:\n  name: " + name + "\n---\n"
                       "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.2\n"
                       "certificatesDir: " + root + "/etc/kubernetes/pki\netcd:\n  local:\n    dataDir: " + root +
                           "/var/lib/etcd\n    imageTag: " + (image_version_.empty() ? etcd_under_test().version : image_version_) + "-0\n" +
@@ -115,10 +116,12 @@ class Kubeadm : public LifecycleFixture {
   // caught up (kubeadm join's etcd phase does both through its etcd client), its manifest from
   // kubeadm with the initial cluster and state join passes (`init phase etcd local` with them as
   // extraArgs: `kubeadm join` itself needs a running API server and kubelet). `stacked_` then
-  // reaches the cluster from the test's namespace with kubeadm's health-check pair.
-  void grow_stacked_control_plane(int nodes, const EtcdRelease& release) {
+  // reaches the cluster from the test's namespace with kubeadm's health-check pair. `ipv6`: the
+  // nodes advertise IPv6 addresses (an IPv6 control plane: kubeadm then listens on [::1]).
+  void grow_stacked_control_plane(int nodes, const EtcdRelease& release, bool ipv6 = false) {
     image_version_ = release.version;
-    lab_ = std::make_unique<NetnsLab>(nodes);
+    lab_ = std::make_unique<NetnsLab>(nodes, ipv6);
+    auto address = [&](int i) { return ipv6 ? lab_->address6(i) : lab_->address(i); };
     for (int i = 0; i < nodes; ++i) {
       names_.push_back("cp" + std::to_string(i + 1));
       roots_.push_back(dir_ / names_.back());
@@ -133,7 +136,7 @@ class Kubeadm : public LifecycleFixture {
     }
     std::string initial_cluster;
     for (int i = 0; i < nodes; ++i) {
-      const std::string peer_url = "https://" + lab_->address(i) + ":2380";
+      const std::string peer_url = "https://" + url_host(address(i)) + ":2380";
       initial_cluster += (i == 0 ? "" : ",") + names_[i] + "=" + peer_url;
       std::map<std::string, std::string> join_args;
       uint64_t learner = 0;
@@ -152,12 +155,12 @@ class Kubeadm : public LifecycleFixture {
         })) << names_[i] << " added as a learner";
         join_args = {{"initial-cluster", initial_cluster}, {"initial-cluster-state", "existing"}};
       }
-      manifests_.push_back(stacked_etcd(roots_[i], names_[i], lab_->address(i), join_args));
+      manifests_.push_back(stacked_etcd(roots_[i], names_[i], address(i), join_args));
       ASSERT_FALSE(HasFailure());
       as_kubeadm_wrote_.push_back(read_file(manifests_.back()));
       kubelets_.push_back(
           std::make_unique<MiniKubelet>(manifests_[i], release.bin_dir, lab_->netns(i), etcd_log(i), bin_dirs));
-      stacked_.endpoints.push_back("https://" + lab_->address(i) + ":2379");
+      stacked_.endpoints.push_back("https://" + url_host(address(i)) + ":2379");
       std::string why;
       ASSERT_TRUE(holds_within(60s, [&] {
         try {
@@ -216,6 +219,8 @@ class Kubeadm : public LifecycleFixture {
              });
     })) << "the controllers running the adopted cluster: " << auto_status(store).dump(2) << auto_logs();
   }
+
+  void take_over_adopt_and_rotate_ca(bool ipv6);
 
   std::vector<std::string> names_, roots_, manifests_, as_kubeadm_wrote_;
   std::vector<std::unique_ptr<MiniKubelet>> kubelets_;
@@ -365,24 +370,24 @@ TEST_F(Kubeadm, ARestoreWhoseEtcdDoesNotStopPutsTheManifestBackAndChangesNothing
 // member over (etcdadm's files beside kubeadm's, the manifest untouched) and `etcdadm auto adopt`
 // hands the cluster to the controllers: no etcd restarted, no write failed. Then the controllers
 // own the manifests: a CA rotation switches each node in turn, rewriting its manifest as
-// etcdadm's and restarting etcd through the kubelet, never two at once.
-TEST_F(Kubeadm, ThreeStackedMembersAreTakenOverByAutoUnderTheKubeletAndAdoptedInPlace) {
-  if (etcd_under_test().minor_number() < 6) {
-    ETCDADM_SKIP_BY_DESIGN() << "kubeadm v1.37.2's manifest passes --feature-gates, a 3.6+ flag";
-    return;
-  }
-  ASSERT_NO_FATAL_FAILURE(grow_stacked_control_plane(3, etcd_under_test()));
+// etcdadm's and restarting etcd through the kubelet, never two at once. `ipv6`: an IPv6 control
+// plane, whose members etcdadm reaches and listens on at [::1], as kubeadm's do.
+void Kubeadm::take_over_adopt_and_rotate_ca(bool ipv6) {
+  ASSERT_NO_FATAL_FAILURE(grow_stacked_control_plane(3, etcd_under_test(), ipv6));
+  const std::string loopback = ipv6 ? "[::1]" : "127.0.0.1";
   Writer writer(stacked_);
   const std::string store = dir_ / "store";
   start_autos(store);
   ASSERT_NO_FATAL_FAILURE(adopt_stacked_control_plane(store));
   for (size_t i = 0; i < names_.size(); ++i) {
     // etcdadm's files for the member, beside kubeadm's; kubeadm's manifest as kubeadm wrote it.
-    EXPECT_TRUE(path_exists(roots_[i] + "/etc/etcdadm/etcdadm.json")) << names_[i];
+    const auto state = nlohmann::json::parse(read_file(roots_[i] + "/etc/etcdadm/etcdadm.json"));
+    EXPECT_EQ(state.value("loopbackAddress", ""), ipv6 ? "::1" : "127.0.0.1") << names_[i];
     EXPECT_TRUE(path_exists(pki(static_cast<int>(i)) + "/etcdctl-etcd-client.crt")) << names_[i];
     const std::string env = read_file(roots_[i] + "/etc/etcdadm/etcd.env");
     EXPECT_NE(env.find("ETCD_WATCH_PROGRESS_NOTIFY_INTERVAL=5s"), std::string::npos) << env;
-    EXPECT_NE(env.find("ETCD_LISTEN_METRICS_URLS=http://127.0.0.1:2381"), std::string::npos) << env;
+    EXPECT_NE(env.find("ETCD_LISTEN_METRICS_URLS=http://" + loopback + ":2381"), std::string::npos) << env;
+    EXPECT_NE(env.find("https://" + loopback + ":2379"), std::string::npos) << "listens on kubeadm's loopback:\n" << env;
     EXPECT_EQ(read_file(manifests_[i]), as_kubeadm_wrote_[i]) << "kubeadm's manifest changed";
   }
   std::cout << "writes while taken over and adopted: " << writer.writes() << ", longest gap "
@@ -408,11 +413,30 @@ TEST_F(Kubeadm, ThreeStackedMembersAreTakenOverByAutoUnderTheKubeletAndAdoptedIn
         << "kubeadm's image kept:\n" << now;
     EXPECT_NE(now.find("ETCD_WATCH_PROGRESS_NOTIFY_INTERVAL"), std::string::npos) << "kubeadm's flags kept:\n" << now;
     EXPECT_NE(now.find("\n  name: \"etcd\"\n"), std::string::npos) << "kubeadm's pod name kept:\n" << now;
+    EXPECT_NE(now.find("https://" + loopback + ":2379"), std::string::npos) << "kubeadm's loopback kept:\n" << now;
     EXPECT_GT(kubelets_[i]->starts(), 1) << names_[i] << " restarted on the new CA";
     std::cout << names_[i] << "'s etcd started by its kubelet " << kubelets_[i]->starts() << " times\n";
     EXPECT_FALSE(path_exists(roots_[i] + "/etc/kubernetes/etcd.yaml.etcdadm-stopped")) << names_[i];
   }
   EXPECT_EQ(EtcdClient(stacked_).member_list().members_size(), 3) << "the same members, on the new CA";
+}
+
+TEST_F(Kubeadm, ThreeStackedMembersAreTakenOverByAutoUnderTheKubeletAndAdoptedInPlace) {
+  if (etcd_under_test().minor_number() < 6) {
+    ETCDADM_SKIP_BY_DESIGN() << "kubeadm v1.37.2's manifest passes --feature-gates, a 3.6+ flag";
+    return;
+  }
+  take_over_adopt_and_rotate_ca(/*ipv6=*/false);
+}
+
+// The same on an IPv6 control plane (IPv6 addresses advertised; kubeadm listens on [::1] and its
+// certificates name it). Newest minor only: the IPv4 test covers the others.
+TEST_F(Kubeadm, AnIpv6StackedControlPlaneIsTakenOverAdoptedAndRotatesItsCa) {
+  if (pinned_minor_beside(etcd_under_test().minor, 1) != "") {
+    ETCDADM_SKIP_BY_DESIGN() << "runs on the newest minor (3.7)";
+    return;
+  }
+  take_over_adopt_and_rotate_ca(/*ipv6=*/true);
 }
 
 // A stacked control plane on the minor before the newest, taken over and adopted, then moved to the

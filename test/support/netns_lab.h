@@ -3,7 +3,10 @@
 // veth pair. Addresses sit on that link only: a /29 of 198.18.0.0/15 (the range set aside for
 // benchmarking networks, RFC 2544) per lab, chosen from the test process's PID and checked against
 // the addresses in use; the hosts' namespaces have no default route, so nothing leaves the machine.
-// The test process reaches every host through the bridge's own address.
+// The test process reaches every host through the bridge's own address. A lab made with IPv6 also
+// gives each host and the bridge an address of a /64 of fd00:e7cd::/32 (a unique local range,
+// RFC 4193), the /64 numbered as the lab's /29, without duplicate address detection (nothing else
+// is on the link).
 //
 // A partition is a blackhole route inside a host's namespace: cut(a, b) drops what a sends to b
 // (one-way loss; TCP then breaks both ways, as etcd's robustness suite's blackholes do), and an
@@ -20,6 +23,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <set>
 #include <stdexcept>
@@ -49,12 +53,13 @@ class NetnsLab {
     return "";
   }
 
-  explicit NetnsLab(int hosts) : tag_(std::to_string(::getpid())) {
+  explicit NetnsLab(int hosts, bool ipv6 = false) : tag_(std::to_string(::getpid())), ipv6_(ipv6) {
     remove_abandoned_labs();
     choose_subnet();
     bridge_ = "etxb" + tag_;
     ip({"link", "add", bridge_, "type", "bridge"});
     ip({"addr", "add", bridge_address() + "/29", "dev", bridge_});
+    if (ipv6_) ip({"addr", "add", bridge_address6() + "/64", "dev", bridge_, "nodad"});
     ip({"link", "set", bridge_, "up"});
     for (int i = 0; i < hosts; ++i) {
       const std::string ns = "etx" + tag_ + "-" + std::to_string(i);
@@ -67,6 +72,7 @@ class NetnsLab {
       ip({"link", "set", outer, "master", bridge_, "up"});
       in(i, {"ip", "link", "set", "lo", "up"});
       in(i, {"ip", "addr", "add", address(i) + "/29", "dev", inner});
+      if (ipv6_) in(i, {"ip", "addr", "add", address6(i) + "/64", "dev", inner, "nodad"});
       in(i, {"ip", "link", "set", inner, "up"});
     }
   }
@@ -82,6 +88,9 @@ class NetnsLab {
   std::string address(int i) const { return dotted(base_ + 1 + static_cast<uint32_t>(i)); }
   // The test process's own address on the lab's link.
   std::string bridge_address() const { return dotted(base_ + 6); }
+  // Host i's and the test process's IPv6 addresses (a lab made with ipv6 only).
+  std::string address6(int i) const { return ipv6_prefix() + std::to_string(1 + i); }
+  std::string bridge_address6() const { return ipv6_prefix() + "6"; }
   // A command run inside host i's namespace.
   std::vector<std::string> exec_in(int i, std::vector<std::string> argv) const {
     argv.insert(argv.begin(), {"ip", "netns", "exec", netns(i)});
@@ -126,6 +135,12 @@ class NetnsLab {
     run_or_throw(args);
   }
   void in(int i, const std::vector<std::string>& argv) const { run_or_throw(exec_in(i, argv)); }
+  std::string ipv6_prefix() const {
+    const uint32_t block = (base_ - ((198u << 24) + (18u << 16))) / 8;
+    char text[32];
+    std::snprintf(text, sizeof(text), "fd00:e7cd:0:%x::", block);
+    return text;
+  }
 
   // 198.18.0.0/15 holds 16384 /29s: the PID picks one, the next free one is taken when an
   // address in it is in use (a concurrent test's lab).
@@ -162,6 +177,7 @@ class NetnsLab {
   }
 
   std::string tag_;
+  bool ipv6_ = false;
   std::string bridge_;
   uint32_t base_ = 0;
   std::vector<std::string> namespaces_;

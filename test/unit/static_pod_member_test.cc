@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "etcdadm/lifecycle/local_member.h"
 #include "etcdadm/lifecycle/static_pod_member.h"
 #include "test/support/test_env.h"
 
@@ -109,6 +112,61 @@ TEST(StaticPodMember, KubeadmsMemberInEtcdadmsTerms) {
     ADD_FAILURE() << "taken as another version";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("--version 3.7.3, but the manifest runs etcd 3.7.0"), std::string::npos)
+        << e.what();
+  }
+}
+
+// An IPv6 control plane: kubeadm advertises the node's IPv6 address and listens on [::1] beside it
+// (its server certificates name both loopbacks). etcdadm then listens and reaches the member on
+// [::1] too, and keeps that across its rewrites (state file loopbackAddress).
+TEST(StaticPodMember, AnIpv6MemberIsReachedOnTheIpv6Loopback) {
+  std::string text = kubeadm_pod();
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"https://127.0.0.1:2379,https://10.0.0.6:2379", "https://[::1]:2379,https://[fd00::6]:2379"},
+           {"http://127.0.0.1:2381", "http://[::1]:2381"},
+           {"cp1=https://10.0.0.5:2380,cp2=https://10.0.0.6:2380", "cp1=https://[fd00::5]:2380,cp2=https://[fd00::6]:2380"},
+           {"--advertise-client-urls=https://10.0.0.6:2379", "--advertise-client-urls=https://[fd00::6]:2379"},
+           {"--initial-advertise-peer-urls=https://10.0.0.6:2380", "--initial-advertise-peer-urls=https://[fd00::6]:2380"},
+           {"--listen-peer-urls=https://10.0.0.6:2380", "--listen-peer-urls=https://[fd00::6]:2380"}}) {
+    ASSERT_NE(text.find(from), std::string::npos) << from;
+    text.replace(text.find(from), from.size(), to);
+  }
+  test::TempDir dir;
+  MemberConfig b = base();
+  b.config_dir = dir / "etcdadm";
+  const MemberConfig m = member_of_static_pod(parse_static_pod_etcd(text, "etcd.yaml"), b);
+  EXPECT_EQ(m.bind_address, "fd00::6");
+  EXPECT_EQ(m.loopback_address, "::1");
+  EXPECT_EQ(m.client_url(), "https://[fd00::6]:2379");
+  EXPECT_EQ(m.peer_url(), "https://[fd00::6]:2380");
+  EXPECT_EQ(m.loopback_client_url(), "https://[::1]:2379");
+  EXPECT_EQ(m.listen_client_urls(), (std::vector<std::string>{"https://[fd00::6]:2379", "https://[::1]:2379"}));
+  const auto pki = member_pki_spec(m);
+  EXPECT_EQ(pki.client_hosts, (std::vector<std::string>{"fd00::6", "::1"})) << "the server certificate names [::1]";
+  save_member_state(m);
+  MemberConfig loaded;
+  ASSERT_TRUE(load_member_state(b.config_dir, loaded));
+  EXPECT_EQ(loaded.loopback_address, "::1");
+  EXPECT_EQ(loaded.listen_client_urls(), m.listen_client_urls());
+  // An IPv4 member's state file from before loopbackAddress existed reads as 127.0.0.1; any other
+  // address is refused, never listened on.
+  const MemberConfig v4 = member_of_static_pod(parse_static_pod_etcd(kubeadm_pod(), "etcd.yaml"), b);
+  EXPECT_EQ(v4.loopback_address, "127.0.0.1");
+  EXPECT_EQ(member_pki_spec(v4).client_hosts, (std::vector<std::string>{"10.0.0.6"}));
+  auto state = nlohmann::json::parse(read_file(b.config_dir + "/etcdadm.json"));
+  state.erase("loopbackAddress");
+  write_file_atomic(b.config_dir + "/etcdadm.json", state.dump(), 0600, /*overwrite=*/true);
+  ASSERT_TRUE(load_member_state(b.config_dir, loaded));
+  EXPECT_EQ(loaded.loopback_address, "127.0.0.1");
+  state["loopbackAddress"] = "10.0.0.9";
+  write_file_atomic(b.config_dir + "/etcdadm.json", state.dump(), 0600, /*overwrite=*/true);
+  try {
+    (void)load_member_state(b.config_dir, loaded);
+    ADD_FAILURE() << "a loopback address that is none was taken";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kCorrupt);
+    EXPECT_NE(std::string(e.what()).find("names loopback address '10.0.0.9', neither 127.0.0.1 nor ::1"),
+              std::string::npos)
         << e.what();
   }
 }
