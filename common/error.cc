@@ -71,6 +71,9 @@ void throw_errno(const std::string& what, const std::string& path, int err) {
   if (err == ENOENT) kind = ErrorKind::kNotFound;
   if (err == EACCES || err == EPERM) hint = "check the permissions of " + path + " (running as the right user?)";
   if (err == ENOSPC || err == EDQUOT) hint = "free space on the filesystem holding " + path;
+  // A rename across mounts: a static pod manifest folder mounted on its own, whose manifest a stop
+  // or a restore moves to the folder above it.
+  if (err == EXDEV) hint = path + " is on another filesystem: a rename cannot move a file there";
   throw Error(kind, what + " " + path + ": " + std::strerror(err), hint);
 }
 

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
+
 #include "common/error.h"
 #include "common/file_users.h"
 #include "common/fs.h"
@@ -123,6 +125,32 @@ TEST(FileSystemRoot, TheDeviceOfAPathOrItsNearestAncestor) {
   EXPECT_EQ(device_of_path(dir / "data/not/there/yet"), device_of_path(dir / "data"));
   EXPECT_EQ(device_of_path(dir / "data"), device_of_path(dir.path()));
   EXPECT_NE(device_of_path("/proc/sys"), device_of_path("/"));  // another filesystem mounted there
+}
+
+// A manifest folder mounted on its own (the kubelet's stop and kubeadm's restore runbook rename the
+// manifest to the folder above): the rename across filesystems is refused naming why, and the file
+// stays where it was. /dev/shm is a tmpfs of its own here.
+TEST(FileSystemRoot, ARenameAcrossFilesystemsIsRefusedNamingWhyAndMovesNothing) {
+  test::TempDir dir;
+  char shm_template[] = "/dev/shm/etcdadm-test-XXXXXX";
+  ASSERT_NE(::mkdtemp(shm_template), nullptr);
+  const std::string shm = shm_template;
+  struct Removed {
+    std::string path;
+    ~Removed() { std::filesystem::remove_all(path); }
+  } removed{shm};
+  ASSERT_NE(device_of_path(shm), device_of_path(dir.path())) << "/dev/shm is not a filesystem of its own";
+  write_file_atomic(shm + "/etcd.yaml", "kind: Pod\n", 0600);
+  try {
+    rename_durably(shm + "/etcd.yaml", dir / "etcd.yaml.etcdadm-stopped");
+    ADD_FAILURE() << "moved across filesystems";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Invalid cross-device link"), std::string::npos) << e.what();
+    EXPECT_NE(e.hint().find("is on another filesystem: a rename cannot move a file there"), std::string::npos)
+        << e.hint();
+  }
+  EXPECT_EQ(read_file(shm + "/etcd.yaml"), "kind: Pod\n");
+  EXPECT_FALSE(path_exists(dir / "etcd.yaml.etcdadm-stopped"));
 }
 
 // A restore plan's hosts keep their old data for a person: beside an ordinary data dir, inside
