@@ -16,6 +16,7 @@
 #include "common/interrupt.h"
 #include "common/log.h"
 #include "common/progress.h"
+#include "etcd/grpc_runtime.h"
 
 namespace {
 
@@ -67,6 +68,8 @@ int main(int argc, char** argv) {
   // arenas and RSS creeps up; a fixed threshold keeps each large buffer in its own mapping, given
   // back to the kernel on free (measured in bench/docs/s3_upload_bench.md: S3 upload peak RSS 93 -> 77 MiB).
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
+  // First, so that it is destroyed last: gRPC's threads are gone before exit's handlers run.
+  const etcdadm::GrpcRuntime grpc_runtime;
   etcdadm::cli::remember_invocation(argc, argv);
   CLI::App app{"etcdadm: etcd backups, restores and member lifecycle"};
   app.require_subcommand(1);

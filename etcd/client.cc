@@ -16,6 +16,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "etcd/grpc_errors.h"
+#include "etcd/grpc_runtime.h"
 #include "etcd/grpc_window.h"
 
 namespace etcdadm {
@@ -136,6 +137,7 @@ EtcdClient::Conn& EtcdClient::conn(const std::string& url) {
   // 2026). Seen in a writer thread while an upgrade restarted members; Client.SurvivesMembers-
   // KilledAndRestartedUnderThousandsOfCalls is the stress test that keeps it out.
   args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
+  hold_grpc_for_the_run();
   c->channel = grpc::CreateCustomChannel(c->endpoint.target, creds, args);
   c->kv = etcdserverpb::KV::NewStub(c->channel);
   c->watch = etcdserverpb::Watch::NewStub(c->channel);
