@@ -633,7 +633,11 @@ TEST_F(AutoMaintenance, TheClusterCaIsRotatedReissuedEverywhereThenSwitchedOneHo
   EXPECT_EQ(hashes.size(), 1u);
   std::printf("longest write gap: %lld ms (%lld writes)\n", static_cast<long long>(writer.longest_outage().count()),
               static_cast<long long>(writer.writes()));
-  EXPECT_LT(writer.longest_outage(), 1500ms) << "no longer than one election: " << writer.last_error();
+  // One election at most, as the other restarting scenarios bound it: etcd's randomized election
+  // timeout is 1-2 s (election-timeout 1000 ms). A switch usually costs none (36-231 ms in nine
+  // clean-clone runs on each of 3.4 and 3.7); twice in the nine on 3.7 one election came (1123 and
+  // 1542 ms), within it.
+  EXPECT_LT(writer.longest_outage(), 3000ms) << "no longer than one election: " << writer.last_error();
 }
 
 }  // namespace
