@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -30,10 +31,13 @@ void forward_signal(int sig) {
   if (g_test_process > 0) ::kill(g_test_process, sig);
 }
 
-// The pids whose parent is this process, from /proc/<pid>/stat (the field after the command name,
-// which is in parentheses and may itself hold spaces and parentheses).
-std::vector<pid_t> children_of_this_process() {
-  std::vector<pid_t> out;
+struct Child {
+  pid_t pid;
+  bool exiting;
+};
+
+std::vector<Child> children_of_this_process() {
+  std::vector<Child> out;
   const pid_t self = ::getpid();
   DIR* proc = ::opendir("/proc");
   if (!proc) return out;
@@ -42,13 +46,9 @@ std::vector<pid_t> children_of_this_process() {
     long pid = std::strtol(e->d_name, &end, 10);
     if (pid <= 0 || *end != '\0') continue;
     std::string stat = read_proc_file("/proc/" + std::string(e->d_name) + "/stat");
-    auto paren = stat.rfind(')');
-    if (paren == std::string::npos) continue;
-    std::istringstream fields(stat.substr(paren + 1));
-    std::string state;
-    long ppid = 0;
-    fields >> state >> ppid;
-    if (ppid == self) out.push_back(static_cast<pid_t>(pid));
+    auto parsed = parse_proc_stat(stat);
+    if (!parsed || parsed->ppid != self) continue;
+    out.push_back({static_cast<pid_t>(pid), parsed->exiting});
   }
   ::closedir(proc);
   return out;
@@ -78,7 +78,12 @@ int kill_leftovers() {
     reap_exited();
     auto left = children_of_this_process();
     if (left.empty()) break;
-    for (pid_t pid : left) {
+    for (const Child& c : left) {
+      // A process that is already exiting was stopped, or failed, by itself: a daemon whose exec
+      // failed is re-parented here while it exits, after its starter has read why. It is only
+      // waited for, until it is a zombie reaped above.
+      if (c.exiting) continue;
+      const pid_t pid = c.pid;
       std::string cmd = command_line(pid);
       if (::kill(pid, SIGKILL) == 0) {
         ++found;
@@ -96,6 +101,21 @@ int kill_leftovers() {
 }
 
 }  // namespace
+
+std::optional<ProcStat> parse_proc_stat(const std::string& stat) {
+  constexpr unsigned long kPfExiting = 0x4;  // the kernel's PF_EXITING: set when exit() begins
+  auto paren = stat.rfind(')');
+  if (paren == std::string::npos) return std::nullopt;
+  std::istringstream fields(stat.substr(paren + 1));
+  std::string state;
+  long ppid = 0, pgrp = 0, session = 0, tty = 0, tpgid = 0;
+  unsigned long flags = 0;
+  if (!(fields >> state >> ppid >> pgrp >> session >> tty >> tpgid >> flags)) return std::nullopt;
+  ProcStat out;
+  out.ppid = static_cast<pid_t>(ppid);
+  out.exiting = state == "Z" || state == "X" || (flags & kPfExiting) != 0;
+  return out;
+}
 
 int run_tests_reaping_leftovers(int argc, char** argv, const std::function<int()>& run) {
   for (int i = 1; i < argc; ++i) {

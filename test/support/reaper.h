@@ -5,7 +5,9 @@
 // than to init, and reaped here as soon as it exits. When the test process ends, by any path (a
 // pass, a failed assertion that skipped a destructor, an abort inside a library, a signal), every
 // process still below this one is SIGKILLed, reaped and named on stderr, and a run that passed but
-// left one behind fails: a test must stop what it starts.
+// left one behind fails: a test must stop what it starts. A process already exiting (a zombie, or
+// past the start of exit(), as a daemon whose exec failed is while its starter reports why) is only
+// waited for and reaped: nothing of it is left to stop.
 //
 // The child dies with this process (PR_SET_PDEATHSIG), so ctest's timeout kill, which walks the
 // process tree from here, reaches everything; this process gets SIGTERM when ctest dies, and
@@ -13,7 +15,11 @@
 // its environment (unless it replaces its environment), which scripts/test.sh's final check uses.
 #pragma once
 
+#include <sys/types.h>
+
 #include <functional>
+#include <optional>
+#include <string>
 
 namespace etcdadm::test {
 
@@ -23,5 +29,15 @@ namespace etcdadm::test {
 // death test's own child (gtest re-executes the binary with --gtest_internal_run_death_test) runs
 // `run` directly: its statement must die in that very process.
 int run_tests_reaping_leftovers(int argc, char** argv, const std::function<int()>& run);
+
+// What the reaper reads of /proc/<pid>/stat: the parent (field 4) and whether the process is
+// exiting: state Z or X (field 3), or the kernel's PF_EXITING in its flags (field 9). The fields
+// are counted after the command name, which is in parentheses and may itself hold both. nullopt
+// for text that is not such a line.
+struct ProcStat {
+  pid_t ppid = 0;
+  bool exiting = false;
+};
+std::optional<ProcStat> parse_proc_stat(const std::string& stat);
 
 }  // namespace etcdadm::test

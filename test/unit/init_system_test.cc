@@ -7,6 +7,7 @@
 #include <httplib.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -23,6 +24,7 @@
 #include "common/fs.h"
 #include "common/subprocess.h"
 #include "etcdadm/member_config.h"
+#include "test/support/reaper.h"
 #include "test/support/test_env.h"
 #include "test/support/skips.h"
 
@@ -551,6 +553,44 @@ TEST(ProcessStartDetached, MissingOrNonExecutableBinaryIsAClearError) {
     EXPECT_NE(std::string(e.what()).find("cannot execute"), std::string::npos) << e.what();
   }
   EXPECT_FALSE(path_exists(dir / "pid"));
+}
+
+// The daemon of a start whose exec failed exits on its own once it has reported why; under the test
+// binaries' reaper it is re-parented there while exiting, and can still be there when the test ends
+// (CI once failed the test above so: "left pid ... running; killed it: (exited)"). The reaper tells
+// such a process from a leftover by /proc/<pid>/stat.
+TEST(TestReaper, AZombieIsExitingAndASleeperIsALeftover) {
+  pid_t sleeper = ::fork();
+  ASSERT_GE(sleeper, 0);
+  if (sleeper == 0) {
+    ::pause();
+    _exit(0);
+  }
+  pid_t quitter = ::fork();
+  ASSERT_GE(quitter, 0);
+  if (quitter == 0) _exit(0);
+  siginfo_t info{};
+  ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(quitter), &info, WEXITED | WNOWAIT), 0);  // a zombie, kept
+  auto zombie = test::parse_proc_stat(test::read_proc_file("/proc/" + std::to_string(quitter) + "/stat"));
+  auto alive = test::parse_proc_stat(test::read_proc_file("/proc/" + std::to_string(sleeper) + "/stat"));
+  ::kill(sleeper, SIGKILL);
+  ::waitpid(sleeper, nullptr, 0);
+  ::waitpid(quitter, nullptr, 0);
+  ASSERT_TRUE(zombie && alive);
+  EXPECT_EQ(zombie->ppid, ::getpid());
+  EXPECT_TRUE(zombie->exiting);
+  EXPECT_EQ(alive->ppid, ::getpid());
+  EXPECT_FALSE(alive->exiting);
+  // Known answers: a command name holding ") " and a process past the start of exit() (flags 0x4).
+  auto odd = test::parse_proc_stat("4242 (a) b (c) S 17 4242 4242 0 -1 4194560 91 0 0 0");
+  ASSERT_TRUE(odd);
+  EXPECT_EQ(odd->ppid, 17);
+  EXPECT_FALSE(odd->exiting);
+  auto leaving = test::parse_proc_stat("4243 (etcd) R 17 4243 4243 0 -1 4194564 91 0 0 0");
+  ASSERT_TRUE(leaving);
+  EXPECT_TRUE(leaving->exiting);
+  EXPECT_FALSE(test::parse_proc_stat("4244 (etcd"));
+  EXPECT_FALSE(test::parse_proc_stat("4244 (etcd) S 17"));
 }
 
 bool etcd_healthy(int port) {
