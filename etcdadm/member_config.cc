@@ -32,12 +32,12 @@ std::string host_name() {
 // a UDP socket only chooses the route). Falls back to loopback on hosts without a default route.
 std::string primary_ipv4() {
   int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return "127.0.0.1";
+  if (fd < 0) return kIpv4Loopback;
   sockaddr_in dst{};
   dst.sin_family = AF_INET;
   dst.sin_port = htons(53);
   ::inet_pton(AF_INET, "192.0.2.1", &dst.sin_addr);  // TEST-NET-1: routed like any public address
-  std::string result = "127.0.0.1";
+  std::string result = kIpv4Loopback;
   if (::connect(fd, reinterpret_cast<sockaddr*>(&dst), sizeof(dst)) == 0) {
     sockaddr_in local{};
     socklen_t len = sizeof(local);
@@ -75,7 +75,9 @@ std::string url_host(const std::string& address) {
   return address.find(':') != std::string::npos ? "[" + address + "]" : address;
 }
 
-bool is_member_loopback_address(const std::string& address) { return address == "127.0.0.1" || address == "::1"; }
+bool is_member_loopback_address(const std::string& address) {
+  return address == kIpv4Loopback || address == kIpv6Loopback;
+}
 
 InitSystemKind parse_init_system(const std::string& name) {
   if (name == "systemd") return InitSystemKind::kSystemd;
@@ -414,7 +416,7 @@ bool load_member_state(const std::string& config_dir, MemberConfig& c) {
     c.data_dir = j.at("dataDir").get<std::string>();
     c.config_dir = config_dir;
     c.bind_address = j.at("bindAddress").get<std::string>();
-    c.loopback_address = j.value("loopbackAddress", std::string("127.0.0.1"));
+    c.loopback_address = j.value("loopbackAddress", std::string(kIpv4Loopback));
     c.client_port = j.at("clientPort").get<int>();
     c.peer_port = j.at("peerPort").get<int>();
     c.server_cert_extra_sans = j.value("serverCertExtraSans", std::vector<std::string>{});

@@ -24,7 +24,10 @@ using EnvVars = std::vector<std::pair<std::string, std::string>>;
 // Host part of a URL as etcd wants it: IPv6 literals in brackets.
 std::string url_host(const std::string& address);
 
-// The loopback addresses a member may listen on beside its bind address: 127.0.0.1 and ::1.
+// The loopback addresses a member may listen on beside its bind address: kIpv4Loopback (the
+// default) and kIpv6Loopback.
+inline constexpr const char* kIpv4Loopback = "127.0.0.1";
+inline constexpr const char* kIpv6Loopback = "::1";
 bool is_member_loopback_address(const std::string& address);
 
 struct MemberConfig {
@@ -39,7 +42,7 @@ struct MemberConfig {
   // sidecar reach the local member through: 127.0.0.1, or ::1 for a kubeadm member taken over
   // from an IPv6 control plane (kubeadm listens on [::1] there, and its server certificates name
   // both loopbacks).
-  std::string loopback_address = "127.0.0.1";
+  std::string loopback_address = kIpv4Loopback;
   int client_port = 2379;
   int peer_port = 2380;
   std::vector<std::string> server_cert_extra_sans;

@@ -20,6 +20,7 @@
 #include "common/openssl_ptr.h"
 #include "common/parallel.h"
 #include "common/sha256.h"
+#include "etcdadm/member_config.h"
 
 namespace etcdadm {
 
@@ -219,7 +220,7 @@ struct Leaf {
 
 std::vector<Leaf> leaves_for(const MemberPkiSpec& s) {
   std::vector<std::string> server = s.extra_sans, peer = s.extra_sans;
-  for (const auto& h : {s.name, std::string("127.0.0.1"), std::string("localhost")}) {
+  for (const auto& h : {s.name, std::string(kIpv4Loopback), std::string("localhost")}) {
     server.push_back(h);
     peer.push_back(h);
   }

@@ -19,7 +19,7 @@ MemberPkiSpec member_pki_spec(const MemberConfig& member) {
   spec.name = member.name;
   spec.client_hosts = {member.bind_address};
   spec.peer_hosts = {member.bind_address};
-  if (member.loopback_address != "127.0.0.1") spec.client_hosts.push_back(member.loopback_address);
+  if (member.loopback_address != kIpv4Loopback) spec.client_hosts.push_back(member.loopback_address);
   spec.extra_sans = member.server_cert_extra_sans;
   return spec;
 }

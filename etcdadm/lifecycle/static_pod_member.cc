@@ -198,10 +198,10 @@ MemberConfig member_of_static_pod(const StaticPodEtcd& pod, MemberConfig base) {
   m.peer_port = peer.port;
   // kubeadm listens on the loopback of the advertised address's family: [::1] on an IPv6 control
   // plane. etcdadm's tools then reach the member there too.
-  const std::string ipv6_loopback = "https://[::1]:" + std::to_string(client.port);
+  const std::string ipv6_loopback = "https://" + url_host(kIpv6Loopback) + ":" + std::to_string(client.port);
   if (std::find(pod.listen_client_urls.begin(), pod.listen_client_urls.end(), ipv6_loopback) !=
       pod.listen_client_urls.end())
-    m.loopback_address = "::1";
+    m.loopback_address = kIpv6Loopback;
   const std::vector<std::string> listen_clients = m.listen_client_urls();
   if (std::set<std::string>(pod.listen_client_urls.begin(), pod.listen_client_urls.end()) !=
       std::set<std::string>(listen_clients.begin(), listen_clients.end())) {
