@@ -637,7 +637,10 @@ TEST_F(AutoMaintenance, TheClusterCaIsRotatedReissuedEverywhereThenSwitchedOneHo
   // timeout is 1-2 s (election-timeout 1000 ms). A switch usually costs none (36-231 ms in nine
   // clean-clone runs on each of 3.4 and 3.7); twice in the nine on 3.7 one election came (1123 and
   // 1542 ms), within it.
-  EXPECT_LT(writer.longest_outage(), 3000ms) << "no longer than one election: " << writer.last_error();
+  // Why a switch on 3.7 sometimes costs an election is open: the controllers' logs of such a run
+  // say which host's switch it was and whether its leadership moved first.
+  EXPECT_LT(writer.longest_outage(), 3000ms) << "no longer than one election: " << writer.longest_outage_text() << "; "
+                                             << writer.last_error() << logs();
 }
 
 }  // namespace

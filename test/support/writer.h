@@ -6,9 +6,11 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
+#include "common/timefmt.h"
 #include "etcd/client.h"
 
 namespace etcdadm::test {
@@ -46,6 +48,12 @@ class Writer {
     std::lock_guard<std::mutex> lock(mu_);
     return longest_;
   }
+  // The longest gap and the wall-clock time it ended, to find it in the logs of the run.
+  std::string longest_outage_text() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::to_string(longest_.count()) + " ms" +
+           (longest_ended_ ? ", ending at " + format_rfc3339_micros(*longest_ended_) : std::string());
+  }
   int64_t writes() const { return writes_; }
   std::string last_error() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -75,7 +83,7 @@ class Writer {
         ++writes_;
         auto now = Clock::now();
         std::lock_guard<std::mutex> lock(mu_);
-        longest_ = std::max(longest_, std::chrono::duration_cast<std::chrono::milliseconds>(now - last_ok));
+        note_gap(std::chrono::duration_cast<std::chrono::milliseconds>(now - last_ok));
         last_ok = now;
       } catch (const std::exception& e) {
         std::lock_guard<std::mutex> lock(mu_);
@@ -83,12 +91,18 @@ class Writer {
       }
       {
         std::lock_guard<std::mutex> lock(mu_);
-        auto gap = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - last_ok);
-        longest_ = std::max(longest_, gap);
+        note_gap(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - last_ok));
         writing_ = false;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
+  }
+
+  // Under mu_.
+  void note_gap(std::chrono::milliseconds gap) {
+    if (gap <= longest_) return;
+    longest_ = gap;
+    longest_ended_ = std::chrono::system_clock::now();
   }
 
   ConnectionConfig conn_;
@@ -98,6 +112,7 @@ class Writer {
   bool paused_ = false;
   bool writing_ = false;
   std::chrono::milliseconds longest_{0};
+  std::optional<std::chrono::system_clock::time_point> longest_ended_;
   std::atomic<int64_t> writes_{0};
   std::string last_error_;
 };
