@@ -228,13 +228,17 @@ void EtcdClient::call_member(const std::string& endpoint, const char* operation,
 template <typename Fn>
 void EtcdClient::call_cluster(const char* operation, Fn&& call) {
   std::string failures;
-  for (size_t i = 0; i < config_.endpoints.size(); ++i) {
-    const auto& ep = config_.endpoints[i];
+  const size_t n = config_.endpoints.size();
+  const size_t first = n == 0 ? 0 : answering_endpoint_.load() % n;
+  for (size_t i = 0; i < n; ++i) {
+    const size_t index = (first + i) % n;
+    const auto& ep = config_.endpoints[index];
     try {
       call_member(ep, operation, call);
+      answering_endpoint_.store(index);
       return;
     } catch (const Error& e) {
-      bool last = i + 1 == config_.endpoints.size();
+      bool last = i + 1 == n;
       bool reachability =
           e.kind() == ErrorKind::kUnavailable || e.kind() == ErrorKind::kTimeout || e.kind() == ErrorKind::kTls;
       if (!reachability || (last && failures.empty())) throw;

@@ -61,7 +61,7 @@ class EtcdClient {
   // copied), so the call has its own `timeout` rather than the command timeout.
   void defragment(const std::string& endpoint, std::chrono::milliseconds timeout);
 
-  // ---- the cluster (first endpoint that answers) ----
+  // ---- the cluster (the endpoint that answered last, else the next that answers) ----
   etcdserverpb::MemberListResponse member_list();
   // Membership changes. Not retried here: the caller decides (a MemberAdd whose answer was lost
   // may have been applied, so callers look at the member list before adding again).
@@ -110,11 +110,13 @@ class EtcdClient {
   template <typename Fn>
   void call_member(const std::string& endpoint, const char* operation, Fn&& call,
                    std::optional<std::chrono::milliseconds> timeout = std::nullopt);
-  // Runs `call` on each endpoint in turn until one is reachable.
+  // Runs `call` on each endpoint in turn until one is reachable, starting at the one that answered
+  // last: a member that is down or stalled costs its timeout once, not on every call.
   template <typename Fn>
   void call_cluster(const char* operation, Fn&& call);
 
   ConnectionConfig config_;
+  std::atomic<size_t> answering_endpoint_{0};  // index into config_.endpoints
   std::mutex mu_;
   std::map<std::string, std::unique_ptr<Conn>> conns_;
   // Connections made before the TLS files changed: kept (a call may still use one) until the client goes.
