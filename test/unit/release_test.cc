@@ -5,7 +5,6 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -18,6 +17,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "test/support/fixture_server.h"
+#include "test/support/log_capture.h"
 #include "test/support/release_fixture.h"
 #include "test/support/test_env.h"
 
@@ -68,22 +68,6 @@ ReleaseSpec spec_for(const test::LocalRelease& rel, const test::TempDir& tmp) {
 }
 
 std::string script(const std::string& output) { return "#!/bin/sh\necho '" + output + "'\n"; }
-
-// What the default logger writes while it lives.
-class LogCapture {
- public:
-  LogCapture() { spdlog::default_logger()->sinks().push_back(sink_); }
-  ~LogCapture() {
-    auto& sinks = spdlog::default_logger()->sinks();
-    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());
-  }
-  bool has(const std::string& text) const { return out_.str().find(text) != std::string::npos; }
-  std::string text() const { return out_.str(); }
-
- private:
-  std::ostringstream out_;
-  std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_ = std::make_shared<spdlog::sinks::ostream_sink_mt>(out_);
-};
 
 TEST(ReleaseNames, KnownAnswers) {
   EXPECT_EQ(normalise_version("v3.5.17"), "3.5.17");
@@ -259,7 +243,7 @@ TEST(ReleaseHttp, DownloadsThroughRedirectsAnd404IsNotFound) {
   // The server turns us away: the cache's recorded digest stands in for SHA256SUMS.
   refuse = true;
   {
-    LogCapture log;
+    test::LogCapture log;
     EXPECT_TRUE(install_release(spec, tmp / "bin2").from_cache);
     EXPECT_TRUE(log.has("SHA256SUMS: HTTP 403; using cached")) << log.text();
   }
@@ -389,7 +373,7 @@ TEST(ReleaseBinariesDir, InstallsWhatIsThere) {
   struct stat first {}, again{};
   ASSERT_EQ(::stat((tmp / "bin/etcd").c_str(), &first), 0);
   {
-    LogCapture log;
+    test::LogCapture log;
     EXPECT_EQ(install_release(spec, tmp / "bin").version, "3.4.23");
     EXPECT_TRUE(log.has("holds the same files as /usr/bin: nothing to copy")) << log.text();
   }
@@ -453,7 +437,7 @@ TEST(ReleaseCache, OfflineReinstallUsesTheRecordedDigest) {
   // The release is gone (an air-gapped host): the cache entry is verified against its record.
   remove_all(rel.dir);
   {
-    LogCapture log;
+    test::LogCapture log;
     auto got = install_release(spec, tmp / "bin2");
     EXPECT_TRUE(got.from_cache);
     EXPECT_EQ(got.version, "3.5.17");
@@ -464,7 +448,7 @@ TEST(ReleaseCache, OfflineReinstallUsesTheRecordedDigest) {
   }
   // A given --release-sha256 is used rather than the record.
   {
-    LogCapture log;
+    test::LogCapture log;
     spec.sha256 = rel.sha256;
     EXPECT_EQ(download_release(spec), cached);
     EXPECT_TRUE(log.has("verified against --release-sha256")) << log.text();
@@ -494,7 +478,7 @@ TEST(ReleaseCache, ChangedSha256SumsFetchesAgain) {
   std::string cached = download_release(spec);
   auto rebuilt = small_release(tmp / "releases", "rebuilt\n");  // same name, other bytes and SHA256SUMS
   ASSERT_NE(rebuilt.sha256, rel.sha256);
-  LogCapture log;
+  test::LogCapture log;
   auto got = install_release(spec, tmp / "bin");
   EXPECT_FALSE(got.from_cache);
   EXPECT_EQ(got.version, "3.5.17");
@@ -526,7 +510,7 @@ TEST(ReleaseInstall, StaleStagingDirsAreRemoved) {
   spec.binaries_dir = src;
   spec.version = "";
   spec.cache_dir = tmp / "cache";
-  LogCapture log;
+  test::LogCapture log;
   EXPECT_EQ(install_release(spec, bin).version, "3.5.17");
   EXPECT_FALSE(path_exists(bin + "/.etcdadm-install-old"));
   EXPECT_TRUE(log.has("removed " + bin + "/.etcdadm-install-old, left by an interrupted install")) << log.text();
