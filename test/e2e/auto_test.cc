@@ -685,7 +685,9 @@ TEST_F(Auto, ALostQuorumIsReportedWithTheRecoverCommandAndNothingElseHappens) {
   const std::string m1_status = status.output.substr(m1_block, status.output.find("\n  m2  ") - m1_block);
   EXPECT_EQ(m1_status.find("the leader's controller acts"), std::string::npos) << status.output;
   for (const auto& r : host_records()) {
-    if (r.name == m1.name) EXPECT_EQ(r.waiting_for.find("the leader's controller acts"), std::string::npos) << r.waiting_for;
+    if (r.name == m1.name) {
+      EXPECT_EQ(r.waiting_for.find("the leader's controller acts"), std::string::npos) << r.waiting_for;
+    }
   }
   // Nothing else: m1's member runs on as a member of three, its data where it was, the plan the first.
   std::this_thread::sleep_for(3s);

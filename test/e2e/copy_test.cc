@@ -56,7 +56,9 @@ class Copy : public CliTest {
       // etcd-manager's file only where the source has one (never for 3.7: etcd-manager cannot restore it).
       const std::string em = "/" + name + "/" + kEtcdManagerMetaFile;
       EXPECT_EQ(path_exists(target + em), path_exists(store_ + em)) << name;
-      if (path_exists(store_ + em)) EXPECT_EQ(read_file(target + em), read_file(store_ + em));
+      if (path_exists(store_ + em)) {
+        EXPECT_EQ(read_file(target + em), read_file(store_ + em));
+      }
     }
   }
 };

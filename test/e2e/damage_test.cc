@@ -190,7 +190,7 @@ TEST_F(Damage, AStoreMisreportingTheSizeIsReportedNotTheBackupMarkedDamaged) {
   EXPECT_EQ(verify_backup(BackupStore(honest), b).stored_bytes, size);
 
   // Really truncated (and listed so): damage, marked in the store.
-  ::truncate(data.c_str(), static_cast<off_t>(size / 2));
+  ASSERT_EQ(::truncate(data.c_str(), static_cast<off_t>(size / 2)), 0) << data;
   try {
     with_damage_recorded(honest, catalog, b, [&] { verify_backup(BackupStore(honest), b); }, nullptr);
     ADD_FAILURE() << "a truncated backup verified";

@@ -170,7 +170,9 @@ TEST_F(Drill, EveryResultGivesTheRevisionTheRestoredMemberServesEvenWhereEtcdctl
     auto got = cli_json({"backup", "get", name, "/", "--prefix", "--store", store_, "-o", "json"});
     EXPECT_EQ(got["revision"], served_by_source) << got.dump();
     for (const auto& b : cli_json({"backup", "list", "--store", store_, "-o", "json"})) {
-      if (b["backup"] == name) EXPECT_EQ(b["revision"], served_by_source) << b.dump();
+      if (b["backup"] == name) {
+        EXPECT_EQ(b["revision"], served_by_source) << b.dump();
+      }
     }
     auto r = drill({name});
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -178,7 +180,9 @@ TEST_F(Drill, EveryResultGivesTheRevisionTheRestoredMemberServesEvenWhereEtcdctl
     ASSERT_TRUE(report.is_object()) << r.output;
     EXPECT_EQ(report["passed"], true) << report.dump(2);
     for (const auto& c : report["checks"]) {
-      if (c["name"] == "revision") EXPECT_EQ(c["served"], std::to_string(served_by_source)) << c.dump();
+      if (c["name"] == "revision") {
+        EXPECT_EQ(c["served"], std::to_string(served_by_source)) << c.dump();
+      }
     }
   };
   check("an empty store", client.status(m.client_url()).header().revision(), 0);

@@ -212,7 +212,9 @@ TEST_F(Maintenance, DefragAndNospaceByHandFollowersFirstLeaderLastUnderWritesAnd
   std::cout << "etcd " << etcd_under_test().version << ": the joining learner "
             << (replayed ? "replayed the history that filled the quota, defragmented stopped" : "did not need a defrag")
             << "\n";
-  if (*EtcdVersion::parse(etcd_under_test().version) < EtcdVersion{3, 6, 0}) EXPECT_TRUE(replayed) << joined.output;
+  if (*EtcdVersion::parse(etcd_under_test().version) < EtcdVersion{3, 6, 0}) {
+    EXPECT_TRUE(replayed) << joined.output;
+  }
   EXPECT_NE(joined.output.find("runs on the quota itself (" + std::to_string(quota) + " bytes)"), std::string::npos)
       << joined.output;
   EXPECT_NE(read_file(joiner.conf() + "/etcd.env").find("ETCD_QUOTA_BACKEND_BYTES=" + std::to_string(quota) + "\n"),
@@ -407,7 +409,9 @@ TEST_F(AutoMaintenance, ACorruptMemberIsFoundReplacedFromTheHealthyOnesAndItsDat
   ASSERT_EQ(with_store({"auto", "resume"}).exit_code, 0);
   ASSERT_TRUE(eventually(30s, [&] { return serves(victim) == damaged; }, victim.name + " started again, serving the damaged value"));
   for (const auto& h : hosts_) {
-    if (&h != &victim) EXPECT_EQ(serves(h), written) << h.name;
+    if (&h != &victim) {
+      EXPECT_EQ(serves(h), written) << h.name;
+    }
   }
 
   // By hand: named, exit 5, nothing changed.
@@ -449,7 +453,9 @@ TEST_F(AutoMaintenance, ACorruptMemberIsFoundReplacedFromTheHealthyOnesAndItsDat
   ASSERT_NO_FATAL_FAILURE(replaced("voters agree on HashKV", ids_before));
   const auto ids_after = ids();
   for (const auto& [name, id] : ids_before) {
-    if (name != victim.name) EXPECT_EQ(ids_after.at(name), id) << name << ": the healthy members stay";
+    if (name != victim.name) {
+      EXPECT_EQ(ids_after.at(name), id) << name << ": the healthy members stay";
+    }
   }
   bool forgot_keeping_data = false;
   for (const auto& e : done("forget-member")) {
@@ -489,7 +495,9 @@ TEST_F(AutoMaintenance, ACorruptMemberIsFoundReplacedFromTheHealthyOnesAndItsDat
   }, victim.name + " refusing to start on its damaged data")) << read_file(victim.conf() + "/etcd.log").substr(log_before);
   EXPECT_EQ(serves(victim), "");
   for (const auto& h : hosts_) {
-    if (&h != &victim) EXPECT_EQ(serves(h), written) << h.name;
+    if (&h != &victim) {
+      EXPECT_EQ(serves(h), written) << h.name;
+    }
   }
   ASSERT_NO_FATAL_FAILURE(replaced("etcd refused to start member " + victim.name + " (", ids_second));
   int asides = 0;

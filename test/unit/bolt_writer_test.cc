@@ -183,7 +183,9 @@ TEST_F(BoltWriter, BucketsMoveBetweenInlineAndPagesAsBboltWould) {
   }
   auto r = BoltReader::open(db_);
   r->for_each({}, [&](std::string_view k, std::string_view v, bool) {
-    if (k == "members") EXPECT_EQ(std::string(v.substr(0, 8)), std::string(8, '\0')) << "inline bucket: root 0";
+    if (k == "members") {
+      EXPECT_EQ(std::string(v.substr(0, 8)), std::string(8, '\0')) << "inline bucket: root 0";
+    }
     return true;
   });
   EXPECT_EQ(dump(db_)["members"], (Bucket{{"a", "b"}}));

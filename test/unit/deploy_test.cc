@@ -59,7 +59,9 @@ TEST(Deploy, AutoUnitVerifiesAndItsExamplesGiveWhatItReads) {
     size_t end = flags.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-", at + 2);
     const std::string flag = flags.substr(at, end - at);
     at = end;
-    if (flag.size() > 2) EXPECT_NE(help.output.find(flag), std::string::npos) << flag << " is not a flag of etcdadm auto";
+    if (flag.size() > 2) {
+      EXPECT_NE(help.output.find(flag), std::string::npos) << flag << " is not a flag of etcdadm auto";
+    }
   }
 }
 

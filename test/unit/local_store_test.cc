@@ -89,7 +89,7 @@ TEST(LocalStoreLinks, ALinkedDirectoryOnTheWayIsNeverFollowed) {
   store.write_small("b/etcd.backup.gz", "x");
   ASSERT_EQ(::symlink((dir.path() + "/live/member/snap").c_str(), (dir.path() + "/s/b/link").c_str()), 0);
   ASSERT_EQ(::symlink((dir.path() + "/live").c_str(), (dir.path() + "/s/c").c_str()), 0);
-  for (const std::string key : std::vector<std::string>{"b/link/db", "c/member/snap/db"}) {
+  for (const std::string& key : std::vector<std::string>{"b/link/db", "c/member/snap/db"}) {
     try {
       store.open(key);
       ADD_FAILURE() << key << " was read through a link";
@@ -104,12 +104,12 @@ TEST(LocalStoreLinks, ALinkedDirectoryOnTheWayIsNeverFollowed) {
   EXPECT_EQ(read_file(dir.path() + "/live/member/snap/db"), "the live database");
   // A key with "." or ".." segments, an empty segment or a control character is refused before any
   // path or URL is made of it.
-  for (const std::string key : std::vector<std::string>{"../s/b/etcd.backup.gz", "b/../b/etcd.backup.gz",
+  for (const std::string& key : std::vector<std::string>{"../s/b/etcd.backup.gz", "b/../b/etcd.backup.gz",
                                                         "b/./etcd.backup.gz", "b//x", "/b/x", "b/x\n"}) {
     EXPECT_THROW(store.open(key), Error) << key;
     EXPECT_THROW(check_store_key(key), Error) << key;
   }
-  for (const std::string key :
+  for (const std::string& key :
        std::vector<std::string>{"", "b/", "changelog/", "b/etcd.backup.gz", "2026-11-21T10:00:00Z-000001/x.age"}) {
     EXPECT_NO_THROW(check_store_key(key)) << key;
   }

@@ -97,7 +97,7 @@ TEST(ChangeLogSegment, ATaggedNameParsesBackAndTheTagCoversTheRangeTimeAndDigest
   ASSERT_TRUE(back);
   EXPECT_EQ(back->key_id, s.key_id);
   EXPECT_EQ(back->tag, s.tag);
-  for (const std::string bad : {prefix + "-m0123456789abcdef0123456789abcdeg.seg.zst",  // not hex
+  for (const std::string& bad : {prefix + "-m0123456789abcdef0123456789abcdeg.seg.zst",  // not hex
                                 prefix + "-m0123456789abcdef.seg.zst",                  // too short
                                 prefix + "-m0123456789ABCDEF0123456789abcdef.seg.zst"}) {  // upper case
     EXPECT_FALSE(parse_segment_key(bad)) << bad;
